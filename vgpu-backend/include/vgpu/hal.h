@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hal.h - the GPU hardware abstraction layer.
+ *
+ * Everything the vGPU core (accounting, policy, relocation, shadow channels,
+ * return pass) needs from a GPU, and nothing more. The core includes only this
+ * header; it never sees an implementation's internals. simgpu
+ * (vgpu/simgpu.h) is the default implementation; a hardware back end
+ * implements the same vtable.
+ *
+ * Conventions for every operation
+ *  - Return 0 (or a non-negative value where stated) on success and a
+ *    negative errno on failure. On failure nothing has changed ("all or
+ *    nothing") unless the contract says otherwise.
+ *  - -EINVAL: malformed argument (misaligned, zero size, unknown flag).
+ *  - -ENOMEM: the GPU or host resource is exhausted.
+ *  - -ENOSPC: a fixed-size table (channels, address spaces) is full.
+ *  - -EFAULT: an address is not mapped (GPU VA or IOVA).
+ *  - -ENOTSUP: the capability is absent (see struct vgpu_hal_caps).
+ *  - -EIO: the GPU reported an error for the object (e.g. channel killed).
+ *
+ * Threading
+ *  - Every operation is thread-safe: backend threads may call any of them
+ *    concurrently with each other and while engines run. Operations on one
+ *    object (an address space, a channel) are serialised by the
+ *    implementation; callers serialise create/destroy against other uses of
+ *    the same object.
+ *  - The event handler (vgpu_hal_set_event_handler) runs on an
+ *    implementation thread. It must not block and must not call operations
+ *    documented as "may wait". It may call non-waiting operations and signal
+ *    the caller's own condition variables.
+ *
+ * Address model
+ *  - VRAM addresses are GPU physical byte addresses in
+ *    [0, caps.vram_bytes). The implementation may reserve VRAM for its own
+ *    structures (page tables, instance memory); that memory is excluded from
+ *    caps.vram_bytes and never handed out.
+ *  - System RAM is reached only through the IOMMU: a PTE whose target is
+ *    SYSMEM holds an IOVA, which the IOMMU translates to a host page. An
+ *    unmapped IOVA is a fault.
+ *  - GPU virtual addresses are per address space, caps.va_bits wide. The
+ *    range [caps.va_reserved_base, 2^va_bits) of every address space belongs
+ *    to the implementation (privileged pushbuffers for fences); callers never
+ *    map there.
+ */
+#ifndef VGPU_HAL_H
+#define VGPU_HAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Capabilities                                                             */
+
+enum vgpu_hal_page_size {
+	VGPU_PAGE_4K = 4096,
+	VGPU_PAGE_64K = 65536,
+};
+
+/* Bits of vgpu_hal_caps.page_size_mask. */
+#define VGPU_HAL_PAGE_MASK_4K (1u << 0)
+#define VGPU_HAL_PAGE_MASK_64K (1u << 1)
+
+enum vgpu_hal_engine {
+	VGPU_ENGINE_COMPUTE = 0, /* runs pushbuffers fetched by PFIFO */
+	VGPU_ENGINE_COPY = 1,    /* asynchronous copy engine (vgpu_hal_copy) */
+	VGPU_ENGINE_COUNT
+};
+
+struct vgpu_hal_caps {
+	const char *name;          /* e.g. "simgpu" */
+	uint64_t vram_bytes;       /* allocatable VRAM */
+	uint32_t page_size_mask;   /* VGPU_HAL_PAGE_MASK_* */
+	bool has_reference_bits;   /* vgpu_hal_as_test_and_clear_referenced works */
+	uint32_t max_channels;     /* channels the GPU can hold at once */
+	uint32_t max_address_spaces;
+	uint32_t gpfifo_entries_max; /* per channel ring, power of two */
+	uint32_t va_bits;          /* width of a GPU virtual address */
+	uint64_t va_reserved_base; /* first VA owned by the implementation */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                  */
+/*
+ * Each object is a base struct that an implementation embeds as its first
+ * member (and reaches its own with container_of). Callers treat them as
+ * opaque and only pass pointers around.
+ */
+
+struct vgpu_hal;          /* one GPU (defined below, with the vtable) */
+
+struct vgpu_hal_as {      /* one GPU virtual address space */
+	struct vgpu_hal *hal;
+};
+
+struct vgpu_hal_channel { /* one command channel */
+	struct vgpu_hal *hal;
+};
+
+struct vgpu_hal_host_buf { /* pinned host memory the GPU may reach via IOMMU */
+	struct vgpu_hal *hal;
+	uint64_t bytes;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Memory targets and mapping flags                                         */
+
+enum vgpu_hal_target {
+	VGPU_TARGET_VRAM = 0,
+	VGPU_TARGET_SYSMEM_COHERENT = 1,
+	VGPU_TARGET_SYSMEM_NONCOHERENT = 2,
+	VGPU_TARGET_COUNT
+};
+
+#define VGPU_MAP_READ_ONLY (1u << 0)  /* writes fault */
+#define VGPU_MAP_PRIVILEGED (1u << 1) /* only privileged submissions/copies */
+
+/* ------------------------------------------------------------------------ */
+/* Channels                                                                 */
+
+/*
+ * Layout of a channel's directly mapped window, as the guest sees it. The
+ * core copies these pages to shadow pages and back without interpreting the
+ * ring entries; it only needs the offsets of GP_PUT and GP_GET.
+ */
+struct vgpu_hal_channel_layout {
+	uint32_t control_bytes;    /* size of the control page (page multiple) */
+	uint32_t gp_put_offset;    /* uint32_t, written by software */
+	uint32_t gp_get_offset;    /* uint32_t, written only by the GPU */
+	uint32_t doorbell_offset;  /* uint32_t, any write is a hint to fetch */
+	uint32_t gpfifo_entries;   /* ring entries, power of two */
+	uint32_t gpfifo_entry_bytes;
+	uint32_t gpfifo_bytes;     /* entries * entry_bytes, page multiple */
+};
+
+/*
+ * Where a channel's window lives. control and gpfifo are the real pages the
+ * GPU reads (CPU pointers in this process). memfd is a file descriptor
+ * backing both (at control_offset and gpfifo_offset) so a transport can map
+ * the same pages into a guest; -1 when the implementation cannot share them.
+ * The descriptor belongs to the HAL and is valid until the channel is
+ * destroyed; dup() it to keep it longer.
+ */
+struct vgpu_hal_channel_info {
+	uint32_t id; /* unique among live channels, < caps.max_channels */
+	struct vgpu_hal_channel_layout layout;
+	void *control;
+	void *gpfifo;
+	int memfd;
+	uint64_t control_offset;
+	uint64_t gpfifo_offset;
+};
+
+enum vgpu_hal_channel_state {
+	VGPU_CHANNEL_OK = 0,
+	VGPU_CHANNEL_ERROR = 1, /* killed by a fault or malformed command */
+};
+
+/* Privileged entries the core may append to a channel's real ring. */
+enum vgpu_hal_priv_cmd {
+	VGPU_PRIV_NOP = 0,   /* consumes one ring slot, does nothing */
+	VGPU_PRIV_FENCE = 1, /* completes when all earlier entries finished;
+	                        raises VGPU_EVENT_PRIV_FENCE */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                   */
+
+enum vgpu_hal_event_type {
+	VGPU_EVENT_FENCE = 1,         /* a channel's SEMAPHORE_RELEASE with interrupt */
+	VGPU_EVENT_PRIV_FENCE = 2,    /* a VGPU_PRIV_FENCE completed */
+	VGPU_EVENT_CHANNEL_ERROR = 3, /* a channel was killed */
+	VGPU_EVENT_COPY_DONE = 4,     /* a vgpu_hal_copy finished (or failed) */
+};
+
+enum vgpu_hal_error_cause {
+	VGPU_FAULT_NONE = 0,
+	VGPU_FAULT_UNMAPPED = 1,       /* no valid PTE for the VA */
+	VGPU_FAULT_READ_ONLY = 2,      /* write to a read-only page */
+	VGPU_FAULT_PRIVILEGED = 3,     /* user access to a privileged page */
+	VGPU_FAULT_IOMMU = 4,          /* PTE pointed at an unmapped IOVA */
+	VGPU_FAULT_BAD_COMMAND = 5,    /* malformed pushbuffer or GPFIFO entry */
+	VGPU_FAULT_BAD_KERNEL_ARGS = 6 /* LAUNCH with invalid arguments */
+};
+
+struct vgpu_hal_event {
+	enum vgpu_hal_event_type type;
+	uint32_t channel_id; /* FENCE, PRIV_FENCE, CHANNEL_ERROR */
+	uint64_t value;      /* FENCE: released value; PRIV_FENCE: ticket;
+	                        COPY_DONE: cookie */
+	uint64_t address;    /* FENCE: semaphore VA; CHANNEL_ERROR: faulting VA */
+	enum vgpu_hal_error_cause cause; /* CHANNEL_ERROR, COPY_DONE on failure */
+	int status;          /* COPY_DONE: 0 or negative errno */
+};
+
+typedef void (*vgpu_hal_event_fn)(void *ctx, const struct vgpu_hal_event *event);
+
+/* ------------------------------------------------------------------------ */
+/* Counters                                                                 */
+
+struct vgpu_hal_as_counters {
+	uint64_t bytes_read[VGPU_TARGET_COUNT];
+	uint64_t bytes_written[VGPU_TARGET_COUNT];
+	uint64_t busy_ns[VGPU_ENGINE_COUNT]; /* modeled time spent for this AS */
+};
+
+/* ------------------------------------------------------------------------ */
+/* The vtable an implementation fills in                                    */
+
+struct vgpu_hal_ops {
+	void (*destroy)(struct vgpu_hal *hal);
+	void (*get_caps)(struct vgpu_hal *hal, struct vgpu_hal_caps *caps);
+	void (*set_event_handler)(struct vgpu_hal *hal, vgpu_hal_event_fn fn, void *ctx);
+
+	/* VRAM */
+	int (*vram_alloc)(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+	                  uint64_t *addresses);
+	void (*vram_free)(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+	                  const uint64_t *addresses);
+	uint64_t (*vram_free_bytes)(struct vgpu_hal *hal);
+
+	/* Host memory and IOMMU */
+	int (*host_alloc)(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out);
+	void (*host_free)(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf);
+	void *(*host_cpu_pointer)(struct vgpu_hal_host_buf *buf);
+	int (*iommu_map)(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf, uint64_t offset,
+	                 uint64_t bytes, uint64_t *iova);
+	int (*iommu_unmap)(struct vgpu_hal *hal, uint64_t iova, uint64_t bytes);
+
+	/* Address spaces */
+	int (*as_create)(struct vgpu_hal *hal, struct vgpu_hal_as **out);
+	void (*as_destroy)(struct vgpu_hal_as *as);
+	int (*as_map)(struct vgpu_hal_as *as, uint64_t va, uint32_t page_size, uint64_t count,
+	              enum vgpu_hal_target target, const uint64_t *addresses, uint32_t flags);
+	int (*as_unmap)(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes);
+	void (*as_tlb_invalidate)(struct vgpu_hal_as *as);
+	int (*as_read)(struct vgpu_hal_as *as, uint64_t va, void *dst, uint64_t bytes);
+	int (*as_write)(struct vgpu_hal_as *as, uint64_t va, const void *src, uint64_t bytes);
+	int (*as_test_and_clear_referenced)(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
+	                                    bool *referenced);
+	void (*as_counters)(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out);
+
+	/* Channels */
+	int (*channel_create)(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
+	                      struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info);
+	void (*channel_destroy)(struct vgpu_hal_channel *ch);
+	void (*channel_set_fetch)(struct vgpu_hal_channel *ch, bool enabled);
+	uint32_t (*channel_gp_get)(struct vgpu_hal_channel *ch);
+	enum vgpu_hal_channel_state (*channel_state)(struct vgpu_hal_channel *ch,
+	                                             struct vgpu_hal_event *last_error);
+	int (*channel_priv_submit)(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
+	                           uint64_t *ticket);
+	void (*channel_kick)(struct vgpu_hal_channel *ch);
+
+	/* Copy engine */
+	int (*copy)(struct vgpu_hal_as *as, uint64_t dst_va, uint64_t src_va, uint64_t bytes,
+	            uint64_t cookie);
+
+	/* Engine status and modeled time */
+	int32_t (*engine_current_channel)(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+	uint64_t (*engine_modeled_ns)(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+};
+
+struct vgpu_hal {
+	const struct vgpu_hal_ops *ops;
+};
+
+/* ------------------------------------------------------------------------ */
+/* The contract, one wrapper per operation                                  */
+
+/* Destroy the GPU. Every address space, channel and host buffer must have
+ * been destroyed first; engines are stopped and no event is delivered after
+ * return. */
+static inline void vgpu_hal_destroy(struct vgpu_hal *hal)
+{
+	hal->ops->destroy(hal);
+}
+
+/* Fill *caps. Constant for the lifetime of hal. */
+static inline void vgpu_hal_get_caps(struct vgpu_hal *hal, struct vgpu_hal_caps *caps)
+{
+	hal->ops->get_caps(hal, caps);
+}
+
+/* Install the single event handler (NULL to remove). Events raised while no
+ * handler is installed are dropped; state they report stays queryable
+ * (vgpu_hal_channel_state). Call before creating channels. */
+static inline void vgpu_hal_set_event_handler(struct vgpu_hal *hal, vgpu_hal_event_fn fn,
+                                              void *ctx)
+{
+	hal->ops->set_event_handler(hal, fn, ctx);
+}
+
+/*
+ * Allocate count VRAM pages of page_size bytes (a size in caps.page_size_mask),
+ * each aligned to page_size, not necessarily contiguous. Writes their
+ * addresses to addresses[0..count). All or nothing: -ENOMEM leaves VRAM
+ * untouched. The contents of fresh pages are unspecified.
+ */
+static inline int vgpu_hal_vram_alloc(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                                      uint64_t *addresses)
+{
+	return hal->ops->vram_alloc(hal, page_size, count, addresses);
+}
+
+/* Return pages obtained from vgpu_hal_vram_alloc with the same page_size.
+ * The caller guarantees no PTE that the GPU may still use points at them
+ * (unmap and invalidate the TLB first). VRAM is reusable on return. */
+static inline void vgpu_hal_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                                      const uint64_t *addresses)
+{
+	hal->ops->vram_free(hal, page_size, count, addresses);
+}
+
+/* Bytes of allocatable VRAM not currently allocated. */
+static inline uint64_t vgpu_hal_vram_free_bytes(struct vgpu_hal *hal)
+{
+	return hal->ops->vram_free_bytes(hal);
+}
+
+/* Allocate bytes (a multiple of 4 KiB) of pinned, zeroed host memory the GPU
+ * may reach once mapped through the IOMMU. -ENOMEM when the host cannot. */
+static inline int vgpu_hal_host_alloc(struct vgpu_hal *hal, uint64_t bytes,
+                                      struct vgpu_hal_host_buf **out)
+{
+	return hal->ops->host_alloc(hal, bytes, out);
+}
+
+/* Free a host buffer. All its IOMMU mappings must have been removed. */
+static inline void vgpu_hal_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf)
+{
+	hal->ops->host_free(hal, buf);
+}
+
+/* CPU address of a host buffer, for the owner's own use (tests, shadow
+ * pages). NULL if the implementation gives no CPU mapping. */
+static inline void *vgpu_hal_host_cpu_pointer(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf)
+{
+	return hal->ops->host_cpu_pointer(buf);
+}
+
+/* Map [offset, offset+bytes) of buf (4 KiB aligned) through the IOMMU and
+ * return the IOVA of its first byte; the range is IOVA-contiguous. */
+static inline int vgpu_hal_iommu_map(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf,
+                                     uint64_t offset, uint64_t bytes, uint64_t *iova)
+{
+	return hal->ops->iommu_map(hal, buf, offset, bytes, iova);
+}
+
+/* Remove an IOMMU mapping made by vgpu_hal_iommu_map (the whole range) and
+ * flush the IOTLB for it. A later GPU access to the IOVA faults. -EFAULT if
+ * the range is not exactly one live mapping. */
+static inline int vgpu_hal_iommu_unmap(struct vgpu_hal *hal, uint64_t iova, uint64_t bytes)
+{
+	return hal->ops->iommu_unmap(hal, iova, bytes);
+}
+
+/* Create an empty GPU virtual address space. -ENOSPC when
+ * caps.max_address_spaces exist. */
+static inline int vgpu_hal_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
+{
+	return hal->ops->as_create(hal, out);
+}
+
+/* Destroy an address space; its channels must have been destroyed first.
+ * Page tables are released; the VRAM and host memory it mapped are not
+ * (they belong to the caller). */
+static inline void vgpu_hal_as_destroy(struct vgpu_hal_as *as)
+{
+	as->hal->ops->as_destroy(as);
+}
+
+/*
+ * Map count pages of page_size at va (aligned to page_size, below
+ * caps.va_reserved_base). addresses[i] is the VRAM address (target VRAM) or
+ * the IOVA (SYSMEM targets) of page i, aligned to page_size. flags:
+ * VGPU_MAP_*. Existing mappings in the range are replaced (this is how a
+ * chunk moves between VRAM and system RAM). Translations the TLB already
+ * cached stay in use until vgpu_hal_as_tlb_invalidate. Mapping a 64 KiB page
+ * over 4 KiB pages (or the reverse) is allowed; the new size wins for the
+ * covered range. -ENOMEM if page tables cannot be allocated (nothing mapped).
+ */
+static inline int vgpu_hal_as_map(struct vgpu_hal_as *as, uint64_t va, uint32_t page_size,
+                                  uint64_t count, enum vgpu_hal_target target,
+                                  const uint64_t *addresses, uint32_t flags)
+{
+	return as->hal->ops->as_map(as, va, page_size, count, target, addresses, flags);
+}
+
+/* Invalidate [va, va+bytes) (4 KiB aligned) whatever the page size. Same TLB
+ * rule as vgpu_hal_as_map. Unmapping an unmapped range is not an error. */
+static inline int vgpu_hal_as_unmap(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes)
+{
+	return as->hal->ops->as_unmap(as, va, bytes);
+}
+
+/* Drop every cached translation of the address space. On return the engines
+ * use the page tables as they are now. */
+static inline void vgpu_hal_as_tlb_invalidate(struct vgpu_hal_as *as)
+{
+	as->hal->ops->as_tlb_invalidate(as);
+}
+
+/* Privileged CPU access through the GPU's aperture (like BAR1): translated
+ * by the page tables (bypassing the TLB), not counted in the AS's counters,
+ * ignoring read-only/privileged flags. -EFAULT (nothing copied) if any page
+ * is unmapped or its IOVA is not mapped. For initialisation, verification
+ * and tests, not for bulk data movement. */
+static inline int vgpu_hal_as_read(struct vgpu_hal_as *as, uint64_t va, void *dst, uint64_t bytes)
+{
+	return as->hal->ops->as_read(as, va, dst, bytes);
+}
+
+static inline int vgpu_hal_as_write(struct vgpu_hal_as *as, uint64_t va, const void *src,
+                                    uint64_t bytes)
+{
+	return as->hal->ops->as_write(as, va, src, bytes);
+}
+
+/* Only when caps.has_reference_bits (else -ENOTSUP): set *referenced if any
+ * page in [va, va+bytes) was accessed by an engine since the last call
+ * covering it, and clear those bits. */
+static inline int vgpu_hal_as_test_and_clear_referenced(struct vgpu_hal_as *as, uint64_t va,
+                                                        uint64_t bytes, bool *referenced)
+{
+	return as->hal->ops->as_test_and_clear_referenced(as, va, bytes, referenced);
+}
+
+/* Snapshot of the AS's PCOUNTER-like counters (monotonic). */
+static inline void vgpu_hal_as_counters(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out)
+{
+	as->hal->ops->as_counters(as, out);
+}
+
+/*
+ * Create a channel bound to as with a GPFIFO ring of gpfifo_entries (power
+ * of two, 0 = implementation default, at most caps.gpfifo_entries_max).
+ * The channel starts with GP_PUT = GP_GET = 0 and fetching enabled.
+ * -ENOSPC when caps.max_channels exist.
+ */
+static inline int vgpu_hal_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
+                                          struct vgpu_hal_channel **out,
+                                          struct vgpu_hal_channel_info *info)
+{
+	return as->hal->ops->channel_create(as, gpfifo_entries, out, info);
+}
+
+/* Stop the channel (the entry being executed completes first) and free it.
+ * Pending privileged fences never complete. May wait. */
+static inline void vgpu_hal_channel_destroy(struct vgpu_hal_channel *ch)
+{
+	ch->hal->ops->channel_destroy(ch);
+}
+
+/* PFIFO-level fetch enable. While disabled PFIFO fetches no new entry from
+ * the channel (the one in flight completes); GP_PUT writes are still
+ * recorded and fetched once enabled. */
+static inline void vgpu_hal_channel_set_fetch(struct vgpu_hal_channel *ch, bool enabled)
+{
+	ch->hal->ops->channel_set_fetch(ch, enabled);
+}
+
+/* Current GP_GET (index of the next entry PFIFO fetches). */
+static inline uint32_t vgpu_hal_channel_gp_get(struct vgpu_hal_channel *ch)
+{
+	return ch->hal->ops->channel_gp_get(ch);
+}
+
+/* VGPU_CHANNEL_OK, or VGPU_CHANNEL_ERROR with the error (if last_error). */
+static inline enum vgpu_hal_channel_state
+vgpu_hal_channel_state(struct vgpu_hal_channel *ch, struct vgpu_hal_event *last_error)
+{
+	return ch->hal->ops->channel_state(ch, last_error);
+}
+
+/*
+ * Append one privileged entry at the real ring's GP_PUT and advance GP_PUT.
+ * The pushbuffer it references lives in the implementation's reserved VA
+ * range and is privileged, so the channel's own work cannot alter it. The
+ * caller must own the real ring (the guest writes a shadow while the channel
+ * is suspended). For VGPU_PRIV_FENCE *ticket receives a value that the
+ * matching VGPU_EVENT_PRIV_FENCE carries. -ENOSPC when the ring is full
+ * (GP_PUT + 1 == GP_GET); -EIO when the channel is in error.
+ */
+static inline int vgpu_hal_channel_priv_submit(struct vgpu_hal_channel *ch,
+                                               enum vgpu_hal_priv_cmd cmd, uint64_t *ticket)
+{
+	return ch->hal->ops->channel_priv_submit(ch, cmd, ticket);
+}
+
+/* Doorbell: hint that GP_PUT moved. Never required for correctness. */
+static inline void vgpu_hal_channel_kick(struct vgpu_hal_channel *ch)
+{
+	ch->hal->ops->channel_kick(ch);
+}
+
+/*
+ * Queue an asynchronous copy of bytes from src_va to dst_va, both in as
+ * (the caller's private DMA address space; privileged mappings allowed), on
+ * the copy engine. Copies queued on the GPU run in order, concurrently with
+ * compute work; several may be queued at once. Completion raises
+ * VGPU_EVENT_COPY_DONE with cookie and status (0, or -EFAULT if a page of
+ * either range was not mapped: then the destination content is unspecified).
+ * -EINVAL if bytes is 0.
+ */
+static inline int vgpu_hal_copy(struct vgpu_hal_as *as, uint64_t dst_va, uint64_t src_va,
+                                uint64_t bytes, uint64_t cookie)
+{
+	return as->hal->ops->copy(as, dst_va, src_va, bytes, cookie);
+}
+
+/* "Current channel" status register of an engine: the id of the channel
+ * whose work the engine is executing, or -1 when idle (the copy engine
+ * reports -1 for the private DMA queue). */
+static inline int32_t vgpu_hal_engine_current_channel(struct vgpu_hal *hal,
+                                                      enum vgpu_hal_engine engine)
+{
+	return hal->ops->engine_current_channel(hal, engine);
+}
+
+/* Modeled time the engine has been busy since the GPU was created, in ns. */
+static inline uint64_t vgpu_hal_engine_modeled_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
+{
+	return hal->ops->engine_modeled_ns(hal, engine);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_HAL_H */
