@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * channel_shadow.h - suspend and resume one guest command channel without the
+ * guest noticing (shadow channels, thesis §3.3.3).
+ *
+ * The guest maps a channel's control page (GP_PUT, GP_GET, doorbell) and its
+ * GPFIFO ring directly and submits work with no trap. To stop that channel's
+ * work from running (while the core relocates the VM's memory, or to
+ * throttle it) the module:
+ *
+ *   suspend  blocks guest accesses to the window, copies the real control
+ *            page and ring to shadow pages, maps the shadows (the guest keeps
+ *            submitting, into the shadow, and sees GP_GET frozen at its
+ *            suspend-time value), then appends a privileged FENCE to the real
+ *            ring. It does not wait for the GPU.
+ *   drain    waits for that fence: every entry the guest queued before the
+ *            suspension has finished, and nothing of the guest's runs on the
+ *            GPU until resume.
+ *   resume   brings the real GP_GET to the guest's suspend-time GP_PUT by
+ *            NOP fill (software cannot write GP_GET: NOP entries are appended
+ *            until GP_PUT wraps around to that position and the GPU has
+ *            fetched them all), blocks guest accesses again, copies the
+ *            shadow ring (so every slot holds the guest's own entry again,
+ *            not a NOP or the fence) and the shadow GP_PUT into the real
+ *            pages, maps the real pages and kicks the channel.
+ *
+ * What the guest observes, which the tests check: its ring only ever holds its
+ * own entries; GP_PUT is its own value; GP_GET never passes its GP_PUT and,
+ * after resume, continues from exactly where its own submissions put it.
+ * Every entry it submitted while suspended executes once, in order, after
+ * resume and not before. It waits only while pages are copied (between
+ * ops->block and ops->map), never for a drain or relocation; the stats
+ * measure that time.
+ *
+ * Threading. suspend, drain, resume, destroy and the stats may be called from
+ * any backend thread; calls that change the state of one channel are
+ * serialised internally (the core still calls them in a sensible order).
+ * vgpu_shadow_on_priv_fence and vgpu_shadow_on_channel_error are safe to call
+ * from the HAL event thread: they only take a short internal lock and signal.
+ * No internal lock is held while calling into the HAL or the window ops.
+ *
+ * Lifetime. Create the shadow after the HAL channel and destroy it before
+ * vgpu_hal_channel_destroy. The core forwards VGPU_EVENT_PRIV_FENCE (and
+ * preferably VGPU_EVENT_CHANNEL_ERROR) events for the channel until
+ * vgpu_shadow_channel_destroy returns.
+ */
+#ifndef VGPU_CHANNEL_SHADOW_H
+#define VGPU_CHANNEL_SHADOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vgpu/guest_window.h"
+#include "vgpu/hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vgpu_shadow_channel;
+
+struct vgpu_shadow_stats {
+	uint64_t suspensions;      /* successful vgpu_shadow_suspend calls */
+	uint64_t resumes;          /* suspensions ended (including by destroy) */
+	uint64_t suspended_ns;     /* wall time suspended, the current suspension
+	                              included */
+	uint64_t guest_blocked_ns; /* wall time between ops->block and ops->map,
+	                              the only time a guest access can wait */
+	uint64_t guest_blocked_max_ns; /* longest single block..map window */
+	uint64_t nop_entries;      /* NOP entries appended by resumes */
+	uint64_t fill_ns;          /* wall time resumes spent on the NOP fill
+	                              (the guest keeps running meanwhile) */
+	uint64_t channel_errors;   /* resumes that found the channel killed */
+};
+
+/* Timeout value meaning "no limit" for vgpu_shadow_resume_timeout. */
+#define VGPU_SHADOW_WAIT_FOREVER (~0u)
+
+/*
+ * Shadow the HAL channel ch whose window info describes (as returned by
+ * vgpu_hal_channel_create), through the transport ops/ops_ctx. Takes the
+ * channel's shadow pages (ops->get_shadow) now; the channel starts resumed.
+ * ch, info's pages and ops must outlive the shadow. -EINVAL for a malformed
+ * layout, -ENOMEM, or get_shadow's error.
+ */
+int vgpu_shadow_channel_create(struct vgpu_hal_channel *ch, const struct vgpu_hal_channel_info *info,
+                               const struct vgpu_guest_window_ops *ops, void *ops_ctx,
+                               struct vgpu_shadow_channel **out);
+
+/* Resume first if suspended (waiting as vgpu_shadow_resume does), release the
+ * shadow pages and free. NULL is ignored. */
+void vgpu_shadow_channel_destroy(struct vgpu_shadow_channel *sc);
+
+/*
+ * Suspend: block the guest; copy the real control page and ring to the
+ * shadow; map the shadow (the guest continues, writing into the shadow); then
+ * append a VGPU_PRIV_FENCE to the REAL ring. Does not wait. If the real ring
+ * is full the fence is appended by vgpu_shadow_drain once the GPU has made
+ * room; if the channel is in error none is needed. 0, or -EALREADY when
+ * already suspended.
+ */
+int vgpu_shadow_suspend(struct vgpu_shadow_channel *sc);
+
+/*
+ * Wait (up to timeout_ms) until the suspend fence completed, i.e. every entry
+ * the guest queued before suspension finished. A channel in
+ * VGPU_CHANNEL_ERROR counts as drained. 0 when drained (also on later
+ * calls), -ETIMEDOUT on timeout (still suspended; may be called again),
+ * -EINVAL when not suspended. May wait: never call it from the event thread.
+ */
+int vgpu_shadow_drain(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
+
+/*
+ * Resume: bring the real GP_GET back to where the guest expects it by NOP
+ * fill (GP_GET is read-only: fill the ring with VGPU_PRIV_NOP entries and
+ * advance GP_PUT until GP_GET wraps to the guest's position; on a full ring
+ * wait for GP_GET to advance), block the guest, copy the shadow ring + GP_PUT
+ * into the real pages, map real, kick. Submissions made while suspended then
+ * execute, in order, exactly once. Need not follow a drain (the fill then
+ * also waits for the pre-suspension entries to be fetched).
+ *
+ * Waits while the channel makes progress; the guest keeps submitting into the
+ * shadow meanwhile. Returns 0 when resumed, -EIO when the channel is (or was
+ * found) killed: it is resumed all the same (the guest's ring and GP_PUT are
+ * restored and the real pages mapped; its GP_GET is wherever the GPU stopped),
+ * -EINVAL when not suspended.
+ */
+int vgpu_shadow_resume(struct vgpu_shadow_channel *sc);
+
+/*
+ * vgpu_shadow_resume, but gives up when the channel has not reached the
+ * guest's position within timeout_ms (VGPU_SHADOW_WAIT_FOREVER: no limit):
+ * -ETIMEDOUT, the channel stays suspended with the guest untouched and the
+ * call may be repeated (the fill continues where it stopped).
+ */
+int vgpu_shadow_resume_timeout(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
+
+/* The core owns the single HAL event handler and forwards
+ * VGPU_EVENT_PRIV_FENCE events for this channel here (called from the HAL's
+ * event thread: does not block). */
+void vgpu_shadow_on_priv_fence(struct vgpu_shadow_channel *sc, uint64_t ticket);
+
+/* Optional: forward VGPU_EVENT_CHANNEL_ERROR for this channel so a waiting
+ * drain returns at once instead of at its next poll of the channel state.
+ * Event-thread safe. */
+void vgpu_shadow_on_channel_error(struct vgpu_shadow_channel *sc);
+
+/* True between a successful suspend and the end of the matching resume. */
+bool vgpu_shadow_is_suspended(const struct vgpu_shadow_channel *sc);
+
+/* Statistics: number of suspensions, total ns suspended (wall), total ns the
+ * guest was blocked (trap windows), for the core's per-VM stats and
+ * benchmarks. A consistent snapshot. */
+void vgpu_shadow_stats(const struct vgpu_shadow_channel *sc, struct vgpu_shadow_stats *out);
+
+/* The HAL channel and its id, for the core's lookups. */
+struct vgpu_hal_channel *vgpu_shadow_hal_channel(const struct vgpu_shadow_channel *sc);
+uint32_t vgpu_shadow_channel_id(const struct vgpu_shadow_channel *sc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_CHANNEL_SHADOW_H */
