@@ -46,6 +46,7 @@
 #ifndef VGPU_HAL_H
 #define VGPU_HAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -231,6 +232,7 @@ struct vgpu_hal_ops {
 	int (*iommu_map)(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf, uint64_t offset,
 	                 uint64_t bytes, uint64_t *iova);
 	int (*iommu_unmap)(struct vgpu_hal *hal, uint64_t iova, uint64_t bytes);
+	int (*host_share)(struct vgpu_hal_host_buf *buf, int *fd, uint64_t *offset); /* optional */
 
 	/* Address spaces */
 	int (*as_create)(struct vgpu_hal *hal, struct vgpu_hal_as **out);
@@ -342,6 +344,17 @@ static inline void vgpu_hal_host_free(struct vgpu_hal *hal, struct vgpu_hal_host
 static inline void *vgpu_hal_host_cpu_pointer(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf)
 {
 	return hal->ops->host_cpu_pointer(buf);
+}
+
+/* A file descriptor backing buf (at *offset, buf->bytes long) so a transport
+ * can map the same pages into a guest (notifier and pushbuffer areas of a
+ * channel window). The descriptor belongs to the buffer: dup() it to keep it
+ * past vgpu_hal_host_free. -ENOTSUP when the implementation cannot share. */
+static inline int vgpu_hal_host_share(struct vgpu_hal_host_buf *buf, int *fd, uint64_t *offset)
+{
+	if (!buf->hal->ops->host_share)
+		return -ENOTSUP;
+	return buf->hal->ops->host_share(buf, fd, offset);
 }
 
 /* Map [offset, offset+bytes) of buf (4 KiB aligned) through the IOMMU and

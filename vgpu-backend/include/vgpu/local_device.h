@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * local_device.h - the guest side of vgpud's local transport: a vGPU device
+ * for a process that is not a VM (vgpu-tenant, tests).
+ *
+ * It gives a process exactly what a VM's guest driver gets from a PCI vGPU:
+ * BAR0 register accesses (each one a round trip to vgpud, like a trapped
+ * MMIO access), BAR2 mapped into the process (mailbox and channel windows,
+ * shared memory: accesses never involve vgpud), and interrupts (an eventfd).
+ * While vgpud suspends a channel, the process's mapping of that channel's
+ * control page and GPFIFO is swapped for shadow pages at "fault time", as
+ * the host module does for a VM: an access made during the swap waits until
+ * the swap is done; it never fails.
+ *
+ * The socket protocol behind it is in vgpu/local_protocol.h; a QEMU device
+ * model could speak the same protocol.
+ */
+#ifndef VGPU_LOCAL_DEVICE_H
+#define VGPU_LOCAL_DEVICE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vgpu_local_device;
+
+#define VGPU_LOCAL_DEFAULT_SOCKET "/run/vgpud/vgpud.sock"
+
+struct vgpu_local_device_config {
+	const char *socket_path; /* NULL: $VGPUD_SOCKET or VGPU_LOCAL_DEFAULT_SOCKET */
+	const char *vm_name;     /* how vgpud and vgpuctl name this tenant */
+	const char *profile;     /* vGPU profile, e.g. "vgpu-1G"; NULL: vgpud's default */
+};
+
+/* Connect and attach one vGPU instance. Negative errno on failure; a
+ * message saying why is available from vgpu_local_device_last_error(). */
+int vgpu_local_device_open(const struct vgpu_local_device_config *config,
+                           struct vgpu_local_device **out);
+const char *vgpu_local_device_last_error(void);
+
+/* Detach: vgpud releases everything the instance owns. */
+void vgpu_local_device_close(struct vgpu_local_device *dev);
+
+/* BAR0: trapped register accesses (device_abi.h VGPU_REG_*). A read of a
+ * device that vgpud dropped returns 0xffffffff, as a surprise-removed PCI
+ * device does. */
+uint32_t vgpu_local_device_reg_read(struct vgpu_local_device *dev, uint32_t offset);
+void vgpu_local_device_reg_write(struct vgpu_local_device *dev, uint32_t offset, uint32_t value);
+
+/* BAR2 as mapped in this process (VGPU_BAR2_SIZE bytes): the mailbox at
+ * VGPU_MAILBOX_OFFSET and channel windows. */
+void *vgpu_local_device_bar2(struct vgpu_local_device *dev);
+
+/* Wait for an interrupt (any vector) for up to timeout_ms (-1: forever).
+ * Returns a mask of VGPU_IRQ_* vectors raised since the last call, 0 on
+ * timeout, negative errno on error (-ENODEV: vgpud went away). */
+int vgpu_local_device_wait_irq(struct vgpu_local_device *dev, int timeout_ms);
+
+/* The eventfd signalled on interrupts, for poll()-based callers. */
+int vgpu_local_device_irq_fd(struct vgpu_local_device *dev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_LOCAL_DEVICE_H */
