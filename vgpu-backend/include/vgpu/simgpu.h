@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * simgpu.h - the software GPU behind the HAL (vgpu/hal.h).
+ *
+ * simgpu is the GPU this project drives by default. It implements every
+ * operation of struct vgpu_hal_ops and is faithful to the constraints that
+ * make GPUswap hard:
+ *
+ *  - VRAM of a configured size, backed sparsely by one anonymous
+ *    MAP_NORESERVE mapping (untouched VRAM costs no host memory). The top of
+ *    VRAM is reserved for page tables and instance memory (privileged
+ *    pushbuffers) and excluded from caps.vram_bytes.
+ *  - Host system RAM reachable only through an IOMMU (IOVA -> host page, with
+ *    an IOTLB per engine that is flushed on unmap). An unmapped IOVA faults.
+ *  - Per-address-space multi-level page tables stored IN the reserved VRAM and
+ *    walked from memory, with 4 KiB and 64 KiB pages (each page directory
+ *    entry points to a small and a large page table, as on Fermi; the large
+ *    page wins when both are valid). PTE fields: valid, target (VRAM,
+ *    SYSMEM coherent, SYSMEM non-coherent), read-only, privileged, address,
+ *    and a referenced bit that only exists when config.reference_bits is set.
+ *  - A per-address-space TLB that keeps serving stale translations until
+ *    vgpu_hal_as_tlb_invalidate; as_map and as_unmap never invalidate it.
+ *  - No recoverable faults: an unmapped VA, a write to a read-only page, a
+ *    user access to a privileged page or an unmapped IOVA kills the faulting
+ *    channel (state VGPU_CHANNEL_ERROR, one VGPU_EVENT_CHANNEL_ERROR event);
+ *    other channels keep running. A malformed pushbuffer or GPFIFO entry does
+ *    the same with VGPU_FAULT_BAD_COMMAND. Nothing a pushbuffer contains can
+ *    crash simgpu.
+ *  - Channels in the format of vgpu/simgpu_commands.h: control page and GPFIFO
+ *    ring in memfd-backed shared memory (vgpu_hal_channel_info.memfd), GP_GET
+ *    written only by simgpu, a PFIFO that round-robins runnable channels one
+ *    GPFIFO entry per turn.
+ *  - Built-in kernels (vgpu/simgpu_kernels.h) whose every access goes through
+ *    the GMMU page by page.
+ *  - A modeled clock independent of wall time: every memory transaction costs
+ *    latency + bytes / bandwidth of its target. Per-address-space counters of
+ *    bytes read and written per target and busy time per engine, and a
+ *    "current channel" register per engine. The same work gives the same
+ *    modeled times and counters on every run and every host.
+ *
+ * Threading model
+ *  - Threads: simgpu starts two threads per GPU.
+ *    * PFIFO/compute ("simgpu-pfifo"): polls control pages, fetches GPFIFO
+ *      entries round-robin and executes their pushbuffers on the compute
+ *      engine (kernels, COPY, MEMSET and semaphores of channel pushbuffers).
+ *      It polls adaptively: without pause while channels make progress, then
+ *      backing off to sleeps of up to config.pfifo_idle_sleep_max_us, and
+ *      with no timeout at all while no channel exists, so an idle GPU costs
+ *      next to no CPU. vgpu_hal_channel_kick, priv submissions, fetch enable
+ *      and as_write wake it at once.
+ *    * copy engine ("simgpu-copy"): runs vgpu_hal_copy requests in order.
+ *    Both run concurrently; vgpu_hal_destroy joins them.
+ *  - Locks (in acquisition order):
+ *    1. PFIFO lock: the channel table and each channel's scheduling state
+ *       (GP_GET, fetch enable, error state, privileged entries). Never held
+ *       while an entry executes or an event is delivered.
+ *    2. Address-space lock, one per address space: page tables, TLB, counters,
+ *       referenced bits. Engines hold it for one page-sized access at a time,
+ *       so vgpu_hal_as_tlb_invalidate returns only once no engine is still
+ *       using a translation it dropped.
+ *    3. IOMMU lock (a reader/writer lock, writers preferred): engines read it
+ *       for one page-sized access, iommu_map/unmap write it, so a host page
+ *       is never touched after vgpu_hal_iommu_unmap returns.
+ *    Leaf locks: each VRAM allocator, the copy queue, the event handler.
+ *  - Events are delivered on the PFIFO thread (FENCE, PRIV_FENCE,
+ *    CHANNEL_ERROR) and on the copy thread (COPY_DONE), with no simgpu lock
+ *    held. The handler must not block; it may call every operation not
+ *    documented as "may wait" in hal.h (channel_state, channel_priv_submit,
+ *    channel_set_fetch, as_map, copy, ...) and vgpu_hal_set_event_handler.
+ *    vgpu_hal_set_event_handler called from another thread waits until no
+ *    delivery of the old handler is in progress, so after it returns the old
+ *    handler is never called again.
+ *  - Memory the GPU and the CPU share (control pages, host buffers) follows
+ *    the GPU's rules: software publishes GPFIFO entries before GP_PUT with a
+ *    release store (simgpu_control_write_gp_put) and reads GP_GET with an
+ *    acquire load (simgpu_control_read_gp_get).
+ */
+#ifndef VGPU_SIMGPU_H
+#define VGPU_SIMGPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vgpu/hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct simgpu_config {
+	/* Total VRAM in bytes, a multiple of 64 KiB, at least 16 MiB.
+	 * Default 1 GiB. Backed sparsely: only touched pages cost host RAM. */
+	uint64_t vram_bytes;
+	/* VRAM kept for page tables and privileged pushbuffers, a multiple of
+	 * 64 KiB and less than half of vram_bytes; not part of caps.vram_bytes.
+	 * 0 (default) = vram_bytes / 64 clamped to [4 MiB, 256 MiB]. One 4 KiB
+	 * page table maps 2 MiB of VA, so 4 MiB covers about 2 GiB of mappings. */
+	uint64_t reserved_vram_bytes;
+
+	/* Timing model. A memory transaction (one page span of a streaming
+	 * access, or one word of a random access) costs
+	 *     latency_ns + bytes / bandwidth
+	 * of its target, charged to the engine's modeled clock and the address
+	 * space's busy time. The latency is the part of a transaction's latency a
+	 * GPU cannot hide behind parallelism. Bandwidth in bytes per second. */
+	uint64_t vram_bandwidth;               /* default 900e9 (900 GB/s) */
+	uint32_t vram_latency_ns;              /* default 1 */
+	uint64_t sysmem_coherent_bandwidth;    /* default 24e9 (snooped PCIe) */
+	uint32_t sysmem_coherent_latency_ns;   /* default 22 */
+	uint64_t sysmem_noncoherent_bandwidth; /* default 25e9 (PCIe) */
+	uint32_t sysmem_noncoherent_latency_ns; /* default 20 */
+
+	uint32_t max_channels;           /* default 64 */
+	uint32_t max_address_spaces;     /* default 64 */
+	uint32_t default_gpfifo_entries; /* power of two, default 512 */
+	uint32_t max_gpfifo_entries;     /* power of two, default 65536 */
+
+	/* Referenced bits in PTEs (the thesis's hardware wish list). Default
+	 * false: vgpu_hal_as_test_and_clear_referenced returns -ENOTSUP. */
+	bool reference_bits;
+
+	uint32_t tlb_entries;   /* per address space, power of two, default 512 */
+	uint32_t iotlb_entries; /* per engine, power of two, default 256 */
+
+	/* Longest PFIFO sleep while idle, in microseconds (default 1000). It
+	 * bounds how late a GP_PUT written without a kick is noticed. */
+	uint32_t pfifo_idle_sleep_max_us;
+
+	/* Bounds on kernel arguments (larger values are
+	 * VGPU_FAULT_BAD_KERNEL_ARGS): STREAM passes (default 4096) and
+	 * RANDOM_ACCESS updates (default 2^32). */
+	uint32_t max_stream_passes;
+	uint64_t max_random_updates;
+};
+
+/* Fill *config with the documented defaults. */
+void simgpu_config_defaults(struct simgpu_config *config);
+
+/*
+ * Create a software GPU. config may be NULL for the defaults. On success
+ * *out is a HAL to drive with the vgpu_hal_* wrappers and to release with
+ * vgpu_hal_destroy. -EINVAL for an inconsistent config, -ENOMEM when the
+ * host cannot provide the VRAM mapping, or another negative errno when a
+ * thread cannot be started.
+ */
+int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out);
+
+/* True when hal was made by simgpu_create. */
+bool simgpu_is_simgpu(const struct vgpu_hal *hal);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_SIMGPU_H */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/* commands.c - the pushbuffer interpreter (see commands.h). */
+#include "commands.h"
+
+#include <endian.h>
+#include <errno.h>
+
+#include "gpu_kernels.h"
+#include "simgpu_device.h"
+#include "vgpu/simgpu_commands.h"
+
+static inline uint64_t arg64(const uint32_t *args, unsigned index)
+{
+	return (uint64_t)le32toh(args[index]) | (uint64_t)le32toh(args[index + 1]) << 32;
+}
+
+static enum run_status bad(struct engine_context *ctx, uint64_t va,
+                           enum vgpu_hal_error_cause cause)
+{
+	ctx->fault.address = va;
+	ctx->fault.cause = cause;
+	return RUN_FAULT;
+}
+
+static void raise_event(struct simgpu_channel *ch, enum vgpu_hal_event_type type, uint64_t value,
+                        uint64_t address)
+{
+	struct vgpu_hal_event event = {
+		.type = type,
+		.channel_id = ch->id,
+		.value = value,
+		.address = address,
+		.cause = VGPU_FAULT_NONE,
+		.status = 0,
+	};
+
+	event_sink_raise(&ch->gpu->events, &event);
+}
+
+/* SEMAPHORE_ACQUIRE: satisfied (0), not yet (1) or a fault (-EFAULT). */
+static int semaphore_check(struct engine_context *ctx, struct simgpu_address_space *as,
+                           uint64_t va, uint64_t value)
+{
+	struct access_span span;
+	uint64_t current;
+	int ret;
+
+	access_begin(ctx, as);
+	ret = access_translate(ctx, as, va, 8, ACCESS_READ, false, &span);
+	if (ret == 0) {
+		current = le64toh(*(const uint64_t *)span.host);
+		if (current >= value)
+			access_charge(ctx, as, span.target, ACCESS_READ, 8);
+		else
+			ret = 1;
+	}
+	access_end(ctx, as);
+	return ret;
+}
+
+static enum run_status run_command(struct engine_context *ctx, struct simgpu_channel *ch,
+                                   uint32_t header, const uint32_t *args, uint64_t command_va)
+{
+	struct simgpu_address_space *as = ch->as;
+	unsigned opcode = SIMGPU_COMMAND_OPCODE(header);
+	unsigned flags = SIMGPU_COMMAND_FLAGS(header);
+	unsigned nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+	uint64_t va, value;
+	int ret;
+
+	switch (opcode) {
+	case SIMGPU_OP_NOP:
+		if (flags)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		return RUN_DONE;
+
+	case SIMGPU_OP_SEMAPHORE_RELEASE:
+		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || (flags & ~SIMGPU_SEMAPHORE_INTERRUPT))
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		va = arg64(args, 0);
+		value = htole64(arg64(args, 2));
+		if (va % 8)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		if (gpu_write(ctx, as, va, &value, sizeof(value)))
+			return RUN_FAULT;
+		if (flags & SIMGPU_SEMAPHORE_INTERRUPT)
+			raise_event(ch, VGPU_EVENT_FENCE, le64toh(value), va);
+		return RUN_DONE;
+
+	case SIMGPU_OP_SEMAPHORE_ACQUIRE:
+		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || flags)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		va = arg64(args, 0);
+		if (va % 8)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		ret = semaphore_check(ctx, as, va, arg64(args, 2));
+		if (ret < 0)
+			return RUN_FAULT;
+		return ret ? RUN_BLOCKED : RUN_DONE;
+
+	case SIMGPU_OP_COPY:
+		if (nargs != SIMGPU_COPY_ARG_WORDS || flags)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		if (gpu_copy(ctx, as, arg64(args, 0), arg64(args, 2), arg64(args, 4)))
+			return RUN_FAULT;
+		return RUN_DONE;
+
+	case SIMGPU_OP_MEMSET:
+		if (nargs != SIMGPU_MEMSET_ARG_WORDS || flags)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		if (gpu_memset(ctx, as, arg64(args, 0), le32toh(args[2]),
+		               (uint64_t)le32toh(args[3]) | (uint64_t)le32toh(args[4]) << 32))
+			return RUN_FAULT;
+		return RUN_DONE;
+
+	case SIMGPU_OP_LAUNCH: {
+		uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
+		uint32_t count, i;
+
+		if (flags || nargs < 1 || (nargs - 1) % 2 ||
+		    (nargs - 1) / 2 > SIMGPU_KERNEL_MAX_ARGS)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		count = (nargs - 1) / 2;
+		for (i = 0; i < count; i++)
+			kernel_args[i] = arg64(args, 1 + 2 * i);
+		ret = gpu_kernel_launch(ctx, as, le32toh(args[0]), kernel_args, count);
+		if (ret == -EINVAL)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
+		return ret ? RUN_FAULT : RUN_DONE;
+	}
+
+	case SIMGPU_OP_PRIV_FENCE:
+		if (!ch->run.privileged || nargs || flags)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		raise_event(ch, VGPU_EVENT_PRIV_FENCE, ch->run.ticket, 0);
+		return RUN_DONE;
+
+	default:
+		return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+	}
+}
+
+enum run_status commands_run(struct engine_context *ctx, struct simgpu_channel *ch)
+{
+	struct pushbuffer_run *run = &ch->run;
+
+	ctx->privileged = run->privileged;
+	while (run->position < run->count) {
+		uint32_t header = le32toh(run->words[run->position]);
+		uint32_t nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+		uint64_t command_va = run->va + (uint64_t)run->position * 4;
+		enum run_status status;
+
+		if (nargs > run->count - run->position - 1)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		status = run_command(ctx, ch, header, run->words + run->position + 1, command_va);
+		if (status != RUN_DONE)
+			return status;
+		run->position += 1 + nargs;
+	}
+	return RUN_DONE;
+}

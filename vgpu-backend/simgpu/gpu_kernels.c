@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/* gpu_kernels.c - built-in kernels on the compute engine (see gpu_kernels.h). */
+#include "gpu_kernels.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "simgpu_device.h"
+#include "vgpu/simgpu_commands.h"
+#include "vgpu/simgpu_kernels.h"
+
+#define VA_LIMIT (UINT64_C(1) << 40)
+
+/* [va, va + bytes) lies inside the GPU's VA space. */
+static bool range_ok(uint64_t va, uint64_t bytes)
+{
+	return bytes != 0 && va < VA_LIMIT && bytes <= VA_LIMIT - va;
+}
+
+static bool words_ok(uint64_t va, uint64_t bytes)
+{
+	return range_ok(va, bytes) && va % 8 == 0 && bytes % 8 == 0;
+}
+
+int gpu_copy(struct engine_context *ctx, struct simgpu_address_space *as, uint64_t dst,
+             uint64_t src, uint64_t bytes)
+{
+	while (bytes) {
+		struct access_span from, to;
+		uint64_t n = 0;
+		int ret;
+
+		access_begin(ctx, as);
+		ret = access_translate(ctx, as, src, bytes, ACCESS_READ, false, &from);
+		if (ret == 0)
+			ret = access_translate(ctx, as, dst, from.bytes, ACCESS_WRITE, false, &to);
+		if (ret == 0) {
+			n = to.bytes; /* <= from.bytes */
+			memmove(to.host, from.host, n);
+			access_charge(ctx, as, from.target, ACCESS_READ, n);
+			access_charge(ctx, as, to.target, ACCESS_WRITE, n);
+		}
+		access_end(ctx, as);
+		if (ret)
+			return ret;
+		src += n;
+		dst += n;
+		bytes -= n;
+	}
+	return 0;
+}
+
+int gpu_memset(struct engine_context *ctx, struct simgpu_address_space *as, uint64_t dst,
+               uint32_t pattern, uint64_t bytes)
+{
+	uint8_t pattern_bytes[256 + 4];
+	uint64_t done = 0;
+	unsigned i;
+
+	for (i = 0; i < sizeof(pattern_bytes); i++)
+		pattern_bytes[i] = (uint8_t)(pattern >> (8 * (i % 4)));
+	while (done < bytes) {
+		struct access_span span;
+		uint64_t filled = 0;
+		int ret;
+
+		access_begin(ctx, as);
+		ret = access_translate(ctx, as, dst + done, bytes - done, ACCESS_WRITE, true, &span);
+		if (ret == 0) {
+			unsigned phase = (unsigned)((done) % 4);
+
+			while (filled < span.bytes) {
+				uint64_t n = span.bytes - filled;
+
+				if (n > 256)
+					n = 256;
+				memcpy(span.host + filled, pattern_bytes + phase, n);
+				filled += n;
+			}
+		}
+		access_end(ctx, as);
+		if (ret)
+			return ret;
+		done += span.bytes;
+	}
+	return 0;
+}
+
+static int kernel_fill(struct engine_context *ctx, struct simgpu_address_space *as,
+                       const uint64_t *args)
+{
+	uint64_t dst = args[0], bytes = args[1], seed = args[2], done = 0;
+
+	if (!words_ok(dst, bytes))
+		return -EINVAL;
+	while (done < bytes) {
+		struct access_span span;
+		int ret;
+
+		access_begin(ctx, as);
+		ret = access_translate(ctx, as, dst + done, bytes - done, ACCESS_WRITE, true, &span);
+		if (ret == 0) {
+			uint64_t *words = (uint64_t *)span.host, i;
+
+			for (i = 0; i < span.bytes / 8; i++)
+				words[i] = simgpu_fill_word(seed, done + i * 8);
+		}
+		access_end(ctx, as);
+		if (ret)
+			return ret;
+		done += span.bytes;
+	}
+	return 0;
+}
+
+static int kernel_copy(struct engine_context *ctx, struct simgpu_address_space *as,
+                       const uint64_t *args)
+{
+	if (!range_ok(args[0], args[2]) || !range_ok(args[1], args[2]))
+		return -EINVAL;
+	return gpu_copy(ctx, as, args[0], args[1], args[2]);
+}
+
+static int kernel_stream(struct engine_context *ctx, struct simgpu_address_space *as,
+                         const uint64_t *args)
+{
+	uint64_t buffer = args[0], bytes = args[1], passes = args[2], pass;
+
+	if (!words_ok(buffer, bytes) || passes == 0 ||
+	    passes > ctx->gpu->config.max_stream_passes)
+		return -EINVAL;
+	for (pass = 0; pass < passes; pass++) {
+		uint64_t done = 0;
+
+		while (done < bytes) {
+			struct access_span span;
+			int ret;
+
+			access_begin(ctx, as);
+			ret = access_translate(ctx, as, buffer + done, bytes - done,
+			                       ACCESS_READ_WRITE, true, &span);
+			if (ret == 0) {
+				uint64_t *words = (uint64_t *)span.host, i;
+
+				for (i = 0; i < span.bytes / 8; i++)
+					words[i] = simgpu_stream_word(words[i]);
+			}
+			access_end(ctx, as);
+			if (ret)
+				return ret;
+			done += span.bytes;
+		}
+	}
+	return 0;
+}
+
+static void stencil_row(const uint32_t *north, const uint32_t *centre, const uint32_t *south,
+                        uint32_t *out, uint32_t width)
+{
+	uint32_t x;
+
+	for (x = 0; x < width; x++) {
+		uint64_t west = centre[x > 0 ? x - 1 : x];
+		uint64_t east = centre[x + 1 < width ? x + 1 : x];
+
+		out[x] = (uint32_t)((4 * (uint64_t)centre[x] + north[x] + south[x] + west + east) / 8);
+	}
+}
+
+static int kernel_stencil(struct engine_context *ctx, struct simgpu_address_space *as,
+                          const uint64_t *args)
+{
+	uint64_t in = args[0], out = args[1], width = args[2], height = args[3];
+	uint64_t row_bytes, total, y;
+	uint32_t *buffers[3], *output, *north, *centre;
+	int ret;
+
+	if (width == 0 || width > SIMGPU_STENCIL_MAX_WIDTH || height == 0 || height > VA_LIMIT)
+		return -EINVAL;
+	row_bytes = width * 4;
+	if (height > VA_LIMIT / row_bytes)
+		return -EINVAL;
+	total = row_bytes * height;
+	if (in % 4 || out % 4 || !range_ok(in, total) || !range_ok(out, total))
+		return -EINVAL;
+	if (in < out + total && out < in + total)
+		return -EINVAL; /* overlapping */
+	buffers[0] = engine_context_scratch(ctx, 4 * row_bytes);
+	if (!buffers[0])
+		return -EINVAL;
+	buffers[1] = buffers[0] + width;
+	buffers[2] = buffers[1] + width;
+	output = buffers[2] + width;
+
+	ret = gpu_read(ctx, as, in, buffers[0], row_bytes);
+	if (ret)
+		return ret;
+	north = centre = buffers[0];
+	for (y = 0; y < height; y++) {
+		uint32_t *south = centre;
+
+		if (y + 1 < height) {
+			/* the buffer neither north nor centre uses */
+			unsigned i;
+
+			for (i = 0; i < 3; i++)
+				if (buffers[i] != north && buffers[i] != centre)
+					break;
+			south = buffers[i];
+			ret = gpu_read(ctx, as, in + (y + 1) * row_bytes, south, row_bytes);
+			if (ret)
+				return ret;
+		}
+		stencil_row(north, centre, south, output, (uint32_t)width);
+		ret = gpu_write(ctx, as, out + y * row_bytes, output, row_bytes);
+		if (ret)
+			return ret;
+		north = centre;
+		centre = south;
+	}
+	return 0;
+}
+
+static int kernel_random_access(struct engine_context *ctx, struct simgpu_address_space *as,
+                                const uint64_t *args)
+{
+	uint64_t table = args[0], bytes = args[1], updates = args[2], state = args[3];
+	uint64_t words, i;
+
+	if (!words_ok(table, bytes) || updates > ctx->gpu->config.max_random_updates)
+		return -EINVAL;
+	words = bytes / 8;
+	if (state == 0)
+		state = SIMGPU_RANDOM_DEFAULT_SEED;
+	for (i = 0; i < updates; i++) {
+		uint64_t key = simgpu_xorshift64(&state);
+		uint64_t va = table + (key % words) * 8;
+		struct access_span span;
+		int ret;
+
+		access_begin(ctx, as);
+		ret = access_translate(ctx, as, va, 8, ACCESS_READ_WRITE, true, &span);
+		if (ret == 0)
+			*(uint64_t *)span.host ^= key;
+		access_end(ctx, as);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int kernel_checksum(struct engine_context *ctx, struct simgpu_address_space *as,
+                           const uint64_t *args)
+{
+	uint64_t src = args[0], bytes = args[1], result = args[2], done = 0;
+	uint64_t checksum = SIMGPU_CHECKSUM_INITIAL;
+
+	if (!words_ok(src, bytes) || !words_ok(result, 8))
+		return -EINVAL;
+	while (done < bytes) {
+		struct access_span span;
+		int ret;
+
+		access_begin(ctx, as);
+		ret = access_translate(ctx, as, src + done, bytes - done, ACCESS_READ, true, &span);
+		if (ret == 0) {
+			const uint64_t *words = (const uint64_t *)span.host;
+			uint64_t i;
+
+			for (i = 0; i < span.bytes / 8; i++)
+				checksum = simgpu_checksum_step(checksum, words[i]);
+		}
+		access_end(ctx, as);
+		if (ret)
+			return ret;
+		done += span.bytes;
+	}
+	return gpu_write(ctx, as, result, &checksum, sizeof(checksum));
+}
+
+struct kernel_descriptor {
+	uint32_t args;
+	int (*run)(struct engine_context *ctx, struct simgpu_address_space *as,
+	           const uint64_t *args);
+};
+
+static const struct kernel_descriptor kernels[] = {
+	[SIMGPU_KERNEL_FILL] = { 3, kernel_fill },
+	[SIMGPU_KERNEL_COPY] = { 3, kernel_copy },
+	[SIMGPU_KERNEL_STREAM] = { 3, kernel_stream },
+	[SIMGPU_KERNEL_STENCIL] = { 4, kernel_stencil },
+	[SIMGPU_KERNEL_RANDOM_ACCESS] = { 4, kernel_random_access },
+	[SIMGPU_KERNEL_CHECKSUM] = { 3, kernel_checksum },
+};
+
+int gpu_kernel_launch(struct engine_context *ctx, struct simgpu_address_space *as,
+                      uint32_t kernel, const uint64_t *args, uint32_t nargs)
+{
+	const struct kernel_descriptor *descriptor;
+
+	if (kernel >= sizeof(kernels) / sizeof(kernels[0]))
+		return -EINVAL;
+	descriptor = &kernels[kernel];
+	if (!descriptor->run || descriptor->args != nargs)
+		return -EINVAL;
+	return descriptor->run(ctx, as, args);
+}

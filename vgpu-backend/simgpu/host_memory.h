@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_memory.h - pinned host buffers the GPU reaches through the IOMMU.
+ *
+ * A host buffer is zeroed anonymous memory of a 4 KiB multiple. It counts its
+ * live IOMMU mappings so that freeing it can drop any left behind.
+ */
+#ifndef SIMGPU_HOST_MEMORY_H
+#define SIMGPU_HOST_MEMORY_H
+
+#include <stdint.h>
+
+#include "vgpu/hal.h"
+
+struct simgpu_host_buf {
+	struct vgpu_hal_host_buf base;
+	uint8_t *memory;
+	uint64_t mappings; /* live IOMMU mappings, under the IOMMU lock */
+};
+
+static inline struct simgpu_host_buf *to_simgpu_host_buf(struct vgpu_hal_host_buf *buf)
+{
+	return (struct simgpu_host_buf *)buf;
+}
+
+/* -EINVAL unless bytes is a nonzero multiple of 4 KiB; -ENOMEM. */
+int host_buf_create(struct vgpu_hal *hal, uint64_t bytes, struct simgpu_host_buf **out);
+void host_buf_destroy(struct simgpu_host_buf *buf);
+
+#endif /* SIMGPU_HOST_MEMORY_H */

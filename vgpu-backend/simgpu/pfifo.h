@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pfifo.h - the GPU's scheduler: PFIFO plus the compute engine it feeds.
+ *
+ * One thread visits the live channels round-robin. Per turn a channel gets
+ * at most ONE GPFIFO entry: it continues its in-flight entry (one waiting on
+ * a SEMAPHORE_ACQUIRE) or, when fetching is enabled and GP_PUT != GP_GET,
+ * fetches the next entry, advances and publishes GP_GET and executes the
+ * entry on the compute engine. A channel whose acquire is not yet satisfied
+ * keeps its place and the turn moves on.
+ *
+ * Polling is adaptive: rounds follow each other without pause while any
+ * channel makes progress; after a few idle rounds PFIFO sleeps on a condition
+ * variable with exponentially growing timeouts, up to
+ * config.pfifo_idle_sleep_max_us, and without timeout while no channel
+ * exists. pfifo_wake (kick, priv submit, fetch enable, channel create, CPU
+ * writes) ends a sleep at once.
+ *
+ * The PFIFO lock protects the channel table and the channels' scheduling
+ * state; it is released while an entry executes and while events are
+ * delivered.
+ */
+#ifndef SIMGPU_PFIFO_H
+#define SIMGPU_PFIFO_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memory_access.h"
+
+struct simgpu;
+struct simgpu_channel;
+
+struct pfifo {
+	struct simgpu *gpu;
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_cond_t channel_idle;
+	bool stop;
+	uint64_t wake_requests;
+	struct simgpu_channel **channels; /* by id, max_channels slots */
+	uint32_t channel_count;
+	uint32_t next_channel; /* round-robin cursor */
+	struct simgpu_channel *executing;
+	uint64_t next_ticket;
+	struct engine_context compute;
+};
+
+int pfifo_init(struct pfifo *pfifo, struct simgpu *gpu);
+int pfifo_start(struct pfifo *pfifo);
+void pfifo_stop(struct pfifo *pfifo);
+void pfifo_destroy(struct pfifo *pfifo);
+
+/* Give ch the lowest free id and make it schedulable (-ENOSPC). */
+int pfifo_add_channel(struct pfifo *pfifo, struct simgpu_channel *ch);
+/* Unschedule ch, waiting for the entry it executes to complete. */
+void pfifo_remove_channel(struct pfifo *pfifo, struct simgpu_channel *ch);
+
+/* Ask the scheduler to poll now. */
+void pfifo_wake(struct pfifo *pfifo);
+/* Same, with the PFIFO lock held. */
+void pfifo_wake_locked(struct pfifo *pfifo);
+
+#endif /* SIMGPU_PFIFO_H */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/* simgpu.c - the simgpu device: configuration, creation, the HAL vtable. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "address_space.h"
+#include "channel.h"
+#include "engine_copy.h"
+#include "host_memory.h"
+#include "simgpu_device.h"
+#include "vgpu/simgpu.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+
+void simgpu_config_defaults(struct simgpu_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	config->vram_bytes = GIB;
+	config->reserved_vram_bytes = 0;
+	config->vram_bandwidth = UINT64_C(900000000000);
+	config->vram_latency_ns = 1;
+	config->sysmem_coherent_bandwidth = UINT64_C(24000000000);
+	config->sysmem_coherent_latency_ns = 22;
+	config->sysmem_noncoherent_bandwidth = UINT64_C(25000000000);
+	config->sysmem_noncoherent_latency_ns = 20;
+	config->max_channels = 64;
+	config->max_address_spaces = 64;
+	config->default_gpfifo_entries = 512;
+	config->max_gpfifo_entries = 65536;
+	config->reference_bits = false;
+	config->tlb_entries = 512;
+	config->iotlb_entries = 256;
+	config->pfifo_idle_sleep_max_us = 1000;
+	config->max_stream_passes = 4096;
+	config->max_random_updates = UINT64_C(1) << 32;
+}
+
+static bool power_of_two(uint64_t value)
+{
+	return value && !(value & (value - 1));
+}
+
+/* Resolve automatic values and check the rest. */
+static int check_config(struct simgpu_config *config)
+{
+	if (config->vram_bytes < 16 * MIB || config->vram_bytes % VRAM_BLOCK_BYTES ||
+	    config->vram_bytes > (UINT64_C(1) << 40))
+		return -EINVAL;
+	if (config->reserved_vram_bytes == 0) {
+		uint64_t reserved = config->vram_bytes / 64;
+
+		if (reserved < 4 * MIB)
+			reserved = 4 * MIB;
+		if (reserved > 256 * MIB)
+			reserved = 256 * MIB;
+		config->reserved_vram_bytes = reserved & ~(uint64_t)(VRAM_BLOCK_BYTES - 1);
+	}
+	if (config->reserved_vram_bytes % VRAM_BLOCK_BYTES ||
+	    config->reserved_vram_bytes >= config->vram_bytes / 2)
+		return -EINVAL;
+	if (!config->vram_bandwidth || !config->sysmem_coherent_bandwidth ||
+	    !config->sysmem_noncoherent_bandwidth)
+		return -EINVAL;
+	if (config->max_channels == 0 || config->max_channels > 65536 ||
+	    config->max_address_spaces == 0)
+		return -EINVAL;
+	if (!power_of_two(config->max_gpfifo_entries) || config->max_gpfifo_entries < 2 ||
+	    config->max_gpfifo_entries > (1u << 24) ||
+	    !power_of_two(config->default_gpfifo_entries) || config->default_gpfifo_entries < 2 ||
+	    config->default_gpfifo_entries > config->max_gpfifo_entries)
+		return -EINVAL;
+	if (!power_of_two(config->tlb_entries) || !power_of_two(config->iotlb_entries))
+		return -EINVAL;
+	if (config->pfifo_idle_sleep_max_us == 0 || config->pfifo_idle_sleep_max_us > 1000000)
+		return -EINVAL;
+	if (config->max_stream_passes == 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Device-level HAL operations                                              */
+
+static void simgpu_get_caps(struct vgpu_hal *hal, struct vgpu_hal_caps *caps)
+{
+	*caps = to_simgpu(hal)->caps;
+}
+
+static void simgpu_set_event_handler(struct vgpu_hal *hal, vgpu_hal_event_fn fn, void *ctx)
+{
+	event_sink_set_handler(&to_simgpu(hal)->events, fn, ctx);
+}
+
+static int simgpu_vram_alloc(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                             uint64_t *addresses)
+{
+	if (!addresses)
+		return -EINVAL;
+	return vram_allocator_alloc(&to_simgpu(hal)->vram_allocator, page_size, count, addresses);
+}
+
+static void simgpu_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                             const uint64_t *addresses)
+{
+	if (addresses)
+		vram_allocator_free(&to_simgpu(hal)->vram_allocator, page_size, count, addresses);
+}
+
+static uint64_t simgpu_vram_free_bytes(struct vgpu_hal *hal)
+{
+	return vram_allocator_free_bytes(&to_simgpu(hal)->vram_allocator);
+}
+
+static int simgpu_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out)
+{
+	struct simgpu_host_buf *buf;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = host_buf_create(hal, bytes, &buf);
+	if (ret == 0)
+		*out = &buf->base;
+	return ret;
+}
+
+static void simgpu_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *hal_buf)
+{
+	struct simgpu_host_buf *buf = to_simgpu_host_buf(hal_buf);
+
+	if (!buf)
+		return;
+	/* the contract says it is unmapped; never leave the IOMMU dangling */
+	iommu_unmap_buffer(&to_simgpu(hal)->iommu, buf);
+	host_buf_destroy(buf);
+}
+
+static void *simgpu_host_cpu_pointer(struct vgpu_hal_host_buf *buf)
+{
+	return to_simgpu_host_buf(buf)->memory;
+}
+
+static int simgpu_iommu_map(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf, uint64_t offset,
+                            uint64_t bytes, uint64_t *iova)
+{
+	if (!buf || !iova)
+		return -EINVAL;
+	return iommu_map(&to_simgpu(hal)->iommu, to_simgpu_host_buf(buf), offset, bytes, iova);
+}
+
+static int simgpu_iommu_unmap(struct vgpu_hal *hal, uint64_t iova, uint64_t bytes)
+{
+	return iommu_unmap(&to_simgpu(hal)->iommu, iova, bytes);
+}
+
+static int32_t simgpu_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
+{
+	if ((unsigned)engine >= VGPU_ENGINE_COUNT)
+		return -1;
+	return gpu_clock_current_channel(&to_simgpu(hal)->clock, engine);
+}
+
+static uint64_t simgpu_engine_modeled_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
+{
+	if ((unsigned)engine >= VGPU_ENGINE_COUNT)
+		return 0;
+	return gpu_clock_busy_ns(&to_simgpu(hal)->clock, engine);
+}
+
+static void simgpu_destroy(struct vgpu_hal *hal);
+
+static const struct vgpu_hal_ops simgpu_ops = {
+	.destroy = simgpu_destroy,
+	.get_caps = simgpu_get_caps,
+	.set_event_handler = simgpu_set_event_handler,
+	.vram_alloc = simgpu_vram_alloc,
+	.vram_free = simgpu_vram_free,
+	.vram_free_bytes = simgpu_vram_free_bytes,
+	.host_alloc = simgpu_host_alloc,
+	.host_free = simgpu_host_free,
+	.host_cpu_pointer = simgpu_host_cpu_pointer,
+	.iommu_map = simgpu_iommu_map,
+	.iommu_unmap = simgpu_iommu_unmap,
+	.as_create = simgpu_as_create,
+	.as_destroy = simgpu_as_destroy,
+	.as_map = simgpu_as_map,
+	.as_unmap = simgpu_as_unmap,
+	.as_tlb_invalidate = simgpu_as_tlb_invalidate,
+	.as_read = simgpu_as_read,
+	.as_write = simgpu_as_write,
+	.as_test_and_clear_referenced = simgpu_as_test_and_clear_referenced,
+	.as_counters = simgpu_as_counters,
+	.channel_create = simgpu_channel_create,
+	.channel_destroy = simgpu_channel_destroy,
+	.channel_set_fetch = simgpu_channel_set_fetch,
+	.channel_gp_get = simgpu_channel_gp_get,
+	.channel_state = simgpu_channel_state,
+	.channel_priv_submit = simgpu_channel_priv_submit,
+	.channel_kick = simgpu_channel_kick,
+	.copy = simgpu_copy,
+	.engine_current_channel = simgpu_engine_current_channel,
+	.engine_modeled_ns = simgpu_engine_modeled_ns,
+};
+
+bool simgpu_is_simgpu(const struct vgpu_hal *hal)
+{
+	return hal && hal->ops == &simgpu_ops;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Creation and destruction                                                 */
+
+enum init_stage {
+	STAGE_NONE,
+	STAGE_VRAM,
+	STAGE_ALLOCATORS,
+	STAGE_IOMMU,
+	STAGE_PFIFO,
+	STAGE_COPY,
+	STAGE_RUNNING,
+};
+
+static void teardown(struct simgpu *gpu, enum init_stage stage)
+{
+	if (stage >= STAGE_RUNNING) {
+		pfifo_stop(&gpu->pfifo);
+		copy_engine_stop(&gpu->copy_engine);
+	}
+	if (stage >= STAGE_COPY)
+		copy_engine_destroy(&gpu->copy_engine);
+	if (stage >= STAGE_PFIFO)
+		pfifo_destroy(&gpu->pfifo);
+	if (stage >= STAGE_IOMMU) {
+		iommu_destroy(&gpu->iommu);
+		event_sink_destroy(&gpu->events);
+		pthread_mutex_destroy(&gpu->objects_lock);
+	}
+	if (stage >= STAGE_ALLOCATORS) {
+		vram_allocator_destroy(&gpu->reserved_allocator);
+		vram_allocator_destroy(&gpu->vram_allocator);
+	}
+	if (stage >= STAGE_VRAM)
+		munmap(gpu->vram, gpu->vram_total_bytes);
+	free(gpu);
+}
+
+static void simgpu_destroy(struct vgpu_hal *hal)
+{
+	if (hal)
+		teardown(to_simgpu(hal), STAGE_RUNNING);
+}
+
+int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out)
+{
+	enum init_stage stage = STAGE_NONE;
+	struct simgpu *gpu;
+	uint64_t usable;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	gpu = calloc(1, sizeof(*gpu));
+	if (!gpu)
+		return -ENOMEM;
+	if (config)
+		gpu->config = *config;
+	else
+		simgpu_config_defaults(&gpu->config);
+	ret = check_config(&gpu->config);
+	if (ret)
+		goto fail;
+	gpu->hal.ops = &simgpu_ops;
+	gpu->vram_total_bytes = gpu->config.vram_bytes;
+	usable = gpu->config.vram_bytes - gpu->config.reserved_vram_bytes;
+
+	gpu->vram = mmap(NULL, gpu->vram_total_bytes, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (gpu->vram == MAP_FAILED) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	stage = STAGE_VRAM;
+	ret = vram_allocator_init(&gpu->vram_allocator, 0, usable);
+	if (ret)
+		goto fail;
+	ret = vram_allocator_init(&gpu->reserved_allocator, usable,
+	                          gpu->config.reserved_vram_bytes);
+	if (ret) {
+		vram_allocator_destroy(&gpu->vram_allocator);
+		goto fail;
+	}
+	stage = STAGE_ALLOCATORS;
+	iommu_init(&gpu->iommu);
+	event_sink_init(&gpu->events);
+	pthread_mutex_init(&gpu->objects_lock, NULL);
+	gpu_clock_init(&gpu->clock, &gpu->config);
+	stage = STAGE_IOMMU;
+
+	gpu->caps = (struct vgpu_hal_caps){
+		.name = "simgpu",
+		.vram_bytes = usable,
+		.page_size_mask = VGPU_HAL_PAGE_MASK_4K | VGPU_HAL_PAGE_MASK_64K,
+		.has_reference_bits = gpu->config.reference_bits,
+		.max_channels = gpu->config.max_channels,
+		.max_address_spaces = gpu->config.max_address_spaces,
+		.gpfifo_entries_max = gpu->config.max_gpfifo_entries,
+		.va_bits = GMMU_VA_BITS,
+		.va_reserved_base = (UINT64_C(1) << GMMU_VA_BITS) - SIMGPU_VA_RESERVED_BYTES,
+	};
+
+	ret = pfifo_init(&gpu->pfifo, gpu);
+	if (ret)
+		goto fail;
+	stage = STAGE_PFIFO;
+	ret = copy_engine_init(&gpu->copy_engine, gpu);
+	if (ret)
+		goto fail;
+	stage = STAGE_COPY;
+	ret = pfifo_start(&gpu->pfifo);
+	if (ret)
+		goto fail;
+	ret = copy_engine_start(&gpu->copy_engine);
+	if (ret) {
+		pfifo_stop(&gpu->pfifo);
+		goto fail;
+	}
+	*out = &gpu->hal;
+	return 0;
+fail:
+	teardown(gpu, stage);
+	return ret;
+}
