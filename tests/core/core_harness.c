@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/* core_harness.c - fixtures for the core's tests, see core_harness.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+#include "vgpu/simgpu.h"
+
+static void on_fence(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event *event)
+{
+	struct core_harness *harness = ctx;
+
+	__atomic_fetch_add(&harness->fence_events, 1, __ATOMIC_RELAXED);
+}
+
+static void on_error(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event *event)
+{
+	struct core_harness *harness = ctx;
+
+	__atomic_fetch_add(&harness->error_events, 1, __ATOMIC_RELAXED);
+}
+
+void core_harness_setup(struct core_harness *harness, const struct core_harness_config *config)
+{
+	struct simgpu_config gpu;
+	struct vgpu_core_config core;
+	int err;
+
+	memset(harness, 0, sizeof(*harness));
+	simgpu_config_defaults(&gpu);
+	gpu.vram_bytes = config->vram_bytes ? config->vram_bytes : 64 * MiB;
+	gpu.reserved_vram_bytes = 4 * MiB;
+	gpu.reference_bits = config->reference_bits;
+	gpu.pfifo_idle_sleep_max_us = 200;
+	err = simgpu_create(&gpu, &harness->hal);
+	assert_int_equal(err, 0);
+	vgpu_hal_get_caps(harness->hal, &harness->caps);
+
+	vgpu_core_config_defaults(&core);
+	if (config->chunk_bytes)
+		core.chunk_bytes = config->chunk_bytes;
+	if (config->policy)
+		core.policy = config->policy;
+	core.seed = config->seed ? config->seed : 1;
+	core.host_budget_bytes = config->host_budget_bytes;
+	core.return_interval_ms = config->return_interval_ms;
+	core.on_fence = on_fence;
+	core.on_channel_error = on_error;
+	core.event_ctx = harness;
+	err = vgpu_core_create(harness->hal, &core, &harness->core);
+	if (err)
+		fail_msg("vgpu_core_create: %s", vgpu_core_last_error());
+}
+
+void core_harness_teardown(struct core_harness *harness)
+{
+	vgpu_core_destroy(harness->core);
+	vgpu_hal_destroy(harness->hal);
+}
+
+struct vgpu_vm *harness_vm(struct core_harness *harness, const char *name, uint32_t weight,
+                           uint64_t cap, uint64_t chunk)
+{
+	struct vgpu_vm_config config;
+	struct vgpu_vm *vm = NULL;
+
+	vgpu_vm_config_defaults(&config);
+	config.name = name;
+	config.weight = weight;
+	config.cap_bytes = cap;
+	config.chunk_bytes = chunk;
+	if (vgpu_core_vm_create(harness->core, &config, &vm))
+		fail_msg("vm %s: %s", name, vgpu_core_last_error());
+	return vm;
+}
+
+void harness_pattern(uint8_t *out, uint64_t offset, uint64_t bytes, uint64_t seed)
+{
+	for (uint64_t i = 0; i < bytes; i++) {
+		uint64_t x = (offset + i) * 0x9e3779b97f4a7c15ull + seed;
+
+		out[i] = (uint8_t)((x >> 29) ^ (x >> 43));
+	}
+}
+
+#define CHECK_STEP (256 * 1024)
+
+void harness_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, uint64_t seed)
+{
+	uint8_t *data = malloc(CHECK_STEP);
+
+	assert_non_null(data);
+	for (uint64_t offset = 0; offset < buffer->bytes; offset += CHECK_STEP) {
+		uint64_t n = buffer->bytes - offset < CHECK_STEP ? buffer->bytes - offset : CHECK_STEP;
+
+		harness_pattern(data, offset, n, seed);
+		assert_int_equal(vgpu_hal_as_write(vgpu_core_vm_address_space(vm),
+		                                   buffer->gpu_va + offset, data, n),
+		                 0);
+	}
+	free(data);
+}
+
+bool harness_check(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, uint64_t seed)
+{
+	uint8_t *expected = malloc(CHECK_STEP), *actual = malloc(CHECK_STEP);
+	bool ok = true;
+
+	assert_non_null(expected);
+	assert_non_null(actual);
+	for (uint64_t offset = 0; ok && offset < buffer->bytes; offset += CHECK_STEP) {
+		uint64_t n = buffer->bytes - offset < CHECK_STEP ? buffer->bytes - offset : CHECK_STEP;
+
+		harness_pattern(expected, offset, n, seed);
+		if (vgpu_hal_as_read(vgpu_core_vm_address_space(vm), buffer->gpu_va + offset, actual,
+		                     n) ||
+		    memcmp(expected, actual, n))
+			ok = false;
+	}
+	free(expected);
+	free(actual);
+	return ok;
+}
+
+void harness_assert_invariants(struct core_harness *harness)
+{
+	char why[512];
+
+	if (vgpu_core_check_invariants(harness->core, why, sizeof(why)))
+		fail_msg("invariant broken: %s", why);
+}
+
+void harness_chunk_counts(struct vgpu_vm *vm, uint64_t handle, int *resident, int *evicted)
+{
+	struct vgpu_chunk_info chunks[4096];
+	int count = vgpu_core_buffer_chunks(vm, handle, chunks, 4096);
+
+	assert_true(count >= 0 && count <= 4096);
+	*resident = *evicted = 0;
+	for (int i = 0; i < count; i++) {
+		if (chunks[i].location == VGPU_CHUNK_RESIDENT)
+			(*resident)++;
+		else
+			(*evicted)++;
+	}
+}
+
+struct vgpu_vm_stats harness_stats(struct vgpu_vm *vm)
+{
+	struct vgpu_vm_stats stats;
+
+	vgpu_core_vm_stats(vm, &stats);
+	return stats;
+}
+
+uint64_t harness_now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+void harness_sleep_ms(unsigned ms)
+{
+	struct timespec t = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+uint64_t harness_seed(const char *test)
+{
+	const char *env = getenv("VGPU_SEED");
+	uint64_t seed;
+
+	if (env && *env) {
+		seed = strtoull(env, NULL, 0);
+	} else {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		seed = ((uint64_t)now.tv_sec * 1000000007ull) ^ (uint64_t)now.tv_nsec;
+	}
+	fprintf(stderr, "%s: VGPU_SEED=%llu\n", test, (unsigned long long)seed);
+	return seed;
+}

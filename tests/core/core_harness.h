@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_harness.h - fixtures for the core's tests: a simgpu, a core on it,
+ * VMs, and helpers that write and check buffer contents through the GPU's
+ * aperture (so a test sees what a guest kernel would see at the buffer's
+ * address, wherever the core has put the chunks).
+ */
+#ifndef VGPU_TESTS_CORE_HARNESS_H
+#define VGPU_TESTS_CORE_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/core.h"
+#include "vgpu/hal.h"
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+struct core_harness_config {
+	uint64_t vram_bytes;        /* simgpu VRAM (before its reservation) */
+	uint64_t chunk_bytes;       /* 0 = 4 MiB */
+	const char *policy;         /* NULL = random */
+	uint64_t seed;
+	uint64_t host_budget_bytes;
+	uint32_t return_interval_ms; /* 0 = no thread */
+	bool reference_bits;
+};
+
+struct core_harness {
+	struct vgpu_hal *hal;
+	struct vgpu_hal_caps caps;
+	struct vgpu_core *core;
+	uint64_t fence_events;  /* atomic */
+	uint64_t error_events;  /* atomic */
+};
+
+/* Set up; fails the test (cmocka) on error. */
+void core_harness_setup(struct core_harness *harness, const struct core_harness_config *config);
+void core_harness_teardown(struct core_harness *harness);
+
+struct vgpu_vm *harness_vm(struct core_harness *harness, const char *name, uint32_t weight,
+                           uint64_t cap, uint64_t chunk);
+
+/* Fill a buffer with a pattern derived from seed / check it. */
+void harness_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, uint64_t seed);
+bool harness_check(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, uint64_t seed);
+void harness_pattern(uint8_t *out, uint64_t offset, uint64_t bytes, uint64_t seed);
+
+/* vgpu_core_check_invariants, failing the test with the reason. */
+void harness_assert_invariants(struct core_harness *harness);
+
+/* Count a buffer's chunks by location. */
+void harness_chunk_counts(struct vgpu_vm *vm, uint64_t handle, int *resident, int *evicted);
+
+struct vgpu_vm_stats harness_stats(struct vgpu_vm *vm);
+
+uint64_t harness_now_ns(void);
+void harness_sleep_ms(unsigned ms);
+/* VGPU_SEED from the environment, or a random seed; printed. */
+uint64_t harness_seed(const char *test);
+
+#endif /* VGPU_TESTS_CORE_HARNESS_H */

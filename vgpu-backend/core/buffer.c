@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * buffer.c - allocating and freeing buffers: cap check, address range,
+ * chunks, eviction when VRAM is short, placement, per-VM handles.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+#define HANDLE_SLOT_BITS 32
+
+/* ---- handles ------------------------------------------------------------ */
+
+/* Make sure a slot is available, so publishing a buffer cannot fail. */
+static int slot_reserve(struct vgpu_vm *vm)
+{
+	struct vgpu_buffer_slot *slots;
+	uint32_t capacity;
+
+	if (vm->free_slot != UINT32_MAX || vm->slot_count < vm->slot_capacity)
+		return 0;
+	if (vm->slot_capacity >= UINT32_MAX / 2)
+		return -ENOSPC;
+	capacity = vm->slot_capacity ? 2 * vm->slot_capacity : 16;
+	slots = realloc(vm->slots, capacity * sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	vm->slots = slots;
+	vm->slot_capacity = capacity;
+	return 0;
+}
+
+static void slot_publish(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
+{
+	struct vgpu_buffer_slot *slot;
+	uint32_t index;
+
+	if (vm->free_slot != UINT32_MAX) {
+		index = vm->free_slot;
+		vm->free_slot = vm->slots[index].next_free;
+	} else {
+		index = vm->slot_count++;
+		vm->slots[index].generation = 1;
+	}
+	slot = &vm->slots[index];
+	slot->buffer = buffer;
+	buffer->handle = ((uint64_t)slot->generation << HANDLE_SLOT_BITS) | (index + 1u);
+}
+
+static void slot_release(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
+{
+	uint32_t index = (uint32_t)(buffer->handle & 0xffffffffu) - 1;
+	struct vgpu_buffer_slot *slot = &vm->slots[index];
+
+	slot->buffer = NULL;
+	slot->generation++;
+	if (!slot->generation)
+		slot->generation = 1;
+	slot->next_free = vm->free_slot;
+	vm->free_slot = index;
+}
+
+struct vgpu_buffer *vgpu_buffer_lookup(struct vgpu_vm *vm, uint64_t handle)
+{
+	uint64_t index = (handle & 0xffffffffu) - 1;
+	struct vgpu_buffer_slot *slot;
+
+	if (index >= vm->slot_count)
+		return NULL;
+	slot = &vm->slots[index];
+	if (!slot->buffer || slot->generation != (uint32_t)(handle >> HANDLE_SLOT_BITS))
+		return NULL;
+	return slot->buffer;
+}
+
+/* ---- buffer objects ----------------------------------------------------- */
+
+static void buffer_free_struct(struct vgpu_buffer *buffer)
+{
+	for (int location = 0; location < LOC_COUNT; location++)
+		vgpu_chunk_set_fini(&buffer->sets[location]);
+	free(buffer->chunks);
+	free(buffer);
+}
+
+static struct vgpu_buffer *buffer_new(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
+                                      unsigned priority)
+{
+	struct vgpu_core *core = vm->core;
+	struct vgpu_buffer *buffer = calloc(1, sizeof(*buffer));
+	uint32_t count = vgpu_chunk_count(bytes, vm->chunk_bytes);
+
+	if (!buffer)
+		return NULL;
+	buffer->vm = vm;
+	buffer->gpu_va = gpu_va;
+	buffer->bytes = bytes;
+	buffer->priority = priority;
+	buffer->chunk_count = count;
+	list_init(&buffer->link);
+	for (int location = 0; location < LOC_COUNT; location++) {
+		vgpu_chunk_set_init(&buffer->sets[location], 1);
+		list_init(&buffer->level_link[location]);
+	}
+	buffer->chunks = calloc(count, sizeof(*buffer->chunks));
+	if (!buffer->chunks)
+		goto fail;
+	for (int location = 0; location < LOC_COUNT; location++)
+		if (vgpu_chunk_set_reserve(&buffer->sets[location], count))
+			goto fail;
+	vgpu_chunk_layout(buffer->chunks, count, gpu_va, bytes, vm->chunk_bytes,
+	                  core->caps.page_size_mask);
+	for (uint32_t i = 0; i < count; i++) {
+		buffer->chunks[i].buffer = buffer;
+		buffer->chunks[i].location = LOC_RESIDENT;
+		buffer->chunks[i].set_index[0] = SIZE_MAX;
+		buffer->chunks[i].set_index[1] = SIZE_MAX;
+	}
+	return buffer;
+fail:
+	buffer_free_struct(buffer);
+	return NULL;
+}
+
+/*
+ * Give every chunk its memory and mapping: staged host memory for chunks the
+ * eviction pass sent to the host, fresh VRAM for the others. All or nothing.
+ */
+static int place_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer)
+{
+	struct vgpu_vm *vm = buffer->vm;
+	uint32_t placed;
+	int err = 0;
+
+	for (placed = 0; placed < buffer->chunk_count; placed++) {
+		struct vgpu_chunk *chunk = &buffer->chunks[placed];
+
+		if (chunk->new_host) {
+			err = vgpu_chunk_map_host(chunk, chunk->new_iova);
+			if (err)
+				break;
+			chunk->host = chunk->new_host;
+			chunk->iova = chunk->new_iova;
+			chunk->new_host = NULL;
+			chunk->location = LOC_EVICTED;
+		} else {
+			err = vgpu_chunk_vram_alloc(core, chunk, &chunk->vram, &chunk->vram_page_size);
+			if (err)
+				break;
+			err = vgpu_chunk_map_vram(chunk, chunk->vram, chunk->vram_page_size);
+			if (err) {
+				vgpu_chunk_vram_free(core, chunk->bytes, chunk->vram,
+				                     chunk->vram_page_size);
+				chunk->vram = NULL;
+				break;
+			}
+			chunk->location = LOC_RESIDENT;
+		}
+	}
+	if (!err)
+		return 0;
+
+	vgpu_hal_as_unmap(vm->as, buffer->gpu_va, buffer->bytes);
+	vgpu_hal_as_tlb_invalidate(vm->as);
+	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
+		vgpu_chunk_release_memory(core, &buffer->chunks[i]);
+		vgpu_chunk_release_staging(core, &buffer->chunks[i]);
+	}
+	return err;
+}
+
+static void alloc_error(struct vgpu_vm *vm, uint64_t bytes, int err)
+{
+	char size[32], held[32], cap[32];
+
+	switch (err) {
+	case -EDQUOT:
+		vgpu_core_set_error("VM '%s': allocating %s would exceed its cap of %s (it holds "
+		                    "%s); free buffers of this VM or raise its cap",
+		                    vm->name, vgpu_core_format_size(bytes, size, sizeof(size)),
+		                    vgpu_core_format_size(vm->cap_bytes, cap, sizeof(cap)),
+		                    vgpu_core_format_size(vm->allocated_bytes, held, sizeof(held)));
+		break;
+	case -ENOSPC:
+		vgpu_core_set_error("VM '%s': no GPU virtual address range of %s is left; free "
+		                    "buffers of this VM",
+		                    vm->name, vgpu_core_format_size(bytes, size, sizeof(size)));
+		break;
+	case -ENOMEM:
+		if (!strcmp(vgpu_core_last_error(), "no error"))
+			vgpu_core_set_error("VM '%s': out of memory allocating %s", vm->name,
+			                    vgpu_core_format_size(bytes, size, sizeof(size)));
+		break;
+	default:
+		if (!strcmp(vgpu_core_last_error(), "no error"))
+			vgpu_core_set_error("VM '%s': allocating %s failed: %s", vm->name,
+			                    vgpu_core_format_size(bytes, size, sizeof(size)),
+			                    strerror(-err));
+		break;
+	}
+}
+
+static void record_latency(struct vgpu_vm *vm, uint64_t ns)
+{
+	vm->alloc_latency[vgpu_latency_bucket(ns)]++;
+}
+
+int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
+                    struct vgpu_buffer_info *out)
+{
+	struct vgpu_core *core;
+	struct vgpu_buffer *buffer = NULL;
+	struct vgpu_core_time pass = { 0 };
+	uint64_t start, rounded, gpu_va = 0, free_bytes;
+	bool evicted = false;
+	int err;
+
+	if (!vm || !out) {
+		vgpu_core_set_error("vgpu_core_alloc needs a VM and a place for the buffer info");
+		return -EINVAL;
+	}
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	if (!bytes || bytes > UINT64_MAX - VGPU_PAGE_4K) {
+		vgpu_core_set_error("VM '%s': cannot allocate %" PRIu64 " bytes; ask for 1 byte "
+		                    "or more",
+		                    vm->name, bytes);
+		return -EINVAL;
+	}
+	if (priority > VGPU_PRIORITY_MAX) {
+		vgpu_core_set_error("VM '%s': priority %u is out of range; use %d (evicted first) "
+		                    "to %d, default %d",
+		                    vm->name, priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX,
+		                    VGPU_PRIORITY_DEFAULT);
+		return -EINVAL;
+	}
+	if (flags & ~VGPU_ALLOC_FLAGS_ALL) {
+		vgpu_core_set_error("VM '%s': unknown allocation flags %#x; pass 0", vm->name, flags);
+		return -EINVAL;
+	}
+	rounded = (bytes + VGPU_PAGE_4K - 1) & ~(uint64_t)(VGPU_PAGE_4K - 1);
+
+	start = vgpu_core_now_ns();
+	vgpu_fifo_lock(&core->lock);
+	if (vm->cap_bytes && (vm->allocated_bytes > vm->cap_bytes ||
+	                      rounded > vm->cap_bytes - vm->allocated_bytes)) {
+		core->stats.allocs_failed_cap++;
+		err = -EDQUOT;
+		goto fail;
+	}
+	err = vgpu_va_alloc(&vm->va, rounded, VGPU_BUFFER_ALIGN, &gpu_va);
+	if (err)
+		goto fail;
+	buffer = buffer_new(vm, gpu_va, rounded, priority);
+	if (!buffer) {
+		err = -ENOMEM;
+		goto fail_va;
+	}
+	/* Reserve now so that nothing after the eviction can fail on memory
+	 * for bookkeeping. */
+	for (int location = 0; location < LOC_COUNT; location++) {
+		err = vgpu_chunk_set_reserve(&vm->sets[location],
+		                             vm->sets[location].count + buffer->chunk_count);
+		if (err)
+			goto fail_buffer;
+	}
+	err = slot_reserve(vm);
+	if (err)
+		goto fail_buffer;
+
+	free_bytes = vgpu_hal_vram_free_bytes(core->hal);
+	if (free_bytes < rounded) {
+		evicted = true;
+		err = vgpu_evict_for(core, vm, buffer, free_bytes, &pass);
+		if (err)
+			goto fail_buffer;
+	}
+	err = place_chunks(core, buffer);
+	if (err) {
+		vgpu_core_set_error("VM '%s': cannot map the new buffer: %s", vm->name,
+		                    strerror(-err));
+		goto fail_buffer;
+	}
+
+	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
+		struct vgpu_chunk *chunk = &buffer->chunks[i];
+
+		vgpu_chunk_insert(chunk); /* reserved above: cannot fail */
+		vgpu_vm_account(vm, chunk->location, (int64_t)chunk->bytes);
+		if (chunk->location == LOC_EVICTED) {
+			vm->evictions++;
+			vm->evicted_bytes_total += chunk->bytes;
+			core->stats.chunks_placed_on_host++;
+			core->stats.bytes_placed_on_host += chunk->bytes;
+		}
+	}
+	slot_publish(vm, buffer);
+	list_add_tail(&buffer->link, &vm->buffers);
+	vm->buffer_count++;
+	vm->allocated_bytes += rounded;
+	core->allocated_bytes += rounded;
+	vgpu_vm_rekey(vm);
+
+	out->handle = buffer->handle;
+	out->gpu_va = buffer->gpu_va;
+	out->bytes = buffer->bytes;
+	vm->allocs++;
+	if (evicted) {
+		uint64_t total = vgpu_core_now_ns() - start;
+		uint64_t known = pass.policy_ns + pass.setup_ns + pass.copy_ns;
+
+		pass.total_ns = total;
+		pass.other_ns = total > known ? total - known : 0;
+		pass.passes = 1;
+		vgpu_core_time_add(&core->stats.eviction, &pass);
+	}
+	record_latency(vm, vgpu_core_now_ns() - start);
+	vgpu_fifo_unlock(&core->lock);
+	return 0;
+
+fail_buffer:
+	buffer_free_struct(buffer);
+fail_va:
+	vgpu_va_free(&vm->va, gpu_va, rounded);
+fail:
+	vm->alloc_failures++;
+	if (evicted) {
+		/* Some VRAM may have been freed for nothing: let the return
+		 * pass use it. */
+		vgpu_return_mark_pending(core);
+		pass.total_ns = vgpu_core_now_ns() - start;
+		vgpu_core_time_add(&core->stats.eviction, &pass);
+	}
+	alloc_error(vm, rounded, err);
+	vgpu_fifo_unlock(&core->lock);
+	return err;
+}
+
+void vgpu_buffer_destroy(struct vgpu_buffer *buffer)
+{
+	struct vgpu_vm *vm = buffer->vm;
+	struct vgpu_core *core = vm->core;
+
+	/* Unmap and invalidate before any page can be reused. */
+	vgpu_hal_as_unmap(vm->as, buffer->gpu_va, buffer->bytes);
+	vgpu_hal_as_tlb_invalidate(vm->as);
+	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
+		struct vgpu_chunk *chunk = &buffer->chunks[i];
+
+		vgpu_chunk_remove(chunk);
+		vgpu_vm_account(vm, chunk->location, -(int64_t)chunk->bytes);
+		vgpu_chunk_release_memory(core, chunk);
+	}
+	for (int location = 0; location < LOC_COUNT; location++)
+		vgpu_levels_remove(buffer, location);
+	vgpu_va_free(&vm->va, buffer->gpu_va, buffer->bytes);
+	slot_release(vm, buffer);
+	list_del(&buffer->link);
+	vm->buffer_count--;
+	vm->allocated_bytes -= buffer->bytes;
+	core->allocated_bytes -= buffer->bytes;
+	vgpu_vm_rekey(vm);
+	buffer_free_struct(buffer);
+}
+
+int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
+{
+	struct vgpu_core *core;
+	struct vgpu_buffer *buffer;
+
+	if (!vm)
+		return -EINVAL;
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	vgpu_fifo_lock(&core->lock);
+	buffer = vgpu_buffer_lookup(vm, handle);
+	if (!buffer) {
+		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64 "; it was never "
+		                    "allocated, already freed, or belongs to another VM",
+		                    vm->name, handle);
+		return -ENOENT;
+	}
+	vgpu_buffer_destroy(buffer);
+	vgpu_fifo_unlock(&core->lock);
+	vgpu_return_mark_pending(core);
+	return 0;
+}
+
+int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority)
+{
+	struct vgpu_core *core;
+	struct vgpu_buffer *buffer;
+
+	if (!vm)
+		return -EINVAL;
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	if (priority > VGPU_PRIORITY_MAX) {
+		vgpu_core_set_error("VM '%s': priority %u is out of range; use %d to %d", vm->name,
+		                    priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX);
+		return -EINVAL;
+	}
+	vgpu_fifo_lock(&core->lock);
+	buffer = vgpu_buffer_lookup(vm, handle);
+	if (!buffer) {
+		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
+		return -ENOENT;
+	}
+	for (int location = 0; location < LOC_COUNT; location++)
+		vgpu_levels_remove(buffer, location);
+	buffer->priority = priority;
+	for (int location = 0; location < LOC_COUNT; location++)
+		vgpu_levels_update(buffer, location);
+	vgpu_fifo_unlock(&core->lock);
+	return 0;
+}
+
+int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chunk_info *out,
+                            size_t max)
+{
+	struct vgpu_core *core;
+	struct vgpu_buffer *buffer;
+	int count;
+
+	if (!vm || (max && !out))
+		return -EINVAL;
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_fifo_lock(&core->lock);
+	buffer = vgpu_buffer_lookup(vm, handle);
+	if (!buffer) {
+		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
+		return -ENOENT;
+	}
+	for (uint32_t i = 0; i < buffer->chunk_count && i < max; i++) {
+		const struct vgpu_chunk *chunk = &buffer->chunks[i];
+
+		out[i].gpu_va = vgpu_chunk_va(chunk);
+		out[i].bytes = chunk->bytes;
+		out[i].page_size = chunk->page_size;
+		out[i].location = (enum vgpu_chunk_location)chunk->location;
+	}
+	count = buffer->chunk_count > INT32_MAX ? INT32_MAX : (int)buffer->chunk_count;
+	vgpu_fifo_unlock(&core->lock);
+	return count;
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * channel.c - a VM's command channels: a HAL channel in the VM's address
+ * space, shadowed (vgpu/channel_shadow.h) so relocation can suspend it, and
+ * published in the core's channel-id table for event dispatch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+static void shadow_stats_add(struct vgpu_shadow_stats *sum, const struct vgpu_shadow_stats *add)
+{
+	sum->suspensions += add->suspensions;
+	sum->resumes += add->resumes;
+	sum->suspended_ns += add->suspended_ns;
+	sum->guest_blocked_ns += add->guest_blocked_ns;
+	if (add->guest_blocked_max_ns > sum->guest_blocked_max_ns)
+		sum->guest_blocked_max_ns = add->guest_blocked_max_ns;
+	sum->nop_entries += add->nop_entries;
+	sum->fill_ns += add->fill_ns;
+	sum->channel_errors += add->channel_errors;
+}
+
+void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out)
+{
+	struct list_head *pos;
+
+	*out = vm->retired_shadow;
+	list_for_each(pos, &vm->channels) {
+		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
+		struct vgpu_shadow_stats stats;
+
+		vgpu_shadow_stats(channel->shadow, &stats);
+		shadow_stats_add(out, &stats);
+	}
+}
+
+int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
+                             const struct vgpu_guest_window_ops *ops, void *ops_ctx,
+                             struct vgpu_core_channel **out, struct vgpu_hal_channel_info *info)
+{
+	struct vgpu_core *core;
+	struct vgpu_core_channel *channel;
+	int err;
+
+	if (!vm || !out || !info || !ops || !ops->get_shadow || !ops->release_shadow ||
+	    !ops->block || !ops->map) {
+		vgpu_core_set_error("channel create needs a VM, a complete set of guest window ops "
+		                    "(get_shadow, release_shadow, block, map) and places for the "
+		                    "channel and its window");
+		return -EINVAL;
+	}
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	channel = calloc(1, sizeof(*channel));
+	if (!channel)
+		return -ENOMEM;
+	channel->vm = vm;
+
+	vgpu_fifo_lock(&core->lock);
+	err = vgpu_hal_channel_create(vm->as, gpfifo_entries, &channel->hal, info);
+	if (err) {
+		vgpu_core_set_error("VM '%s': cannot create a channel with %u GPFIFO entries: %s%s",
+		                    vm->name, gpfifo_entries, strerror(-err),
+		                    err == -ENOSPC ? " (the GPU has no channel left; destroy one)"
+		                    : err == -EINVAL ? " (entries must be 0 or a power of two up "
+		                                       "to the GPU's maximum)"
+		                                     : "");
+		goto fail;
+	}
+	channel->id = info->id;
+	if (channel->id >= core->channel_table_size) {
+		vgpu_core_set_error("the GPU returned channel id %u beyond its %u channels",
+		                    channel->id, core->channel_table_size);
+		err = -EIO;
+		goto fail_hal;
+	}
+	err = vgpu_shadow_channel_create(channel->hal, info, ops, ops_ctx, &channel->shadow);
+	if (err) {
+		vgpu_core_set_error("VM '%s': cannot shadow channel %u: %s", vm->name, channel->id,
+		                    strerror(-err));
+		goto fail_hal;
+	}
+	pthread_mutex_lock(&core->channels_lock);
+	core->channel_table[channel->id] = channel;
+	pthread_mutex_unlock(&core->channels_lock);
+	list_add_tail(&channel->link, &vm->channels);
+	vm->channel_count++;
+	vgpu_fifo_unlock(&core->lock);
+	*out = channel;
+	return 0;
+
+fail_hal:
+	vgpu_hal_channel_destroy(channel->hal);
+fail:
+	vgpu_fifo_unlock(&core->lock);
+	free(channel);
+	return err;
+}
+
+void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel)
+{
+	struct vgpu_vm *vm = channel->vm;
+	struct vgpu_core *core = vm->core;
+	struct vgpu_shadow_stats stats;
+
+	/* Unpublish first: from now on no event reaches the shadow. The
+	 * channel is never suspended here (relocations finish under the
+	 * allocation lock, which we hold), so no drain needs its fence. */
+	pthread_mutex_lock(&core->channels_lock);
+	if (core->channel_table[channel->id] == channel)
+		core->channel_table[channel->id] = NULL;
+	pthread_mutex_unlock(&core->channels_lock);
+
+	vgpu_shadow_stats(channel->shadow, &stats);
+	shadow_stats_add(&vm->retired_shadow, &stats);
+	vgpu_shadow_channel_destroy(channel->shadow);
+	vgpu_hal_channel_destroy(channel->hal);
+	list_del(&channel->link);
+	vm->channel_count--;
+	free(channel);
+}
+
+void vgpu_core_channel_destroy(struct vgpu_core_channel *channel)
+{
+	struct vgpu_core *core;
+
+	if (!channel)
+		return;
+	core = channel->vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_fifo_lock(&core->lock);
+	vgpu_channel_destroy_locked(channel);
+	vgpu_fifo_unlock(&core->lock);
+}
+
+struct vgpu_hal_channel *vgpu_core_channel_hal(struct vgpu_core_channel *channel)
+{
+	return channel->hal;
+}
+
+uint32_t vgpu_core_channel_id(const struct vgpu_core_channel *channel)
+{
+	return channel->id;
+}

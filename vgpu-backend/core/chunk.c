@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * chunk.c - chunks: how a buffer is cut into them, which sets they are in,
+ * and their memory (VRAM pages or a pinned host buffer) and mapping.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core_internal.h"
+
+/* ---- layout ------------------------------------------------------------- */
+
+uint32_t vgpu_chunk_count(uint64_t buffer_bytes, uint64_t chunk_bytes)
+{
+	return (uint32_t)((buffer_bytes + chunk_bytes - 1) / chunk_bytes);
+}
+
+/*
+ * Fixed-size chunks from the start, a smaller remainder chunk at the tail
+ * (thesis §3.2.2). 64 KiB pages where the chunk's address is 64 KiB aligned
+ * and its size a multiple of 64 KiB, 4 KiB pages otherwise.
+ */
+void vgpu_chunk_layout(struct vgpu_chunk *chunks, uint32_t count, uint64_t buffer_va,
+                       uint64_t buffer_bytes, uint64_t chunk_bytes, uint32_t page_size_mask)
+{
+	uint64_t offset = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct vgpu_chunk *chunk = &chunks[i];
+		uint64_t left = buffer_bytes - offset;
+		uint64_t va = buffer_va + offset;
+
+		chunk->offset = offset;
+		chunk->bytes = left < chunk_bytes ? left : chunk_bytes;
+		chunk->page_size = VGPU_PAGE_4K;
+		if ((page_size_mask & VGPU_HAL_PAGE_MASK_64K) && !(va % VGPU_PAGE_64K) &&
+		    !(chunk->bytes % VGPU_PAGE_64K))
+			chunk->page_size = VGPU_PAGE_64K;
+		offset += chunk->bytes;
+	}
+}
+
+uint64_t vgpu_chunk_va(const struct vgpu_chunk *chunk)
+{
+	return chunk->buffer->gpu_va + chunk->offset;
+}
+
+/* ---- priority levels ---------------------------------------------------- */
+
+void vgpu_levels_init(struct vgpu_levels *levels)
+{
+	for (int i = 0; i < VGPU_PRIORITY_LEVELS; i++)
+		list_init(&levels->level[i]);
+	levels->mask = 0;
+}
+
+void vgpu_levels_remove(struct vgpu_buffer *buffer, int location)
+{
+	struct vgpu_levels *levels = &buffer->vm->levels[location];
+	struct list_head *level = &levels->level[buffer->priority];
+
+	if (!buffer->in_level[location])
+		return;
+	list_del(&buffer->level_link[location]);
+	buffer->in_level[location] = false;
+	if (list_empty(level))
+		levels->mask &= ~(1u << buffer->priority);
+}
+
+/* A buffer is on its priority level iff it has candidates there. */
+void vgpu_levels_update(struct vgpu_buffer *buffer, int location)
+{
+	struct vgpu_levels *levels = &buffer->vm->levels[location];
+	bool has_candidates = buffer->sets[location].candidates > 0;
+
+	if (has_candidates == buffer->in_level[location])
+		return;
+	if (!has_candidates) {
+		vgpu_levels_remove(buffer, location);
+		return;
+	}
+	list_add_tail(&buffer->level_link[location], &levels->level[buffer->priority]);
+	buffer->in_level[location] = true;
+	levels->mask |= 1u << buffer->priority;
+}
+
+/* ---- sets --------------------------------------------------------------- */
+
+int vgpu_chunk_insert(struct vgpu_chunk *chunk)
+{
+	struct vgpu_buffer *buffer = chunk->buffer;
+	int location = chunk->location;
+	int err;
+
+	err = vgpu_chunk_set_insert(&buffer->vm->sets[location], chunk);
+	if (err)
+		return err;
+	/* The buffer's sets are sized for all its chunks: cannot fail. */
+	vgpu_chunk_set_insert(&buffer->sets[location], chunk);
+	vgpu_levels_update(buffer, location);
+	return 0;
+}
+
+void vgpu_chunk_remove(struct vgpu_chunk *chunk)
+{
+	struct vgpu_buffer *buffer = chunk->buffer;
+	int location = chunk->location;
+
+	vgpu_chunk_set_remove(&buffer->vm->sets[location], chunk);
+	vgpu_chunk_set_remove(&buffer->sets[location], chunk);
+	vgpu_levels_update(buffer, location);
+}
+
+void vgpu_chunk_select(struct vgpu_chunk *chunk)
+{
+	struct vgpu_buffer *buffer = chunk->buffer;
+	int location = chunk->location;
+
+	vgpu_chunk_set_select(&buffer->vm->sets[location], chunk);
+	vgpu_chunk_set_select(&buffer->sets[location], chunk);
+	vgpu_levels_update(buffer, location);
+}
+
+void vgpu_chunk_unselect(struct vgpu_chunk *chunk)
+{
+	struct vgpu_buffer *buffer = chunk->buffer;
+	int location = chunk->location;
+
+	vgpu_chunk_set_unselect(&buffer->vm->sets[location], chunk);
+	vgpu_chunk_set_unselect(&buffer->sets[location], chunk);
+	vgpu_levels_update(buffer, location);
+}
+
+bool vgpu_chunk_is_selected(const struct vgpu_chunk *chunk)
+{
+	return vgpu_chunk_set_is_selected(&chunk->buffer->vm->sets[chunk->location], chunk);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+int vgpu_chunk_vram_alloc(struct vgpu_core *core, const struct vgpu_chunk *chunk,
+                          uint64_t **pages, uint32_t *page_size)
+{
+	uint32_t sizes[2] = { chunk->page_size, VGPU_PAGE_4K };
+	int err = -ENOMEM;
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t count = chunk->bytes / sizes[i];
+		uint64_t *addresses;
+
+		if (i == 1 && sizes[0] == VGPU_PAGE_4K)
+			break;
+		addresses = malloc(count * sizeof(*addresses));
+		if (!addresses)
+			return -ENOMEM;
+		err = vgpu_hal_vram_alloc(core->hal, sizes[i], count, addresses);
+		if (!err) {
+			*pages = addresses;
+			*page_size = sizes[i];
+			return 0;
+		}
+		free(addresses);
+		/* Free VRAM may be too fragmented for large pages: retry small. */
+	}
+	return err;
+}
+
+void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *pages,
+                          uint32_t page_size)
+{
+	if (!pages)
+		return;
+	vgpu_hal_vram_free(core->hal, page_size, bytes / page_size, pages);
+	free(pages);
+}
+
+int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf **host,
+                          uint64_t *iova)
+{
+	int err = vgpu_hal_host_alloc(core->hal, bytes, host);
+
+	if (err)
+		return err;
+	err = vgpu_hal_iommu_map(core->hal, *host, 0, bytes, iova);
+	if (err) {
+		vgpu_hal_host_free(core->hal, *host);
+		*host = NULL;
+	}
+	return err;
+}
+
+void vgpu_chunk_host_free(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf *host,
+                          uint64_t iova)
+{
+	if (!host)
+		return;
+	vgpu_hal_iommu_unmap(core->hal, iova, bytes);
+	vgpu_hal_host_free(core->hal, host);
+}
+
+int vgpu_chunk_map_vram(struct vgpu_chunk *chunk, const uint64_t *pages, uint32_t page_size)
+{
+	return vgpu_hal_as_map(chunk->buffer->vm->as, vgpu_chunk_va(chunk), page_size,
+	                       chunk->bytes / page_size, VGPU_TARGET_VRAM, pages, 0);
+}
+
+/* Evicted chunks are never touched by the CPU: non-coherent (thesis §3.2.2,
+ * SYSRAM_NO_SNOOP). */
+int vgpu_chunk_map_host(struct vgpu_chunk *chunk, uint64_t iova)
+{
+	uint32_t page_size = chunk->page_size;
+	uint64_t count, *addresses;
+	int err;
+
+	if (iova % page_size)
+		page_size = VGPU_PAGE_4K;
+	count = chunk->bytes / page_size;
+	addresses = malloc(count * sizeof(*addresses));
+	if (!addresses)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count; i++)
+		addresses[i] = iova + i * page_size;
+	err = vgpu_hal_as_map(chunk->buffer->vm->as, vgpu_chunk_va(chunk), page_size, count,
+	                      VGPU_TARGET_SYSMEM_NONCOHERENT, addresses, 0);
+	free(addresses);
+	return err;
+}
+
+void vgpu_chunk_release_memory(struct vgpu_core *core, struct vgpu_chunk *chunk)
+{
+	vgpu_chunk_vram_free(core, chunk->bytes, chunk->vram, chunk->vram_page_size);
+	chunk->vram = NULL;
+	if (chunk->host) {
+		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
+		vgpu_host_budget_release(&core->host, chunk->bytes);
+		chunk->host = NULL;
+	}
+}
+
+/* Staged host memory carries a budget reservation; staged VRAM does not. */
+void vgpu_chunk_release_staging(struct vgpu_core *core, struct vgpu_chunk *chunk)
+{
+	vgpu_chunk_vram_free(core, chunk->bytes, chunk->new_vram, chunk->new_vram_page_size);
+	chunk->new_vram = NULL;
+	if (chunk->new_host) {
+		vgpu_chunk_host_free(core, chunk->bytes, chunk->new_host, chunk->new_iova);
+		vgpu_host_budget_release(&core->host, chunk->bytes);
+		chunk->new_host = NULL;
+	}
+}

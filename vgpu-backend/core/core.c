@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core.c - creating and destroying the core, its configuration, error
+ * texts and small helpers shared by the other files.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core_internal.h"
+
+static _Thread_local char last_error[512];
+
+const char *vgpu_core_last_error(void)
+{
+	return last_error[0] ? last_error : "no error";
+}
+
+void vgpu_core_set_error(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(last_error, sizeof(last_error), format, args);
+	va_end(args);
+}
+
+void vgpu_core_clear_error(void)
+{
+	last_error[0] = '\0';
+}
+
+uint64_t vgpu_core_now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+void vgpu_core_count_entry(struct vgpu_core *core)
+{
+	atomic_fetch_add_explicit(&core->entries, 1, memory_order_relaxed);
+}
+
+const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	unsigned unit = 0;
+
+	while (unit < 4 && bytes >= 1024 && !(bytes % 1024)) {
+		bytes /= 1024;
+		unit++;
+	}
+	snprintf(buf, len, "%" PRIu64 " %s", bytes, units[unit]);
+	return buf;
+}
+
+int vgpu_core_reserve_touched(struct vgpu_core *core, size_t count)
+{
+	struct vgpu_vm **touched;
+	size_t capacity;
+
+	if (count <= core->touched_capacity)
+		return 0;
+	capacity = core->touched_capacity ? 2 * core->touched_capacity : 8;
+	while (capacity < count)
+		capacity *= 2;
+	touched = realloc(core->touched, capacity * sizeof(*touched));
+	if (!touched)
+		return -ENOMEM;
+	core->touched = touched;
+	core->touched_capacity = capacity;
+	return 0;
+}
+
+void vgpu_core_touch(struct vgpu_core *core, struct vgpu_vm *vm)
+{
+	if (vm->touched)
+		return;
+	core->touched[core->touched_count++] = vm; /* reserved per VM */
+	vm->touched = true;
+}
+
+void vgpu_core_untouch_all(struct vgpu_core *core)
+{
+	for (size_t i = 0; i < core->touched_count; i++)
+		core->touched[i]->touched = false;
+	core->touched_count = 0;
+}
+
+void vgpu_core_config_defaults(struct vgpu_core_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	config->chunk_bytes = VGPU_CORE_DEFAULT_CHUNK_BYTES;
+	config->policy = "random";
+	config->seed = 1;
+	config->return_interval_ms = VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS;
+	config->drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
+	config->copies_in_flight = VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT;
+}
+
+const char *vgpu_core_policy_name(const struct vgpu_core *core)
+{
+	return core->policy->name;
+}
+
+static int check_config(const struct vgpu_core_config *config, const struct vgpu_hal_caps *caps,
+                        const struct vgpu_policy_ops **policy)
+{
+	char why[256];
+	int err;
+
+	if (!config->chunk_bytes || config->chunk_bytes % VGPU_PAGE_4K) {
+		vgpu_core_set_error("chunk size %" PRIu64 " is not a positive multiple of 4 KiB; "
+		                    "use e.g. 4M (the default)",
+		                    config->chunk_bytes);
+		return -EINVAL;
+	}
+	*policy = config->policy_ops;
+	if (!*policy) {
+		*policy = vgpu_policy_find(config->policy ? config->policy : "random");
+		if (!*policy) {
+			vgpu_core_set_error("unknown eviction policy '%s'; use random, priority or refbits",
+			                    config->policy);
+			return -EINVAL;
+		}
+	}
+	if (!(*policy)->name || !(*policy)->pick_evict || !(*policy)->pick_return) {
+		vgpu_core_set_error("the custom policy lacks a name, pick_evict or pick_return; "
+		                    "fill in struct vgpu_policy_ops");
+		return -EINVAL;
+	}
+	if ((*policy)->check) {
+		why[0] = '\0';
+		err = (*policy)->check(caps, why, sizeof(why));
+		if (err) {
+			vgpu_core_set_error("%s", why[0] ? why : "the policy cannot run on this GPU");
+			return err;
+		}
+	}
+	if (!(caps->page_size_mask & VGPU_HAL_PAGE_MASK_4K)) {
+		vgpu_core_set_error("GPU '%s' has no 4 KiB pages; the core needs them",
+		                    caps->name ? caps->name : "?");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config,
+                     struct vgpu_core **out)
+{
+	struct vgpu_core_config defaults;
+	const struct vgpu_policy_ops *policy;
+	struct vgpu_hal_caps caps;
+	struct vgpu_core *core;
+	int err;
+
+	vgpu_core_clear_error();
+	if (!hal || !out) {
+		vgpu_core_set_error("vgpu_core_create needs a HAL and a place for the core");
+		return -EINVAL;
+	}
+	if (!config) {
+		vgpu_core_config_defaults(&defaults);
+		config = &defaults;
+	}
+	vgpu_hal_get_caps(hal, &caps);
+	err = check_config(config, &caps, &policy);
+	if (err)
+		return err;
+
+	core = calloc(1, sizeof(*core));
+	if (!core)
+		return -ENOMEM;
+	core->hal = hal;
+	core->caps = caps;
+	core->config = *config;
+	core->config.policy = policy->name;
+	core->config.policy_ops = policy;
+	if (!core->config.drain_timeout_ms)
+		core->config.drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
+	if (!core->config.copies_in_flight)
+		core->config.copies_in_flight = VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT;
+	core->policy = policy;
+	core->policy_context.core = core;
+	vgpu_rng_seed(&core->policy_context.rng, config->seed);
+	list_init(&core->vms);
+	core->next_vm_id = 1;
+	vgpu_victim_heap_init(&core->victims, true);
+	vgpu_victim_heap_init(&core->winners, false);
+	vgpu_host_budget_init(&core->host, config->host_budget_bytes);
+	atomic_init(&core->entries, 0);
+	atomic_init(&core->events, 0);
+	atomic_init(&core->return_pending, false);
+
+	err = vgpu_fifo_lock_init(&core->lock);
+	if (err)
+		goto fail_free;
+	pthread_mutex_init(&core->channels_lock, NULL);
+	pthread_mutex_init(&core->return_mutex, NULL);
+	{
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&core->return_cond, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	core->channel_table_size = caps.max_channels;
+	core->channel_table = calloc(caps.max_channels ? caps.max_channels : 1,
+	                             sizeof(*core->channel_table));
+	if (!core->channel_table) {
+		err = -ENOMEM;
+		goto fail_locks;
+	}
+	err = vgpu_dma_init(&core->dma, hal, &caps);
+	if (err) {
+		vgpu_core_set_error("cannot create the core's private DMA address space (%s); "
+		                    "the GPU has no address space left",
+		                    strerror(-err));
+		goto fail_table;
+	}
+	vgpu_hal_set_event_handler(hal, vgpu_core_handle_event, core);
+	if (config->return_interval_ms) {
+		err = vgpu_return_thread_start(core);
+		if (err) {
+			vgpu_core_set_error("cannot start the return thread: %s", strerror(-err));
+			goto fail_dma;
+		}
+	}
+	*out = core;
+	return 0;
+
+fail_dma:
+	vgpu_hal_set_event_handler(hal, NULL, NULL);
+	vgpu_dma_fini(&core->dma);
+fail_table:
+	free(core->channel_table);
+fail_locks:
+	pthread_cond_destroy(&core->return_cond);
+	pthread_mutex_destroy(&core->return_mutex);
+	pthread_mutex_destroy(&core->channels_lock);
+	vgpu_fifo_lock_fini(&core->lock);
+fail_free:
+	free(core);
+	return err;
+}
+
+void vgpu_core_destroy(struct vgpu_core *core)
+{
+	if (!core)
+		return;
+	vgpu_return_thread_stop(core);
+	while (!list_empty(&core->vms))
+		vgpu_core_vm_destroy(list_entry(core->vms.next, struct vgpu_vm, link));
+	vgpu_hal_set_event_handler(core->hal, NULL, NULL);
+	vgpu_dma_fini(&core->dma);
+	vgpu_victim_heap_fini(&core->victims);
+	vgpu_victim_heap_fini(&core->winners);
+	free(core->touched);
+	free(core->channel_table);
+	pthread_cond_destroy(&core->return_cond);
+	pthread_mutex_destroy(&core->return_mutex);
+	pthread_mutex_destroy(&core->channels_lock);
+	vgpu_fifo_lock_fini(&core->lock);
+	free(core);
+}

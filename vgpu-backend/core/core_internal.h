@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_internal.h - the core's objects and how its files share them.
+ *
+ * Ownership: a core owns its VMs; a VM owns its buffers, channels and
+ * address space; a buffer owns its chunks (one array). Everything below is
+ * protected by the core's allocation lock (core->lock) unless a field says
+ * otherwise.
+ */
+#ifndef VGPU_CORE_INTERNAL_H
+#define VGPU_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/channel_shadow.h"
+#include "vgpu/core.h"
+#include "vgpu/hal.h"
+#include "vgpu/policy.h"
+
+#include "chunk_set.h"
+#include "dma.h"
+#include "fifo_lock.h"
+#include "host_budget.h"
+#include "list.h"
+#include "rng.h"
+#include "va_allocator.h"
+#include "victim.h"
+
+#define VGPU_PRIORITY_LEVELS (VGPU_PRIORITY_MAX + 1)
+#define VGPU_BUFFER_ALIGN VGPU_PAGE_64K
+
+/* Index of a chunk location in the per-location arrays below. */
+#define LOC_RESIDENT VGPU_CHUNK_RESIDENT
+#define LOC_EVICTED VGPU_CHUNK_EVICTED
+#define LOC_COUNT 2
+
+struct vgpu_chunk {
+	struct vgpu_buffer *buffer;
+	uint64_t offset;           /* within the buffer */
+	uint64_t bytes;
+	uint32_t page_size;        /* GPU page size of its mapping when resident */
+	uint8_t location;          /* LOC_RESIDENT or LOC_EVICTED */
+	bool pending;              /* of a buffer being allocated: no memory yet */
+	bool referenced;           /* software reference bit (pending chunks) */
+	bool moved;                /* relocation: this chunk was moved */
+	size_t set_index[2];       /* in its VM's set, in its buffer's set */
+
+	/* Resident: VRAM pages. */
+	uint64_t *vram;
+	uint32_t vram_page_size;
+	/* Evicted: its own pinned host buffer, IOMMU-mapped at iova. */
+	struct vgpu_hal_host_buf *host;
+	uint64_t iova;
+
+	/* Staging while the chunk is selected (the memory it moves to). */
+	uint64_t *new_vram;
+	uint32_t new_vram_page_size;
+	struct vgpu_hal_host_buf *new_host;
+	uint64_t new_iova;
+};
+
+/* Priority levels of buffers that hold candidates of one location. */
+struct vgpu_levels {
+	struct list_head level[VGPU_PRIORITY_LEVELS];
+	uint32_t mask; /* bit p: level[p] not empty */
+};
+
+struct vgpu_buffer {
+	struct vgpu_vm *vm;
+	uint64_t handle;
+	uint64_t gpu_va;
+	uint64_t bytes;
+	unsigned priority;
+	uint32_t chunk_count;
+	struct vgpu_chunk *chunks;
+	struct vgpu_chunk_set sets[LOC_COUNT];
+	struct list_head level_link[LOC_COUNT];
+	bool in_level[LOC_COUNT];
+	struct list_head link; /* vm->buffers */
+};
+
+struct vgpu_buffer_slot {
+	struct vgpu_buffer *buffer;
+	uint32_t generation;
+	uint32_t next_free;
+};
+
+struct vgpu_vm {
+	struct vgpu_core *core;
+	uint32_t id;
+	char name[VGPU_VM_NAME_MAX];
+	uint32_t weight;
+	uint64_t cap_bytes;
+	uint64_t chunk_bytes;
+	struct vgpu_hal_as *as;
+	struct vgpu_va_allocator va;
+	struct list_head link; /* core->vms, in creation order */
+
+	struct list_head buffers;
+	uint64_t buffer_count;
+	struct vgpu_buffer_slot *slots;
+	uint32_t slot_count, slot_capacity, free_slot; /* free_slot: UINT32_MAX = none */
+
+	struct vgpu_chunk_set sets[LOC_COUNT];
+	struct vgpu_levels levels[LOC_COUNT];
+	uint64_t allocated_bytes;
+	uint64_t resident_bytes;
+	uint64_t evicted_bytes;
+
+	struct vgpu_victim_node victim; /* core->victims: key = eviction candidate bytes */
+	struct vgpu_victim_node winner; /* return pass: key = resident + selected */
+	bool touched;                   /* in the current pass's list of VMs */
+	size_t cursor;                  /* policy cursor (CLOCK hand) */
+
+	struct list_head channels;
+	uint32_t channel_count;
+
+	/* statistics */
+	uint64_t evictions, evicted_bytes_total;
+	uint64_t returns, returned_bytes_total;
+	uint64_t drain_ns;
+	uint64_t allocs, alloc_failures;
+	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS];
+	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels */
+	_Atomic uint64_t channel_errors;         /* event thread */
+};
+
+struct vgpu_core_channel {
+	struct vgpu_vm *vm;
+	struct vgpu_hal_channel *hal;
+	struct vgpu_shadow_channel *shadow;
+	uint32_t id;
+	struct list_head link; /* vm->channels */
+};
+
+struct vgpu_policy_context {
+	struct vgpu_core *core;
+	struct vgpu_rng rng;
+};
+
+struct vgpu_core {
+	struct vgpu_hal *hal;
+	struct vgpu_hal_caps caps;
+	struct vgpu_core_config config;
+	const struct vgpu_policy_ops *policy;
+	struct vgpu_policy_context policy_context;
+
+	struct vgpu_fifo_lock lock; /* the allocation lock, see core.h */
+
+	struct list_head vms;
+	uint32_t vm_count;
+	uint32_t next_vm_id;
+	struct vgpu_victim_heap victims; /* every VM, largest ratio first */
+	struct vgpu_victim_heap winners; /* return pass: smallest ratio first */
+	struct vgpu_vm **touched;        /* VMs with selections in this pass */
+	size_t touched_count, touched_capacity;
+
+	uint64_t allocated_bytes;
+	uint64_t resident_bytes;
+	uint64_t evicted_bytes;
+	struct vgpu_host_budget host;
+	struct vgpu_dma dma;
+
+	/* Channel id -> channel, for event dispatch. channels_lock. */
+	pthread_mutex_t channels_lock;
+	struct vgpu_core_channel **channel_table;
+	uint32_t channel_table_size;
+
+	/* Return thread. return_mutex guards return_stop. */
+	pthread_t return_thread;
+	bool return_thread_started;
+	pthread_mutex_t return_mutex;
+	pthread_cond_t return_cond;
+	bool return_stop;
+	atomic_bool return_pending;
+
+	struct vgpu_core_stats stats; /* the parts under core->lock */
+	_Atomic uint64_t entries;
+	_Atomic uint64_t events;
+};
+
+/* ---- core.c ------------------------------------------------------------- */
+void vgpu_core_set_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void vgpu_core_clear_error(void);
+uint64_t vgpu_core_now_ns(void);
+void vgpu_core_count_entry(struct vgpu_core *core);
+/* The VMs a pass selected chunks of (core->touched); room for one entry
+ * per VM is reserved when the VM is created, so touching cannot fail. */
+int vgpu_core_reserve_touched(struct vgpu_core *core, size_t count);
+void vgpu_core_touch(struct vgpu_core *core, struct vgpu_vm *vm);
+void vgpu_core_untouch_all(struct vgpu_core *core);
+/* Human-readable size ("64 MiB") into buf. */
+const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- events.c ----------------------------------------------------------- */
+void vgpu_core_handle_event(void *ctx, const struct vgpu_hal_event *event);
+
+/* ---- chunk.c ------------------------------------------------------------ */
+/* Lay out a buffer's chunks (offset, bytes, page_size) into chunks[]. */
+void vgpu_chunk_layout(struct vgpu_chunk *chunks, uint32_t count, uint64_t buffer_va,
+                       uint64_t buffer_bytes, uint64_t chunk_bytes, uint32_t page_size_mask);
+uint32_t vgpu_chunk_count(uint64_t buffer_bytes, uint64_t chunk_bytes);
+uint64_t vgpu_chunk_va(const struct vgpu_chunk *chunk);
+/* Add/remove a chunk to/from the sets (VM's and buffer's) of its location,
+ * keeping the priority levels current. */
+int vgpu_chunk_insert(struct vgpu_chunk *chunk);
+void vgpu_chunk_remove(struct vgpu_chunk *chunk);
+void vgpu_chunk_select(struct vgpu_chunk *chunk);
+void vgpu_chunk_unselect(struct vgpu_chunk *chunk);
+bool vgpu_chunk_is_selected(const struct vgpu_chunk *chunk);
+/* VRAM for a chunk: page_size pages when possible, 4 KiB pages otherwise. */
+int vgpu_chunk_vram_alloc(struct vgpu_core *core, const struct vgpu_chunk *chunk,
+                          uint64_t **pages, uint32_t *page_size);
+void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *pages,
+                          uint32_t page_size);
+/* Pinned host memory + IOMMU mapping for a chunk. */
+int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf **host,
+                          uint64_t *iova);
+void vgpu_chunk_host_free(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf *host,
+                          uint64_t iova);
+/* Map the chunk in its VM's address space: to VRAM pages or to an IOVA. */
+int vgpu_chunk_map_vram(struct vgpu_chunk *chunk, const uint64_t *pages, uint32_t page_size);
+int vgpu_chunk_map_host(struct vgpu_chunk *chunk, uint64_t iova);
+/* Free a chunk's memory (VRAM or host), whatever its location. Its mapping
+ * must be gone and the TLB invalidated. */
+void vgpu_chunk_release_memory(struct vgpu_core *core, struct vgpu_chunk *chunk);
+void vgpu_chunk_release_staging(struct vgpu_core *core, struct vgpu_chunk *chunk);
+
+/* ---- levels (chunk.c) --------------------------------------------------- */
+void vgpu_levels_init(struct vgpu_levels *levels);
+void vgpu_levels_update(struct vgpu_buffer *buffer, int location);
+void vgpu_levels_remove(struct vgpu_buffer *buffer, int location);
+
+/* ---- buffer.c ----------------------------------------------------------- */
+struct vgpu_buffer *vgpu_buffer_lookup(struct vgpu_vm *vm, uint64_t handle);
+/* Free a buffer completely (mapping, memory, accounting). */
+void vgpu_buffer_destroy(struct vgpu_buffer *buffer);
+
+/* ---- vm.c --------------------------------------------------------------- */
+void vgpu_vm_rekey(struct vgpu_vm *vm); /* victim key := resident bytes */
+void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta);
+
+/* ---- eviction.c --------------------------------------------------------- */
+/*
+ * Make room for pending (a buffer of requester whose chunks are not placed
+ * yet) when free VRAM is short. On success every chunk of pending that must
+ * go to host memory has staged host memory (chunk->new_host) and enough VRAM
+ * is free for the others. On failure nothing of pending is staged.
+ */
+int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
+                   struct vgpu_buffer *pending, uint64_t free_bytes, struct vgpu_core_time *time);
+
+/* ---- relocation.c ------------------------------------------------------- */
+/*
+ * Move chunks[0..count) of vm to their staged memory (new_host when
+ * resident, new_vram when evicted): suspend and drain vm's channels, copy
+ * through the DMA address space, remap, invalidate, free the old memory,
+ * resume. Moved chunks change location and set chunk->moved; the others
+ * keep their mapping and their staging (the caller releases it). Returns 0
+ * or the first error.
+ */
+int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
+                     size_t count, struct vgpu_core_time *time);
+
+/* ---- return_pass.c ------------------------------------------------------ */
+int vgpu_return_thread_start(struct vgpu_core *core);
+void vgpu_return_thread_stop(struct vgpu_core *core);
+void vgpu_return_mark_pending(struct vgpu_core *core);
+int vgpu_return_pass_locked(struct vgpu_core *core);
+
+/* ---- channel.c ---------------------------------------------------------- */
+void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel);
+/* Σ of the shadow statistics of the VM's live and destroyed channels. */
+void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out);
+
+/* ---- stats.c ------------------------------------------------------------ */
+unsigned vgpu_latency_bucket(uint64_t ns);
+void vgpu_core_time_add(struct vgpu_core_time *sum, const struct vgpu_core_time *add);
+/* Water-filling fair shares: see core.h. out[i] for VM i. */
+void vgpu_fair_shares(uint64_t vram, size_t count, const uint32_t *weights,
+                      const uint64_t *allocated, uint64_t *out);
+
+#endif /* VGPU_CORE_INTERNAL_H */

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * eviction.c - the policy pass that makes room for an allocation (thesis
+ * §5.3.4, paper §4.3) and the moves it decides.
+ *
+ * The new buffer's chunks join the requester's eviction candidates, so the
+ * request counts as already belonging to it. Then, until free VRAM plus the
+ * selected chunks cover what is left of the request: the victim is the top
+ * of the core's heap (largest candidate bytes ÷ weight, ties to the lower
+ * VM id), the policy picks one of its candidates, the chunk is marked
+ * selected (one swap in its sets) and the victim's key drops by the chunk's
+ * size (one O(log n) heap update). k chunks over n VMs cost O(k log n).
+ * A selected chunk of the new buffer reduces the request instead: it will be
+ * placed in host memory directly, with no copy.
+ *
+ * Before anything moves, the host budget must hold every selected chunk and
+ * each gets its host memory (pinned, IOMMU-mapped); if either fails the
+ * allocation fails with -ENOMEM and nothing has changed. Then the victims'
+ * chunks move one VM at a time (relocation.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+static bool is_candidate(const struct vgpu_vm *victim, const struct vgpu_chunk *chunk)
+{
+	return chunk && chunk->buffer->vm == victim && chunk->location == LOC_RESIDENT &&
+	       vgpu_chunk_set_contains(&victim->sets[LOC_RESIDENT], chunk) &&
+	       !vgpu_chunk_is_selected(chunk);
+}
+
+static struct vgpu_chunk *pick_chunk(struct vgpu_core *core, struct vgpu_vm *victim)
+{
+	struct vgpu_chunk *chunk = core->policy->pick_evict(&core->policy_context, victim);
+	size_t count;
+
+	if (is_candidate(victim, chunk))
+		return chunk;
+	/* A custom policy answered nonsense: fall back to random. */
+	count = vgpu_policy_evict_count(victim);
+	return vgpu_policy_evict_at(victim, vgpu_rng_below(&core->policy_context.rng, count));
+}
+
+static struct vgpu_chunk *first_selected(struct vgpu_vm *vm, int location)
+{
+	struct vgpu_chunk_set *set = &vm->sets[location];
+
+	return set->candidates < set->count ? set->items[set->candidates] : NULL;
+}
+
+static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester)
+{
+	for (size_t v = 0; v < core->touched_count; v++) {
+		struct vgpu_chunk_set *set = &core->touched[v]->sets[LOC_RESIDENT];
+
+		for (size_t i = set->candidates; i < set->count; i++) {
+			struct vgpu_chunk *chunk = set->items[i];
+			int err;
+
+			vgpu_host_budget_reserve(&core->host, chunk->bytes); /* checked */
+			err = vgpu_chunk_host_alloc(core, chunk->bytes, &chunk->new_host,
+			                            &chunk->new_iova);
+			if (err) {
+				char size[32];
+
+				vgpu_host_budget_release(&core->host, chunk->bytes);
+				chunk->new_host = NULL;
+				vgpu_core_set_error(
+				        "VM '%s': the host cannot provide %s of pinned, IOMMU-mapped "
+				        "memory for an evicted chunk (%s); free host memory or lower "
+				        "the host budget",
+				        requester->name,
+				        vgpu_core_format_size(chunk->bytes, size, sizeof(size)),
+				        strerror(-err));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
+{
+	for (size_t v = 0; v < core->touched_count; v++) {
+		struct vgpu_vm *vm = core->touched[v];
+		struct vgpu_chunk_set *set = &vm->sets[LOC_RESIDENT];
+		size_t selected = vgpu_chunk_set_selected(set), count = 0;
+		struct vgpu_chunk **chunks;
+		int err;
+
+		if (!selected)
+			continue;
+		chunks = malloc(selected * sizeof(*chunks));
+		if (!chunks)
+			return -ENOMEM;
+		for (size_t i = set->candidates; i < set->count; i++)
+			if (!set->items[i]->pending)
+				chunks[count++] = set->items[i];
+		err = count ? vgpu_relocate_vm(core, vm, chunks, count, time) : 0;
+		free(chunks);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Unselect what did not move, drop the pending chunks from the sets (the
+ * caller places them), restore the victims' keys. */
+static void finish_pass(struct vgpu_core *core, struct vgpu_buffer *pending, bool keep_staging)
+{
+	for (size_t v = 0; v < core->touched_count; v++) {
+		struct vgpu_vm *vm = core->touched[v];
+		struct vgpu_chunk *chunk;
+
+		while ((chunk = first_selected(vm, LOC_RESIDENT))) {
+			if (!chunk->pending || !keep_staging)
+				vgpu_chunk_release_staging(core, chunk);
+			vgpu_chunk_unselect(chunk);
+		}
+	}
+	for (uint32_t i = 0; i < pending->chunk_count; i++) {
+		vgpu_chunk_remove(&pending->chunks[i]);
+		pending->chunks[i].pending = false;
+	}
+	for (size_t v = 0; v < core->touched_count; v++)
+		vgpu_vm_rekey(core->touched[v]);
+	vgpu_core_untouch_all(core);
+}
+
+int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
+                   struct vgpu_buffer *pending, uint64_t free_bytes, struct vgpu_core_time *time)
+{
+	uint64_t start = vgpu_core_now_ns(), mark;
+	uint64_t need = pending->bytes, available = free_bytes, host_bytes = 0;
+	int err = 0;
+
+	for (uint32_t i = 0; i < pending->chunk_count; i++) {
+		struct vgpu_chunk *chunk = &pending->chunks[i];
+
+		chunk->pending = true;
+		chunk->referenced = true;
+		chunk->location = LOC_RESIDENT;
+		vgpu_chunk_insert(chunk); /* capacity reserved by the caller */
+	}
+	requester->victim.bytes += pending->bytes;
+	vgpu_victim_heap_update(&core->victims, &requester->victim);
+	vgpu_core_touch(core, requester);
+
+	while (available < need) {
+		struct vgpu_victim_node *node = vgpu_victim_heap_top(&core->victims);
+		struct vgpu_vm *victim;
+		struct vgpu_chunk *chunk;
+
+		if (!node || !node->bytes || !node->weight) {
+			err = -ENOMEM; /* cannot happen: the pending chunks are candidates */
+			vgpu_core_set_error("VM '%s': no chunk left to evict", requester->name);
+			break;
+		}
+		victim = container_of(node, struct vgpu_vm, victim);
+		chunk = pick_chunk(core, victim);
+		vgpu_chunk_select(chunk);
+		vgpu_core_touch(core, victim);
+		node->bytes -= chunk->bytes;
+		vgpu_victim_heap_update(&core->victims, node);
+		if (chunk->pending)
+			need -= chunk->bytes;
+		else
+			available += chunk->bytes;
+		host_bytes += chunk->bytes;
+	}
+	mark = vgpu_core_now_ns();
+	time->policy_ns += mark - start;
+
+	if (!err && !vgpu_host_budget_fits(&core->host, host_bytes)) {
+		char size[32], wanted[32], left[32], limit[32];
+
+		core->stats.allocs_failed_budget++;
+		vgpu_core_set_error(
+		        "VM '%s': allocating %s needs %s of host memory for evicted chunks, but "
+		        "only %s of the host budget (%s) is left; raise the host budget, lower "
+		        "the VMs' caps or free buffers",
+		        requester->name, vgpu_core_format_size(pending->bytes, size, sizeof(size)),
+		        vgpu_core_format_size(host_bytes, wanted, sizeof(wanted)),
+		        vgpu_core_format_size(vgpu_host_budget_available(&core->host), left,
+		                              sizeof(left)),
+		        vgpu_core_format_size(core->host.limit, limit, sizeof(limit)));
+		err = -ENOMEM;
+	}
+	if (!err) {
+		err = stage_host_memory(core, requester);
+		time->setup_ns += vgpu_core_now_ns() - mark;
+	}
+	if (!err)
+		err = move_victims(core, time);
+	finish_pass(core, pending, !err);
+	return err;
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * relocation.c - moving one VM's selected chunks between VRAM and host
+ * memory (thesis §3.2.2, §3.3.2; paper §4.4, §5.4).
+ *
+ * For one VM at a time:
+ *   1. suspend every channel of the VM (shadow channels: the guest keeps
+ *      submitting into shadow pages), then drain them (a privileged fence
+ *      behind everything the guest had queued);
+ *   2. map each chunk's source and destination into the core's private DMA
+ *      address space and queue the copies on the copy engine, several in
+ *      flight;
+ *   3. when all copies are done, rewrite the VM's PTEs over each chunk to the
+ *      new memory (VRAM, or the IOMMU-mapped host buffer with target SYSMEM
+ *      non-coherent) and invalidate the VM's TLB;
+ *   4. free the old memory (VRAM pages, or the host buffer and its IOMMU
+ *      mapping) and move the chunks to the other set;
+ *   5. resume the channels.
+ * Only this VM stops; the others keep running (the copy engine runs next to
+ * compute).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+#define COPY_WAIT_MS 60000 /* copies do not depend on guest work */
+
+static void resume_channels(struct vgpu_vm *vm, size_t suspended)
+{
+	struct list_head *pos;
+	size_t i = 0;
+
+	list_for_each(pos, &vm->channels) {
+		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
+
+		if (i++ >= suspended)
+			break;
+		/* -EIO: the channel was killed; it is resumed all the same. */
+		vgpu_shadow_resume(channel->shadow);
+	}
+}
+
+static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t *suspended,
+                             struct vgpu_core_time *time)
+{
+	struct list_head *pos;
+	uint64_t start;
+	int err;
+
+	*suspended = 0;
+	list_for_each(pos, &vm->channels) {
+		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
+
+		err = vgpu_shadow_suspend(channel->shadow);
+		if (err) {
+			vgpu_core_set_error("VM '%s': cannot suspend channel %u: %s", vm->name,
+			                    channel->id, strerror(-err));
+			return err;
+		}
+		(*suspended)++;
+	}
+	start = vgpu_core_now_ns();
+	list_for_each(pos, &vm->channels) {
+		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
+
+		err = vgpu_shadow_drain(channel->shadow, core->config.drain_timeout_ms);
+		if (err) {
+			vgpu_core_set_error("VM '%s': channel %u did not drain within %u ms (%s); "
+			                    "its queued GPU work runs too long; retry later or "
+			                    "raise the drain timeout",
+			                    vm->name, channel->id, core->config.drain_timeout_ms,
+			                    strerror(-err));
+			break;
+		}
+	}
+	time->drain_ns += vgpu_core_now_ns() - start;
+	vm->drain_ns += vgpu_core_now_ns() - start;
+	return err;
+}
+
+struct window {
+	uint64_t src, dst;
+	bool mapped;
+};
+
+static int map_windows(struct vgpu_core *core, struct vgpu_chunk *chunk, struct window *window)
+{
+	struct vgpu_dma *dma = &core->dma;
+	int err;
+
+	if (chunk->location == LOC_RESIDENT) {
+		err = vgpu_dma_map_vram(dma, chunk->vram, chunk->vram_page_size, chunk->bytes,
+		                        &window->src);
+		if (err)
+			return err;
+		err = vgpu_dma_map_iova(dma, chunk->new_iova, chunk->bytes, &window->dst);
+	} else {
+		err = vgpu_dma_map_iova(dma, chunk->iova, chunk->bytes, &window->src);
+		if (err)
+			return err;
+		err = vgpu_dma_map_vram(dma, chunk->new_vram, chunk->new_vram_page_size,
+		                        chunk->bytes, &window->dst);
+	}
+	if (err) {
+		vgpu_dma_unmap(dma, window->src, chunk->bytes);
+		return err;
+	}
+	window->mapped = true;
+	return 0;
+}
+
+/* Copy every chunk to its staged memory; 0 only if all copies succeeded. */
+static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
+                       size_t count, struct vgpu_core_time *time)
+{
+	struct vgpu_dma *dma = &core->dma;
+	uint64_t in_flight = core->config.copies_in_flight;
+	struct window *windows = calloc(count, sizeof(*windows));
+	uint64_t mark;
+	int err = 0, wait_err;
+
+	if (!windows)
+		return -ENOMEM;
+	vgpu_dma_begin(dma);
+	for (size_t i = 0; i < count && !err; i++) {
+		mark = vgpu_core_now_ns();
+		err = map_windows(core, chunks[i], &windows[i]);
+		if (!err)
+			err = vgpu_dma_copy(dma, windows[i].dst, windows[i].src, chunks[i]->bytes);
+		time->setup_ns += vgpu_core_now_ns() - mark;
+		if (!err && i + 1 < count) {
+			/* Keep at most in_flight copies queued. */
+			mark = vgpu_core_now_ns();
+			err = vgpu_dma_wait(dma, in_flight - 1, COPY_WAIT_MS);
+			time->copy_ns += vgpu_core_now_ns() - mark;
+		}
+	}
+	mark = vgpu_core_now_ns();
+	wait_err = vgpu_dma_wait(dma, 0, COPY_WAIT_MS);
+	time->copy_ns += vgpu_core_now_ns() - mark;
+	if (!err)
+		err = wait_err;
+	if (wait_err == -ETIMEDOUT) {
+		/* A copy may still write its destination: keep the windows and
+		 * the staged memory (leaked) rather than let it be reused. */
+		for (size_t i = 0; i < count; i++) {
+			if (chunks[i]->new_host)
+				vgpu_host_budget_release(&core->host, chunks[i]->bytes);
+			chunks[i]->new_host = NULL;
+			chunks[i]->new_vram = NULL;
+		}
+		free(windows);
+		vgpu_core_set_error("VM '%s': the copy engine did not finish within %u ms", vm->name,
+		                    COPY_WAIT_MS);
+		return -ETIMEDOUT;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (windows[i].mapped) {
+			vgpu_dma_unmap(dma, windows[i].src, chunks[i]->bytes);
+			vgpu_dma_unmap(dma, windows[i].dst, chunks[i]->bytes);
+		}
+	vgpu_dma_flush(dma);
+	free(windows);
+	if (err)
+		vgpu_core_set_error("VM '%s': copying chunks failed: %s", vm->name, strerror(-err));
+	return err;
+}
+
+/* The chunk's data is at its staged memory now: point the PTEs there. */
+static int remap(struct vgpu_chunk *chunk)
+{
+	if (chunk->location == LOC_RESIDENT)
+		return vgpu_chunk_map_host(chunk, chunk->new_iova);
+	return vgpu_chunk_map_vram(chunk, chunk->new_vram, chunk->new_vram_page_size);
+}
+
+static void commit(struct vgpu_core *core, struct vgpu_chunk *chunk)
+{
+	struct vgpu_vm *vm = chunk->buffer->vm;
+	int from = chunk->location, to = from == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
+
+	vgpu_chunk_remove(chunk);
+	vgpu_vm_account(vm, from, -(int64_t)chunk->bytes);
+	if (from == LOC_RESIDENT) {
+		vgpu_chunk_vram_free(core, chunk->bytes, chunk->vram, chunk->vram_page_size);
+		chunk->vram = NULL;
+		chunk->host = chunk->new_host;
+		chunk->iova = chunk->new_iova;
+		chunk->new_host = NULL;
+		vm->evictions++;
+		vm->evicted_bytes_total += chunk->bytes;
+		core->stats.chunks_evicted++;
+		core->stats.bytes_evicted += chunk->bytes;
+	} else {
+		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
+		vgpu_host_budget_release(&core->host, chunk->bytes);
+		chunk->host = NULL;
+		chunk->vram = chunk->new_vram;
+		chunk->vram_page_size = chunk->new_vram_page_size;
+		chunk->new_vram = NULL;
+		vm->returns++;
+		vm->returned_bytes_total += chunk->bytes;
+		core->stats.chunks_returned++;
+		core->stats.bytes_returned += chunk->bytes;
+	}
+	chunk->location = (uint8_t)to;
+	vgpu_chunk_insert(chunk); /* capacity reserved */
+	vgpu_vm_account(vm, to, (int64_t)chunk->bytes);
+	chunk->moved = true;
+}
+
+int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
+                     size_t count, struct vgpu_core_time *time)
+{
+	uint64_t paused;
+	size_t suspended = 0;
+	int location = chunks[0]->location;
+	int other = location == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
+	int err, first_err = 0;
+
+	for (size_t i = 0; i < count; i++)
+		chunks[i]->moved = false;
+	/* Inserting into the other set must not fail after the copy. */
+	err = vgpu_chunk_set_reserve(&vm->sets[other], vm->sets[other].count + count);
+	if (err)
+		return err;
+
+	paused = vgpu_core_now_ns();
+	err = suspend_and_drain(core, vm, &suspended, time);
+	if (err)
+		goto resume;
+	err = copy_chunks(core, vm, chunks, count, time);
+	if (err)
+		goto resume;
+
+	for (size_t i = 0; i < count; i++) {
+		err = remap(chunks[i]);
+		if (err && !first_err)
+			first_err = err; /* that chunk keeps its old mapping */
+		chunks[i]->moved = !err;
+	}
+	vgpu_hal_as_tlb_invalidate(vm->as);
+	for (size_t i = 0; i < count; i++) {
+		if (chunks[i]->moved) {
+			commit(core, chunks[i]);
+			time->bytes_copied += chunks[i]->bytes;
+		}
+	}
+	err = first_err;
+	if (err)
+		vgpu_core_set_error("VM '%s': cannot rewrite page tables for a moved chunk: %s",
+		                    vm->name, strerror(-err));
+resume:
+	resume_channels(vm, suspended);
+	if (suspended) {
+		time->pause_ns += vgpu_core_now_ns() - paused;
+		time->vm_suspensions++;
+	}
+	return err;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - per-VM and core-wide statistics, fair shares and the latency
+ * histogram.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+unsigned vgpu_latency_bucket(uint64_t ns)
+{
+	unsigned bucket = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
+
+	return bucket < VGPU_LATENCY_BUCKETS ? bucket : VGPU_LATENCY_BUCKETS - 1;
+}
+
+void vgpu_core_time_add(struct vgpu_core_time *sum, const struct vgpu_core_time *add)
+{
+	sum->passes += add->passes;
+	sum->policy_ns += add->policy_ns;
+	sum->setup_ns += add->setup_ns;
+	sum->copy_ns += add->copy_ns;
+	sum->other_ns += add->other_ns;
+	sum->total_ns += add->total_ns;
+	sum->drain_ns += add->drain_ns;
+	sum->pause_ns += add->pause_ns;
+	sum->vm_suspensions += add->vm_suspensions;
+	sum->bytes_copied += add->bytes_copied;
+}
+
+/*
+ * Water filling: each VM that still wants memory gets remaining × weight ÷
+ * Σ weights of those VMs; a VM whose allocation is at most that gets exactly
+ * its allocation and leaves, and what is left is shared again. A VM leaving
+ * only raises the others' shares, so all VMs satisfied in one round may leave
+ * together. At most count rounds. VMs that allocated nothing get 0.
+ */
+void vgpu_fair_shares(uint64_t vram, size_t count, const uint32_t *weights,
+                      const uint64_t *allocated, uint64_t *out)
+{
+	uint64_t remaining = vram;
+	bool done = false;
+
+	for (size_t i = 0; i < count; i++)
+		out[i] = UINT64_MAX; /* still active */
+	for (size_t i = 0; i < count; i++)
+		if (!allocated[i] || !weights[i])
+			out[i] = 0;
+	while (!done) {
+		unsigned __int128 total_weight = 0;
+		uint64_t given = 0;
+
+		for (size_t i = 0; i < count; i++)
+			if (out[i] == UINT64_MAX)
+				total_weight += weights[i];
+		if (!total_weight)
+			break;
+		done = true;
+		for (size_t i = 0; i < count; i++) {
+			uint64_t share;
+
+			if (out[i] != UINT64_MAX)
+				continue;
+			share = (uint64_t)((unsigned __int128)remaining * weights[i] / total_weight);
+			if (allocated[i] <= share) {
+				out[i] = allocated[i];
+				given += allocated[i];
+				done = false;
+			}
+		}
+		if (done) {
+			for (size_t i = 0; i < count; i++)
+				if (out[i] == UINT64_MAX)
+					out[i] = (uint64_t)((unsigned __int128)remaining * weights[i] /
+					                    total_weight);
+		}
+		remaining -= given;
+	}
+}
+
+static uint64_t fair_share_of(struct vgpu_core *core, const struct vgpu_vm *target)
+{
+	size_t count = core->vm_count, index = 0, target_index = 0;
+	uint32_t *weights = calloc(count + 1, sizeof(*weights));
+	uint64_t *allocated = calloc(count + 1, sizeof(*allocated));
+	uint64_t *shares = calloc(count + 1, sizeof(*shares));
+	uint64_t share = 0;
+	struct list_head *pos;
+
+	if (weights && allocated && shares) {
+		list_for_each(pos, &core->vms) {
+			struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+
+			if (vm == target)
+				target_index = index;
+			weights[index] = vm->weight;
+			allocated[index] = vm->allocated_bytes;
+			index++;
+		}
+		vgpu_fair_shares(core->caps.vram_bytes, count, weights, allocated, shares);
+		share = shares[target_index];
+	}
+	free(weights);
+	free(allocated);
+	free(shares);
+	return share;
+}
+
+void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
+{
+	struct vgpu_core *core = vm->core;
+	struct vgpu_shadow_stats shadow;
+
+	vgpu_core_count_entry(core);
+	memset(out, 0, sizeof(*out));
+	vgpu_fifo_lock(&core->lock);
+	memcpy(out->name, vm->name, sizeof(out->name));
+	out->id = vm->id;
+	out->weight = vm->weight;
+	out->cap_bytes = vm->cap_bytes;
+	out->chunk_bytes = vm->chunk_bytes;
+	out->allocated_bytes = vm->allocated_bytes;
+	out->resident_bytes = vm->resident_bytes;
+	out->evicted_bytes = vm->evicted_bytes;
+	out->fair_share_bytes = fair_share_of(core, vm);
+	out->buffers = vm->buffer_count;
+	out->resident_chunks = vm->sets[LOC_RESIDENT].count;
+	out->evicted_chunks = vm->sets[LOC_EVICTED].count;
+	out->evictions = vm->evictions;
+	out->evicted_bytes_total = vm->evicted_bytes_total;
+	out->returns = vm->returns;
+	out->returned_bytes_total = vm->returned_bytes_total;
+	vgpu_vm_shadow_stats(vm, &shadow);
+	out->suspensions = shadow.suspensions;
+	out->suspended_ns = shadow.suspended_ns;
+	out->guest_blocked_ns = shadow.guest_blocked_ns;
+	out->drain_ns = vm->drain_ns;
+	out->allocs = vm->allocs;
+	out->alloc_failures = vm->alloc_failures;
+	memcpy(out->alloc_latency, vm->alloc_latency, sizeof(out->alloc_latency));
+	out->channels = vm->channel_count;
+	out->channel_errors = atomic_load_explicit(&vm->channel_errors, memory_order_relaxed);
+	vgpu_fifo_unlock(&core->lock);
+}
+
+/* Not counted as an entry: benchmarks call it around the code they watch. */
+void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
+{
+	vgpu_fifo_lock(&core->lock);
+	*out = core->stats;
+	out->vram_bytes = core->caps.vram_bytes;
+	out->vram_free_bytes = vgpu_hal_vram_free_bytes(core->hal);
+	out->allocated_bytes = core->allocated_bytes;
+	out->resident_bytes = core->resident_bytes;
+	out->evicted_bytes = core->evicted_bytes;
+	out->host_budget_bytes = core->host.limit;
+	out->host_used_bytes = core->host.used;
+	out->vms = core->vm_count;
+	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
+	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);
+	vgpu_fifo_unlock(&core->lock);
+}

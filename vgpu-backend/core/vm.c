@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vm.c - VM contexts: name, weight, cap, chunk size, an address space with
+ * its VA allocator, and the per-VM chunk sets and counters.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+#define VM_VA_BASE VGPU_PAGE_64K /* keep address 0 unmapped */
+#define VM_CHUNK_MAX (1ull << 32)
+
+void vgpu_vm_config_defaults(struct vgpu_vm_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	config->weight = 1;
+}
+
+void vgpu_vm_rekey(struct vgpu_vm *vm)
+{
+	vm->victim.bytes = vm->resident_bytes;
+	vm->victim.weight = vm->weight;
+	vgpu_victim_heap_update(&vm->core->victims, &vm->victim);
+}
+
+void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta)
+{
+	struct vgpu_core *core = vm->core;
+
+	if (location == LOC_RESIDENT) {
+		vm->resident_bytes += (uint64_t)delta;
+		core->resident_bytes += (uint64_t)delta;
+	} else {
+		vm->evicted_bytes += (uint64_t)delta;
+		core->evicted_bytes += (uint64_t)delta;
+	}
+}
+
+static int check_vm_config(struct vgpu_core *core, const struct vgpu_vm_config *config)
+{
+	size_t length;
+
+	if (!config->name || !(length = strlen(config->name)) || length >= VGPU_VM_NAME_MAX) {
+		vgpu_core_set_error("a VM needs a name of 1 to %d characters", VGPU_VM_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < length; i++) {
+		if (!isgraph((unsigned char)config->name[i])) {
+			vgpu_core_set_error("VM name '%s' contains a blank or control character; "
+			                    "use letters, digits and punctuation",
+			                    config->name);
+			return -EINVAL;
+		}
+	}
+	if (config->weight < 1 || config->weight > VGPU_CORE_WEIGHT_MAX) {
+		vgpu_core_set_error("VM '%s': weight %u is out of range; use 1 to %u", config->name,
+		                    config->weight, VGPU_CORE_WEIGHT_MAX);
+		return -EINVAL;
+	}
+	if (config->chunk_bytes &&
+	    (config->chunk_bytes % VGPU_PAGE_4K || config->chunk_bytes > VM_CHUNK_MAX)) {
+		vgpu_core_set_error("VM '%s': chunk size %" PRIu64 " is not a multiple of 4 KiB "
+		                    "up to 4 GiB; use e.g. 4M, or 0 for the core's default",
+		                    config->name, config->chunk_bytes);
+		return -EINVAL;
+	}
+	(void)core;
+	return 0;
+}
+
+static struct vgpu_vm *find_vm(struct vgpu_core *core, const char *name)
+{
+	struct list_head *pos;
+
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+
+		if (!strcmp(vm->name, name))
+			return vm;
+	}
+	return NULL;
+}
+
+int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *config,
+                        struct vgpu_vm **out)
+{
+	struct vgpu_vm *vm;
+	int err;
+
+	if (!core || !config || !out) {
+		vgpu_core_set_error("vgpu_core_vm_create needs a core, a config and an output");
+		return -EINVAL;
+	}
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	err = check_vm_config(core, config);
+	if (err)
+		return err;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	vm->core = core;
+	snprintf(vm->name, sizeof(vm->name), "%s", config->name);
+	vm->weight = config->weight;
+	vm->cap_bytes = config->cap_bytes;
+	vm->chunk_bytes = config->chunk_bytes ? config->chunk_bytes : core->config.chunk_bytes;
+	list_init(&vm->buffers);
+	list_init(&vm->channels);
+	vm->free_slot = UINT32_MAX;
+	for (int location = 0; location < LOC_COUNT; location++) {
+		vgpu_chunk_set_init(&vm->sets[location], 0);
+		vgpu_levels_init(&vm->levels[location]);
+	}
+	vm->victim.index = VGPU_VICTIM_NOT_QUEUED;
+	vm->winner.index = VGPU_VICTIM_NOT_QUEUED;
+	atomic_init(&vm->channel_errors, 0);
+
+	vgpu_fifo_lock(&core->lock);
+	if (find_vm(core, config->name)) {
+		vgpu_core_set_error("a VM called '%s' exists already; choose another name",
+		                    config->name);
+		err = -EEXIST;
+		goto fail;
+	}
+	err = vgpu_hal_as_create(core->hal, &vm->as);
+	if (err) {
+		vgpu_core_set_error("VM '%s': cannot create a GPU address space: %s%s", config->name,
+		                    strerror(-err),
+		                    err == -ENOSPC ? " (the GPU has none left; destroy a VM)" : "");
+		goto fail;
+	}
+	vm->id = core->next_vm_id;
+	vm->victim.id = vm->winner.id = vm->id;
+	vm->victim.weight = vm->winner.weight = vm->weight;
+	err = vgpu_victim_heap_push(&core->victims, &vm->victim);
+	if (err)
+		goto fail_as;
+	/* The return pass can then always queue every VM without failing. */
+	err = vgpu_victim_heap_reserve(&core->winners, core->vm_count + 1);
+	if (!err)
+		err = vgpu_core_reserve_touched(core, core->vm_count + 1);
+	if (err)
+		goto fail_heap;
+	vgpu_va_init(&vm->va, VM_VA_BASE, core->caps.va_reserved_base);
+	core->next_vm_id++;
+	list_add_tail(&vm->link, &core->vms);
+	core->vm_count++;
+	vgpu_fifo_unlock(&core->lock);
+	*out = vm;
+	return 0;
+
+fail_heap:
+	vgpu_victim_heap_remove(&core->victims, &vm->victim);
+fail_as:
+	vgpu_hal_as_destroy(vm->as);
+fail:
+	vgpu_fifo_unlock(&core->lock);
+	free(vm);
+	return err;
+}
+
+void vgpu_core_vm_destroy(struct vgpu_vm *vm)
+{
+	struct vgpu_core *core;
+
+	if (!vm)
+		return;
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_fifo_lock(&core->lock);
+	while (!list_empty(&vm->channels))
+		vgpu_channel_destroy_locked(
+		        list_entry(vm->channels.next, struct vgpu_core_channel, link));
+	while (!list_empty(&vm->buffers))
+		vgpu_buffer_destroy(list_entry(vm->buffers.next, struct vgpu_buffer, link));
+	vgpu_hal_as_destroy(vm->as);
+	vgpu_victim_heap_remove(&core->victims, &vm->victim);
+	vgpu_victim_heap_remove(&core->winners, &vm->winner);
+	list_del(&vm->link);
+	core->vm_count--;
+	vgpu_fifo_unlock(&core->lock);
+
+	vgpu_return_mark_pending(core);
+	for (int location = 0; location < LOC_COUNT; location++)
+		vgpu_chunk_set_fini(&vm->sets[location]);
+	vgpu_va_fini(&vm->va);
+	free(vm->slots);
+	free(vm);
+}
+
+struct vgpu_hal_as *vgpu_core_vm_address_space(struct vgpu_vm *vm)
+{
+	return vm->as;
+}
+
+uint32_t vgpu_core_vm_id(const struct vgpu_vm *vm)
+{
+	return vm->id;
+}
+
+const char *vgpu_core_vm_name(const struct vgpu_vm *vm)
+{
+	return vm->name;
+}
+
+int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight)
+{
+	struct vgpu_core *core = vm->core;
+
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX) {
+		vgpu_core_set_error("VM '%s': weight %u is out of range; use 1 to %u", vm->name,
+		                    weight, VGPU_CORE_WEIGHT_MAX);
+		return -EINVAL;
+	}
+	vgpu_fifo_lock(&core->lock);
+	vm->weight = weight;
+	vm->winner.weight = weight;
+	vgpu_vm_rekey(vm);
+	vgpu_fifo_unlock(&core->lock);
+	return 0;
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h - GPUswap: per-VM GPU memory accounting, eviction to host memory
+ * and return, on top of the HAL (vgpu/hal.h).
+ *
+ * What the core promises
+ *
+ *  - Every VM has its own GPU address space. A buffer is a range of that
+ *    address space, split into chunks of the VM's chunk size with a smaller
+ *    remainder chunk at the tail (thesis §3.2.2). Buffer sizes are rounded
+ *    up to 4 KiB. A chunk is mapped with 64 KiB GPU pages when its address
+ *    is 64 KiB aligned and its size a multiple of 64 KiB (and the GPU has
+ *    64 KiB pages), with 4 KiB pages otherwise.
+ *  - Every chunk is either resident (in VRAM) or evicted (in pinned host
+ *    memory mapped through the IOMMU, PTE target SYSMEM non-coherent), at the
+ *    same GPU virtual address and with the same contents either way.
+ *  - No pressure, no work: an allocation that fits takes VRAM, writes PTEs
+ *    and returns; no channel is touched. Guest submissions never enter the
+ *    core.
+ *  - An allocation that does not fit runs the eviction policy (thesis
+ *    §5.3.4): counting the request as already belonging to the requester,
+ *    repeat { victim = the VM with the largest resident bytes ÷ weight;
+ *    the policy picks one of the victim's unselected resident chunks (or of
+ *    the new buffer's chunks when the requester is the victim) } until
+ *    free VRAM + selected ≥ request. Equal ratios: the VM with the lower id
+ *    (the one created first) is the victim. Selected chunks of the new
+ *    buffer go to host memory directly, without a copy. The selected
+ *    chunks are then moved one VM at a time: suspend all its channels
+ *    (shadow channels), drain them, copy on the copy engine through the
+ *    core's private DMA address space with several copies in flight,
+ *    rewrite the PTEs, invalidate the TLB, free the VRAM, resume.
+ *  - Host memory for evicted chunks is limited by a budget. When a request
+ *    would exceed it the allocation fails with -ENOMEM before anything moves:
+ *    nothing is half done.
+ *  - Freed memory is returned by a return pass (paper §5.5): winner = the VM
+ *    with the least resident bytes ÷ weight owning an evicted chunk that fits
+ *    into free VRAM (ties: lower id), repeated while chunks fit; moved one VM
+ *    at a time like an eviction. A background thread runs it every
+ *    return_interval_ms when a free (or a VM destroy) happened since the last
+ *    pass, so a burst of frees costs one pass.
+ *
+ * Fair share (vgpu_vm_stats.fair_share_bytes): VRAM is divided among VMs in
+ * proportion to their weights, but no VM's share exceeds what it allocated;
+ * what such a VM leaves unused is redistributed among the others, again by
+ * weight (water filling). So Σ shares = min(VRAM, Σ allocated).
+ *
+ * Locking
+ *
+ *  - One allocation lock, FIFO-fair (a ticket lock), serialises everything
+ *    that changes or reads memory state: alloc, free, set_weight,
+ *    set_priority, VM and channel create/destroy, the return pass, stats and
+ *    the invariant check. It is held for a whole eviction (policy pass and
+ *    relocation, including the waits for drains and copies), so allocations
+ *    arriving meanwhile wait for it and are then served in arrival order
+ *    (thesis §5.3.6). A free that arrives during a relocation also waits.
+ *  - A short mutex guards the channel-id table; the HAL event handler takes
+ *    only that (and the copy-completion lock), never the allocation lock, so
+ *    events are dispatched while a relocation waits for them.
+ *  - Every function is thread-safe. The event callbacks of the config run on
+ *    the HAL's event thread: they must not block and must not call into the
+ *    core.
+ *
+ * Errors are negative errno values. After a failure,
+ * vgpu_core_last_error() returns a sentence (for the calling thread) saying
+ * what was wrong and what to do.
+ */
+#ifndef VGPU_CORE_H
+#define VGPU_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/core_stats.h"
+#include "vgpu/guest_window.h"
+#include "vgpu/hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vgpu_core;
+struct vgpu_vm;
+struct vgpu_core_channel;
+struct vgpu_policy_ops;
+
+#define VGPU_PRIORITY_MIN 0
+#define VGPU_PRIORITY_MAX 15
+#define VGPU_PRIORITY_DEFAULT 7 /* "medium", thesis §5.3.2 */
+
+#define VGPU_CORE_DEFAULT_CHUNK_BYTES (4ull << 20)   /* thesis §6.4 */
+#define VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS 50      /* paper §5.5 */
+#define VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS 10000
+#define VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT 16
+#define VGPU_CORE_WEIGHT_MAX 1000000u
+#define VGPU_VM_NAME_MAX 64 /* including the terminating NUL */
+
+/* No allocation flag is defined yet; any bit set is -EINVAL. */
+#define VGPU_ALLOC_FLAGS_ALL 0u
+
+/*
+ * Event forwarding from the HAL event thread. vm is the VM owning the
+ * channel the event is about. Must not block and must not call the core.
+ */
+typedef void (*vgpu_core_event_fn)(void *ctx, struct vgpu_vm *vm,
+                                   const struct vgpu_hal_event *event);
+
+struct vgpu_core_config {
+	uint64_t chunk_bytes;          /* default chunk size; multiple of 4 KiB */
+	const char *policy;            /* "random", "priority" or "refbits" */
+	const struct vgpu_policy_ops *policy_ops; /* a custom policy; overrides policy */
+	uint64_t seed;                 /* seeds the policy's random choices */
+	uint64_t host_budget_bytes;    /* pinned host memory for evicted chunks;
+	                                  0 = no limit but the host's */
+	uint32_t return_interval_ms;   /* background return pass period; 0 = no
+	                                  thread (call vgpu_core_return_pass) */
+	uint32_t drain_timeout_ms;     /* how long a victim's channels may take to
+	                                  drain before the eviction gives up */
+	uint32_t copies_in_flight;     /* copy-engine operations queued at once */
+	vgpu_core_event_fn on_fence;         /* VGPU_EVENT_FENCE, optional */
+	vgpu_core_event_fn on_channel_error; /* VGPU_EVENT_CHANNEL_ERROR, optional */
+	void *event_ctx;
+};
+
+/* Defaults: 4 MiB chunks, "random", seed 1, no host budget, 50 ms return
+ * interval, 10 s drain timeout, 16 copies in flight, no callbacks. */
+void vgpu_core_config_defaults(struct vgpu_core_config *config);
+
+struct vgpu_vm_config {
+	const char *name;     /* 1..63 printable characters, unique per core */
+	uint32_t weight;      /* share of VRAM, 1..VGPU_CORE_WEIGHT_MAX */
+	uint64_t cap_bytes;   /* most bytes it may hold, resident + evicted; 0 = no cap */
+	uint64_t chunk_bytes; /* 0 = the core's chunk size */
+};
+
+/* Defaults: no name (must be set), weight 1, no cap, the core's chunk size. */
+void vgpu_vm_config_defaults(struct vgpu_vm_config *config);
+
+struct vgpu_buffer_info {
+	uint64_t handle; /* per VM; never reused while the VM lives */
+	uint64_t gpu_va; /* in the VM's address space */
+	uint64_t bytes;  /* the size rounded up to 4 KiB */
+};
+
+enum vgpu_chunk_location {
+	VGPU_CHUNK_RESIDENT = 0, /* VRAM */
+	VGPU_CHUNK_EVICTED = 1,  /* pinned host memory through the IOMMU */
+};
+
+struct vgpu_chunk_info {
+	uint64_t gpu_va;
+	uint64_t bytes;
+	uint32_t page_size; /* GPU page size of the chunk's mapping */
+	enum vgpu_chunk_location location;
+};
+
+#define VGPU_LATENCY_BUCKETS 40 /* bucket b: [2^b, 2^(b+1)) ns; b = 0 also holds 0 */
+
+struct vgpu_vm_stats {
+	char name[VGPU_VM_NAME_MAX];
+	uint32_t id;
+	uint32_t weight;
+	uint64_t cap_bytes;
+	uint64_t chunk_bytes;
+	uint64_t allocated_bytes;   /* resident + evicted */
+	uint64_t resident_bytes;
+	uint64_t evicted_bytes;
+	uint64_t fair_share_bytes;  /* see "Fair share" above */
+	uint64_t buffers;
+	uint64_t resident_chunks;
+	uint64_t evicted_chunks;
+	uint64_t evictions;         /* chunks of this VM moved (or placed) to host memory */
+	uint64_t evicted_bytes_total;
+	uint64_t returns;           /* chunks of this VM moved back to VRAM */
+	uint64_t returned_bytes_total;
+	uint64_t suspensions;       /* channel suspensions (shadow stats) */
+	uint64_t suspended_ns;      /* Σ over its channels of time suspended */
+	uint64_t guest_blocked_ns;  /* Σ time a guest access could wait (trap windows) */
+	uint64_t drain_ns;          /* time relocations waited for its channels */
+	uint64_t allocs;            /* successful allocations */
+	uint64_t alloc_failures;
+	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS]; /* successful allocations */
+	uint64_t channels;
+	uint64_t channel_errors;
+};
+
+/* The text describing the last failure of a core call in this thread. */
+const char *vgpu_core_last_error(void);
+
+/*
+ * Create a core driving hal. Installs the core's HAL event handler (the
+ * core owns it; do not replace it), creates the private DMA address space
+ * and, if return_interval_ms > 0, the return thread. -EINVAL for a bad
+ * config, -ENOTSUP when the policy needs a capability the GPU lacks
+ * ("refbits" without reference bits), -ENOMEM.
+ */
+int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config,
+                     struct vgpu_core **out);
+
+/* Stop the return thread, destroy every VM (as vgpu_core_vm_destroy) and the
+ * core. The HAL stays; its event handler is removed. NULL is ignored. */
+void vgpu_core_destroy(struct vgpu_core *core);
+
+/* Name of the policy in use. */
+const char *vgpu_core_policy_name(const struct vgpu_core *core);
+
+/* -EINVAL (bad name, weight, chunk size), -EEXIST (name taken), -ENOSPC (no
+ * address space left), -ENOMEM. */
+int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *config,
+                        struct vgpu_vm **out);
+
+/* Destroy channels, free buffers (VRAM, host memory, IOMMU mappings), the
+ * address space, the VM. NULL is ignored. */
+void vgpu_core_vm_destroy(struct vgpu_vm *vm);
+
+struct vgpu_hal_as *vgpu_core_vm_address_space(struct vgpu_vm *vm);
+uint32_t vgpu_core_vm_id(const struct vgpu_vm *vm);
+const char *vgpu_core_vm_name(const struct vgpu_vm *vm);
+
+/* Change a VM's weight (1..VGPU_CORE_WEIGHT_MAX). Takes effect at the next
+ * eviction or return pass; nothing moves now. */
+int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
+
+/*
+ * Allocate bytes (> 0, rounded up to 4 KiB) with priority hint priority
+ * (VGPU_PRIORITY_MIN..MAX; lower is evicted first by "priority") and flags
+ * (none defined: 0). Evicts as described above when VRAM is short. On
+ * success fills *out. The contents of a new buffer are unspecified.
+ * -EINVAL bad argument; -EDQUOT the VM's cap would be exceeded; -ENOMEM the
+ * host budget (or host memory) cannot hold what must be evicted; -ENOSPC no
+ * GPU virtual address range left; -ETIMEDOUT a victim's channels did not
+ * drain (the allocation fails; chunks already moved stay moved).
+ */
+int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
+                    struct vgpu_buffer_info *out);
+
+/* Free a buffer: accounting at once, VRAM (or host memory) reusable when it
+ * returns, GPU mapping removed. -ENOENT for an unknown handle. */
+int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle);
+
+/* Change a buffer's priority hint. -ENOENT, -EINVAL. */
+int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority);
+
+/* Describe a buffer's chunks (up to max of them into out). Returns the
+ * number of chunks, or -ENOENT. */
+int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chunk_info *out,
+                            size_t max);
+
+/* A snapshot of a VM's statistics. */
+void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out);
+
+/* A snapshot of the core's statistics (vgpu/core_stats.h). */
+void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out);
+
+/*
+ * Check the core's invariants: every chunk in exactly one set (resident or
+ * evicted) of its VM and buffer; every chunk mapped at its address (read
+ * through the GPU's aperture) and, when evicted, mapped to its own host
+ * buffer; counters equal the sums over chunks; core resident bytes +
+ * vgpu_hal_vram_free_bytes() = VRAM; host bytes = evicted bytes ≤ budget;
+ * caps respected; the victim order consistent. 0, or -EINVAL with a
+ * description of the first violation in why (if why_len > 0).
+ */
+int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len);
+
+/* Run one return pass now (whether or not a free happened). Returns the
+ * number of chunks moved back to VRAM, or a negative errno. */
+int vgpu_core_return_pass(struct vgpu_core *core);
+
+/*
+ * Create a command channel in vm's address space with a ring of
+ * gpfifo_entries (0 = HAL default), shadowed through the transport's
+ * window ops/ops_ctx so the core can suspend it. Fills *info (the window the
+ * transport maps into the guest). -ENOSPC, -EINVAL, -ENOMEM, or the
+ * shadow's error.
+ */
+int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
+                             const struct vgpu_guest_window_ops *ops, void *ops_ctx,
+                             struct vgpu_core_channel **out, struct vgpu_hal_channel_info *info);
+
+/* Destroy a channel (resuming it first if it is suspended). NULL is ignored. */
+void vgpu_core_channel_destroy(struct vgpu_core_channel *channel);
+
+struct vgpu_hal_channel *vgpu_core_channel_hal(struct vgpu_core_channel *channel);
+uint32_t vgpu_core_channel_id(const struct vgpu_core_channel *channel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_CORE_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_stats.h - core-wide statistics: memory totals, eviction and return
+ * counts, and where the time of an eviction goes (thesis §6.3.2).
+ *
+ * Times are wall-clock nanoseconds, summed over all passes. An eviction's
+ * time splits into
+ *   policy  choosing victims and chunks,
+ *   setup   host memory, IOMMU and DMA-window mappings, queuing copies,
+ *   copy    waiting for the copy engine,
+ *   other   suspending, draining, PTE rewrite, TLB invalidation, freeing
+ *           VRAM, resuming, mapping the new buffer;
+ * and for the victims
+ *   drain   waiting for their channels to finish what was queued,
+ *   pause   from suspend to resume (their submissions wait in the shadow).
+ */
+#ifndef VGPU_CORE_STATS_H
+#define VGPU_CORE_STATS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vgpu_core_time {
+	uint64_t passes;    /* passes that moved something */
+	uint64_t policy_ns;
+	uint64_t setup_ns;
+	uint64_t copy_ns;
+	uint64_t other_ns;
+	uint64_t total_ns;
+	uint64_t drain_ns;  /* victims */
+	uint64_t pause_ns;  /* victims */
+	uint64_t vm_suspensions; /* VMs suspended (one per VM per pass) */
+	uint64_t bytes_copied;
+};
+
+struct vgpu_core_stats {
+	uint64_t vram_bytes;        /* caps.vram_bytes */
+	uint64_t vram_free_bytes;   /* vgpu_hal_vram_free_bytes */
+	uint64_t allocated_bytes;   /* Σ VMs */
+	uint64_t resident_bytes;
+	uint64_t evicted_bytes;
+	uint64_t host_budget_bytes; /* 0 = no limit */
+	uint64_t host_used_bytes;   /* = evicted_bytes */
+	uint64_t vms;
+	uint64_t chunks_evicted;    /* copied VRAM → host */
+	uint64_t chunks_placed_on_host; /* new chunks put on the host directly */
+	uint64_t chunks_returned;
+	uint64_t bytes_evicted;
+	uint64_t bytes_placed_on_host;
+	uint64_t bytes_returned;
+	uint64_t allocs_failed_budget; /* -ENOMEM: host budget */
+	uint64_t allocs_failed_cap;    /* -EDQUOT */
+	struct vgpu_core_time eviction;
+	struct vgpu_core_time return_pass;
+	uint64_t entries;           /* calls into the core: public API calls and
+	                               HAL events dispatched (benchmarks check
+	                               that guest submission causes none) */
+	uint64_t events;            /* HAL events received */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_CORE_STATS_H */
