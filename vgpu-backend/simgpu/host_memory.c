@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 int host_buf_create(struct vgpu_hal *hal, uint64_t bytes, struct simgpu_host_buf **out)
 {
@@ -15,9 +16,16 @@ int host_buf_create(struct vgpu_hal *hal, uint64_t bytes, struct simgpu_host_buf
 	buf = calloc(1, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
-	buf->memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-	                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	buf->memfd = memfd_create("simgpu-host-buffer", MFD_CLOEXEC);
+	if (buf->memfd < 0 || ftruncate(buf->memfd, (off_t)bytes) < 0) {
+		if (buf->memfd >= 0)
+			close(buf->memfd);
+		free(buf);
+		return -ENOMEM;
+	}
+	buf->memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, buf->memfd, 0);
 	if (buf->memory == MAP_FAILED) {
+		close(buf->memfd);
 		free(buf);
 		return -ENOMEM;
 	}
@@ -32,5 +40,6 @@ void host_buf_destroy(struct simgpu_host_buf *buf)
 	if (!buf)
 		return;
 	munmap(buf->memory, buf->base.bytes);
+	close(buf->memfd);
 	free(buf);
 }

@@ -2,8 +2,10 @@
 /*
  * host_memory.h - pinned host buffers the GPU reaches through the IOMMU.
  *
- * A host buffer is zeroed anonymous memory of a 4 KiB multiple. It counts its
- * live IOMMU mappings so that freeing it can drop any left behind.
+ * A host buffer is zeroed shared memory of a 4 KiB multiple backed by its own
+ * memfd (so a transport can map the same pages into a guest,
+ * vgpu_hal_host_share). It counts its live IOMMU mappings so that freeing it
+ * can drop any left behind.
  */
 #ifndef SIMGPU_HOST_MEMORY_H
 #define SIMGPU_HOST_MEMORY_H
@@ -15,6 +17,7 @@
 struct simgpu_host_buf {
 	struct vgpu_hal_host_buf base;
 	uint8_t *memory;
+	int memfd;
 	uint64_t mappings; /* live IOMMU mappings, under the IOMMU lock */
 };
 

@@ -143,6 +143,17 @@ static void *simgpu_host_cpu_pointer(struct vgpu_hal_host_buf *buf)
 	return to_simgpu_host_buf(buf)->memory;
 }
 
+static int simgpu_host_share(struct vgpu_hal_host_buf *hal_buf, int *fd, uint64_t *offset)
+{
+	struct simgpu_host_buf *buf = to_simgpu_host_buf(hal_buf);
+
+	if (!buf || !fd || !offset)
+		return -EINVAL;
+	*fd = buf->memfd;
+	*offset = 0;
+	return 0;
+}
+
 static int simgpu_iommu_map(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf, uint64_t offset,
                             uint64_t bytes, uint64_t *iova)
 {
@@ -184,6 +195,7 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.host_cpu_pointer = simgpu_host_cpu_pointer,
 	.iommu_map = simgpu_iommu_map,
 	.iommu_unmap = simgpu_iommu_unmap,
+	.host_share = simgpu_host_share,
 	.as_create = simgpu_as_create,
 	.as_destroy = simgpu_as_destroy,
 	.as_map = simgpu_as_map,
