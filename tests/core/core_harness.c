@@ -191,3 +191,83 @@ uint64_t harness_seed(const char *test)
 	fprintf(stderr, "%s: VGPU_SEED=%llu\n", test, (unsigned long long)seed);
 	return seed;
 }
+
+/* ---- guest ---------------------------------------------------------------- */
+
+#include "guest_double.h"
+#include "vgpu/simgpu_commands.h"
+
+void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
+                         struct harness_guest *guest, uint32_t max_submissions,
+                         uint32_t max_pause_us, uint64_t seed)
+{
+	struct guest_submitter_config config;
+	int err;
+
+	memset(guest, 0, sizeof(*guest));
+	guest->vm = vm;
+	guest->window = guest_window_double_create(harness->caps.max_channels, SIMGPU_CONTROL_BYTES,
+	                                           harness->caps.gpfifo_entries_max *
+	                                                   SIMGPU_GPFIFO_ENTRY_BYTES);
+	assert_non_null(guest->window);
+	err = vgpu_core_channel_create(vm, 0, guest_window_double_ops(), guest->window,
+	                               &guest->channel, &guest->info);
+	if (err)
+		fail_msg("channel: %s", vgpu_core_last_error());
+	assert_int_equal(guest_window_double_attach(guest->window, &guest->info), 0);
+	assert_int_equal(vgpu_core_alloc(vm, guest_submitter_data_bytes(max_submissions),
+	                                 VGPU_PRIORITY_DEFAULT, 0, &guest->data),
+	                 0);
+	assert_int_equal(vgpu_core_alloc(vm, guest_submitter_pushbuffer_bytes(max_submissions),
+	                                 VGPU_PRIORITY_DEFAULT, 0, &guest->pushbuffers),
+	                 0);
+	memset(&config, 0, sizeof(config));
+	config.hal = harness->hal;
+	config.as = vgpu_core_vm_address_space(vm);
+	config.window = guest->window;
+	config.info = &guest->info;
+	config.max_submissions = max_submissions;
+	config.alloc_memory = false;
+	config.data_va = guest->data.gpu_va;
+	config.pushbuffer_va = guest->pushbuffers.gpu_va;
+	config.max_pause_us = max_pause_us;
+	config.seed = seed;
+	err = guest_submitter_create(&config, &guest->submitter);
+	if (err)
+		fail_msg("guest_submitter_create: %d", err);
+}
+
+void harness_guest_teardown(struct harness_guest *guest)
+{
+	guest_submitter_destroy(guest->submitter);
+	vgpu_core_channel_destroy(guest->channel);
+	guest_window_double_detach(guest->window, guest->info.id);
+	guest_window_double_destroy(guest->window);
+	vgpu_core_free(guest->vm, guest->data.handle);
+	vgpu_core_free(guest->vm, guest->pushbuffers.handle);
+}
+
+void harness_guest_run(struct core_harness *harness, struct harness_guest *guest,
+                       const uint32_t *words, uint32_t count)
+{
+	struct vgpu_buffer_info scratch;
+	uint32_t all[64 + SIMGPU_SEMAPHORE_ARG_WORDS + 1];
+	uint64_t value = 0, deadline;
+	struct vgpu_hal_as *as = vgpu_core_vm_address_space(guest->vm);
+
+	assert_true(count <= 64 - SIMGPU_SEMAPHORE_ARG_WORDS - 1);
+	assert_int_equal(vgpu_core_alloc(guest->vm, 4096, VGPU_PRIORITY_MAX, 0, &scratch), 0);
+	assert_int_equal(vgpu_hal_as_write(as, scratch.gpu_va, &value, sizeof(value)), 0);
+	memcpy(all, words, count * sizeof(*words));
+	count += simgpu_push_semaphore_release(all + count, scratch.gpu_va, 1, false);
+	while (guest_submitter_submit_raw(guest->submitter, all, count) == -EAGAIN)
+		harness_sleep_ms(1);
+	deadline = harness_now_ns() + 20ull * 1000000000ull;
+	while (value != 1) {
+		if (harness_now_ns() > deadline)
+			fail_msg("guest work did not complete in 20 s");
+		harness_sleep_ms(1);
+		assert_int_equal(vgpu_hal_as_read(as, scratch.gpu_va, &value, sizeof(value)), 0);
+	}
+	assert_int_equal(vgpu_core_free(guest->vm, scratch.handle), 0);
+}

@@ -63,3 +63,29 @@ void harness_sleep_ms(unsigned ms);
 uint64_t harness_seed(const char *test);
 
 #endif /* VGPU_TESTS_CORE_HARNESS_H */
+
+/* ---- a guest on a channel of a VM (tests/shadow guest double) ---------- */
+
+struct guest_window_double;
+struct guest_submitter;
+
+struct harness_guest {
+	struct vgpu_vm *vm;
+	struct guest_window_double *window;
+	struct vgpu_core_channel *channel;
+	struct vgpu_hal_channel_info info;
+	struct guest_submitter *submitter;
+	struct vgpu_buffer_info data;        /* the submitter's log, a core buffer */
+	struct vgpu_buffer_info pushbuffers; /* its pushbuffers, a core buffer */
+};
+
+/* A channel of vm with a guest submitter whose log and pushbuffers are core
+ * buffers of vm (so they are evicted and returned like any other). */
+void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
+                         struct harness_guest *guest, uint32_t max_submissions,
+                         uint32_t max_pause_us, uint64_t seed);
+void harness_guest_teardown(struct harness_guest *guest);
+/* Submit raw words and wait (polling the aperture) until they ran: a
+ * semaphore release to a scratch buffer is appended. */
+void harness_guest_run(struct core_harness *harness, struct harness_guest *guest,
+                       const uint32_t *words, uint32_t count);
