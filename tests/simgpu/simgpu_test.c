@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -241,8 +242,13 @@ bool test_submit_wait(struct test_channel *tc, const uint32_t *words, uint32_t c
 
 bool test_wait_error(struct test_channel *tc, struct vgpu_hal_event *error)
 {
+	int i;
+
 	vgpu_hal_channel_kick(tc->channel);
-	if (!test_wait_event(tc->gpu, VGPU_EVENT_CHANNEL_ERROR, tc->info.id, true, 0, 0, error))
-		return false;
-	return vgpu_hal_channel_state(tc->channel, NULL) == VGPU_CHANNEL_ERROR;
+	for (i = 0; i < TEST_TIMEOUT_MS; i++) {
+		if (vgpu_hal_channel_state(tc->channel, error) == VGPU_CHANNEL_ERROR)
+			return true;
+		usleep(1000);
+	}
+	return false;
 }
