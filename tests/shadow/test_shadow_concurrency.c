@@ -34,7 +34,7 @@ static uint64_t test_seed;
 #define check(cond, ...)                                                                 \
 	do {                                                                             \
 		if (!(cond)) {                                                           \
-			char detail_[256];                                               \
+			char detail_[512];                                               \
 			snprintf(detail_, sizeof(detail_), __VA_ARGS__);                 \
 			fail_msg("%s:%d: %s: %s (seed %" PRIu64 ", rerun with "          \
 			         "SHADOW_TEST_SEED=%" PRIu64 ")",                        \
