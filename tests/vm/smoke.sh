@@ -67,9 +67,9 @@ rc=$?
 set -e
 total=$(vm_elapsed "$t0")
 
-l1_boot=$(sed -n 's/^l1_boot=//p' "$run/timings" 2>/dev/null)
-l1_job=$(sed -n 's/^job=//p' "$run/timings" 2>/dev/null)
-l2=$(sed -n 's/^VGPU-SMOKE-L2-SECONDS=//p' "$run/job.log" 2>/dev/null | tail -n 1)
+l1_boot=$(sed -n 's/^l1_boot=//p' "$run/timings" 2>/dev/null || true)
+l1_job=$(sed -n 's/^job=//p' "$run/timings" 2>/dev/null || true)
+l2=$(sed -n 's/^VGPU-SMOKE-L2-SECONDS=//p' "$run/job.log" 2>/dev/null | tail -n 1 || true)
 echo "--- vm smoke ($KVER $KPKGVER), run dir $run"
 grep -a '^VGPU-SMOKE\|^VGPU-L2-HELLO' "$run/job.log" 2>/dev/null | sed 's/^/    /' || true
 printf 'timings: prep %ss, L1 boot %ss, L1 job %ss (L2 boot-to-poweroff %ss), total %ss\n' \

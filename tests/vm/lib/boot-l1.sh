@@ -205,7 +205,7 @@ if [[ -z $rc ]]; then
 	fi
 fi
 
-grep -a '^VGPU-L1-INIT-FAILED' "$out/serial.log" 2>/dev/null | while read -r l; do vm_log "$l"; done
+{ grep -a '^VGPU-L1-INIT-FAILED' "$out/serial.log" 2>/dev/null || true; } | while read -r l; do vm_log "$l"; done
 
 l1_boot=$([[ -n $t_ready ]] && awk -v a="$t0" -v b="$t_ready" 'BEGIN { printf "%.1f", b - a }' || echo NA)
 job_s=$([[ -n $t_ready ]] && awk -v a="$t_ready" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }' || echo NA)
