@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * simgpu-bench - how fast simgpu moves simulated bytes, to size scenarios.
+ *
+ * Runs the STREAM kernel over a buffer in VRAM and in system RAM (through the
+ * IOMMU), RANDOM_ACCESS and the copy engine, and prints for each the
+ * simulated memory traffic per second of wall clock on one host core (simgpu
+ * runs each engine on one thread) next to the modeled GPU time of the same
+ * work. Takes a few seconds.
+ *
+ * Usage: simgpu-bench [buffer-MiB (default 64)] [stream-passes (default 8)]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vgpu/hal.h"
+#include "vgpu/simgpu.h"
+#include "vgpu/simgpu_commands.h"
+#include "vgpu/simgpu_kernels.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+#define DATA_VA UINT64_C(0x40000000)
+#define PUSHBUFFER_VA UINT64_C(0x10000000)
+#define SEMAPHORE_VA UINT64_C(0x20000000)
+
+struct bench {
+	struct vgpu_hal *hal;
+	struct vgpu_hal_as *as;
+	struct vgpu_hal_channel *channel;
+	struct vgpu_hal_channel_info info;
+	uint32_t put;
+	uint64_t fence;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	uint64_t last_fence;
+	uint64_t last_copy;
+	bool failed;
+};
+
+static void on_event(void *ctx, const struct vgpu_hal_event *event)
+{
+	struct bench *b = ctx;
+
+	pthread_mutex_lock(&b->lock);
+	if (event->type == VGPU_EVENT_FENCE)
+		b->last_fence = event->value;
+	else if (event->type == VGPU_EVENT_COPY_DONE)
+		b->last_copy = event->value;
+	else if (event->type == VGPU_EVENT_CHANNEL_ERROR)
+		b->failed = true;
+	pthread_cond_broadcast(&b->changed);
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void check(int ret, const char *what)
+{
+	if (ret) {
+		fprintf(stderr, "simgpu-bench: %s failed: %s\n", what, strerror(-ret));
+		exit(1);
+	}
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Run words on the channel and wait for completion. */
+static void run(struct bench *b, const uint32_t *words, uint32_t count)
+{
+	uint32_t fence[SIMGPU_COMMAND_MAX_WORDS], n;
+	uint64_t offset = (b->put % 64) * 256;
+
+	check(vgpu_hal_as_write(b->as, PUSHBUFFER_VA + offset, words, (uint64_t)count * 4),
+	      "as_write");
+	n = simgpu_push_semaphore_release(fence, SEMAPHORE_VA, ++b->fence, true);
+	check(vgpu_hal_as_write(b->as, PUSHBUFFER_VA + offset + 192, fence, n * 4), "as_write");
+	simgpu_gpfifo_write(b->info.gpfifo, b->info.layout.gpfifo_entries, b->put,
+	                    PUSHBUFFER_VA + offset, count * 4);
+	simgpu_gpfifo_write(b->info.gpfifo, b->info.layout.gpfifo_entries, b->put + 1,
+	                    PUSHBUFFER_VA + offset + 192, n * 4);
+	b->put = (b->put + 2) & (b->info.layout.gpfifo_entries - 1);
+	simgpu_control_write_gp_put(b->info.control, b->put);
+	vgpu_hal_channel_kick(b->channel);
+	pthread_mutex_lock(&b->lock);
+	while (b->last_fence != b->fence && !b->failed)
+		pthread_cond_wait(&b->changed, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	if (b->failed) {
+		fprintf(stderr, "simgpu-bench: the channel faulted\n");
+		exit(1);
+	}
+}
+
+static uint64_t compute_busy_ns(struct bench *b)
+{
+	struct vgpu_hal_as_counters counters;
+
+	vgpu_hal_as_counters(b->as, &counters);
+	return counters.busy_ns[VGPU_ENGINE_COMPUTE];
+}
+
+static void report(const char *label, double traffic_bytes, double wall, uint64_t modeled_ns)
+{
+	printf("  %-34s %8.2f GiB/s per host core   modeled %10.3f ms  (%7.1f GB/s on the GPU)\n",
+	       label, traffic_bytes / GIB / wall, modeled_ns / 1e6,
+	       modeled_ns ? traffic_bytes / (double)modeled_ns : 0.0);
+}
+
+static void bench_stream(struct bench *b, const char *label, uint64_t va, uint64_t bytes,
+                         unsigned passes)
+{
+	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint64_t busy_before, checksum = 0;
+	double start, wall;
+
+	run(b, words, simgpu_push_launch_fill(words, va, bytes, 42));
+	busy_before = compute_busy_ns(b);
+	start = now_seconds();
+	run(b, words, simgpu_push_launch_stream(words, va, bytes, passes));
+	wall = now_seconds() - start;
+	report(label, 2.0 * (double)bytes * passes, wall, compute_busy_ns(b) - busy_before);
+	/* and the result is right */
+	run(b, words, simgpu_push_launch_checksum(words, va, bytes, SEMAPHORE_VA + 64));
+	check(vgpu_hal_as_read(b->as, SEMAPHORE_VA + 64, &checksum, 8), "as_read");
+	if (checksum != simgpu_reference_fill_stream_checksum(42, bytes, passes)) {
+		fprintf(stderr, "simgpu-bench: STREAM checksum mismatch\n");
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t buffer_mib = argc > 1 ? strtoull(argv[1], NULL, 0) : 64;
+	unsigned passes = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 8;
+	uint64_t bytes = buffer_mib * MIB, count, i, iova, busy_before, copy_before;
+	struct simgpu_config config;
+	struct vgpu_hal_host_buf *host;
+	struct bench b = { 0 };
+	uint64_t *pages, page;
+	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	double start, wall;
+	const uint64_t updates = 4000000;
+
+	if (bytes == 0 || bytes % (64 * 1024) || passes == 0) {
+		fprintf(stderr, "usage: simgpu-bench [buffer-MiB] [stream-passes]\n");
+		return 2;
+	}
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.changed, NULL);
+	simgpu_config_defaults(&config);
+	config.vram_bytes = 2 * bytes + 256 * MIB;
+	check(simgpu_create(&config, &b.hal), "simgpu_create");
+	vgpu_hal_set_event_handler(b.hal, on_event, &b);
+	check(vgpu_hal_as_create(b.hal, &b.as), "as_create");
+	check(vgpu_hal_channel_create(b.as, 0, &b.channel, &b.info), "channel_create");
+
+	check(vgpu_hal_vram_alloc(b.hal, VGPU_PAGE_64K, 1, &page), "vram_alloc");
+	check(vgpu_hal_as_map(b.as, PUSHBUFFER_VA, VGPU_PAGE_64K, 1, VGPU_TARGET_VRAM, &page, 0),
+	      "as_map");
+	check(vgpu_hal_vram_alloc(b.hal, VGPU_PAGE_4K, 1, &page), "vram_alloc");
+	check(vgpu_hal_as_map(b.as, SEMAPHORE_VA, VGPU_PAGE_4K, 1, VGPU_TARGET_VRAM, &page, 0),
+	      "as_map");
+	count = bytes / (64 * 1024);
+	pages = calloc(count, sizeof(*pages));
+	check(pages ? 0 : -ENOMEM, "calloc");
+	/* VRAM buffer at DATA_VA, a copy target at DATA_VA + 2 * bytes */
+	check(vgpu_hal_vram_alloc(b.hal, VGPU_PAGE_64K, count, pages), "vram_alloc");
+	check(vgpu_hal_as_map(b.as, DATA_VA, VGPU_PAGE_64K, count, VGPU_TARGET_VRAM, pages, 0),
+	      "as_map");
+	check(vgpu_hal_vram_alloc(b.hal, VGPU_PAGE_64K, count, pages), "vram_alloc");
+	check(vgpu_hal_as_map(b.as, DATA_VA + 2 * bytes, VGPU_PAGE_64K, count, VGPU_TARGET_VRAM,
+	                      pages, 0),
+	      "as_map");
+	/* system RAM buffer at DATA_VA + bytes, 4 KiB pages as GPUswap maps it */
+	check(vgpu_hal_host_alloc(b.hal, bytes, &host), "host_alloc");
+	check(vgpu_hal_iommu_map(b.hal, host, 0, bytes, &iova), "iommu_map");
+	free(pages);
+	pages = calloc(bytes / 4096, sizeof(*pages));
+	check(pages ? 0 : -ENOMEM, "calloc");
+	for (i = 0; i < bytes / 4096; i++)
+		pages[i] = iova + i * 4096;
+	check(vgpu_hal_as_map(b.as, DATA_VA + bytes, VGPU_PAGE_4K, bytes / 4096,
+	                      VGPU_TARGET_SYSMEM_NONCOHERENT, pages, 0),
+	      "as_map");
+	free(pages);
+
+	printf("simgpu-bench: %llu MiB buffers, STREAM %u passes (read+write every pass)\n",
+	       (unsigned long long)buffer_mib, passes);
+	printf("  model: VRAM %.0f GB/s, system RAM %.0f GB/s (non-coherent), per-transaction "
+	       "latency %u / %u ns\n",
+	       config.vram_bandwidth / 1e9, config.sysmem_noncoherent_bandwidth / 1e9,
+	       config.vram_latency_ns, config.sysmem_noncoherent_latency_ns);
+	bench_stream(&b, "STREAM, VRAM (64 KiB pages)", DATA_VA, bytes, passes);
+	bench_stream(&b, "STREAM, system RAM (4 KiB, IOMMU)", DATA_VA + bytes, bytes, passes);
+
+	busy_before = compute_busy_ns(&b);
+	start = now_seconds();
+	run(&b, words, simgpu_push_launch_random_access(words, DATA_VA, bytes, updates, 7));
+	wall = now_seconds() - start;
+	printf("  %-34s %8.2f M updates/s per core   modeled %10.3f ms\n",
+	       "RANDOM_ACCESS, VRAM", updates / wall / 1e6,
+	       (compute_busy_ns(&b) - busy_before) / 1e6);
+
+	/* touch the destination once so the figure is steady state */
+	run(&b, words, simgpu_push_launch_fill(words, DATA_VA + 2 * bytes, bytes, 1));
+	copy_before = vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY);
+	start = now_seconds();
+	for (i = 0; i < 4; i++)
+		check(vgpu_hal_copy(b.as, DATA_VA + 2 * bytes, i % 2 ? DATA_VA + bytes : DATA_VA,
+		                    bytes, i + 1),
+		      "copy");
+	pthread_mutex_lock(&b.lock);
+	while (b.last_copy != 4)
+		pthread_cond_wait(&b.changed, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	wall = now_seconds() - start;
+	report("copy engine, VRAM<-VRAM/system RAM", 2.0 * 4 * (double)bytes, wall,
+	       vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY) - copy_before);
+	printf("  (traffic counts bytes read plus bytes written)\n");
+
+	vgpu_hal_channel_destroy(b.channel);
+	vgpu_hal_as_destroy(b.as);
+	check(vgpu_hal_iommu_unmap(b.hal, iova, bytes), "iommu_unmap");
+	vgpu_hal_host_free(b.hal, host);
+	vgpu_hal_destroy(b.hal);
+	pthread_cond_destroy(&b.changed);
+	pthread_mutex_destroy(&b.lock);
+	return 0;
+}
