@@ -19,6 +19,9 @@ struct simgpu_host_buf {
 	uint8_t *memory;
 	int memfd;
 	uint64_t mappings; /* live IOMMU mappings, under the IOMMU lock */
+	/* the device's list of live buffers, under its objects lock */
+	struct simgpu_host_buf *previous;
+	struct simgpu_host_buf *next;
 };
 
 static inline struct simgpu_host_buf *to_simgpu_host_buf(struct vgpu_hal_host_buf *buf)

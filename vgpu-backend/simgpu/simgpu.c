@@ -117,24 +117,42 @@ static uint64_t simgpu_vram_free_bytes(struct vgpu_hal *hal)
 static int simgpu_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out)
 {
 	struct simgpu_host_buf *buf;
+	struct simgpu *gpu = to_simgpu(hal);
 	int ret;
 
 	if (!out)
 		return -EINVAL;
 	ret = host_buf_create(hal, bytes, &buf);
-	if (ret == 0)
-		*out = &buf->base;
-	return ret;
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&gpu->objects_lock);
+	buf->next = gpu->host_buffers;
+	if (buf->next)
+		buf->next->previous = buf;
+	gpu->host_buffers = buf;
+	pthread_mutex_unlock(&gpu->objects_lock);
+	*out = &buf->base;
+	return 0;
 }
 
 static void simgpu_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *hal_buf)
 {
 	struct simgpu_host_buf *buf = to_simgpu_host_buf(hal_buf);
 
+	struct simgpu *gpu = to_simgpu(hal);
+
 	if (!buf)
 		return;
 	/* the contract says it is unmapped; never leave the IOMMU dangling */
-	iommu_unmap_buffer(&to_simgpu(hal)->iommu, buf);
+	iommu_unmap_buffer(&gpu->iommu, buf);
+	pthread_mutex_lock(&gpu->objects_lock);
+	if (buf->previous)
+		buf->previous->next = buf->next;
+	else
+		gpu->host_buffers = buf->next;
+	if (buf->next)
+		buf->next->previous = buf->previous;
+	pthread_mutex_unlock(&gpu->objects_lock);
 	host_buf_destroy(buf);
 }
 
@@ -246,6 +264,14 @@ static void teardown(struct simgpu *gpu, enum init_stage stage)
 	if (stage >= STAGE_PFIFO)
 		pfifo_destroy(&gpu->pfifo);
 	if (stage >= STAGE_IOMMU) {
+		/* host buffers the owner forgot (the contract wants them freed
+		 * first; we release them rather than leak) */
+		while (gpu->host_buffers) {
+			struct simgpu_host_buf *buf = gpu->host_buffers;
+
+			gpu->host_buffers = buf->next;
+			host_buf_destroy(buf);
+		}
 		iommu_destroy(&gpu->iommu);
 		event_sink_destroy(&gpu->events);
 		pthread_mutex_destroy(&gpu->objects_lock);

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "engine_copy.h"
 #include "events.h"
+#include "host_memory.h"
 #include "iommu.h"
 #include "pfifo.h"
 #include "vgpu/hal.h"
@@ -34,6 +35,7 @@ struct simgpu {
 	struct copy_engine copy_engine;
 	pthread_mutex_t objects_lock;
 	uint32_t address_space_count; /* under objects_lock */
+	struct simgpu_host_buf *host_buffers; /* live, under objects_lock */
 };
 
 static inline struct simgpu *to_simgpu(struct vgpu_hal *hal)
