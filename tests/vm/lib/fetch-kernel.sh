@@ -36,6 +36,7 @@ Environment: VGPU_CACHE (cache root, default /var/cache/vgpu-dev).
 EOF
 }
 
+orig_args=("$@")
 abi='' offline=0 install=1 check_build=0
 while (($#)); do
 	case $1 in
@@ -149,8 +150,15 @@ if [[ ! -e $dir/.complete ]]; then
 	if ((${#want[@]})); then
 		vm_log "apt-get download ${want[*]}"
 		# _apt cannot write into a root-only cache: download as root, quietly.
-		(cd "$debs" && vm_apt_get -o APT::Sandbox::User=root download "${want[@]}" >&2) ||
-			vm_die "apt-get download failed"
+		if ! (cd "$debs" && vm_apt_get -o APT::Sandbox::User=root download "${want[@]}" >&2); then
+			# Stale package lists name versions the archive no longer has:
+			# refresh them once and start over (the newest ABI may change).
+			[[ ${VM_FETCH_RETRIED:-0} == 0 ]] || vm_die "apt-get download failed"
+			vm_log "download failed; apt-get update and retry"
+			vm_apt_get update >&2 || vm_die "apt-get update failed"
+			exec 8>&-
+			VM_FETCH_RETRIED=1 exec "$0" "${orig_args[@]}"
+		fi
 	fi
 	tmp=$KCACHE/.tmp.$key.$$
 	rm -rf "$tmp"
