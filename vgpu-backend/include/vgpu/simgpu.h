@@ -12,6 +12,9 @@
  *    pushbuffers) and excluded from caps.vram_bytes.
  *  - Host system RAM reachable only through an IOMMU (IOVA -> host page, with
  *    an IOTLB per engine that is flushed on unmap). An unmapped IOVA faults.
+ *    Host buffers are memfd-backed, so vgpu_hal_host_share works; IOVAs are
+ *    allocated first-fit from 4 GiB up (never 0). Buffers still alive at
+ *    vgpu_hal_destroy are released rather than leaked.
  *  - Per-address-space multi-level page tables stored IN the reserved VRAM and
  *    walked from memory, with 4 KiB and 64 KiB pages (each page directory
  *    entry points to a small and a large page table, as on Fermi; the large
@@ -29,7 +32,11 @@
  *  - Channels in the format of vgpu/simgpu_commands.h: control page and GPFIFO
  *    ring in memfd-backed shared memory (vgpu_hal_channel_info.memfd), GP_GET
  *    written only by simgpu, a PFIFO that round-robins runnable channels one
- *    GPFIFO entry per turn.
+ *    GPFIFO entry per turn. Each channel owns one privileged page at
+ *    caps.va_reserved_base + id * 4 KiB of its address space holding the
+ *    pushbuffers of privileged entries; which ring slots are privileged is
+ *    recorded inside simgpu, so a guest can neither forge nor replay one.
+ *  - Address space: 40-bit VA; [2^40 - 1 GiB, 2^40) is reserved.
  *  - Built-in kernels (vgpu/simgpu_kernels.h) whose every access goes through
  *    the GMMU page by page.
  *  - A modeled clock independent of wall time: every memory transaction costs
