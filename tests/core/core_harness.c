@@ -201,10 +201,13 @@ void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
                          struct harness_guest *guest, uint32_t max_submissions,
                          uint32_t max_pause_us, uint64_t seed)
 {
+	struct vgpu_hal_as *as = vgpu_core_vm_address_space(vm);
 	struct guest_submitter_config config;
+	uint64_t count, *pages, zero = 0;
 	int err;
 
 	memset(guest, 0, sizeof(*guest));
+	guest->harness = harness;
 	guest->vm = vm;
 	guest->window = guest_window_double_create(harness->caps.max_channels, SIMGPU_CONTROL_BYTES,
 	                                           harness->caps.gpfifo_entries_max *
@@ -215,21 +218,41 @@ void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
 	if (err)
 		fail_msg("channel: %s", vgpu_core_last_error());
 	assert_int_equal(guest_window_double_attach(guest->window, &guest->info), 0);
-	assert_int_equal(vgpu_core_alloc(vm, guest_submitter_data_bytes(max_submissions),
-	                                 VGPU_PRIORITY_DEFAULT, 0, &guest->data),
+	err = vgpu_core_alloc(vm, guest_submitter_data_bytes(max_submissions),
+	                      VGPU_PRIORITY_DEFAULT, 0, &guest->data);
+	if (err)
+		fail_msg("guest log: %s", vgpu_core_last_error());
+
+	/* Guest RAM: pushbuffers, then one page of semaphores. */
+	guest->ram_bytes = (guest_submitter_pushbuffer_bytes(max_submissions) + 65535) & ~65535ull;
+	guest->semaphore_va = guest->ram_bytes;
+	guest->ram_bytes += 65536;
+	assert_int_equal(vgpu_core_reserve_va(vm, guest->ram_bytes, &guest->ram_va), 0);
+	guest->semaphore_va += guest->ram_va;
+	assert_int_equal(vgpu_hal_host_alloc(harness->hal, guest->ram_bytes, &guest->ram), 0);
+	assert_int_equal(vgpu_hal_iommu_map(harness->hal, guest->ram, 0, guest->ram_bytes,
+	                                    &guest->ram_iova),
 	                 0);
-	assert_int_equal(vgpu_core_alloc(vm, guest_submitter_pushbuffer_bytes(max_submissions),
-	                                 VGPU_PRIORITY_DEFAULT, 0, &guest->pushbuffers),
+	count = guest->ram_bytes / 4096;
+	pages = malloc(count * sizeof(*pages));
+	assert_non_null(pages);
+	for (uint64_t i = 0; i < count; i++)
+		pages[i] = guest->ram_iova + i * 4096;
+	assert_int_equal(vgpu_hal_as_map(as, guest->ram_va, 4096, count,
+	                                 VGPU_TARGET_SYSMEM_COHERENT, pages, 0),
 	                 0);
+	free(pages);
+	assert_int_equal(vgpu_hal_as_write(as, guest->semaphore_va, &zero, sizeof(zero)), 0);
+
 	memset(&config, 0, sizeof(config));
 	config.hal = harness->hal;
-	config.as = vgpu_core_vm_address_space(vm);
+	config.as = as;
 	config.window = guest->window;
 	config.info = &guest->info;
 	config.max_submissions = max_submissions;
 	config.alloc_memory = false;
 	config.data_va = guest->data.gpu_va;
-	config.pushbuffer_va = guest->pushbuffers.gpu_va;
+	config.pushbuffer_va = guest->ram_va;
 	config.max_pause_us = max_pause_us;
 	config.seed = seed;
 	err = guest_submitter_create(&config, &guest->submitter);
@@ -237,37 +260,61 @@ void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
 		fail_msg("guest_submitter_create: %d", err);
 }
 
-void harness_guest_teardown(struct harness_guest *guest)
+/* Tear down the guest; with vm_gone, the VM (and so the channel, the log
+ * and the reservation) was destroyed already. */
+static void guest_teardown(struct harness_guest *guest, bool vm_gone)
 {
 	guest_submitter_destroy(guest->submitter);
-	vgpu_core_channel_destroy(guest->channel);
+	if (!vm_gone) {
+		vgpu_core_channel_destroy(guest->channel);
+		vgpu_core_free(guest->vm, guest->data.handle);
+		assert_int_equal(vgpu_core_release_va(guest->vm, guest->ram_va), 0);
+	}
 	guest_window_double_detach(guest->window, guest->info.id);
 	guest_window_double_destroy(guest->window);
-	vgpu_core_free(guest->vm, guest->data.handle);
-	vgpu_core_free(guest->vm, guest->pushbuffers.handle);
+	vgpu_hal_iommu_unmap(guest->harness->hal, guest->ram_iova, guest->ram_bytes);
+	vgpu_hal_host_free(guest->harness->hal, guest->ram);
+}
+
+void harness_guest_teardown(struct harness_guest *guest)
+{
+	guest_teardown(guest, false);
+}
+
+void harness_guest_after_vm_destroy(struct harness_guest *guest)
+{
+	guest_teardown(guest, true);
 }
 
 void harness_guest_run(struct core_harness *harness, struct harness_guest *guest,
                        const uint32_t *words, uint32_t count)
 {
-	struct vgpu_buffer_info scratch;
 	uint32_t all[64 + SIMGPU_SEMAPHORE_ARG_WORDS + 1];
 	uint64_t value = 0, deadline;
 	struct vgpu_hal_as *as = vgpu_core_vm_address_space(guest->vm);
 
 	assert_true(count <= 64 - SIMGPU_SEMAPHORE_ARG_WORDS - 1);
-	assert_int_equal(vgpu_core_alloc(guest->vm, 4096, VGPU_PRIORITY_MAX, 0, &scratch), 0);
-	assert_int_equal(vgpu_hal_as_write(as, scratch.gpu_va, &value, sizeof(value)), 0);
 	memcpy(all, words, count * sizeof(*words));
-	count += simgpu_push_semaphore_release(all + count, scratch.gpu_va, 1, false);
+	guest->sequence++;
+	count += simgpu_push_semaphore_release(all + count, guest->semaphore_va, guest->sequence,
+	                                       false);
 	while (guest_submitter_submit_raw(guest->submitter, all, count) == -EAGAIN)
 		harness_sleep_ms(1);
-	deadline = harness_now_ns() + 20ull * 1000000000ull;
-	while (value != 1) {
-		if (harness_now_ns() > deadline)
-			fail_msg("guest work did not complete in 20 s");
-		harness_sleep_ms(1);
-		assert_int_equal(vgpu_hal_as_read(as, scratch.gpu_va, &value, sizeof(value)), 0);
+	deadline = harness_now_ns() + 60ull * 1000000000ull;
+	for (unsigned spin = 0; value != guest->sequence; spin++) {
+		if (harness_now_ns() > deadline) {
+			struct vgpu_hal_event error = { 0 };
+			int state = vgpu_hal_channel_state(vgpu_core_channel_hal(guest->channel),
+			                                   &error);
+
+			fail_msg("guest work did not complete in 60 s (semaphore %llu of %llu, "
+			         "channel %s, cause %d at %#llx)",
+			         (unsigned long long)value, (unsigned long long)guest->sequence,
+			         state ? "killed" : "ok", (int)error.cause,
+			         (unsigned long long)error.address);
+		}
+		if (spin > 100)
+			harness_sleep_ms(1);
+		assert_int_equal(vgpu_hal_as_read(as, guest->semaphore_va, &value, sizeof(value)), 0);
 	}
-	assert_int_equal(vgpu_core_free(guest->vm, scratch.handle), 0);
 }

@@ -70,22 +70,32 @@ struct guest_window_double;
 struct guest_submitter;
 
 struct harness_guest {
+	struct core_harness *harness;
 	struct vgpu_vm *vm;
 	struct guest_window_double *window;
 	struct vgpu_core_channel *channel;
 	struct vgpu_hal_channel_info info;
 	struct guest_submitter *submitter;
-	struct vgpu_buffer_info data;        /* the submitter's log, a core buffer */
-	struct vgpu_buffer_info pushbuffers; /* its pushbuffers, a core buffer */
+	struct vgpu_buffer_info data; /* the submitter's log: a core buffer */
+	/* "Guest RAM": host memory mapped at a reserved VA (vgpu_core_reserve_va),
+	 * holding the pushbuffers and a semaphore page. */
+	struct vgpu_hal_host_buf *ram;
+	uint64_t ram_va, ram_bytes, ram_iova;
+	uint64_t semaphore_va;
+	uint64_t sequence;
 };
 
-/* A channel of vm with a guest submitter whose log and pushbuffers are core
- * buffers of vm (so they are evicted and returned like any other). */
+/* A channel of vm with a guest submitter. Its log is a core buffer of vm
+ * (written only by the GPU, so it is evicted and returned like any other);
+ * its pushbuffers live in guest RAM, which the CPU writes (as a real
+ * guest's pushbuffers are in guest system memory). */
 void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
                          struct harness_guest *guest, uint32_t max_submissions,
                          uint32_t max_pause_us, uint64_t seed);
 void harness_guest_teardown(struct harness_guest *guest);
+/* The rest of the teardown after vgpu_core_vm_destroy took the channel. */
+void harness_guest_after_vm_destroy(struct harness_guest *guest);
 /* Submit raw words and wait (polling the aperture) until they ran: a
- * semaphore release to a scratch buffer is appended. */
+ * semaphore release to guest RAM is appended. */
 void harness_guest_run(struct core_harness *harness, struct harness_guest *guest,
                        const uint32_t *words, uint32_t count);

@@ -685,9 +685,9 @@ static void test_vm_destroy_releases_everything(void **state)
 	/* Destroy a with its channel still open (the double is torn down
 	 * after: the core releases the shadow first). */
 	guest_submitter_destroy(guest.submitter);
+	guest.submitter = NULL;
 	vgpu_core_vm_destroy(a);
-	guest_window_double_detach(guest.window, guest.info.id);
-	guest_window_double_destroy(guest.window);
+	harness_guest_after_vm_destroy(&guest);
 	harness_assert_invariants(&h);
 	check_all(b, bs, 2, 2);
 	vgpu_core_vm_destroy(b);

@@ -89,6 +89,12 @@ struct vgpu_buffer_slot {
 	uint32_t next_free;
 };
 
+/* A VA range reserved for the caller's own mappings (vgpu_core_reserve_va). */
+struct vgpu_va_reservation {
+	uint64_t va, bytes;
+	struct list_head link;
+};
+
 struct vgpu_vm {
 	struct vgpu_core *core;
 	uint32_t id;
@@ -118,6 +124,8 @@ struct vgpu_vm {
 
 	struct list_head channels;
 	uint32_t channel_count;
+	struct list_head reservations;
+	uint64_t reserved_va_bytes;
 
 	/* statistics */
 	uint64_t evictions, evicted_bytes_total;

@@ -175,9 +175,10 @@ static bool check_vm(struct check *check, struct vgpu_core *core, struct vgpu_vm
 		return fail(check, "VM '%s': its victim key is stale (%" PRIu64 "/%u, resident %"
 		            PRIu64 "/%u)", vm->name, vm->victim.bytes, vm->victim.weight,
 		            vm->resident_bytes, vm->weight);
-	if (vm->va.allocated_bytes != allocated)
+	if (vm->va.allocated_bytes != allocated + vm->reserved_va_bytes)
 		return fail(check, "VM '%s': %" PRIu64 " bytes of address space in use for %" PRIu64
-		            " allocated", vm->name, vm->va.allocated_bytes, allocated);
+		            " allocated and %" PRIu64 " reserved", vm->name, vm->va.allocated_bytes,
+		            allocated, vm->reserved_va_bytes);
 	for (int location = 0; location < LOC_COUNT; location++)
 		for (int p = 0; p < VGPU_PRIORITY_LEVELS; p++)
 			if (!list_empty(&vm->levels[location].level[p]) !=

@@ -111,6 +111,7 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vm->chunk_bytes = config->chunk_bytes ? config->chunk_bytes : core->config.chunk_bytes;
 	list_init(&vm->buffers);
 	list_init(&vm->channels);
+	list_init(&vm->reservations);
 	vm->free_slot = UINT32_MAX;
 	for (int location = 0; location < LOC_COUNT; location++) {
 		vgpu_chunk_set_init(&vm->sets[location], 0);
@@ -178,6 +179,13 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 		        list_entry(vm->channels.next, struct vgpu_core_channel, link));
 	while (!list_empty(&vm->buffers))
 		vgpu_buffer_destroy(list_entry(vm->buffers.next, struct vgpu_buffer, link));
+	while (!list_empty(&vm->reservations)) {
+		struct vgpu_va_reservation *reservation =
+		        list_entry(vm->reservations.next, struct vgpu_va_reservation, link);
+
+		list_del(&reservation->link);
+		free(reservation);
+	}
 	vgpu_hal_as_destroy(vm->as);
 	vgpu_victim_heap_remove(&core->victims, &vm->victim);
 	vgpu_victim_heap_remove(&core->winners, &vm->winner);
@@ -225,4 +233,71 @@ int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight)
 	vgpu_vm_rekey(vm);
 	vgpu_fifo_unlock(&core->lock);
 	return 0;
+}
+
+int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
+{
+	struct vgpu_core *core;
+	struct vgpu_va_reservation *reservation;
+	int err;
+
+	if (!vm || !va || !bytes || bytes > UINT64_MAX - VGPU_PAGE_64K) {
+		vgpu_core_set_error("reserving address space needs a VM, a size above 0 and a "
+		                    "place for the address");
+		return -EINVAL;
+	}
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	bytes = (bytes + VGPU_PAGE_64K - 1) & ~(uint64_t)(VGPU_PAGE_64K - 1);
+	reservation = calloc(1, sizeof(*reservation));
+	if (!reservation)
+		return -ENOMEM;
+	vgpu_fifo_lock(&core->lock);
+	err = vgpu_va_alloc(&vm->va, bytes, VGPU_PAGE_64K, &reservation->va);
+	if (err) {
+		vgpu_fifo_unlock(&core->lock);
+		free(reservation);
+		vgpu_core_set_error("VM '%s': no free GPU address range of %" PRIu64 " bytes; free "
+		                    "buffers or release reservations",
+		                    vm->name, bytes);
+		return err;
+	}
+	reservation->bytes = bytes;
+	list_add_tail(&reservation->link, &vm->reservations);
+	vm->reserved_va_bytes += bytes;
+	*va = reservation->va;
+	vgpu_fifo_unlock(&core->lock);
+	return 0;
+}
+
+int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
+{
+	struct vgpu_core *core;
+	struct list_head *pos;
+
+	if (!vm)
+		return -EINVAL;
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	vgpu_fifo_lock(&core->lock);
+	list_for_each(pos, &vm->reservations) {
+		struct vgpu_va_reservation *reservation =
+		        list_entry(pos, struct vgpu_va_reservation, link);
+
+		if (reservation->va != va)
+			continue;
+		vgpu_hal_as_unmap(vm->as, va, reservation->bytes);
+		vgpu_hal_as_tlb_invalidate(vm->as);
+		vgpu_va_free(&vm->va, va, reservation->bytes);
+		vm->reserved_va_bytes -= reservation->bytes;
+		list_del(&reservation->link);
+		vgpu_fifo_unlock(&core->lock);
+		free(reservation);
+		return 0;
+	}
+	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_set_error("VM '%s' has no address range reserved at %#" PRIx64, vm->name, va);
+	return -ENOENT;
 }

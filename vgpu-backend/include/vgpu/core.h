@@ -217,6 +217,22 @@ struct vgpu_hal_as *vgpu_core_vm_address_space(struct vgpu_vm *vm);
 uint32_t vgpu_core_vm_id(const struct vgpu_vm *vm);
 const char *vgpu_core_vm_name(const struct vgpu_vm *vm);
 
+/*
+ * Reserve a range of vm's GPU address space for mappings the caller manages
+ * itself through the HAL, e.g. guest system memory (pushbuffers, semaphores)
+ * that a transport maps through the IOMMU. The core never maps, moves or
+ * accounts anything there; memory the CPU writes while the GPU may use it
+ * belongs there rather than in a buffer, because relocation suspends the
+ * VM's channels, not CPU writes through the aperture (thesis §3.3.5).
+ * bytes is rounded up to 64 KiB; *va is 64 KiB aligned. -EINVAL, -ENOSPC.
+ */
+int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va);
+
+/* Give a reservation back: the core unmaps the range and invalidates the
+ * TLB, so the caller's memory is no longer reachable. -ENOENT if va is not
+ * the start of a reservation of vm. */
+int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va);
+
 /* Change a VM's weight (1..VGPU_CORE_WEIGHT_MAX). Takes effect at the next
  * eviction or return pass; nothing moves now. */
 int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_core_concurrency.c - the core under threads (suites 'core' and
+ * 'concurrency', run under ThreadSanitizer too):
+ *
+ *  - a guest thread submits continuously on a VM's channel while other VMs'
+ *    allocations evict its memory (its log and pushbuffers included) and
+ *    the return thread brings it back: every submission runs exactly once,
+ *    in order, the guest never sees the backend's entries, data intact;
+ *  - several threads allocate, fill (on their VM's channel), check and free
+ *    under pressure at once, with the return thread running;
+ *  - the allocation lock serves waiters in arrival order.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+#include "fifo_lock.h"
+#include "guest_double.h"
+#include "vgpu/simgpu_commands.h"
+#include "vgpu/simgpu_kernels.h"
+
+static struct core_harness h;
+
+static uint64_t expected_word(uint64_t seed, uint64_t offset)
+{
+	return simgpu_fill_word(seed, offset);
+}
+
+static bool buffer_holds_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer,
+                              uint64_t seed)
+{
+	enum { STEP = 64 * 1024 };
+	uint64_t *words = malloc(STEP);
+	bool ok = true;
+
+	for (uint64_t offset = 0; ok && offset < buffer->bytes; offset += STEP) {
+		uint64_t n = buffer->bytes - offset < STEP ? buffer->bytes - offset : STEP;
+
+		if (vgpu_hal_as_read(vgpu_core_vm_address_space(vm), buffer->gpu_va + offset, words,
+		                     n))
+			ok = false;
+		for (uint64_t i = 0; ok && i < n / 8; i++)
+			ok = le64toh(words[i]) == expected_word(seed, offset + 8 * i);
+	}
+	free(words);
+	return ok;
+}
+
+/* ---- relocation under a live guest ---------------------------------------- */
+
+static void test_relocation_with_live_guest(void **state)
+{
+	struct core_harness_config config = { .chunk_bytes = 512 * KiB, .return_interval_ms = 5 };
+	struct vgpu_buffer_info data[4], pressure[6];
+	struct harness_guest guest;
+	struct vgpu_vm_stats stats;
+	struct vgpu_vm *a, *b;
+	uint64_t submitted, seed = harness_seed("relocation-with-live-guest");
+	char why[256];
+
+	core_harness_setup(&h, &config);
+	a = harness_vm(&h, "guest", 1, 0, 0);
+	/* Weight 4: b may hold 4/5 of VRAM, so a is the victim. */
+	b = harness_vm(&h, "pressure", 4, 0, 0);
+	harness_guest_setup(&h, a, &guest, 16384, 40, seed);
+	for (int i = 0; i < 4; i++) {
+		uint32_t words[16];
+
+		assert_int_equal(vgpu_core_alloc(a, 7 * MiB + 4096 * (uint64_t)i, 7, 0, &data[i]), 0);
+		harness_guest_run(&h, &guest, words,
+		                  simgpu_push_launch_fill(words, data[i].gpu_va, data[i].bytes, seed + i));
+	}
+	assert_int_equal(guest_submitter_start(guest.submitter), 0);
+	/* b grabs and releases most of VRAM again and again: a's chunks (its
+	 * log and pushbuffers too) go to the host and come back. */
+	for (int round = 0; round < 12 && guest_submitter_submitted(guest.submitter) < 16000;
+	     round++) {
+		for (int i = 0; i < 6; i++)
+			assert_int_equal(vgpu_core_alloc(b, 8 * MiB + 8192, 7, 0, &pressure[i]), 0);
+		harness_sleep_ms(5);
+		for (int i = 0; i < 6; i++)
+			assert_int_equal(vgpu_core_free(b, pressure[i].handle), 0);
+		harness_sleep_ms(15); /* the return thread runs */
+	}
+	guest_submitter_stop(guest.submitter);
+	submitted = guest_submitter_submitted(guest.submitter);
+	assert_int_equal(guest_submitter_wait_executed(guest.submitter, submitted, 60000), 0);
+	if (guest_submitter_verify(guest.submitter, why, sizeof(why)))
+		fail_msg("guest log (VGPU_SEED=%" PRIu64 "): %s", seed, why);
+	if (guest_submitter_view_errors(guest.submitter, why, sizeof(why)))
+		fail_msg("guest view (VGPU_SEED=%" PRIu64 "): %s", seed, why);
+	for (int i = 0; i < 4; i++)
+		assert_true(buffer_holds_fill(a, &data[i], seed + i));
+	stats = harness_stats(a);
+	fprintf(stderr, "live guest: %" PRIu64 " submissions, %" PRIu64 " suspensions, %" PRIu64
+	        " chunks evicted, %" PRIu64 " returned, suspended %.1f ms, guest blocked %.3f ms\n",
+	        submitted, stats.suspensions, stats.evictions, stats.returns,
+	        stats.suspended_ns / 1e6, stats.guest_blocked_ns / 1e6);
+	assert_true(submitted > 0);
+	assert_true(stats.suspensions >= 12);
+	assert_true(stats.evictions > 0 && stats.returns > 0);
+	harness_assert_invariants(&h);
+	harness_guest_teardown(&guest);
+	core_harness_teardown(&h);
+}
+
+/* ---- many allocators ------------------------------------------------------ */
+
+#define WORKERS 4
+
+struct worker {
+	struct vgpu_vm *vm;
+	struct harness_guest guest;
+	uint64_t seed;
+	int failures;
+	char failure[256];
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct vgpu_buffer_info buffers[8];
+	uint64_t seeds[8], state = w->seed | 1;
+	bool live[8] = { false };
+
+	for (int step = 0; step < 60; step++) {
+		int slot = (int)(simgpu_xorshift64(&state) % 8);
+
+		if (live[slot]) {
+			if (!buffer_holds_fill(w->vm, &buffers[slot], seeds[slot])) {
+				w->failures++;
+				snprintf(w->failure, sizeof(w->failure), "%s: buffer %d differs",
+				         vgpu_core_vm_name(w->vm), slot);
+			}
+			if (vgpu_core_free(w->vm, buffers[slot].handle))
+				w->failures++;
+			live[slot] = false;
+		} else {
+			uint64_t bytes = (1 + simgpu_xorshift64(&state) % (6 * MiB));
+			uint32_t words[16];
+
+			if (vgpu_core_alloc(w->vm, bytes, (unsigned)(step % 16), 0, &buffers[slot])) {
+				w->failures++;
+				snprintf(w->failure, sizeof(w->failure), "%s: alloc: %s",
+				         vgpu_core_vm_name(w->vm), vgpu_core_last_error());
+				continue;
+			}
+			seeds[slot] = simgpu_xorshift64(&state);
+			harness_guest_run(&h, &w->guest, words,
+			                  simgpu_push_launch_fill(words, buffers[slot].gpu_va,
+			                                          buffers[slot].bytes, seeds[slot]));
+			live[slot] = true;
+		}
+	}
+	for (int slot = 0; slot < 8; slot++)
+		if (live[slot] && !buffer_holds_fill(w->vm, &buffers[slot], seeds[slot]))
+			w->failures++;
+	return NULL;
+}
+
+static void test_concurrent_allocators(void **state)
+{
+	struct core_harness_config config = { .chunk_bytes = 256 * KiB, .return_interval_ms = 3 };
+	struct worker workers[WORKERS];
+	pthread_t threads[WORKERS];
+	uint64_t seed = harness_seed("concurrent-allocators");
+	struct vgpu_core_stats stats;
+
+	core_harness_setup(&h, &config);
+	for (int i = 0; i < WORKERS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "w%d", i);
+		memset(&workers[i], 0, sizeof(workers[i]));
+		workers[i].vm = harness_vm(&h, name, 1 + i % 2, 0, 0);
+		workers[i].seed = seed + (uint64_t)i * 7919;
+		harness_guest_setup(&h, workers[i].vm, &workers[i].guest, 8, 0, seed);
+	}
+	for (int i = 0; i < WORKERS; i++)
+		assert_int_equal(pthread_create(&threads[i], NULL, worker_main, &workers[i]), 0);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(threads[i], NULL);
+	for (int i = 0; i < WORKERS; i++)
+		if (workers[i].failures)
+			fail_msg("worker %d (VGPU_SEED=%" PRIu64 "): %d failures, e.g. %s", i, seed,
+			         workers[i].failures, workers[i].failure);
+	harness_assert_invariants(&h);
+	vgpu_core_stats(h.core, &stats);
+	fprintf(stderr, "allocators: %" PRIu64 " evicted, %" PRIu64 " placed, %" PRIu64
+	        " returned in %" PRIu64 " return passes\n",
+	        stats.chunks_evicted, stats.chunks_placed_on_host, stats.chunks_returned,
+	        stats.return_pass.passes);
+	assert_true(stats.chunks_evicted + stats.chunks_placed_on_host > 0);
+	for (int i = 0; i < WORKERS; i++)
+		harness_guest_teardown(&workers[i].guest);
+	core_harness_teardown(&h);
+}
+
+/* ---- the allocation lock is FIFO ------------------------------------------ */
+
+#define WAITERS 6
+
+static struct vgpu_fifo_lock fifo;
+static int order[WAITERS], served;
+static pthread_mutex_t arrival_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t arrival_cond = PTHREAD_COND_INITIALIZER;
+static int arrived;
+
+static void *waiter(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+
+	/* Arrive strictly in id order: wait for our turn to take a ticket. */
+	pthread_mutex_lock(&arrival_lock);
+	while (arrived != id)
+		pthread_cond_wait(&arrival_cond, &arrival_lock);
+	pthread_mutex_unlock(&arrival_lock);
+	/* Take the ticket, then let the next one arrive. The ticket is taken
+	 * inside vgpu_fifo_lock before it blocks; a short sleep after
+	 * announcing makes sure of the order. */
+	pthread_mutex_lock(&arrival_lock);
+	arrived++;
+	pthread_cond_broadcast(&arrival_cond);
+	pthread_mutex_unlock(&arrival_lock);
+	vgpu_fifo_lock(&fifo);
+	order[served++] = id;
+	vgpu_fifo_unlock(&fifo);
+	return NULL;
+}
+
+static void test_fifo_lock_order(void **state)
+{
+	pthread_t threads[WAITERS];
+
+	assert_int_equal(vgpu_fifo_lock_init(&fifo), 0);
+	vgpu_fifo_lock(&fifo);
+	for (int i = 0; i < WAITERS; i++) {
+		assert_int_equal(pthread_create(&threads[i], NULL, waiter, (void *)(intptr_t)i), 0);
+		/* Wait until thread i has queued (its ticket is i + 1). */
+		for (;;) {
+			uint64_t tickets;
+
+			pthread_mutex_lock(&fifo.mutex);
+			tickets = fifo.next_ticket;
+			pthread_mutex_unlock(&fifo.mutex);
+			if (tickets == (uint64_t)i + 2)
+				break;
+			harness_sleep_ms(1);
+		}
+	}
+	vgpu_fifo_unlock(&fifo);
+	for (int i = 0; i < WAITERS; i++)
+		pthread_join(threads[i], NULL);
+	for (int i = 0; i < WAITERS; i++)
+		assert_int_equal(order[i], i);
+	vgpu_fifo_lock_fini(&fifo);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fifo_lock_order),
+		cmocka_unit_test(test_relocation_with_live_guest),
+		cmocka_unit_test(test_concurrent_allocators),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_core_property.c - random sequences of operations against a model.
+ *
+ * 2-8 VMs with random weights, caps and chunk sizes (not all multiples of
+ * 64 KiB), a random policy and sometimes a host budget; operations: alloc
+ * (sizes that are not multiples of the chunk size, random priority), free,
+ * run (a STREAM kernel on the VM's channel), fill (the FILL kernel), tick
+ * (a return pass), verify (byte-exact, through the aperture), set_priority,
+ * set_weight, and VM destroy/re-create. Buffer contents are a function of a
+ * fill seed and the number of STREAM passes run since, so the expected bytes
+ * are computed, not stored. After every operation the core's invariants are
+ * checked and its counters compared with the model; failures and -EDQUOT
+ * must match the model's cap arithmetic exactly.
+ *
+ * VGPU_SEED selects the seed (printed at the start and on failure);
+ * VGPU_PROPERTY_OPS the number of operations (default 10000).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+#include "guest_double.h"
+#include "vgpu/simgpu_commands.h"
+#include "vgpu/simgpu_kernels.h"
+
+#define MAX_VMS 8
+#define MAX_BUFFERS 48
+
+struct model_buffer {
+	bool live;
+	struct vgpu_buffer_info info;
+	uint64_t seed;
+	unsigned passes;
+};
+
+struct model_vm {
+	bool live;
+	struct vgpu_vm *vm;
+	char name[16];
+	uint32_t weight;
+	uint64_t cap, chunk;
+	struct harness_guest guest;
+	uint64_t allocated; /* what the model says it holds */
+	struct model_buffer buffers[MAX_BUFFERS];
+};
+
+static struct core_harness h;
+static struct model_vm vms[MAX_VMS];
+static int vm_count;
+static uint64_t rng_state, seed, step, ops;
+static uint64_t host_budget;
+static unsigned vm_generation;
+static uint64_t counts[16];
+
+static uint64_t next_random(void)
+{
+	return simgpu_xorshift64(&rng_state);
+}
+
+static uint64_t below(uint64_t bound)
+{
+	return bound ? next_random() % bound : 0;
+}
+
+#define check(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			char msg_[1024];                                                            \
+			snprintf(msg_, sizeof(msg_), __VA_ARGS__);                                 \
+			fail_msg("property test failed at step %" PRIu64 " (VGPU_SEED=%" PRIu64 \
+			         "): %s",                                                         \
+			         step, seed, msg_);                                                \
+		}                                                                                  \
+	} while (0)
+
+static void run_on_gpu(struct model_vm *m, const uint32_t *words, uint32_t count)
+{
+	harness_guest_run(&h, &m->guest, words, count);
+}
+
+static void verify_buffer(struct model_vm *m, struct model_buffer *b)
+{
+	enum { STEP = 128 * 1024 };
+	static uint64_t words[STEP / 8];
+	struct vgpu_hal_as *as = vgpu_core_vm_address_space(m->vm);
+
+	for (uint64_t offset = 0; offset < b->info.bytes; offset += STEP) {
+		uint64_t n = b->info.bytes - offset < STEP ? b->info.bytes - offset : STEP;
+
+		check(vgpu_hal_as_read(as, b->info.gpu_va + offset, words, n) == 0,
+		      "VM %s: buffer unreadable", m->name);
+		for (uint64_t i = 0; i < n / 8; i++) {
+			uint64_t expected = simgpu_fill_word(b->seed, offset + 8 * i);
+
+			for (unsigned p = 0; p < b->passes; p++)
+				expected = simgpu_stream_word(expected);
+			check(le64toh(words[i]) == expected,
+			      "VM %s: buffer at %#" PRIx64 " differs at offset %#" PRIx64
+			      " (got %#" PRIx64 ", want %#" PRIx64 ")",
+			      m->name, b->info.gpu_va, offset + 8 * i, le64toh(words[i]), expected);
+		}
+	}
+}
+
+static void fill_buffer(struct model_vm *m, struct model_buffer *b)
+{
+	uint32_t words[16];
+
+	b->seed = next_random();
+	b->passes = 0;
+	run_on_gpu(m, words, simgpu_push_launch_fill(words, b->info.gpu_va, b->info.bytes, b->seed));
+}
+
+static void vm_create(int index)
+{
+	struct model_vm *m = &vms[index];
+	static const uint64_t chunks[] = { 0, 64 * KiB, 68 * KiB, 128 * KiB, 256 * KiB, 1 * MiB };
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "vm%u", vm_generation++);
+	m->weight = 1 + (uint32_t)below(4);
+	m->cap = below(3) == 0 ? (8 + below(40)) * MiB : 0;
+	m->chunk = chunks[below(sizeof(chunks) / sizeof(chunks[0]))];
+	m->vm = harness_vm(&h, m->name, m->weight, m->cap, m->chunk);
+	harness_guest_setup(&h, m->vm, &m->guest, 8, 0, seed);
+	m->allocated = harness_stats(m->vm).allocated_bytes; /* the guest's log */
+	m->live = true;
+}
+
+static void vm_destroy(int index)
+{
+	struct model_vm *m = &vms[index];
+	char why[256];
+
+	check(guest_submitter_view_errors(m->guest.submitter, why, sizeof(why)) == 0,
+	      "VM %s: the guest saw: %s", m->name, why);
+	guest_submitter_destroy(m->guest.submitter);
+	m->guest.submitter = NULL;
+	vgpu_core_vm_destroy(m->vm);
+	harness_guest_after_vm_destroy(&m->guest);
+	m->live = false;
+}
+
+static struct model_buffer *random_buffer(struct model_vm *m)
+{
+	int start = (int)below(MAX_BUFFERS);
+
+	for (int i = 0; i < MAX_BUFFERS; i++) {
+		struct model_buffer *b = &m->buffers[(start + i) % MAX_BUFFERS];
+
+		if (b->live)
+			return b;
+	}
+	return NULL;
+}
+
+static void op_alloc(struct model_vm *m)
+{
+	uint64_t chunk = m->chunk ? m->chunk : MiB;
+	uint64_t bytes = 1 + below(3 * chunk + chunk / 2);
+	uint64_t rounded = (bytes + 4095) & ~4095ull;
+	unsigned priority = (unsigned)below(16);
+	struct model_buffer *b = NULL;
+	int err;
+
+	if (below(8) == 0)
+		bytes = 1 + below(6 * MiB); /* now and then a big one */
+	rounded = (bytes + 4095) & ~4095ull;
+	for (int i = 0; i < MAX_BUFFERS && !b; i++)
+		if (!m->buffers[i].live)
+			b = &m->buffers[i];
+	if (!b)
+		return;
+	err = vgpu_core_alloc(m->vm, bytes, priority, 0, &b->info);
+	if (m->cap && m->allocated + rounded > m->cap) {
+		check(err == -EDQUOT, "VM %s: alloc over the cap returned %d", m->name, err);
+		counts[1]++;
+		return;
+	}
+	if (err == -ENOMEM && host_budget) {
+		counts[2]++;
+		return; /* the host budget; the invariants show nothing changed */
+	}
+	check(err == 0, "VM %s: alloc of %" PRIu64 " failed: %d (%s)", m->name, bytes, err,
+	      vgpu_core_last_error());
+	check(b->info.bytes == rounded, "VM %s: buffer of %" PRIu64 " bytes is %" PRIu64, m->name,
+	      bytes, b->info.bytes);
+	b->live = true;
+	m->allocated += rounded;
+	fill_buffer(m, b);
+	counts[0]++;
+}
+
+static void op_free(struct model_vm *m)
+{
+	struct model_buffer *b = random_buffer(m);
+
+	if (!b)
+		return;
+	if (below(4) == 0)
+		verify_buffer(m, b);
+	check(vgpu_core_free(m->vm, b->info.handle) == 0, "VM %s: free failed", m->name);
+	check(vgpu_core_free(m->vm, b->info.handle) == -ENOENT, "VM %s: double free accepted",
+	      m->name);
+	b->live = false;
+	m->allocated -= b->info.bytes;
+	counts[3]++;
+}
+
+static void op_run(struct model_vm *m)
+{
+	struct model_buffer *b = random_buffer(m);
+	uint32_t words[16];
+	unsigned passes = 1 + (unsigned)below(2);
+
+	if (!b)
+		return;
+	run_on_gpu(m, words, simgpu_push_launch_stream(words, b->info.gpu_va, b->info.bytes, passes));
+	b->passes += passes;
+	counts[4]++;
+}
+
+static void op_checksum(struct model_vm *m)
+{
+	struct model_buffer *b = random_buffer(m);
+	uint32_t words[16];
+	uint64_t result = 0, expected;
+
+	if (!b)
+		return;
+	run_on_gpu(m, words, simgpu_push_launch_checksum(words, b->info.gpu_va, b->info.bytes,
+	                                                 m->guest.semaphore_va + 64));
+	check(vgpu_hal_as_read(vgpu_core_vm_address_space(m->vm), m->guest.semaphore_va + 64,
+	                       &result, 8) == 0,
+	      "checksum unreadable");
+	expected = simgpu_reference_fill_stream_checksum(b->seed, b->info.bytes, b->passes);
+	check(le64toh(result) == expected, "VM %s: GPU checksum of buffer %#" PRIx64 " differs",
+	      m->name, b->info.gpu_va);
+	counts[5]++;
+}
+
+static void check_model(void)
+{
+	char why[512];
+	uint64_t total = 0;
+
+	if (vgpu_core_check_invariants(h.core, why, sizeof(why)))
+		check(false, "invariant broken: %s", why);
+	for (int i = 0; i < vm_count; i++) {
+		struct vgpu_vm_stats stats;
+
+		if (!vms[i].live)
+			continue;
+		vgpu_core_vm_stats(vms[i].vm, &stats);
+		check(stats.allocated_bytes == vms[i].allocated,
+		      "VM %s: core says %" PRIu64 " allocated, model %" PRIu64, vms[i].name,
+		      stats.allocated_bytes, vms[i].allocated);
+		check(stats.fair_share_bytes <= stats.allocated_bytes, "fair share above allocation");
+		total += stats.allocated_bytes;
+	}
+	{
+		struct vgpu_core_stats stats;
+
+		vgpu_core_stats(h.core, &stats);
+		check(stats.allocated_bytes == total, "core total differs from the VMs'");
+		check(!host_budget || stats.host_used_bytes <= host_budget, "host budget exceeded");
+	}
+}
+
+static void test_property(void **state)
+{
+	const char *env = getenv("VGPU_PROPERTY_OPS");
+	struct core_harness_config config = { 0 };
+	static const char *const policies[] = { "random", "priority", "refbits" };
+	static const uint64_t chunk_sizes[] = { 64 * KiB, 256 * KiB, 1 * MiB };
+	uint64_t start = harness_now_ns();
+
+	seed = harness_seed("core-property");
+	ops = env && *env ? strtoull(env, NULL, 0) : 10000;
+	rng_state = seed ? seed : 1;
+	config.vram_bytes = 64 * MiB;
+	config.chunk_bytes = chunk_sizes[below(3)];
+	config.policy = policies[below(3)];
+	config.reference_bits = !strcmp(config.policy, "refbits");
+	config.seed = seed;
+	host_budget = below(2) ? (24 + below(40)) * MiB : 0;
+	config.host_budget_bytes = host_budget;
+	core_harness_setup(&h, &config);
+	vm_count = 2 + (int)below(MAX_VMS - 1);
+	fprintf(stderr, "core-property: %" PRIu64 " ops, %d VMs, policy %s, chunk %" PRIu64
+	        " KiB, host budget %" PRIu64 " MiB\n",
+	        ops, vm_count, config.policy, config.chunk_bytes >> 10, host_budget >> 20);
+	for (int i = 0; i < vm_count; i++)
+		vm_create(i);
+	check_model();
+
+	for (step = 0; step < ops; step++) {
+		struct model_vm *m = &vms[below(vm_count)];
+		uint64_t op = below(100);
+
+		if (op < 30) {
+			op_alloc(m);
+		} else if (op < 55) {
+			op_free(m);
+		} else if (op < 70) {
+			op_run(m);
+		} else if (op < 75) {
+			op_checksum(m);
+		} else if (op < 85) {
+			check(vgpu_core_return_pass(h.core) >= 0, "return pass failed: %s",
+			      vgpu_core_last_error());
+			counts[6]++;
+		} else if (op < 93) {
+			struct model_buffer *b = random_buffer(m);
+
+			if (b)
+				verify_buffer(m, b);
+			counts[7]++;
+		} else if (op < 96) {
+			struct model_buffer *b = random_buffer(m);
+
+			if (b)
+				check(vgpu_core_set_priority(m->vm, b->info.handle,
+				                             (unsigned)below(16)) == 0,
+				      "set_priority failed");
+		} else if (op < 99) {
+			m->weight = 1 + (uint32_t)below(8);
+			check(vgpu_core_set_weight(m->vm, m->weight) == 0, "set_weight failed");
+		} else {
+			int index = (int)(m - vms);
+
+			for (int i = 0; i < MAX_BUFFERS; i++)
+				if (m->buffers[i].live && below(2))
+					verify_buffer(m, &m->buffers[i]);
+			vm_destroy(index);
+			check_model();
+			vm_create(index);
+			counts[8]++;
+		}
+		check_model();
+	}
+	for (int i = 0; i < vm_count; i++) {
+		for (int j = 0; j < MAX_BUFFERS; j++)
+			if (vms[i].buffers[j].live)
+				verify_buffer(&vms[i], &vms[i].buffers[j]);
+		vm_destroy(i);
+	}
+	check_model();
+	{
+		struct vgpu_core_stats stats;
+
+		vgpu_core_stats(h.core, &stats);
+		fprintf(stderr,
+		        "core-property: done in %.1f s: %" PRIu64 " allocs (%" PRIu64 " over cap, %"
+		        PRIu64 " over host budget), %" PRIu64 " frees, %" PRIu64 " runs, %" PRIu64
+		        " checksums, %" PRIu64 " return passes, %" PRIu64 " verifies, %" PRIu64
+		        " VM re-creations; %" PRIu64 " chunks evicted, %" PRIu64
+		        " placed on host, %" PRIu64 " returned\n",
+		        (harness_now_ns() - start) / 1e9, counts[0], counts[1], counts[2], counts[3],
+		        counts[4], counts[5], counts[6], counts[7], counts[8], stats.chunks_evicted,
+		        stats.chunks_placed_on_host, stats.chunks_returned);
+		check(stats.vram_free_bytes == stats.vram_bytes, "VRAM leaked");
+		check(stats.host_used_bytes == 0, "host memory leaked");
+	}
+	core_harness_teardown(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(test_property) };
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
