@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/* options.c - sizes, durations and workload names as users write them
+ * (see vgpu_workloads.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "vgpu_workloads.h"
+
+/* A number (decimal fraction allowed) followed by a unit looked up in units. */
+struct unit {
+	const char *name;
+	double scale;
+};
+
+static int parse_scaled(const char *text, const struct unit *units, double default_scale,
+                        uint64_t *out)
+{
+	char *end;
+	double value, scale = 0;
+	size_t i;
+
+	if (!text || !*text || isspace((unsigned char)*text) || *text == '-' || *text == '+')
+		return -EINVAL;
+	errno = 0;
+	value = strtod(text, &end);
+	if (end == text || errno || !isfinite(value) || value < 0)
+		return -EINVAL;
+	if (!*end) {
+		scale = default_scale;
+	} else {
+		for (i = 0; units[i].name; i++) {
+			if (!strcasecmp(end, units[i].name)) {
+				scale = units[i].scale;
+				break;
+			}
+		}
+		if (!units[i].name)
+			return -EINVAL;
+	}
+	value *= scale;
+	if (value >= 18446744073709551616.0)
+		return -ERANGE;
+	*out = (uint64_t)value;
+	return 0;
+}
+
+int vgpu_parse_size(const char *text, uint64_t *bytes)
+{
+	static const struct unit units[] = {
+		{ "b", 1.0 },
+		{ "k", 1024.0 }, { "kb", 1024.0 }, { "kib", 1024.0 },
+		{ "m", 1048576.0 }, { "mb", 1048576.0 }, { "mib", 1048576.0 },
+		{ "g", 1073741824.0 }, { "gb", 1073741824.0 }, { "gib", 1073741824.0 },
+		{ "t", 1099511627776.0 }, { "tb", 1099511627776.0 }, { "tib", 1099511627776.0 },
+		{ NULL, 0 },
+	};
+
+	return parse_scaled(text, units, 1.0, bytes);
+}
+
+int vgpu_parse_duration(const char *text, uint64_t *ns)
+{
+	static const struct unit units[] = {
+		{ "ns", 1.0 },
+		{ "us", 1e3 },
+		{ "ms", 1e6 },
+		{ "s", 1e9 }, { "sec", 1e9 },
+		{ "m", 60e9 }, { "min", 60e9 },
+		{ "h", 3600e9 },
+		{ NULL, 0 },
+	};
+
+	return parse_scaled(text, units, 1e9, ns);
+}
+
+const char *vgpu_workload_name(enum vgpu_workload_kind kind)
+{
+	switch (kind) {
+	case VGPU_WORKLOAD_STREAM:
+		return "stream";
+	case VGPU_WORKLOAD_STENCIL:
+		return "stencil";
+	case VGPU_WORKLOAD_GUPS:
+		return "gups";
+	case VGPU_WORKLOAD_ALLOC_LEAK:
+		return "alloc-leak";
+	}
+	return "unknown";
+}
+
+int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
+{
+	if (!name)
+		return -EINVAL;
+	if (!strcmp(name, "stream"))
+		*out = VGPU_WORKLOAD_STREAM;
+	else if (!strcmp(name, "stencil"))
+		*out = VGPU_WORKLOAD_STENCIL;
+	else if (!strcmp(name, "gups"))
+		*out = VGPU_WORKLOAD_GUPS;
+	else if (!strcmp(name, "alloc-leak") || !strcmp(name, "alloc"))
+		*out = VGPU_WORKLOAD_ALLOC_LEAK;
+	else
+		return -EINVAL;
+	return 0;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgpu_workloads.h - the GPU workloads vgpu-tenant (and later the in-guest
+ * vgpu-run) runs on a vGPU, each verified byte for byte by checksum.
+ *
+ * Every workload allocates its data as buffers of at most buffer_bytes,
+ * initialises them on the GPU (FILL kernel with a per-buffer seed derived
+ * from seed), runs iterations until the duration has passed or the
+ * iteration count is reached, then has the GPU checksum every buffer
+ * (CHECKSUM kernel, result in the channel's notifier page) and compares with
+ * the checksum the CPU references of vgpu/simgpu_kernels.h give for what the
+ * buffer must hold. Finally it frees everything.
+ *
+ *   stream      size bytes of 64-bit words; an iteration is one STREAM pass
+ *               over every buffer (x := a x + c). Verification needs no copy
+ *               of the data on the CPU.
+ *   stencil     size bytes as pairs of grids (in, out) of 1024-cell rows of
+ *               uint32; an iteration is one 5-point STENCIL of every grid,
+ *               ping-ponging. The CPU replays each grid (2 x buffer_bytes of
+ *               host memory at a time).
+ *   gups        size bytes of tables; an iteration is RANDOM_ACCESS with
+ *               updates = table words / 4 per table (GUPS). The CPU replays
+ *               each table (buffer_bytes of host memory at a time).
+ *   alloc-leak  the GPUswap paper's `alloc`: allocate buffers of
+ *               buffer_bytes (default 32 MiB) one by one, filling each, until
+ *               size is allocated (or the VM's cap/host budget refuses: then
+ *               target_reached is false and it carries on with what it has),
+ *               hold them for the duration, verify, free.
+ *
+ * The workload stops early (and still verifies and frees) when *stop
+ * becomes nonzero (e.g. from a signal handler).
+ */
+#ifndef VGPU_WORKLOADS_H
+#define VGPU_WORKLOADS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vgpu_guest.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum vgpu_workload_kind {
+	VGPU_WORKLOAD_STREAM,
+	VGPU_WORKLOAD_STENCIL,
+	VGPU_WORKLOAD_GUPS,
+	VGPU_WORKLOAD_ALLOC_LEAK,
+};
+
+#define VGPU_WORKLOAD_DEFAULT_SIZE (256ull << 20)
+#define VGPU_WORKLOAD_DEFAULT_BUFFER (32ull << 20)
+
+struct vgpu_workload_options {
+	enum vgpu_workload_kind kind;
+	uint64_t size_bytes;   /* data to allocate; 0 = VGPU_WORKLOAD_DEFAULT_SIZE */
+	uint64_t buffer_bytes; /* largest buffer; 0 = VGPU_WORKLOAD_DEFAULT_BUFFER */
+	/* Run until duration_ns passed (alloc-leak: hold that long) or
+	 * iterations are done, whichever comes first; if both are 0: one
+	 * iteration (alloc-leak: no hold). */
+	uint64_t duration_ns;
+	uint64_t iterations;
+	uint64_t seed;
+	uint32_t priority;     /* ALLOC priority hint, 0..15 */
+	uint32_t gpfifo_entries; /* 0 = the backend's default */
+	volatile sig_atomic_t *stop; /* optional */
+};
+
+struct vgpu_workload_result {
+	const char *workload;
+	bool verified;             /* every checksum matched */
+	bool target_reached;       /* all of size_bytes could be allocated */
+	int error;                 /* 0, or the negative errno that ended the run */
+	char message[320];         /* why it failed, in words ("" if it did not) */
+	uint64_t bytes_allocated;  /* most held at once */
+	uint64_t buffers;
+	uint64_t iterations;
+	uint64_t submissions;
+	uint64_t checksums;        /* buffers verified */
+	uint64_t mismatches;       /* of which wrong */
+	uint64_t alloc_ns_max;     /* slowest ALLOC round trip */
+	uint64_t alloc_ns_total;
+	double wall_seconds;       /* whole run, allocation to free */
+	double verify_seconds;     /* of which verification (GPU + CPU) */
+	/* The VM's STATS just before the buffers were freed. */
+	bool have_stats;
+	struct vgpu_stats_response stats;
+};
+
+/* Fill in *out; the return value is out->error. A run whose data did not
+ * verify returns 0 with out->verified false. */
+int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
+                      struct vgpu_workload_result *out);
+
+const char *vgpu_workload_name(enum vgpu_workload_kind kind);
+/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"). -EINVAL. */
+int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
+
+/* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */
+int vgpu_parse_size(const char *text, uint64_t *bytes);
+/* "10s", "500ms", "2m", "1h", "250us", "3" (seconds): nanoseconds. */
+int vgpu_parse_duration(const char *text, uint64_t *ns);
+
+/* The CPU side of verification, exposed for tests. */
+
+/* Checksum of a FILL(seed) range after passes STREAM passes, in O(bytes)
+ * whatever passes is. */
+uint64_t vgpu_reference_fill_stream_checksum(uint64_t seed, uint64_t bytes, uint64_t passes);
+/* Seed of buffer index of a run with seed (what FILL and RANDOM_ACCESS get). */
+uint64_t vgpu_workload_buffer_seed(uint64_t seed, uint64_t index, uint64_t iteration);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_WORKLOADS_H */

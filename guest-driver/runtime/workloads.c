@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: MIT
+/*
+ * workloads.c - stream, stencil, gups and alloc-leak on a vGPU, verified by
+ * checksum (see vgpu_workloads.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vgpu/simgpu_commands.h"
+#include "vgpu/simgpu_kernels.h"
+#include "vgpu_workloads.h"
+#include "workload_reference.h"
+
+#define STENCIL_WIDTH 1024u /* cells per row: one 4 KiB row */
+#define STENCIL_ROW_BYTES (STENCIL_WIDTH * 4u)
+#define HOLD_STEP_NS 20000000ull
+
+struct run {
+	struct vgpu_device *dev;
+	struct vgpu_channel *ch;
+	const struct vgpu_workload_options *options;
+	struct vgpu_workload_result *result;
+	struct vgpu_buffer *buffers;
+	uint64_t *data_bytes; /* bytes of each buffer the workload uses */
+	uint64_t count;
+	uint64_t capacity;
+	uint64_t held;
+	uint64_t start_ns;
+	uint64_t verify_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool stopped(const struct run *run)
+{
+	return run->options->stop && *run->options->stop;
+}
+
+/* End the run with err and a message; returns err. */
+static int fail(struct run *run, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct run *run, int err, const char *fmt, ...)
+{
+	va_list args;
+
+	if (run->result->error)
+		return run->result->error; /* keep the first */
+	va_start(args, fmt);
+	vsnprintf(run->result->message, sizeof(run->result->message), fmt, args);
+	va_end(args);
+	run->result->error = err;
+	return err;
+}
+
+static int fail_device(struct run *run, int err)
+{
+	return fail(run, err, "%s", vgpu_device_last_error(run->dev));
+}
+
+static int fail_channel(struct run *run, int err, const char *doing)
+{
+	if (err == -EIO)
+		return fail(run, err, "%s: the GPU killed the channel (a fault or a bad command)",
+		            doing);
+	if (err == -ETIMEDOUT)
+		return fail(run, err, "%s: the GPU did not finish in time", doing);
+	return fail(run, err, "%s: %s", doing, strerror(-err));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+
+static int allocate(struct run *run, uint64_t bytes)
+{
+	struct vgpu_buffer buffer;
+	uint64_t start, elapsed;
+	int ret;
+
+	if (run->count == run->capacity) {
+		uint64_t capacity = run->capacity ? run->capacity * 2 : 16;
+		struct vgpu_buffer *buffers = realloc(run->buffers, capacity * sizeof(*buffers));
+		uint64_t *data_bytes;
+
+		if (!buffers)
+			return fail(run, -ENOMEM, "out of host memory");
+		run->buffers = buffers;
+		data_bytes = realloc(run->data_bytes, capacity * sizeof(*data_bytes));
+		if (!data_bytes)
+			return fail(run, -ENOMEM, "out of host memory");
+		run->data_bytes = data_bytes;
+		run->capacity = capacity;
+	}
+	start = now_ns();
+	ret = vgpu_buffer_alloc(run->dev, bytes, run->options->priority, &buffer);
+	elapsed = now_ns() - start;
+	if (ret)
+		return ret; /* the caller decides (alloc-leak carries on at -ENOMEM) */
+	run->result->alloc_ns_total += elapsed;
+	if (elapsed > run->result->alloc_ns_max)
+		run->result->alloc_ns_max = elapsed;
+	run->buffers[run->count] = buffer;
+	run->data_bytes[run->count] = bytes;
+	run->count++;
+	run->held += buffer.bytes;
+	run->result->buffers = run->count;
+	if (run->held > run->result->bytes_allocated)
+		run->result->bytes_allocated = run->held;
+	return 0;
+}
+
+static void free_all(struct run *run)
+{
+	while (run->count) {
+		run->count--;
+		if (vgpu_buffer_free(run->dev, &run->buffers[run->count]))
+			fail_device(run, -EIO);
+		run->held -= run->buffers[run->count].bytes;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Submission                                                               */
+
+static int submit_words(struct run *run, uint32_t *words, uint32_t count, uint32_t flags,
+                        uint64_t *fence)
+{
+	int ret = vgpu_channel_submit(run->ch, count, flags, fence);
+
+	(void)words;
+	if (ret)
+		return fail_channel(run, ret, "submitting work");
+	run->result->submissions++;
+	return 0;
+}
+
+static int begin(struct run *run, uint32_t **words)
+{
+	int ret = vgpu_channel_begin(run->ch, SIMGPU_COMMAND_MAX_WORDS, words);
+
+	if (ret)
+		return fail_channel(run, ret, "waiting for pushbuffer space");
+	return 0;
+}
+
+static int fill(struct run *run, uint64_t index, uint64_t seed, uint64_t *fence)
+{
+	uint32_t *words;
+	int ret = begin(run, &words);
+
+	if (ret)
+		return ret;
+	return submit_words(run, words,
+	                    simgpu_push_launch_fill(words, run->buffers[index].gpu_va,
+	                                            run->data_bytes[index], seed),
+	                    VGPU_SUBMIT_INTERRUPT, fence);
+}
+
+static int wait_fence(struct run *run, uint64_t fence)
+{
+	int ret = vgpu_channel_wait(run->ch, fence, -1);
+
+	if (ret)
+		return fail_channel(run, ret, "waiting for the GPU");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Verification                                                             */
+
+/* expected[i] for buffers first..first+count-1. */
+typedef int (*expected_fn)(struct run *run, uint64_t index, uint64_t *checksum);
+
+static int verify(struct run *run, expected_fn expected, uint64_t first, uint64_t count,
+                  uint64_t step)
+{
+	uint32_t slots = vgpu_channel_scratch_count(run->ch);
+	uint64_t start = now_ns(), done = 0, fence = 0, i;
+	int ret = 0;
+
+	while (done < count) {
+		uint64_t batch = count - done < slots ? count - done : slots;
+
+		for (i = 0; i < batch; i++) {
+			uint64_t index = first + (done + i) * step;
+			uint32_t *words;
+
+			ret = begin(run, &words);
+			if (ret)
+				goto out;
+			ret = submit_words(run, words,
+			                   simgpu_push_launch_checksum(
+			                           words, run->buffers[index].gpu_va,
+			                           run->data_bytes[index],
+			                           vgpu_channel_scratch_va(run->ch, (uint32_t)i)),
+			                   i + 1 == batch ? VGPU_SUBMIT_INTERRUPT : 0, &fence);
+			if (ret)
+				goto out;
+		}
+		ret = wait_fence(run, fence);
+		if (ret)
+			goto out;
+		for (i = 0; i < batch; i++) {
+			uint64_t index = first + (done + i) * step, want;
+			uint64_t got = vgpu_channel_read_scratch(run->ch, (uint32_t)i);
+
+			ret = expected(run, index, &want);
+			if (ret) {
+				fail(run, ret, "computing the reference checksum: %s", strerror(-ret));
+				goto out;
+			}
+			run->result->checksums++;
+			if (got != want) {
+				if (!run->result->mismatches)
+					snprintf(run->result->message, sizeof(run->result->message),
+					         "buffer %" PRIu64 " (GPU VA 0x%" PRIx64 ", %" PRIu64
+					         " bytes): checksum 0x%016" PRIx64
+					         ", expected 0x%016" PRIx64,
+					         index, run->buffers[index].gpu_va,
+					         run->data_bytes[index], got, want);
+				run->result->mismatches++;
+			}
+		}
+		done += batch;
+	}
+out:
+	run->verify_ns += now_ns() - start;
+	return ret;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Iterations                                                               */
+
+/* Whether another iteration should run after done ones started at start. */
+static bool more_iterations(const struct run *run, uint64_t done)
+{
+	const struct vgpu_workload_options *o = run->options;
+
+	if (stopped(run))
+		return false;
+	if (o->iterations && done >= o->iterations)
+		return false;
+	if (o->duration_ns && now_ns() - run->start_ns >= o->duration_ns)
+		return false;
+	if (!o->iterations && !o->duration_ns)
+		return done < 1;
+	return true;
+}
+
+/* One iteration: submit(run, buffer, iteration) for every buffer index
+ * first, first + step, ...; the last submission carries an interrupt fence. */
+typedef uint32_t (*encode_fn)(struct run *run, uint32_t *words, uint64_t index,
+                              uint64_t iteration);
+
+static int iterate(struct run *run, encode_fn encode, uint64_t first, uint64_t step)
+{
+	uint64_t previous = 0, fence = 0, iteration = 0, index;
+	int ret;
+
+	while (more_iterations(run, iteration)) {
+		for (index = first; index < run->count; index += step) {
+			uint32_t *words;
+
+			ret = begin(run, &words);
+			if (ret)
+				return ret;
+			ret = submit_words(run, words, encode(run, words, index, iteration),
+			                   index + step >= run->count ? VGPU_SUBMIT_INTERRUPT : 0,
+			                   &fence);
+			if (ret)
+				return ret;
+		}
+		/* Keep at most two iterations in flight. */
+		if (previous) {
+			ret = wait_fence(run, previous);
+			if (ret)
+				return ret;
+		}
+		previous = fence;
+		iteration++;
+		run->result->iterations = iteration;
+	}
+	return previous ? wait_fence(run, previous) : 0;
+}
+
+/* Allocate size_bytes as buffers of at most buffer_bytes (multiples of
+ * unit), each FILLed with its seed. */
+static int allocate_filled(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	uint64_t left = size, fence = 0;
+	int ret;
+
+	while (left) {
+		uint64_t bytes = left < buffer_bytes ? left : buffer_bytes;
+
+		ret = allocate(run, bytes);
+		if (ret)
+			return fail_device(run, ret);
+		ret = fill(run, run->count - 1,
+		           vgpu_workload_buffer_seed(run->options->seed, run->count - 1, 0), &fence);
+		if (ret)
+			return ret;
+		left -= bytes;
+	}
+	run->result->target_reached = true;
+	return fence ? wait_fence(run, fence) : 0;
+}
+
+/* stream ------------------------------------------------------------------ */
+
+static uint32_t encode_stream(struct run *run, uint32_t *words, uint64_t index,
+                              uint64_t iteration)
+{
+	(void)iteration;
+	return simgpu_push_launch_stream(words, run->buffers[index].gpu_va, run->data_bytes[index],
+	                                 1);
+}
+
+static int expected_stream(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	*checksum = vgpu_reference_fill_stream_checksum(
+	        vgpu_workload_buffer_seed(run->options->seed, index, 0), run->data_bytes[index],
+	        run->result->iterations);
+	return 0;
+}
+
+static int run_stream(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	if (!ret)
+		ret = iterate(run, encode_stream, 0, 1);
+	if (!ret)
+		ret = verify(run, expected_stream, 0, run->count, 1);
+	return ret;
+}
+
+/* stencil ----------------------------------------------------------------- */
+
+/* Buffers 2k (A, FILLed) and 2k + 1 (B) form grid k. */
+static uint32_t encode_stencil(struct run *run, uint32_t *words, uint64_t index,
+                               uint64_t iteration)
+{
+	const struct vgpu_buffer *a = &run->buffers[index], *b = &run->buffers[index + 1];
+	uint32_t height = (uint32_t)(run->data_bytes[index] / STENCIL_ROW_BYTES);
+
+	if (iteration & 1)
+		return simgpu_push_launch_stencil(words, b->gpu_va, a->gpu_va, STENCIL_WIDTH,
+		                                  height);
+	return simgpu_push_launch_stencil(words, a->gpu_va, b->gpu_va, STENCIL_WIDTH, height);
+}
+
+static int expected_stencil(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	uint64_t grid = index & ~1ull;
+
+	return workload_reference_stencil(vgpu_workload_buffer_seed(run->options->seed, grid, 0),
+	                                  STENCIL_WIDTH,
+	                                  (uint32_t)(run->data_bytes[grid] / STENCIL_ROW_BYTES),
+	                                  run->result->iterations, checksum);
+}
+
+static int run_stencil(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	uint64_t grid_bytes = buffer_bytes < size / 2 ? buffer_bytes : size / 2;
+	uint64_t grids, k, fence = 0;
+	int ret;
+
+	grid_bytes -= grid_bytes % STENCIL_ROW_BYTES;
+	if (!grid_bytes)
+		return fail(run, -EINVAL, "stencil needs at least %u bytes (two %u-byte rows)",
+		            2 * STENCIL_ROW_BYTES, STENCIL_ROW_BYTES);
+	grids = size / (2 * grid_bytes);
+	for (k = 0; k < grids; k++) {
+		ret = allocate(run, grid_bytes);
+		if (!ret)
+			ret = allocate(run, grid_bytes);
+		if (ret)
+			return fail_device(run, ret);
+		ret = fill(run, 2 * k, vgpu_workload_buffer_seed(run->options->seed, 2 * k, 0),
+		           &fence);
+		if (ret)
+			return ret;
+	}
+	run->result->target_reached = true;
+	ret = wait_fence(run, fence);
+	if (!ret)
+		ret = iterate(run, encode_stencil, 0, 2);
+	/* The result is in A after an even number of steps, else in B. */
+	if (!ret)
+		ret = verify(run, expected_stencil, run->result->iterations & 1, grids, 2);
+	return ret;
+}
+
+/* gups -------------------------------------------------------------------- */
+
+static uint64_t gups_updates(const struct run *run, uint64_t index)
+{
+	return run->data_bytes[index] / 8 / 4;
+}
+
+static uint32_t encode_gups(struct run *run, uint32_t *words, uint64_t index, uint64_t iteration)
+{
+	return simgpu_push_launch_random_access(
+	        words, run->buffers[index].gpu_va, run->data_bytes[index], gups_updates(run, index),
+	        vgpu_workload_buffer_seed(run->options->seed, index, iteration + 1));
+}
+
+static int expected_gups(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	return workload_reference_gups(run->options->seed, index, run->data_bytes[index],
+	                               gups_updates(run, index), run->result->iterations,
+	                               checksum);
+}
+
+static int run_gups(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	if (!ret)
+		ret = iterate(run, encode_gups, 0, 1);
+	if (!ret)
+		ret = verify(run, expected_gups, 0, run->count, 1);
+	return ret;
+}
+
+/* alloc-leak -------------------------------------------------------------- */
+
+static int expected_fill(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	*checksum = vgpu_reference_fill_stream_checksum(
+	        vgpu_workload_buffer_seed(run->options->seed, index, 0), run->data_bytes[index], 0);
+	return 0;
+}
+
+static int run_alloc_leak(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	uint64_t left = size, fence = 0, hold_until;
+	int ret;
+
+	while (left && !stopped(run)) {
+		uint64_t bytes = left < buffer_bytes ? left : buffer_bytes;
+
+		ret = allocate(run, bytes);
+		if (ret == -ENOMEM || ret == -ENOSPC) {
+			/* The paper's alloc keeps what it got. */
+			snprintf(run->result->message, sizeof(run->result->message),
+			         "allocation stopped at %" PRIu64 " of %" PRIu64 " bytes: %s",
+			         run->held, size, vgpu_device_last_error(run->dev));
+			break;
+		}
+		if (ret)
+			return fail_device(run, ret);
+		ret = fill(run, run->count - 1,
+		           vgpu_workload_buffer_seed(run->options->seed, run->count - 1, 0), &fence);
+		if (ret)
+			return ret;
+		left -= bytes;
+		run->result->iterations = run->count;
+	}
+	run->result->target_reached = left == 0;
+	if (fence) {
+		ret = wait_fence(run, fence);
+		if (ret)
+			return ret;
+	}
+	hold_until = run->start_ns + run->options->duration_ns;
+	while (!stopped(run) && now_ns() < hold_until) {
+		uint64_t left_ns = hold_until - now_ns();
+		struct timespec ts = { 0, 0 };
+
+		if (left_ns > HOLD_STEP_NS)
+			left_ns = HOLD_STEP_NS;
+		ts.tv_nsec = (long)left_ns;
+		nanosleep(&ts, NULL);
+	}
+	return verify(run, expected_fill, 0, run->count, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
+                      struct vgpu_workload_result *out)
+{
+	struct run run = {
+		.dev = dev,
+		.options = options,
+		.result = out,
+	};
+	uint64_t size = options->size_bytes ? options->size_bytes : VGPU_WORKLOAD_DEFAULT_SIZE;
+	uint64_t buffer_bytes = options->buffer_bytes ? options->buffer_bytes :
+	                                                VGPU_WORKLOAD_DEFAULT_BUFFER;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->workload = vgpu_workload_name(options->kind);
+	size -= size % VGPU_PAGE_SIZE;
+	buffer_bytes -= buffer_bytes % VGPU_PAGE_SIZE;
+	if (!size || !buffer_bytes || options->priority > VGPU_PRIORITY_MAX)
+		return fail(&run, -EINVAL,
+		            "size and buffer size must be at least %u bytes, priority at most %u",
+		            VGPU_PAGE_SIZE, VGPU_PRIORITY_MAX);
+
+	run.start_ns = now_ns();
+	ret = vgpu_channel_create(dev, options->gpfifo_entries, &run.ch);
+	if (ret)
+		return fail_device(&run, ret);
+
+	switch (options->kind) {
+	case VGPU_WORKLOAD_STREAM:
+		ret = run_stream(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_STENCIL:
+		ret = run_stencil(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_GUPS:
+		ret = run_gups(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_ALLOC_LEAK:
+		ret = run_alloc_leak(&run, size, buffer_bytes);
+		break;
+	default:
+		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);
+		break;
+	}
+
+	/* Nothing may still use the buffers when they are freed. */
+	if (ret != -EIO)
+		vgpu_channel_finish(run.ch, -1);
+	vgpu_channel_destroy(run.ch);
+	out->have_stats = vgpu_device_stats(dev, &out->stats) == 0;
+	free_all(&run);
+	free(run.buffers);
+	free(run.data_bytes);
+
+	out->verified = !out->error && out->checksums > 0 && out->mismatches == 0;
+	if (!out->error && !out->checksums && !out->message[0])
+		snprintf(out->message, sizeof(out->message), "nothing was verified");
+	out->wall_seconds = (double)(now_ns() - run.start_ns) / 1e9;
+	out->verify_seconds = (double)run.verify_ns / 1e9;
+	return out->error;
+}
