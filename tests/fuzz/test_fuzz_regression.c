@@ -5,7 +5,9 @@
  * bytes and well-formed command streams with random arguments), then checks
  * the GPU still completes work.
  *
- * Usage: test-fuzz-regression [corpus-dir]; SIMGPU_TEST_SEED=n to replay.
+ * Usage: test-fuzz-regression [corpus-dir]; SIMGPU_TEST_SEED=n to replay;
+ * SIMGPU_WRITE_CORPUS=dir also saves the first 64 generated inputs there (to
+ * seed libFuzzer with well-formed command streams).
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -171,8 +173,22 @@ static void test_random_pushbuffers(void **state)
 	printf("# random pushbuffers: seed %llu (replay with SIMGPU_TEST_SEED=%llu)\n",
 	       (unsigned long long)seed, (unsigned long long)seed);
 	fflush(stdout);
+	const char *write_dir = getenv("SIMGPU_WRITE_CORPUS");
+
 	for (i = 0; i < RANDOM_INPUTS; i++) {
 		size_t size = random_input(&rng, input, sizeof(input));
+
+		if (write_dir && i < 64) {
+			char path[4096];
+			FILE *file;
+
+			snprintf(path, sizeof(path), "%s/seed-%03u", write_dir, i);
+			file = fopen(path, "wb");
+			if (file) {
+				fwrite(input, 1, size, file);
+				fclose(file);
+			}
+		}
 
 		outcomes[fuzz_pushbuffer_run(input, size)]++;
 	}
