@@ -70,7 +70,8 @@
 #define VGPU_REG_MAILBOX_DOORBELL 0x010 /* WO: any value: new requests queued */
 #define VGPU_REG_IRQ_STATUS 0x014      /* RO: VGPU_IRQ_* pending */
 #define VGPU_REG_IRQ_ACK 0x018         /* WO: write 1 to clear a VGPU_IRQ_* bit */
-#define VGPU_REG_IRQ_MASK 0x01c        /* RW: 1 = interrupt source enabled */
+#define VGPU_REG_IRQ_MASK 0x01c        /* RW: 1 = interrupt source enabled;
+                                          VGPU_IRQ_ALL after attach */
 #define VGPU_REG_BAR2_SIZE_LO 0x020    /* RO: size of BAR2 */
 #define VGPU_REG_BAR2_SIZE_HI 0x024
 #define VGPU_REG_MAX_CHANNELS 0x028    /* RO: channel windows in BAR2 */
@@ -132,7 +133,17 @@
  * then any value to VGPU_REG_MAILBOX_DOORBELL. The backend answers every
  * request exactly once, in order, with the request's seq, and raises
  * VGPU_IRQ_MAILBOX. A guest that overruns the response ring loses nothing:
- * the backend stops consuming requests until response slots free up.
+ * the backend stops consuming requests until response slots free up; it
+ * looks again at the next doorbell, so a guest that consumed responses while
+ * requests were still queued rings the doorbell again.
+ *
+ * The backend keeps its own copies of req_tail and resp_head (what it
+ * writes here only informs the guest) and never trusts what it reads: a
+ * req_head more than `entries` ahead of req_tail, or a resp_tail that
+ * claims more than `entries` responses outstanding, is ignored (nothing is
+ * consumed) until the guest writes sane values. One doorbell serves a
+ * bounded number of requests; the backend continues by itself while more
+ * are queued.
  */
 #define VGPU_MAILBOX_ENTRIES 256u
 #define VGPU_MAILBOX_SLOT_SIZE 64u
@@ -173,6 +184,8 @@ enum vgpu_status {
 	VGPU_STATUS_VERSION = 6,     /* HELLO: major version not supported */
 	VGPU_STATUS_NOT_READY = 7,   /* request before a successful HELLO */
 	VGPU_STATUS_INTERNAL = 8,    /* backend failure; the VM's state is unchanged */
+	VGPU_STATUS_BUSY = 9,        /* transient (e.g. another VM's channels did not
+	                                drain in time): nothing changed, retry later */
 };
 
 struct vgpu_request {
@@ -219,6 +232,7 @@ struct vgpu_query_response {
 #define VGPU_PRIORITY_MAX 15
 
 #define VGPU_ALLOC_FLAGS_ALL 0u /* no flags defined in 1.0; others are INVALID */
+#define VGPU_ALLOC_MAX_BYTES (1ull << 40) /* larger ALLOC sizes are INVALID */
 
 /* ALLOC: GPU memory in the VM's address space. */
 struct vgpu_alloc_request {
@@ -243,7 +257,12 @@ struct vgpu_set_priority_request {
 	uint32_t priority;
 };
 
-/* CHANNEL_CREATE: a channel window becomes live. */
+/* CHANNEL_CREATE: a channel window becomes live. gpfifo_entries is 0 (the
+ * default) or a power of two in [2, VGPU_CHANNEL_GPFIFO_ENTRIES_MAX], so
+ * that control page, ring, notifier and a pushbuffer fit in the stride. */
+#define VGPU_CHANNEL_GPFIFO_ENTRIES_DEFAULT 512u
+#define VGPU_CHANNEL_GPFIFO_ENTRIES_MAX 4096u
+
 struct vgpu_channel_create_request {
 	uint32_t gpfifo_entries; /* power of two, 0 = default */
 	uint32_t reserved;

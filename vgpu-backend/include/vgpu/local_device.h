@@ -58,8 +58,19 @@ void *vgpu_local_device_bar2(struct vgpu_local_device *dev);
  * timeout, negative errno on error (-ENODEV: vgpud went away). */
 int vgpu_local_device_wait_irq(struct vgpu_local_device *dev, int timeout_ms);
 
-/* The eventfd signalled on interrupts, for poll()-based callers. */
+/* A file descriptor that becomes readable on interrupts (and when vgpud
+ * goes away), for poll()-based callers; then call
+ * vgpu_local_device_wait_irq(dev, 0). (An epoll descriptor over one eventfd
+ * per vector.) */
 int vgpu_local_device_irq_fd(struct vgpu_local_device *dev);
+
+/* vgpud's id of this VM (the "id" column of `vgpuctl status --json`). */
+uint32_t vgpu_local_device_vm_id(struct vgpu_local_device *dev);
+
+/* Accesses to a channel window, by any thread of this process, that found
+ * the window blocked for a swap and waited (a statistic for tests and
+ * benchmarks; process-wide). */
+uint64_t vgpu_local_device_swap_waits(void);
 
 #ifdef __cplusplus
 }

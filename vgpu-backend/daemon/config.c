@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: MIT
+/* config.c - defaults, configuration file and flags, see config.h. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vgpu/core.h"
+#include "log.h"
+
+enum key_type { T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL };
+
+struct key {
+	const char *section;
+	const char *name;   /* file key; the flag is --name with '-' for '_' */
+	enum key_type type;
+	size_t offset;      /* in struct vgpud_config */
+	size_t size;        /* T_STRING: buffer size */
+	const char *arg;    /* metavariable for --help */
+	const char *help;
+};
+
+#define OFF(field) offsetof(struct vgpud_config, field)
+#define STR(field) OFF(field), sizeof(((struct vgpud_config *)0)->field)
+
+static const struct key keys[] = {
+	{ "simgpu", "vram", T_SIZE, OFF(gpu.vram_bytes), 0, "SIZE",
+	  "VRAM of the software GPU (multiple of 64K, >= 16M; default 1G)" },
+	{ "simgpu", "reserved_vram", T_SIZE, OFF(gpu.reserved_vram_bytes), 0, "SIZE",
+	  "VRAM kept for page tables, not handed to VMs (0 = vram/64 in [4M, 256M])" },
+	{ "simgpu", "vram_bandwidth", T_RATE, OFF(gpu.vram_bandwidth), 0, "BYTES/S",
+	  "modeled VRAM bandwidth (default 900G)" },
+	{ "simgpu", "vram_latency_ns", T_U32, OFF(gpu.vram_latency_ns), 0, "NS",
+	  "modeled VRAM latency per transaction (default 1)" },
+	{ "simgpu", "sysmem_coherent_bandwidth", T_RATE, OFF(gpu.sysmem_coherent_bandwidth), 0,
+	  "BYTES/S", "modeled snooped system-RAM bandwidth over PCIe (default 24G)" },
+	{ "simgpu", "sysmem_coherent_latency_ns", T_U32, OFF(gpu.sysmem_coherent_latency_ns), 0,
+	  "NS", "its latency (default 22)" },
+	{ "simgpu", "sysmem_noncoherent_bandwidth", T_RATE,
+	  OFF(gpu.sysmem_noncoherent_bandwidth), 0, "BYTES/S",
+	  "modeled system-RAM bandwidth for evicted chunks (default 25G)" },
+	{ "simgpu", "sysmem_noncoherent_latency_ns", T_U32,
+	  OFF(gpu.sysmem_noncoherent_latency_ns), 0, "NS", "its latency (default 20)" },
+	{ "simgpu", "max_channels", T_U32, OFF(gpu.max_channels), 0, "N",
+	  "command channels the GPU holds, all VMs together (default 64)" },
+	{ "simgpu", "max_address_spaces", T_U32, OFF(gpu.max_address_spaces), 0, "N",
+	  "GPU address spaces: one per VM plus one (default 64)" },
+	{ "simgpu", "reference_bits", T_BOOL, OFF(gpu.reference_bits), 0, "BOOL",
+	  "give PTEs referenced bits (needed by policy refbits; default no)" },
+	{ "simgpu", "pfifo_idle_sleep_max_us", T_U32, OFF(gpu.pfifo_idle_sleep_max_us), 0, "US",
+	  "longest PFIFO sleep while idle: bounds doorbell-less latency (default 1000)" },
+
+	{ "core", "chunk_size", T_SIZE, OFF(chunk_bytes), 0, "SIZE",
+	  "accounting and eviction granularity (multiple of 4K; default 4M)" },
+	{ "core", "policy", T_STRING, STR(policy), "NAME",
+	  "eviction policy: random, priority or refbits (default random)" },
+	{ "core", "seed", T_U64, OFF(seed), 0, "N", "seed of the policy's random choices" },
+	{ "core", "host_budget", T_SIZE, OFF(host_budget_bytes), 0, "SIZE",
+	  "host memory for evicted chunks, all VMs together (0 = no limit; default 0)" },
+	{ "core", "return_interval_ms", T_U32, OFF(return_interval_ms), 0, "MS",
+	  "period of the background return pass (default 50)" },
+	{ "core", "drain_timeout_ms", T_U32, OFF(drain_timeout_ms), 0, "MS",
+	  "how long a victim's channels may take to drain (default 10000)" },
+
+	{ "daemon", "socket", T_STRING, STR(socket_path), "PATH",
+	  "tenant (local transport) socket (default " VGPUD_DEFAULT_SOCKET ")" },
+	{ "daemon", "control_socket", T_STRING, STR(control_path), "PATH",
+	  "control socket for vgpuctl (default " VGPUD_DEFAULT_CONTROL_SOCKET ")" },
+	{ "daemon", "socket_group", T_STRING, STR(socket_group), "GROUP",
+	  "group owning both sockets (mode 0660; default: vgpud's group)" },
+	{ "daemon", "log_level", T_LOG_LEVEL, OFF(log_level), 0, "LEVEL",
+	  "error, warn, info or debug (default info)" },
+	{ "daemon", "default_profile", T_STRING, STR(default_profile), "NAME",
+	  "profile of a VM that asks for none (default vgpu-1G)" },
+	{ "daemon", "attach_timeout_ms", T_U32, OFF(attach_timeout_ms), 0, "MS",
+	  "a new connection must attach within this (default 5000)" },
+	{ "daemon", "swap_timeout_ms", T_U32, OFF(swap_timeout_ms), 0, "MS",
+	  "a tenant must confirm a window swap within this or is detached (default 2000)" },
+	{ "daemon", "max_buffers_per_vm", T_U32, OFF(max_buffers_per_vm), 0, "N",
+	  "buffers one VM may hold at once (default 65536)" },
+	{ "daemon", "mailbox_budget", T_U32, OFF(mailbox_budget), 0, "N",
+	  "mailbox requests served per doorbell before yielding (default 32)" },
+};
+
+#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
+
+static const struct vgpud_profile_spec builtin_profiles[] = {
+	{ "vgpu-1G", 1, 1ull << 30, 16 },
+	{ "vgpu-2G", 2, 2ull << 30, 8 },
+	{ "vgpu-4G", 4, 4ull << 30, 4 },
+};
+
+void vgpud_config_defaults(struct vgpud_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	simgpu_config_defaults(&config->gpu);
+	config->chunk_bytes = VGPU_CORE_DEFAULT_CHUNK_BYTES;
+	strcpy(config->policy, "random");
+	config->seed = 1;
+	config->host_budget_bytes = 0;
+	config->return_interval_ms = VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS;
+	config->drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
+	strcpy(config->socket_path, VGPUD_DEFAULT_SOCKET);
+	strcpy(config->control_path, VGPUD_DEFAULT_CONTROL_SOCKET);
+	config->log_level = VGPUD_LOG_INFO;
+	strcpy(config->default_profile, "vgpu-1G");
+	config->attach_timeout_ms = 5000;
+	config->swap_timeout_ms = 2000;
+	config->max_buffers_per_vm = 65536;
+	config->mailbox_budget = 32;
+	memcpy(config->profiles, builtin_profiles, sizeof(builtin_profiles));
+	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
+}
+
+static void set_why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---------------------------------------------------------------- values */
+
+int vgpud_parse_u64(const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!text || !isdigit((unsigned char)text[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int vgpud_parse_u32(const char *text, uint32_t *out)
+{
+	uint64_t v;
+
+	if (vgpud_parse_u64(text, &v) || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_scaled(const char *text, uint64_t *out, uint64_t unit)
+{
+	static const char suffixes[] = "KMGT";
+	char *end;
+	unsigned long long v;
+	uint64_t scale = 1;
+	const char *s;
+
+	if (!text || !isdigit((unsigned char)text[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		s = strchr(suffixes, toupper((unsigned char)*end));
+		if (!s || !*s)
+			return -EINVAL;
+		for (long i = 0; i <= s - suffixes; i++)
+			scale *= unit;
+		end++;
+		if (unit == 1024 && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
+			end += strlen(end);
+		if (*end)
+			return -EINVAL;
+	}
+	if (v && scale > UINT64_MAX / v)
+		return -EINVAL;
+	*out = v * scale;
+	return 0;
+}
+
+int vgpud_parse_size(const char *text, uint64_t *out)
+{
+	return parse_scaled(text, out, 1024);
+}
+
+static int parse_bool(const char *text, bool *out)
+{
+	if (!strcmp(text, "yes") || !strcmp(text, "true") || !strcmp(text, "1") ||
+	    !strcmp(text, "on")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(text, "no") || !strcmp(text, "false") || !strcmp(text, "0") ||
+	    !strcmp(text, "off")) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+bool vgpud_profile_name_ok(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (!len || len >= VGPUD_PROFILE_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+			return false;
+	return true;
+}
+
+static const char *type_expectation(enum key_type type)
+{
+	switch (type) {
+	case T_SIZE: return "a size such as 4096, 64K, 512M or 2G";
+	case T_RATE: return "bytes per second such as 900G or 24000000000";
+	case T_U32: return "a whole number below 2^32";
+	case T_U64: return "a whole number";
+	case T_BOOL: return "yes or no";
+	case T_STRING: return "a string";
+	case T_LOG_LEVEL: return "error, warn, info or debug";
+	}
+	return "a value";
+}
+
+static int set_key(struct vgpud_config *config, const struct key *key, const char *value)
+{
+	void *field = (char *)config + key->offset;
+	int level;
+
+	switch (key->type) {
+	case T_SIZE:
+		return vgpud_parse_size(value, field);
+	case T_RATE:
+		return parse_scaled(value, field, 1000);
+	case T_U32:
+		return vgpud_parse_u32(value, field);
+	case T_U64:
+		return vgpud_parse_u64(value, field);
+	case T_BOOL:
+		return parse_bool(value, field);
+	case T_STRING:
+		if (strlen(value) >= key->size)
+			return -ENAMETOOLONG;
+		strcpy(field, value);
+		return 0;
+	case T_LOG_LEVEL:
+		level = vgpud_log_parse_level(value);
+		if (level < 0)
+			return -EINVAL;
+		*(int *)field = level;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static const struct key *find_key(const char *section, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < KEY_COUNT; i++)
+		if ((!section || !strcmp(keys[i].section, section)) && !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+/* -------------------------------------------------------------- profiles */
+
+static struct vgpud_profile_spec *profile_find(struct vgpud_profile_spec *specs, size_t count,
+                                               const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (!strcmp(specs[i].name, name))
+			return &specs[i];
+	return NULL;
+}
+
+static int profile_set(struct vgpud_profile_spec *spec, const char *key, const char *value,
+                       char *why, size_t why_len)
+{
+	if (!strcmp(key, "weight")) {
+		if (vgpud_parse_u32(value, &spec->weight) || !spec->weight ||
+		    spec->weight > VGPU_CORE_WEIGHT_MAX) {
+			set_why(why, why_len, "weight must be 1..%u, not '%s'",
+			        VGPU_CORE_WEIGHT_MAX, value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "cap")) {
+		if (vgpud_parse_size(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
+			set_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
+			        "(0 = no cap), not '%s'", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "max_instances") || !strcmp(key, "max")) {
+		if (vgpud_parse_u32(value, &spec->max_instances)) {
+			set_why(why, why_len, "max_instances must be a whole number (0 = no "
+			        "limit), not '%s'", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	set_why(why, why_len, "unknown profile key '%s': use weight, cap or max_instances", key);
+	return -EINVAL;
+}
+
+static struct vgpud_profile_spec *profile_add(struct vgpud_profile_spec *specs, size_t *count,
+                                              const char *name, char *why, size_t why_len)
+{
+	struct vgpud_profile_spec *spec = profile_find(specs, *count, name);
+
+	if (spec)
+		return spec;
+	if (!vgpud_profile_name_ok(name)) {
+		set_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
+		        "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
+		return NULL;
+	}
+	if (*count >= VGPUD_MAX_PROFILES) {
+		set_why(why, why_len, "more than %d profiles; merge some", VGPUD_MAX_PROFILES);
+		return NULL;
+	}
+	spec = &specs[(*count)++];
+	memset(spec, 0, sizeof(*spec));
+	strcpy(spec->name, name);
+	spec->weight = 1;
+	return spec;
+}
+
+/* ------------------------------------------------------------------ file */
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/* Parse path; keys go to config (unless NULL), profiles to specs/count. */
+static int parse_file(const char *path, struct vgpud_config *config,
+                      struct vgpud_profile_spec *specs, size_t *count, char *why,
+                      size_t why_len)
+{
+	char line[1024], section[128] = "", profile[VGPUD_PROFILE_NAME_MAX] = "";
+	char detail[256];
+	unsigned lineno = 0;
+	FILE *f = fopen(path, "re");
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		set_why(why, why_len, "cannot open configuration file %s: %s", path,
+		        strerror(-err));
+		return err;
+	}
+	*count = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *value;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			set_why(why, why_len, "%s:%u: line longer than %zu characters", path,
+			        lineno, sizeof(line) - 2);
+			err = -EINVAL;
+			break;
+		}
+		s = trim(line);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			char *close = strchr(s, ']');
+
+			if (!close || close[1]) {
+				set_why(why, why_len, "%s:%u: a section header looks like [core] or "
+				        "[profile NAME]", path, lineno);
+				err = -EINVAL;
+				break;
+			}
+			*close = '\0';
+			s = trim(s + 1);
+			profile[0] = '\0';
+			if (!strncmp(s, "profile", 7) && isspace((unsigned char)s[7])) {
+				char *name = trim(s + 8);
+
+				if (!profile_add(specs, count, name, detail, sizeof(detail))) {
+					set_why(why, why_len, "%s:%u: %s", path, lineno, detail);
+					err = -EINVAL;
+					break;
+				}
+				snprintf(profile, sizeof(profile), "%s", name);
+				strcpy(section, "profile");
+			} else if (!strcmp(s, "simgpu") || !strcmp(s, "core") ||
+			           !strcmp(s, "daemon")) {
+				snprintf(section, sizeof(section), "%s", s);
+			} else {
+				set_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], "
+				        "[core], [daemon] or [profile NAME]", path, lineno, s);
+				err = -EINVAL;
+				break;
+			}
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			set_why(why, why_len, "%s:%u: expected 'key = value'", path, lineno);
+			err = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		key = trim(s);
+		value = trim(eq + 1);
+		if (!section[0]) {
+			set_why(why, why_len, "%s:%u: '%s' outside a section: put it under "
+			        "[simgpu], [core], [daemon] or [profile NAME]", path, lineno, key);
+			err = -EINVAL;
+			break;
+		}
+		if (!strcmp(section, "profile")) {
+			struct vgpud_profile_spec *spec = profile_find(specs, *count, profile);
+
+			err = profile_set(spec, key, value, detail, sizeof(detail));
+			if (err) {
+				set_why(why, why_len, "%s:%u: [profile %s]: %s", path, lineno,
+				        profile, detail);
+				break;
+			}
+		} else if (config) {
+			const struct key *k = find_key(section, key);
+
+			if (!k) {
+				set_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see "
+				        "vgpud --help for the keys", path, lineno, key, section);
+				err = -EINVAL;
+				break;
+			}
+			err = set_key(config, k, value);
+			if (err) {
+				set_why(why, why_len, "%s:%u: %s = '%s': expected %s", path, lineno,
+				        key, value, type_expectation(k->type));
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int vgpud_config_load_file(struct vgpud_config *config, const char *path, char *why,
+                           size_t why_len)
+{
+	struct vgpud_profile_spec specs[VGPUD_MAX_PROFILES];
+	size_t count = 0;
+	int err = parse_file(path, config, specs, &count, why, why_len);
+
+	if (err)
+		return err;
+	if (count) {
+		memcpy(config->profiles, specs, count * sizeof(specs[0]));
+		config->profile_count = count;
+		config->profiles_from_file = true;
+	}
+	snprintf(config->config_file, sizeof(config->config_file), "%s", path);
+	return 0;
+}
+
+int vgpud_config_load_profiles(const char *path, struct vgpud_profile_spec *specs,
+                               size_t *count, char *why, size_t why_len)
+{
+	return parse_file(path, NULL, specs, count, why, why_len);
+}
+
+int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len)
+{
+	size_t i;
+
+	if (!config->profile_count) {
+		set_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
+		        "section");
+		return -EINVAL;
+	}
+	for (i = 0; i < config->profile_count; i++)
+		if (!strcmp(config->profiles[i].name, config->default_profile))
+			break;
+	if (i == config->profile_count) {
+		set_why(why, why_len, "default_profile '%s' is not a configured profile; set "
+		        "default_profile to one of the [profile NAME] sections",
+		        config->default_profile);
+		return -EINVAL;
+	}
+	if (!config->socket_path[0] || !config->control_path[0]) {
+		set_why(why, why_len, "socket and control_socket must not be empty");
+		return -EINVAL;
+	}
+	if (!strcmp(config->socket_path, config->control_path)) {
+		set_why(why, why_len, "socket and control_socket are both %s; give them "
+		        "different paths", config->socket_path);
+		return -EINVAL;
+	}
+	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
+	    !config->max_buffers_per_vm) {
+		set_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget and "
+		        "max_buffers_per_vm must be at least 1");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- flags */
+
+/* --profile NAME:weight=W,cap=SIZE,max_instances=N */
+static int parse_profile_flag(struct vgpud_config *config, const char *text, char *why,
+                              size_t why_len)
+{
+	char buf[512], detail[256], *name, *rest, *item, *save = NULL;
+	struct vgpud_profile_spec *spec;
+
+	if (strlen(text) >= sizeof(buf)) {
+		set_why(why, why_len, "--profile '%s' is too long", text);
+		return -EINVAL;
+	}
+	strcpy(buf, text);
+	name = buf;
+	rest = strchr(buf, ':');
+	if (rest)
+		*rest++ = '\0';
+	spec = profile_add(config->profiles, &config->profile_count, name, detail,
+	                   sizeof(detail));
+	if (!spec) {
+		set_why(why, why_len, "--profile: %s", detail);
+		return -EINVAL;
+	}
+	for (item = rest ? strtok_r(rest, ",", &save) : NULL; item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+
+		if (!eq) {
+			set_why(why, why_len, "--profile %s: expected key=value, not '%s' "
+			        "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
+			        item);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		if (profile_set(spec, item, eq + 1, detail, sizeof(detail))) {
+			set_why(why, why_len, "--profile %s: %s", name, detail);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void vgpud_config_usage(FILE *out)
+{
+	size_t i;
+	const char *section = "";
+
+	fprintf(out,
+	        "Usage: vgpud [OPTION]...\n"
+	        "The vGPU backend daemon: shares one GPU (the built-in software GPU, simgpu)\n"
+	        "among VMs with more GPU memory promised than exists (GPUswap). Runs in the\n"
+	        "foreground and logs to stderr. SIGTERM/SIGINT stop it cleanly (every VM is\n"
+	        "detached and its memory released); SIGHUP reloads the [profile] sections of\n"
+	        "the configuration file.\n"
+	        "\n"
+	        "  -c, --config FILE       configuration file (default %s if it exists);\n"
+	        "                          flags below override it. Format: see\n"
+	        "                          vgpud.conf.example\n"
+	        "      --profile NAME:weight=W,cap=SIZE,max_instances=N\n"
+	        "                          add or change a vGPU profile (repeatable): VMs of\n"
+	        "                          it get VRAM in proportion to W, may hold at most\n"
+	        "                          SIZE (0 = no cap), at most N at once (0 = any)\n"
+	        "  -v, --verbose           log_level debug\n"
+	        "      --check-config      print the effective configuration and exit\n"
+	        "  -h, --help              this text\n"
+	        "      --version           print the version\n",
+	        VGPUD_DEFAULT_CONFIG_FILE);
+	for (i = 0; i < KEY_COUNT; i++) {
+		char flag[64];
+		size_t j;
+
+		if (strcmp(section, keys[i].section)) {
+			section = keys[i].section;
+			fprintf(out, "\n[%s] keys, also flags:\n", section);
+		}
+		snprintf(flag, sizeof(flag), "--%s %s", keys[i].name, keys[i].arg);
+		for (j = 2; flag[j] && flag[j] != ' '; j++)
+			if (flag[j] == '_')
+				flag[j] = '-';
+		fprintf(out, "      %-34s %s\n", flag, keys[i].help);
+	}
+	fprintf(out,
+	        "\nSizes take binary suffixes K, M, G, T; bandwidths decimal ones (900G).\n"
+	        "Without [profile] sections the built-in profiles are vgpu-1G (weight 1,\n"
+	        "cap 1G, 16 instances), vgpu-2G (2, 2G, 8) and vgpu-4G (4, 4G, 4).\n");
+}
+
+enum { OPT_PROFILE = 1000, OPT_CHECK, OPT_VERSION, OPT_KEY_BASE = 2000 };
+
+int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv)
+{
+	struct option options[KEY_COUNT + 8];
+	char names[KEY_COUNT][48];
+	const char *config_path = NULL;
+	char why[512];
+	bool check = false;
+	size_t i, n = 0;
+	int opt, err;
+
+	for (i = 0; i < KEY_COUNT; i++) {
+		size_t j;
+
+		snprintf(names[i], sizeof(names[i]), "%s", keys[i].name);
+		for (j = 0; names[i][j]; j++)
+			if (names[i][j] == '_')
+				names[i][j] = '-';
+		options[n++] = (struct option){ names[i], required_argument, NULL,
+			                        OPT_KEY_BASE + (int)i };
+	}
+	options[n++] = (struct option){ "config", required_argument, NULL, 'c' };
+	options[n++] = (struct option){ "profile", required_argument, NULL, OPT_PROFILE };
+	options[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
+	options[n++] = (struct option){ "check-config", no_argument, NULL, OPT_CHECK };
+	options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	options[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	options[n] = (struct option){ 0 };
+
+	/* Pass 1: the configuration file, help and version. */
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
+		if (opt == 'c')
+			config_path = optarg;
+		else if (opt == 'h') {
+			vgpud_config_usage(stdout);
+			return 1;
+		} else if (opt == OPT_VERSION) {
+			printf("vgpud %s (device ABI %u.%u)\n", VGPUD_VERSION, 1u, 0u);
+			return 1;
+		}
+	}
+	if (!config_path && access(VGPUD_DEFAULT_CONFIG_FILE, F_OK) == 0)
+		config_path = VGPUD_DEFAULT_CONFIG_FILE;
+	if (config_path) {
+		err = vgpud_config_load_file(config, config_path, why, sizeof(why));
+		if (err) {
+			fprintf(stderr, "vgpud: %s\n", why);
+			return err;
+		}
+	}
+
+	/* Pass 2: every other flag, over the file. */
+	optind = 1;
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
+		if (opt == 'c' || opt == 'h') {
+			continue;
+		} else if (opt == 'v') {
+			config->log_level = VGPUD_LOG_DEBUG;
+		} else if (opt == OPT_CHECK) {
+			check = true;
+		} else if (opt == OPT_PROFILE) {
+			if (parse_profile_flag(config, optarg, why, sizeof(why))) {
+				fprintf(stderr, "vgpud: %s\n", why);
+				return -EINVAL;
+			}
+		} else if (opt >= OPT_KEY_BASE && opt < OPT_KEY_BASE + (int)KEY_COUNT) {
+			const struct key *k = &keys[opt - OPT_KEY_BASE];
+
+			if (set_key(config, k, optarg)) {
+				fprintf(stderr, "vgpud: --%s '%s': expected %s\n",
+				        names[opt - OPT_KEY_BASE], optarg, type_expectation(k->type));
+				return -EINVAL;
+			}
+		} else {
+			fprintf(stderr, "vgpud: see 'vgpud --help' for the options\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vgpud: unexpected argument '%s'; see 'vgpud --help'\n",
+		        argv[optind]);
+		return -EINVAL;
+	}
+	if (vgpud_config_validate(config, why, sizeof(why))) {
+		fprintf(stderr, "vgpud: %s\n", why);
+		return -EINVAL;
+	}
+	if (check)
+		return 2;
+	return 0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - vgpud's configuration: defaults, the configuration file and
+ * command-line flags (flags win over the file, the file over defaults).
+ *
+ * The file format (documented with every key in vgpud.conf.example):
+ *
+ *   # comment                      ; comment
+ *   [simgpu]                       the software GPU
+ *   vram = 512M
+ *   [core]                         GPUswap: chunks, policy, return pass
+ *   chunk_size = 4M
+ *   [daemon]                       sockets, timeouts, logging
+ *   socket = /run/vgpud/vgpud.sock
+ *   [profile vgpu-2G]              one vGPU type
+ *   weight = 2
+ *   cap = 2G
+ *   max_instances = 4
+ *
+ * Sizes take an optional binary suffix K, M, G, T (also KiB, MiB, ...);
+ * bandwidths are bytes per second with decimal suffixes (900G = 900e9).
+ * Every error names the file, the line and what is expected there.
+ */
+#ifndef VGPUD_CONFIG_H
+#define VGPUD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "vgpu/simgpu.h"
+
+#define VGPUD_DEFAULT_SOCKET "/run/vgpud/vgpud.sock"
+#define VGPUD_DEFAULT_CONTROL_SOCKET "/run/vgpud/control.sock"
+#define VGPUD_DEFAULT_CONFIG_FILE "/etc/vgpud/vgpud.conf"
+#define VGPUD_PROFILE_NAME_MAX 64
+#define VGPUD_MAX_PROFILES 64
+#define VGPUD_PATH_MAX 108 /* sun_path */
+
+struct vgpud_profile_spec {
+	char name[VGPUD_PROFILE_NAME_MAX];
+	uint32_t weight;
+	uint64_t cap_bytes;     /* 0 = no cap */
+	uint32_t max_instances; /* 0 = no limit */
+};
+
+struct vgpud_config {
+	/* [simgpu] */
+	struct simgpu_config gpu;
+
+	/* [core] */
+	uint64_t chunk_bytes;
+	char policy[32];
+	uint64_t seed;
+	uint64_t host_budget_bytes; /* 0 = no limit */
+	uint32_t return_interval_ms;
+	uint32_t drain_timeout_ms;
+
+	/* [daemon] */
+	char socket_path[VGPUD_PATH_MAX];
+	char control_path[VGPUD_PATH_MAX];
+	char socket_group[64];      /* group owning both sockets, "" = vgpud's */
+	int log_level;              /* enum vgpud_log_level */
+	char default_profile[VGPUD_PROFILE_NAME_MAX];
+	uint32_t attach_timeout_ms; /* a new connection must ATTACH within this */
+	uint32_t swap_timeout_ms;   /* a frontend must ack a window swap within this */
+	uint32_t max_buffers_per_vm;
+	uint32_t mailbox_budget;    /* requests served per doorbell before yielding */
+
+	/* [profile NAME] sections */
+	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];
+	size_t profile_count;
+	bool profiles_from_file; /* false: the built-in profiles */
+
+	char config_file[4096];  /* "" = none */
+};
+
+/* Defaults, including the built-in profiles vgpu-1G, vgpu-2G, vgpu-4G. */
+void vgpud_config_defaults(struct vgpud_config *config);
+
+/*
+ * Parse argv into config (which holds defaults). Reads the configuration
+ * file named by --config (or VGPUD_DEFAULT_CONFIG_FILE if it exists and no
+ * --config is given) first, then applies the other flags. Returns 0 to
+ * run, 1 when --help/--version was printed (exit 0), 2 for --check-config
+ * (print the configuration, exit 0), or a negative errno after printing
+ * what was wrong to stderr (exit 2).
+ */
+int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv);
+
+/* Parse a configuration file into config. Errors: -errno after writing
+ * "FILE:LINE: what" into why. */
+int vgpud_config_load_file(struct vgpud_config *config, const char *path, char *why,
+                           size_t why_len);
+
+/* Only the [profile] sections of path (SIGHUP). Fills specs/count. */
+int vgpud_config_load_profiles(const char *path, struct vgpud_profile_spec *specs,
+                               size_t *count, char *why, size_t why_len);
+
+/* Check cross-field consistency (default profile exists, ...). */
+int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len);
+
+/* Parsers shared with the control API: 0 or -EINVAL. */
+int vgpud_parse_size(const char *text, uint64_t *out);
+int vgpud_parse_u64(const char *text, uint64_t *out);
+int vgpud_parse_u32(const char *text, uint32_t *out);
+bool vgpud_profile_name_ok(const char *name);
+
+/* The --help text. */
+void vgpud_config_usage(FILE *out);
+
+#endif /* VGPUD_CONFIG_H */

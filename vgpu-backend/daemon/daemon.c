@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/* daemon.c - one vgpud: GPU, core, profiles, sockets, see daemon.h. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "vgpu/device_abi.h"
+#include "vgpu/simgpu.h"
+
+#include "control_server.h"
+#include "device.h"
+#include "local_server.h"
+#include "log.h"
+
+#define REAP_INTERVAL_MS 500
+
+static int create_gpu(struct vgpud *d)
+{
+	int err = simgpu_create(&d->config.gpu, &d->hal);
+
+	if (err) {
+		log_error("cannot create the software GPU (vram %llu bytes): %s; check the "
+		          "[simgpu] settings (vram: a multiple of 64K, at least 16M)",
+		          (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
+		return err;
+	}
+	vgpu_hal_get_caps(d->hal, &d->caps);
+	if (d->caps.va_reserved_base < (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE * 2) {
+		log_error("the GPU's virtual address space is too small for channel windows");
+		return -EINVAL;
+	}
+	d->va_window_base = d->caps.va_reserved_base -
+	                    (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE;
+	return 0;
+}
+
+static int create_core(struct vgpud *d)
+{
+	struct vgpu_core_config config;
+	int err;
+
+	vgpu_core_config_defaults(&config);
+	config.chunk_bytes = d->config.chunk_bytes;
+	config.policy = d->config.policy;
+	config.seed = d->config.seed;
+	config.host_budget_bytes = d->config.host_budget_bytes;
+	config.return_interval_ms = d->config.return_interval_ms;
+	config.drain_timeout_ms = d->config.drain_timeout_ms;
+	config.on_fence = vgpud_event_on_fence;
+	config.on_channel_error = vgpud_event_on_channel_error;
+	config.event_ctx = &d->routes;
+	err = vgpu_core_create(d->hal, &config, &d->core);
+	if (err)
+		log_error("cannot start the GPUswap core: %s", vgpu_core_last_error());
+	return err;
+}
+
+int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out)
+{
+	struct local_server_config local_config;
+	struct vgpud *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	d->config = *config;
+	d->signal_fd = signal_fd;
+	pthread_mutex_init(&d->config_lock, NULL);
+	vgpud_log_set_level((enum vgpud_log_level)config->log_level);
+	vgpud_profiles_init(&d->profiles, config->profiles, config->profile_count,
+	                    config->default_profile);
+	vgpud_registry_init(&d->registry);
+	clock_gettime(CLOCK_MONOTONIC, &d->started);
+	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->stop_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+
+	err = create_gpu(d);
+	if (err)
+		goto fail;
+	err = vgpud_event_routes_init(&d->routes, d->caps.max_channels);
+	if (err)
+		goto fail;
+	err = create_core(d);
+	if (err)
+		goto fail;
+
+	memset(&local_config, 0, sizeof(local_config));
+	local_config.path = d->config.socket_path;
+	local_config.group = d->config.socket_group;
+	local_config.attach_timeout_ms = d->config.attach_timeout_ms;
+	local_config.swap_timeout_ms = d->config.swap_timeout_ms;
+	local_config.host.attach = vgpu_device_attach_host;
+	local_config.host.ctx = d;
+	err = local_server_create(&local_config, &d->local);
+	if (err)
+		goto fail;
+	err = control_server_create(d, d->config.control_path, d->config.socket_group,
+	                            &d->control);
+	if (err)
+		goto fail;
+
+	log_info("vgpud %s ready: %s with %llu MiB VRAM, %llu KiB chunks, policy %s, host "
+	         "budget %s; tenants on %s, control on %s", VGPUD_VERSION, d->caps.name,
+	         (unsigned long long)(d->caps.vram_bytes >> 20),
+	         (unsigned long long)(d->config.chunk_bytes >> 10),
+	         vgpu_core_policy_name(d->core),
+	         d->config.host_budget_bytes ? "limited" : "unlimited", d->config.socket_path,
+	         d->config.control_path);
+	*out = d;
+	return 0;
+fail:
+	vgpud_destroy(d);
+	return err;
+}
+
+static void handle_signals(struct vgpud *d, bool *stop)
+{
+	struct signalfd_siginfo info;
+
+	while (read(d->signal_fd, &info, sizeof(info)) == sizeof(info)) {
+		if (info.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: reloading profiles");
+			vgpud_reload_profiles(d);
+		} else {
+			log_info("%s: shutting down", strsignal((int)info.ssi_signo));
+			*stop = true;
+		}
+	}
+}
+
+int vgpud_run(struct vgpud *d)
+{
+	bool stop = false;
+
+	while (!stop) {
+		struct pollfd pfd[3] = {
+			{ .fd = d->stop_fd, .events = POLLIN },
+			{ .fd = local_server_fd(d->local), .events = POLLIN },
+			{ .fd = d->signal_fd, .events = POLLIN },
+		};
+
+		if (poll(pfd, d->signal_fd >= 0 ? 3 : 2, REAP_INTERVAL_MS) < 0 && errno != EINTR) {
+			log_error("poll failed: %s", strerror(errno));
+			break;
+		}
+		if (pfd[0].revents)
+			stop = true;
+		if (pfd[1].revents)
+			local_server_accept(d->local);
+		if (d->signal_fd >= 0 && pfd[2].revents)
+			handle_signals(d, &stop);
+		local_server_reap(d->local);
+	}
+	return 0;
+}
+
+static void *run_thread(void *arg)
+{
+	vgpud_run(arg);
+	return NULL;
+}
+
+int vgpud_start(struct vgpud *d)
+{
+	int err = pthread_create(&d->thread, NULL, run_thread, d);
+
+	if (err)
+		return -err;
+	d->thread_started = true;
+	return 0;
+}
+
+void vgpud_stop(struct vgpud *d)
+{
+	uint64_t one = 1;
+
+	(void)!write(d->stop_fd, &one, sizeof(one));
+	if (d->thread_started) {
+		pthread_join(d->thread, NULL);
+		d->thread_started = false;
+	}
+}
+
+void vgpud_destroy(struct vgpud *d)
+{
+	if (!d)
+		return;
+	if (d->thread_started)
+		vgpud_stop(d);
+	control_server_destroy(d->control);
+	d->control = NULL;
+	/* Detaches every VM: their memory, channels and mappings go back. */
+	local_server_destroy(d->local);
+	d->local = NULL;
+	if (d->core)
+		vgpu_core_destroy(d->core);
+	if (d->routes.routes)
+		vgpud_event_routes_fini(&d->routes);
+	if (d->hal)
+		vgpu_hal_destroy(d->hal);
+	if (d->stop_fd >= 0)
+		close(d->stop_fd);
+	vgpud_registry_fini(&d->registry);
+	vgpud_profiles_fini(&d->profiles);
+	pthread_mutex_destroy(&d->config_lock);
+	free(d);
+}
+
+void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight)
+{
+	struct vgpu_device *dev;
+
+	pthread_mutex_lock(&d->registry.lock);
+	vgpud_registry_for_each_locked(&d->registry, dev)
+		if (!strcmp(dev->profile, profile) && !atomic_load(&dev->weight_overridden))
+			vgpu_core_set_weight(dev->vm, weight);
+	pthread_mutex_unlock(&d->registry.lock);
+}
+
+int vgpud_reload_profiles(struct vgpud *d)
+{
+	struct vgpud_profile_spec specs[VGPUD_MAX_PROFILES];
+	char why[512];
+	size_t count = 0, i;
+	int err;
+
+	pthread_mutex_lock(&d->config_lock);
+	if (!d->config.config_file[0]) {
+		pthread_mutex_unlock(&d->config_lock);
+		log_warn("reload: vgpud was started without a configuration file; nothing to "
+		         "reload (start it with --config FILE)");
+		return -ENOENT;
+	}
+	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, sizeof(why));
+	if (!err && !count) {
+		snprintf(why, sizeof(why), "the configuration file has no [profile NAME] "
+		         "section");
+		err = -EINVAL;
+	}
+	if (err) {
+		pthread_mutex_unlock(&d->config_lock);
+		log_error("reload failed, profiles unchanged: %s", why);
+		return err;
+	}
+	vgpud_profiles_replace(&d->profiles, specs, count);
+	d->reloads++;
+	pthread_mutex_unlock(&d->config_lock);
+	for (i = 0; i < count; i++)
+		vgpud_apply_profile_weight(d, specs[i].name, specs[i].weight);
+	log_info("reloaded %zu profiles from %s", count, d->config.config_file);
+	return 0;
+}

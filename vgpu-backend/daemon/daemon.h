@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.h - one vgpud: the GPU (simgpu behind the HAL), the GPUswap core,
+ * the vGPU profiles, the attached VMs' devices, and the sockets (local
+ * transport for tenants, control socket for vgpuctl).
+ *
+ * Threads: the thread calling vgpud_run (signals, accepting tenants), the
+ * control server's thread, per attached VM the transport's connection
+ * thread and the device's mailbox worker, plus the core's return thread and
+ * the HAL's threads.
+ *
+ * Lock order (outer first): registry -> the core's allocation lock ->
+ * event routes. Profiles and per-device locks are leaves taken alone.
+ * Nothing that waits for a guest (window swaps) holds the registry lock.
+ *
+ * Tests run a vgpud in-process: vgpud_create, vgpud_start (a thread running
+ * vgpud_run), talk to its sockets, vgpud_stop, vgpud_destroy.
+ */
+#ifndef VGPUD_DAEMON_H
+#define VGPUD_DAEMON_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "vgpu/core.h"
+#include "vgpu/hal.h"
+
+#include "config.h"
+#include "event_routes.h"
+#include "profiles.h"
+#include "registry.h"
+
+struct local_server;
+struct control_server;
+
+struct vgpud {
+	struct vgpud_config config;  /* as started (profiles: see profiles) */
+	pthread_mutex_t config_lock; /* config_file / reload */
+	struct vgpu_hal *hal;
+	struct vgpu_hal_caps caps;
+	struct vgpu_core *core;
+	struct vgpud_profiles profiles;
+	struct vgpud_registry registry;
+	struct vgpud_event_routes routes;
+	struct local_server *local;
+	struct control_server *control;
+
+	/* GPU virtual addresses [va_window_base, caps.va_reserved_base) of
+	 * every VM hold the notifier and pushbuffer areas of its channel
+	 * windows (VGPU_CHANNEL_WINDOW_STRIDE per window index), mapped by
+	 * vgpud, not by the core. */
+	uint64_t va_window_base;
+
+	int stop_fd;   /* eventfd: vgpud_stop */
+	int signal_fd; /* signalfd of SIGTERM, SIGINT, SIGHUP, or -1 */
+	pthread_t thread;
+	bool thread_started;
+	struct timespec started;
+	_Atomic uint64_t reloads;
+};
+
+/*
+ * Create the GPU, the core and both listening sockets from config. On
+ * failure returns a negative errno after logging what was wrong and what to
+ * do. signal_fd: a signalfd for SIGTERM/SIGINT (stop) and SIGHUP (reload)
+ * that vgpud_run watches, or -1.
+ */
+int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out);
+
+/* Serve until vgpud_stop or a stop signal. Returns 0. */
+int vgpud_run(struct vgpud *d);
+
+/* vgpud_run on a new thread (tests). */
+int vgpud_start(struct vgpud *d);
+
+/* Ask vgpud_run to return (thread-safe, async-signal-safe); joins the
+ * thread of vgpud_start if there is one. */
+void vgpud_stop(struct vgpud *d);
+
+/* Detach every VM, close the sockets (removing their files), destroy the
+ * core and the GPU. */
+void vgpud_destroy(struct vgpud *d);
+
+/* SIGHUP: reload the [profile] sections of the configuration file and apply
+ * new weights to running VMs that have no weight of their own. 0, or a
+ * negative errno after logging why (nothing changed then). */
+int vgpud_reload_profiles(struct vgpud *d);
+
+/* Apply a profile's weight to its running VMs (except set-weight ones). */
+void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight);
+
+#endif /* VGPUD_DAEMON_H */

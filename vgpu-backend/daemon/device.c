@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device.c - the vGPU device model's life cycle, registers and interrupts,
+ * and its mailbox worker (see device.h; the requests are in requests.c).
+ */
+#include "device.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "profiles.h"
+#include "registry.h"
+
+#define YIELD_NS 100000 /* between budget-sized batches of one busy guest */
+
+/* -------------------------------------------------------------- interrupts */
+
+static unsigned vector_of(uint32_t irq)
+{
+	switch (irq) {
+	case VGPU_IRQ_FENCE: return VGPU_MSIX_VECTOR_FENCE;
+	case VGPU_IRQ_CHANNEL_ERROR: return VGPU_MSIX_VECTOR_ERROR;
+	default: return VGPU_MSIX_VECTOR_MAILBOX;
+	}
+}
+
+static void signal_sources(struct vgpu_device *dev, uint32_t irqs)
+{
+	uint32_t bit;
+
+	for (bit = 1; bit & VGPU_IRQ_ALL; bit <<= 1)
+		if (irqs & bit)
+			dev->transport->ops->raise_irq(dev->transport, vector_of(bit));
+}
+
+void vgpu_device_raise(struct vgpu_device *dev, uint32_t irq)
+{
+	atomic_fetch_or(&dev->irq_status, irq);
+	signal_sources(dev, irq & atomic_load(&dev->irq_mask));
+}
+
+void vgpu_device_channel_fence(struct vgpu_device *dev, uint32_t index)
+{
+	atomic_fetch_add_explicit(&dev->fences, 1, memory_order_relaxed);
+	atomic_fetch_or(&dev->fence_channels, 1u << index);
+	vgpu_device_raise(dev, VGPU_IRQ_FENCE);
+}
+
+void vgpu_device_channel_error(struct vgpu_device *dev, uint32_t index)
+{
+	atomic_fetch_add_explicit(&dev->channel_errors, 1, memory_order_relaxed);
+	atomic_fetch_or(&dev->error_channels, 1u << index);
+	vgpu_device_raise(dev, VGPU_IRQ_CHANNEL_ERROR);
+}
+
+/* ---------------------------------------------------------------- BAR0 */
+
+uint32_t vgpu_device_reg_read(struct vgpu_device *dev, uint32_t offset)
+{
+	switch (offset) {
+	case VGPU_REG_MAGIC: return VGPU_MAGIC;
+	case VGPU_REG_ABI_VERSION: return VGPU_ABI_VERSION;
+	case VGPU_REG_FEATURES: return dev->features_offered;
+	case VGPU_REG_STATUS: return atomic_load(&dev->status);
+	case VGPU_REG_IRQ_STATUS: return atomic_load(&dev->irq_status);
+	case VGPU_REG_IRQ_MASK: return atomic_load(&dev->irq_mask);
+	case VGPU_REG_BAR2_SIZE_LO: return (uint32_t)VGPU_BAR2_SIZE;
+	case VGPU_REG_BAR2_SIZE_HI: return (uint32_t)((uint64_t)VGPU_BAR2_SIZE >> 32);
+	case VGPU_REG_MAX_CHANNELS: return VGPU_MAX_CHANNELS;
+	case VGPU_REG_CHANNEL_STRIDE: return VGPU_CHANNEL_WINDOW_STRIDE;
+	case VGPU_REG_FENCE_CHANNELS: return atomic_exchange(&dev->fence_channels, 0);
+	case VGPU_REG_ERROR_CHANNELS: return atomic_exchange(&dev->error_channels, 0);
+	default: return 0; /* write-only, unaligned or unknown */
+	}
+}
+
+void vgpu_device_kick(struct vgpu_device *dev)
+{
+	atomic_fetch_add_explicit(&dev->doorbells, 1, memory_order_relaxed);
+	pthread_mutex_lock(&dev->lock);
+	dev->kicked = true;
+	pthread_cond_signal(&dev->wake);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+void vgpu_device_reg_write(struct vgpu_device *dev, uint32_t offset, uint32_t value)
+{
+	uint32_t old;
+
+	switch (offset) {
+	case VGPU_REG_MAILBOX_DOORBELL:
+		vgpu_device_kick(dev);
+		break;
+	case VGPU_REG_IRQ_ACK:
+		atomic_fetch_and(&dev->irq_status, ~value);
+		break;
+	case VGPU_REG_IRQ_MASK:
+		value &= VGPU_IRQ_ALL;
+		old = atomic_exchange(&dev->irq_mask, value);
+		/* A pending source that becomes enabled is delivered now. */
+		signal_sources(dev, value & ~old & atomic_load(&dev->irq_status));
+		break;
+	default:
+		break; /* read-only or unknown: ignored, as hardware would */
+	}
+}
+
+void vgpu_device_mailbox_segment(struct vgpu_device *dev, struct vgpu_bar2_segment *out)
+{
+	out->bar2_offset = VGPU_MAILBOX_OFFSET;
+	out->bytes = VGPU_MAILBOX_SIZE;
+	out->fd = dev->mailbox_fd;
+	out->fd_offset = 0;
+}
+
+uint32_t vgpu_device_vm_id(const struct vgpu_device *dev)
+{
+	return dev->vm_id;
+}
+
+/* ------------------------------------------------------- mailbox worker */
+
+static void *worker_main(void *arg)
+{
+	struct vgpu_device *dev = arg;
+	const unsigned budget = dev->daemon->config.mailbox_budget;
+
+	pthread_mutex_lock(&dev->lock);
+	for (;;) {
+		struct vgpu_mailbox_run run;
+
+		while (!dev->kicked && !dev->stopping)
+			pthread_cond_wait(&dev->wake, &dev->lock);
+		if (dev->stopping)
+			break;
+		dev->kicked = false;
+		pthread_mutex_unlock(&dev->lock);
+
+		vgpu_mailbox_server_run(&dev->server, budget, vgpu_device_handle_request, dev, &run);
+		if (run.answered)
+			vgpu_device_raise(dev, VGPU_IRQ_MAILBOX);
+		if (run.ring_error) {
+			atomic_fetch_add_explicit(&dev->ring_errors, 1, memory_order_relaxed);
+			vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
+			                      "VM '%s': mailbox indices are inconsistent "
+			                      "(req_head or resp_tail out of range); ignoring the "
+			                      "ring until they are sane", dev->name);
+		}
+		if (run.more) {
+			/* Let other VMs' workers at the core before the next batch. */
+			struct timespec pause = { 0, YIELD_NS };
+
+			nanosleep(&pause, NULL);
+		}
+
+		pthread_mutex_lock(&dev->lock);
+		if (run.more)
+			dev->kicked = true;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return NULL;
+}
+
+/* -------------------------------------------------------------- lifetime */
+
+static void device_free(struct vgpu_device *dev)
+{
+	if (dev->mailbox)
+		munmap(dev->mailbox, VGPU_MAILBOX_SIZE);
+	if (dev->mailbox_fd >= 0)
+		close(dev->mailbox_fd);
+	pthread_cond_destroy(&dev->wake);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+static int create_mailbox(struct vgpu_device *dev)
+{
+	void *map;
+
+	dev->mailbox_fd = memfd_create("vgpud-mailbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (dev->mailbox_fd < 0)
+		return -errno;
+	if (ftruncate(dev->mailbox_fd, VGPU_MAILBOX_SIZE) < 0)
+		return -errno;
+	/* The guest maps it: it must never shrink under vgpud's mapping. */
+	fcntl(dev->mailbox_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	map = mmap(NULL, VGPU_MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, dev->mailbox_fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	dev->mailbox = map;
+	vgpu_mailbox_server_init(&dev->server, dev->mailbox);
+	return 0;
+}
+
+static void set_why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
+                            const struct vgpu_attach_params *params, struct vgpu_device **out,
+                            char *why, size_t why_len)
+{
+	struct vgpud *d = ctx;
+	struct vgpu_vm_config vm_config;
+	struct vgpu_device *dev;
+	const char *profile = params->profile && params->profile[0] ? params->profile
+	                                                             : d->profiles.default_name;
+	int err;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		set_why(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
+	dev->daemon = d;
+	dev->transport = t;
+	dev->mailbox_fd = -1;
+	pthread_mutex_init(&dev->lock, NULL);
+	pthread_cond_init(&dev->wake, NULL);
+	snprintf(dev->name, sizeof(dev->name), "%s", params->vm_name);
+	snprintf(dev->profile, sizeof(dev->profile), "%s", profile);
+	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
+	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
+	clock_gettime(CLOCK_REALTIME, &dev->attached_at);
+
+	err = vgpud_profiles_acquire(&d->profiles, profile, &dev->profile_spec);
+	if (err) {
+		if (err == -ENOENT)
+			set_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists "
+			        "the profiles", profile);
+		else
+			set_why(why, why_len, "profile '%s' has no instance left (max_instances "
+			        "reached); detach a VM of it or raise max_instances", profile);
+		device_free(dev);
+		return err;
+	}
+	err = create_mailbox(dev);
+	if (err) {
+		set_why(why, why_len, "cannot create the mailbox memory: %s", strerror(-err));
+		goto fail_profile;
+	}
+	vgpu_vm_config_defaults(&vm_config);
+	vm_config.name = dev->name;
+	vm_config.weight = dev->profile_spec.weight;
+	vm_config.cap_bytes = dev->profile_spec.cap_bytes;
+	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm);
+	if (err) {
+		if (err == -EEXIST)
+			set_why(why, why_len, "a VM named '%s' is already attached; pick another "
+			        "name", dev->name);
+		else if (err == -ENOSPC)
+			set_why(why, why_len, "the GPU has no address space left for another VM; "
+			        "detach one first");
+		else
+			set_why(why, why_len, "%s", vgpu_core_last_error());
+		goto fail_profile;
+	}
+	dev->vm_id = vgpu_core_vm_id(dev->vm);
+	err = vgpud_registry_add(&d->registry, dev);
+	if (err) {
+		set_why(why, why_len, "a VM named '%s' is already attached; pick another name",
+		        dev->name);
+		goto fail_vm;
+	}
+	err = -pthread_create(&dev->worker, NULL, worker_main, dev);
+	if (err) {
+		set_why(why, why_len, "cannot start the mailbox worker: %s", strerror(-err));
+		vgpud_registry_remove(&d->registry, dev);
+		goto fail_vm;
+	}
+	dev->worker_started = true;
+	atomic_store(&dev->status, VGPU_STATUS_READY);
+	log_info("VM '%s' (id %u) attached as %s over %s: weight %u, cap %llu bytes", dev->name,
+	         dev->vm_id, dev->profile, t->kind, dev->profile_spec.weight,
+	         (unsigned long long)dev->profile_spec.cap_bytes);
+	*out = dev;
+	return 0;
+
+fail_vm:
+	vgpu_core_vm_destroy(dev->vm);
+fail_profile:
+	vgpud_profiles_release(&d->profiles, dev->profile);
+	device_free(dev);
+	return err;
+}
+
+void vgpu_device_detach(struct vgpu_device *dev)
+{
+	struct vgpud *d = dev->daemon;
+
+	atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
+	pthread_mutex_lock(&dev->lock);
+	dev->stopping = true;
+	pthread_cond_signal(&dev->wake);
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->worker_started)
+		pthread_join(dev->worker, NULL);
+
+	vgpud_registry_remove(&d->registry, dev);
+	vgpu_device_destroy_windows(dev);
+	vgpu_core_vm_destroy(dev->vm);
+	vgpud_profiles_release(&d->profiles, dev->profile);
+	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",
+	         dev->name, dev->vm_id);
+	device_free(dev);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.h - the vGPU device model: one instance per attached VM,
+ * independent of the transport that connects it (vgpu/transport.h).
+ *
+ * It owns the VM in the core, the BAR0 register state, the mailbox (shared
+ * memory, served by a worker thread per device), and the channel windows
+ * (channel_window.h). What a guest writes reaches the core only through the
+ * mailbox parser and the request handlers, which look up handles and
+ * channel indices in this VM only: another VM's objects are unreachable.
+ *
+ * Threads
+ *  - the transport's thread: vgpu_device_reg_read/reg_write/kick (atomics
+ *    and the worker's condition variable only: never waits for the core),
+ *    attach and detach;
+ *  - the mailbox worker: runs the mailbox server and the request handlers
+ *    (which call the core and may wait for it); the only thread that
+ *    touches hello state, buffer counts and the window table until detach
+ *    has stopped it;
+ *  - the HAL event thread: vgpu_device_channel_fence/_error (atomics and
+ *    the transport's raise_irq);
+ *  - any thread running an eviction: the window ops of this VM's channels.
+ */
+#ifndef VGPUD_DEVICE_H
+#define VGPUD_DEVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "vgpu/core.h"
+#include "vgpu/device_abi.h"
+#include "vgpu/transport.h"
+
+#include "config.h"
+#include "log.h"
+#include "mailbox.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vgpud's device model writes device ABI structures in host order: little-endian only"
+#endif
+
+struct vgpud;
+struct channel_window;
+
+struct vgpu_device {
+	struct vgpud *daemon;
+	struct vgpu_transport *transport;
+	struct vgpu_vm *vm;
+	uint32_t vm_id;
+	char name[VGPU_VM_NAME_MAX];
+	char profile[VGPUD_PROFILE_NAME_MAX];
+	struct vgpud_profile_spec profile_spec; /* as at attach */
+	atomic_bool weight_overridden;          /* set-weight: profile changes skip it */
+	struct timespec attached_at;
+
+	/* BAR0 */
+	_Atomic uint32_t status;
+	_Atomic uint32_t irq_status;
+	_Atomic uint32_t irq_mask;
+	_Atomic uint32_t fence_channels;
+	_Atomic uint32_t error_channels;
+	uint32_t features_offered;
+
+	/* mailbox: the worker's (and detach's after the worker stopped) */
+	int mailbox_fd;
+	uint8_t *mailbox;
+	struct vgpu_mailbox_server server;
+	bool hello_done;
+	uint32_t features;
+	uint32_t buffers;
+	struct channel_window *windows[VGPU_MAX_CHANNELS];
+	struct vgpud_ratelimit log_limit;
+
+	/* the mailbox worker */
+	pthread_t worker;
+	bool worker_started;
+	pthread_mutex_t lock; /* kicked, stopping */
+	pthread_cond_t wake;
+	bool kicked;
+	bool stopping;
+
+	/* statistics for the control API */
+	_Atomic uint64_t requests;
+	_Atomic uint64_t requests_failed;
+	_Atomic uint64_t ring_errors;
+	_Atomic uint64_t doorbells;
+	_Atomic uint64_t fences;
+	_Atomic uint64_t channel_errors;
+	_Atomic uint32_t channels;
+
+	struct vgpu_device *registry_next;
+};
+
+/* The vgpu_device_host attach of vgpud (ctx = struct vgpud). */
+int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
+                            const struct vgpu_attach_params *params, struct vgpu_device **out,
+                            char *why, size_t why_len);
+
+/* Set a pending interrupt source (VGPU_IRQ_*) and signal its vector if it is
+ * enabled. Any thread; never blocks. */
+void vgpu_device_raise(struct vgpu_device *dev, uint32_t irq);
+
+/* From the event routes (HAL event thread). */
+void vgpu_device_channel_fence(struct vgpu_device *dev, uint32_t index);
+void vgpu_device_channel_error(struct vgpu_device *dev, uint32_t index);
+
+/* The mailbox handler (requests.c): ctx = the device. */
+void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
+                                struct vgpu_response *response);
+
+/* Release every channel window (detach, from requests.c's table). */
+void vgpu_device_destroy_windows(struct vgpu_device *dev);
+
+#endif /* VGPUD_DEVICE_H */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * local_server.h - vgpud's side of the local transport
+ * (vgpu/local_protocol.h): the listening socket for tenants, and per
+ * connection a struct vgpu_transport plus a thread that reads the main
+ * socket and the kick eventfd.
+ *
+ * A connection must ATTACH within attach_timeout_ms. After that its thread
+ * answers REG_READ, applies REG_WRITE, turns kicks into doorbells, and on
+ * DETACH, end of file or a malformed message detaches the device (which
+ * releases everything) and closes the connection. Window swaps and region
+ * maps are requests on the backend channel, one at a time per connection,
+ * each waiting at most swap_timeout_ms for the ack; a frontend that misses
+ * it is dead: its sockets are shut down, every further op returns -ENODEV
+ * at once, and its thread detaches it.
+ *
+ * Descriptors from a frontend are checked before use: the backend channel
+ * must be a SOCK_SEQPACKET socket, kick and interrupts must be eventfds
+ * (set non-blocking, so raising an interrupt never blocks the GPU's event
+ * thread).
+ */
+#ifndef VGPUD_LOCAL_SERVER_H
+#define VGPUD_LOCAL_SERVER_H
+
+#include <stdint.h>
+
+#include "vgpu/transport.h"
+
+struct local_server;
+
+struct local_server_config {
+	const char *path;      /* socket path (created mode 0660) */
+	const char *group;     /* owning group name, NULL/"" = unchanged */
+	uint32_t attach_timeout_ms;
+	uint32_t swap_timeout_ms;
+	struct vgpu_device_host host;
+};
+
+/* Bind and listen. Negative errno after logging why. */
+int local_server_create(const struct local_server_config *config, struct local_server **out);
+
+/* The listening descriptor: when readable, call local_server_accept. */
+int local_server_fd(struct local_server *server);
+void local_server_accept(struct local_server *server);
+
+/* Join the threads of connections that ended. */
+void local_server_reap(struct local_server *server);
+
+/* Number of live connections. */
+unsigned local_server_connections(struct local_server *server);
+
+/* Close the listening socket (removing its file), shut every connection
+ * down, wait until each has detached its device, free. */
+void local_server_destroy(struct local_server *server);
+
+#endif /* VGPUD_LOCAL_SERVER_H */

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - vgpud, the vGPU backend daemon: configuration, signals, and the
+ * daemon's life (daemon.h). Exit status: 0 after a clean shutdown, 1 when
+ * it could not start, 2 for a usage error.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "config_json.h"
+#include "daemon.h"
+#include "log.h"
+
+int main(int argc, char **argv)
+{
+	struct vgpud_config config;
+	struct vgpud *d;
+	sigset_t signals;
+	int signal_fd, ret;
+
+	vgpud_config_defaults(&config);
+	ret = vgpud_config_from_args(&config, argc, argv);
+	if (ret == 1)
+		return 0;
+	if (ret < 0)
+		return 2;
+	if (ret == 2) {
+		struct json_object *json = vgpud_config_to_json(&config, NULL);
+
+		printf("%s\n", json_object_to_json_string_ext(json, JSON_C_TO_STRING_PRETTY));
+		json_object_put(json);
+		return 0;
+	}
+
+	/* Every thread inherits the mask: the signals arrive only through
+	 * the signalfd, which the main loop reads. */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal_fd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (signal_fd < 0) {
+		perror("vgpud: signalfd");
+		return 1;
+	}
+
+	if (vgpud_create(&config, signal_fd, &d)) {
+		log_error("vgpud did not start");
+		close(signal_fd);
+		return 1;
+	}
+	vgpud_run(d);
+	vgpud_destroy(d);
+	close(signal_fd);
+	log_info("stopped");
+	return 0;
+}

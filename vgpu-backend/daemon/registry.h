@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.h - the attached VMs' devices, by name, for the control API.
+ *
+ * A device is in the registry from the end of its attach until the start of
+ * its detach; a VM name is unique among registered devices. The control
+ * API walks the registry with the lock held and may call the core for
+ * statistics meanwhile (lock order: registry, then the core); a device
+ * leaving the registry waits for such a walk to finish, so a device found
+ * under the lock stays valid until it is released.
+ */
+#ifndef VGPUD_REGISTRY_H
+#define VGPUD_REGISTRY_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vgpu_device;
+
+struct vgpud_registry {
+	pthread_mutex_t lock;
+	struct vgpu_device *first;
+	size_t count;
+	uint64_t attached_total;
+	uint64_t detached_total;
+};
+
+void vgpud_registry_init(struct vgpud_registry *r);
+void vgpud_registry_fini(struct vgpud_registry *r);
+
+/* -EEXIST when a device of that VM name is registered. */
+int vgpud_registry_add(struct vgpud_registry *r, struct vgpu_device *dev);
+void vgpud_registry_remove(struct vgpud_registry *r, struct vgpu_device *dev);
+
+/* With r->lock held: */
+struct vgpu_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name);
+#define vgpud_registry_for_each_locked(r, dev) \
+	for ((dev) = (r)->first; (dev); (dev) = (dev)->registry_next)
+
+#endif /* VGPUD_REGISTRY_H */

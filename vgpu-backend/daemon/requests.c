@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * requests.c - what each mailbox request does to this VM (device_abi.h).
+ * Runs on the device's mailbox worker. The parser (mailbox_parse.c) has
+ * checked every field; what is left to check here is state: HELLO first,
+ * handles and channel indices of THIS VM only (the core's handle lookup is
+ * per VM, so another VM's handle is NOT_FOUND), limits.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "channel_window.h"
+#include "daemon.h"
+#include "device.h"
+#include "log.h"
+
+static enum vgpu_status status_of_errno(int err)
+{
+	switch (err) {
+	case 0: return VGPU_STATUS_OK;
+	case -EINVAL: return VGPU_STATUS_INVALID;
+	case -ENOENT: return VGPU_STATUS_NOT_FOUND;
+	case -EDQUOT:
+	case -ENOMEM: return VGPU_STATUS_NO_MEMORY;
+	case -ENOSPC: return VGPU_STATUS_LIMIT;
+	case -ENOTSUP: return VGPU_STATUS_UNSUPPORTED;
+	case -ETIMEDOUT:
+	case -EBUSY:
+	case -EAGAIN: return VGPU_STATUS_BUSY;
+	default: return VGPU_STATUS_INTERNAL;
+	}
+}
+
+static uint32_t saturate32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static void reply(struct vgpu_response *response, enum vgpu_status status, const void *payload,
+                  uint16_t size)
+{
+	response->status = status;
+	response->payload_size = size;
+	if (size)
+		memcpy(response->payload, payload, size);
+}
+
+static void handle_hello(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+                         struct vgpu_response *response)
+{
+	struct vgpu_hello_response r = {
+		.abi_version = VGPU_ABI_VERSION,
+		.max_channels = VGPU_MAX_CHANNELS < dev->daemon->caps.max_channels
+		                        ? VGPU_MAX_CHANNELS
+		                        : dev->daemon->caps.max_channels,
+	};
+
+	if (req->u.hello.abi_version >> 16 != VGPU_ABI_VERSION_MAJOR) {
+		log_info("VM '%s': HELLO with device ABI %u.%u; vgpud speaks %u.%u", dev->name,
+		         req->u.hello.abi_version >> 16, req->u.hello.abi_version & 0xffff,
+		         VGPU_ABI_VERSION_MAJOR, VGPU_ABI_VERSION_MINOR);
+		reply(response, VGPU_STATUS_VERSION, &r, sizeof(r));
+		return;
+	}
+	r.features = req->u.hello.guest_features & dev->features_offered;
+	dev->features = r.features;
+	dev->hello_done = true;
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
+}
+
+static void handle_query(struct vgpu_device *dev, struct vgpu_response *response)
+{
+	struct vgpu_vm_stats stats;
+	struct vgpu_query_response r;
+
+	vgpu_core_vm_stats(dev->vm, &stats);
+	memset(&r, 0, sizeof(r));
+	r.vram_share_bytes = stats.fair_share_bytes;
+	r.cap_bytes = stats.cap_bytes;
+	r.chunk_bytes = stats.chunk_bytes;
+	r.vram_total_bytes = dev->daemon->caps.vram_bytes;
+	r.page_size_mask = dev->daemon->caps.page_size_mask;
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
+}
+
+static void handle_stats(struct vgpu_device *dev, struct vgpu_response *response)
+{
+	struct vgpu_vm_stats stats;
+	struct vgpu_stats_response r;
+
+	vgpu_core_vm_stats(dev->vm, &stats);
+	memset(&r, 0, sizeof(r));
+	r.allocated_bytes = stats.allocated_bytes;
+	r.resident_bytes = stats.resident_bytes;
+	r.evicted_bytes = stats.evicted_bytes;
+	r.fair_share_bytes = stats.fair_share_bytes;
+	r.evictions = saturate32(stats.evictions);
+	r.returns = saturate32(stats.returns);
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
+}
+
+/* The core placed a buffer over vgpud's window range (a VM that used up
+ * nearly all its GPU address space): give it back and repair the windows. */
+static void undo_overlapping_buffer(struct vgpu_device *dev, uint64_t handle)
+{
+	unsigned i;
+
+	vgpu_core_free(dev->vm, handle);
+	for (i = 0; i < VGPU_MAX_CHANNELS; i++)
+		if (dev->windows[i])
+			channel_window_remap_gpu(dev->windows[i]);
+}
+
+static void handle_alloc(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+                         struct vgpu_response *response)
+{
+	struct vgpu_buffer_info info;
+	struct vgpu_alloc_response r;
+	int err;
+
+	if (dev->buffers >= dev->daemon->config.max_buffers_per_vm) {
+		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
+		                      "VM '%s': ALLOC refused: it holds %u buffers, the most "
+		                      "max_buffers_per_vm allows", dev->name, dev->buffers);
+		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
+		return;
+	}
+	err = vgpu_core_alloc(dev->vm, req->u.alloc.bytes, req->u.alloc.priority,
+	                      req->u.alloc.flags, &info);
+	if (err) {
+		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_DEBUG, "VM '%s': ALLOC %llu: %s",
+		                      dev->name, (unsigned long long)req->u.alloc.bytes,
+		                      vgpu_core_last_error());
+		reply(response, status_of_errno(err), NULL, 0);
+		return;
+	}
+	if (info.handle > UINT32_MAX) {
+		vgpu_core_free(dev->vm, info.handle);
+		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
+		return;
+	}
+	if (info.gpu_va + info.bytes > dev->daemon->va_window_base) {
+		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_WARN,
+		                      "VM '%s': ALLOC %llu: its GPU address space is used up",
+		                      dev->name, (unsigned long long)req->u.alloc.bytes);
+		undo_overlapping_buffer(dev, info.handle);
+		reply(response, VGPU_STATUS_NO_MEMORY, NULL, 0);
+		return;
+	}
+	dev->buffers++;
+	memset(&r, 0, sizeof(r));
+	r.gpu_va = info.gpu_va;
+	r.bytes = info.bytes;
+	r.handle = (uint32_t)info.handle;
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
+}
+
+static void handle_free(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+                        struct vgpu_response *response)
+{
+	int err = vgpu_core_free(dev->vm, req->u.free.handle);
+
+	if (!err && dev->buffers)
+		dev->buffers--;
+	reply(response, status_of_errno(err), NULL, 0);
+}
+
+static void handle_set_priority(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+                                struct vgpu_response *response)
+{
+	int err = vgpu_core_set_priority(dev->vm, req->u.set_priority.handle,
+	                                 req->u.set_priority.priority);
+
+	reply(response, status_of_errno(err), NULL, 0);
+}
+
+static void handle_channel_create(struct vgpu_device *dev,
+                                  const struct vgpu_mailbox_request *req,
+                                  struct vgpu_response *response)
+{
+	struct vgpu_channel_create_response r;
+	struct channel_window *win;
+	enum vgpu_status status;
+	uint32_t index, limit = VGPU_MAX_CHANNELS;
+
+	if (dev->daemon->caps.max_channels < limit)
+		limit = dev->daemon->caps.max_channels;
+	for (index = 0; index < limit && dev->windows[index]; index++)
+		;
+	if (index == limit) {
+		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
+		return;
+	}
+	status = channel_window_create(dev, index, req->u.channel_create.gpfifo_entries, &r, &win);
+	if (status != VGPU_STATUS_OK) {
+		reply(response, status, NULL, 0);
+		return;
+	}
+	dev->windows[index] = win;
+	atomic_fetch_add(&dev->channels, 1);
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
+}
+
+static void handle_channel_destroy(struct vgpu_device *dev,
+                                   const struct vgpu_mailbox_request *req,
+                                   struct vgpu_response *response)
+{
+	uint32_t index = req->u.channel_destroy.index;
+
+	if (!dev->windows[index]) {
+		reply(response, VGPU_STATUS_NOT_FOUND, NULL, 0);
+		return;
+	}
+	channel_window_destroy(dev->windows[index]);
+	dev->windows[index] = NULL;
+	atomic_fetch_sub(&dev->channels, 1);
+	/* A stale bit must not tell the next channel of this index about it. */
+	atomic_fetch_and(&dev->fence_channels, ~(1u << index));
+	atomic_fetch_and(&dev->error_channels, ~(1u << index));
+	reply(response, VGPU_STATUS_OK, NULL, 0);
+}
+
+void vgpu_device_destroy_windows(struct vgpu_device *dev)
+{
+	unsigned i;
+
+	for (i = 0; i < VGPU_MAX_CHANNELS; i++) {
+		if (!dev->windows[i])
+			continue;
+		channel_window_destroy(dev->windows[i]);
+		dev->windows[i] = NULL;
+		atomic_fetch_sub(&dev->channels, 1);
+	}
+}
+
+void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
+                                struct vgpu_response *response)
+{
+	struct vgpu_device *dev = ctx;
+	struct vgpu_mailbox_request req;
+	const char *why;
+	enum vgpu_status status;
+
+	atomic_fetch_add_explicit(&dev->requests, 1, memory_order_relaxed);
+	status = vgpu_mailbox_parse(request, &req, &why);
+	if (status != VGPU_STATUS_OK) {
+		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
+		                      "VM '%s': request seq %u opcode %u (%s) rejected: %s",
+		                      dev->name, req.seq, req.opcode,
+		                      vgpu_mailbox_opcode_name(req.opcode), why);
+		reply(response, status, NULL, 0);
+		atomic_fetch_add_explicit(&dev->requests_failed, 1, memory_order_relaxed);
+		return;
+	}
+	if (!dev->hello_done && req.opcode != VGPU_OP_HELLO) {
+		reply(response, VGPU_STATUS_NOT_READY, NULL, 0);
+		atomic_fetch_add_explicit(&dev->requests_failed, 1, memory_order_relaxed);
+		return;
+	}
+	switch (req.opcode) {
+	case VGPU_OP_HELLO:
+		handle_hello(dev, &req, response);
+		break;
+	case VGPU_OP_QUERY:
+		handle_query(dev, response);
+		break;
+	case VGPU_OP_ALLOC:
+		handle_alloc(dev, &req, response);
+		break;
+	case VGPU_OP_FREE:
+		handle_free(dev, &req, response);
+		break;
+	case VGPU_OP_CHANNEL_CREATE:
+		handle_channel_create(dev, &req, response);
+		break;
+	case VGPU_OP_CHANNEL_DESTROY:
+		handle_channel_destroy(dev, &req, response);
+		break;
+	case VGPU_OP_SET_PRIORITY:
+		handle_set_priority(dev, &req, response);
+		break;
+	case VGPU_OP_STATS:
+		handle_stats(dev, response);
+		break;
+	default:
+		reply(response, VGPU_STATUS_UNSUPPORTED, NULL, 0);
+		break;
+	}
+	if (response->status != VGPU_STATUS_OK)
+		atomic_fetch_add_explicit(&dev->requests_failed, 1, memory_order_relaxed);
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * local_protocol.h - the socket protocol between vgpud and a local vGPU
+ * "frontend": a process that plays the part of a VM's PCI device (the
+ * client library of vgpu/local_device.h, used by vgpu-tenant and tests; a
+ * QEMU device model could speak it too, the way vhost-user backends work).
+ *
+ * Sockets
+ *
+ *   main socket     AF_UNIX SOCK_SEQPACKET, the frontend connects to vgpud's
+ *                   listening socket. Frontend requests, vgpud replies
+ *                   (ATTACH, REG_READ, REG_WRITE, DETACH).
+ *   backend channel a second SOCK_SEQPACKET socket the frontend creates
+ *                   (socketpair) and hands over with ATTACH, like
+ *                   vhost-user's backend request channel. vgpud requests,
+ *                   the frontend acknowledges (MAP_REGION, UNMAP_REGION,
+ *                   WINDOW_BLOCK, WINDOW_MAP). Keeping vgpud's requests off
+ *                   the main socket means a frontend thread waiting for a
+ *                   register read never has to service a swap, and vgpud
+ *                   can swap a window while that tenant's own request is
+ *                   in progress.
+ *
+ * Every message is one datagram: a struct vgpu_local_header followed by
+ * header.size bytes of payload (the fixed-width struct for its type).
+ * Descriptors travel as SCM_RIGHTS ancillary data of the same datagram.
+ * Fields are little-endian; this implementation runs on little-endian hosts
+ * only (both ends always share the host, so that is checked at build time).
+ * A receiver rejects a message whose size differs from its type's payload,
+ * whose flags or reserved fields are not zero, or that carries a
+ * different number of descriptors than its type says; for vgpud such a
+ * message is a protocol error that ends the connection (DETACH semantics).
+ *
+ * Descriptors the frontend passes with ATTACH (in this order):
+ *   0 backend channel socket
+ *   1 kick eventfd: any write means "VGPU_REG_MAILBOX_DOORBELL was
+ *     written" (an ioeventfd); the frontend may also send REG_WRITE
+ *   2..4 interrupt eventfds, one per vector (VGPU_MSIX_VECTOR_MAILBOX,
+ *     _FENCE, _ERROR): vgpud writes 1 to raise it (an irqfd)
+ * ATTACH_REPLY passes the mailbox memory: BAR2
+ * [VGPU_MAILBOX_OFFSET, +VGPU_MAILBOX_SIZE) is the memfd at mailbox_fd_offset.
+ *
+ * BAR2 backing. At attach only the mailbox is backed; every other part of
+ * BAR2 reads as zero and ignores writes until vgpud sends MAP_REGION for it
+ * (when a channel window becomes live, before the CHANNEL_CREATE response
+ * is written) and after UNMAP_REGION (channel destroyed). Both are acked
+ * once the frontend's mapping is in place, so the guest never sees a
+ * response referring to memory that is not mapped yet.
+ *
+ * The shadow swap (vgpu/guest_window.h):
+ *   WINDOW_BLOCK   make guest accesses to [bar2_offset, +bytes) of the window
+ *                  (control page + GPFIFO) wait; ack only when no access to
+ *                  the current pages is in progress any more.
+ *   WINDOW_MAP     back those pages with the given descriptors (shadow or
+ *                  real pages), let waiting accesses continue (they retry
+ *                  against the new pages), then ack.
+ * vgpud waits for each ack at most the configured swap timeout; a frontend
+ * that does not answer in time is treated as dead and detached.
+ *
+ * Interrupts. vgpud writes the vector's eventfd every time a source of
+ * that vector is raised and enabled in VGPU_REG_IRQ_MASK (MSI semantics: no
+ * acknowledge is needed to get the next one); VGPU_REG_IRQ_STATUS records
+ * pending sources for drivers that want level semantics.
+ *
+ * Lifetime. DETACH (or closing the main socket) releases everything the
+ * instance owns in vgpud: buffers, chunks in VRAM and host memory,
+ * channels, mappings. DETACH_REPLY is sent when that is done. When vgpud
+ * goes away, the frontend sees end-of-file on both sockets.
+ */
+#ifndef VGPU_LOCAL_PROTOCOL_H
+#define VGPU_LOCAL_PROTOCOL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the local vGPU protocol is implemented for little-endian hosts only"
+#endif
+
+#define VGPU_LOCAL_PROTOCOL_VERSION 1u
+
+/* Longest datagram of the protocol (header + largest payload). */
+#define VGPU_LOCAL_MSG_MAX 512u
+/* Most descriptors one message carries. */
+#define VGPU_LOCAL_MAX_FDS 5u
+
+#define VGPU_LOCAL_NAME_MAX 64u    /* VM and profile names, NUL-padded */
+#define VGPU_LOCAL_MESSAGE_MAX 256u /* error text in replies */
+
+enum vgpu_local_msg_type {
+	/* main socket: frontend -> vgpud (replies carry VGPU_LOCAL_FLAG_REPLY) */
+	VGPU_LOCAL_ATTACH = 1,    /* vgpu_local_attach + 5 fds -> vgpu_local_attach_reply + 1 fd */
+	VGPU_LOCAL_REG_READ = 2,  /* vgpu_local_reg -> vgpu_local_reg (value filled) */
+	VGPU_LOCAL_REG_WRITE = 3, /* vgpu_local_reg, posted: no reply */
+	VGPU_LOCAL_DETACH = 4,    /* no payload -> vgpu_local_status */
+
+	/* backend channel: vgpud -> frontend (acks carry VGPU_LOCAL_FLAG_REPLY) */
+	VGPU_LOCAL_MAP_REGION = 16,   /* vgpu_local_region + 1 fd -> vgpu_local_status */
+	VGPU_LOCAL_UNMAP_REGION = 17, /* vgpu_local_region, no fd -> vgpu_local_status */
+	VGPU_LOCAL_WINDOW_BLOCK = 18, /* vgpu_local_window_block -> vgpu_local_status */
+	VGPU_LOCAL_WINDOW_MAP = 19,   /* vgpu_local_window_map + segments fds -> vgpu_local_status */
+};
+
+#define VGPU_LOCAL_FLAG_REPLY (1u << 0)
+
+struct vgpu_local_header {
+	uint32_t type;  /* enum vgpu_local_msg_type */
+	uint32_t size;  /* payload bytes after the header */
+	uint32_t seq;   /* chosen by the requester, echoed in the reply */
+	uint32_t flags; /* VGPU_LOCAL_FLAG_REPLY on replies, else 0 */
+};
+
+/* ATTACH: attach one vGPU instance for a VM. */
+struct vgpu_local_attach {
+	uint32_t protocol_version; /* VGPU_LOCAL_PROTOCOL_VERSION */
+	uint32_t reserved;         /* 0 */
+	char vm_name[VGPU_LOCAL_NAME_MAX]; /* NUL-terminated, 1..63 printable chars */
+	char profile[VGPU_LOCAL_NAME_MAX]; /* NUL-terminated; "" = vgpud's default */
+};
+
+struct vgpu_local_attach_reply {
+	int32_t status;            /* 0 or a negative errno */
+	uint32_t protocol_version; /* vgpud's */
+	uint64_t bar2_size;        /* VGPU_BAR2_SIZE */
+	uint64_t mailbox_offset;   /* BAR2 offset of the mailbox (VGPU_MAILBOX_OFFSET) */
+	uint64_t mailbox_size;     /* VGPU_MAILBOX_SIZE */
+	uint64_t mailbox_fd_offset; /* offset of the mailbox in the passed memfd */
+	uint32_t vm_id;            /* vgpud's id of the VM (vgpuctl "id") */
+	uint32_t reserved;
+	char message[VGPU_LOCAL_MESSAGE_MAX]; /* status != 0: what was wrong and what to do */
+};
+
+/* REG_READ / REG_WRITE: a trapped 32-bit BAR0 access. */
+struct vgpu_local_reg {
+	uint32_t offset; /* VGPU_REG_*, 4-byte aligned, < VGPU_BAR0_SIZE */
+	uint32_t value;  /* REG_WRITE: written; REG_READ reply: read */
+};
+
+/* DETACH_REPLY and every backend-channel ack. */
+struct vgpu_local_status {
+	int32_t status; /* 0 or a negative errno */
+	uint32_t reserved;
+};
+
+/* MAP_REGION / UNMAP_REGION: BAR2 [bar2_offset, +bytes) is now backed by the
+ * passed descriptor at fd_offset (MAP) or by nothing (UNMAP). Page aligned. */
+struct vgpu_local_region {
+	uint64_t bar2_offset;
+	uint64_t bytes;
+	uint64_t fd_offset; /* UNMAP: 0 */
+};
+
+/* WINDOW_BLOCK: channel window index's swappable pages. */
+struct vgpu_local_window_block {
+	uint32_t index;    /* channel window, < VGPU_MAX_CHANNELS */
+	uint32_t reserved;
+	uint64_t bar2_offset; /* start of the control page in BAR2 */
+	uint64_t bytes;       /* control page + GPFIFO */
+};
+
+#define VGPU_LOCAL_WINDOW_SEGMENTS_MAX 2u
+
+enum vgpu_local_window_target {
+	VGPU_LOCAL_WINDOW_REAL = 0,   /* the GPU's pages */
+	VGPU_LOCAL_WINDOW_SHADOW = 1, /* vgpud's shadow copies */
+};
+
+/* WINDOW_MAP: segments[i] is backed by the i-th passed descriptor; together
+ * they cover exactly what the preceding WINDOW_BLOCK blocked. */
+struct vgpu_local_window_map {
+	uint32_t index;
+	uint32_t target;   /* enum vgpu_local_window_target (informational) */
+	uint32_t segments; /* 1..VGPU_LOCAL_WINDOW_SEGMENTS_MAX */
+	uint32_t reserved;
+	struct vgpu_local_region segment[VGPU_LOCAL_WINDOW_SEGMENTS_MAX];
+};
+
+#ifndef __cplusplus
+_Static_assert(sizeof(struct vgpu_local_header) == 16, "header");
+_Static_assert(sizeof(struct vgpu_local_attach) == 136, "attach");
+_Static_assert(sizeof(struct vgpu_local_attach_reply) == 304, "attach reply");
+_Static_assert(sizeof(struct vgpu_local_window_map) == 64, "window map");
+_Static_assert(sizeof(struct vgpu_local_header) + sizeof(struct vgpu_local_attach_reply) <=
+		       VGPU_LOCAL_MSG_MAX,
+	       "largest message fits");
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_LOCAL_PROTOCOL_H */
