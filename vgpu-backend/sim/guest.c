@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/* guest.c - vgpu-sim's guest side of a channel, see guest.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "guest.h"
+#include "vgpu/simgpu_commands.h"
+
+#define GUEST_GPFIFO_ENTRIES 256u
+#define PUSHBUFFER_SLOT 1024u
+#define PUSHBUFFER_SLOTS 64u
+#define RAM_BYTES (PUSHBUFFER_SLOT * PUSHBUFFER_SLOTS + 65536u)
+#define SEMAPHORE_OFFSET (PUSHBUFFER_SLOT * PUSHBUFFER_SLOTS)
+#define SCRATCH_OFFSET (SEMAPHORE_OFFSET + 64u)
+
+/* Woken by fence and error events of any channel. */
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t events_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t events_seen;
+
+struct sim_guest {
+	struct vgpu_hal *hal;
+	struct vgpu_vm *vm;
+	struct vgpu_core_channel *channel;
+	struct vgpu_hal_channel_info info;
+
+	/* The window: which pages the guest's mapping shows, and the trap. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool blocked, shadow;
+	unsigned accesses; /* guest accesses in progress */
+	void *shadow_control, *shadow_gpfifo;
+	bool have_shadow;
+
+	struct vgpu_hal_host_buf *ram;
+	uint8_t *ram_cpu;
+	uint64_t ram_va, ram_iova;
+	uint32_t put, slot;
+	uint64_t sequence;
+	char error[160];
+};
+
+void sim_guest_on_fence(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event *event)
+{
+	pthread_mutex_lock(&events_lock);
+	events_seen++;
+	pthread_cond_broadcast(&events_cond);
+	pthread_mutex_unlock(&events_lock);
+}
+
+void sim_guest_on_channel_error(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event *event)
+{
+	sim_guest_on_fence(ctx, vm, event);
+}
+
+/* ---- struct vgpu_guest_window_ops ----------------------------------------- */
+
+static int window_get_shadow(void *ctx, uint32_t channel_id, void **control, void **gpfifo)
+{
+	struct sim_guest *guest = ctx;
+
+	guest->shadow_control = aligned_alloc(4096, SIMGPU_CONTROL_BYTES);
+	guest->shadow_gpfifo = aligned_alloc(4096, GUEST_GPFIFO_ENTRIES * SIMGPU_GPFIFO_ENTRY_BYTES);
+	if (!guest->shadow_control || !guest->shadow_gpfifo) {
+		free(guest->shadow_control);
+		free(guest->shadow_gpfifo);
+		return -ENOMEM;
+	}
+	memset(guest->shadow_control, 0, SIMGPU_CONTROL_BYTES);
+	memset(guest->shadow_gpfifo, 0, GUEST_GPFIFO_ENTRIES * SIMGPU_GPFIFO_ENTRY_BYTES);
+	guest->have_shadow = true;
+	*control = guest->shadow_control;
+	*gpfifo = guest->shadow_gpfifo;
+	return 0;
+}
+
+static void window_release_shadow(void *ctx, uint32_t channel_id)
+{
+	struct sim_guest *guest = ctx;
+
+	free(guest->shadow_control);
+	free(guest->shadow_gpfifo);
+	guest->shadow_control = guest->shadow_gpfifo = NULL;
+	guest->have_shadow = false;
+}
+
+static void window_block(void *ctx, uint32_t channel_id)
+{
+	struct sim_guest *guest = ctx;
+
+	pthread_mutex_lock(&guest->lock);
+	guest->blocked = true;
+	while (guest->accesses)
+		pthread_cond_wait(&guest->cond, &guest->lock);
+	pthread_mutex_unlock(&guest->lock);
+}
+
+static void window_map(void *ctx, uint32_t channel_id, bool shadow)
+{
+	struct sim_guest *guest = ctx;
+
+	pthread_mutex_lock(&guest->lock);
+	guest->shadow = shadow;
+	guest->blocked = false;
+	pthread_cond_broadcast(&guest->cond);
+	pthread_mutex_unlock(&guest->lock);
+}
+
+static const struct vgpu_guest_window_ops window_ops = {
+	.get_shadow = window_get_shadow,
+	.release_shadow = window_release_shadow,
+	.block = window_block,
+	.map = window_map,
+};
+
+/* A guest access to the window: waits while it is blocked. */
+static void window_enter(struct sim_guest *guest, void **control, void **gpfifo)
+{
+	pthread_mutex_lock(&guest->lock);
+	while (guest->blocked)
+		pthread_cond_wait(&guest->cond, &guest->lock);
+	guest->accesses++;
+	*control = guest->shadow ? guest->shadow_control : guest->info.control;
+	*gpfifo = guest->shadow ? guest->shadow_gpfifo : guest->info.gpfifo;
+	pthread_mutex_unlock(&guest->lock);
+}
+
+static void window_leave(struct sim_guest *guest)
+{
+	pthread_mutex_lock(&guest->lock);
+	guest->accesses--;
+	pthread_cond_broadcast(&guest->cond);
+	pthread_mutex_unlock(&guest->lock);
+}
+
+/* ---- lifetime ------------------------------------------------------------- */
+
+int sim_guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm, struct sim_guest **out)
+{
+	struct sim_guest *guest = calloc(1, sizeof(*guest));
+	uint64_t pages[RAM_BYTES / 4096];
+	int err;
+
+	if (!guest)
+		return -ENOMEM;
+	guest->hal = hal;
+	guest->vm = vm;
+	pthread_mutex_init(&guest->lock, NULL);
+	pthread_cond_init(&guest->cond, NULL);
+	err = vgpu_core_channel_create(vm, GUEST_GPFIFO_ENTRIES, &window_ops, guest,
+	                               &guest->channel, &guest->info);
+	if (err)
+		goto fail;
+	err = vgpu_core_reserve_va(vm, RAM_BYTES, &guest->ram_va);
+	if (err)
+		goto fail_channel;
+	err = vgpu_hal_host_alloc(hal, RAM_BYTES, &guest->ram);
+	if (err)
+		goto fail_reserve;
+	guest->ram_cpu = vgpu_hal_host_cpu_pointer(hal, guest->ram);
+	err = guest->ram_cpu ? vgpu_hal_iommu_map(hal, guest->ram, 0, RAM_BYTES, &guest->ram_iova)
+	                     : -ENOTSUP;
+	if (err)
+		goto fail_ram;
+	for (uint64_t i = 0; i < RAM_BYTES / 4096; i++)
+		pages[i] = guest->ram_iova + i * 4096;
+	err = vgpu_hal_as_map(vgpu_core_vm_address_space(vm), guest->ram_va, 4096, RAM_BYTES / 4096,
+	                      VGPU_TARGET_SYSMEM_COHERENT, pages, 0);
+	if (err)
+		goto fail_iommu;
+	*out = guest;
+	return 0;
+
+fail_iommu:
+	vgpu_hal_iommu_unmap(hal, guest->ram_iova, RAM_BYTES);
+fail_ram:
+	vgpu_hal_host_free(hal, guest->ram);
+fail_reserve:
+	vgpu_core_release_va(vm, guest->ram_va);
+fail_channel:
+	vgpu_core_channel_destroy(guest->channel);
+fail:
+	pthread_cond_destroy(&guest->cond);
+	pthread_mutex_destroy(&guest->lock);
+	free(guest);
+	return err;
+}
+
+void sim_guest_destroy(struct sim_guest *guest, bool vm_gone)
+{
+	if (!guest)
+		return;
+	if (!vm_gone) {
+		vgpu_core_channel_destroy(guest->channel);
+		vgpu_core_release_va(guest->vm, guest->ram_va);
+	}
+	vgpu_hal_iommu_unmap(guest->hal, guest->ram_iova, RAM_BYTES);
+	vgpu_hal_host_free(guest->hal, guest->ram);
+	pthread_cond_destroy(&guest->cond);
+	pthread_mutex_destroy(&guest->lock);
+	free(guest);
+}
+
+uint64_t sim_guest_scratch_va(const struct sim_guest *guest)
+{
+	return guest->ram_va + SCRATCH_OFFSET;
+}
+
+uint64_t sim_guest_read_scratch(const struct sim_guest *guest)
+{
+	return le64toh(__atomic_load_n((uint64_t *)(guest->ram_cpu + SCRATCH_OFFSET),
+	                               __ATOMIC_ACQUIRE));
+}
+
+const char *sim_guest_error(const struct sim_guest *guest)
+{
+	return guest->error;
+}
+
+/* ---- submission ----------------------------------------------------------- */
+
+static uint64_t semaphore(const struct sim_guest *guest)
+{
+	return le64toh(__atomic_load_n((uint64_t *)(guest->ram_cpu + SEMAPHORE_OFFSET),
+	                               __ATOMIC_ACQUIRE));
+}
+
+int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count,
+                  unsigned timeout_ms)
+{
+	uint32_t pushbuffer[PUSHBUFFER_SLOT / 4];
+	uint64_t pushbuffer_va;
+	struct timespec deadline;
+	void *control, *gpfifo;
+	uint32_t n = count;
+
+	if (guest->error[0])
+		return -EIO;
+	if (count > PUSHBUFFER_SLOT / 4 - SIMGPU_SEMAPHORE_ARG_WORDS - 1)
+		return -EINVAL;
+	memcpy(pushbuffer, words, count * sizeof(*words));
+	guest->sequence++;
+	n += simgpu_push_semaphore_release(pushbuffer + n, guest->ram_va + SEMAPHORE_OFFSET,
+	                                   guest->sequence, true);
+	/* The pushbuffer goes to guest RAM, like a guest's. */
+	pushbuffer_va = guest->ram_va + (uint64_t)guest->slot * PUSHBUFFER_SLOT;
+	memcpy(guest->ram_cpu + (uint64_t)guest->slot * PUSHBUFFER_SLOT, pushbuffer, n * 4);
+	guest->slot = (guest->slot + 1) % PUSHBUFFER_SLOTS;
+
+	/* GPFIFO entry and GP_PUT through whatever the window maps. */
+	window_enter(guest, &control, &gpfifo);
+	simgpu_gpfifo_write(gpfifo, GUEST_GPFIFO_ENTRIES, guest->put, pushbuffer_va, n * 4);
+	guest->put = (guest->put + 1) % GUEST_GPFIFO_ENTRIES;
+	simgpu_control_write_gp_put(control, guest->put);
+	simgpu_control_ring_doorbell(control);
+	window_leave(guest);
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&events_lock);
+	while (semaphore(guest) < guest->sequence) {
+		struct vgpu_hal_event error;
+		struct timespec step;
+
+		if (vgpu_hal_channel_state(vgpu_core_channel_hal(guest->channel), &error) ==
+		    VGPU_CHANNEL_ERROR) {
+			snprintf(guest->error, sizeof(guest->error),
+			         "the GPU killed the VM's channel (fault cause %d at GPU address %#llx)",
+			         (int)error.cause, (unsigned long long)error.address);
+			pthread_mutex_unlock(&events_lock);
+			return -EIO;
+		}
+		/* Events wake us; a short timeout covers a lost race. */
+		clock_gettime(CLOCK_REALTIME, &step);
+		step.tv_nsec += 2000000L;
+		if (step.tv_nsec >= 1000000000L) {
+			step.tv_sec++;
+			step.tv_nsec -= 1000000000L;
+		}
+		if (step.tv_sec > deadline.tv_sec ||
+		    (step.tv_sec == deadline.tv_sec && step.tv_nsec > deadline.tv_nsec)) {
+			if (semaphore(guest) >= guest->sequence)
+				break;
+			pthread_mutex_unlock(&events_lock);
+			return -ETIMEDOUT;
+		}
+		pthread_cond_timedwait(&events_cond, &events_lock, &step);
+	}
+	pthread_mutex_unlock(&events_lock);
+	return 0;
+}
