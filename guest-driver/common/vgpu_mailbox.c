@@ -157,7 +157,9 @@ static int wait_for_request_slot(struct vgpu_proto *proto, uint64_t deadline)
 		if (used < VGPU_MAILBOX_ENTRIES)
 			return 0;
 		if (!counted) {
+			/* Remind the backend that requests are queued. */
 			proto->counters.ring_full_waits++;
+			ring_doorbell(proto);
 			counted = true;
 		}
 		{

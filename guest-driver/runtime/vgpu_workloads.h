@@ -66,6 +66,11 @@ struct vgpu_workload_options {
 	uint32_t priority;     /* ALLOC priority hint, 0..15 */
 	uint32_t gpfifo_entries; /* 0 = the backend's default */
 	volatile sig_atomic_t *stop; /* optional */
+	/* Optional, for tests: called once the iterations are done, right
+	 * before verification, with the buffers the workload holds. */
+	void (*before_verify)(void *arg, struct vgpu_device *dev,
+	                      const struct vgpu_buffer *buffers, uint64_t count);
+	void *hook_arg;
 };
 
 struct vgpu_workload_result {

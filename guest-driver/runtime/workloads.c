@@ -189,6 +189,10 @@ static int verify(struct run *run, expected_fn expected, uint64_t first, uint64_
 	uint64_t start = now_ns(), done = 0, fence = 0, i;
 	int ret = 0;
 
+	if (run->options->before_verify)
+		run->options->before_verify(run->options->hook_arg, run->dev, run->buffers,
+		                            run->count);
+
 	while (done < count) {
 		uint64_t batch = count - done < slots ? count - done : slots;
 
