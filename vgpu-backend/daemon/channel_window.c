@@ -150,13 +150,6 @@ static int map_gpu(struct channel_window *win)
 	return err;
 }
 
-void channel_window_remap_gpu(struct channel_window *win)
-{
-	if (win->gpu_mapped && map_gpu(win))
-		log_warn("VM '%s': cannot restore the GPU mapping of channel window %u",
-		         win->dev->name, win->index);
-}
-
 static void release_host_area(struct channel_window *win)
 {
 	struct vgpud *d = win->dev->daemon;
@@ -212,7 +205,7 @@ static int create_host_area(struct channel_window *win)
 	if (err)
 		goto fail;
 	win->iommu_mapped = true;
-	win->gpu_va = d->va_window_base + (uint64_t)win->index * VGPU_CHANNEL_WINDOW_STRIDE +
+	win->gpu_va = win->dev->va_window_base + (uint64_t)win->index * VGPU_CHANNEL_WINDOW_STRIDE +
 	              win->notifier_offset;
 	err = map_gpu(win);
 	if (err)

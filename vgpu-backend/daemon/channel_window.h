@@ -14,8 +14,8 @@
  * The notifier and pushbuffer are also mapped into the VM's GPU address space
  * (SYSMEM coherent, through the IOMMU) at
  *   va_window_base + index * VGPU_CHANNEL_WINDOW_STRIDE + the same offset,
- * a range vgpud reserves just below the HAL's va_reserved_base; the core's
- * buffers never go there (requests.c refuses an ALLOC that would).
+ * in a range the device reserved in the core at attach
+ * (vgpu_core_reserve_va), so the core never maps a buffer there.
  *
  * Swaps. The window implements struct vgpu_guest_window_ops for the core's
  * shadow channel: shadow pages come from a memfd of vgpud's; block() and
@@ -87,10 +87,6 @@ enum vgpu_status channel_window_create(struct vgpu_device *dev, uint32_t index,
 /* Destroy the channel, unpublish the window, release GPU mappings and host
  * memory. */
 void channel_window_destroy(struct channel_window *win);
-
-/* Map the notifier and pushbuffer into the VM's GPU address space again
- * (after something else was mapped over them) and invalidate the TLB. */
-void channel_window_remap_gpu(struct channel_window *win);
 
 /* BAR2 offset of window index. */
 static inline uint64_t channel_window_bar2_offset(uint32_t index)

@@ -32,12 +32,6 @@ static int create_gpu(struct vgpud *d)
 		return err;
 	}
 	vgpu_hal_get_caps(d->hal, &d->caps);
-	if (d->caps.va_reserved_base < (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE * 2) {
-		log_error("the GPU's virtual address space is too small for channel windows");
-		return -EINVAL;
-	}
-	d->va_window_base = d->caps.va_reserved_base -
-	                    (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE;
 	return 0;
 }
 

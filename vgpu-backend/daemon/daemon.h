@@ -48,12 +48,6 @@ struct vgpud {
 	struct local_server *local;
 	struct control_server *control;
 
-	/* GPU virtual addresses [va_window_base, caps.va_reserved_base) of
-	 * every VM hold the notifier and pushbuffer areas of its channel
-	 * windows (VGPU_CHANNEL_WINDOW_STRIDE per window index), mapped by
-	 * vgpud, not by the core. */
-	uint64_t va_window_base;
-
 	int stop_fd;   /* eventfd: vgpud_stop */
 	int signal_fd; /* signalfd of SIGTERM, SIGINT, SIGHUP, or -1 */
 	pthread_t thread;

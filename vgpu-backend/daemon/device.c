@@ -177,6 +177,7 @@ static void device_free(struct vgpu_device *dev)
 		munmap(dev->mailbox, VGPU_MAILBOX_SIZE);
 	if (dev->mailbox_fd >= 0)
 		close(dev->mailbox_fd);
+	handle_table_fini(&dev->handles);
 	pthread_cond_destroy(&dev->wake);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
@@ -232,6 +233,7 @@ int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
 	dev->daemon = d;
 	dev->transport = t;
 	dev->mailbox_fd = -1;
+	handle_table_init(&dev->handles);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_cond_init(&dev->wake, NULL);
 	snprintf(dev->name, sizeof(dev->name), "%s", params->vm_name);
@@ -273,6 +275,13 @@ int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
 		goto fail_profile;
 	}
 	dev->vm_id = vgpu_core_vm_id(dev->vm);
+	err = vgpu_core_reserve_va(dev->vm, (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE,
+	                           &dev->va_window_base);
+	if (err) {
+		set_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
+		        vgpu_core_last_error());
+		goto fail_vm;
+	}
 	err = vgpud_registry_add(&d->registry, dev);
 	if (err) {
 		set_why(why, why_len, "a VM named '%s' is already attached; pick another name",
@@ -315,6 +324,7 @@ void vgpu_device_detach(struct vgpu_device *dev)
 
 	vgpud_registry_remove(&d->registry, dev);
 	vgpu_device_destroy_windows(dev);
+	vgpu_core_release_va(dev->vm, dev->va_window_base);
 	vgpu_core_vm_destroy(dev->vm);
 	vgpud_profiles_release(&d->profiles, dev->profile);
 	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",

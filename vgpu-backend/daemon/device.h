@@ -35,6 +35,7 @@
 #include "vgpu/transport.h"
 
 #include "config.h"
+#include "handle_table.h"
 #include "log.h"
 #include "mailbox.h"
 
@@ -53,6 +54,10 @@ struct vgpu_device {
 	char name[VGPU_VM_NAME_MAX];
 	char profile[VGPUD_PROFILE_NAME_MAX];
 	struct vgpud_profile_spec profile_spec; /* as at attach */
+	/* GPU VA range reserved in the core (vgpu_core_reserve_va) for the
+	 * notifier and pushbuffer areas of the channel windows:
+	 * VGPU_CHANNEL_WINDOW_STRIDE per window index, same offsets as in BAR2. */
+	uint64_t va_window_base;
 	atomic_bool weight_overridden;          /* set-weight: profile changes skip it */
 	struct timespec attached_at;
 
@@ -70,7 +75,7 @@ struct vgpu_device {
 	struct vgpu_mailbox_server server;
 	bool hello_done;
 	uint32_t features;
-	uint32_t buffers;
+	struct handle_table handles;
 	struct channel_window *windows[VGPU_MAX_CHANNELS];
 	struct vgpud_ratelimit log_limit;
 

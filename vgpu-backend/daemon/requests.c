@@ -99,18 +99,6 @@ static void handle_stats(struct vgpu_device *dev, struct vgpu_response *response
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
-/* The core placed a buffer over vgpud's window range (a VM that used up
- * nearly all its GPU address space): give it back and repair the windows. */
-static void undo_overlapping_buffer(struct vgpu_device *dev, uint64_t handle)
-{
-	unsigned i;
-
-	vgpu_core_free(dev->vm, handle);
-	for (i = 0; i < VGPU_MAX_CHANNELS; i++)
-		if (dev->windows[i])
-			channel_window_remap_gpu(dev->windows[i]);
-}
-
 static void handle_alloc(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
                          struct vgpu_response *response)
 {
@@ -118,10 +106,10 @@ static void handle_alloc(struct vgpu_device *dev, const struct vgpu_mailbox_requ
 	struct vgpu_alloc_response r;
 	int err;
 
-	if (dev->buffers >= dev->daemon->config.max_buffers_per_vm) {
+	if (dev->handles.live >= dev->daemon->config.max_buffers_per_vm) {
 		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
 		                      "VM '%s': ALLOC refused: it holds %u buffers, the most "
-		                      "max_buffers_per_vm allows", dev->name, dev->buffers);
+		                      "max_buffers_per_vm allows", dev->name, dev->handles.live);
 		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
 		return;
 	}
@@ -134,42 +122,39 @@ static void handle_alloc(struct vgpu_device *dev, const struct vgpu_mailbox_requ
 		reply(response, status_of_errno(err), NULL, 0);
 		return;
 	}
-	if (info.handle > UINT32_MAX) {
-		vgpu_core_free(dev->vm, info.handle);
-		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
-		return;
-	}
-	if (info.gpu_va + info.bytes > dev->daemon->va_window_base) {
-		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_WARN,
-		                      "VM '%s': ALLOC %llu: its GPU address space is used up",
-		                      dev->name, (unsigned long long)req->u.alloc.bytes);
-		undo_overlapping_buffer(dev, info.handle);
-		reply(response, VGPU_STATUS_NO_MEMORY, NULL, 0);
-		return;
-	}
-	dev->buffers++;
 	memset(&r, 0, sizeof(r));
+	err = handle_table_add(&dev->handles, info.handle, &r.handle);
+	if (err) {
+		vgpu_core_free(dev->vm, info.handle);
+		reply(response, status_of_errno(err), NULL, 0);
+		return;
+	}
 	r.gpu_va = info.gpu_va;
 	r.bytes = info.bytes;
-	r.handle = (uint32_t)info.handle;
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
 static void handle_free(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
                         struct vgpu_response *response)
 {
-	int err = vgpu_core_free(dev->vm, req->u.free.handle);
+	uint64_t handle;
+	int err = handle_table_lookup(&dev->handles, req->u.free.handle, &handle);
 
-	if (!err && dev->buffers)
-		dev->buffers--;
+	if (!err)
+		err = vgpu_core_free(dev->vm, handle);
+	if (!err)
+		handle_table_remove(&dev->handles, req->u.free.handle);
 	reply(response, status_of_errno(err), NULL, 0);
 }
 
 static void handle_set_priority(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
                                 struct vgpu_response *response)
 {
-	int err = vgpu_core_set_priority(dev->vm, req->u.set_priority.handle,
-	                                 req->u.set_priority.priority);
+	uint64_t handle;
+	int err = handle_table_lookup(&dev->handles, req->u.set_priority.handle, &handle);
+
+	if (!err)
+		err = vgpu_core_set_priority(dev->vm, handle, req->u.set_priority.priority);
 
 	reply(response, status_of_errno(err), NULL, 0);
 }
