@@ -219,7 +219,7 @@ int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority
 	uint64_t wanted;
 	int ret;
 
-	if (!out || !bytes || bytes > ~(uint64_t)0 - PROTO_ALLOC_MAX_ROUNDING ||
+	if (!out || !bytes || bytes > VGPU_ALLOC_MAX_BYTES ||
 	    priority > VGPU_PRIORITY_MAX || (flags & ~VGPU_ALLOC_FLAGS_ALL))
 		return -EINVAL;
 	ret = call(proto, VGPU_OP_ALLOC, &request, sizeof(request), &alloc, sizeof(alloc));
@@ -332,7 +332,8 @@ int vgpu_proto_channel_create(struct vgpu_proto *proto, uint32_t gpfifo_entries,
 	struct vgpu_channel_create_response ch;
 	int ret;
 
-	if (!out || (gpfifo_entries && !is_power_of_two(gpfifo_entries)))
+	if (!out || (gpfifo_entries && (!is_power_of_two(gpfifo_entries) || gpfifo_entries < 2 ||
+	                                gpfifo_entries > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX)))
 		return -EINVAL;
 	ret = call(proto, VGPU_OP_CHANNEL_CREATE, &request, sizeof(request), &ch, sizeof(ch));
 	if (ret)

@@ -154,10 +154,11 @@ int vgpu_proto_hello(struct vgpu_proto *proto, uint32_t wanted_features,
 int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out);
 
 /*
- * ALLOC bytes (> 0) with priority 0..15 (VGPU_PRIORITY_*) and flags
+ * ALLOC bytes (1..VGPU_ALLOC_MAX_BYTES) with priority 0..15 (VGPU_PRIORITY_*) and flags
  * (VGPU_ALLOC_FLAGS_ALL). *out: handle, gpu_va (4 KiB aligned) and bytes as
  * allocated (>= bytes rounded up to 4 KiB). -ENOMEM when the VM's cap or the
- * host budget is exhausted, -ENOSPC when it holds too many buffers.
+ * host budget is exhausted, -ENOSPC when it holds too many buffers, -EAGAIN
+ * when the backend could not make room right now (BUSY: retry).
  */
 int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority,
                      uint32_t flags, struct vgpu_alloc_response *out);
@@ -166,8 +167,8 @@ int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority
 int vgpu_proto_free(struct vgpu_proto *proto, uint32_t handle);
 
 /*
- * CHANNEL_CREATE with a GPFIFO ring of gpfifo_entries (a power of two, 0 =
- * the backend's default). *out: the window index (< hello.max_channels)
+ * CHANNEL_CREATE with a GPFIFO ring of gpfifo_entries (0 = the backend's
+ * default, else a power of two in [2, VGPU_CHANNEL_GPFIFO_ENTRIES_MAX]). *out: the window index (< hello.max_channels)
  * and the offsets, sizes and GPU VAs of its areas, checked to be
  * page-aligned (control, GPFIFO), inside VGPU_CHANNEL_WINDOW_STRIDE and not
  * overlapping.
@@ -212,7 +213,8 @@ int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_re
  * enum vgpu_status -> negative errno:
  *   OK 0, INVALID -EINVAL, UNSUPPORTED -EOPNOTSUPP, NO_MEMORY -ENOMEM,
  *   NOT_FOUND -ENOENT, LIMIT -ENOSPC, VERSION -EPROTONOSUPPORT,
- *   NOT_READY -ENOTCONN, INTERNAL -EIO, anything else -EPROTO.
+ *   NOT_READY -ENOTCONN, INTERNAL -EIO, BUSY -EAGAIN (transient: retry),
+ *   anything else -EPROTO.
  */
 int vgpu_status_to_errno(uint32_t status);
 /* "OK", "INVALID", ...; "unknown" for values outside enum vgpu_status. */

@@ -23,6 +23,8 @@ int vgpu_status_to_errno(uint32_t status)
 		return -ENOTCONN;
 	case VGPU_STATUS_INTERNAL:
 		return -EIO;
+	case VGPU_STATUS_BUSY:
+		return -EAGAIN;
 	default:
 		return -EPROTO;
 	}
@@ -30,7 +32,7 @@ int vgpu_status_to_errno(uint32_t status)
 
 bool vgpu_status_is_known(uint32_t status)
 {
-	return status <= VGPU_STATUS_INTERNAL;
+	return status <= VGPU_STATUS_BUSY;
 }
 
 const char *vgpu_status_name(uint32_t status)
@@ -54,6 +56,8 @@ const char *vgpu_status_name(uint32_t status)
 		return "NOT_READY";
 	case VGPU_STATUS_INTERNAL:
 		return "INTERNAL";
+	case VGPU_STATUS_BUSY:
+		return "BUSY";
 	default:
 		return "unknown";
 	}

@@ -35,6 +35,7 @@
 #include <drm/drm_device.h>
 #include <drm/drm_gem.h>
 
+#include "vgpu_drm.h"
 #include "vgpu_proto.h"
 
 #define VGPU_DRIVER_NAME "vgpu"
@@ -86,6 +87,8 @@ struct vgpu_device {
 	int irq_mode;            /* DRM_VGPU_IRQ_MODE_* */
 	unsigned int nr_vectors;
 	bool irq_requested[VGPU_IRQ_SOURCES];
+	bool irq_per_source;     /* MSI-X negotiated: a vector is its source */
+	char irq_names[VGPU_IRQ_SOURCES][40];
 
 	/* Fence waiters (vgpu_fence.c) sleep here; fence and error
 	 * interrupts and unbind wake them all. */
@@ -142,6 +145,7 @@ void vgpu_reg_write(struct vgpu_device *vdev, u32 offset, u32 value);
 
 /* vgpu_irq.c */
 int vgpu_irq_init(struct vgpu_device *vdev);
+void vgpu_irq_negotiated(struct vgpu_device *vdev, u32 features);
 void vgpu_irq_fini(struct vgpu_device *vdev);
 const char *vgpu_irq_mode_name(int mode);
 
@@ -164,7 +168,7 @@ int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offse
 		    u64 value, s64 deadline_ns);
 
 /* vgpu_ioctl.c */
-extern const struct drm_ioctl_desc vgpu_ioctls[];
-extern const unsigned int vgpu_num_ioctls;
+#define VGPU_NUM_IOCTLS (DRM_VGPU_STATS + 1)
+extern const struct drm_ioctl_desc vgpu_ioctls[VGPU_NUM_IOCTLS];
 
 #endif /* VGPU_DRV_H */

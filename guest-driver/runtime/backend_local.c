@@ -271,14 +271,17 @@ int vgpu_device_open_local(const struct vgpu_local_device_config *config, int ti
 	if (ret) {
 		const char *detail = vgpu_local_device_last_error();
 
-		if (ret == -ENOENT || ret == -ECONNREFUSED)
+		/* The client library's message names the socket and what to do. */
+		if (detail && *detail)
+			snprintf(why, why_len, "%s", detail);
+		else if (ret == -ENOENT || ret == -ECONNREFUSED)
 			snprintf(why, why_len,
-			         "vgpud is not running at %s (%s): start vgpud, or point "
-			         "--socket / $VGPUD_SOCKET at its socket",
-			         socket_path, detail && *detail ? detail : strerror(-ret));
+			         "vgpud is not running at %s: start vgpud, or point --socket or "
+			         "$VGPUD_SOCKET at its socket",
+			         socket_path);
 		else
 			snprintf(why, why_len, "cannot attach a vGPU through %s: %s", socket_path,
-			         detail && *detail ? detail : strerror(-ret));
+			         strerror(-ret));
 		free(b);
 		return ret;
 	}

@@ -33,6 +33,9 @@ const char *vgpu_guest_explain(int err)
 		return "the vGPU did not answer in time";
 	case -EBUSY:
 		return "the vGPU's request ring stayed full";
+	case -EAGAIN:
+		return "the backend is busy (another VM's channels did not drain in time); "
+		       "try again";
 	case -ENODEV:
 		return "the vGPU is gone (vgpud stopped or detached this VM)";
 	case -EPROTO:

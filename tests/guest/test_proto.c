@@ -239,6 +239,12 @@ static void test_arguments_checked_before_sending(void **state)
 	assert_int_equal(vgpu_proto_alloc(&f->proto, 4096, 16, 0, &alloc), -EINVAL);
 	assert_int_equal(vgpu_proto_alloc(&f->proto, 4096, 0, 1, &alloc), -EINVAL);
 	assert_int_equal(vgpu_proto_alloc(&f->proto, UINT64_MAX, 0, 0, &alloc), -EINVAL);
+	assert_int_equal(vgpu_proto_alloc(&f->proto, VGPU_ALLOC_MAX_BYTES + 1, 0, 0, &alloc),
+	                 -EINVAL);
+	assert_int_equal(vgpu_proto_channel_create(&f->proto, 1, &ch), -EINVAL);
+	assert_int_equal(vgpu_proto_channel_create(&f->proto, 2 * VGPU_CHANNEL_GPFIFO_ENTRIES_MAX,
+	                                           &ch),
+	                 -EINVAL);
 	assert_int_equal(vgpu_proto_set_priority(&f->proto, 1, 99), -EINVAL);
 	assert_int_equal(vgpu_proto_channel_create(&f->proto, 3, &ch), -EINVAL);
 	assert_int_equal(vgpu_proto_channel_destroy(&f->proto, VGPU_MAX_CHANNELS), -EINVAL);
@@ -276,6 +282,7 @@ static void test_status_to_errno(void **state)
 		{ VGPU_STATUS_VERSION, -EPROTONOSUPPORT },
 		{ VGPU_STATUS_NOT_READY, -ENOTCONN },
 		{ VGPU_STATUS_INTERNAL, -EIO },
+		{ VGPU_STATUS_BUSY, -EAGAIN },
 		{ 77, -EPROTO }, /* not a status of the ABI */
 	};
 	struct vgpu_alloc_response alloc;
@@ -295,7 +302,7 @@ static void test_status_to_errno(void **state)
 	assert_string_equal(vgpu_opcode_name(VGPU_OP_CHANNEL_CREATE), "CHANNEL_CREATE");
 	/* An unknown status is malformed; known errors are not. */
 	assert_int_equal(f->proto.counters.malformed_responses, 2);
-	assert_int_equal(f->proto.counters.error_statuses, 16);
+	assert_int_equal(f->proto.counters.error_statuses, 18);
 
 	/* HELLO refused for our version. */
 	f->fake->mutate = NULL;
