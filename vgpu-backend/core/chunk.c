@@ -174,11 +174,23 @@ void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *page
 	free(pages);
 }
 
-int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf **host,
-                          uint64_t *iova)
+int vgpu_chunk_host_reserve(struct vgpu_core *core, uint64_t bytes)
 {
-	int err = vgpu_hal_host_alloc(core->hal, bytes, host);
+	int err = vgpu_host_budget_reserve(&core->host, bytes);
 
+	if (!err && core->host.limit)
+		vgpu_host_cache_trim(&core->host_cache, vgpu_host_budget_available(&core->host));
+	return err;
+}
+
+int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, bool overwritten,
+                          struct vgpu_hal_host_buf **host, uint64_t *iova)
+{
+	int err;
+
+	if (overwritten && vgpu_host_cache_take(&core->host_cache, bytes, host, iova))
+		return 0;
+	err = vgpu_hal_host_alloc(core->hal, bytes, host);
 	if (err)
 		return err;
 	err = vgpu_hal_iommu_map(core->hal, *host, 0, bytes, iova);
@@ -194,8 +206,8 @@ void vgpu_chunk_host_free(struct vgpu_core *core, uint64_t bytes, struct vgpu_ha
 {
 	if (!host)
 		return;
-	vgpu_hal_iommu_unmap(core->hal, iova, bytes);
-	vgpu_hal_host_free(core->hal, host);
+	vgpu_host_cache_put(&core->host_cache, host, iova, bytes,
+	                    vgpu_host_budget_available(&core->host));
 }
 
 int vgpu_chunk_map_vram(struct vgpu_chunk *chunk, const uint64_t *pages, uint32_t page_size)
@@ -231,8 +243,8 @@ void vgpu_chunk_release_memory(struct vgpu_core *core, struct vgpu_chunk *chunk)
 	vgpu_chunk_vram_free(core, chunk->bytes, chunk->vram, chunk->vram_page_size);
 	chunk->vram = NULL;
 	if (chunk->host) {
-		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
 		vgpu_host_budget_release(&core->host, chunk->bytes);
+		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
 		chunk->host = NULL;
 	}
 }
@@ -243,8 +255,8 @@ void vgpu_chunk_release_staging(struct vgpu_core *core, struct vgpu_chunk *chunk
 	vgpu_chunk_vram_free(core, chunk->bytes, chunk->new_vram, chunk->new_vram_page_size);
 	chunk->new_vram = NULL;
 	if (chunk->new_host) {
-		vgpu_chunk_host_free(core, chunk->bytes, chunk->new_host, chunk->new_iova);
 		vgpu_host_budget_release(&core->host, chunk->bytes);
+		vgpu_chunk_host_free(core, chunk->bytes, chunk->new_host, chunk->new_iova);
 		chunk->new_host = NULL;
 	}
 }

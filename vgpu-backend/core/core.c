@@ -102,6 +102,7 @@ void vgpu_core_config_defaults(struct vgpu_core_config *config)
 	config->return_interval_ms = VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS;
 	config->drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
 	config->copies_in_flight = VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT;
+	config->host_cache_bytes = VGPU_CORE_DEFAULT_HOST_CACHE_BYTES;
 }
 
 const char *vgpu_core_policy_name(const struct vgpu_core *core)
@@ -194,6 +195,7 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	vgpu_victim_heap_init(&core->victims, true);
 	vgpu_victim_heap_init(&core->winners, false);
 	vgpu_host_budget_init(&core->host, config->host_budget_bytes);
+	vgpu_host_cache_init(&core->host_cache, hal, config->host_cache_bytes);
 	atomic_init(&core->entries, 0);
 	atomic_init(&core->events, 0);
 	atomic_init(&core->return_pending, false);
@@ -258,6 +260,7 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	vgpu_return_thread_stop(core);
 	while (!list_empty(&core->vms))
 		vgpu_core_vm_destroy(list_entry(core->vms.next, struct vgpu_vm, link));
+	vgpu_host_cache_fini(&core->host_cache);
 	vgpu_hal_set_event_handler(core->hal, NULL, NULL);
 	vgpu_dma_fini(&core->dma);
 	vgpu_victim_heap_fini(&core->victims);

@@ -25,6 +25,7 @@
 #include "dma.h"
 #include "fifo_lock.h"
 #include "host_budget.h"
+#include "host_cache.h"
 #include "list.h"
 #include "rng.h"
 #include "va_allocator.h"
@@ -171,6 +172,7 @@ struct vgpu_core {
 	uint64_t resident_bytes;
 	uint64_t evicted_bytes;
 	struct vgpu_host_budget host;
+	struct vgpu_host_cache host_cache;
 	struct vgpu_dma dma;
 
 	/* Channel id -> channel, for event dispatch. channels_lock. */
@@ -225,9 +227,16 @@ int vgpu_chunk_vram_alloc(struct vgpu_core *core, const struct vgpu_chunk *chunk
                           uint64_t **pages, uint32_t *page_size);
 void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *pages,
                           uint32_t page_size);
-/* Pinned host memory + IOMMU mapping for a chunk. */
-int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf **host,
-                          uint64_t *iova);
+/* Reserve budget for bytes of host memory (trimming the host cache so that
+ * used + cached stays within the budget). -ENOMEM when it does not fit. */
+int vgpu_chunk_host_reserve(struct vgpu_core *core, uint64_t bytes);
+/* Pinned host memory + IOMMU mapping for a chunk. With overwritten (the
+ * chunk's data will be copied over all of it) a cached buffer may be
+ * reused; otherwise the memory is fresh and zeroed. */
+int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, bool overwritten,
+                          struct vgpu_hal_host_buf **host, uint64_t *iova);
+/* Give host memory back (to the cache, or to the HAL). Release its budget
+ * reservation first. */
 void vgpu_chunk_host_free(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf *host,
                           uint64_t iova);
 /* Map the chunk in its VM's address space: to VRAM pages or to an IOVA. */

@@ -60,9 +60,11 @@ static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester)
 			struct vgpu_chunk *chunk = set->items[i];
 			int err;
 
-			vgpu_host_budget_reserve(&core->host, chunk->bytes); /* checked */
-			err = vgpu_chunk_host_alloc(core, chunk->bytes, &chunk->new_host,
-			                            &chunk->new_iova);
+			vgpu_chunk_host_reserve(core, chunk->bytes); /* checked */
+			/* Chunks of the new buffer get zeroed memory: nothing is
+			 * copied over it. */
+			err = vgpu_chunk_host_alloc(core, chunk->bytes, !chunk->pending,
+			                            &chunk->new_host, &chunk->new_iova);
 			if (err) {
 				char size[32];
 

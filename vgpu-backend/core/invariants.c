@@ -225,9 +225,12 @@ int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len
 	else if (core->host.used != core->evicted_bytes)
 		fail(&check, "host memory in use %" PRIu64 " != evicted bytes %" PRIu64,
 		     core->host.used, core->evicted_bytes);
-	else if (core->host.limit && core->host.used > core->host.limit)
-		fail(&check, "host memory in use %" PRIu64 " exceeds the budget %" PRIu64,
-		     core->host.used, core->host.limit);
+	else if (core->host.limit && core->host.used + core->host_cache.bytes > core->host.limit)
+		fail(&check, "host memory in use %" PRIu64 " + cached %" PRIu64 " exceeds the "
+		     "budget %" PRIu64, core->host.used, core->host_cache.bytes, core->host.limit);
+	else if (core->host_cache.bytes > core->host_cache.limit)
+		fail(&check, "the host cache holds %" PRIu64 " bytes, above its limit %" PRIu64,
+		     core->host_cache.bytes, core->host_cache.limit);
 	else if (core->touched_count)
 		fail(&check, "a pass left %zu VMs marked", core->touched_count);
 out:

@@ -194,8 +194,8 @@ static void commit(struct vgpu_core *core, struct vgpu_chunk *chunk)
 		core->stats.chunks_evicted++;
 		core->stats.bytes_evicted += chunk->bytes;
 	} else {
-		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
 		vgpu_host_budget_release(&core->host, chunk->bytes);
+		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
 		chunk->host = NULL;
 		chunk->vram = chunk->new_vram;
 		chunk->vram_page_size = chunk->new_vram_page_size;

@@ -156,6 +156,9 @@ void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
 	out->evicted_bytes = core->evicted_bytes;
 	out->host_budget_bytes = core->host.limit;
 	out->host_used_bytes = core->host.used;
+	out->host_cached_bytes = core->host_cache.bytes;
+	out->host_cache_hits = core->host_cache.hits;
+	out->host_cache_misses = core->host_cache.misses;
 	out->vms = core->vm_count;
 	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
 	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);

@@ -41,6 +41,7 @@ struct sim_guest {
 	uint64_t ram_va, ram_iova;
 	uint32_t put, slot;
 	uint64_t sequence;
+	bool no_interrupts;
 	char error[160];
 };
 
@@ -229,12 +230,20 @@ static uint64_t semaphore(const struct sim_guest *guest)
 	                               __ATOMIC_ACQUIRE));
 }
 
-int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count,
-                  unsigned timeout_ms)
+void sim_guest_set_interrupts(struct sim_guest *guest, bool interrupts)
+{
+	guest->no_interrupts = !interrupts;
+}
+
+bool sim_guest_done(const struct sim_guest *guest, uint64_t sequence)
+{
+	return semaphore(guest) >= sequence;
+}
+
+int64_t sim_guest_submit(struct sim_guest *guest, const uint32_t *words, uint32_t count)
 {
 	uint32_t pushbuffer[PUSHBUFFER_SLOT / 4];
 	uint64_t pushbuffer_va;
-	struct timespec deadline;
 	void *control, *gpfifo;
 	uint32_t n = count;
 
@@ -242,10 +251,14 @@ int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count
 		return -EIO;
 	if (count > PUSHBUFFER_SLOT / 4 - SIMGPU_SEMAPHORE_ARG_WORDS - 1)
 		return -EINVAL;
+	/* Pushbuffer slots are reused round robin: at most that many queued. */
+	if (guest->sequence >= PUSHBUFFER_SLOTS &&
+	    semaphore(guest) < guest->sequence - PUSHBUFFER_SLOTS + 1)
+		return -EAGAIN;
 	memcpy(pushbuffer, words, count * sizeof(*words));
 	guest->sequence++;
 	n += simgpu_push_semaphore_release(pushbuffer + n, guest->ram_va + SEMAPHORE_OFFSET,
-	                                   guest->sequence, true);
+	                                   guest->sequence, !guest->no_interrupts);
 	/* The pushbuffer goes to guest RAM, like a guest's. */
 	pushbuffer_va = guest->ram_va + (uint64_t)guest->slot * PUSHBUFFER_SLOT;
 	memcpy(guest->ram_cpu + (uint64_t)guest->slot * PUSHBUFFER_SLOT, pushbuffer, n * 4);
@@ -258,6 +271,12 @@ int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count
 	simgpu_control_write_gp_put(control, guest->put);
 	simgpu_control_ring_doorbell(control);
 	window_leave(guest);
+	return (int64_t)guest->sequence;
+}
+
+int sim_guest_wait(struct sim_guest *guest, uint64_t sequence, unsigned timeout_ms)
+{
+	struct timespec deadline;
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += timeout_ms / 1000;
@@ -267,7 +286,7 @@ int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count
 		deadline.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&events_lock);
-	while (semaphore(guest) < guest->sequence) {
+	while (semaphore(guest) < sequence) {
 		struct vgpu_hal_event error;
 		struct timespec step;
 
@@ -288,7 +307,7 @@ int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count
 		}
 		if (step.tv_sec > deadline.tv_sec ||
 		    (step.tv_sec == deadline.tv_sec && step.tv_nsec > deadline.tv_nsec)) {
-			if (semaphore(guest) >= guest->sequence)
+			if (semaphore(guest) >= sequence)
 				break;
 			pthread_mutex_unlock(&events_lock);
 			return -ETIMEDOUT;
@@ -297,4 +316,14 @@ int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count
 	}
 	pthread_mutex_unlock(&events_lock);
 	return 0;
+}
+
+int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count,
+                  unsigned timeout_ms)
+{
+	int64_t sequence = sim_guest_submit(guest, words, count);
+
+	if (sequence < 0)
+		return (int)sequence;
+	return sim_guest_wait(guest, (uint64_t)sequence, timeout_ms);
 }

@@ -39,6 +39,17 @@ uint64_t sim_guest_read_scratch(const struct sim_guest *guest);
 int sim_guest_run(struct sim_guest *guest, const uint32_t *words, uint32_t count,
                   unsigned timeout_ms);
 
+/* The two halves of sim_guest_run: queue words (returns the sequence number
+ * the work completes with; -EAGAIN when the ring is full) and wait for a
+ * sequence number. */
+int64_t sim_guest_submit(struct sim_guest *guest, const uint32_t *words, uint32_t count);
+int sim_guest_wait(struct sim_guest *guest, uint64_t sequence, unsigned timeout_ms);
+/* Whether completions raise an interrupt (a VGPU_EVENT_FENCE the core
+ * forwards); default true. Without, waiting polls guest RAM. */
+void sim_guest_set_interrupts(struct sim_guest *guest, bool interrupts);
+/* Whether the GPU has finished sequence. */
+bool sim_guest_done(const struct sim_guest *guest, uint64_t sequence);
+
 /* Why the channel died (valid after -EIO). */
 const char *sim_guest_error(const struct sim_guest *guest);
 

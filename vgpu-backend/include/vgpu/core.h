@@ -92,6 +92,7 @@ struct vgpu_policy_ops;
 #define VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS 50      /* paper §5.5 */
 #define VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS 10000
 #define VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT 16
+#define VGPU_CORE_DEFAULT_HOST_CACHE_BYTES (256ull << 20)
 #define VGPU_CORE_WEIGHT_MAX 1000000u
 #define VGPU_VM_NAME_MAX 64 /* including the terminating NUL */
 
@@ -112,6 +113,10 @@ struct vgpu_core_config {
 	uint64_t seed;                 /* seeds the policy's random choices */
 	uint64_t host_budget_bytes;    /* pinned host memory for evicted chunks;
 	                                  0 = no limit but the host's */
+	uint64_t host_cache_bytes;     /* freed pinned host buffers kept for reuse
+	                                  as eviction destinations (first-touch
+	                                  page faults are slow); within the
+	                                  budget; 0 = none */
 	uint32_t return_interval_ms;   /* background return pass period; 0 = no
 	                                  thread (call vgpu_core_return_pass) */
 	uint32_t drain_timeout_ms;     /* how long a victim's channels may take to
@@ -122,8 +127,9 @@ struct vgpu_core_config {
 	void *event_ctx;
 };
 
-/* Defaults: 4 MiB chunks, "random", seed 1, no host budget, 50 ms return
- * interval, 10 s drain timeout, 16 copies in flight, no callbacks. */
+/* Defaults: 4 MiB chunks, "random", seed 1, no host budget, a 256 MiB host
+ * buffer cache, 50 ms return interval, 10 s drain timeout, 16 copies in
+ * flight, no callbacks. */
 void vgpu_core_config_defaults(struct vgpu_core_config *config);
 
 struct vgpu_vm_config {

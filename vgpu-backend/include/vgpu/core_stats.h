@@ -44,6 +44,9 @@ struct vgpu_core_stats {
 	uint64_t evicted_bytes;
 	uint64_t host_budget_bytes; /* 0 = no limit */
 	uint64_t host_used_bytes;   /* = evicted_bytes */
+	uint64_t host_cached_bytes; /* freed host buffers kept for reuse */
+	uint64_t host_cache_hits;   /* evictions that copied into a cached buffer */
+	uint64_t host_cache_misses;
 	uint64_t vms;
 	uint64_t chunks_evicted;    /* copied VRAM → host */
 	uint64_t chunks_placed_on_host; /* new chunks put on the host directly */
