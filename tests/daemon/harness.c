@@ -30,6 +30,7 @@ void harness_config(struct harness *h)
 	c->gpu.reserved_vram_bytes = 4ull << 20;
 	c->chunk_bytes = 1ull << 20;
 	c->return_interval_ms = 10;
+	c->host_cache_bytes = 0; /* every host buffer (a memfd) is freed at once */
 	c->log_level = getenv("VGPUD_TEST_LOG") ? VGPUD_LOG_DEBUG : VGPUD_LOG_ERROR;
 	snprintf(c->socket_path, sizeof(c->socket_path), "%s/vgpud.sock", h->dir);
 	snprintf(c->control_path, sizeof(c->control_path), "%s/control.sock", h->dir);

@@ -64,6 +64,8 @@ static const struct key keys[] = {
 	{ "core", "seed", T_U64, OFF(seed), 0, "N", "seed of the policy's random choices" },
 	{ "core", "host_budget", T_SIZE, OFF(host_budget_bytes), 0, "SIZE",
 	  "host memory for evicted chunks, all VMs together (0 = no limit; default 0)" },
+	{ "core", "host_cache", T_SIZE, OFF(host_cache_bytes), 0, "SIZE",
+	  "freed host buffers kept for reuse by evictions, within the budget (default 256M)" },
 	{ "core", "return_interval_ms", T_U32, OFF(return_interval_ms), 0, "MS",
 	  "period of the background return pass (default 50)" },
 	{ "core", "drain_timeout_ms", T_U32, OFF(drain_timeout_ms), 0, "MS",
@@ -105,6 +107,12 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	strcpy(config->policy, "random");
 	config->seed = 1;
 	config->host_budget_bytes = 0;
+	{
+		struct vgpu_core_config core;
+
+		vgpu_core_config_defaults(&core);
+		config->host_cache_bytes = core.host_cache_bytes;
+	}
 	config->return_interval_ms = VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS;
 	config->drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
 	strcpy(config->socket_path, VGPUD_DEFAULT_SOCKET);

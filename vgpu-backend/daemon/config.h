@@ -54,6 +54,7 @@ struct vgpud_config {
 	char policy[32];
 	uint64_t seed;
 	uint64_t host_budget_bytes; /* 0 = no limit */
+	uint64_t host_cache_bytes;  /* freed host buffers kept for reuse */
 	uint32_t return_interval_ms;
 	uint32_t drain_timeout_ms;
 

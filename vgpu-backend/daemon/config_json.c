@@ -64,6 +64,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(core, "policy", c->policy);
 	add_u64(core, "seed", c->seed);
 	add_u64(core, "host_budget", c->host_budget_bytes);
+	add_u64(core, "host_cache", c->host_cache_bytes);
 	add_u64(core, "return_interval_ms", c->return_interval_ms);
 	add_u64(core, "drain_timeout_ms", c->drain_timeout_ms);
 	json_object_object_add(root, "core", core);

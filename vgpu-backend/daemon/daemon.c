@@ -45,6 +45,7 @@ static int create_core(struct vgpud *d)
 	config.policy = d->config.policy;
 	config.seed = d->config.seed;
 	config.host_budget_bytes = d->config.host_budget_bytes;
+	config.host_cache_bytes = d->config.host_cache_bytes;
 	config.return_interval_ms = d->config.return_interval_ms;
 	config.drain_timeout_ms = d->config.drain_timeout_ms;
 	config.on_fence = vgpud_event_on_fence;

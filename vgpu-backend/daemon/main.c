@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -16,6 +17,22 @@
 #include "config_json.h"
 #include "daemon.h"
 #include "log.h"
+
+/* Every host buffer the GPU shares with a guest or holds an evicted chunk
+ * in is a memfd: allow as many descriptors as the hard limit does. */
+static void raise_descriptor_limit(void)
+{
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536)
+		log_warn("only %llu file descriptors allowed; each evicted chunk's host buffer "
+		         "takes one: raise the limit (LimitNOFILE= in the unit, ulimit -n)",
+		         (unsigned long long)limit.rlim_cur);
+}
 
 int main(int argc, char **argv)
 {
@@ -52,6 +69,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	vgpud_log_set_level((enum vgpud_log_level)config.log_level);
+	raise_descriptor_limit();
 	if (vgpud_create(&config, signal_fd, &d)) {
 		log_error("vgpud did not start");
 		close(signal_fd);

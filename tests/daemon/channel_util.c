@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/* channel_util.c - guest-style submission through BAR2 for the tests. */
+#include "channel_util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+int test_channel_create(struct tenant *t, uint32_t entries, struct test_channel *c)
+{
+	int status;
+
+	memset(c, 0, sizeof(*c));
+	status = tenant_channel_create(t, entries, &c->info);
+	if (status != VGPU_STATUS_OK)
+		return status;
+	c->window = t->bar2 + VGPU_CHANNEL_WINDOW_BASE +
+	            (size_t)c->info.index * VGPU_CHANNEL_WINDOW_STRIDE;
+	c->control = c->window + c->info.control_offset;
+	c->gpfifo = c->window + c->info.gpfifo_offset;
+	c->notifier = c->window + c->info.notifier_offset;
+	c->pushbuf = (uint32_t *)(c->window + c->info.pushbuf_offset);
+	return status;
+}
+
+void test_channel_submit(struct test_channel *c, const uint32_t *words, uint32_t count)
+{
+	uint32_t bytes = count * 4;
+
+	if (c->pushbuf_used + bytes > c->info.pushbuf_bytes)
+		c->pushbuf_used = 0; /* tests wait for idle before wrapping */
+	memcpy((uint8_t *)c->pushbuf + c->pushbuf_used, words, bytes);
+	simgpu_gpfifo_write(c->gpfifo, c->info.gpfifo_entries, c->put,
+	                    c->info.pushbuf_gpu_va + c->pushbuf_used, bytes);
+	c->pushbuf_used += (bytes + 63) & ~63u;
+	c->put = (c->put + 1) & (c->info.gpfifo_entries - 1);
+	simgpu_control_write_gp_put(c->control, c->put);
+	simgpu_control_ring_doorbell(c->control);
+}
+
+uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset)
+{
+	return __atomic_load_n((uint64_t *)(c->notifier + offset), __ATOMIC_ACQUIRE);
+}
+
+int test_channel_wait_idle(struct test_channel *c, int timeout_ms)
+{
+	int waited;
+
+	for (waited = 0; waited < timeout_ms; waited++) {
+		if (simgpu_control_read_gp_get(c->control) == c->put)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}

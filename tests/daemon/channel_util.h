@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * channel_util.h - submitting work into a channel window through BAR2, the
+ * way a guest does: pushbuffer in the window's pushbuffer area, a GPFIFO
+ * entry, GP_PUT. No mailbox, no register.
+ */
+#ifndef TESTS_DAEMON_CHANNEL_UTIL_H
+#define TESTS_DAEMON_CHANNEL_UTIL_H
+
+#include <stdint.h>
+
+#include "vgpu/device_abi.h"
+#include "vgpu/simgpu_commands.h"
+
+#include "harness.h"
+
+struct test_channel {
+	struct vgpu_channel_create_response info;
+	uint8_t *window;   /* in BAR2 */
+	uint8_t *control;
+	uint8_t *gpfifo;
+	uint8_t *notifier;
+	uint32_t *pushbuf;
+	uint32_t put;          /* our GP_PUT */
+	uint32_t pushbuf_used; /* bytes */
+};
+
+/* CHANNEL_CREATE and locate the window. Returns the status. */
+int test_channel_create(struct tenant *t, uint32_t entries, struct test_channel *c);
+
+/* Append words to the pushbuffer and submit them as one GPFIFO entry. */
+void test_channel_submit(struct test_channel *c, const uint32_t *words, uint32_t count);
+
+/* A 64-bit word of the notifier page. */
+uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset);
+
+/* Wait until GP_GET reaches GP_PUT (up to timeout_ms). 0 or -ETIMEDOUT. */
+int test_channel_wait_idle(struct test_channel *c, int timeout_ms);
+
+#endif /* TESTS_DAEMON_CHANNEL_UTIL_H */

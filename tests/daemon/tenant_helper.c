@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tenant_helper.c - a tenant process for the tests that kill one:
+ *   daemon-test-tenant SOCKET NAME
+ * attaches, allocates more than the GPU's VRAM in several buffers, creates
+ * two channels and submits work, prints "ready" and waits to be killed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "channel_util.h"
+#include "harness.h"
+
+int main(int argc, char **argv)
+{
+	struct harness h;
+	struct tenant t;
+	struct test_channel c;
+	uint32_t words[32], n;
+	uint64_t va;
+	int i;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s SOCKET NAME\n", argv[0]);
+		return 2;
+	}
+	memset(&h, 0, sizeof(h));
+	snprintf(h.config.socket_path, sizeof(h.config.socket_path), "%s", argv[1]);
+	if (tenant_open(&h, &t, argv[2], "big")) {
+		fprintf(stderr, "attach failed: %s\n", vgpu_local_device_last_error());
+		return 1;
+	}
+	if (tenant_hello(&t) != VGPU_STATUS_OK)
+		return 1;
+	for (i = 0; i < 6; i++)
+		if (tenant_alloc(&t, 12u << 20, (uint32_t)i, NULL, &va) != VGPU_STATUS_OK)
+			return 1;
+	for (i = 0; i < 2; i++) {
+		if (test_channel_create(&t, 32, &c) != VGPU_STATUS_OK)
+			return 1;
+		n = simgpu_push_memset(words, va, 0x12345678u, 1u << 20);
+		n += simgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 1, true);
+		test_channel_submit(&c, words, n);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
