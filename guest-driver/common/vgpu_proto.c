@@ -16,23 +16,23 @@
 
 #define PROTO_PAGE_MASK ((uint64_t)VGPU_PAGE_SIZE - 1)
 
-static bool is_power_of_two(uint64_t value)
+static bool proto_is_power_of_two(uint64_t value)
 {
 	return value && !(value & (value - 1));
 }
 
-static uint64_t round_up(uint64_t value, uint64_t align)
+static uint64_t proto_round_up(uint64_t value, uint64_t align)
 {
 	return (value + align - 1) & ~(align - 1);
 }
 
-static void lock(struct vgpu_proto *proto)
+static void proto_lock(struct vgpu_proto *proto)
 {
 	if (proto->lock)
 		proto->lock->lock(proto->lock_ctx);
 }
 
-static void unlock(struct vgpu_proto *proto)
+static void proto_unlock(struct vgpu_proto *proto)
 {
 	if (proto->lock)
 		proto->lock->unlock(proto->lock_ctx);
@@ -70,9 +70,9 @@ int vgpu_proto_init(struct vgpu_proto *proto, const struct vgpu_proto_config *co
 	if (!(status & VGPU_STATUS_READY))
 		return -EAGAIN;
 
-	lock(proto);
+	proto_lock(proto);
 	ret = vgpu_mailbox_attach(proto);
-	unlock(proto);
+	proto_unlock(proto);
 	return ret;
 }
 
@@ -84,9 +84,9 @@ int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_re
 	if (!request || !resp || request->payload_len > VGPU_MAILBOX_PAYLOAD_SIZE ||
 	    (request->payload_len && !request->payload))
 		return -EINVAL;
-	lock(proto);
+	proto_lock(proto);
 	ret = vgpu_mailbox_call(proto, request, resp);
-	unlock(proto);
+	proto_unlock(proto);
 	return ret;
 }
 
@@ -96,7 +96,7 @@ int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_re
  * caller converts byte order). Payloads may be longer than we know (minor
  * versions append fields); shorter is a protocol error.
  */
-static int call_locked(struct vgpu_proto *proto, uint16_t opcode, const void *payload,
+static int proto_call_locked(struct vgpu_proto *proto, uint16_t opcode, const void *payload,
                        uint32_t payload_size, void *out, uint32_t out_size)
 {
 	struct vgpu_proto_raw_request request = {
@@ -130,23 +130,23 @@ static int call_locked(struct vgpu_proto *proto, uint16_t opcode, const void *pa
 	return 0;
 }
 
-static int call(struct vgpu_proto *proto, uint16_t opcode, const void *payload,
+static int proto_call(struct vgpu_proto *proto, uint16_t opcode, const void *payload,
                 uint32_t payload_size, void *out, uint32_t out_size)
 {
 	int ret;
 
-	lock(proto);
-	ret = call_locked(proto, opcode, payload, payload_size, out, out_size);
-	unlock(proto);
+	proto_lock(proto);
+	ret = proto_call_locked(proto, opcode, payload, payload_size, out, out_size);
+	proto_unlock(proto);
 	return ret;
 }
 
 /* A payload the device sent but the ABI forbids. */
-static int reject(struct vgpu_proto *proto)
+static int proto_reject(struct vgpu_proto *proto)
 {
-	lock(proto);
+	proto_lock(proto);
 	proto->counters.malformed_responses++;
-	unlock(proto);
+	proto_unlock(proto);
 	return -EPROTO;
 }
 
@@ -160,8 +160,8 @@ int vgpu_proto_hello(struct vgpu_proto *proto, uint32_t wanted_features,
 	struct vgpu_hello_response hello;
 	int ret;
 
-	lock(proto);
-	ret = call_locked(proto, VGPU_OP_HELLO, &request, sizeof(request), &hello, sizeof(hello));
+	proto_lock(proto);
+	ret = proto_call_locked(proto, VGPU_OP_HELLO, &request, sizeof(request), &hello, sizeof(hello));
 	if (ret)
 		goto out;
 	hello.abi_version = vgpu_le32_to_cpu(hello.abi_version);
@@ -179,7 +179,7 @@ int vgpu_proto_hello(struct vgpu_proto *proto, uint32_t wanted_features,
 	if (out)
 		*out = hello;
 out:
-	unlock(proto);
+	proto_unlock(proto);
 	return ret;
 }
 
@@ -190,7 +190,7 @@ int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out)
 
 	if (!out)
 		return -EINVAL;
-	ret = call(proto, VGPU_OP_QUERY, NULL, 0, &query, sizeof(query));
+	ret = proto_call(proto, VGPU_OP_QUERY, NULL, 0, &query, sizeof(query));
 	if (ret)
 		return ret;
 	query.vram_share_bytes = vgpu_le64_to_cpu(query.vram_share_bytes);
@@ -199,10 +199,10 @@ int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out)
 	query.vram_total_bytes = vgpu_le64_to_cpu(query.vram_total_bytes);
 	query.page_size_mask = vgpu_le32_to_cpu(query.page_size_mask);
 	query.reserved = vgpu_le32_to_cpu(query.reserved);
-	if (!is_power_of_two(query.chunk_bytes) || query.chunk_bytes < VGPU_PAGE_SIZE ||
+	if (!proto_is_power_of_two(query.chunk_bytes) || query.chunk_bytes < VGPU_PAGE_SIZE ||
 	    !query.vram_total_bytes || query.vram_share_bytes > query.vram_total_bytes ||
 	    !query.page_size_mask || (query.page_size_mask & ~3u))
-		return reject(proto);
+		return proto_reject(proto);
 	*out = query;
 	return 0;
 }
@@ -222,18 +222,18 @@ int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority
 	if (!out || !bytes || bytes > VGPU_ALLOC_MAX_BYTES ||
 	    priority > VGPU_PRIORITY_MAX || (flags & ~VGPU_ALLOC_FLAGS_ALL))
 		return -EINVAL;
-	ret = call(proto, VGPU_OP_ALLOC, &request, sizeof(request), &alloc, sizeof(alloc));
+	ret = proto_call(proto, VGPU_OP_ALLOC, &request, sizeof(request), &alloc, sizeof(alloc));
 	if (ret)
 		return ret;
 	alloc.gpu_va = vgpu_le64_to_cpu(alloc.gpu_va);
 	alloc.bytes = vgpu_le64_to_cpu(alloc.bytes);
 	alloc.handle = vgpu_le32_to_cpu(alloc.handle);
 	alloc.reserved = vgpu_le32_to_cpu(alloc.reserved);
-	wanted = round_up(bytes, VGPU_PAGE_SIZE);
-	if (alloc.bytes < wanted || alloc.bytes > round_up(wanted, PROTO_ALLOC_MAX_ROUNDING) ||
+	wanted = proto_round_up(bytes, VGPU_PAGE_SIZE);
+	if (alloc.bytes < wanted || alloc.bytes > proto_round_up(wanted, PROTO_ALLOC_MAX_ROUNDING) ||
 	    (alloc.bytes & PROTO_PAGE_MASK) || (alloc.gpu_va & PROTO_PAGE_MASK) ||
 	    alloc.gpu_va + alloc.bytes < alloc.gpu_va)
-		return reject(proto);
+		return proto_reject(proto);
 	*out = alloc;
 	return 0;
 }
@@ -244,7 +244,7 @@ int vgpu_proto_free(struct vgpu_proto *proto, uint32_t handle)
 		.handle = vgpu_cpu_to_le32(handle),
 	};
 
-	return call(proto, VGPU_OP_FREE, &request, sizeof(request), NULL, 0);
+	return proto_call(proto, VGPU_OP_FREE, &request, sizeof(request), NULL, 0);
 }
 
 int vgpu_proto_set_priority(struct vgpu_proto *proto, uint32_t handle, uint32_t priority)
@@ -256,7 +256,7 @@ int vgpu_proto_set_priority(struct vgpu_proto *proto, uint32_t handle, uint32_t 
 
 	if (priority > VGPU_PRIORITY_MAX)
 		return -EINVAL;
-	return call(proto, VGPU_OP_SET_PRIORITY, &request, sizeof(request), NULL, 0);
+	return proto_call(proto, VGPU_OP_SET_PRIORITY, &request, sizeof(request), NULL, 0);
 }
 
 int vgpu_proto_channel_destroy(struct vgpu_proto *proto, uint32_t index)
@@ -267,17 +267,17 @@ int vgpu_proto_channel_destroy(struct vgpu_proto *proto, uint32_t index)
 
 	if (index >= VGPU_MAX_CHANNELS)
 		return -EINVAL;
-	return call(proto, VGPU_OP_CHANNEL_DESTROY, &request, sizeof(request), NULL, 0);
+	return proto_call(proto, VGPU_OP_CHANNEL_DESTROY, &request, sizeof(request), NULL, 0);
 }
 
 /* [offset, offset + bytes) inside a channel window. */
-static bool in_window(uint64_t offset, uint64_t bytes)
+static bool proto_in_window(uint64_t offset, uint64_t bytes)
 {
 	return bytes && offset < VGPU_CHANNEL_WINDOW_STRIDE &&
 	       bytes <= VGPU_CHANNEL_WINDOW_STRIDE - offset;
 }
 
-static bool disjoint(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t b_bytes)
+static bool proto_disjoint(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t b_bytes)
 {
 	return a + a_bytes <= b || b + b_bytes <= a;
 }
@@ -288,8 +288,8 @@ static bool channel_response_ok(const struct vgpu_proto *proto,
                                 uint32_t wanted_entries)
 {
 	uint64_t control_bytes = VGPU_PAGE_SIZE;
-	uint64_t gpfifo_bytes = round_up((uint64_t)ch->gpfifo_entries * PROTO_GPFIFO_ENTRY_BYTES,
-	                                 VGPU_PAGE_SIZE);
+	uint64_t gpfifo_bytes = proto_round_up(
+		(uint64_t)ch->gpfifo_entries * PROTO_GPFIFO_ENTRY_BYTES, VGPU_PAGE_SIZE);
 	uint64_t areas[4][2] = {
 		{ ch->control_offset, control_bytes },
 		{ ch->gpfifo_offset, gpfifo_bytes },
@@ -300,7 +300,7 @@ static bool channel_response_ok(const struct vgpu_proto *proto,
 
 	if (ch->index >= proto->hello.max_channels)
 		return false;
-	if (!is_power_of_two(ch->gpfifo_entries) || ch->gpfifo_entries < 2 ||
+	if (!proto_is_power_of_two(ch->gpfifo_entries) || ch->gpfifo_entries < 2 ||
 	    (wanted_entries && ch->gpfifo_entries != wanted_entries))
 		return false;
 	if ((ch->control_offset & PROTO_PAGE_MASK) || (ch->gpfifo_offset & PROTO_PAGE_MASK) ||
@@ -308,16 +308,16 @@ static bool channel_response_ok(const struct vgpu_proto *proto,
 	    (ch->pushbuf_bytes & 7))
 		return false;
 	for (i = 0; i < 4; i++) {
-		if (!in_window(areas[i][0], areas[i][1]))
+		if (!proto_in_window(areas[i][0], areas[i][1]))
 			return false;
 		for (j = 0; j < i; j++)
-			if (!disjoint(areas[i][0], areas[i][1], areas[j][0], areas[j][1]))
+			if (!proto_disjoint(areas[i][0], areas[i][1], areas[j][0], areas[j][1]))
 				return false;
 	}
 	if ((ch->notifier_gpu_va & 7) || (ch->pushbuf_gpu_va & 7) ||
 	    ch->notifier_gpu_va + ch->notifier_bytes < ch->notifier_gpu_va ||
 	    ch->pushbuf_gpu_va + ch->pushbuf_bytes < ch->pushbuf_gpu_va ||
-	    !disjoint(ch->notifier_gpu_va, ch->notifier_bytes, ch->pushbuf_gpu_va,
+	    !proto_disjoint(ch->notifier_gpu_va, ch->notifier_bytes, ch->pushbuf_gpu_va,
 	              ch->pushbuf_bytes))
 		return false;
 	return true;
@@ -332,10 +332,10 @@ int vgpu_proto_channel_create(struct vgpu_proto *proto, uint32_t gpfifo_entries,
 	struct vgpu_channel_create_response ch;
 	int ret;
 
-	if (!out || (gpfifo_entries && (!is_power_of_two(gpfifo_entries) || gpfifo_entries < 2 ||
+	if (!out || (gpfifo_entries && (!proto_is_power_of_two(gpfifo_entries) || gpfifo_entries < 2 ||
 	                                gpfifo_entries > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX)))
 		return -EINVAL;
-	ret = call(proto, VGPU_OP_CHANNEL_CREATE, &request, sizeof(request), &ch, sizeof(ch));
+	ret = proto_call(proto, VGPU_OP_CHANNEL_CREATE, &request, sizeof(request), &ch, sizeof(ch));
 	if (ret)
 		return ret;
 	ch.index = vgpu_le32_to_cpu(ch.index);
@@ -349,7 +349,7 @@ int vgpu_proto_channel_create(struct vgpu_proto *proto, uint32_t gpfifo_entries,
 	ch.notifier_gpu_va = vgpu_le64_to_cpu(ch.notifier_gpu_va);
 	ch.pushbuf_gpu_va = vgpu_le64_to_cpu(ch.pushbuf_gpu_va);
 	if (!channel_response_ok(proto, &ch, gpfifo_entries))
-		return reject(proto);
+		return proto_reject(proto);
 	*out = ch;
 	return 0;
 }
@@ -361,7 +361,7 @@ int vgpu_proto_stats(struct vgpu_proto *proto, struct vgpu_stats_response *out)
 
 	if (!out)
 		return -EINVAL;
-	ret = call(proto, VGPU_OP_STATS, NULL, 0, &stats, sizeof(stats));
+	ret = proto_call(proto, VGPU_OP_STATS, NULL, 0, &stats, sizeof(stats));
 	if (ret)
 		return ret;
 	stats.allocated_bytes = vgpu_le64_to_cpu(stats.allocated_bytes);

@@ -133,18 +133,38 @@ static const struct drm_gem_object_funcs vgpu_channel_funcs = {
 	.vm_ops = &vgpu_channel_vm_ops,
 };
 
+/* What userspace learns about a new channel. */
+static void vgpu_channel_describe(struct vgpu_channel *ch, u32 handle,
+				  struct drm_vgpu_channel_create *args)
+{
+	args->handle = handle;
+	args->index = ch->info.index;
+	args->gpfifo_entries = ch->info.gpfifo_entries;
+	args->mmap_offset = drm_vma_node_offset_addr(&ch->base.vma_node);
+	args->window_bytes = vgpu_channel_window_bytes(ch);
+	args->control_offset = ch->info.control_offset;
+	args->gpfifo_offset = ch->info.gpfifo_offset;
+	args->notifier_offset = ch->info.notifier_offset;
+	args->notifier_bytes = ch->info.notifier_bytes;
+	args->pushbuf_offset = ch->info.pushbuf_offset;
+	args->pushbuf_bytes = ch->info.pushbuf_bytes;
+	args->notifier_gpu_va = ch->info.notifier_gpu_va;
+	args->pushbuf_gpu_va = ch->info.pushbuf_gpu_va;
+}
+
 /*
- * CHANNEL_CREATE on the host and wrap the window in a GEM object with a
- * handle in file and an mmap offset. *out is valid while the handle
- * exists (the caller holds no reference).
+ * CHANNEL_CREATE (args->gpfifo_entries) on the host and wrap the window in
+ * a GEM object with a handle in file and an mmap offset; fill in args.
  */
 int vgpu_channel_create(struct vgpu_device *vdev, struct drm_file *file,
-			u32 gpfifo_entries, u32 *handle, struct vgpu_channel **out)
+			struct drm_vgpu_channel_create *args)
 {
+	u32 gpfifo_entries = args->gpfifo_entries;
 	struct vgpu_channel_create_response info;
 	resource_size_t window_offset;
 	struct vgpu_channel *ch;
 	unsigned long flags;
+	u32 handle;
 	bool taken;
 	int ret;
 
@@ -198,19 +218,16 @@ int vgpu_channel_create(struct vgpu_device *vdev, struct drm_file *file,
 		drm_warn(&vdev->drm, "CHANNEL_CREATE returned window %u, which is in use\n",
 			 info.index);
 		ret = -EPROTO;
-		goto err_put;
+		goto out_put;
 	}
 	ret = drm_gem_create_mmap_offset(&ch->base);
 	if (ret)
-		goto err_put;
-	ret = drm_gem_handle_create(file, &ch->base, handle);
-	if (ret)
-		goto err_put;
-	drm_gem_object_put(&ch->base);
-	*out = ch;
-	return 0;
-
-err_put:
+		goto out_put;
+	ret = drm_gem_handle_create(file, &ch->base, &handle);
+	if (!ret)
+		vgpu_channel_describe(ch, handle, args);
+	/* Another thread may close the new handle at any time now. */
+out_put:
 	drm_gem_object_put(&ch->base);
 	return ret;
 
@@ -260,9 +277,10 @@ void vgpu_channels_mark_killed(struct vgpu_device *vdev, u32 index_mask)
 		dev_warn_ratelimited(vdev->drm.dev,
 				     "the GPU killed channel(s) 0x%lx (invalid command or memory access); their fence waits fail with EIO, create new channels\n",
 				     killed);
-	if (mask & ~killed & (BIT(VGPU_MAX_CHANNELS) - 1) & ~0ul)
+	mask &= ~killed;
+	if (mask)
 		dev_dbg(vdev->drm.dev, "error interrupt for channels 0x%lx (unknown or already dead)\n",
-			mask & ~killed);
+			mask);
 }
 
 /*
@@ -288,8 +306,7 @@ void vgpu_channels_release_all(struct vgpu_device *vdev)
 		if (ret) {
 			vgpu_host_report(vdev, ret, "unbind: CHANNEL_DESTROY of channel %u failed",
 					 ch->info.index);
-			vdev->host_unreachable = ret == -ETIMEDOUT || ret == -ENODEV ||
-						 ret == -EBUSY;
+			vdev->host_unreachable = vgpu_host_gone(ret);
 			left++;
 			continue;
 		}

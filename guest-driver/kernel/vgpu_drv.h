@@ -34,6 +34,7 @@
 
 #include <drm/drm_device.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
 
 #include "vgpu_drm.h"
 #include "vgpu_proto.h"
@@ -140,6 +141,7 @@ struct vgpu_channel {
 /* vgpu_host.c: the mailbox as the rest of the driver uses it. */
 int vgpu_host_attach(struct vgpu_device *vdev);
 void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...) __printf(3, 4);
+bool vgpu_host_gone(int err);
 u32 vgpu_reg_read(struct vgpu_device *vdev, u32 offset);
 void vgpu_reg_write(struct vgpu_device *vdev, u32 offset, u32 value);
 
@@ -150,14 +152,14 @@ void vgpu_irq_fini(struct vgpu_device *vdev);
 const char *vgpu_irq_mode_name(int mode);
 
 /* vgpu_gem.c */
-int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file, u64 bytes,
-		       u32 priority, u32 flags, u32 *handle, struct vgpu_buffer **out);
+int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file,
+		       struct drm_vgpu_alloc *args);
 struct vgpu_buffer *vgpu_buffer_lookup(struct drm_file *file, u32 handle);
 void vgpu_buffers_release_all(struct vgpu_device *vdev);
 
 /* vgpu_channel.c */
 int vgpu_channel_create(struct vgpu_device *vdev, struct drm_file *file,
-			u32 gpfifo_entries, u32 *handle, struct vgpu_channel **out);
+			struct drm_vgpu_channel_create *args);
 struct vgpu_channel *vgpu_channel_lookup(struct drm_file *file, u32 handle);
 u32 vgpu_channel_window_bytes(const struct vgpu_channel *ch);
 void vgpu_channels_mark_killed(struct vgpu_device *vdev, u32 index_mask);

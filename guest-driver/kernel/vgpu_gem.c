@@ -24,12 +24,6 @@ static inline struct vgpu_buffer *to_vgpu_buffer(struct drm_gem_object *obj)
 	return container_of(obj, struct vgpu_buffer, base);
 }
 
-/* Unbind: the host timed out or vanished, stop asking it. */
-static bool vgpu_host_gone(int err)
-{
-	return err == -ETIMEDOUT || err == -ENODEV || err == -EBUSY;
-}
-
 static void vgpu_buffer_free(struct drm_gem_object *obj)
 {
 	struct vgpu_buffer *buf = to_vgpu_buffer(obj);
@@ -65,15 +59,17 @@ static const struct drm_gem_object_funcs vgpu_buffer_funcs = {
 };
 
 /*
- * ALLOC on the host and wrap the result in a GEM object with a handle in
- * file. On success *out is the buffer (valid while the handle exists; the
- * caller holds no reference).
+ * ALLOC (args->bytes, priority, flags) on the host and wrap the result in a
+ * GEM object with a handle in file; fill in the rest of args.
  */
-int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file, u64 bytes,
-		       u32 priority, u32 flags, u32 *handle, struct vgpu_buffer **out)
+int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file,
+		       struct drm_vgpu_alloc *args)
 {
+	u64 bytes = args->bytes;
+	u32 priority = args->priority, flags = args->flags;
 	struct vgpu_alloc_response alloc;
 	struct vgpu_buffer *buf;
+	u32 handle;
 	int ret;
 
 	ret = vgpu_proto_alloc(&vdev->proto, bytes, priority, flags, &alloc);
@@ -107,12 +103,16 @@ int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file, u64 byte
 	mutex_unlock(&vdev->objects_lock);
 
 	/* From here on the object's free releases the host buffer. */
-	ret = drm_gem_handle_create(file, &buf->base, handle);
+	ret = drm_gem_handle_create(file, &buf->base, &handle);
+	if (!ret) {
+		args->bytes = buf->bytes;
+		args->gpu_va = buf->gpu_va;
+		args->host_handle = buf->host_handle;
+		args->handle = handle;
+	}
+	/* Another thread may close the new handle at any time now. */
 	drm_gem_object_put(&buf->base);
-	if (ret)
-		return ret;
-	*out = buf;
-	return 0;
+	return ret;
 
 err_free_host:
 	if (vgpu_proto_free(&vdev->proto, alloc.handle))

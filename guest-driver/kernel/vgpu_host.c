@@ -11,6 +11,7 @@
  * abandoned ALLOC would leave memory on the host that the guest does not
  * know about; the wait is bounded by the protocol timeout instead.
  */
+#include <linux/delay.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
@@ -97,6 +98,12 @@ static const struct vgpu_proto_lock_ops vgpu_proto_lock_ops = {
 	.lock = hook_lock,
 	.unlock = hook_unlock,
 };
+
+/* An error after which unbind stops asking the host: it is not answering. */
+bool vgpu_host_gone(int err)
+{
+	return err == -ETIMEDOUT || err == -ENODEV || err == -EBUSY;
+}
 
 /* What an errno from vgpu_proto_* means, in words. */
 static const char *vgpu_host_error_text(int err)

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vgpu_fence.c - waiting for a fence: a 64-bit little-endian word in a
+ * channel's notifier area that the GPU advances (SEMAPHORE_RELEASE).
+ *
+ * A waiter sleeps on vgpu_device.fence_wq, which the fence interrupt, the
+ * error interrupt and unbind wake. It re-checks the word at least every
+ * FENCE_RECHECK_MS (every jiffy without interrupts), so a fence submitted
+ * without the interrupt flag, or a lost interrupt, costs latency, never a
+ * hang. Signals interrupt the wait; the deadline is absolute, so a
+ * restarted call waits no longer than the first would have.
+ */
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/sched/signal.h>
+
+#include <drm/drm_drv.h>
+
+#include "vgpu_drv.h"
+
+#define FENCE_RECHECK_MS 100
+
+/* 1: passed, 0: not yet, -EIO: channel killed, -ENODEV: device gone. */
+static int vgpu_fence_check(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+			    u64 value)
+{
+	const __le64 *word;
+	int idx, ret;
+
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return -ENODEV;
+	if (atomic_read(&ch->killed)) {
+		ret = -EIO;
+	} else if (ch->host_released) {
+		ret = -ENODEV;
+	} else {
+		word = (const __le64 *)((const u8 *)ch->window + ch->info.notifier_offset + offset);
+		ret = le64_to_cpu(READ_ONCE(*word)) >= value;
+		/* What the GPU wrote before the fence is visible after it. */
+		virt_rmb();
+	}
+	drm_dev_exit(idx);
+	return ret;
+}
+
+int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+		    u64 value, s64 deadline_ns)
+{
+	unsigned long slice_max = vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL ?
+				  1 : msecs_to_jiffies(FENCE_RECHECK_MS);
+	u64 now, left_ns;
+	long left;
+	int ret;
+
+	if ((offset & 7) || ch->info.notifier_bytes < 8 || offset > ch->info.notifier_bytes - 8)
+		return -EINVAL;
+
+	ret = vgpu_fence_check(vdev, ch, offset, value);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	atomic64_inc(&vdev->counters.fence_waits);
+
+	for (;;) {
+		now = ktime_get_ns();
+		if (deadline_ns <= 0 || now >= (u64)deadline_ns)
+			return -ETIMEDOUT;
+		left_ns = (u64)deadline_ns - now;
+		left = wait_event_interruptible_timeout(vdev->fence_wq,
+							(ret = vgpu_fence_check(vdev, ch, offset,
+										value)) != 0,
+							min(nsecs_to_jiffies(left_ns) + 1, slice_max));
+		if (left < 0)
+			return -ERESTARTSYS;
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+}
