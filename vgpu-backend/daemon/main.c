@@ -28,7 +28,7 @@ static void raise_descriptor_limit(void)
 		limit.rlim_cur = limit.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &limit);
 	}
-	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536)
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 8192)
 		log_warn("only %llu file descriptors allowed; each evicted chunk's host buffer "
 		         "takes one: raise the limit (LimitNOFILE= in the unit, ulimit -n)",
 		         (unsigned long long)limit.rlim_cur);

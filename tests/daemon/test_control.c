@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_control.c - vgpud's control socket (JSON lines) and vgpuctl's output:
+ * status table and JSON, watch, types, set-weight, set-profile, health,
+ * config, errors, and the daemon-not-running message with exit status 2.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "channel_util.h"
+#include "control_server.h"
+#include "device.h"
+#include "harness.h"
+
+static const char *vgpuctl_path;
+
+struct fixture {
+	struct harness h;
+	struct tenant a, b;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+
+	harness_config(&f.h);
+	harness_start(&f.h);
+	assert_int_equal(tenant_open(&f.h, &f.a, "alpha", "small"), 0);
+	assert_int_equal(tenant_open(&f.h, &f.b, "beta", "big"), 0);
+	assert_int_equal(tenant_hello(&f.a), VGPU_STATUS_OK);
+	assert_int_equal(tenant_hello(&f.b), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&f.a, 8u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&f.b, 40u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+	/* beyond VRAM: evictions */
+	assert_int_equal(tenant_alloc(&f.b, 24u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	if (f->a.dev)
+		tenant_close(&f->a);
+	if (f->b.dev)
+		tenant_close(&f->b);
+	harness_stop(&f->h);
+	return 0;
+}
+
+/* A request through the socket; returns the parsed response. */
+static struct json_object *control(struct harness *h, const char *request)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct json_object *response;
+
+	strcpy(addr.sun_path, h->config.control_path);
+	assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(write(sock, request, strlen(request)), (ssize_t)strlen(request));
+	assert_int_equal(write(sock, "\n", 1), 1);
+	while (!memchr(buf, '\n', len) && (n = read(sock, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(sock);
+	buf[len] = '\0';
+	assert_non_null(strchr(buf, '\n'));
+	response = json_tokener_parse(buf);
+	assert_non_null(response);
+	return response;
+}
+
+static bool ok(struct json_object *response)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(response, "ok", &v) && json_object_get_boolean(v);
+}
+
+static const char *error_text(struct json_object *response)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(response, "error", &v) ? json_object_get_string(v) : "";
+}
+
+static struct json_object *vm_named(struct json_object *list, const char *name)
+{
+	struct json_object *vms, *v;
+	size_t i;
+
+	assert_true(json_object_object_get_ex(list, "vms", &vms));
+	for (i = 0; i < json_object_array_length(vms); i++) {
+		struct json_object *vm = json_object_array_get_idx(vms, i);
+
+		if (json_object_object_get_ex(vm, "name", &v) &&
+		    !strcmp(json_object_get_string(v), name))
+			return vm;
+	}
+	return NULL;
+}
+
+static uint64_t field(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("field '%s' missing", key);
+	return json_object_get_uint64(v);
+}
+
+/* Run vgpuctl with args; capture stdout and stderr. Returns the exit status. */
+static int run_vgpuctl(const char *socket, char *out, size_t out_len, char *err, size_t err_len,
+                       const char *const *args)
+{
+	char command[2048];
+	char out_file[] = "/tmp/vgpuctl-out-XXXXXX", err_file[] = "/tmp/vgpuctl-err-XXXXXX";
+	int out_fd = mkstemp(out_file), err_fd = mkstemp(err_file), status;
+	size_t i, n;
+	FILE *f;
+
+	close(out_fd);
+	close(err_fd);
+	n = (size_t)snprintf(command, sizeof(command), "'%s' --socket '%s'", vgpuctl_path, socket);
+	for (i = 0; args[i]; i++)
+		n += (size_t)snprintf(command + n, sizeof(command) - n, " '%s'", args[i]);
+	snprintf(command + n, sizeof(command) - n, " >%s 2>%s", out_file, err_file);
+	status = system(command);
+	f = fopen(out_file, "r");
+	n = fread(out, 1, out_len - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	f = fopen(err_file, "r");
+	n = fread(err, 1, err_len - 1, f);
+	err[n] = '\0';
+	fclose(f);
+	unlink(out_file);
+	unlink(err_file);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_list_and_stats(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *r = control(&f->h, "{\"command\":\"list\"}"), *gpu, *vm, *share;
+	static const char *const fields[] = { "id", "name", "profile", "weight", "allocated",
+		                              "resident", "evicted", "fair_share", "evictions",
+		                              "returns", "modeled_runtime_ns", "verify",
+		                              "gpu_time_share", NULL };
+	size_t i;
+
+	assert_true(ok(r));
+	assert_true(json_object_object_get_ex(r, "gpu", &gpu));
+	assert_int_equal(field(gpu, "vram"), f->h.d->caps.vram_bytes);
+	assert_int_equal(field(gpu, "chunk"), 1u << 20);
+	vm = vm_named(r, "alpha");
+	assert_non_null(vm);
+	for (i = 0; fields[i]; i++)
+		if (!json_object_object_get_ex(vm, fields[i], NULL))
+			fail_msg("field %s missing", fields[i]);
+	assert_int_equal(field(vm, "allocated"), 8u << 20);
+	assert_int_equal(field(vm, "weight"), 1);
+	assert_true(json_object_object_get_ex(vm, "gpu_time_share", &share));
+	assert_null(share); /* no GPU work yet: not measured */
+	vm = vm_named(r, "beta");
+	assert_int_equal(field(vm, "allocated"), 64u << 20);
+	assert_true(field(vm, "evicted") > 0);
+	assert_true(field(vm, "evictions") > 0);
+	assert_int_equal(field(vm, "resident") + field(vm, "evicted"), 64u << 20);
+	assert_int_equal(field(vm, "id"), vgpu_local_device_vm_id(f->b.dev));
+	json_object_put(r);
+
+	r = control(&f->h, "{\"command\":\"stats\",\"vm\":\"beta\"}");
+	assert_true(ok(r));
+	assert_true(json_object_object_get_ex(r, "vm", &vm));
+	assert_true(field(vm, "requests") >= 3);
+	assert_int_equal(field(vm, "buffers"), 2);
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"stats\",\"vm\":\"gamma\"}");
+	assert_false(ok(r));
+	assert_non_null(strstr(error_text(r), "gamma"));
+	json_object_put(r);
+}
+
+static void test_set_weight_and_profiles(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *r, *list, *profiles;
+	struct vgpu_vm_stats stats;
+
+	r = control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":7}");
+	assert_true(ok(r));
+	json_object_put(r);
+	list = control(&f->h, "{\"command\":\"list\"}");
+	assert_int_equal(field(vm_named(list, "alpha"), "weight"), 7);
+	json_object_put(list);
+	r = control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":0}");
+	assert_false(ok(r));
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":\"x\"}");
+	assert_false(ok(r));
+	json_object_put(r);
+
+	/* profile weight: applies to beta (profile big), not to alpha's own */
+	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"big\",\"weight\":9,"
+	                   "\"cap\":\"128M\",\"max_instances\":3}");
+	assert_true(ok(r));
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"small\",\"weight\":4}");
+	assert_true(ok(r));
+	json_object_put(r);
+	vgpu_core_vm_stats(f->h.d->registry.first->vm, &stats);
+	assert_string_equal(stats.name, "alpha");
+	assert_int_equal(stats.weight, 7);
+	vgpu_core_vm_stats(f->h.d->registry.first->registry_next->vm, &stats);
+	assert_int_equal(stats.weight, 9);
+
+	r = control(&f->h, "{\"command\":\"types\"}");
+	assert_true(ok(r));
+	assert_true(json_object_object_get_ex(r, "profiles", &profiles));
+	for (size_t i = 0; i < json_object_array_length(profiles); i++) {
+		struct json_object *p = json_object_array_get_idx(profiles, i), *name;
+
+		json_object_object_get_ex(p, "name", &name);
+		if (!strcmp(json_object_get_string(name), "big")) {
+			assert_int_equal(field(p, "weight"), 9);
+			assert_int_equal(field(p, "cap"), 128u << 20);
+			assert_int_equal(field(p, "instances"), 1);
+			assert_int_equal(field(p, "available"), 2);
+		}
+	}
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"nope\",\"weight\":1}");
+	assert_false(ok(r));
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"big\"}");
+	assert_false(ok(r));
+	json_object_put(r);
+}
+
+static void test_health_config_and_errors(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *r, *config, *core;
+	char *text;
+
+	r = control(&f->h, "{\"command\":\"health\",\"invariants\":true}");
+	assert_true(ok(r));
+	assert_int_equal(field(r, "vms"), 2);
+	{
+		struct json_object *inv;
+
+		assert_true(json_object_object_get_ex(r, "invariants", &inv));
+		assert_string_equal(json_object_get_string(inv), "ok");
+	}
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"config\"}");
+	assert_true(ok(r));
+	assert_true(json_object_object_get_ex(r, "config", &config));
+	assert_true(json_object_object_get_ex(config, "core", &core));
+	assert_int_equal(field(core, "chunk_size"), 1u << 20);
+	json_object_put(r);
+
+	r = control(&f->h, "not json");
+	assert_false(ok(r));
+	json_object_put(r);
+	r = control(&f->h, "[1,2]");
+	assert_false(ok(r));
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"explode\"}");
+	assert_false(ok(r));
+	assert_non_null(strstr(error_text(r), "explode"));
+	json_object_put(r);
+	r = control(&f->h, "{\"command\":\"list\"} trailing");
+	assert_false(ok(r));
+	json_object_put(r);
+	/* direct handler: same answers */
+	text = vgpud_control_handle(f->h.d, "{\"command\":\"health\"}");
+	assert_non_null(strstr(text, "\"ok\":true"));
+	free(text);
+	/* several requests on one connection */
+	{
+		struct sockaddr_un addr = { .sun_family = AF_UNIX };
+		const char *two = "{\"command\":\"health\"}\n{\"command\":\"types\"}\n";
+		char buf[8192];
+		size_t len = 0, lines = 0, i;
+		ssize_t n;
+		int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		strcpy(addr.sun_path, f->h.config.control_path);
+		assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+		assert_int_equal(write(sock, two, strlen(two)), (ssize_t)strlen(two));
+		while (lines < 2 && (n = read(sock, buf + len, sizeof(buf) - len)) > 0) {
+			for (i = len; i < len + (size_t)n; i++)
+				lines += buf[i] == '\n';
+			len += (size_t)n;
+		}
+		assert_int_equal(lines, 2);
+		close(sock);
+	}
+}
+
+static void test_vgpuctl(void **state)
+{
+	struct fixture *f = *state;
+	const char *socket = f->h.config.control_path;
+	char out[65536], err[4096];
+	struct json_object *doc, *vms, *vm;
+	struct test_channel c;
+	uint32_t words[32], n;
+	uint64_t va;
+
+	/* status table: a header, the GPU line, one row per VM */
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "status", NULL }), 0);
+	assert_non_null(strstr(out, "VM"));
+	assert_non_null(strstr(out, "FAIR SHARE"));
+	assert_non_null(strstr(out, "GPU TIME"));
+	assert_non_null(strstr(out, "alpha"));
+	assert_non_null(strstr(out, "beta"));
+	assert_non_null(strstr(out, "small"));
+	assert_non_null(strstr(out, " 8.0M"));
+	assert_non_null(strstr(out, "64.0M"));
+	assert_non_null(strstr(out, " -\n")); /* GPU time not measured yet */
+
+	/* status --json */
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "status", "--json", NULL }), 0);
+	doc = json_tokener_parse(out);
+	assert_non_null(doc);
+	assert_true(json_object_object_get_ex(doc, "vms", &vms));
+	assert_int_equal(json_object_array_length(vms), 2);
+	vm = vm_named(doc, "beta");
+	assert_string_equal(json_object_get_string(json_object_object_get(vm, "profile")), "big");
+	assert_int_equal(field(vm, "allocated"), 64u << 20);
+	assert_true(json_object_object_get_ex(vm, "id", NULL));
+	assert_true(json_object_object_get_ex(vm, "modeled_runtime_ns", NULL));
+	json_object_put(doc);
+
+	/* GPU work: the time share becomes a number */
+	assert_int_equal(tenant_alloc(&f->a, 1u << 20, 7, NULL, &va), VGPU_STATUS_OK);
+	assert_int_equal(test_channel_create(&f->a, 16, &c), VGPU_STATUS_OK);
+	n = simgpu_push_launch_stream(words, va, 1u << 20, 2);
+	test_channel_submit(&c, words, n);
+	assert_int_equal(test_channel_wait_idle(&c, 10000), 0);
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "status", NULL }), 0);
+	assert_non_null(strstr(out, "100.0%"));
+
+	/* set-weight */
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "set-weight", "beta", "5", NULL }),
+	                 0);
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "status", "--json", NULL }), 0);
+	doc = json_tokener_parse(out);
+	assert_int_equal(field(vm_named(doc, "beta"), "weight"), 5);
+	json_object_put(doc);
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "set-weight", "nobody", "5", NULL }),
+	                 1);
+	assert_non_null(strstr(err, "nobody"));
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "set-weight", "beta", "zero", NULL }),
+	                 64);
+
+	/* watch --count */
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "watch", "--interval", "0.05",
+	                                                    "--count", "3", NULL }),
+	                 0);
+	{
+		const char *p = out;
+		int tables = 0;
+
+		while ((p = strstr(p, "FAIR SHARE"))) {
+			tables++;
+			p++;
+		}
+		assert_int_equal(tables, 3);
+	}
+
+	/* types */
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "types", NULL }), 0);
+	assert_non_null(strstr(out, "small (default)"));
+	assert_non_null(strstr(out, "unlimited"));
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "health", "--check", NULL }), 0);
+	assert_non_null(strstr(out, "invariants ok"));
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "frobnicate", NULL }), 64);
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "--help", NULL }), 0);
+	assert_non_null(strstr(out, "set-weight VM N"));
+
+	/* vgpud not running: one line naming the socket, exit status 2 */
+	assert_int_equal(run_vgpuctl("/tmp/vgpud-test-nowhere/control.sock", out, sizeof(out),
+	                             err, sizeof(err), (const char *const[]){ "status", NULL }),
+	                 2);
+	assert_non_null(strstr(err, "/tmp/vgpud-test-nowhere/control.sock"));
+	assert_non_null(strstr(err, "not running"));
+	assert_non_null(strchr(err, '\n'));
+	assert_string_equal(strchr(err, '\n'), "\n"); /* exactly one line */
+	assert_string_equal(out, "");
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_list_and_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_weight_and_profiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_health_config_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vgpuctl, setup, teardown),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PATH-OF-vgpuctl\n", argv[0]);
+		return 2;
+	}
+	vgpuctl_path = argv[1];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
