@@ -57,9 +57,10 @@ struct vgpu_workload_options {
 	enum vgpu_workload_kind kind;
 	uint64_t size_bytes;   /* data to allocate; 0 = VGPU_WORKLOAD_DEFAULT_SIZE */
 	uint64_t buffer_bytes; /* largest buffer; 0 = VGPU_WORKLOAD_DEFAULT_BUFFER */
-	/* Run until duration_ns passed (alloc-leak: hold that long) or
-	 * iterations are done, whichever comes first; if both are 0: one
-	 * iteration (alloc-leak: no hold). */
+	/* Iterate until duration_ns passed or iterations are done, whichever
+	 * comes first, but at least once; both 0: one iteration. The duration
+	 * counts from the first iteration, once the data is allocated and
+	 * filled (alloc-leak: it is how long the memory is held). */
 	uint64_t duration_ns;
 	uint64_t iterations;
 	uint64_t seed;

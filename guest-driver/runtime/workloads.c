@@ -31,6 +31,7 @@ struct run {
 	uint64_t capacity;
 	uint64_t held;
 	uint64_t start_ns;
+	uint64_t phase_start_ns; /* iterations (or the hold) began */
 	uint64_t verify_ns;
 };
 
@@ -246,20 +247,22 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Iterations                                                               */
 
-/* Whether another iteration should run after done ones started at start. */
+/* Whether another iteration should run after done ones: always a first one
+ * (unless stopped), then until the count or the duration (measured from the
+ * first iteration, after allocation) is reached. */
 static bool more_iterations(const struct run *run, uint64_t done)
 {
 	const struct vgpu_workload_options *o = run->options;
 
 	if (stopped(run))
 		return false;
+	if (done == 0)
+		return true; /* at least one, whatever the duration */
 	if (o->iterations && done >= o->iterations)
 		return false;
-	if (o->duration_ns && now_ns() - run->start_ns >= o->duration_ns)
+	if (o->duration_ns && now_ns() - run->phase_start_ns >= o->duration_ns)
 		return false;
-	if (!o->iterations && !o->duration_ns)
-		return done < 1;
-	return true;
+	return o->iterations || o->duration_ns;
 }
 
 /* One iteration: submit(run, buffer, iteration) for every buffer index
@@ -272,6 +275,7 @@ static int iterate(struct run *run, encode_fn encode, uint64_t first, uint64_t s
 	uint64_t previous = 0, fence = 0, iteration = 0, index;
 	int ret;
 
+	run->phase_start_ns = now_ns();
 	while (more_iterations(run, iteration)) {
 		for (index = first; index < run->count; index += step) {
 			uint32_t *words;
@@ -479,7 +483,7 @@ static int run_alloc_leak(struct run *run, uint64_t size, uint64_t buffer_bytes)
 		if (ret)
 			return ret;
 	}
-	hold_until = run->start_ns + run->options->duration_ns;
+	hold_until = now_ns() + run->options->duration_ns;
 	while (!stopped(run) && now_ns() < hold_until) {
 		uint64_t left_ns = hold_until - now_ns();
 		struct timespec ts = { 0, 0 };
