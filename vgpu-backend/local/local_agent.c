@@ -100,6 +100,8 @@ static int handle_block(struct vgpu_local_device *dev, struct vgpu_local_msg *ms
 		return -EINVAL;
 	if (blocked[b->index].bytes)
 		return -EALREADY;
+	if (vgpu_window_trap_ensure_handler())
+		return -EFAULT; /* cannot make accesses wait: refuse the block */
 	/* Mark first: a thread that faults from here on waits. */
 	vgpu_window_trap_block(dev->trap_slot, b->index);
 	if (mprotect(dev->bar2 + b->bar2_offset, b->bytes, PROT_NONE) < 0) {

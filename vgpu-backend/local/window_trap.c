@@ -29,8 +29,7 @@ struct trap_slot {
 static struct trap_slot slots[TRAP_SLOTS];
 static atomic_bool slot_taken[TRAP_SLOTS];
 static struct sigaction previous_action;
-static pthread_once_t install_once = PTHREAD_ONCE_INIT;
-static int install_error;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t fault_waits;
 static __thread unsigned spurious_faults;
 
@@ -114,25 +113,36 @@ static void on_segv(int sig, siginfo_t *info, void *context)
 	errno = saved_errno;
 }
 
-static void install_handler(void)
+int vgpu_window_trap_ensure_handler(void)
 {
-	struct sigaction action;
+	struct sigaction current, action;
+	int err = 0;
 
-	memset(&action, 0, sizeof(action));
-	action.sa_sigaction = on_segv;
-	action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	sigemptyset(&action.sa_mask);
-	if (sigaction(SIGSEGV, &action, &previous_action) < 0)
-		install_error = -errno;
+	pthread_mutex_lock(&install_lock);
+	if (sigaction(SIGSEGV, NULL, &current) < 0) {
+		err = -errno;
+	} else if (!(current.sa_flags & SA_SIGINFO) || current.sa_sigaction != on_segv) {
+		/* First use, or someone (a test framework, a runtime) replaced
+		 * the disposition since: chain to whatever is there now. */
+		memset(&action, 0, sizeof(action));
+		action.sa_sigaction = on_segv;
+		action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+		sigemptyset(&action.sa_mask);
+		previous_action = current;
+		if (sigaction(SIGSEGV, &action, NULL) < 0)
+			err = -errno;
+	}
+	pthread_mutex_unlock(&install_lock);
+	return err;
 }
 
 int vgpu_window_trap_register(void *start, size_t bytes)
 {
 	unsigned i, w;
+	int err = vgpu_window_trap_ensure_handler();
 
-	pthread_once(&install_once, install_handler);
-	if (install_error)
-		return install_error;
+	if (err)
+		return err;
 	for (i = 0; i < TRAP_SLOTS; i++) {
 		bool expected = false;
 

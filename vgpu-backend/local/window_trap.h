@@ -11,7 +11,7 @@
  * returns and the faulting instruction runs again, against the new pages.
  *
  * Faults outside every registered BAR2 range go to the SIGSEGV disposition
- * that was in place when the handler was installed (a handler is called; the
+ * that was in place when the handler was (last) installed (a handler is called; the
  * default action is restored so the repeated fault terminates the process as
  * it would have). The handler only uses async-signal-safe operations
  * (atomics, the futex system call, sigaction).
@@ -26,6 +26,12 @@
  * first use). Returns a slot number, or -ENOSPC when too many devices are
  * open in this process, or the negative errno of sigaction. */
 int vgpu_window_trap_register(void *start, size_t bytes);
+
+/* Make sure the waiting handler is the SIGSEGV disposition (installing it
+ * again, chaining to what is there now, if something replaced it since).
+ * The agent calls it before every block. 0 or the negative errno of
+ * sigaction. */
+int vgpu_window_trap_ensure_handler(void);
 
 /* Forget a slot; every window must be unblocked. */
 void vgpu_window_trap_unregister(int slot);
