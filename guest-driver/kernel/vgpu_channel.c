@@ -118,8 +118,10 @@ static const struct vm_operations_struct vgpu_channel_vm_ops = {
 
 static int vgpu_channel_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
-	/* Shared only: a private (copy-on-write) view of device memory
-	 * makes no sense, and PFN mappings cannot be COW. */
+	/*
+	 * Shared only: a private (copy-on-write) view of device memory
+	 * makes no sense, and PFN mappings cannot be COW.
+	 */
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
@@ -237,8 +239,10 @@ err_destroy_host:
 	return ret;
 }
 
-/* The channel behind handle, with a reference (drm_gem_object_put), or
- * NULL if handle is not a channel of file. */
+/*
+ * The channel behind handle, with a reference (drm_gem_object_put), or
+ * NULL if handle is not a channel of file.
+ */
 struct vgpu_channel *vgpu_channel_lookup(struct drm_file *file, u32 handle)
 {
 	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);

@@ -46,8 +46,7 @@
 #define VGPU_DRIVER_MINOR 0
 #define VGPU_DRIVER_PATCHLEVEL 0
 
-/* Features this driver can use (HELLO asks for these, MSI-X if it has the
- * vectors). */
+/* Features this driver can use: HELLO asks for these (and MSI-X if it got the vectors). */
 #define VGPU_DRIVER_FEATURES \
 	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK)
 
@@ -91,8 +90,7 @@ struct vgpu_device {
 	bool irq_per_source;     /* MSI-X negotiated: a vector is its source */
 	char irq_names[VGPU_IRQ_SOURCES][40];
 
-	/* Fence waiters (vgpu_fence.c) sleep here; fence and error
-	 * interrupts and unbind wake them all. */
+	/* Fence waiters sleep here; fence/error interrupts and unbind wake them. */
 	wait_queue_head_t fence_wq;
 
 	/* Live objects, for unbind (vgpu_gem.c, vgpu_channel.c). */

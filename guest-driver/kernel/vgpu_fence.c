@@ -48,6 +48,7 @@ int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offse
 {
 	unsigned long slice_max = vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL ?
 				  1 : msecs_to_jiffies(FENCE_RECHECK_MS);
+	unsigned long slice;
 	u64 now, left_ns;
 	long left;
 	int ret;
@@ -65,10 +66,11 @@ int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offse
 		if (deadline_ns <= 0 || now >= (u64)deadline_ns)
 			return -ETIMEDOUT;
 		left_ns = (u64)deadline_ns - now;
+		slice = min(nsecs_to_jiffies(left_ns) + 1, slice_max);
 		left = wait_event_interruptible_timeout(vdev->fence_wq,
 							(ret = vgpu_fence_check(vdev, ch, offset,
 										value)) != 0,
-							min(nsecs_to_jiffies(left_ns) + 1, slice_max));
+							slice);
 		if (left < 0)
 			return -ERESTARTSYS;
 		if (ret)

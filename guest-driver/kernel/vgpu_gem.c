@@ -120,8 +120,10 @@ err_free_host:
 	return ret;
 }
 
-/* The buffer behind handle, with a reference (drm_gem_object_put), or NULL
- * if handle is not a buffer of file. */
+/*
+ * The buffer behind handle, with a reference (drm_gem_object_put), or NULL
+ * if handle is not a buffer of file.
+ */
 struct vgpu_buffer *vgpu_buffer_lookup(struct drm_file *file, u32 handle)
 {
 	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);

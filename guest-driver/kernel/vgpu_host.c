@@ -114,7 +114,7 @@ static const char *vgpu_host_error_text(int err)
 	case -EOPNOTSUPP:
 		return "the backend does not support it (status UNSUPPORTED)";
 	case -ENOMEM:
-		return "out of GPU memory: the VM's cap or the host's budget is exhausted (status NO_MEMORY)";
+		return "out of GPU memory: VM cap or host budget exhausted (status NO_MEMORY)";
 	case -ENOENT:
 		return "the backend has no such buffer or channel for this VM (status NOT_FOUND)";
 	case -ENOSPC:
@@ -124,7 +124,7 @@ static const char *vgpu_host_error_text(int err)
 	case -ENOTCONN:
 		return "the device was not initialised with HELLO (status NOT_READY)";
 	case -EIO:
-		return "the backend failed internally; the VM's state is unchanged (status INTERNAL)";
+		return "the backend failed; the VM's state is unchanged (status INTERNAL)";
 	case -EPROTO:
 		return "the device broke the mailbox protocol (malformed or unexpected response)";
 	case -ETIMEDOUT:
