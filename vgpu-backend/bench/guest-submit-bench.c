@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * guest-submit-bench - submission throughput through a directly mapped
+ * channel with vgpud attached, against the same work on simgpu alone,
+ * measured in one run (figures, not pass/fail; goal: ratio >= 0.99).
+ *
+ * "vgpud": this process attaches to a vgpud it starts (a subprocess with a
+ * private socket, like a VM's device) and submits through libvgpu-guest
+ * into the channel window mapped from vgpud's BAR2; vgpud's simgpu runs the
+ * work. "simgpu": the same runtime and submission code on an in-process
+ * simgpu with the same configuration, no vgpud. Rounds alternate between
+ * the two so that drift on a shared machine hits both; the ratio is of the
+ * medians.
+ *
+ * Work per submission: "nop" is an empty submission (only the fence the
+ * runtime appends); "stream" runs STREAM over a 64 KiB buffer. Every
+ * submission is a GPFIFO entry + GP_PUT + doorbell word; the only waits are
+ * for pushbuffer/GPFIFO space and the final fence.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vgpu/simgpu.h"
+#include "vgpu/simgpu_commands.h"
+#include "vgpu_guest.h"
+#include "vgpu_guest_local.h"
+#include "vgpu_guest_simgpu.h"
+
+#ifndef VGPUD_PATH
+#define VGPUD_PATH "vgpud"
+#endif
+
+#define VRAM "256M"
+#define VRAM_BYTES (256ull << 20)
+#define IDLE_SLEEP_US 1000u
+#define GPFIFO_ENTRIES 512u
+#define STREAM_BYTES (64u << 10)
+#define MAX_ROUNDS 64
+
+enum work { WORK_NOP, WORK_STREAM };
+
+static const char *const work_names[] = { "nop", "stream-64K" };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "guest-submit-bench: %s: %s\n", what, why);
+	exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* vgpud as a subprocess                                                    */
+
+struct vgpud {
+	char dir[64];
+	char socket[128];
+	pid_t pid;
+};
+
+static void vgpud_start(struct vgpud *d, const char *binary)
+{
+	char control[128], log[128], idle[16];
+	int i;
+
+	snprintf(d->dir, sizeof(d->dir), "/tmp/guest-submit-bench.XXXXXX");
+	if (!mkdtemp(d->dir))
+		die("mkdtemp", strerror(errno));
+	snprintf(d->socket, sizeof(d->socket), "%s/vgpud.sock", d->dir);
+	snprintf(control, sizeof(control), "%s/control.sock", d->dir);
+	snprintf(log, sizeof(log), "%s/vgpud.log", d->dir);
+	snprintf(idle, sizeof(idle), "%u", IDLE_SLEEP_US);
+	d->pid = fork();
+	if (d->pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(binary, binary, "--socket", d->socket, "--control-socket", control, "--vram",
+		      VRAM, "--pfifo-idle-sleep-max-us", idle, "--log-level", "warn", (char *)NULL);
+		dprintf(2, "cannot run %s: %s\n", binary, strerror(errno));
+		_exit(127);
+	}
+	for (i = 0; i < 200; i++) {
+		struct sockaddr_un addr = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ok;
+
+		memcpy(addr.sun_path, d->socket, strlen(d->socket) + 1);
+		ok = fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (ok)
+			return;
+		if (waitpid(d->pid, NULL, WNOHANG) == d->pid)
+			die("vgpud exited at start; see", log);
+		usleep(50000);
+	}
+	die("vgpud did not open its socket; see", log);
+}
+
+static void vgpud_stop(struct vgpud *d)
+{
+	char command[128];
+
+	kill(d->pid, SIGTERM);
+	waitpid(d->pid, NULL, 0);
+	snprintf(command, sizeof(command), "rm -rf '%s'", d->dir);
+	if (system(command) != 0)
+		fprintf(stderr, "guest-submit-bench: could not remove %s\n", d->dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The measured loop                                                        */
+
+struct target {
+	const char *name;
+	struct vgpu_device *dev;
+	struct vgpu_channel *channel;
+	struct vgpu_buffer buffer;
+	double rates[2][MAX_ROUNDS]; /* submissions per second, per work */
+};
+
+static void target_prepare(struct target *t)
+{
+	uint32_t *words;
+	uint64_t fence;
+
+	if (vgpu_buffer_alloc(t->dev, STREAM_BYTES, VGPU_PRIORITY_DEFAULT, &t->buffer))
+		die(t->name, vgpu_device_last_error(t->dev));
+	if (vgpu_channel_create(t->dev, GPFIFO_ENTRIES, &t->channel))
+		die(t->name, vgpu_device_last_error(t->dev));
+	if (vgpu_channel_begin(t->channel, SIMGPU_COMMAND_MAX_WORDS, &words) ||
+	    vgpu_channel_submit(t->channel,
+	                        simgpu_push_launch_fill(words, t->buffer.gpu_va, STREAM_BYTES, 1),
+	                        VGPU_SUBMIT_INTERRUPT, &fence) ||
+	    vgpu_channel_wait(t->channel, fence, 10000))
+		die(t->name, "filling the buffer failed");
+}
+
+/* Submit for about seconds; returns submissions per second. */
+static double run_round(struct target *t, enum work work, double seconds)
+{
+	uint64_t start = now_ns(), end = start + (uint64_t)(seconds * 1e9), count = 0, fence = 0;
+	uint32_t *words, n;
+
+	while (now_ns() < end) {
+		unsigned batch;
+
+		/* Check the clock every 64 submissions only. */
+		for (batch = 0; batch < 64; batch++) {
+			if (vgpu_channel_begin(t->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
+				die(t->name, "waiting for pushbuffer space failed");
+			n = work == WORK_STREAM ?
+			            simgpu_push_launch_stream(words, t->buffer.gpu_va, STREAM_BYTES, 1) :
+			            0;
+			if (vgpu_channel_submit(t->channel, n, 0, &fence))
+				die(t->name, "submitting failed");
+			count++;
+		}
+	}
+	if (vgpu_channel_wait(t->channel, fence, 60000))
+		die(t->name, "waiting for the last fence failed");
+	return (double)count / ((double)(now_ns() - start) / 1e9);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(const double *values, int count)
+{
+	double sorted[MAX_ROUNDS];
+
+	memcpy(sorted, values, sizeof(double) * (size_t)count);
+	qsort(sorted, (size_t)count, sizeof(double), compare_doubles);
+	return count % 2 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: guest-submit-bench [--rounds N] [--seconds S] [--vgpud PATH]\n"
+	        "Submission throughput through a mapped channel with vgpud attached vs. the\n"
+	        "same work on simgpu alone, in one run. Rounds alternate; medians compared.\n"
+	        "  --rounds N    rounds per mode and work (default 5, at most %d)\n"
+	        "  --seconds S   length of one round (default 1.0)\n"
+	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n",
+	        MAX_ROUNDS);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "vgpud", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *binary = getenv("VGPUD") ? getenv("VGPUD") : VGPUD_PATH;
+	struct vgpu_local_device_config local = { .vm_name = "guest-submit-bench" };
+	struct simgpu_config gpu;
+	struct vgpu_guest_simgpu_config sim = { .simgpu = &gpu };
+	struct target targets[2] = { { .name = "vgpud" }, { .name = "simgpu" } };
+	struct vgpu_channel_stats stats;
+	struct vgpu_proto *proto;
+	struct vgpud daemon;
+	uint64_t requests_before;
+	double seconds = 1.0;
+	int rounds = 5, opt, round, work, i;
+	char why[512];
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			rounds = atoi(optarg);
+			if (rounds < 1 || rounds > MAX_ROUNDS) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 's':
+			seconds = atof(optarg);
+			if (!(seconds > 0)) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'v':
+			binary = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	vgpud_start(&daemon, binary);
+	local.socket_path = daemon.socket;
+	if (vgpu_device_open_local(&local, 0, &targets[0].dev, why, sizeof(why)))
+		die("attaching to vgpud", why);
+	target_prepare(&targets[0]);
+
+	/* simgpu alone, configured like vgpud's, with the same window sizes. */
+	vgpu_channel_stats(targets[0].channel, &stats);
+	simgpu_config_defaults(&gpu);
+	gpu.vram_bytes = VRAM_BYTES;
+	gpu.pfifo_idle_sleep_max_us = IDLE_SLEEP_US;
+	sim.pushbuffer_bytes = stats.pushbuffer_bytes & ~4095u;
+	if (vgpu_device_open_simgpu(&sim, &targets[1].dev, why, sizeof(why)))
+		die("creating a simgpu", why);
+	target_prepare(&targets[1]);
+
+	proto = vgpu_guest_local_proto(targets[0].dev);
+	requests_before = proto->counters.requests;
+	printf("guest-submit-bench: %d rounds of %.1f s per mode and work; GPFIFO %u entries, "
+	       "pushbuffer %u bytes\n",
+	       rounds, seconds, stats.gpfifo_entries, stats.pushbuffer_bytes);
+	for (round = 0; round < rounds; round++) {
+		for (work = 0; work < 2; work++) {
+			for (i = 0; i < 2; i++) {
+				/* Alternate which mode goes first. */
+				struct target *t = &targets[(i + round) % 2];
+
+				t->rates[work][round] = run_round(t, (enum work)work, seconds);
+			}
+		}
+	}
+
+	for (work = 0; work < 2; work++) {
+		double with_vgpud = median(targets[0].rates[work], rounds);
+		double alone = median(targets[1].rates[work], rounds);
+
+		printf("  %-11s vgpud attached %12.0f submissions/s   simgpu alone %12.0f "
+		       "submissions/s   ratio %.3f %s\n",
+		       work_names[work], with_vgpud, alone, with_vgpud / alone,
+		       with_vgpud / alone >= 0.99 ? "(goal >= 0.99 met)" : "(goal >= 0.99 missed)");
+	}
+	printf("  mailbox requests during the measured submissions: %" PRIu64
+	       " (submission never traps)\n",
+	       proto->counters.requests - requests_before);
+
+	for (i = 0; i < 2; i++) {
+		vgpu_channel_destroy(targets[i].channel);
+		vgpu_buffer_free(targets[i].dev, &targets[i].buffer);
+		vgpu_device_close(targets[i].dev);
+	}
+	vgpud_stop(&daemon);
+	return 0;
+}
