@@ -51,6 +51,8 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	core.seed = config->seed ? config->seed : 1;
 	core.host_budget_bytes = config->host_budget_bytes;
 	core.return_interval_ms = config->return_interval_ms;
+	if (config->drain_timeout_ms)
+		core.drain_timeout_ms = config->drain_timeout_ms;
 	core.on_fence = on_fence;
 	core.on_channel_error = on_error;
 	core.event_ctx = harness;

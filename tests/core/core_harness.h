@@ -26,6 +26,7 @@ struct core_harness_config {
 	uint64_t seed;
 	uint64_t host_budget_bytes;
 	uint32_t return_interval_ms; /* 0 = no thread */
+	uint32_t drain_timeout_ms;   /* 0 = the core's default */
 	bool reference_bits;
 };
 

@@ -710,12 +710,13 @@ static void test_eviction_suspends_victim(void **state)
 	struct vgpu_vm *a = harness_vm(&h, "a", 1, 0, 0);
 	struct vgpu_vm *b = harness_vm(&h, "b", 1, 0, 0);
 	struct vgpu_buffer_info as[5], bs;
-	struct harness_guest guest;
+	struct harness_guest guest, bystander;
 	struct vgpu_core_stats stats;
 	struct vgpu_vm_stats sa;
 	char why[256];
 
 	harness_guest_setup(&h, a, &guest, 64, 0, 1);
+	harness_guest_setup(&h, b, &bystander, 16, 0, 2);
 	fill_vram(a, as, 5, 11 * MiB, 7, 1);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(guest_submitter_submit(guest.submitter), 0);
@@ -730,9 +731,51 @@ static void test_eviction_suspends_victim(void **state)
 	assert_int_equal(sa.suspensions, 1);
 	assert_true(sa.suspended_ns > 0);
 	assert_int_equal(sa.channels, 1);
+	/* Only the victim stops: b, the allocator, with a channel of its
+	 * own, was never suspended. */
+	assert_int_equal(harness_stats(b).channels, 1);
 	assert_int_equal(harness_stats(b).suspensions, 0);
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.eviction.vm_suspensions, 1);
+	check_all(a, as, 5, 1);
+	harness_guest_teardown(&guest);
+	harness_guest_teardown(&bystander);
+}
+
+/* A victim whose queued work outlasts the drain timeout: the allocation
+ * fails with -ETIMEDOUT, nothing is half done, the guest's work completes,
+ * and a retry succeeds. */
+static void test_drain_timeout(void **state)
+{
+	struct core_harness_config config = { .chunk_bytes = MiB, .drain_timeout_ms = 20 };
+	struct vgpu_buffer_info as[5], hot, bs;
+	struct harness_guest guest;
+	uint32_t words[16], n;
+	struct vgpu_vm *a, *b;
+	uint64_t evicted;
+
+	core_harness_teardown(&h);
+	core_harness_setup(&h, &config);
+	a = harness_vm(&h, "a", 1, 0, 0);
+	b = harness_vm(&h, "b", 1, 0, 0);
+	harness_guest_setup(&h, a, &guest, 16, 0, 1);
+	assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &hot), 0);
+	fill_vram(a, as, 5, 11 * MiB, 7, 1);
+	/* About 2 GB of memory traffic: far longer than 20 ms. */
+	n = simgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 256);
+	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
+	harness_sleep_ms(5);
+	evicted = harness_stats(a).evicted_bytes;
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), -ETIMEDOUT);
+	assert_non_null(strstr(vgpu_core_last_error(), "did not drain"));
+	harness_assert_invariants(&h);
+	assert_int_equal(harness_stats(a).evicted_bytes, evicted);
+	assert_int_equal(harness_stats(b).allocated_bytes, 0);
+	assert_int_equal(harness_stats(b).alloc_failures, 1);
+	/* The channel was resumed: later work runs (after the long kernel). */
+	n = simgpu_push_nop(words);
+	harness_guest_run(&h, &guest, words, n);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
 	check_all(a, as, 5, 1);
 	harness_guest_teardown(&guest);
 }
@@ -848,6 +891,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vm_destroy_releases_everything, setup_default,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_suspends_victim, setup_default, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_timeout, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_submission_is_not_core_work, setup_default,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_channel_error_and_fence_events, setup_default,
