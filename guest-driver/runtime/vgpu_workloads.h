@@ -27,6 +27,9 @@
  *               target_reached is false and it carries on with what it has),
  *               hold them for the duration, verify, free.
  *
+ * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
+ * now and changed nothing) is retried with backoff for a few seconds.
+ *
  * The workload stops early (and still verifies and frees) when *stop
  * becomes nonzero (e.g. from a signal handler).
  */
@@ -88,6 +91,7 @@ struct vgpu_workload_result {
 	uint64_t mismatches;       /* of which wrong */
 	uint64_t alloc_ns_max;     /* slowest ALLOC round trip */
 	uint64_t alloc_ns_total;
+	uint64_t alloc_retries;    /* ALLOCs answered BUSY and retried */
 	double wall_seconds;       /* whole run, allocation to free */
 	double verify_seconds;     /* of which verification (GPU + CPU) */
 	/* The VM's STATS just before the buffers were freed. */

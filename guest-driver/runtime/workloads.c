@@ -19,6 +19,9 @@
 #define STENCIL_WIDTH 1024u /* cells per row: one 4 KiB row */
 #define STENCIL_ROW_BYTES (STENCIL_WIDTH * 4u)
 #define HOLD_STEP_NS 20000000ull
+/* ALLOC answered BUSY: retry this often, waiting 10 ms, 20 ms, ... 320 ms. */
+#define ALLOC_RETRIES 20
+#define ALLOC_RETRY_NS 10000000ull
 
 struct run {
 	struct vgpu_device *dev;
@@ -41,6 +44,13 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	nanosleep(&ts, NULL);
 }
 
 static bool stopped(const struct run *run)
@@ -87,6 +97,7 @@ static int allocate(struct run *run, uint64_t bytes)
 {
 	struct vgpu_buffer buffer;
 	uint64_t start, elapsed;
+	unsigned int attempt;
 	int ret;
 
 	if (run->count == run->capacity) {
@@ -103,9 +114,16 @@ static int allocate(struct run *run, uint64_t bytes)
 		run->data_bytes = data_bytes;
 		run->capacity = capacity;
 	}
-	start = now_ns();
-	ret = vgpu_buffer_alloc(run->dev, bytes, run->options->priority, &buffer);
-	elapsed = now_ns() - start;
+	/* BUSY (-EAGAIN) is transient: the backend changed nothing; retry. */
+	for (attempt = 0;; attempt++) {
+		start = now_ns();
+		ret = vgpu_buffer_alloc(run->dev, bytes, run->options->priority, &buffer);
+		elapsed = now_ns() - start;
+		if (ret != -EAGAIN || attempt == ALLOC_RETRIES || stopped(run))
+			break;
+		run->result->alloc_retries++;
+		sleep_ns(ALLOC_RETRY_NS << (attempt < 5 ? attempt : 5));
+	}
 	if (ret)
 		return ret; /* the caller decides (alloc-leak carries on at -ENOMEM) */
 	run->result->alloc_ns_total += elapsed;
@@ -486,12 +504,8 @@ static int run_alloc_leak(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	hold_until = now_ns() + run->options->duration_ns;
 	while (!stopped(run) && now_ns() < hold_until) {
 		uint64_t left_ns = hold_until - now_ns();
-		struct timespec ts = { 0, 0 };
 
-		if (left_ns > HOLD_STEP_NS)
-			left_ns = HOLD_STEP_NS;
-		ts.tv_nsec = (long)left_ns;
-		nanosleep(&ts, NULL);
+		sleep_ns(left_ns < HOLD_STEP_NS ? left_ns : HOLD_STEP_NS);
 	}
 	return verify(run, expected_fill, 0, run->count, 1);
 }

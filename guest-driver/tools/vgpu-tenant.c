@@ -155,6 +155,7 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 	json_object_object_add(root, "mismatches", json_object_new_uint64(r->mismatches));
 	json_object_object_add(root, "wall_seconds", json_object_new_double(r->wall_seconds));
 	json_object_object_add(root, "verify_seconds", json_object_new_double(r->verify_seconds));
+	json_object_object_add(root, "alloc_retries", json_object_new_uint64(r->alloc_retries));
 	json_object_object_add(root, "alloc_ms_max",
 	                       json_object_new_double((double)r->alloc_ns_max / 1e6));
 	json_object_object_add(root, "alloc_ms_mean",
@@ -223,9 +224,9 @@ static void print_summary(const struct tenant *t, const struct vgpu_device_info 
 	       "(verification %.2f s)\n",
 	       r->iterations, r->submissions, r->wall_seconds, r->verify_seconds);
 	if (r->buffers)
-		printf("  ALLOC       mean %.2f ms, max %.2f ms\n",
+		printf("  ALLOC       mean %.2f ms, max %.2f ms, %" PRIu64 " retried (BUSY)\n",
 		       (double)r->alloc_ns_total / 1e6 / (double)r->buffers,
-		       (double)r->alloc_ns_max / 1e6);
+		       (double)r->alloc_ns_max / 1e6, r->alloc_retries);
 	if (r->have_stats) {
 		human_bytes(r->stats.resident_bytes, a, sizeof(a));
 		human_bytes(r->stats.evicted_bytes, b, sizeof(b));
