@@ -348,6 +348,9 @@ static void test_property(void **state)
 			counts[8]++;
 		}
 		check_model();
+		if (ops >= 100000 && step && step % (ops / 20) == 0)
+			fprintf(stderr, "core-property: %" PRIu64 " of %" PRIu64 " ops, %.0f s\n", step,
+			        ops, (harness_now_ns() - start) / 1e9);
 	}
 	for (int i = 0; i < vm_count; i++) {
 		for (int j = 0; j < MAX_BUFFERS; j++)
