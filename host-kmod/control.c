@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * control.c - /dev/vgpu_mdev, through which vgpud drives the module
+ * (vgpu/mdev_control.h): one controller at a time, ioctls, and the event
+ * queue read() drains.
+ *
+ * The queue holds struct vgpu_mdev_pending nodes under vgpu_mdev.event_lock:
+ * standalone records (REMOVE, EXISTS, PIN_RELEASED: at most one per device
+ * or pin), each device's request slot (one request in flight per device,
+ * made under its state_lock) and each device's REG_WRITE slot, whose record
+ * is assembled from the pending register state when it is read. Nothing is
+ * ever dropped and nothing grows without bound.
+ *
+ * Lock order: event_lock -> a device's reg_lock.
+ */
+#include <linux/ctype.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uuid.h>
+
+#include "vgpu_mdev.h"
+
+struct vgpu_mdev_control {
+	struct list_head events;
+	wait_queue_head_t wq;
+	u32 next_seq;
+};
+
+bool vgpu_mdev_controller_present(void)
+{
+	bool present;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	present = vgpu_mdev.controller != NULL;
+	spin_unlock(&vgpu_mdev.event_lock);
+	return present;
+}
+
+void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev_event *rec,
+				 u32 type)
+{
+	const u8 *g = vdev->mdev->uuid.b;
+	u8 *u = rec->payload.device.uuid;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->type = type;
+	rec->device_id = vdev->id;
+	/* guid_t (as mdev parses it) to RFC 4122 byte order: the string in
+	 * sysfs and uuid_unparse(uuid) agree */
+	u[0] = g[3]; u[1] = g[2]; u[2] = g[1]; u[3] = g[0];
+	u[4] = g[5]; u[5] = g[4];
+	u[6] = g[7]; u[7] = g[6];
+	memcpy(u + 8, g + 8, 8);
+	rec->payload.device.type_index = vdev->type->index;
+	rec->payload.device.session = vdev->session;
+	rec->payload.device.open = vdev->open;
+}
+
+/* Queue a standalone record (ownership passes to the queue). */
+void vgpu_mdev_queue_record(struct vgpu_mdev_pending *p)
+{
+	struct vgpu_mdev_control *ctl;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	ctl = vgpu_mdev.controller;
+	if (ctl) {
+		list_add_tail(&p->link, &ctl->events);
+		wake_up_interruptible(&ctl->wq);
+		p = NULL;
+	}
+	spin_unlock(&vgpu_mdev.event_lock);
+	kfree(p);
+}
+
+void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vdev)
+{
+	struct vgpu_mdev_control *ctl;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	ctl = vgpu_mdev.controller;
+	if (ctl && !vdev->events_off && list_empty(&vdev->regs_event.link)) {
+		list_add_tail(&vdev->regs_event.link, &ctl->events);
+		wake_up_interruptible(&ctl->wq);
+	}
+	spin_unlock(&vgpu_mdev.event_lock);
+}
+
+/* The device is going away: take its slots off the queue for good. */
+void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vdev)
+{
+	spin_lock(&vgpu_mdev.event_lock);
+	vdev->events_off = true;
+	list_del_init(&vdev->regs_event.link);
+	list_del_init(&vdev->request.link);
+	spin_unlock(&vgpu_mdev.event_lock);
+}
+
+/*
+ * Ask vgpud and wait for its VGPU_MDEV_REPLY: 0 or its negative errno,
+ * -ENODEV without vgpud (or if it goes away meanwhile), -ETIMEDOUT, -EINTR
+ * (killable waits only). The caller serializes requests per device.
+ */
+int vgpu_mdev_request(struct vgpu_mdev_device *vdev, u32 type, unsigned int timeout_ms,
+		      bool killable)
+{
+	unsigned long timeout = msecs_to_jiffies(timeout_ms);
+	struct vgpu_mdev_control *ctl;
+	long left;
+	int ret;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	ctl = vgpu_mdev.controller;
+	if (!ctl || vdev->events_off) {
+		spin_unlock(&vgpu_mdev.event_lock);
+		return -ENODEV;
+	}
+	if (!++ctl->next_seq)
+		++ctl->next_seq;
+	vdev->request_seq = ctl->next_seq;
+	vdev->request_done = false;
+	vdev->request_status = 0;
+	vgpu_mdev_fill_device_event(vdev, &vdev->request.rec, type);
+	vdev->request.rec.seq = vdev->request_seq;
+	list_add_tail(&vdev->request.link, &ctl->events);
+	wake_up_interruptible(&ctl->wq);
+	spin_unlock(&vgpu_mdev.event_lock);
+
+	if (killable)
+		left = wait_event_killable_timeout(vdev->request_wq, READ_ONCE(vdev->request_done),
+						   timeout);
+	else
+		left = wait_event_timeout(vdev->request_wq, READ_ONCE(vdev->request_done), timeout);
+
+	spin_lock(&vgpu_mdev.event_lock);
+	if (vdev->request_done)
+		ret = vdev->request_status;
+	else
+		ret = left < 0 ? -EINTR : -ETIMEDOUT;
+	vdev->request_seq = 0;
+	list_del_init(&vdev->request.link);
+	spin_unlock(&vgpu_mdev.event_lock);
+	return ret;
+}
+
+static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_reply *r)
+{
+	char msg[VGPU_MDEV_MESSAGE_MAX];
+	int ret = 0;
+	size_t i;
+
+	if (r->reserved || r->status > 0 || r->status < -MAX_ERRNO || !r->seq)
+		return -EINVAL;
+	spin_lock(&vgpu_mdev.event_lock);
+	if (vdev->request_seq == r->seq && !vdev->request_done) {
+		vdev->request_done = true;
+		vdev->request_status = r->status;
+		wake_up(&vdev->request_wq);
+	} else {
+		ret = -ESRCH; /* not asked, or the asker gave up */
+	}
+	spin_unlock(&vgpu_mdev.event_lock);
+	if (!ret && r->status) {
+		for (i = 0; i + 1 < sizeof(msg) && r->message[i]; i++)
+			msg[i] = isprint(r->message[i]) ? r->message[i] : '?';
+		msg[i] = 0;
+		dev_warn(&vdev->mdev->dev, "vgpud: %s (%d)\n", i ? msg : "refused", r->status);
+	}
+	return ret;
+}
+
+static int vgpu_mdev_control_open(struct inode *inode, struct file *file)
+{
+	struct vgpu_mdev_control *ctl;
+	struct vgpu_mdev_device *vdev;
+	int id;
+
+	ctl = kzalloc(sizeof(*ctl), GFP_KERNEL);
+	if (!ctl)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&ctl->events);
+	init_waitqueue_head(&ctl->wq);
+
+	mutex_lock(&vgpu_mdev.lock);
+	spin_lock(&vgpu_mdev.event_lock);
+	if (vgpu_mdev.controller) {
+		spin_unlock(&vgpu_mdev.event_lock);
+		mutex_unlock(&vgpu_mdev.lock);
+		kfree(ctl);
+		return -EBUSY;
+	}
+	vgpu_mdev.controller = ctl;
+	spin_unlock(&vgpu_mdev.event_lock);
+
+	/* devices created under an earlier vgpud: tell this one (the idr only
+	 * changes under vgpu_mdev.lock) */
+	idr_for_each_entry(&vgpu_mdev.devices, vdev, id) {
+		struct vgpu_mdev_pending *p = kzalloc(sizeof(*p), GFP_KERNEL);
+
+		if (!p)
+			break;
+		p->kind = VGPU_MDEV_PENDING_RECORD;
+		vgpu_mdev_fill_device_event(vdev, &p->rec, VGPU_MDEV_EVENT_EXISTS);
+		vgpu_mdev_queue_record(p);
+	}
+	mutex_unlock(&vgpu_mdev.lock);
+
+	file->private_data = ctl;
+	pr_info("vgpu_mdev: vgpud connected (pid %d)\n", task_pid_nr(current));
+	return nonseekable_open(inode, file);
+}
+
+static int vgpu_mdev_control_release(struct inode *inode, struct file *file)
+{
+	struct vgpu_mdev_control *ctl = file->private_data;
+	struct vgpu_mdev_pending *p, *next;
+	struct vgpu_mdev_device *vdev;
+	LIST_HEAD(records);
+	int id;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	vgpu_mdev.controller = NULL;
+	while (!list_empty(&ctl->events)) {
+		p = list_first_entry(&ctl->events, struct vgpu_mdev_pending, link);
+		list_del_init(&p->link);
+		if (p->kind == VGPU_MDEV_PENDING_RECORD)
+			list_add_tail(&p->link, &records);
+	}
+	spin_unlock(&vgpu_mdev.event_lock);
+	list_for_each_entry_safe(p, next, &records, link)
+		kfree(p);
+
+	/* release everyone who waits for this vgpud */
+	mutex_lock(&vgpu_mdev.lock);
+	idr_for_each_entry(&vgpu_mdev.devices, vdev, id)
+		vgpu_mdev_device_backend_gone(vdev);
+	mutex_unlock(&vgpu_mdev.lock);
+
+	kfree(ctl);
+	pr_info("vgpu_mdev: vgpud disconnected\n");
+	vgpu_mdev_parent_maybe_unregister();
+	return 0;
+}
+
+/* One event, or false if none. */
+static bool vgpu_mdev_pop(struct vgpu_mdev_control *ctl, struct vgpu_mdev_event *rec)
+{
+	struct vgpu_mdev_pending *p;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	while (!list_empty(&ctl->events)) {
+		p = list_first_entry(&ctl->events, struct vgpu_mdev_pending, link);
+		list_del_init(&p->link);
+		switch (p->kind) {
+		case VGPU_MDEV_PENDING_RECORD:
+			*rec = p->rec;
+			spin_unlock(&vgpu_mdev.event_lock);
+			kfree(p);
+			return true;
+		case VGPU_MDEV_PENDING_REQUEST:
+			*rec = p->rec;
+			spin_unlock(&vgpu_mdev.event_lock);
+			return true;
+		case VGPU_MDEV_PENDING_REGS:
+			if (vgpu_mdev_regs_fill_event(p->vdev, rec)) {
+				spin_unlock(&vgpu_mdev.event_lock);
+				return true;
+			}
+			break;
+		}
+	}
+	spin_unlock(&vgpu_mdev.event_lock);
+	return false;
+}
+
+static bool vgpu_mdev_has_events(struct vgpu_mdev_control *ctl)
+{
+	bool any;
+
+	spin_lock(&vgpu_mdev.event_lock);
+	any = !list_empty(&ctl->events);
+	spin_unlock(&vgpu_mdev.event_lock);
+	return any;
+}
+
+static ssize_t vgpu_mdev_control_read(struct file *file, char __user *buf, size_t count,
+				      loff_t *ppos)
+{
+	struct vgpu_mdev_control *ctl = file->private_data;
+	struct vgpu_mdev_event rec;
+	size_t done = 0;
+	int ret;
+
+	if (count < sizeof(rec))
+		return -EINVAL;
+	while (done + sizeof(rec) <= count) {
+		if (!vgpu_mdev_pop(ctl, &rec)) {
+			if (done)
+				break;
+			if (file->f_flags & O_NONBLOCK)
+				return -EAGAIN;
+			ret = wait_event_interruptible(ctl->wq, vgpu_mdev_has_events(ctl));
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (copy_to_user(buf + done, &rec, sizeof(rec)))
+			return done ? done : -EFAULT;
+		done += sizeof(rec);
+	}
+	return done;
+}
+
+static __poll_t vgpu_mdev_control_poll(struct file *file, poll_table *wait)
+{
+	struct vgpu_mdev_control *ctl = file->private_data;
+
+	poll_wait(file, &ctl->wq, wait);
+	return vgpu_mdev_has_events(ctl) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+union vgpu_mdev_device_arg {
+	u32 device_id;
+	struct vgpu_mdev_reply reply;
+	struct vgpu_mdev_reg_update update;
+	struct vgpu_mdev_reg_read read;
+	struct vgpu_mdev_region region;
+	struct vgpu_mdev_window_block block;
+	struct vgpu_mdev_window_map map;
+	struct vgpu_mdev_irq irq;
+	struct vgpu_mdev_dma dma;
+	struct vgpu_mdev_pin pin;
+	struct vgpu_mdev_stats stats;
+	struct vgpu_mdev_kick kick;
+};
+
+static long vgpu_mdev_device_ioctl(unsigned int cmd, void __user *uarg)
+{
+	union vgpu_mdev_device_arg *a;
+	struct vgpu_mdev_device *vdev;
+	unsigned long flags;
+	size_t size = _IOC_SIZE(cmd);
+	long ret;
+
+	switch (cmd) {
+	case VGPU_MDEV_REPLY:
+	case VGPU_MDEV_REG_UPDATE:
+	case VGPU_MDEV_REG_READ:
+	case VGPU_MDEV_MAP_REGION:
+	case VGPU_MDEV_UNMAP_REGION:
+	case VGPU_MDEV_WINDOW_BLOCK:
+	case VGPU_MDEV_WINDOW_MAP:
+	case VGPU_MDEV_RAISE_IRQ:
+	case VGPU_MDEV_DMA_RW:
+	case VGPU_MDEV_PIN:
+	case VGPU_MDEV_UNPIN:
+	case VGPU_MDEV_SET_STATS:
+	case VGPU_MDEV_SET_KICK_EVENTFD:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	if (copy_from_user(a, uarg, size)) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	vdev = vgpu_mdev_device_get(a->device_id);
+	if (!vdev) {
+		ret = -ENOENT;
+		goto out_free;
+	}
+
+	switch (cmd) {
+	case VGPU_MDEV_REPLY:
+		ret = vgpu_mdev_reply(vdev, &a->reply);
+		break;
+	case VGPU_MDEV_REG_UPDATE:
+		ret = a->update.flags ? -EINVAL :
+		      vgpu_mdev_regs_update(vdev, a->update.ops, a->update.count);
+		if (!ret && a->update.irq_vectors)
+			vgpu_mdev_raise(vdev, a->update.irq_vectors);
+		break;
+	case VGPU_MDEV_REG_READ:
+		ret = a->read.reserved ? -EINVAL :
+		      vgpu_mdev_regs_read(vdev, a->read.offset, &a->read.value);
+		if (!ret && copy_to_user(uarg, a, size))
+			ret = -EFAULT;
+		break;
+	case VGPU_MDEV_MAP_REGION:
+		ret = vgpu_mdev_map_region(vdev, &a->region);
+		break;
+	case VGPU_MDEV_UNMAP_REGION:
+		ret = vgpu_mdev_unmap_region(vdev, &a->region);
+		break;
+	case VGPU_MDEV_WINDOW_BLOCK:
+		ret = vgpu_mdev_window_block(vdev, &a->block);
+		break;
+	case VGPU_MDEV_WINDOW_MAP:
+		ret = vgpu_mdev_window_map(vdev, &a->map);
+		break;
+	case VGPU_MDEV_RAISE_IRQ:
+		ret = 0;
+		if (a->irq.vectors & ~(u32)GENMASK(VGPU_MSIX_VECTORS - 1, 0))
+			ret = -EINVAL;
+		else
+			vgpu_mdev_raise(vdev, a->irq.vectors);
+		break;
+	case VGPU_MDEV_DMA_RW:
+		ret = vgpu_mdev_dma_rw(vdev, &a->dma);
+		break;
+	case VGPU_MDEV_PIN:
+		ret = vgpu_mdev_pin(vdev, &a->pin);
+		if (!ret && copy_to_user(uarg, a, size))
+			ret = -EFAULT; /* the pin stays until close */
+		break;
+	case VGPU_MDEV_UNPIN:
+		ret = a->pin.npages || a->pin.iova ? -EINVAL : vgpu_mdev_unpin(vdev, a->pin.pin_id);
+		break;
+	case VGPU_MDEV_SET_STATS:
+		ret = -EINVAL;
+		if (!a->stats.flags &&
+		    strnlen(a->stats.vm_name, sizeof(a->stats.vm_name)) < sizeof(a->stats.vm_name)) {
+			spin_lock_irqsave(&vdev->reg_lock, flags);
+			vdev->stats = a->stats;
+			spin_unlock_irqrestore(&vdev->reg_lock, flags);
+			ret = 0;
+		}
+		break;
+	case VGPU_MDEV_SET_KICK_EVENTFD:
+		ret = vgpu_mdev_set_kick(vdev, a->kick.fd);
+		break;
+	default:
+		ret = -ENOTTY;
+		break;
+	}
+	vgpu_mdev_device_put(vdev);
+out_free:
+	kfree(a);
+	return ret;
+}
+
+static long vgpu_mdev_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case VGPU_MDEV_GET_VERSION: {
+		struct vgpu_mdev_version v = {
+			.version = VGPU_MDEV_CONTROL_VERSION,
+			.abi_version = VGPU_ABI_VERSION,
+			.event_size = sizeof(struct vgpu_mdev_event),
+			.max_types = VGPU_MDEV_MAX_TYPES,
+			.bar2_region_size = VGPU_MDEV_BAR2_REGION_SIZE,
+			.features = VGPU_MDEV_FEATURE_MSIX | VGPU_MDEV_FEATURE_MSI |
+				    VGPU_MDEV_FEATURE_INTX | VGPU_MDEV_FEATURE_KICK,
+		};
+
+		return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
+	}
+	case VGPU_MDEV_SET_TYPES: {
+		struct vgpu_mdev_set_types st;
+		struct vgpu_mdev_type_info *infos;
+		long ret;
+
+		if (copy_from_user(&st, uarg, sizeof(st)))
+			return -EFAULT;
+		if (st.flags || !st.count || st.count > VGPU_MDEV_MAX_TYPES)
+			return -EINVAL;
+		infos = memdup_user(u64_to_user_ptr(st.types), st.count * sizeof(*infos));
+		if (IS_ERR(infos))
+			return PTR_ERR(infos);
+		ret = vgpu_mdev_set_types(infos, st.count);
+		kfree(infos);
+		return ret;
+	}
+	case VGPU_MDEV_SET_AVAILABLE: {
+		struct vgpu_mdev_set_available sa;
+
+		if (copy_from_user(&sa, uarg, sizeof(sa)))
+			return -EFAULT;
+		return vgpu_mdev_set_available(sa.type_index, sa.available);
+	}
+	default:
+		return vgpu_mdev_device_ioctl(cmd, uarg);
+	}
+}
+
+static const struct file_operations vgpu_mdev_control_fops = {
+	.owner = THIS_MODULE,
+	.open = vgpu_mdev_control_open,
+	.release = vgpu_mdev_control_release,
+	.read = vgpu_mdev_control_read,
+	.poll = vgpu_mdev_control_poll,
+	.unlocked_ioctl = vgpu_mdev_control_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice vgpu_mdev_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "vgpu_mdev",
+	.fops = &vgpu_mdev_control_fops,
+	.mode = 0600,
+};
+
+int vgpu_mdev_control_init(void)
+{
+	return misc_register(&vgpu_mdev_miscdev);
+}
+
+void vgpu_mdev_control_exit(void)
+{
+	misc_deregister(&vgpu_mdev_miscdev);
+}

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * irq.c - interrupts: VFIO_DEVICE_SET_IRQS and raising them.
+ *
+ * QEMU registers eventfds (KVM irqfds) per interrupt type; one type is
+ * active at a time. vgpud raises VGPU_MSIX_VECTOR_* numbers:
+ *
+ *	MSI-X	vector n signals MSI-X entry n (VGPU_MSIX_VECTORS entries)
+ *	MSI	any vector signals the single MSI vector (the guest demuxes
+ *		with VGPU_REG_IRQ_STATUS)
+ *	INTx	a level: asserted while IRQ_STATUS & IRQ_MASK != 0 and
+ *		PCI_COMMAND_INTX_DISABLE is clear; VFIO semantics: signalling
+ *		automasks it until QEMU/KVM unmasks it (resample eventfd via
+ *		vfio_virqfd, or SET_IRQS UNMASK), which re-signals if the level
+ *		is still high
+ *
+ * The ERR index has no interrupts; REQ (count 1) is how .request asks QEMU
+ * to release the device when it is being removed.
+ */
+#include <linux/eventfd.h>
+#include <linux/slab.h>
+
+#include "vgpu_mdev.h"
+
+int vgpu_mdev_irq_info(struct vgpu_mdev_device *vdev, struct vfio_irq_info *info)
+{
+	switch (info->index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		info->count = 1;
+		info->flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_MASKABLE |
+			      VFIO_IRQ_INFO_AUTOMASKED;
+		return 0;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		info->count = 1;
+		info->flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
+		return 0;
+	case VFIO_PCI_MSIX_IRQ_INDEX:
+		info->count = VGPU_MSIX_VECTORS;
+		info->flags = VFIO_IRQ_INFO_EVENTFD;
+		return 0;
+	case VFIO_PCI_ERR_IRQ_INDEX:
+		info->count = 0;
+		info->flags = 0;
+		return 0;
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		info->count = 1;
+		info->flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Fire INTx if its level is high and nothing masks it. reg_lock held;
+ * never from an eventfd wakeup (see the unmask handler). */
+void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vdev)
+{
+	u32 status = vdev->regs[VGPU_REG_IRQ_STATUS / 4];
+	u32 mask = vdev->regs[VGPU_REG_IRQ_MASK / 4];
+
+	vdev->intx_level = (status & mask) != 0;
+	if (vdev->irq_type == VFIO_PCI_INTX_IRQ_INDEX && vdev->intx_trigger &&
+	    vdev->intx_level && !vdev->intx_masked && !vdev->intx_disabled) {
+		vdev->intx_masked = true;
+		eventfd_signal(vdev->intx_trigger, 1);
+	}
+}
+
+/* Unmask from KVM's resample eventfd: runs inside an eventfd wakeup, where
+ * eventfd_signal() is not allowed, so a re-signal goes to the thread. */
+static int vgpu_mdev_intx_unmask_handler(void *opaque, void *unused)
+{
+	struct vgpu_mdev_device *vdev = opaque;
+	unsigned long flags;
+	int fire = 0;
+
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	vdev->intx_masked = false;
+	if (vdev->irq_type == VFIO_PCI_INTX_IRQ_INDEX && vdev->intx_trigger &&
+	    vdev->intx_level && !vdev->intx_disabled) {
+		vdev->intx_masked = true;
+		fire = 1;
+	}
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	return fire;
+}
+
+static void vgpu_mdev_intx_unmask_thread(void *opaque, void *unused)
+{
+	struct vgpu_mdev_device *vdev = opaque;
+	unsigned long flags;
+
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	if (vdev->intx_trigger)
+		eventfd_signal(vdev->intx_trigger, 1);
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+}
+
+/* Replace *slot with the eventfd fd (-1: none). reg_lock not held. */
+static int vgpu_mdev_set_trigger(struct vgpu_mdev_device *vdev, struct eventfd_ctx **slot,
+				 s32 fd)
+{
+	struct eventfd_ctx *ctx = NULL, *old;
+	unsigned long flags;
+
+	if (fd >= 0) {
+		ctx = eventfd_ctx_fdget(fd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+	} else if (fd != -1) {
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	old = *slot;
+	*slot = ctx;
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
+static void vgpu_mdev_set_irq_type(struct vgpu_mdev_device *vdev)
+{
+	unsigned long flags;
+	unsigned int i;
+	int type = -1;
+
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	if (vdev->intx_trigger)
+		type = VFIO_PCI_INTX_IRQ_INDEX;
+	else if (vdev->msi_trigger)
+		type = VFIO_PCI_MSI_IRQ_INDEX;
+	for (i = 0; i < VGPU_MSIX_VECTORS; i++)
+		if (vdev->msix_trigger[i])
+			type = VFIO_PCI_MSIX_IRQ_INDEX;
+	if (type != vdev->irq_type) {
+		vdev->irq_type = type;
+		vdev->intx_masked = false;
+		vgpu_mdev_intx_reevaluate_locked(vdev);
+	}
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+}
+
+static bool vgpu_mdev_other_type_active(struct vgpu_mdev_device *vdev, int index)
+{
+	return vdev->irq_type >= 0 && vdev->irq_type != index;
+}
+
+/* DATA_NONE or DATA_BOOL (true) for entries [start, start + count). */
+static bool vgpu_mdev_irq_bool(struct vfio_irq_set *hdr, void *data, unsigned int i)
+{
+	if ((hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK) == VFIO_IRQ_SET_DATA_BOOL)
+		return ((u8 *)data)[i] != 0;
+	return true;
+}
+
+static void vgpu_mdev_signal(struct vgpu_mdev_device *vdev, struct eventfd_ctx **slot)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	if (*slot)
+		eventfd_signal(*slot, 1);
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+}
+
+static int vgpu_mdev_set_intx(struct vgpu_mdev_device *vdev, struct vfio_irq_set *hdr,
+			      void *data)
+{
+	u32 action = hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+	unsigned long flags;
+	s32 fd;
+	int ret;
+
+	switch (action) {
+	case VFIO_IRQ_SET_ACTION_MASK:
+		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD || !hdr->count)
+			return -EINVAL;
+		if (vgpu_mdev_irq_bool(hdr, data, 0)) {
+			spin_lock_irqsave(&vdev->reg_lock, flags);
+			vdev->intx_masked = true;
+			spin_unlock_irqrestore(&vdev->reg_lock, flags);
+		}
+		return 0;
+	case VFIO_IRQ_SET_ACTION_UNMASK:
+		if (!hdr->count)
+			return -EINVAL;
+		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD) {
+			fd = *(s32 *)data;
+			if (fd >= 0)
+				return vfio_virqfd_enable(vdev, vgpu_mdev_intx_unmask_handler,
+							  vgpu_mdev_intx_unmask_thread, NULL,
+							  &vdev->intx_unmask, fd);
+			vfio_virqfd_disable(&vdev->intx_unmask);
+			return 0;
+		}
+		if (vgpu_mdev_irq_bool(hdr, data, 0)) {
+			spin_lock_irqsave(&vdev->reg_lock, flags);
+			vdev->intx_masked = false;
+			vgpu_mdev_intx_reevaluate_locked(vdev);
+			spin_unlock_irqrestore(&vdev->reg_lock, flags);
+		}
+		return 0;
+	case VFIO_IRQ_SET_ACTION_TRIGGER:
+		if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count) {
+			vfio_virqfd_disable(&vdev->intx_unmask);
+			vgpu_mdev_set_trigger(vdev, &vdev->intx_trigger, -1);
+			vgpu_mdev_set_irq_type(vdev);
+			return 0;
+		}
+		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD) {
+			fd = *(s32 *)data;
+			if (fd >= 0 && vgpu_mdev_other_type_active(vdev, VFIO_PCI_INTX_IRQ_INDEX))
+				return -EINVAL;
+			if (fd < 0)
+				vfio_virqfd_disable(&vdev->intx_unmask);
+			ret = vgpu_mdev_set_trigger(vdev, &vdev->intx_trigger, fd);
+			vgpu_mdev_set_irq_type(vdev);
+			return ret;
+		}
+		if (hdr->count && vgpu_mdev_irq_bool(hdr, data, 0))
+			vgpu_mdev_signal(vdev, &vdev->intx_trigger);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int vgpu_mdev_set_msi(struct vgpu_mdev_device *vdev, struct vfio_irq_set *hdr,
+			     void *data, bool msix)
+{
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+	int index = msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
+	unsigned int i;
+	int ret = 0;
+
+	if ((hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK) != VFIO_IRQ_SET_ACTION_TRIGGER)
+		return -EINVAL;
+	if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count) {
+		if (msix)
+			for (i = 0; i < VGPU_MSIX_VECTORS; i++)
+				vgpu_mdev_set_trigger(vdev, &vdev->msix_trigger[i], -1);
+		else
+			vgpu_mdev_set_trigger(vdev, &vdev->msi_trigger, -1);
+		vgpu_mdev_set_irq_type(vdev);
+		return 0;
+	}
+	for (i = 0; i < hdr->count; i++) {
+		unsigned int n = hdr->start + i;
+		struct eventfd_ctx **slot = msix ? &vdev->msix_trigger[n] : &vdev->msi_trigger;
+
+		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD) {
+			s32 fd = ((s32 *)data)[i];
+
+			if (fd >= 0 && vgpu_mdev_other_type_active(vdev, index)) {
+				ret = -EINVAL;
+				break;
+			}
+			ret = vgpu_mdev_set_trigger(vdev, slot, fd);
+			if (ret)
+				break;
+		} else if (vgpu_mdev_irq_bool(hdr, data, i)) {
+			vgpu_mdev_signal(vdev, slot);
+		}
+	}
+	vgpu_mdev_set_irq_type(vdev);
+	return ret;
+}
+
+/* state_lock held */
+int vgpu_mdev_set_irqs(struct vgpu_mdev_device *vdev, struct vfio_irq_set *hdr, void *data)
+{
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+
+	switch (hdr->index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		return vgpu_mdev_set_intx(vdev, hdr, data);
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		return vgpu_mdev_set_msi(vdev, hdr, data, false);
+	case VFIO_PCI_MSIX_IRQ_INDEX:
+		return vgpu_mdev_set_msi(vdev, hdr, data, true);
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		if ((hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK) != VFIO_IRQ_SET_ACTION_TRIGGER)
+			return -EINVAL;
+		if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count)
+			return vgpu_mdev_set_trigger(vdev, &vdev->req_trigger, -1);
+		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD)
+			return vgpu_mdev_set_trigger(vdev, &vdev->req_trigger, *(s32 *)data);
+		if (vgpu_mdev_irq_bool(hdr, data, 0))
+			vgpu_mdev_signal(vdev, &vdev->req_trigger);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+void vgpu_mdev_irq_disable_all(struct vgpu_mdev_device *vdev)
+{
+	unsigned int i;
+
+	vfio_virqfd_disable(&vdev->intx_unmask);
+	vgpu_mdev_set_trigger(vdev, &vdev->intx_trigger, -1);
+	vgpu_mdev_set_trigger(vdev, &vdev->msi_trigger, -1);
+	for (i = 0; i < VGPU_MSIX_VECTORS; i++)
+		vgpu_mdev_set_trigger(vdev, &vdev->msix_trigger[i], -1);
+	vgpu_mdev_set_trigger(vdev, &vdev->req_trigger, -1);
+	vgpu_mdev_set_irq_type(vdev);
+}
+
+/* From vgpud: never blocks. */
+void vgpu_mdev_raise(struct vgpu_mdev_device *vdev, u32 vectors)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	switch (vdev->irq_type) {
+	case VFIO_PCI_MSIX_IRQ_INDEX:
+		for (i = 0; i < VGPU_MSIX_VECTORS; i++)
+			if ((vectors & BIT(i)) && vdev->msix_trigger[i])
+				eventfd_signal(vdev->msix_trigger[i], 1);
+		break;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		if (vectors && vdev->msi_trigger)
+			eventfd_signal(vdev->msi_trigger, 1);
+		break;
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		if (vectors)
+			vgpu_mdev_intx_reevaluate_locked(vdev);
+		break;
+	default:
+		break;
+	}
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+}
+
+/* vfio .request: the device is being removed; ask QEMU to unplug it. */
+void vgpu_mdev_request_release(struct vgpu_mdev_device *vdev, unsigned int count)
+{
+	unsigned long flags;
+	bool sent = false;
+
+	spin_lock_irqsave(&vdev->reg_lock, flags);
+	if (vdev->req_trigger) {
+		eventfd_signal(vdev->req_trigger, 1);
+		sent = true;
+	}
+	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	if (sent && !(count % 10))
+		dev_notice(&vdev->mdev->dev, "asking the VM to release the device (%u)\n", count);
+	else if (!sent && !count)
+		dev_notice(&vdev->mdev->dev,
+			   "no request channel registered: removal waits until the user closes the device\n");
+}
