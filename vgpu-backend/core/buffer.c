@@ -252,6 +252,10 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 		err = -EDQUOT;
 		goto fail;
 	}
+	if (rounded / vm->chunk_bytes >= UINT32_MAX) {
+		err = -ENOSPC; /* more chunks than a buffer can have */
+		goto fail;
+	}
 	err = vgpu_va_alloc(&vm->va, rounded, VGPU_BUFFER_ALIGN, &gpu_va);
 	if (err)
 		goto fail;

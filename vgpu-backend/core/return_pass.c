@@ -126,6 +126,8 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		vgpu_vm_rekey(core->touched[v]);
 	}
 	vgpu_core_untouch_all(core);
+	if (err)
+		vgpu_return_mark_pending(core); /* try again next interval */
 
 	if (moved) {
 		uint64_t total = vgpu_core_now_ns() - start;

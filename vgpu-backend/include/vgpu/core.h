@@ -59,6 +59,9 @@
  *  - Every function is thread-safe. The event callbacks of the config run on
  *    the HAL's event thread: they must not block and must not call into the
  *    core.
+ *  - Suspending a channel waits for guest accesses to its window that are in
+ *    progress (vgpu_guest_window_ops.block): a transport must not call into
+ *    the core while it holds such an access open.
  *
  * Errors are negative errno values. After a failure,
  * vgpu_core_last_error() returns a sentence (for the calling thread) saying
