@@ -82,9 +82,30 @@ static uint32_t expected_word(const struct writer *w, uint32_t index)
 	return last == 0 && k ? 0 : last;
 }
 
+/* Control words are shared with the GPU, which reads GP_PUT and writes
+ * GP_GET at any time: copy them as 32-bit atomics, never writing GP_GET of
+ * the real page (as the shadow module does). */
+static void copy_control(void *dst, const void *src, uint32_t bytes, bool to_real)
+{
+	uint32_t i;
+
+	for (i = 0; i < bytes / 4; i++) {
+		if (to_real && i * 4 == SIMGPU_CONTROL_GP_GET)
+			continue;
+		__atomic_store_n((uint32_t *)dst + i,
+		                 __atomic_load_n((const uint32_t *)src + i, __ATOMIC_ACQUIRE),
+		                 __ATOMIC_RELEASE);
+	}
+}
+
 static struct vgpu_device *only_device(struct harness *h)
 {
-	return h->d->registry.first;
+	struct vgpu_device *dev;
+
+	pthread_mutex_lock(&h->d->registry.lock);
+	dev = h->d->registry.first;
+	pthread_mutex_unlock(&h->d->registry.lock);
+	return dev;
 }
 
 static void test_direct_swaps(void **state)
@@ -105,7 +126,7 @@ static void test_direct_swaps(void **state)
 	assert_int_equal(tenant_open(h, &ten, "swapped", NULL), 0);
 	assert_int_equal(tenant_hello(&ten), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_create(&ten, 512, &c), VGPU_STATUS_OK);
-	win = only_device(h)->windows[c.info.index];
+	win = __atomic_load_n(&only_device(h)->windows[c.info.index], __ATOMIC_ACQUIRE);
 	t = only_device(h)->transport;
 	bytes = win->control_bytes + win->gpfifo_bytes;
 	assert_int_equal(bytes, c.info.notifier_offset);
@@ -130,13 +151,13 @@ static void test_direct_swaps(void **state)
 	pthread_mutex_lock(&win->swap_lock);
 	for (round = 0; round < 150 && !__atomic_load_n(&w.written, __ATOMIC_ACQUIRE); round++) {
 		assert_int_equal(t->ops->window_block(t, win->index, real[0].bar2_offset, bytes), 0);
-		memcpy(shadow_pages, win->info.control, win->control_bytes);
+		copy_control(shadow_pages, win->info.control, win->control_bytes, false);
 		memcpy(shadow_pages + win->control_bytes, win->info.gpfifo, win->gpfifo_bytes);
 		usleep(200); /* a copy that takes a while: the writer must wait */
 		assert_int_equal(t->ops->window_map(t, win->index, true, shadow, 1), 0);
 		usleep(300);
 		assert_int_equal(t->ops->window_block(t, win->index, real[0].bar2_offset, bytes), 0);
-		memcpy(win->info.control, shadow_pages, win->control_bytes);
+		copy_control(win->info.control, shadow_pages, win->control_bytes, true);
 		memcpy(win->info.gpfifo, shadow_pages + win->control_bytes, win->gpfifo_bytes);
 		usleep(200);
 		assert_int_equal(t->ops->window_map(t, win->index, false, real, 2), 0);
@@ -152,9 +173,10 @@ static void test_direct_swaps(void **state)
 	/* every word holds its last value, in the real pages and as the guest
 	 * sees it */
 	for (i = FIRST_WORD; i < w.count; i++) {
-		uint32_t real_value = i * 4 < win->control_bytes
-		                              ? ((uint32_t *)win->info.control)[i]
-		                              : ((uint32_t *)win->info.gpfifo)[i - win->control_bytes / 4];
+		uint32_t real_value =
+			i * 4 < win->control_bytes
+				? __atomic_load_n((uint32_t *)win->info.control + i, __ATOMIC_ACQUIRE)
+				: ((uint32_t *)win->info.gpfifo)[i - win->control_bytes / 4];
 
 		if (real_value != expected_word(&w, i) || w.words[i] != real_value)
 			fail_msg("word %u: real %u, guest %u, expected %u", i, real_value, w.words[i],

@@ -181,7 +181,9 @@ static void handle_channel_create(struct vgpu_device *dev,
 		reply(response, status, NULL, 0);
 		return;
 	}
-	dev->windows[index] = win;
+	/* Release: statistics and tests may look at the window from
+	 * another thread once they saw the pointer. */
+	__atomic_store_n(&dev->windows[index], win, __ATOMIC_RELEASE);
 	atomic_fetch_add(&dev->channels, 1);
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
@@ -197,7 +199,7 @@ static void handle_channel_destroy(struct vgpu_device *dev,
 		return;
 	}
 	channel_window_destroy(dev->windows[index]);
-	dev->windows[index] = NULL;
+	__atomic_store_n(&dev->windows[index], NULL, __ATOMIC_RELEASE);
 	atomic_fetch_sub(&dev->channels, 1);
 	/* A stale bit must not tell the next channel of this index about it. */
 	atomic_fetch_and(&dev->fence_channels, ~(1u << index));
@@ -213,7 +215,7 @@ void vgpu_device_destroy_windows(struct vgpu_device *dev)
 		if (!dev->windows[i])
 			continue;
 		channel_window_destroy(dev->windows[i]);
-		dev->windows[i] = NULL;
+		__atomic_store_n(&dev->windows[i], NULL, __ATOMIC_RELEASE);
 		atomic_fetch_sub(&dev->channels, 1);
 	}
 }

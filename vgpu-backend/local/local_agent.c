@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "local_device_internal.h"
@@ -42,24 +43,33 @@ static uint64_t window_start(uint32_t index)
 	return VGPU_CHANNEL_WINDOW_BASE + (uint64_t)index * VGPU_CHANNEL_WINDOW_STRIDE;
 }
 
-static int map_zero(struct vgpu_local_device *dev, uint64_t offset, uint64_t bytes)
+/*
+ * Replace the pages behind part of BAR2 (always MAP_FIXED inside our own
+ * reservation). Through the system call, not the libc wrapper: a race
+ * detector that intercepts mmap() models it as a write by this thread to
+ * the whole range, and would then report every later guest access as a
+ * race, because what orders them (the mailbox response or the swap
+ * protocol's wait) travels through shared memory it does not see.
+ */
+static int remap(void *address, uint64_t bytes, int flags, int fd, uint64_t offset)
 {
-	void *p = mmap(dev->bar2 + offset, bytes, PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	void *p = (void *)syscall(SYS_mmap, address, (size_t)bytes, PROT_READ | PROT_WRITE,
+	                          flags | MAP_FIXED, fd, (off_t)offset);
 
 	return p == MAP_FAILED ? -errno : 0;
+}
+
+static int map_zero(struct vgpu_local_device *dev, uint64_t offset, uint64_t bytes)
+{
+	return remap(dev->bar2 + offset, bytes, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
 static int map_fd(struct vgpu_local_device *dev, uint64_t offset, uint64_t bytes, int fd,
                   uint64_t fd_offset)
 {
-	void *p;
-
 	if (fd_offset & PAGE_MASK)
 		return -EINVAL;
-	p = mmap(dev->bar2 + offset, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-	         (off_t)fd_offset);
-	return p == MAP_FAILED ? -errno : 0;
+	return remap(dev->bar2 + offset, bytes, MAP_SHARED, fd, fd_offset);
 }
 
 static int handle_map_region(struct vgpu_local_device *dev, struct vgpu_local_msg *msg)
