@@ -54,7 +54,7 @@ static int vgpu_map_device(struct vgpu_device *vdev)
 	struct pci_dev *pdev = vdev->pdev;
 	struct drm_device *drm = &vdev->drm;
 	u32 magic, version, stride, channels;
-	resource_size_t needed;
+	resource_size_t bar2_size;
 	int ret;
 
 	if (!(pci_resource_flags(pdev, VGPU_BAR0_INDEX) & IORESOURCE_MEM) ||
@@ -86,7 +86,6 @@ static int vgpu_map_device(struct vgpu_device *vdev)
 			VGPU_ABI_VERSION_MINOR);
 		return -ENODEV;
 	}
-	vdev->offered_features = vgpu_reg_read(vdev, VGPU_REG_FEATURES);
 	stride = vgpu_reg_read(vdev, VGPU_REG_CHANNEL_STRIDE);
 	channels = vgpu_reg_read(vdev, VGPU_REG_MAX_CHANNELS);
 	if (stride != VGPU_CHANNEL_WINDOW_STRIDE || !channels || channels > VGPU_MAX_CHANNELS) {
@@ -97,19 +96,23 @@ static int vgpu_map_device(struct vgpu_device *vdev)
 	vdev->max_channels = channels;
 
 	vdev->bar2_phys = pci_resource_start(pdev, VGPU_BAR2_INDEX);
-	vdev->bar2_len = pci_resource_len(pdev, VGPU_BAR2_INDEX);
-	needed = VGPU_CHANNEL_WINDOW_BASE + (resource_size_t)channels * VGPU_CHANNEL_WINDOW_STRIDE;
-	if (vdev->bar2_len < needed) {
+	bar2_size = pci_resource_len(pdev, VGPU_BAR2_INDEX);
+	vdev->bar2_len = VGPU_CHANNEL_WINDOW_BASE +
+			 (resource_size_t)channels * VGPU_CHANNEL_WINDOW_STRIDE;
+	if (bar2_size < vdev->bar2_len) {
 		drm_err(drm, "BAR2 has %pa bytes, %u channel windows need %pa\n",
-			&vdev->bar2_len, channels, &needed);
+			&bar2_size, channels, &vdev->bar2_len);
 		return -ENODEV;
 	}
-	if (!devm_request_mem_region(&pdev->dev, vdev->bar2_phys, vdev->bar2_len,
-				     VGPU_DRIVER_NAME)) {
+	if (!devm_request_mem_region(&pdev->dev, vdev->bar2_phys, bar2_size, VGPU_DRIVER_NAME)) {
 		drm_err(drm, "BAR2 at %pa is in use\n", &vdev->bar2_phys);
 		return -EBUSY;
 	}
-	/* Host RAM shared with vgpud, not registers: cacheable. */
+	/*
+	 * Host RAM shared with vgpud, not registers: cacheable. Only the
+	 * mailbox and the channel windows; the BAR may be larger (a power of
+	 * two) and the rest is not backed.
+	 */
 	vdev->bar2 = devm_memremap(&pdev->dev, vdev->bar2_phys, vdev->bar2_len, MEMREMAP_WB);
 	if (IS_ERR(vdev->bar2)) {
 		ret = PTR_ERR(vdev->bar2);
@@ -150,6 +153,12 @@ static int vgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	pci_set_master(pdev);
+
+	/* The features are valid once the backend has attached. */
+	ret = vgpu_host_wait_ready(vdev);
+	if (ret)
+		return ret;
+	vdev->offered_features = vgpu_reg_read(vdev, VGPU_REG_FEATURES);
 
 	vgpu_irq_init(vdev);
 	vgpu_reg_write(vdev, VGPU_REG_IRQ_MASK,

@@ -72,7 +72,7 @@ struct vgpu_device {
 	void __iomem *regs;      /* BAR0 */
 	void *bar2;              /* BAR2, write-back */
 	resource_size_t bar2_phys;
-	resource_size_t bar2_len;
+	resource_size_t bar2_len; /* mapped: mailbox + channel windows */
 	u32 offered_features;    /* VGPU_REG_FEATURES */
 	u32 max_channels;        /* min(register, HELLO) */
 
@@ -137,6 +137,7 @@ struct vgpu_channel {
 };
 
 /* vgpu_host.c: the mailbox as the rest of the driver uses it. */
+int vgpu_host_wait_ready(struct vgpu_device *vdev);
 int vgpu_host_attach(struct vgpu_device *vdev);
 void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...) __printf(3, 4);
 bool vgpu_host_gone(int err);

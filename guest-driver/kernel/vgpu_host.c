@@ -165,8 +165,45 @@ void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...)
 }
 
 /*
- * Attach to the backend: wait until it is ready, adopt the mailbox rings,
- * negotiate with HELLO. Called from probe after the interrupts are set up.
+ * Wait (up to attach_timeout_ms) until the backend has attached to the
+ * device (VGPU_STATUS_READY): only then are the feature bits valid and the
+ * mailbox usable. -ENODEV if the backend is gone, -ETIMEDOUT if it never
+ * came.
+ */
+int vgpu_host_wait_ready(struct vgpu_device *vdev)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(max(attach_timeout_ms, 0));
+	bool waited = false;
+	u32 status;
+
+	for (;;) {
+		status = vgpu_reg_read(vdev, VGPU_REG_STATUS);
+		if (status == U32_MAX || (status & VGPU_STATUS_BACKEND_GONE)) {
+			drm_err(&vdev->drm, "the host backend is gone (status 0x%08x): start vgpud and rebind\n",
+				status);
+			return -ENODEV;
+		}
+		if (status & VGPU_STATUS_READY)
+			break;
+		if (time_after(jiffies, deadline)) {
+			drm_err(&vdev->drm, "the host backend did not attach within %d ms (status 0x%08x); is vgpud running? (module parameter attach_timeout_ms)\n",
+				attach_timeout_ms, status);
+			return -ETIMEDOUT;
+		}
+		if (!waited)
+			drm_info(&vdev->drm, "waiting up to %d ms for the host backend to attach\n",
+				 attach_timeout_ms);
+		waited = true;
+		msleep(50);
+	}
+	if (waited)
+		drm_info(&vdev->drm, "host backend attached\n");
+	return 0;
+}
+
+/*
+ * Attach to the backend's mailbox and negotiate with HELLO. Called from
+ * probe after vgpu_host_wait_ready() and after the interrupts are set up.
  */
 int vgpu_host_attach(struct vgpu_device *vdev)
 {
@@ -178,22 +215,11 @@ int vgpu_host_attach(struct vgpu_device *vdev)
 		.lock = &vgpu_proto_lock_ops,
 		.lock_ctx = vdev,
 	};
-	unsigned long deadline = jiffies + msecs_to_jiffies(max(attach_timeout_ms, 0));
 	struct vgpu_hello_response hello;
 	u32 wanted = VGPU_DRIVER_FEATURES;
-	bool waited = false;
 	int ret;
 
-	for (;;) {
-		ret = vgpu_proto_init(&vdev->proto, &config);
-		if (ret != -EAGAIN || time_after(jiffies, deadline))
-			break;
-		if (!waited)
-			drm_info(&vdev->drm, "waiting up to %d ms for the host backend to attach\n",
-				 attach_timeout_ms);
-		waited = true;
-		msleep(50);
-	}
+	ret = vgpu_proto_init(&vdev->proto, &config);
 	if (ret) {
 		vgpu_host_report(vdev, ret, "attaching to the backend's mailbox failed");
 		return ret;
