@@ -134,7 +134,7 @@ static const char *vgpu_host_error_text(int err)
 	case -ENODEV:
 		return "the device or its backend is gone";
 	case -EAGAIN:
-		return "the backend is not ready yet";
+		return "the backend is busy, nothing changed; retry later (status BUSY)";
 	default:
 		return "unexpected error";
 	}
@@ -150,7 +150,7 @@ void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...)
 	static DEFINE_RATELIMIT_STATE(rs, 5 * HZ, 10);
 	struct va_format vaf;
 	va_list args;
-	bool expected = err == -ENOMEM || err == -ENOSPC || err == -ENOENT;
+	bool expected = err == -ENOMEM || err == -ENOSPC || err == -ENOENT || err == -EAGAIN;
 
 	if (!__ratelimit(&rs))
 		return;

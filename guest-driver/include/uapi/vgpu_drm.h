@@ -26,9 +26,12 @@
  * status codes map as INVALID -> EINVAL, UNSUPPORTED -> EOPNOTSUPP,
  * NO_MEMORY -> ENOMEM (the VM's cap or the host budget is exhausted),
  * NOT_FOUND -> ENOENT, LIMIT -> ENOSPC (too many buffers or channels),
- * INTERNAL -> EIO; a backend that does not answer gives ETIMEDOUT, a
- * device that broke the protocol EPROTO, a device that is gone (unbound,
- * backend stopped) ENODEV. The kernel log says what happened.
+ * INTERNAL -> EIO, BUSY -> EAGAIN (transient: nothing changed, retry after
+ * a short delay; note that drmIoctl() retries EAGAIN at once, in a tight
+ * loop, so call ioctl() directly for ALLOC to back off); a backend that
+ * does not answer gives ETIMEDOUT, a device that broke the protocol EPROTO,
+ * a device that is gone (unbound, backend stopped) ENODEV. The kernel log
+ * says what happened.
  *
  * Versioning. DRM_VGPU_UAPI_VERSION grows with compatible additions;
  * GET_INFO reports the driver's. Structs only ever grow at the end (the
