@@ -150,20 +150,25 @@ static void local_channel_close(void *backend, struct vgpu_channel_window *windo
 	b->dead_channels &= ~(1u << window->index);
 }
 
-/* Read VGPU_REG_ERROR_CHANNELS (read-clear, a trap) into dead_channels. */
-static void refresh_dead_channels(struct local_backend *b)
+/* Read VGPU_REG_ERROR_CHANNELS (read-clear, a trap) into dead_channels;
+ * -ENODEV if the device is gone (all ones, like a surprise-removed PCI
+ * device). */
+static int refresh_dead_channels(struct local_backend *b)
 {
 	uint32_t dead = vgpu_local_device_reg_read(b->dev, VGPU_REG_ERROR_CHANNELS);
 
-	if (dead != 0xffffffffu)
-		b->dead_channels |= dead;
+	if (dead == 0xffffffffu)
+		return -ENODEV;
+	b->dead_channels |= dead;
+	return 0;
 }
 
 static int local_channel_status(void *backend, struct vgpu_channel_window *window)
 {
 	struct local_backend *b = backend;
 
-	refresh_dead_channels(b);
+	if (refresh_dead_channels(b))
+		return -ENODEV;
 	return b->dead_channels & (1u << window->index) ? -EIO : 0;
 }
 
@@ -183,14 +188,14 @@ static int local_wait_fence(void *backend, struct vgpu_channel_window *window, u
 	for (;;) {
 		if (read_notifier(window, offset) >= value)
 			return 0;
-		if (b->pending_irqs & VGPU_IRQ_CHANNEL_ERROR)
-			refresh_dead_channels(b);
+		if ((b->pending_irqs & VGPU_IRQ_CHANNEL_ERROR) && refresh_dead_channels(b))
+			return -ENODEV;
 		b->pending_irqs = 0;
 		if (b->dead_channels & (1u << window->index))
 			return -EIO;
 		now = vgpu_now_ns();
 		if (now >= deadline)
-			return local_channel_status(b, window) ? -EIO : -ETIMEDOUT;
+			return local_channel_status(b, window) ?: -ETIMEDOUT;
 		slice = (int)((deadline - now + 999999) / 1000000);
 		if (slice > FENCE_SLICE_MS)
 			slice = FENCE_SLICE_MS;

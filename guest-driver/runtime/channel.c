@@ -41,7 +41,7 @@ struct vgpu_channel {
 	uint64_t begun_position;
 	uint32_t begun_words;
 	int timeout_ms;
-	bool dead;
+	int dead; /* 0, or why the channel is over: -EIO killed, -ENODEV gone */
 	struct vgpu_channel_stats stats;
 };
 
@@ -164,15 +164,21 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* A wait ended in err: remember whether the channel is over for good. */
+static int note_end(struct vgpu_channel *ch, int err)
+{
+	if (err == -EIO || err == -ENODEV)
+		ch->dead = err;
+	return err;
+}
+
 static int channel_status(struct vgpu_channel *ch)
 {
 	const struct vgpu_backend_ops *ops = ch->dev->ops;
 
-	if (ch->dead)
-		return -EIO;
-	if (ops->channel_status && ops->channel_status(ch->dev->backend, &ch->window) == -EIO)
-		ch->dead = true;
-	return ch->dead ? -EIO : 0;
+	if (!ch->dead && ops->channel_status)
+		note_end(ch, ops->channel_status(ch->dev->backend, &ch->window));
+	return ch->dead;
 }
 
 int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
@@ -187,7 +193,7 @@ int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
 	if (fence >= ch->next_fence)
 		return -EINVAL;
 	if (ch->dead)
-		return -EIO;
+		return ch->dead;
 	ch->stats.fence_waits++;
 	for (spins = 0; spins < WAIT_SPINS; spins++) {
 		vgpu_cpu_relax();
@@ -202,11 +208,9 @@ int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
 	if (ops->wait_fence && fence <= ch->interrupt_fence) {
 		ret = ops->wait_fence(ch->dev->backend, &ch->window, VGPU_NOTIFIER_FENCE_OFFSET,
 		                      fence, timeout_ms);
-		if (ret == -EIO)
-			ch->dead = true;
 		if (ret == 0 && !vgpu_channel_fence_passed(ch, fence))
 			ret = -EPROTO;
-		return ret;
+		return note_end(ch, ret);
 	}
 
 	next_status = start + WAIT_STATUS_PERIOD_NS;
@@ -218,7 +222,7 @@ int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
 			break;
 		if (now >= next_status) {
 			if (channel_status(ch))
-				return -EIO;
+				return ch->dead;
 			next_status = now + WAIT_STATUS_PERIOD_NS;
 		}
 		sleep_ns(sleep);
@@ -227,7 +231,7 @@ int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
 	}
 	if (vgpu_channel_fence_passed(ch, fence))
 		return 0;
-	return channel_status(ch) ? -EIO : -ETIMEDOUT;
+	return channel_status(ch) ?: -ETIMEDOUT;
 }
 
 int vgpu_channel_finish(struct vgpu_channel *ch, int timeout_ms)
@@ -243,7 +247,7 @@ int vgpu_channel_begin(struct vgpu_channel *ch, uint32_t max_words, uint32_t **w
 	int ret;
 
 	if (ch->dead)
-		return -EIO;
+		return ch->dead;
 	if (!max_words || max_words > vgpu_channel_max_words(ch))
 		return -EINVAL;
 	len = (max_words + FENCE_WORDS) * 4;
@@ -291,7 +295,7 @@ int vgpu_channel_submit(struct vgpu_channel *ch, uint32_t used_words, uint32_t f
 	if (!ch->begun || used_words > ch->begun_words || (flags & ~VGPU_SUBMIT_INTERRUPT))
 		return -EINVAL;
 	if (ch->dead)
-		return -EIO;
+		return ch->dead;
 	offset = pushbuffer_ring_offset(&ch->ring, ch->begun_position);
 	words = (uint32_t *)((uint8_t *)ch->window.pushbuffer + offset);
 	value = ch->next_fence++;

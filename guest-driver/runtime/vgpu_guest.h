@@ -103,7 +103,8 @@ uint32_t vgpu_channel_max_words(const struct vgpu_channel *ch);
  * Reserve max_words 32-bit words of pushbuffer for one submission and
  * return where to write them. Waits (up to the channel timeout) while the
  * GPU still uses the space or every GPFIFO slot. -EINVAL if max_words is 0
- * or above vgpu_channel_max_words, -ETIMEDOUT, -EIO if the channel died.
+ * or above vgpu_channel_max_words, -ETIMEDOUT, -EIO if the channel died,
+ * -ENODEV if the device is gone.
  */
 int vgpu_channel_begin(struct vgpu_channel *ch, uint32_t max_words, uint32_t **words);
 
@@ -120,7 +121,9 @@ int vgpu_channel_submit(struct vgpu_channel *ch, uint32_t used_words, uint32_t f
 /* True once fence has passed. */
 bool vgpu_channel_fence_passed(struct vgpu_channel *ch, uint64_t fence);
 /* Wait for a fence: 0, -ETIMEDOUT (timeout_ms < 0: the channel timeout),
- * -EIO if the channel was killed, -EINVAL for a fence never submitted. */
+ * -EIO if the channel was killed, -ENODEV if the device is gone (both
+ * final: later calls on the channel fail the same way), -EINVAL for a fence
+ * never submitted. */
 int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms);
 /* Wait for everything submitted so far. */
 int vgpu_channel_finish(struct vgpu_channel *ch, int timeout_ms);

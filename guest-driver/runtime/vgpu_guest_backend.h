@@ -71,8 +71,9 @@ struct vgpu_backend_ops {
 	 * of the mapped page. */
 	uint64_t (*notifier_read)(void *backend, struct vgpu_channel_window *window,
 	                          uint32_t offset);
-	/* 0 while the channel runs, -EIO once the GPU killed it. May trap;
-	 * the runtime calls it only while a wait is overdue. */
+	/* 0 while the channel runs, -EIO once the GPU killed it, -ENODEV
+	 * when the device is gone. May trap; the runtime calls it only while
+	 * a wait is overdue. */
 	int (*channel_status)(void *backend, struct vgpu_channel_window *window);
 };
 

@@ -14,6 +14,7 @@
 #include "vgpu/simgpu_commands.h"
 #include "vgpu/simgpu_kernels.h"
 #include "vgpu_workloads.h"
+#include "device_internal.h"
 #include "workload_reference.h"
 
 #define STENCIL_WIDTH 1024u /* cells per row: one 4 KiB row */
@@ -87,7 +88,7 @@ static int fail_channel(struct run *run, int err, const char *doing)
 		            doing);
 	if (err == -ETIMEDOUT)
 		return fail(run, err, "%s: the GPU did not finish in time", doing);
-	return fail(run, err, "%s: %s", doing, strerror(-err));
+	return fail(run, err, "%s: %s", doing, vgpu_guest_explain(err));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -558,7 +559,7 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 	}
 
 	/* Nothing may still use the buffers when they are freed. */
-	if (ret != -EIO)
+	if (ret != -EIO && ret != -ENODEV)
 		vgpu_channel_finish(run.ch, -1);
 	vgpu_channel_destroy(run.ch);
 	out->have_stats = vgpu_device_stats(dev, &out->stats) == 0;

@@ -116,7 +116,7 @@ static void remove_dir(const char *dir)
 
 int daemon_stop(struct daemon_runner *runner)
 {
-	int status = 0, i, result = -1;
+	int status = 0, i, result = runner->pid > 0 ? -1 : 0;
 
 	if (runner->pid > 0) {
 		kill(runner->pid, SIGTERM);

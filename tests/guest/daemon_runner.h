@@ -24,7 +24,8 @@ struct daemon_runner {
  * socket accepts connections. 0 or -errno (the log says why). */
 int daemon_start(struct daemon_runner *runner, const char *const *extra_args);
 /* SIGTERM and wait; returns vgpud's exit status (0 = clean), -1 if it had to
- * be killed. Removes the directory. */
+ * be killed (0 if a test already reaped it and cleared pid). Removes the
+ * directory. */
 int daemon_stop(struct daemon_runner *runner);
 
 /* A tenant process (argv[0] is replaced by $VGPU_TENANT). */

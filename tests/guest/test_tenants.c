@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -24,7 +27,7 @@
 
 /* 64 MiB of simgpu VRAM (60 usable), 2 MiB chunks. */
 static const char *const small_gpu[] = {
-	"--vram", "64M", "--chunk-size", "2M", "--log-level", "warn", NULL,
+	"--vram", "64M", "--chunk-size", "2M", "--log-level", "info", NULL,
 };
 
 static int setup(void **state)
@@ -233,6 +236,45 @@ static void test_usage(void **state)
 	}
 }
 
+/* vgpud dies under a running tenant: the tenant notices at once, says so,
+ * and fails instead of hanging. */
+static void test_vgpud_dies(void **state)
+{
+	struct daemon_runner *runner = *state;
+	const char *const args[] = { "vgpu-tenant", "--socket", runner->socket, "--name", "orphan",
+		                     "--workload", "stream", "--size", "8M", "--buffer-size", "1M",
+		                     "--duration", "60s", NULL };
+	struct tenant_run run;
+	int status, i;
+	char *text;
+
+	assert_int_equal(tenant_spawn(runner, args, &run), 0);
+	for (i = 0; i < 100; i++) { /* until it is attached and running */
+		struct timespec pause = { 0, 100000000 };
+
+		text = read_file(runner->log);
+		nanosleep(&pause, NULL);
+		if (text && strstr(text, "'orphan'")) {
+			free(text);
+			break;
+		}
+		free(text);
+	}
+	{
+		struct timespec pause = { 0, 500000000 };
+
+		nanosleep(&pause, NULL);
+	}
+	kill(runner->pid, SIGKILL);
+	waitpid(runner->pid, &status, 0);
+	runner->pid = 0;
+	assert_int_equal(tenant_wait(&run, 20), 1);
+	text = read_file(run.err);
+	print_message("tenant said: %s", text);
+	assert_non_null(strstr(text, "gone"));
+	free(text);
+}
+
 /* The text summary of a good run ends in PASS. */
 static void test_text_summary(void **state)
 {
@@ -260,6 +302,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_daemon_not_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vgpud_dies, setup, teardown),
 	};
 
 	if (!getenv("VGPUD") || !getenv("VGPU_TENANT")) {
