@@ -43,12 +43,17 @@ uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset)
 	return __atomic_load_n((uint64_t *)(c->notifier + offset), __ATOMIC_ACQUIRE);
 }
 
-int test_channel_wait_idle(struct test_channel *c, int timeout_ms)
+int test_channel_finish(struct test_channel *c, int timeout_ms)
 {
+	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t n = simgpu_push_semaphore_release(words, c->info.notifier_gpu_va +
+	                                                          TEST_CHANNEL_FENCE_OFFSET,
+	                                           ++c->fence, false);
 	int waited;
 
+	test_channel_submit(c, words, n);
 	for (waited = 0; waited < timeout_ms; waited++) {
-		if (simgpu_control_read_gp_get(c->control) == c->put)
+		if (test_channel_notifier(c, TEST_CHANNEL_FENCE_OFFSET) == c->fence)
 			return 0;
 		usleep(1000);
 	}

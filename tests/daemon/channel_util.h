@@ -23,6 +23,7 @@ struct test_channel {
 	uint32_t *pushbuf;
 	uint32_t put;          /* our GP_PUT */
 	uint32_t pushbuf_used; /* bytes */
+	uint64_t fence;        /* last value test_channel_finish released */
 };
 
 /* CHANNEL_CREATE and locate the window. Returns the status. */
@@ -34,7 +35,13 @@ void test_channel_submit(struct test_channel *c, const uint32_t *words, uint32_t
 /* A 64-bit word of the notifier page. */
 uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset);
 
-/* Wait until GP_GET reaches GP_PUT (up to timeout_ms). 0 or -ETIMEDOUT. */
-int test_channel_wait_idle(struct test_channel *c, int timeout_ms);
+/* The last 8 bytes of the notifier page: test_channel_finish's fence. */
+#define TEST_CHANNEL_FENCE_OFFSET 4088u
+
+/* Submit a semaphore release after everything queued and wait (up to
+ * timeout_ms) until it landed in the notifier: all earlier work finished.
+ * (GP_GET reaching GP_PUT only says the entries were fetched.) 0 or
+ * -ETIMEDOUT. */
+int test_channel_finish(struct test_channel *c, int timeout_ms);
 
 #endif /* TESTS_DAEMON_CHANNEL_UTIL_H */

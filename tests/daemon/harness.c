@@ -270,7 +270,13 @@ int count_open_fds(void)
 uint64_t test_seed(void)
 {
 	const char *env = getenv("VGPU_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+	struct timespec now;
+	uint64_t seed;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	seed = env ? strtoull(env, NULL, 0)
+	           : ((uint64_t)now.tv_sec * 1000003u) ^ (uint64_t)now.tv_nsec ^
+	                     ((uint64_t)getpid() << 32);
 
 	printf("# seed %llu (set VGPU_SEED to repeat)\n", (unsigned long long)seed);
 	return seed;

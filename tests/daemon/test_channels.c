@@ -128,7 +128,7 @@ static void test_submission_fence_and_memory(void **state)
 		n = simgpu_push_semaphore_release(words, c.info.notifier_gpu_va + 8, i, false);
 		test_channel_submit(&c, words, n);
 	}
-	assert_int_equal(test_channel_wait_idle(&c, 5000), 0);
+	assert_int_equal(test_channel_finish(&c, 5000), 0);
 	assert_int_equal(test_channel_notifier(&c, 8), 40);
 	tenant_close(&t);
 }
@@ -151,7 +151,7 @@ static void test_channel_error_and_isolation(void **state)
 	n = simgpu_push_memset(words, va_a, 0x11111111u, 4096);
 	n += simgpu_push_semaphore_release(words + n, ca.info.notifier_gpu_va, 1, false);
 	test_channel_submit(&ca, words, n);
-	assert_int_equal(test_channel_wait_idle(&ca, 5000), 0);
+	assert_int_equal(test_channel_finish(&ca, 5000), 0);
 
 	/* B writes to A's buffer address: not mapped in B's address space */
 	n = simgpu_push_memset(words, va_a, 0xdeadbeefu, 4096);

@@ -357,7 +357,7 @@ static void test_vgpuctl(void **state)
 	assert_int_equal(test_channel_create(&f->a, 16, &c), VGPU_STATUS_OK);
 	n = simgpu_push_launch_stream(words, va, 1u << 20, 2);
 	test_channel_submit(&c, words, n);
-	assert_int_equal(test_channel_wait_idle(&c, 10000), 0);
+	assert_int_equal(test_channel_finish(&c, 10000), 0);
 	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
 	                             (const char *const[]){ "status", NULL }), 0);
 	assert_non_null(strstr(out, "100.0%"));

@@ -216,7 +216,7 @@ static void test_swaps_by_eviction(void **state)
 	w.n = 4000u * 1000 * 1000;
 	/* the writer must not touch ring entries the GPU will fetch: start
 	 * past the one we submitted */
-	assert_int_equal(test_channel_wait_idle(&c, 10000), 0);
+	assert_int_equal(test_channel_finish(&c, 10000), 0);
 	assert_int_equal(pthread_create(&thread, NULL, writer_main, &w), 0);
 	for (round = 0; round < 6; round++) {
 		/* 40 + 40 > 60 MiB: A's chunks go to host memory */
@@ -254,7 +254,7 @@ static void test_swaps_by_eviction(void **state)
 	                                          : 0);
 	n = simgpu_push_semaphore_release(words, c.info.notifier_gpu_va, 2, false);
 	test_channel_submit(&c, words, n);
-	assert_int_equal(test_channel_wait_idle(&c, 10000), 0);
+	assert_int_equal(test_channel_finish(&c, 10000), 0);
 	assert_int_equal(test_channel_notifier(&c, 0), 2);
 	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
 	tenant_close(&b);

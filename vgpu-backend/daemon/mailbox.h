@@ -6,8 +6,9 @@
  *
  * Neither part trusts the guest:
  *  - The server keeps req_tail and resp_head to itself and only publishes
- *    them; req_head and resp_tail, the only values it reads back, are
- *    checked against the ring size before use. Each slot is copied out of
+ *    them (again at every run, so a guest that scribbled over them can
+ *    resynchronise); req_head and resp_tail, the only values it reads back,
+ *    are checked against the ring size before use. Each slot is copied out of
  *    shared memory once and only the copy is looked at, so a guest changing
  *    a slot while it is read cannot make a field valid for the check and
  *    different for the use.

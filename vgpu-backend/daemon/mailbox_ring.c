@@ -67,6 +67,14 @@ void vgpu_mailbox_server_run(struct vgpu_mailbox_server *server, unsigned budget
 	uint32_t pending = req_head - server->req_tail;
 
 	memset(out, 0, sizeof(*out));
+	/* Whatever the guest wrote over them, the backend's words say the
+	 * truth again after every doorbell: a confused guest can resync. */
+	if (load_shared(&header->req_tail) != server->req_tail)
+		store_shared(&header->req_tail, server->req_tail);
+	if (load_shared(&header->resp_head) != server->resp_head)
+		store_shared(&header->resp_head, server->resp_head);
+	if (load_shared(&header->entries) != ENTRIES)
+		store_shared(&header->entries, ENTRIES);
 	if (pending > ENTRIES) {
 		out->ring_error = true;
 		server->ring_errors++;
