@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_units.c - vgpud's pure parts: configuration file and flags (with the
+ * shipped example), size parsing, profiles and their instance counts, the
+ * guest handle table, and the mailbox parser's field checks.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "handle_table.h"
+#include "log.h"
+#include "mailbox.h"
+#include "profiles.h"
+
+static const char *example_path;
+
+static char *write_temp(const char *text)
+{
+	static char path[64];
+	int fd;
+
+	strcpy(path, "/tmp/vgpud-conf-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_example_config(void **state)
+{
+	struct vgpud_config c;
+	char why[512] = "";
+
+	(void)state;
+	vgpud_config_defaults(&c);
+	assert_int_equal(vgpud_config_load_file(&c, example_path, why, sizeof(why)), 0);
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), 0);
+	assert_int_equal(c.gpu.vram_bytes, 1ull << 30);
+	assert_int_equal(c.gpu.vram_bandwidth, 900000000000ull);
+	assert_int_equal(c.chunk_bytes, 4ull << 20);
+	assert_string_equal(c.policy, "random");
+	assert_int_equal(c.host_budget_bytes, 8ull << 30);
+	assert_int_equal(c.return_interval_ms, 50);
+	assert_string_equal(c.socket_path, "/run/vgpud/vgpud.sock");
+	assert_string_equal(c.control_path, "/run/vgpud/control.sock");
+	assert_string_equal(c.socket_group, "");
+	assert_int_equal(c.log_level, VGPUD_LOG_INFO);
+	assert_int_equal(c.profile_count, 3);
+	assert_string_equal(c.profiles[1].name, "vgpu-2G");
+	assert_int_equal(c.profiles[1].weight, 2);
+	assert_int_equal(c.profiles[1].cap_bytes, 2ull << 30);
+	assert_int_equal(c.profiles[1].max_instances, 8);
+	assert_true(c.profiles_from_file);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	struct vgpud_config c;
+	char why[512] = "";
+	char *path = write_temp(text);
+
+	vgpud_config_defaults(&c);
+	assert_int_equal(vgpud_config_load_file(&c, path, why, sizeof(why)), -EINVAL);
+	if (!strstr(why, needle))
+		fail_msg("error '%s' does not mention '%s'", why, needle);
+	assert_non_null(strstr(why, path)); /* names the file */
+	unlink(path);
+}
+
+static void test_config_errors(void **state)
+{
+	(void)state;
+	expect_error("vram = 1G\n", ":1: 'vram' outside a section");
+	expect_error("[gpu]\n", ":1: unknown section [gpu]");
+	expect_error("[simgpu]\nvram 1G\n", ":2: expected 'key = value'");
+	expect_error("[simgpu]\nvram = lots\n", ":2: vram = 'lots': expected a size");
+	expect_error("[simgpu]\nvram = 1Q\n", "expected a size");
+	expect_error("[core]\nvram = 1G\n", "unknown key 'vram' in [core]");
+	expect_error("[daemon]\nlog_level = chatty\n", "error, warn, info or debug");
+	expect_error("[profile bad name]\n", "profile name 'bad name' is invalid");
+	expect_error("[profile p]\nweight = 0\n", "weight must be 1..1000000");
+	expect_error("[profile p]\ncap = 5000\n", "whole 4K pages");
+	expect_error("[profile p]\ncolour = red\n", "unknown profile key 'colour'");
+	expect_error("[simgpu\n", "section header");
+}
+
+static void test_config_validate(void **state)
+{
+	struct vgpud_config c;
+	char why[512];
+
+	(void)state;
+	vgpud_config_defaults(&c);
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), 0);
+	strcpy(c.default_profile, "nope");
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "default_profile 'nope'"));
+	vgpud_config_defaults(&c);
+	strcpy(c.control_path, c.socket_path);
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	vgpud_config_defaults(&c);
+	c.profile_count = 0;
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+}
+
+static void test_flags(void **state)
+{
+	char *conf = write_temp("[core]\nchunk_size = 2M\npolicy = priority\n"
+	                        "[profile a]\nweight = 3\n[profile b]\ncap = 1G\n"
+	                        "[daemon]\ndefault_profile = a\n");
+	char *argv[] = { "vgpud", "--config", conf, "--chunk-size", "8M", "--vram", "512M",
+		         "--profile", "c:weight=5,cap=256M,max_instances=2", "--profile",
+		         "a:weight=4", "--log-level", "debug", "--swap-timeout-ms", "100",
+		         NULL };
+	char *bad[] = { "vgpud", "--vram", "huge", NULL };
+	char *bad_profile[] = { "vgpud", "--profile", "x:weight", NULL };
+	char *extra[] = { "vgpud", "surplus", NULL };
+	char *help[] = { "vgpud", "--help", NULL };
+	struct vgpud_config c;
+	FILE *saved;
+
+	(void)state;
+	vgpud_config_defaults(&c);
+	assert_int_equal(vgpud_config_from_args(&c, 15, argv), 0);
+	assert_int_equal(c.chunk_bytes, 8ull << 20); /* flag over file */
+	assert_string_equal(c.policy, "priority");    /* file over default */
+	assert_int_equal(c.gpu.vram_bytes, 512ull << 20);
+	assert_int_equal(c.profile_count, 3);
+	assert_string_equal(c.profiles[0].name, "a");
+	assert_int_equal(c.profiles[0].weight, 4);
+	assert_string_equal(c.profiles[2].name, "c");
+	assert_int_equal(c.profiles[2].cap_bytes, 256ull << 20);
+	assert_int_equal(c.profiles[2].max_instances, 2);
+	assert_int_equal(c.log_level, VGPUD_LOG_DEBUG);
+	assert_int_equal(c.swap_timeout_ms, 100);
+	unlink(conf);
+
+	saved = stderr;
+	stderr = fopen("/dev/null", "w");
+	vgpud_config_defaults(&c);
+	assert_true(vgpud_config_from_args(&c, 3, bad) < 0);
+	vgpud_config_defaults(&c);
+	assert_true(vgpud_config_from_args(&c, 3, bad_profile) < 0);
+	vgpud_config_defaults(&c);
+	assert_true(vgpud_config_from_args(&c, 2, extra) < 0);
+	fclose(stderr);
+	stderr = saved;
+	saved = stdout;
+	stdout = fopen("/dev/null", "w");
+	vgpud_config_defaults(&c);
+	assert_int_equal(vgpud_config_from_args(&c, 2, help), 1);
+	fclose(stdout);
+	stdout = saved;
+}
+
+static void test_sizes(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(vgpud_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(vgpud_parse_size("64K", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(vgpud_parse_size("2G", &v), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(vgpud_parse_size("512MiB", &v), 0);
+	assert_int_equal(v, 512ull << 20);
+	assert_int_equal(vgpud_parse_size("1t", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(vgpud_parse_size("", &v), -EINVAL);
+	assert_int_equal(vgpud_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(vgpud_parse_size("1X", &v), -EINVAL);
+	assert_int_equal(vgpud_parse_size("99999999999T", &v), -EINVAL);
+	assert_int_equal(vgpud_parse_size("1GB", &v), 0);
+	assert_int_equal(vgpud_parse_size("1 G", &v), -EINVAL);
+}
+
+static void test_profiles(void **state)
+{
+	const struct vgpud_profile_spec specs[] = {
+		{ "a", 1, 0, 2 }, { "b", 2, 1ull << 30, 0 },
+	};
+	struct vgpud_profile_spec spec;
+	struct vgpud_profiles p;
+	struct vgpud_profile snapshot[8];
+	uint32_t weight = 6;
+
+	(void)state;
+	vgpud_profiles_init(&p, specs, 2, "a");
+	assert_int_equal(vgpud_profiles_acquire(&p, NULL, &spec), 0);
+	assert_string_equal(spec.name, "a");
+	assert_int_equal(vgpud_profiles_acquire(&p, "a", &spec), 0);
+	assert_int_equal(vgpud_profiles_acquire(&p, "a", &spec), -EUSERS);
+	assert_int_equal(vgpud_profiles_acquire(&p, "zzz", &spec), -ENOENT);
+	assert_int_equal(vgpud_profiles_acquire(&p, "b", &spec), 0);
+	assert_int_equal(vgpud_profiles_update(&p, "b", &weight, NULL, NULL), 0);
+	assert_int_equal(vgpud_profiles_get(&p, "b", &spec), 0);
+	assert_int_equal(spec.weight, 6);
+	weight = 0;
+	assert_int_equal(vgpud_profiles_update(&p, "b", &weight, NULL, NULL), -EINVAL);
+	/* reload without "b": kept while in use, not offered */
+	assert_int_equal(vgpud_profiles_replace(&p, specs, 1), 0);
+	assert_int_equal(vgpud_profiles_snapshot(&p, snapshot, 8), 1);
+	assert_int_equal(vgpud_profiles_acquire(&p, "b", &spec), -ENOENT);
+	vgpud_profiles_release(&p, "b");
+	assert_int_equal(vgpud_profiles_get(&p, "b", &spec), -ENOENT);
+	/* counts survive a reload */
+	assert_int_equal(snapshot[0].instances, 2);
+	vgpud_profiles_release(&p, "a");
+	assert_int_equal(vgpud_profiles_acquire(&p, "a", &spec), 0);
+	vgpud_profiles_fini(&p);
+}
+
+static void test_handle_table(void **state)
+{
+	struct handle_table t;
+	uint32_t handles[1000], h, i;
+	uint64_t core;
+
+	(void)state;
+	handle_table_init(&t);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(handle_table_add(&t, 0x1000000000ull + i, &handles[i]), 0);
+		assert_int_not_equal(handles[i], 0);
+	}
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(handle_table_lookup(&t, handles[i], &core), 0);
+		assert_int_equal(core, 0x1000000000ull + i);
+	}
+	assert_int_equal(handle_table_lookup(&t, 0, &core), -ENOENT);
+	assert_int_equal(handle_table_lookup(&t, 0xffffffffu, &core), -ENOENT);
+	handle_table_remove(&t, handles[10]);
+	assert_int_equal(handle_table_lookup(&t, handles[10], &core), -ENOENT);
+	/* the slot's next handle differs: a stale handle finds nothing */
+	for (i = 0; i < 5000; i++) {
+		assert_int_equal(handle_table_add(&t, 7, &h), 0);
+		assert_int_not_equal(h, handles[10]);
+		handle_table_remove(&t, h);
+	}
+	assert_int_equal(t.live, 999);
+	handle_table_fini(&t);
+}
+
+static enum vgpu_status parse(uint16_t opcode, uint16_t size, const void *payload,
+                              struct vgpu_mailbox_request *out)
+{
+	struct vgpu_request r;
+	const char *why;
+
+	memset(&r, 0, sizeof(r));
+	r.opcode = opcode;
+	r.payload_size = size;
+	r.seq = 77;
+	if (payload)
+		memcpy(r.payload, payload, size);
+	return vgpu_mailbox_parse(&r, out, &why);
+}
+
+static void test_parser(void **state)
+{
+	struct vgpu_mailbox_request out;
+	struct vgpu_alloc_request alloc = { 1 << 20, 15, 0 };
+	struct vgpu_channel_create_request create = { 4096, 0 };
+
+	(void)state;
+	assert_int_equal(parse(VGPU_OP_ALLOC, 16, &alloc, &out), VGPU_STATUS_OK);
+	assert_int_equal(out.seq, 77);
+	assert_int_equal(out.u.alloc.bytes, 1 << 20);
+	assert_int_equal(out.u.alloc.priority, 15);
+	alloc.bytes = VGPU_ALLOC_MAX_BYTES;
+	assert_int_equal(parse(VGPU_OP_ALLOC, 16, &alloc, &out), VGPU_STATUS_OK);
+	alloc.bytes++;
+	assert_int_equal(parse(VGPU_OP_ALLOC, 16, &alloc, &out), VGPU_STATUS_INVALID);
+	assert_int_equal(parse(VGPU_OP_CHANNEL_CREATE, 8, &create, &out), VGPU_STATUS_OK);
+	create.gpfifo_entries = 8192;
+	assert_int_equal(parse(VGPU_OP_CHANNEL_CREATE, 8, &create, &out), VGPU_STATUS_INVALID);
+	create.gpfifo_entries = 1;
+	assert_int_equal(parse(VGPU_OP_CHANNEL_CREATE, 8, &create, &out), VGPU_STATUS_INVALID);
+	create.gpfifo_entries = 0;
+	assert_int_equal(parse(VGPU_OP_CHANNEL_CREATE, 8, &create, &out), VGPU_STATUS_OK);
+	assert_int_equal(parse(VGPU_OP_STATS, 0, NULL, &out), VGPU_STATUS_OK);
+	assert_int_equal(parse(VGPU_OP_STATS + 1, 0, NULL, &out), VGPU_STATUS_UNSUPPORTED);
+	assert_int_equal(parse(VGPU_OP_HELLO, 4, NULL, &out), VGPU_STATUS_INVALID);
+	assert_int_equal(parse(VGPU_OP_HELLO, 48, NULL, &out), VGPU_STATUS_INVALID);
+	assert_int_equal(parse(VGPU_OP_HELLO, 49, NULL, &out), VGPU_STATUS_INVALID);
+	assert_string_equal(vgpu_mailbox_opcode_name(VGPU_OP_CHANNEL_DESTROY), "CHANNEL_DESTROY");
+	assert_string_equal(vgpu_mailbox_opcode_name(1000), "unknown");
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_config),
+		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_config_validate),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_handle_table),
+		cmocka_unit_test(test_parser),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s vgpud.conf.example\n", argv[0]);
+		return 2;
+	}
+	example_path = argv[1];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
