@@ -1,0 +1,224 @@
+#!/bin/bash
+# tests/vm/l1/vgpu-mdev.sh - the L1 half of tests/vm/vgpu-mdev.sh (runs INSIDE L1).
+#
+# Usage (via boot-l1.sh): l1/vgpu-mdev.sh VGPU_MDEV.ko BIN_DIR L2_INITRD|none
+#
+# BIN_DIR holds tests/vm/mdev's fake-vgpud and vfio-client. Checks, in order:
+#   1. module load; no mdev parent until a vgpud connects
+#   2. fake-vgpud registers types: sysfs type attributes; a CREATE vgpud
+#      refuses fails the sysfs write with its message in the kernel log
+#   3. VFIO-level client on an mdev (no guest): config space, BARs, mmap,
+#      interrupts, DMA/pins, shadow swap, reset, bad inputs; vendor/ sysfs
+#   4. an L2 KVM guest with -device vfio-pci,sysfsdev=...: its checks (IDs,
+#      registers, BAR2, doorbell, MSI-X/MSI/INTx, DMA, swap under guest
+#      writes), then fake-vgpud dies with a window blocked; L1 sees
+#      backend-gone, restarts fake-vgpud (EXISTS replay), refuses rmmod,
+#      removes the mdev while L2 runs (QEMU hot-unplugs it)
+#   5. vgpud exit unregisters the parent; rmmod; no BUG/Oops/WARNING in dmesg
+# One line per check: "VGPU-MDEV-CHECK ok: ..." or "VGPU-MDEV-CHECK FAIL: ...".
+set -uo pipefail
+
+ko=${1:?usage: vgpu-mdev.sh VGPU_MDEV.ko BIN_DIR L2_INITRD|none}
+bin=${2:?usage: vgpu-mdev.sh VGPU_MDEV.ko BIN_DIR L2_INITRD|none}
+l2_initrd=${3:?usage: vgpu-mdev.sh VGPU_MDEV.ko BIN_DIR L2_INITRD|none}
+: "${VMLINUZ:?not run by boot-l1.sh}"
+
+parent=/sys/class/mdev_bus/vgpu
+types=$parent/mdev_supported_types
+vgpud_pid=
+qemu_pid=
+failures=0
+
+pass() { echo "VGPU-MDEV-CHECK ok: $*"; }
+fail() {
+	echo "VGPU-MDEV-CHECK FAIL: $*"
+	failures=$((failures + 1))
+}
+check() { # DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+now() { date +%s.%N; }
+elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
+new_uuid() { cat /proc/sys/kernel/random/uuid; }
+
+# wait_for SECONDS COMMAND...: poll every 0.2 s
+wait_for() {
+	local deadline
+	deadline=$(awk -v n="$(now)" -v s="$1" 'BEGIN { printf "%d", n + s }')
+	shift
+	until "$@"; do
+		(($(date +%s) < deadline)) || return 1
+		sleep 0.2
+	done
+}
+
+start_vgpud() {
+	rm -f vgpud.ready
+	"$bin/fake-vgpud" --ready-file "$PWD/vgpud.ready" >>fake-vgpud.log 2>&1 &
+	vgpud_pid=$!
+	wait_for 10 test -e vgpud.ready
+}
+
+finish() {
+	[[ -n $qemu_pid ]] && kill "$qemu_pid" 2>/dev/null
+	[[ -n $vgpud_pid ]] && kill "$vgpud_pid" 2>/dev/null
+	echo "--- fake-vgpud log (tail)"
+	tail -n 40 fake-vgpud.log 2>/dev/null | sed 's/^/    /'
+	echo "--- dmesg (vgpu, mdev, vfio)"
+	dmesg | grep -i 'vgpu\|mdev\|vfio' | tail -n 40 | sed 's/^/    /'
+	echo "VGPU-MDEV-L1-FAILURES=$failures"
+}
+
+dmesg_clean() {
+	! dmesg | grep -E 'BUG|Oops|WARNING|general protection|Call Trace|soft lockup|hung task' >dmesg-bad.txt
+}
+
+t_job=$(now)
+dmesg -n 1 2>/dev/null # keep the console for the job's own output
+for m in vfio vfio_iommu_type1 mdev vfio_virqfd; do
+	modprobe "$m" || { fail "modprobe $m"; finish; exit 1; }
+done
+if ! insmod "$ko"; then
+	fail "insmod $ko"
+	finish
+	exit 1
+fi
+pass "vgpu_mdev.ko loaded"
+check "control device /dev/vgpu_mdev exists" test -c /dev/vgpu_mdev
+check "no mdev parent before vgpud connects" test ! -e "$parent"
+
+# --- 2. types ---------------------------------------------------------------
+if ! start_vgpud; then
+	fail "fake-vgpud did not come up"
+	finish
+	exit 1
+fi
+pass "fake-vgpud connected and registered its types"
+check "types vgpu-vgpu-test... are vgpu-test and vgpu-refuse" \
+	test -d "$types/vgpu-test" -a -d "$types/vgpu-refuse"
+check "type name is the profile (vgpu-test)" grep -qx vgpu-test "$types/vgpu-test/name"
+check "device_api is vfio-pci" grep -qx vfio-pci "$types/vgpu-test/device_api"
+check "available_instances comes from vgpud (4)" grep -qx 4 "$types/vgpu-test/available_instances"
+check "description comes from vgpud" grep -q "test profile" "$types/vgpu-test/description"
+check "a second vgpud is refused (EBUSY)" \
+	bash -c '! exec 3<>/dev/vgpu_mdev' 2>/dev/null
+u=$(new_uuid)
+if echo "$u" >"$types/vgpu-refuse/create" 2>/dev/null; then
+	fail "CREATE refused by vgpud should fail the sysfs write"
+else
+	pass "CREATE refused by vgpud fails the sysfs write"
+fi
+check "the refusal reason is in the kernel log" bash -c 'dmesg | grep -q "has no capacity"'
+check "no device left behind by the refused create" test ! -e "/sys/bus/mdev/devices/$u"
+
+# --- 3. VFIO-level client ---------------------------------------------------
+ua=$(new_uuid)
+if echo "$ua" >"$types/vgpu-test/create"; then
+	pass "mdev $ua created"
+	dev=/sys/bus/mdev/devices/$ua
+	check "vendor/profile is vgpu-test" grep -qx vgpu-test "$dev/vendor/profile"
+	check "vendor/state is closed" grep -qx closed "$dev/vendor/state"
+	t0=$(now)
+	"$bin/vfio-client" "$ua" 2>&1 | sed 's/^/VGPU-MDEV-VFIO /'
+	rc=${PIPESTATUS[0]}
+	echo "VGPU-MDEV-VFIO-SECONDS=$(elapsed "$t0")"
+	check "vfio-client exit status 0 (got $rc)" test "$rc" = 0
+	id=$(cat "$dev/vendor/id")
+	check "vendor/vm is what vgpud pushed (fake-vm-$id)" grep -qx "fake-vm-$id" "$dev/vendor/vm"
+	check "vendor/resident, evicted, fair_share, allocated from vgpud" \
+		bash -c "grep -qx 805306368 $dev/vendor/resident && grep -qx 268435456 $dev/vendor/evicted &&
+			grep -qx 536870912 $dev/vendor/fair_share && grep -qx 1073741824 $dev/vendor/allocated"
+	echo "VGPU-MDEV: vendor/swaps $(cat "$dev/vendor/swaps") (to shadow, to real, faults that waited)"
+	check "vendor/swaps counted the client's swaps" \
+		awk '$1 >= 20 && $2 >= 20 { ok = 1 } END { exit !ok }' "$dev/vendor/swaps"
+	check "vendor/state is closed again" grep -qx closed "$dev/vendor/state"
+	check "remove an idle mdev" bash -c "echo 1 >$dev/remove"
+	check "vgpud got CLOSE and REMOVE" \
+		bash -c "grep -q 'CLOSE device $id' fake-vgpud.log && grep -q 'REMOVE device $id' fake-vgpud.log"
+else
+	fail "create mdev $ua"
+fi
+check "no BUG/Oops/WARNING after the VFIO client" dmesg_clean
+
+# --- 4. L2 guest --------------------------------------------------------------
+if [[ $l2_initrd != none ]]; then
+	modprobe kvm_amd nested=1 || fail "modprobe kvm_amd"
+	ub=$(new_uuid)
+	dev=/sys/bus/mdev/devices/$ub
+	if echo "$ub" >"$types/vgpu-test/create"; then
+		pass "mdev $ub created for L2"
+		echo "VGPU-MDEV: booting L2 with -accel kvm -device vfio-pci,sysfsdev=$dev"
+		t_l2=$(now)
+		timeout -k 5 400 qemu-system-x86_64 -nodefaults -no-user-config -display none \
+			-no-reboot -accel kvm -cpu host -machine pc -m 256M -smp 1 \
+			-kernel "$VMLINUZ" -initrd "$l2_initrd" \
+			-append "console=ttyS0 panic=-1 quiet" \
+			-device "vfio-pci,sysfsdev=$dev" \
+			-serial stdio </dev/null >l2.log 2>&1 &
+		qemu_pid=$!
+		if wait_for 240 grep -q 'VGPU-L2-DIE-START' l2.log; then
+			if wait_for 30 bash -c "! kill -0 $vgpud_pid 2>/dev/null"; then
+				pass "fake-vgpud exited while the VM runs (window 0 blocked)"
+				wait "$vgpud_pid" 2>/dev/null
+				check "vendor/state is backend-gone" \
+					wait_for 10 grep -qx backend-gone "$dev/vendor/state"
+				check "parent and types stay while an mdev exists" test -d "$types/vgpu-test"
+				check "available_instances reads 0 without vgpud" \
+					grep -qx 0 "$types/vgpu-test/available_instances"
+				if start_vgpud; then
+					pass "a new fake-vgpud connected with the same types"
+					check "it was told about the existing mdev (EXISTS)" \
+						wait_for 5 grep -q "EXISTS device" fake-vgpud.log
+				else
+					fail "restart fake-vgpud"
+				fi
+			else
+				fail "fake-vgpud did not exit after T_DIE_BLOCKED"
+			fi
+		else
+			fail "L2 did not reach the backend-gone test"
+		fi
+		if wait_for 120 grep -q 'VGPU-L2-READY-FOR-REMOVE' l2.log; then
+			check "rmmod vgpu_mdev is refused while the device is open" \
+				bash -c '! rmmod vgpu_mdev 2>/dev/null'
+			t0=$(now)
+			timeout 120 bash -c "echo 1 >$dev/remove"
+			rc=$?
+			check "mdev removed while L2 runs ($(elapsed "$t0") s, QEMU released it)" \
+				test "$rc" = 0 -a ! -e "$dev"
+			check "L2 saw the hot-unplug" wait_for 60 grep -q 'VGPU-L2-UNPLUGGED' l2.log
+		else
+			fail "L2 never became ready for the removal"
+		fi
+		wait_for 120 bash -c "! kill -0 $qemu_pid 2>/dev/null" || kill "$qemu_pid"
+		wait "$qemu_pid"
+		rc=$?
+		qemu_pid=
+		echo "VGPU-MDEV-L2-SECONDS=$(elapsed "$t_l2")"
+		grep -a '^VGPU-L2-' l2.log
+		check "L2 finished (VGPU-L2-STATUS=0), QEMU exit status $rc" \
+			bash -c "grep -q '^VGPU-L2-STATUS=0' l2.log && test $rc = 0"
+		check "fake-vgpud got REMOVE for the L2 mdev" \
+			wait_for 5 grep -q "REMOVE device" fake-vgpud.log
+	else
+		fail "create mdev for L2"
+	fi
+	check "no BUG/Oops/WARNING after the L2 run" dmesg_clean
+fi
+
+# --- 5. teardown --------------------------------------------------------------
+kill "$vgpud_pid" 2>/dev/null
+wait "$vgpud_pid" 2>/dev/null
+vgpud_pid=
+check "vgpud gone and no mdev left: parent unregistered" wait_for 10 test ! -e "$parent"
+check "rmmod vgpu_mdev" rmmod vgpu_mdev
+check "no BUG/Oops/WARNING/lockup in dmesg" dmesg_clean
+if [[ -s dmesg-bad.txt ]]; then
+	sed 's/^/    dmesg: /' dmesg-bad.txt | head -n 40
+fi
+echo "VGPU-MDEV-L1-SECONDS=$(elapsed "$t_job")"
+finish
+((failures == 0)) && echo "VGPU-MDEV-L1-DONE"
+exit $((failures != 0))

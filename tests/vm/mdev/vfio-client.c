@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vfio-client - a VFIO-level test of vgpu_mdev.ko without a guest: opens an
+ * mdev the way QEMU does (container, type1 v2 IOMMU, group, device fd) and
+ * checks config space, BAR0 registers, BAR2 mapping, interrupts in all
+ * three modes, DMA and pins (with the guest mapping going away), the
+ * fault-time shadow swap under concurrent writes, reset, and bad inputs.
+ * fake-vgpud must be running.
+ *
+ * Usage: vfio-client UUID
+ * Prints one "ok"/"FAIL" line per check and "vfio-client: N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <linux/pci_regs.h>
+#include <linux/vfio.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vgpu/mdev_control.h>
+
+#include "test_protocol.h"
+
+#define REGION(i) ((uint64_t)(i) << 40) /* what the module reports; checked below */
+
+static int passed, failed;
+static int device = -1, container = -1;
+static uint64_t region_offset[VFIO_PCI_NUM_REGIONS];
+static volatile uint8_t *bar2;
+static sigjmp_buf sigbus_jmp;
+static volatile sig_atomic_t sigbus_seen;
+
+static bool check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("%s: ", ok ? "ok" : "FAIL");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	va_end(ap);
+	if (ok)
+		passed++;
+	else
+		failed++;
+	return ok;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static ssize_t region_rw(int index, uint64_t off, void *buf, size_t n, bool write)
+{
+	return write ? pwrite(device, buf, n, region_offset[index] + off) :
+		       pread(device, buf, n, region_offset[index] + off);
+}
+
+static uint32_t cfg32(unsigned int off)
+{
+	uint32_t v = 0;
+
+	region_rw(VFIO_PCI_CONFIG_REGION_INDEX, off, &v, 4, false);
+	return v;
+}
+
+static void cfg32_write(unsigned int off, uint32_t v)
+{
+	region_rw(VFIO_PCI_CONFIG_REGION_INDEX, off, &v, 4, true);
+}
+
+static uint32_t reg(unsigned int off)
+{
+	uint32_t v = 0xdeadbeef;
+
+	region_rw(VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4, false);
+	return v;
+}
+
+static void reg_write(unsigned int off, uint32_t v)
+{
+	region_rw(VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4, true);
+}
+
+/* test_protocol.h through the mapped mailbox and the BAR0 doorbell */
+static uint32_t command(uint32_t cmd, uint64_t arg0, uint64_t arg1, uint64_t *value0,
+			uint64_t *value1)
+{
+	volatile uint8_t *m = bar2;
+	uint32_t seq = *(volatile uint32_t *)(m + T_SEQ) + 1;
+	double t0 = now();
+
+	*(volatile uint32_t *)(m + T_CMD) = cmd;
+	*(volatile uint64_t *)(m + T_ARG0) = arg0;
+	*(volatile uint64_t *)(m + T_ARG1) = arg1;
+	__atomic_store_n((uint32_t *)(m + T_SEQ), seq, __ATOMIC_RELEASE);
+	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
+	while (__atomic_load_n((uint32_t *)(m + T_DONE_SEQ), __ATOMIC_ACQUIRE) != seq) {
+		if (now() - t0 > 10) {
+			printf("  command %u: no answer from fake-vgpud in 10 s\n", cmd);
+			return ETIMEDOUT;
+		}
+		usleep(100);
+	}
+	if (value0)
+		*value0 = *(volatile uint64_t *)(m + T_VALUE0);
+	if (value1)
+		*value1 = *(volatile uint64_t *)(m + T_VALUE1);
+	if (*(volatile uint32_t *)(m + T_RESULT))
+		printf("  fake-vgpud: %s\n", (const char *)(m + T_MESSAGE));
+	return *(volatile uint32_t *)(m + T_RESULT);
+}
+
+static bool eventfd_fired(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t v;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return false;
+	return read(fd, &v, sizeof(v)) == sizeof(v);
+}
+
+static int set_irqs(uint32_t index, uint32_t flags, uint32_t start, uint32_t count,
+		    const int32_t *fds)
+{
+	char buf[sizeof(struct vfio_irq_set) + 8 * sizeof(int32_t)];
+	struct vfio_irq_set *s = (struct vfio_irq_set *)buf;
+
+	s->argsz = sizeof(*s) + ((flags & VFIO_IRQ_SET_DATA_EVENTFD) ? count * 4 : 0);
+	s->flags = flags;
+	s->index = index;
+	s->start = start;
+	s->count = count;
+	if (flags & VFIO_IRQ_SET_DATA_EVENTFD)
+		memcpy(s->data, fds, count * 4);
+	return ioctl(device, VFIO_DEVICE_SET_IRQS, s) ? -errno : 0;
+}
+
+static void open_device(const char *uuid)
+{
+	char path[256], link[256];
+	struct vfio_group_status gs = { .argsz = sizeof(gs) };
+	ssize_t n;
+	int group;
+
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0) {
+		perror(path);
+		exit(1);
+	}
+	link[n] = 0;
+	snprintf(path, sizeof(path), "/dev/vfio/%s", basename(link));
+	container = open("/dev/vfio/vfio", O_RDWR);
+	group = open(path, O_RDWR);
+	if (container < 0 || group < 0) {
+		perror("open /dev/vfio");
+		exit(1);
+	}
+	check(ioctl(container, VFIO_GET_API_VERSION) == VFIO_API_VERSION, "VFIO API version");
+	check(ioctl(group, VFIO_GROUP_GET_STATUS, &gs) == 0 && (gs.flags & VFIO_GROUP_FLAGS_VIABLE),
+	      "group %s viable", path);
+	if (ioctl(group, VFIO_GROUP_SET_CONTAINER, &container) ||
+	    ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU)) {
+		perror("container setup");
+		exit(1);
+	}
+	device = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, uuid);
+	if (!check(device >= 0, "open device %s (fake-vgpud attaches the VM)", uuid))
+		exit(1);
+}
+
+static void test_info(void)
+{
+	struct vfio_device_info info = { .argsz = sizeof(info) };
+	struct vfio_region_info ri = { .argsz = sizeof(ri) };
+	char buf[256];
+	struct vfio_region_info *big = (struct vfio_region_info *)buf;
+	struct vfio_irq_info ii = { .argsz = sizeof(ii) };
+	static const uint32_t want_irqs[] = { 1, 1, VGPU_MSIX_VECTORS, 0, 1 };
+
+	bool ok = !ioctl(device, VFIO_DEVICE_GET_INFO, &info);
+
+	check(ok &&
+		      (info.flags & VFIO_DEVICE_FLAGS_PCI) && (info.flags & VFIO_DEVICE_FLAGS_RESET) &&
+		      info.num_regions == VFIO_PCI_NUM_REGIONS && info.num_irqs == VFIO_PCI_NUM_IRQS,
+	      "device info: PCI, reset, %u regions, %u irqs", info.num_regions, info.num_irqs);
+	for (uint32_t i = 0; i < VFIO_PCI_NUM_REGIONS; i++) {
+		ri.argsz = sizeof(ri);
+		ri.index = i;
+		if (ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &ri)) {
+			check(false, "region %u info: %s", i, strerror(errno));
+			continue;
+		}
+		region_offset[i] = ri.offset;
+		switch (i) {
+		case VFIO_PCI_CONFIG_REGION_INDEX:
+			check(ri.size == 256 && ri.offset == REGION(i), "config region: 256 bytes");
+			break;
+		case VFIO_PCI_BAR0_REGION_INDEX:
+			check(ri.size == VGPU_BAR0_SIZE && !(ri.flags & VFIO_REGION_INFO_FLAG_MMAP),
+			      "BAR0 region: %#llx bytes, trapped", (unsigned long long)ri.size);
+			break;
+		case VFIO_PCI_BAR2_REGION_INDEX:
+			check(ri.size == VGPU_MDEV_BAR2_REGION_SIZE &&
+				      (ri.flags & VFIO_REGION_INFO_FLAG_MMAP) &&
+				      (ri.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
+				      ri.argsz > sizeof(ri),
+			      "BAR2 region: %#llx bytes, mmap, caps (argsz %u asked)",
+			      (unsigned long long)ri.size, ri.argsz);
+			break;
+		case 4:
+			check(ri.size == 0x1000, "BAR4 (MSI-X) region: 4 KiB");
+			break;
+		default:
+			check(ri.size == 0, "region %u: none", i);
+			break;
+		}
+	}
+	memset(buf, 0, sizeof(buf));
+	big->argsz = sizeof(buf);
+	big->index = VFIO_PCI_BAR2_REGION_INDEX;
+	if (!ioctl(device, VFIO_DEVICE_GET_REGION_INFO, big) && big->cap_offset) {
+		struct vfio_region_info_cap_sparse_mmap *s = (void *)(buf + big->cap_offset);
+
+		check(s->header.id == VFIO_REGION_INFO_CAP_SPARSE_MMAP && s->nr_areas == 1 &&
+			      s->areas[0].offset == 0 && s->areas[0].size == VGPU_BAR2_SIZE,
+		      "BAR2 sparse mmap: one area [0, %#llx)",
+		      (unsigned long long)s->areas[0].size);
+	} else {
+		check(false, "BAR2 sparse mmap capability");
+	}
+	for (uint32_t i = 0; i < VFIO_PCI_NUM_IRQS; i++) {
+		ii.argsz = sizeof(ii);
+		ii.index = i;
+		ok = !ioctl(device, VFIO_DEVICE_GET_IRQ_INFO, &ii);
+		check(ok && ii.count == want_irqs[i], "irq index %u: count %u", i, ii.count);
+	}
+	ri.index = 99;
+	check(ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &ri) && errno == EINVAL,
+	      "bad: region index 99 -> EINVAL");
+	ii.index = 42;
+	check(ioctl(device, VFIO_DEVICE_GET_IRQ_INFO, &ii) && errno == EINVAL,
+	      "bad: irq index 42 -> EINVAL");
+}
+
+static void test_config(void)
+{
+	uint32_t id = cfg32(PCI_VENDOR_ID), class = cfg32(PCI_CLASS_REVISION) >> 8;
+	uint32_t sub = cfg32(PCI_SUBSYSTEM_VENDOR_ID);
+	uint8_t cap, caps[4] = { 0 };
+	int ncaps = 0;
+	uint8_t b;
+
+	check(id == (VGPU_PCI_DEVICE_ID << 16 | VGPU_PCI_VENDOR_ID), "config: ID %04x:%04x",
+	      id & 0xffff, id >> 16);
+	check(class == VGPU_PCI_CLASS, "config: class %06x", class);
+	check(sub == (VGPU_PCI_SUBSYSTEM_ID << 16 | VGPU_PCI_SUBSYSTEM_VENDOR_ID),
+	      "config: subsystem %04x:%04x", sub & 0xffff, sub >> 16);
+	check((cfg32(PCI_INTERRUPT_LINE) >> 8 & 0xff) == 1, "config: interrupt pin INTA");
+
+	cfg32_write(PCI_BASE_ADDRESS_0, 0xffffffff);
+	check(cfg32(PCI_BASE_ADDRESS_0) == 0xfffff000, "BAR0 sizes as 4 KiB, 32-bit (%#x)",
+	      cfg32(PCI_BASE_ADDRESS_0));
+	cfg32_write(PCI_BASE_ADDRESS_2, 0xffffffff);
+	cfg32_write(PCI_BASE_ADDRESS_3, 0xffffffff);
+	check(cfg32(PCI_BASE_ADDRESS_2) == 0xff80000c && cfg32(PCI_BASE_ADDRESS_3) == 0xffffffff,
+	      "BAR2 sizes as 8 MiB, 64-bit prefetchable (%#x %#x)", cfg32(PCI_BASE_ADDRESS_2),
+	      cfg32(PCI_BASE_ADDRESS_3));
+	cfg32_write(PCI_BASE_ADDRESS_4, 0xffffffff);
+	check(cfg32(PCI_BASE_ADDRESS_4) == 0xfffff000, "BAR4 sizes as 4 KiB");
+	cfg32_write(PCI_BASE_ADDRESS_1, 0xffffffff);
+	check(cfg32(PCI_BASE_ADDRESS_1) == 0, "BAR1 is not implemented");
+	cfg32_write(PCI_BASE_ADDRESS_0, 0xfe000000);
+	check(cfg32(PCI_BASE_ADDRESS_0) == 0xfe000000, "BAR0 keeps an assigned address");
+	cfg32_write(PCI_VENDOR_ID, 0);
+	check(cfg32(PCI_VENDOR_ID) == id, "IDs are read-only");
+
+	cap = cfg32(PCI_CAPABILITY_LIST) & 0xff;
+	while (cap && ncaps < 4) {
+		uint32_t h = cfg32(cap);
+
+		caps[ncaps++] = h & 0xff;
+		if ((h & 0xff) == PCI_CAP_ID_MSIX)
+			check((h >> 16 & 0x7ff) == VGPU_MSIX_VECTORS - 1 &&
+				      cfg32(cap + PCI_MSIX_TABLE) == 4 &&
+				      cfg32(cap + PCI_MSIX_PBA) == (0x800 | 4),
+			      "MSI-X capability: %u vectors, table and PBA in BAR4",
+			      (h >> 16 & 0x7ff) + 1);
+		cap = h >> 8 & 0xff;
+	}
+	check(ncaps == 2 && caps[0] == PCI_CAP_ID_MSIX && caps[1] == PCI_CAP_ID_MSI,
+	      "capability list: MSI-X, MSI");
+	check(region_rw(VFIO_PCI_CONFIG_REGION_INDEX, 256, &b, 1, false) < 0 && errno == EINVAL,
+	      "bad: config read at 256 -> EINVAL");
+	check(region_rw(VFIO_PCI_CONFIG_REGION_INDEX, 255, &id, 4, false) == 1,
+	      "config read crossing the end is short (1 byte)");
+}
+
+static void test_bar0(void)
+{
+	uint16_t half = 0;
+	uint8_t big[16];
+
+	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "BAR0 MAGIC %#x", reg(VGPU_REG_MAGIC));
+	check(reg(VGPU_REG_ABI_VERSION) == VGPU_ABI_VERSION, "BAR0 ABI_VERSION %#x",
+	      reg(VGPU_REG_ABI_VERSION));
+	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_READY, "BAR0 STATUS READY (set by fake-vgpud)");
+	check(reg(VGPU_REG_FEATURES) == (VGPU_FEATURE_MSIX | VGPU_FEATURE_STATS),
+	      "BAR0 FEATURES pushed by fake-vgpud");
+	check(reg(VGPU_REG_BAR2_SIZE_LO) == VGPU_BAR2_SIZE && reg(VGPU_REG_BAR2_SIZE_HI) == 0 &&
+		      reg(VGPU_REG_MAX_CHANNELS) == VGPU_MAX_CHANNELS &&
+		      reg(VGPU_REG_CHANNEL_STRIDE) == VGPU_CHANNEL_WINDOW_STRIDE,
+	      "BAR0 BAR2_SIZE, MAX_CHANNELS, CHANNEL_STRIDE");
+	check(reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL, "BAR0 IRQ_MASK = ALL after attach");
+	reg_write(VGPU_REG_MAGIC, 0);
+	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "writes to read-only registers are ignored");
+	region_rw(VFIO_PCI_BAR0_REGION_INDEX, VGPU_REG_MAGIC + 2, &half, 2, false);
+	check(half == VGPU_MAGIC >> 16, "16-bit read of MAGIC's upper half");
+	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0x3ff0, big, 4, false) < 0 && errno == EINVAL,
+	      "bad: BAR0 read beyond 4 KiB -> EINVAL");
+	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0xff8, big, 16, false) == 8,
+	      "BAR0 read crossing the end is short");
+	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0x1, big, 7, false) == 7,
+	      "misaligned BAR0 read works (no side effects)");
+	check(pread(device, big, 4, REGION(9)) < 0 && errno == EINVAL,
+	      "bad: read of region 9 -> EINVAL");
+	check(pread(device, big, 4, REGION(1)) < 0 && errno == EINVAL,
+	      "bad: read of absent BAR1 -> EINVAL");
+}
+
+static void on_sigbus(int sig)
+{
+	sigbus_seen = 1;
+	siglongjmp(sigbus_jmp, 1);
+}
+
+static void test_bar2_map(void)
+{
+	uint32_t bad = 0, w, v;
+	void *p;
+
+	p = mmap(NULL, VGPU_BAR0_SIZE, PROT_READ, MAP_SHARED, device,
+		 region_offset[VFIO_PCI_BAR0_REGION_INDEX]);
+	check(p == MAP_FAILED, "bad: mmap of BAR0 refused");
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, device,
+		 region_offset[VFIO_PCI_BAR2_REGION_INDEX]);
+	check(p == MAP_FAILED, "bad: private mmap of BAR2 refused");
+	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, device,
+		 region_offset[VFIO_PCI_BAR2_REGION_INDEX] + VGPU_BAR2_SIZE - 4096);
+	check(p == MAP_FAILED, "bad: mmap beyond the sparse area refused");
+
+	p = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, device,
+		 region_offset[VFIO_PCI_BAR2_REGION_INDEX]);
+	if (!check(p != MAP_FAILED, "mmap BAR2 [0, %#x)", VGPU_BAR2_SIZE))
+		exit(1);
+	bar2 = p;
+	for (w = T_PATTERN_OFFSET / 4; w < VGPU_MAILBOX_SIZE / 4; w++)
+		bad += ((volatile uint32_t *)bar2)[w] != t_pattern(w);
+	check(bad == 0, "BAR2 mailbox pattern through the mapping (%u bad words)", bad);
+	v = 0;
+	pread(device, &v, 4, region_offset[VFIO_PCI_BAR2_REGION_INDEX] + T_PATTERN_OFFSET + 40);
+	check(v == t_pattern(T_PATTERN_OFFSET / 4 + 10), "BAR2 pattern through pread");
+	v = 0x1234;
+	pread(device, &v, 4, region_offset[VFIO_PCI_BAR2_REGION_INDEX] + 0x7f0000);
+	check(v == 0, "BAR2 beyond VGPU_BAR2_SIZE reads zero through pread");
+	v = 0x1234;
+	pread(device, &v, 4,
+	      region_offset[VFIO_PCI_BAR2_REGION_INDEX] + VGPU_CHANNEL_WINDOW_BASE +
+		      5 * VGPU_CHANNEL_WINDOW_STRIDE);
+	check(v == 0, "unbacked BAR2 page (window 5) reads zero through pread");
+
+	signal(SIGBUS, on_sigbus);
+	if (!sigsetjmp(sigbus_jmp, 1)) {
+		volatile uint32_t *unbacked = (volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
+								    5 * VGPU_CHANNEL_WINDOW_STRIDE);
+		unbacked[0] = 0xabcd;
+		v = unbacked[0];
+	}
+	check(!sigbus_seen, "unbacked BAR2 page is accessible through the mapping (no SIGBUS)");
+}
+
+static void test_doorbell_and_irqs(void)
+{
+	int32_t fds[VGPU_MSIX_VECTORS], fd_msi, fd_intx;
+	uint64_t v0 = 0, v1 = 0;
+
+	bool ok = command(T_PING, 41, 0, &v0, NULL) == 0;
+
+	check(ok && v0 == 42,
+	      "doorbell: fake-vgpud answered PING 41 with %lu", (unsigned long)v0);
+	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX, "IRQ_STATUS has MAILBOX after answer");
+	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
+	check(!(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX), "IRQ_ACK clears it at once");
+
+	for (int i = 0; i < VGPU_MSIX_VECTORS; i++)
+		fds[i] = eventfd(0, EFD_NONBLOCK);
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0,
+		       VGPU_MSIX_VECTORS, fds) == 0,
+	      "MSI-X: %u eventfds registered", VGPU_MSIX_VECTORS);
+	check(command(T_PING, 1, 0, NULL, NULL) == 0 && eventfd_fired(fds[0], 2000),
+	      "MSI-X: mailbox answer fired vector 0");
+	check(command(T_RAISE, 1u << VGPU_MSIX_VECTOR_FENCE, VGPU_IRQ_FENCE, NULL, NULL) == 0 &&
+		      eventfd_fired(fds[1], 2000) && !eventfd_fired(fds[2], 0),
+	      "MSI-X: fence raise fired vector 1 only");
+	check(command(T_RAISE, 1u << VGPU_MSIX_VECTOR_ERROR, 0, NULL, NULL) == 0 &&
+		      eventfd_fired(fds[2], 2000),
+	      "MSI-X: error raise fired vector 2");
+	eventfd_fired(fds[0], 100);
+	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, fds) == -EINVAL,
+	      "bad: enabling MSI while MSI-X is active -> EINVAL");
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+		       VFIO_IRQ_SET_ACTION_TRIGGER, 2, 2, fds) == -EINVAL,
+	      "bad: MSI-X vectors beyond the count -> EINVAL");
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
+		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL) == 0,
+	      "MSI-X disabled");
+
+	fd_msi = eventfd(0, EFD_NONBLOCK);
+	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_msi) == 0, "MSI enabled");
+	eventfd_fired(fd_msi, 0);
+	check(command(T_RAISE, 1u << VGPU_MSIX_VECTOR_ERROR, 0, NULL, NULL) == 0 &&
+		      eventfd_fired(fd_msi, 2000),
+	      "MSI: a vector-2 raise fires the single MSI");
+	eventfd_fired(fd_msi, 100); /* the command's own mailbox interrupt */
+	set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
+		 NULL);
+
+	/* INTx: level = IRQ_STATUS & IRQ_MASK, automasked until unmask */
+	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_ALL);
+	fd_intx = eventfd(0, EFD_NONBLOCK);
+	check(set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_intx) == 0, "INTx enabled");
+	check(command(T_RAISE, 1, VGPU_IRQ_FENCE, NULL, NULL) == 0 && eventfd_fired(fd_intx, 2000),
+	      "INTx: raise with a status bit asserts the line");
+	check(!eventfd_fired(fd_intx, 200), "INTx: automasked, no second signal");
+	check(cfg32(PCI_COMMAND) >> 16 & PCI_STATUS_INTERRUPT,
+	      "INTx: PCI_STATUS_INTERRUPT reflects the level");
+	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK, 0, 1,
+		 NULL);
+	check(eventfd_fired(fd_intx, 2000), "INTx: unmask with the level still high re-signals");
+	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_ALL);
+	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK, 0, 1,
+		 NULL);
+	check(!eventfd_fired(fd_intx, 200) && !(cfg32(PCI_COMMAND) >> 16 & PCI_STATUS_INTERRUPT),
+	      "INTx: after IRQ_ACK the line is low, unmask does not signal");
+	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
+		 NULL);
+	ok = command(T_STATS, 0, 0, &v0, &v1) == 0;
+	check(ok && v1 >= 6,
+	      "fake-vgpud saw %lu doorbell events", (unsigned long)v1);
+}
+
+static void test_dma(void)
+{
+	struct vfio_iommu_type1_dma_map map = { .argsz = sizeof(map) };
+	struct vfio_iommu_type1_dma_unmap unmap = { .argsz = sizeof(unmap) };
+	const size_t bytes = 64 * 1024;
+	uint32_t *buf, bad = 0;
+	uint64_t v0 = 0;
+
+	buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (uint32_t w = 0; w < bytes / 4; w++)
+		buf[w] = t_dma_pattern(w);
+	map.vaddr = (uintptr_t)buf;
+	map.iova = 0x100000;
+	map.size = bytes;
+	map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+	if (!check(!ioctl(container, VFIO_IOMMU_MAP_DMA, &map), "container: 64 KiB at IOVA 1 MiB"))
+		return;
+	bool ok = command(T_DMA, 0x100000, bytes, &v0, NULL) == 0;
+
+	check(ok && v0 == bytes / 4,
+	      "DMA: fake-vgpud read all %lu words, pinned and unpinned, wrote back",
+	      (unsigned long)v0);
+	for (uint32_t w = 0; w < bytes / 4; w++)
+		bad += buf[w] != ~t_dma_pattern(w);
+	check(bad == 0, "DMA: its write arrived in our memory (%u bad words)", bad);
+	check(command(T_DMA, 0x900000, 4096, NULL, NULL) != 0,
+	      "bad: DMA at an unmapped IOVA fails (no crash)");
+	ok = command(T_PIN, 0x104000, 4, &v0, NULL) == 0;
+	check(ok, "PIN 4 pages at IOVA 0x104000 (pin %lu)",
+	      (unsigned long)v0);
+	unmap.iova = 0x100000;
+	unmap.size = bytes;
+	check(!ioctl(container, VFIO_IOMMU_UNMAP_DMA, &unmap),
+	      "container: unmap the range while pinned (module unpins in dma_unmap)");
+	usleep(300000);
+	ok = command(T_STATS, 0, 0, &v0, NULL) == 0;
+	check(ok && v0 == 1,
+	      "fake-vgpud got PIN_RELEASED (%lu)", (unsigned long)v0);
+	munmap(buf, bytes);
+}
+
+struct writer {
+	volatile uint32_t *window;
+	uint32_t words;
+	unsigned int delay_us;
+};
+
+static void *write_window(void *arg)
+{
+	struct writer *w = arg;
+
+	for (uint32_t i = 0; i < w->words; i++) {
+		w->window[i] = i + 1;
+		if (w->delay_us && !(i % 8))
+			usleep(w->delay_us);
+	}
+	return NULL;
+}
+
+static void test_swap(void)
+{
+	volatile uint32_t *window = (volatile uint32_t *)(bar2 + T_WINDOW_OFFSET);
+	uint32_t words = T_SWAP_BYTES / 4, bad = ~0u;
+	struct writer w = { .window = window, .words = words, .delay_us = 300 };
+	uint64_t swaps = 0, first_bad = 0;
+	pthread_t t[2];
+	double t0;
+	bool ok;
+
+	for (uint32_t i = 0; i < words; i++)
+		window[i] = 0;
+	check(command(T_SWAP_START, 500, 0, NULL, NULL) == 0, "swap: fake-vgpud swaps window 0 every 0.5 ms");
+	t0 = now();
+	sigbus_seen = 0;
+	/* two writers on the same words: both write i + 1 */
+	pthread_create(&t[0], NULL, write_window, &w);
+	pthread_create(&t[1], NULL, write_window, &w);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	check(!sigbus_seen, "swap: %u words written in %.2f s while swapping, no SIGBUS", words,
+	      now() - t0);
+	ok = command(T_SWAP_STOP, words, 0, &swaps, &first_bad) == 0;
+	check(ok && first_bad == ~0ull && swaps >= 20,
+	      "swap: after %lu round trips the real pages hold every write", (unsigned long)swaps);
+	for (uint32_t i = 0; i < words; i++)
+		if (window[i] != i + 1) {
+			bad = i;
+			break;
+		}
+	check(bad == ~0u, "swap: our view agrees");
+}
+
+static void test_reset(void)
+{
+	uint32_t bad = 0;
+
+	check(!ioctl(device, VFIO_DEVICE_RESET), "VFIO_DEVICE_RESET (fake-vgpud re-attaches)");
+	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_READY, "after reset: STATUS READY");
+	for (uint32_t w = T_PATTERN_OFFSET / 4; w < VGPU_MAILBOX_SIZE / 4; w++)
+		bad += ((volatile uint32_t *)bar2)[w] != t_pattern(w);
+	check(bad == 0, "after reset: the same mapping shows the new mailbox (%u bad)", bad);
+	check(command(T_PING, 7, 0, NULL, NULL) == 0, "after reset: doorbell works");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s UUID\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	open_device(argv[1]);
+	test_info();
+	test_config();
+	test_bar0();
+	test_bar2_map();
+	test_doorbell_and_irqs();
+	test_dma();
+	test_swap();
+	test_reset();
+	munmap((void *)bar2, VGPU_BAR2_SIZE);
+	close(device);
+	close(container);
+	printf("vfio-client: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
