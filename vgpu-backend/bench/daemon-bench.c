@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * daemon-bench - vgpud's costs, as printed figures:
+ *
+ *   1. mailbox round trips through the local transport without memory
+ *      pressure: ALLOC (and FREE, STATS) latency, p50/p99, from writing the
+ *      request slot to seeing the response after the interrupt;
+ *   2. 64 tenants attached (each with a buffer and a channel window): vgpud's
+ *      resident memory and CPU time per tenant, while attaching and while
+ *      idle.
+ *
+ * vgpud runs as a child process (VGPUD_PATH, or argv[1]) on sockets in a
+ * temporary directory; the tenants are this process, through the client
+ * library (vgpu/local_device.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vgpu/device_abi.h"
+#include "vgpu/local_device.h"
+
+#define TENANTS 64
+#define ROUND_TRIPS 20000
+
+struct tenant {
+	struct vgpu_local_device *dev;
+	uint8_t *bar2;
+	uint32_t head, tail, seq;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct vgpu_mailbox_header *header(struct tenant *t)
+{
+	return (struct vgpu_mailbox_header *)(t->bar2 + VGPU_MAILBOX_OFFSET);
+}
+
+/* One request, waiting for its response on the interrupt. */
+static int call(struct tenant *t, uint16_t opcode, const void *payload, uint16_t size,
+                struct vgpu_response *response)
+{
+	struct vgpu_request *slot = (void *)(t->bar2 + VGPU_MAILBOX_REQ_RING_OFFSET +
+	                                     (t->head % VGPU_MAILBOX_ENTRIES) *
+	                                             VGPU_MAILBOX_SLOT_SIZE);
+
+	memset(slot, 0, sizeof(*slot));
+	slot->opcode = opcode;
+	slot->payload_size = size;
+	slot->seq = ++t->seq;
+	memcpy(slot->payload, payload, size);
+	__atomic_store_n(&header(t)->req_head, ++t->head, __ATOMIC_RELEASE);
+	vgpu_local_device_reg_write(t->dev, VGPU_REG_MAILBOX_DOORBELL, 1);
+	while (__atomic_load_n(&header(t)->resp_head, __ATOMIC_ACQUIRE) == t->tail)
+		if (vgpu_local_device_wait_irq(t->dev, 5000) < 0)
+			return -ENODEV;
+	memcpy(response, t->bar2 + VGPU_MAILBOX_RESP_RING_OFFSET +
+	                         (t->tail % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE,
+	       sizeof(*response));
+	__atomic_store_n(&header(t)->resp_tail, ++t->tail, __ATOMIC_RELEASE);
+	return (int)response->status;
+}
+
+static int open_tenant(const char *socket, const char *name, struct tenant *t)
+{
+	struct vgpu_local_device_config config = { socket, name, NULL };
+	struct vgpu_hello_request hello = { VGPU_ABI_VERSION, 0 };
+	struct vgpu_response response;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = vgpu_local_device_open(&config, &t->dev);
+	if (err) {
+		fprintf(stderr, "daemon-bench: %s\n", vgpu_local_device_last_error());
+		return err;
+	}
+	t->bar2 = vgpu_local_device_bar2(t->dev);
+	return call(t, VGPU_OP_HELLO, &hello, sizeof(hello), &response);
+}
+
+static int compare(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, uint64_t *samples, size_t n)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	qsort(samples, n, sizeof(*samples), compare);
+	for (i = 0; i < n; i++)
+		sum += samples[i];
+	printf("  %-8s p50 %6.1f us   p99 %6.1f us   mean %6.1f us   max %7.1f us   (%zu)\n", what,
+	       samples[n / 2] / 1e3, samples[n * 99 / 100] / 1e3, (double)sum / (double)n / 1e3,
+	       samples[n - 1] / 1e3, n);
+}
+
+/* vgpud's resident set (KiB) and CPU time (ns) from /proc. */
+static void sample(pid_t pid, uint64_t *rss_kib, uint64_t *cpu_ns)
+{
+	char path[64], line[256];
+	unsigned long utime = 0, stime = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	*rss_kib = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			*rss_kib = strtoull(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f)) {
+		char *p = strrchr(line, ')');
+
+		/* fields after the command: state ppid ... utime(14) stime(15) */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+		                &stime) != 2)
+			utime = stime = 0;
+	}
+	if (f)
+		fclose(f);
+	*cpu_ns = (uint64_t)(utime + stime) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static bool wait_for_socket(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int i;
+
+	strcpy(addr.sun_path, path);
+	for (i = 0; i < 500; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		bool ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+
+		close(fd);
+		if (ok)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	const char *vgpud = argc > 1 ? argv[1] : VGPUD_PATH;
+	char dir[] = "/tmp/daemon-bench-XXXXXX", socket_path[108], control_path[108];
+	static uint64_t alloc_ns[ROUND_TRIPS], free_ns[ROUND_TRIPS], stats_ns[ROUND_TRIPS];
+	static struct tenant tenants[TENANTS];
+	uint64_t rss0, cpu0, rss1, cpu1, rss2, cpu2, t0, t1;
+	struct vgpu_response response;
+	struct tenant t;
+	pid_t pid;
+	int i, status;
+
+	if (!mkdtemp(dir)) {
+		perror("daemon-bench: mkdtemp");
+		return 1;
+	}
+	snprintf(socket_path, sizeof(socket_path), "%s/vgpud.sock", dir);
+	snprintf(control_path, sizeof(control_path), "%s/control.sock", dir);
+	pid = fork();
+	if (pid == 0) {
+		execl(vgpud, vgpud, "--socket", socket_path, "--control-socket", control_path,
+		      "--vram", "2G", "--chunk-size", "4M", "--max-address-spaces", "80",
+		      "--max-channels", "128", "--log-level", "warn", "--profile",
+		      "bench:weight=1,cap=0,max_instances=0", "--default-profile", "bench",
+		      (char *)NULL);
+		perror("daemon-bench: exec vgpud");
+		_exit(127);
+	}
+	if (!wait_for_socket(control_path)) {
+		fprintf(stderr, "daemon-bench: vgpud (%s) did not start\n", vgpud);
+		kill(pid, SIGKILL);
+		return 1;
+	}
+	printf("daemon-bench: vgpud pid %d, simgpu 2 GiB VRAM, 4 MiB chunks, local transport\n",
+	       pid);
+
+	/* 1. round trips without pressure */
+	if (open_tenant(socket_path, "latency", &t) != VGPU_STATUS_OK)
+		goto fail;
+	for (i = 0; i < ROUND_TRIPS; i++) {
+		struct vgpu_alloc_request alloc = { 64 << 10, 7, 0 };
+		struct vgpu_free_request free_request = { 0, 0 };
+		struct vgpu_alloc_response allocated;
+
+		t0 = now_ns();
+		if (call(&t, VGPU_OP_ALLOC, &alloc, sizeof(alloc), &response) != VGPU_STATUS_OK)
+			goto fail;
+		t1 = now_ns();
+		alloc_ns[i] = t1 - t0;
+		memcpy(&allocated, response.payload, sizeof(allocated));
+		free_request.handle = allocated.handle;
+		t0 = now_ns();
+		if (call(&t, VGPU_OP_FREE, &free_request, sizeof(free_request), &response) !=
+		    VGPU_STATUS_OK)
+			goto fail;
+		t1 = now_ns();
+		free_ns[i] = t1 - t0;
+		t0 = now_ns();
+		call(&t, VGPU_OP_STATS, NULL, 0, &response);
+		stats_ns[i] = now_ns() - t0;
+	}
+	printf("\nmailbox round trips, no memory pressure (64 KiB buffers; request slot ->\n"
+	       "doorbell (eventfd) -> vgpud worker -> core -> response -> interrupt (eventfd)):\n");
+	report("ALLOC", alloc_ns, ROUND_TRIPS);
+	report("FREE", free_ns, ROUND_TRIPS);
+	report("STATS", stats_ns, ROUND_TRIPS);
+	vgpu_local_device_close(t.dev);
+	usleep(700000); /* the connection is reaped */
+
+	/* 2. 64 tenants */
+	sample(pid, &rss0, &cpu0);
+	t0 = now_ns();
+	for (i = 0; i < TENANTS; i++) {
+		struct vgpu_alloc_request alloc = { 4 << 20, 7, 0 };
+		struct vgpu_channel_create_request create = { 0, 0 };
+		char name[32];
+
+		snprintf(name, sizeof(name), "tenant-%02d", i);
+		if (open_tenant(socket_path, name, &tenants[i]) != VGPU_STATUS_OK ||
+		    call(&tenants[i], VGPU_OP_ALLOC, &alloc, sizeof(alloc), &response) !=
+		            VGPU_STATUS_OK ||
+		    call(&tenants[i], VGPU_OP_CHANNEL_CREATE, &create, sizeof(create), &response) !=
+		            VGPU_STATUS_OK)
+			goto fail;
+	}
+	t1 = now_ns();
+	sample(pid, &rss1, &cpu1);
+	sleep(5);
+	sample(pid, &rss2, &cpu2);
+	printf("\n%d tenants attached, each with a 4 MiB buffer and a channel window:\n",
+	       TENANTS);
+	printf("  vgpud RSS       %llu KiB before, %llu KiB after: %.1f KiB per tenant\n",
+	       (unsigned long long)rss0, (unsigned long long)rss1,
+	       (double)(rss1 - rss0) / TENANTS);
+	printf("  attach          %.2f ms per tenant (wall), vgpud CPU %.2f ms per tenant\n",
+	       (double)(t1 - t0) / 1e6 / TENANTS, (double)(cpu1 - cpu0) / 1e6 / TENANTS);
+	printf("  idle, 5 s       vgpud CPU %.2f ms total = %.3f%% of a core (%.4f%% per tenant)\n",
+	       (double)(cpu2 - cpu1) / 1e6, (double)(cpu2 - cpu1) / 5e9 * 100.0,
+	       (double)(cpu2 - cpu1) / 5e9 * 100.0 / TENANTS);
+	printf("  vgpud threads   %d per tenant (connection, mailbox worker)\n", 2);
+	for (i = 0; i < TENANTS; i++)
+		vgpu_local_device_close(tenants[i].dev);
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	printf("\nvgpud exited %s\n", WIFEXITED(status) && !WEXITSTATUS(status) ? "cleanly" : "badly");
+	rmdir(dir);
+	return 0;
+
+fail:
+	fprintf(stderr, "daemon-bench: a request failed\n");
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	return 1;
+}
