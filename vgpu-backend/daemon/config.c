@@ -594,9 +594,9 @@ void vgpud_config_usage(FILE *out)
 	        "detached and its memory released); SIGHUP reloads the [profile] sections of\n"
 	        "the configuration file.\n"
 	        "\n"
-	        "  -c, --config FILE       configuration file (default %s if it exists);\n"
-	        "                          flags below override it. Format: see\n"
-	        "                          vgpud.conf.example\n"
+	        "  -c, --config FILE       configuration file (default %s\n"
+	        "                          if it exists); the flags below override it.\n"
+	        "                          Format: see vgpud.conf.example\n"
 	        "      --profile NAME:weight=W,cap=SIZE,max_instances=N\n"
 	        "                          add or change a vGPU profile (repeatable): VMs of\n"
 	        "                          it get VRAM in proportion to W, may hold at most\n"
@@ -618,7 +618,10 @@ void vgpud_config_usage(FILE *out)
 		for (j = 2; flag[j] && flag[j] != ' '; j++)
 			if (flag[j] == '_')
 				flag[j] = '-';
-		fprintf(out, "      %-34s %s\n", flag, keys[i].help);
+		if (strlen(flag) > 32)
+			fprintf(out, "      %s\n      %-32s %s\n", flag, "", keys[i].help);
+		else
+			fprintf(out, "      %-32s %s\n", flag, keys[i].help);
 	}
 	fprintf(out,
 	        "\nSizes take binary suffixes K, M, G, T; bandwidths decimal ones (900G).\n"

@@ -21,6 +21,9 @@
 #include "log.h"
 #include "unix_listen.h"
 
+/* Connections at once (attached or still attaching): each costs a thread. */
+#define LOCAL_MAX_CONNECTIONS 1024
+
 struct local_conn {
 	struct vgpu_transport base; /* first: the transport ops get this */
 	struct local_server *server;
@@ -48,6 +51,7 @@ struct local_server {
 	pthread_mutex_t lock;
 	struct local_conn *conns;
 	unsigned live;
+	struct vgpud_ratelimit refusals; /* the accepting thread's */
 };
 
 static struct local_conn *conn_of(struct vgpu_transport *t)
@@ -501,6 +505,13 @@ void local_server_accept(struct local_server *server)
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				log_warn("cannot accept a tenant connection: %s", strerror(errno));
 			return;
+		}
+		if (local_server_connections(server) >= LOCAL_MAX_CONNECTIONS) {
+			vgpud_log_ratelimited(&server->refusals, VGPUD_LOG_WARN,
+			                      "refusing a tenant connection: %d are open already",
+			                      LOCAL_MAX_CONNECTIONS);
+			close(sock);
+			continue;
 		}
 		conn = calloc(1, sizeof(*conn));
 		if (!conn) {
