@@ -541,8 +541,8 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 /* ----------------------------------------------------------------- flags */
 
 /* --profile NAME:weight=W,cap=SIZE,max_instances=N */
-static int parse_profile_flag(struct vgpud_config *config, const char *text, char *why,
-                              size_t why_len)
+static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, const char *text,
+                              char *why, size_t why_len)
 {
 	char buf[512], detail[256], *name, *rest, *item, *save = NULL;
 	struct vgpud_profile_spec *spec;
@@ -556,8 +556,7 @@ static int parse_profile_flag(struct vgpud_config *config, const char *text, cha
 	rest = strchr(buf, ':');
 	if (rest)
 		*rest++ = '\0';
-	spec = profile_add(config->profiles, &config->profile_count, name, detail,
-	                   sizeof(detail));
+	spec = profile_add(specs, count, name, detail, sizeof(detail));
 	if (!spec) {
 		set_why(why, why_len, "--profile: %s", detail);
 		return -EINVAL;
@@ -581,6 +580,18 @@ static int parse_profile_flag(struct vgpud_config *config, const char *text, cha
 	return 0;
 }
 
+int vgpud_config_apply_profile_flags(const struct vgpud_config *config,
+                                     struct vgpud_profile_spec *specs, size_t *count,
+                                     char *why, size_t why_len)
+{
+	size_t i;
+
+	for (i = 0; i < config->profile_flag_count; i++)
+		if (parse_profile_flag(specs, count, config->profile_flags[i], why, why_len))
+			return -EINVAL;
+	return 0;
+}
+
 void vgpud_config_usage(FILE *out)
 {
 	size_t i;
@@ -592,7 +603,7 @@ void vgpud_config_usage(FILE *out)
 	        "among VMs with more GPU memory promised than exists (GPUswap). Runs in the\n"
 	        "foreground and logs to stderr. SIGTERM/SIGINT stop it cleanly (every VM is\n"
 	        "detached and its memory released); SIGHUP reloads the [profile] sections of\n"
-	        "the configuration file.\n"
+	        "the configuration file (and applies the --profile flags over them again).\n"
 	        "\n"
 	        "  -c, --config FILE       configuration file (default %s\n"
 	        "                          if it exists); the flags below override it.\n"
@@ -694,10 +705,14 @@ int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv)
 		} else if (opt == OPT_CHECK) {
 			check = true;
 		} else if (opt == OPT_PROFILE) {
-			if (parse_profile_flag(config, optarg, why, sizeof(why))) {
+			if (parse_profile_flag(config->profiles, &config->profile_count, optarg, why,
+			                       sizeof(why))) {
 				fprintf(stderr, "vgpud: %s\n", why);
 				return -EINVAL;
 			}
+			if (config->profile_flag_count < VGPUD_MAX_PROFILES &&
+			    strlen(optarg) < sizeof(config->profile_flags[0]))
+				strcpy(config->profile_flags[config->profile_flag_count++], optarg);
 		} else if (opt >= OPT_KEY_BASE && opt < OPT_KEY_BASE + (int)KEY_COUNT) {
 			const struct key *k = &keys[opt - OPT_KEY_BASE];
 

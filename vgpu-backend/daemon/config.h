@@ -75,6 +75,10 @@ struct vgpud_config {
 	bool profiles_from_file; /* false: the built-in profiles */
 
 	char config_file[4096];  /* "" = none */
+
+	/* --profile flags as given, re-applied over the file on reload */
+	char profile_flags[VGPUD_MAX_PROFILES][256];
+	size_t profile_flag_count;
 };
 
 /* Defaults, including the built-in profiles vgpu-1G, vgpu-2G, vgpu-4G. */
@@ -98,6 +102,11 @@ int vgpud_config_load_file(struct vgpud_config *config, const char *path, char *
 /* Only the [profile] sections of path (SIGHUP). Fills specs/count. */
 int vgpud_config_load_profiles(const char *path, struct vgpud_profile_spec *specs,
                                size_t *count, char *why, size_t why_len);
+
+/* Apply the --profile flags recorded in config to specs/count (reload). */
+int vgpud_config_apply_profile_flags(const struct vgpud_config *config,
+                                     struct vgpud_profile_spec *specs, size_t *count,
+                                     char *why, size_t why_len);
 
 /* Check cross-field consistency (default profile exists, ...). */
 int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len);

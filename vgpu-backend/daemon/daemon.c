@@ -238,10 +238,15 @@ int vgpud_reload_profiles(struct vgpud *d)
 	}
 	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, sizeof(why));
 	if (!err && !count) {
-		snprintf(why, sizeof(why), "the configuration file has no [profile NAME] "
-		         "section");
-		err = -EINVAL;
+		/* as at startup: without [profile] sections, the built-in ones */
+		struct vgpud_config defaults;
+
+		vgpud_config_defaults(&defaults);
+		memcpy(specs, defaults.profiles, defaults.profile_count * sizeof(specs[0]));
+		count = defaults.profile_count;
 	}
+	if (!err)
+		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, why, sizeof(why));
 	if (err) {
 		pthread_mutex_unlock(&d->config_lock);
 		log_error("reload failed, profiles unchanged: %s", why);
