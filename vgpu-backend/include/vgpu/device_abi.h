@@ -140,10 +140,10 @@
  * The backend keeps its own copies of req_tail and resp_head (what it
  * writes here only informs the guest, and it rewrites them at every
  * doorbell, so a guest that scribbled over them can resynchronise) and
- * never trusts what it reads: a
- * req_head more than `entries` ahead of req_tail, or a resp_tail that
- * claims more than `entries` responses outstanding, is ignored (nothing is
- * consumed) until the guest writes sane values. One doorbell serves a
+ * never trusts what it reads: a req_head more than `entries` ahead of
+ * req_tail, or a resp_tail that claims more than `entries` responses
+ * outstanding, is ignored (nothing is consumed) until the guest writes sane
+ * values. One doorbell serves a
  * bounded number of requests; the backend continues by itself while more
  * are queued.
  */
