@@ -16,14 +16,12 @@
 #include "vgpu/device_abi.h"
 
 #define TRAP_SLOTS 256
-/* A thread that faults again and again in BAR2 without any window being
- * blocked is not waiting for a swap: let the previous handler have it. */
-#define SPURIOUS_FAULT_LIMIT 100000
 
 struct trap_slot {
 	_Atomic uintptr_t start; /* 0: free */
 	_Atomic uintptr_t end;
 	_Atomic uint32_t blocked[VGPU_MAX_CHANNELS];
+	_Atomic uint32_t generation[VGPU_MAX_CHANNELS]; /* unblocks so far */
 };
 
 static struct trap_slot slots[TRAP_SLOTS];
@@ -31,7 +29,11 @@ static atomic_bool slot_taken[TRAP_SLOTS];
 static struct sigaction previous_action;
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t fault_waits;
-static __thread unsigned spurious_faults;
+/* The last fault this thread let retry without waiting: if the same
+ * access faults again with no swap in between, it is not a swap. */
+static __thread uintptr_t retried_address;
+static __thread uint32_t retried_generation;
+static __thread bool retried;
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
 {
@@ -87,27 +89,34 @@ static void on_segv(int sig, siginfo_t *info, void *context)
 
 	if (slot) {
 		uintptr_t offset = address - atomic_load(&slot->start);
+		uintptr_t index = VGPU_MAX_CHANNELS;
 
-		if (offset >= VGPU_CHANNEL_WINDOW_BASE) {
-			uintptr_t index = (offset - VGPU_CHANNEL_WINDOW_BASE) /
-			                  VGPU_CHANNEL_WINDOW_STRIDE;
+		if (offset >= VGPU_CHANNEL_WINDOW_BASE)
+			index = (offset - VGPU_CHANNEL_WINDOW_BASE) / VGPU_CHANNEL_WINDOW_STRIDE;
+		if (index < VGPU_MAX_CHANNELS) {
+			uint32_t generation;
 
-			if (index < VGPU_MAX_CHANNELS &&
-			    atomic_load(&slot->blocked[index])) {
+			if (atomic_load(&slot->blocked[index])) {
 				atomic_fetch_add(&fault_waits, 1);
 				while (atomic_load(&slot->blocked[index]))
 					futex_wait(&slot->blocked[index], 1);
-				spurious_faults = 0;
+				retried = false;
 				errno = saved_errno;
 				return; /* retry the access against the new pages */
 			}
+			/* Unblocked between the fault and now: retry, unless this
+			 * very access already faulted since the last swap. */
+			generation = atomic_load(&slot->generation[index]);
+			if (!retried || retried_address != address ||
+			    retried_generation != generation) {
+				retried = true;
+				retried_address = address;
+				retried_generation = generation;
+				errno = saved_errno;
+				return;
+			}
 		}
-		/* Unblocked meanwhile: the retry will succeed. */
-		if (++spurious_faults < SPURIOUS_FAULT_LIMIT) {
-			errno = saved_errno;
-			return;
-		}
-		spurious_faults = 0;
+		retried = false;
 	}
 	chain_to_previous(sig, info, context);
 	errno = saved_errno;
@@ -180,6 +189,7 @@ void vgpu_window_trap_unblock(int slot, unsigned index)
 {
 	if (slot < 0 || slot >= TRAP_SLOTS || index >= VGPU_MAX_CHANNELS)
 		return;
+	atomic_fetch_add(&slots[slot].generation[index], 1);
 	atomic_store(&slots[slot].blocked[index], 0);
 	futex_wake_all(&slots[slot].blocked[index]);
 }
