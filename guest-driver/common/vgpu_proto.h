@@ -34,7 +34,10 @@
  *
  * Cost: a request is one trapped BAR0 write (the doorbell), plus interrupt
  * waits only when the response is not there yet. vgpu_proto_init reads three
- * registers. Nothing else touches BAR0.
+ * registers. Rare extras: the doorbell is rung again when the request ring
+ * is found full or after late answers were drained (the backend may have
+ * paused for want of response slots), and VGPU_REG_STATUS is read once when
+ * a request times out (to tell -ENODEV from -ETIMEDOUT).
  *
  * Concurrency: calls on one struct vgpu_proto must not overlap. Either the
  * caller guarantees one caller at a time (vgpu-tenant, libvgpu-guest), or it
