@@ -4,8 +4,14 @@
  *   daemon-test-tenant SOCKET NAME
  * attaches, allocates more than the GPU's VRAM in several buffers, creates
  * two channels and submits work, prints "ready" and waits to be killed.
+ *   daemon-test-tenant SOCKET NAME segv|segv-handler
+ * attaches, then dereferences a bad pointer: the window trap must pass the
+ * fault on (default action: killed by SIGSEGV; with a handler installed
+ * before the device was opened: that handler runs and exits with 3).
  */
 #include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +23,12 @@
 #include "channel_util.h"
 #include "harness.h"
 
+static void own_handler(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
 int main(int argc, char **argv)
 {
 	struct harness h;
@@ -26,15 +38,23 @@ int main(int argc, char **argv)
 	uint64_t va;
 	int i;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s SOCKET NAME\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s SOCKET NAME [segv|segv-handler]\n", argv[0]);
 		return 2;
 	}
+	if (argc == 4 && !strcmp(argv[3], "segv-handler"))
+		signal(SIGSEGV, own_handler);
 	memset(&h, 0, sizeof(h));
 	snprintf(h.config.socket_path, sizeof(h.config.socket_path), "%s", argv[1]);
 	if (tenant_open(&h, &t, argv[2], "big")) {
 		fprintf(stderr, "attach failed: %s\n", vgpu_local_device_last_error());
 		return 1;
+	}
+	if (argc == 4) {
+		volatile int *bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		*bad = 1;
+		return 0; /* not reached */
 	}
 	if (tenant_hello(&t) != VGPU_STATUS_OK)
 		return 1;

@@ -213,6 +213,44 @@ static void raw_request(struct raw_frontend *f, uint32_t index, uint16_t opcode,
 	assert_int_equal(write(f->kick, &one, sizeof(one)), sizeof(one));
 }
 
+/* A fault outside BAR2 in a tenant process goes where it would have gone
+ * without the window trap; vgpud then sees the tenant die. */
+static void test_foreign_faults_chain(void **state)
+{
+	struct harness *h = *state;
+	static const char *const modes[] = { "segv", "segv-handler" };
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		int status;
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, STDERR_FILENO);
+			execl(helper_path, helper_path, h->config.socket_path, modes[i], modes[i],
+			      (char *)NULL);
+			_exit(127);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (i == 0) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+			/* the sanitizer's own handler reports it and ends the process */
+			assert_true(WIFSIGNALED(status) || WEXITSTATUS(status) != 0);
+#else
+			assert_true(WIFSIGNALED(status));
+			assert_int_equal(WTERMSIG(status), SIGSEGV);
+#endif
+		} else {
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 3);
+		}
+	}
+	assert_true(harness_wait_vms(h, 0, 5000));
+}
+
 static void test_unresponsive_frontend_is_detached(void **state)
 {
 	struct harness *h = *state;
@@ -369,6 +407,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_killed_tenant_releases_everything, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_faults_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unresponsive_frontend_is_detached, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_on_the_socket, setup, teardown),
