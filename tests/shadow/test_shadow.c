@@ -65,6 +65,12 @@ static void wait_executed(struct shadow_harness *h, uint64_t count)
 		         (unsigned long long)count);
 }
 
+/* Resume, failing (not hanging) if the channel never gets there. */
+static int resume(struct shadow_harness *h)
+{
+	return vgpu_shadow_resume_timeout(h->shadow, WAIT_MS);
+}
+
 static void wait_killed(struct shadow_harness *h)
 {
 	uint64_t deadline = harness_now_ns() + (uint64_t)WAIT_MS * 1000000;
@@ -140,9 +146,9 @@ static void test_misuse_is_reported(void **state)
 	assert_int_equal(vgpu_shadow_suspend(h->shadow), -EALREADY);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, 0), 0); /* stays drained */
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 	assert_false(vgpu_shadow_is_suspended(h->shadow));
-	assert_int_equal(vgpu_shadow_resume(h->shadow), -EINVAL);
+	assert_int_equal(resume(h), -EINVAL);
 
 	vgpu_shadow_stats(h->shadow, &stats);
 	assert_int_equal(stats.suspensions, 1);
@@ -166,7 +172,7 @@ static void test_idle_guest(void **state)
 	assert_int_equal(view.gp_put, 0);
 	assert_true(view.ring_matches);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 
 	assert_int_equal(shadow_harness_real_gp_get(h), 0);
 	guest_submitter_read_view(h->guest, &view);
@@ -237,7 +243,7 @@ static void cycle_at_position(struct shadow_harness *h, uint32_t k, uint32_t m)
 	assert_int_equal(view.gp_put, (k + m) & mask);
 	assert_true(view.ring_matches);
 
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 	wait_executed(h, executed + m);
 	assert_int_equal(shadow_harness_real_gp_get(h), (k + m) & mask);
 	guest_submitter_read_view(h->guest, &view);
@@ -292,6 +298,11 @@ static void pending_then_fill(uint32_t entries, uint32_t p)
 	struct guest_submitter_view view;
 	uint64_t start;
 
+	/* An earlier suspension's fence has completed: the drain below must
+	 * wait for its own. */
+	assert_int_equal(vgpu_shadow_suspend(h->shadow), 0);
+	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
+	assert_int_equal(resume(h), 0);
 	move_to_position(h, entries - 3);
 	start = guest_submitter_executed(h->guest);
 	vgpu_hal_channel_set_fetch(h->channel, false);
@@ -317,7 +328,7 @@ static void pending_then_fill(uint32_t entries, uint32_t p)
 	assert_int_equal(guest_submitter_executed(h->guest), start + p);
 	assert_gpu_idle_for(h, 5);
 
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 	wait_executed(h, start + p + room);
 	assert_int_equal(shadow_harness_real_gp_get(h), (start + p + room) & mask);
 	guest_submitter_read_view(h->guest, &view);
@@ -351,7 +362,7 @@ static void *resume_thread(void *arg)
 {
 	struct resume_call *call = arg;
 
-	call->result = vgpu_shadow_resume(call->shadow);
+	call->result = vgpu_shadow_resume_timeout(call->shadow, WAIT_MS);
 	__atomic_store_n(&call->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -418,7 +429,7 @@ static void test_resume_timeout_keeps_suspension(void **state)
 	assert_int_equal(guest_submitter_executed(h->guest), start);
 
 	vgpu_hal_channel_set_fetch(h->channel, true);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 	wait_executed(h, start + 5);
 	assert_int_equal(shadow_harness_real_gp_get(h), 7);
 	assert_log_ok(h);
@@ -438,7 +449,7 @@ static void test_nothing_runs_while_suspended(void **state)
 	assert_int_equal(guest_submitter_executed(h->guest), 10);
 	assert_int_equal(shadow_harness_submit(h, 50), 0);
 	assert_gpu_idle_for(h, 50);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 	wait_executed(h, 60);
 	assert_log_ok(h);
 	assert_guest_view_clean(h);
@@ -462,7 +473,7 @@ static void test_killed_before_suspend(void **state)
 	assert_int_equal(vgpu_shadow_suspend(h->shadow), 0);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
 	assert_int_equal(shadow_harness_submit(h, 2), 0);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), -EIO);
+	assert_int_equal(resume(h), -EIO);
 	assert_false(vgpu_shadow_is_suspended(h->shadow));
 
 	guest_submitter_read_view(h->guest, &view);
@@ -500,7 +511,7 @@ static void killed_while_suspended(bool forward_errors)
 	vgpu_hal_channel_set_fetch(h->channel, true);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
 	assert_int_equal(vgpu_hal_channel_state(h->channel, NULL), VGPU_CHANNEL_ERROR);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), -EIO);
+	assert_int_equal(resume(h), -EIO);
 	assert_true(harness_now_ns() - start_ns < 2000000000ull);
 	assert_false(vgpu_shadow_is_suspended(h->shadow));
 
@@ -515,7 +526,7 @@ static void killed_while_suspended(bool forward_errors)
 	/* Suspending a dead channel again still works and reports. */
 	assert_int_equal(vgpu_shadow_suspend(h->shadow), 0);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), -EIO);
+	assert_int_equal(resume(h), -EIO);
 	shadow_harness_teardown(h);
 }
 
@@ -563,7 +574,7 @@ static void test_stats_measure_blocked_time(void **state)
 	vgpu_shadow_stats(h->shadow, &stats);
 	assert_true(stats.suspended_ns >= 30000000ull); /* includes the running one */
 	assert_int_equal(vgpu_shadow_drain(h->shadow, WAIT_MS), 0);
-	assert_int_equal(vgpu_shadow_resume(h->shadow), 0);
+	assert_int_equal(resume(h), 0);
 
 	vgpu_shadow_stats(h->shadow, &stats);
 	assert_int_equal(stats.suspensions, 1);

@@ -85,20 +85,39 @@ struct stats_reader {
 	bool monotonic;
 };
 
+static struct stats_reader reader;
+static pthread_t reader_thread;
+static bool reader_running;
+
+static void stop_stats_reader(void)
+{
+	if (!reader_running)
+		return;
+	__atomic_store_n(&reader.stop, true, __ATOMIC_RELEASE);
+	pthread_join(reader_thread, NULL);
+	reader_running = false;
+}
+
+/* Stretch every block..map window so the guest's accesses really trap. */
+static void slow_page_copy(void *arg, uint32_t channel_id)
+{
+	harness_sleep_ms(1);
+}
+
 static void *stats_reader_thread(void *arg)
 {
-	struct stats_reader *reader = arg;
+	struct stats_reader *self = arg;
 	struct vgpu_shadow_stats last = { 0 }, now;
 
-	reader->monotonic = true;
-	while (!__atomic_load_n(&reader->stop, __ATOMIC_ACQUIRE)) {
-		vgpu_shadow_stats(reader->shadow, &now);
-		(void)vgpu_shadow_is_suspended(reader->shadow);
+	self->monotonic = true;
+	while (!__atomic_load_n(&self->stop, __ATOMIC_ACQUIRE)) {
+		vgpu_shadow_stats(self->shadow, &now);
+		(void)vgpu_shadow_is_suspended(self->shadow);
 		if (now.suspensions < last.suspensions || now.resumes < last.resumes ||
 		    now.resumes > now.suspensions || now.guest_blocked_ns < last.guest_blocked_ns)
-			reader->monotonic = false;
+			self->monotonic = false;
 		last = now;
-		reader->reads++;
+		self->reads++;
 		harness_sleep_ms(1);
 	}
 	return NULL;
@@ -113,13 +132,15 @@ static void *stats_reader_thread(void *arg)
 static void test_concurrent_guest_runs_everything_once_in_order(void **state)
 {
 	struct shadow_harness *h = setup_harness(64, 40, 16384);
-	struct stats_reader reader = { .shadow = h->shadow };
 	struct harness_gpu_activity before, after;
+	struct guest_window_stats window_stats;
 	struct vgpu_shadow_stats stats;
 	unsigned cycle, progressed = 0;
-	pthread_t reader_thread;
 
+	reader = (struct stats_reader){ .shadow = h->shadow };
 	assert_int_equal(pthread_create(&reader_thread, NULL, stats_reader_thread, &reader), 0);
+	reader_running = true;
+	guest_window_double_on_blocked(h->window, slow_page_copy, NULL);
 	assert_int_equal(guest_submitter_start(h->guest), 0);
 	for (cycle = 0; cycle < 10; cycle++) {
 		uint64_t submitted_at_drain;
@@ -137,7 +158,7 @@ static void test_concurrent_guest_runs_everything_once_in_order(void **state)
 		check(before.executed <= submitted_at_drain, "cycle %u", cycle);
 		if (guest_submitter_submitted(h->guest) > submitted_at_drain)
 			progressed++;
-		check(vgpu_shadow_resume(h->shadow) == 0, "cycle %u", cycle);
+		check(vgpu_shadow_resume_timeout(h->shadow, WAIT_MS) == 0, "cycle %u", cycle);
 	}
 	harness_sleep_ms(3);
 	finish_and_verify(h);
@@ -145,16 +166,20 @@ static void test_concurrent_guest_runs_everything_once_in_order(void **state)
 	check(progressed >= 5, "guest submitted while suspended in only %u of 10 cycles",
 	      progressed);
 
-	__atomic_store_n(&reader.stop, true, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_join(reader_thread, NULL), 0);
+	stop_stats_reader();
 	check(reader.monotonic, "stats went backwards");
+	/* The stretched copy windows made guest accesses wait, and it still
+	 * saw a consistent window. */
+	guest_window_double_stats(h->window, h->info.id, &window_stats);
+	check(window_stats.trapped > 0, "no guest access ever trapped");
 	vgpu_shadow_stats(h->shadow, &stats);
 	check(stats.suspensions == 10 && stats.resumes == 10, "%" PRIu64 "/%" PRIu64,
 	      stats.suspensions, stats.resumes);
 	check(stats.nop_entries == 10 * (uint64_t)(h->entries - 1), "%" PRIu64 " NOPs",
 	      stats.nop_entries);
-	print_message("%" PRIu64 " submissions, 10 suspensions\n",
-	              guest_submitter_submitted(h->guest));
+	print_message("%" PRIu64 " submissions, 10 suspensions, %" PRIu64
+	              " guest accesses trapped\n",
+	              guest_submitter_submitted(h->guest), window_stats.trapped);
 	shadow_harness_teardown(h);
 }
 
@@ -208,7 +233,7 @@ static void random_run(uint64_t seed)
 			check(vgpu_shadow_is_suspended(h->shadow), "cycle %u", cycle);
 			break;
 		}
-		check(vgpu_shadow_resume(h->shadow) == 0, "ring %u cycle %u mode %u", entries, cycle,
+		check(vgpu_shadow_resume_timeout(h->shadow, WAIT_MS) == 0, "ring %u cycle %u mode %u", entries, cycle,
 		      mode);
 	}
 	finish_and_verify(h);
@@ -252,7 +277,7 @@ static void test_guest_blocked_time_is_small(void **state)
 		check(vgpu_shadow_drain(h->shadow, WAIT_MS) == 0, "cycle %u", cycle);
 		harness_sleep_ms(20); /* a "relocation" */
 		submitted_while_suspended += guest_submitter_submitted(h->guest) - start;
-		check(vgpu_shadow_resume(h->shadow) == 0, "cycle %u", cycle);
+		check(vgpu_shadow_resume_timeout(h->shadow, WAIT_MS) == 0, "cycle %u", cycle);
 	}
 	finish_and_verify(h);
 
@@ -279,6 +304,7 @@ static void test_guest_blocked_time_is_small(void **state)
 
 static int teardown_leftover(void **state)
 {
+	stop_stats_reader();
 	if (harness.hal)
 		shadow_harness_teardown(&harness);
 	return 0;

@@ -181,6 +181,12 @@ static struct timespec to_timespec(uint64_t ns)
 	return ts;
 }
 
+/* The suspend fence completed, or the channel died. Caller holds sc->lock. */
+static bool fence_done_locked(const struct vgpu_shadow_channel *sc)
+{
+	return (sc->completed_valid && sc->completed_ticket == sc->fence_ticket) || sc->error_seen;
+}
+
 /* Wait on the fence event until wake_ns. Caller holds op_lock; the fence is
  * submitted. True once it completed or an error event came. */
 static bool wait_fence_event(struct vgpu_shadow_channel *sc, uint64_t wake_ns)
@@ -189,13 +195,10 @@ static bool wait_fence_event(struct vgpu_shadow_channel *sc, uint64_t wake_ns)
 	bool done;
 
 	pthread_mutex_lock(&sc->lock);
-	for (;;) {
-		done = (sc->completed_valid && sc->completed_ticket == sc->fence_ticket) ||
-		       sc->error_seen;
-		if (done || pthread_cond_timedwait(&sc->cond, &sc->lock, &wake) == ETIMEDOUT)
-			break;
-	}
-	done = (sc->completed_valid && sc->completed_ticket == sc->fence_ticket) || sc->error_seen;
+	while (!fence_done_locked(sc) &&
+	       pthread_cond_timedwait(&sc->cond, &sc->lock, &wake) != ETIMEDOUT)
+		;
+	done = fence_done_locked(sc);
 	pthread_mutex_unlock(&sc->lock);
 	return done;
 }
