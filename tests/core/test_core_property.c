@@ -287,7 +287,10 @@ static void test_property(void **state)
 
 	seed = harness_seed("core-property");
 	ops = env && *env ? strtoull(env, NULL, 0) : 10000;
-	rng_state = seed ? seed : 1;
+	/* Scramble: xorshift's first outputs from small seeds are poorly mixed. */
+	rng_state = simgpu_fill_word(seed, 0);
+	if (!rng_state)
+		rng_state = 1;
 	config.vram_bytes = 64 * MiB;
 	config.chunk_bytes = chunk_sizes[below(3)];
 	config.policy = policies[below(3)];
