@@ -181,6 +181,10 @@ void guest_submitter_read_view(struct guest_submitter *guest, struct guest_submi
 /* The guest's own idea of its GP_PUT (mod ring size). */
 uint32_t guest_submitter_put(struct guest_submitter *guest);
 
+/* A zeroed 4 KiB scratch area in the submitter's data region (GPU VA), for
+ * a test's own semaphores. */
+uint64_t guest_submitter_scratch_va(struct guest_submitter *guest);
+
 /* View violations seen so far, with the first one described. */
 uint64_t guest_submitter_view_errors(struct guest_submitter *guest, char *first, size_t len);
 

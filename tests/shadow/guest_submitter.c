@@ -78,9 +78,19 @@ static uint64_t counter_offset_of(uint32_t max_submissions)
 	return align_up(RECORD_OFFSET + 8ull * max_submissions, 64);
 }
 
+static uint64_t scratch_offset_of(uint32_t max_submissions)
+{
+	return align_up(counter_offset_of(max_submissions) + 8ull * max_submissions, PAGE_BYTES);
+}
+
 uint64_t guest_submitter_data_bytes(uint32_t max_submissions)
 {
-	return align_up(counter_offset_of(max_submissions) + 8ull * max_submissions, REGION_ALIGN);
+	return align_up(scratch_offset_of(max_submissions) + PAGE_BYTES, REGION_ALIGN);
+}
+
+uint64_t guest_submitter_scratch_va(struct guest_submitter *guest)
+{
+	return guest->data_va + scratch_offset_of(guest->max_submissions);
 }
 
 uint64_t guest_submitter_pushbuffer_bytes(uint32_t max_submissions)

@@ -17,8 +17,16 @@ static void forward_event(void *ctx, const struct vgpu_hal_event *event)
 	struct shadow_harness *harness = ctx;
 	struct vgpu_shadow_channel *shadow;
 
-	if (event->channel_id != harness->info.id)
+	if (event->channel_id != harness->info.id) {
+		if (event->channel_id >= HARNESS_MAX_FORWARD)
+			return;
+		shadow = __atomic_load_n(&harness->forward[event->channel_id], __ATOMIC_ACQUIRE);
+		if (shadow && event->type == VGPU_EVENT_PRIV_FENCE)
+			vgpu_shadow_on_priv_fence(shadow, event->value);
+		else if (shadow && event->type == VGPU_EVENT_CHANNEL_ERROR)
+			vgpu_shadow_on_channel_error(shadow);
 		return;
+	}
 	shadow = __atomic_load_n(&harness->shadow, __ATOMIC_ACQUIRE);
 	if (event->type == VGPU_EVENT_PRIV_FENCE) {
 		__atomic_add_fetch(&harness->priv_fence_events, 1, __ATOMIC_RELAXED);
@@ -126,6 +134,13 @@ void shadow_harness_teardown(struct shadow_harness *harness)
 	vgpu_hal_as_destroy(harness->as);
 	vgpu_hal_destroy(harness->hal);
 	memset(harness, 0, sizeof(*harness));
+}
+
+void shadow_harness_forward(struct shadow_harness *harness, uint32_t channel_id,
+                            struct vgpu_shadow_channel *shadow)
+{
+	if (channel_id < HARNESS_MAX_FORWARD)
+		__atomic_store_n(&harness->forward[channel_id], shadow, __ATOMIC_RELEASE);
 }
 
 void shadow_harness_activity(struct shadow_harness *harness, struct harness_gpu_activity *out)

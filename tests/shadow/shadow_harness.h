@@ -19,6 +19,9 @@
 #define HARNESS_DATA_VA 0x100000000ull
 #define HARNESS_PUSHBUFFER_VA 0x200000000ull
 #define HARNESS_UNMAPPED_VA 0x300000000ull
+/* Where tests put the memory of further guests in the same address space. */
+#define HARNESS_EXTRA_VA(n) (0x400000000ull + (uint64_t)(n) * 0x100000000ull)
+#define HARNESS_MAX_FORWARD 64
 
 struct shadow_harness_config {
 	uint32_t gpfifo_entries;  /* 0 = simgpu default */
@@ -37,6 +40,9 @@ struct shadow_harness {
 	uint32_t entries;
 	struct guest_window_double *window;
 	struct vgpu_shadow_channel *shadow; /* atomic: read by the event thread */
+	/* Events of other channels go to the shadow registered for their id
+	 * (shadow_harness_forward), atomic pointers. */
+	struct vgpu_shadow_channel *forward[HARNESS_MAX_FORWARD];
 	struct guest_submitter *guest;
 	bool forward_errors;
 	uint64_t priv_fence_events; /* atomic */
@@ -46,6 +52,11 @@ struct shadow_harness {
 /* 0 or a negative errno; on failure everything is undone. */
 int shadow_harness_setup(struct shadow_harness *harness, const struct shadow_harness_config *config);
 void shadow_harness_teardown(struct shadow_harness *harness);
+
+/* Forward the events of channel_id to shadow (NULL to stop; after stopping,
+ * a delivery may still be in progress until the handler is removed). */
+void shadow_harness_forward(struct shadow_harness *harness, uint32_t channel_id,
+                            struct vgpu_shadow_channel *shadow);
 
 /* Snapshot of what the GPU did for the address space: counters + compute
  * engine time. Equal snapshots mean nothing of the channel ran between. */

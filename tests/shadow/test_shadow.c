@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "shadow_harness.h"
+#include "vgpu/simgpu_commands.h"
 
 #define WAIT_MS 10000u
 
@@ -561,6 +562,109 @@ static void test_destroy_resumes(void **state)
 	shadow_harness_teardown(h);
 }
 
+/* A second guest channel in the harness's address space and window double. */
+struct extra_channel {
+	struct vgpu_hal_channel *channel;
+	struct vgpu_hal_channel_info info;
+	struct vgpu_shadow_channel *shadow;
+	struct guest_submitter *guest;
+};
+
+static void extra_channel_create(struct shadow_harness *h, unsigned n, uint32_t entries,
+                                 struct extra_channel *extra)
+{
+	struct guest_submitter_config config = {
+		.hal = h->hal,
+		.as = h->as,
+		.window = h->window,
+		.info = &extra->info,
+		.max_submissions = 256,
+		.alloc_memory = true,
+		.data_va = HARNESS_EXTRA_VA(n),
+		.pushbuffer_va = HARNESS_EXTRA_VA(n) + 0x80000000ull,
+	};
+
+	assert_int_equal(vgpu_hal_channel_create(h->as, entries, &extra->channel, &extra->info), 0);
+	assert_int_equal(guest_window_double_attach(h->window, &extra->info), 0);
+	assert_int_equal(vgpu_shadow_channel_create(extra->channel, &extra->info,
+	                                            guest_window_double_ops(), h->window,
+	                                            &extra->shadow),
+	                 0);
+	shadow_harness_forward(h, extra->info.id, extra->shadow);
+	assert_int_equal(guest_submitter_create(&config, &extra->guest), 0);
+}
+
+/* Call after vgpu_hal_set_event_handler(NULL): no delivery may be running. */
+static void extra_channel_destroy(struct shadow_harness *h, struct extra_channel *extra)
+{
+	shadow_harness_forward(h, extra->info.id, NULL);
+	vgpu_shadow_channel_destroy(extra->shadow);
+	vgpu_hal_channel_destroy(extra->channel);
+	guest_submitter_destroy(extra->guest);
+	guest_window_double_detach(h->window, extra->info.id);
+}
+
+/*
+ * Channel A's work queued before the suspension waits (SEMAPHORE_ACQUIRE) for
+ * a release the guest submits to channel B while both are suspended. A cannot
+ * drain, and its NOP fill cannot finish until B runs: resuming A alone would
+ * wait forever. vgpu_shadow_resume_all resumes both, in turns.
+ */
+static void test_resume_all_untangles_cross_channel_wait(void **state)
+{
+	struct shadow_harness *h = setup_harness(16, false);
+	struct extra_channel b;
+	struct vgpu_shadow_channel *both[3];
+	struct guest_submitter_view view;
+	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint64_t semaphore = guest_submitter_scratch_va(h->guest);
+	char why[256];
+
+	extra_channel_create(h, 0, 8, &b);
+	both[0] = h->shadow;
+	both[1] = NULL;
+	both[2] = b.shadow;
+
+	assert_int_equal(shadow_harness_submit(h, 1), 0);
+	assert_int_equal(guest_submitter_submit_raw(h->guest, words,
+	                                            simgpu_push_semaphore_acquire(words, semaphore,
+	                                                                          1)),
+	                 0);
+	assert_int_equal(shadow_harness_submit(h, 1), 0);
+	wait_executed(h, 1);
+
+	assert_int_equal(vgpu_shadow_suspend(h->shadow), 0);
+	assert_int_equal(vgpu_shadow_suspend(b.shadow), 0);
+	assert_int_equal(shadow_harness_submit(h, 2), 0); /* into A's shadow */
+	assert_int_equal(guest_submitter_submit_raw(b.guest, words,
+	                                            simgpu_push_semaphore_release(words, semaphore,
+	                                                                          1, false)),
+	                 0); /* into B's shadow */
+
+	assert_int_equal(vgpu_shadow_drain(b.shadow, WAIT_MS), 0);
+	assert_int_equal(vgpu_shadow_drain(h->shadow, 30), -ETIMEDOUT);
+	assert_int_equal(vgpu_shadow_resume_timeout(h->shadow, 30), -ETIMEDOUT);
+	assert_true(vgpu_shadow_is_suspended(h->shadow));
+	assert_int_equal(guest_submitter_executed(h->guest), 1);
+
+	assert_int_equal(vgpu_shadow_resume_all(both, 3, WAIT_MS), 0);
+	assert_false(vgpu_shadow_is_suspended(h->shadow));
+	assert_false(vgpu_shadow_is_suspended(b.shadow));
+	wait_executed(h, 4);
+	guest_submitter_read_view(h->guest, &view);
+	assert_int_equal(view.gp_get, guest_submitter_put(h->guest));
+	assert_true(view.ring_matches);
+	assert_log_ok(h);
+	assert_guest_view_clean(h);
+	if (guest_submitter_view_errors(b.guest, why, sizeof(why)))
+		fail_msg("channel B's guest view violated: %s", why);
+	assert_int_equal(vgpu_shadow_resume_all(both, 3, 0), 0); /* nothing suspended */
+
+	vgpu_hal_set_event_handler(h->hal, NULL, NULL);
+	extra_channel_destroy(h, &b);
+	shadow_harness_teardown(h);
+}
+
 /* Stats: the suspension is counted in wall time, the guest only waits for
  * the block..map windows. */
 static void test_stats_measure_blocked_time(void **state)
@@ -618,6 +722,7 @@ int main(void)
 		SHADOW_TEST(test_killed_before_suspend),
 		SHADOW_TEST(test_killed_while_suspended),
 		SHADOW_TEST(test_destroy_resumes),
+		SHADOW_TEST(test_resume_all_untangles_cross_channel_wait),
 		SHADOW_TEST(test_stats_measure_blocked_time),
 	};
 

@@ -316,6 +316,39 @@ int vgpu_shadow_resume(struct vgpu_shadow_channel *sc)
 	return vgpu_shadow_resume_timeout(sc, VGPU_SHADOW_WAIT_FOREVER);
 }
 
+int vgpu_shadow_resume_all(struct vgpu_shadow_channel *const *channels, size_t count,
+                           unsigned timeout_ms)
+{
+	struct shadow_backoff backoff = { 0 };
+	uint64_t deadline_ns = shadow_deadline_ns(timeout_ms);
+	int result = 0;
+
+	for (;;) {
+		size_t i, waiting = 0;
+
+		/* One non-waiting turn each: append what fits, restore the
+		 * guest if GP_GET got there. */
+		for (i = 0; i < count; i++) {
+			int ret;
+
+			if (!channels[i] || !vgpu_shadow_is_suspended(channels[i]))
+				continue;
+			ret = vgpu_shadow_resume_timeout(channels[i], 0);
+			if (ret == -ETIMEDOUT)
+				waiting++;
+			else if (ret == -EIO && !result)
+				result = -EIO;
+			else if (ret && ret != -EIO && ret != -EINVAL)
+				result = ret;
+		}
+		if (!waiting)
+			return result;
+		if (shadow_now_ns() >= deadline_ns)
+			return -ETIMEDOUT;
+		shadow_backoff_wait(&backoff, deadline_ns);
+	}
+}
+
 void vgpu_shadow_channel_destroy(struct vgpu_shadow_channel *sc)
 {
 	int ret;

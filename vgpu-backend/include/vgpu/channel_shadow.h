@@ -48,6 +48,7 @@
 #define VGPU_CHANNEL_SHADOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vgpu/guest_window.h"
@@ -119,8 +120,10 @@ int vgpu_shadow_drain(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
  * execute, in order, exactly once. Need not follow a drain (the fill then
  * also waits for the pre-suspension entries to be fetched).
  *
- * Waits while the channel makes progress; the guest keeps submitting into the
- * shadow meanwhile. Returns 0 when resumed, -EIO when the channel is (or was
+ * Waits while the channel makes progress (fetching must be enabled); the
+ * guest keeps submitting into the shadow meanwhile. Work queued before the
+ * suspension must be able to run: to resume several channels whose work may
+ * depend on each other use vgpu_shadow_resume_all. Returns 0 when resumed, -EIO when the channel is (or was
  * found) killed: it is resumed all the same (the guest's ring and GP_PUT are
  * restored and the real pages mapped; its GP_GET is wherever the GPU stopped),
  * -EINVAL when not suspended.
@@ -134,6 +137,20 @@ int vgpu_shadow_resume(struct vgpu_shadow_channel *sc);
  * call may be repeated (the fill continues where it stopped).
  */
 int vgpu_shadow_resume_timeout(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
+
+/*
+ * Resume count channels (e.g. all of one VM's; NULL entries and channels not
+ * suspended are skipped) in turns, so that one whose pre-suspension work
+ * waits for another's post-suspension work (a SEMAPHORE_ACQUIRE on a value
+ * that a submission still sitting in the other's shadow releases) cannot hold
+ * the others up: its NOP fill cannot finish until the other channel runs,
+ * which a plain vgpu_shadow_resume of the first would wait for forever.
+ * 0 when all are resumed; -EIO when all are resumed but some channel was found
+ * killed; -ETIMEDOUT when some are still suspended after timeout_ms (the rest
+ * are resumed; call again); another negative errno from the HAL.
+ */
+int vgpu_shadow_resume_all(struct vgpu_shadow_channel *const *channels, size_t count,
+                           unsigned timeout_ms);
 
 /* The core owns the single HAL event handler and forwards
  * VGPU_EVENT_PRIV_FENCE events for this channel here (called from the HAL's
