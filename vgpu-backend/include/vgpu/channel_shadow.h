@@ -36,13 +36,16 @@
  * any backend thread; calls that change the state of one channel are
  * serialised internally (the core still calls them in a sensible order).
  * vgpu_shadow_on_priv_fence and vgpu_shadow_on_channel_error are safe to call
- * from the HAL event thread: they only take a short internal lock and signal.
- * No internal lock is held while calling into the HAL or the window ops.
+ * from the HAL event thread: they only take a short internal lock, which is
+ * never held across a HAL or window call, and signal. (The per-channel
+ * operation lock is held across HAL and window calls; the event thread never
+ * takes it.)
  *
  * Lifetime. Create the shadow after the HAL channel and destroy it before
  * vgpu_hal_channel_destroy. The core forwards VGPU_EVENT_PRIV_FENCE (and
- * preferably VGPU_EVENT_CHANNEL_ERROR) events for the channel until
- * vgpu_shadow_channel_destroy returns.
+ * preferably VGPU_EVENT_CHANNEL_ERROR) events for the channel to the shadow,
+ * and stops (no call in progress or to come) before
+ * vgpu_shadow_channel_destroy; destroy needs no event.
  */
 #ifndef VGPU_CHANNEL_SHADOW_H
 #define VGPU_CHANNEL_SHADOW_H
@@ -108,6 +111,8 @@ int vgpu_shadow_suspend(struct vgpu_shadow_channel *sc);
  * VGPU_CHANNEL_ERROR counts as drained. 0 when drained (also on later
  * calls), -ETIMEDOUT on timeout (still suspended; may be called again),
  * -EINVAL when not suspended. May wait: never call it from the event thread.
+ * A channel whose queued work waits for work the guest submitted to another,
+ * also suspended, channel does not drain until that one is resumed.
  */
 int vgpu_shadow_drain(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
 
@@ -123,10 +128,12 @@ int vgpu_shadow_drain(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
  * Waits while the channel makes progress (fetching must be enabled); the
  * guest keeps submitting into the shadow meanwhile. Work queued before the
  * suspension must be able to run: to resume several channels whose work may
- * depend on each other use vgpu_shadow_resume_all. Returns 0 when resumed, -EIO when the channel is (or was
- * found) killed: it is resumed all the same (the guest's ring and GP_PUT are
- * restored and the real pages mapped; its GP_GET is wherever the GPU stopped),
- * -EINVAL when not suspended.
+ * depend on each other use vgpu_shadow_resume_all.
+ *
+ * Returns 0 when resumed; -EIO when the channel is (or was found) killed: it
+ * is resumed all the same (the guest's ring and GP_PUT are restored and the
+ * real pages mapped; its GP_GET is wherever the GPU stopped); -EINVAL when
+ * not suspended.
  */
 int vgpu_shadow_resume(struct vgpu_shadow_channel *sc);
 
