@@ -58,9 +58,10 @@ struct vgpu_core_stats {
 	uint64_t allocs_failed_cap;    /* -EDQUOT */
 	struct vgpu_core_time eviction;
 	struct vgpu_core_time return_pass;
-	uint64_t entries;           /* calls into the core: public API calls and
-	                               HAL events dispatched (benchmarks check
-	                               that guest submission causes none) */
+	uint64_t entries;           /* calls into the core: public API calls
+	                               (vgpu_core_stats itself excepted) and HAL
+	                               events dispatched; benchmarks check that
+	                               guest submission causes none */
 	uint64_t events;            /* HAL events received */
 };
 
