@@ -15,20 +15,27 @@ Usage: $0 [--timeout SEC] [--no-vm] [-v]
 Checks vgpu.ko, the guest DRM render-node driver:
   host: build it against the fetched Debian headers with W=1 (no warning
         allowed) and sparse (C=1, when installed), check its modinfo
-        (vermagic, PCI alias, license, depends on drm)
-  L1 (TCG): boot an L2 guest (KVM) with the module and drm.ko in its
-        initramfs, plus an ivshmem-plain PCI device (1af4:1110) to force
-        onto the driver as a foreign device
-  L2: tests/vm/l2/guest-driver-check.sh: load, no-device behaviour,
-        refusal of the foreign device, unload, load/unload cycles in every
-        interrupt mode, clean kernel log (and, once a vGPU can be passed in,
-        probe/HELLO/render node/unbind)
+        (vermagic, PCI alias, license, depends on drm); build vgpu_mdev.ko
+        (host-kmod), fake-backend and vgpu-drm-check
+        (guest-driver/kernel/tests), vgpu-info and vgpu-run (meson, in
+        \$VGPU_CACHE/guest-driver-meson)
+  L1 (TCG): load vfio + mdev + vgpu_mdev.ko, start fake-backend (a
+        stand-in for vgpud that answers the real mailbox protocol and plays
+        a toy GPU), create an mdev, boot an L2 guest (KVM) with it
+        (vfio-pci,sysfsdev=...), an ivshmem-plain device (1af4:1110) to
+        force onto the driver as a foreign device, vgpu.ko and drm.ko
+  L2: tests/vm/l2/guest-driver-check.sh: load; refusal of the foreign
+        device; probe, HELLO, render node, vgpu-info; every ioctl with
+        vgpu-drm-check; unbind while a process holds objects and a mapped
+        window; rmmod refused while in use; rebind; load/unload cycles in
+        every interrupt mode; clean kernel log
+Without host-kmod the vGPU checks are skipped (SKIP lines).
 Prints one line per check, timings, and 'guest-driver: N passed, N failed';
 exits 0 only when every check passed.
 
 Options:
   --timeout SEC  hard limit for the L1 VM (default 900)
-  --no-vm        host checks only (build, warnings, sparse, modinfo)
+  --no-vm        host checks only (builds, warnings, sparse, modinfo)
   -v, --verbose  stream the L1 serial console to stderr
   -h, --help     this text
 
@@ -40,24 +47,62 @@ EOF
 # L1 half: run by boot-l1.sh inside L1 as
 #   guest-driver.sh --l1-half L2_INITRD
 if [[ ${1:-} == --l1-half ]]; then
-	l2_initrd=${2:?}
+	l2_initrd=${2:?} mdev_ko=${3:--} backend=${4:--}
 	: "${VMLINUZ:?not run by boot-l1.sh}"
 	say() { echo "VGPU-GD-L1: $*"; }
-	modprobe kvm_amd nested=1 || { echo "VGPU-GD-L1-FAILED: modprobe kvm_amd"; exit 1; }
-	say "booting L2 (-accel kvm) with vgpu.ko, drm.ko and an ivshmem-plain device"
+	die() {
+		echo "VGPU-GD-L1-FAILED: $*"
+		dmesg | tail -n 20
+		[[ -n ${backend_pid:-} ]] && kill "$backend_pid" 2>/dev/null
+		exit 1
+	}
+	modprobe kvm_amd nested=1 || die "modprobe kvm_amd"
+	vgpu_args=() mdev_dev='' backend_pid=''
+	if [[ $mdev_ko != - && $backend != - ]]; then
+		for m in vfio vfio_iommu_type1 vfio_virqfd mdev; do
+			modprobe "$m" || die "modprobe $m"
+		done
+		insmod "$mdev_ko" || die "insmod $mdev_ko"
+		rm -f fake-backend.ready
+		"$backend" --ready-file fake-backend.ready >fake-backend.log 2>&1 &
+		backend_pid=$!
+		for _ in $(seq 100); do
+			[[ -e fake-backend.ready ]] && break
+			sleep 0.1
+		done
+		[[ -e fake-backend.ready ]] || die "fake-backend did not start: $(cat fake-backend.log)"
+		type=/sys/class/mdev_bus/vgpu/mdev_supported_types/vgpu-gdtest
+		[[ -d $type ]] || die "no mdev type $type ($(ls /sys/class/mdev_bus/vgpu/mdev_supported_types 2>&1))"
+		uuid=$(cat /proc/sys/kernel/random/uuid)
+		echo "$uuid" >"$type/create" || die "create mdev"
+		mdev_dev=/sys/bus/mdev/devices/$uuid
+		vgpu_args=(-device "vfio-pci,sysfsdev=$mdev_dev")
+		say "vgpu_mdev.ko loaded, fake-backend serving, mdev $uuid created"
+	else
+		say "no vgpu_mdev.ko/fake-backend: L2 gets no vGPU"
+	fi
+	say "booting L2 (-accel kvm) with vgpu.ko, drm.ko, an ivshmem-plain device${mdev_dev:+ and the vGPU}"
 	t0=$(date +%s.%N)
 	set +e
-	timeout -k 5 300 qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
+	timeout -k 5 600 qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
 		-accel kvm -cpu host -machine pc -m 256M -smp 1 \
 		-kernel "$VMLINUZ" -initrd "$l2_initrd" \
 		-append "console=ttyS0 panic=-1 quiet" \
 		-object memory-backend-ram,id=shm,size=4M,share=on \
-		-device ivshmem-plain,memdev=shm \
+		-device ivshmem-plain,memdev=shm "${vgpu_args[@]}" \
 		-serial stdio </dev/null 2>&1 | tee l2.log
 	rc=${PIPESTATUS[0]}
 	set -e
 	echo "VGPU-GD-L2-SECONDS=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')"
-	grep -q '^VGPU-L2-HELLO' l2.log || { echo "VGPU-GD-L1-FAILED: L2 did not boot (qemu rc $rc)"; exit 1; }
+	if [[ -n $mdev_dev ]]; then
+		echo 1 >"$mdev_dev/remove" || say "removing the mdev failed"
+		kill "$backend_pid" 2>/dev/null
+		wait "$backend_pid" 2>/dev/null
+		rmmod vgpu_mdev || say "rmmod vgpu_mdev failed"
+		grep -E 'HELLO|requests answered|toy GPU|LIMIT|NO_MEMORY' fake-backend.log | head -n 20 |
+			sed 's/^/VGPU-GD-L1: /'
+	fi
+	grep -q '^VGPU-L2-HELLO' l2.log || die "L2 did not boot (qemu rc $rc)"
 	echo "VGPU-GD-L1-DONE qemu_rc=$rc"
 	exit 0
 fi
@@ -144,22 +189,72 @@ parms=$(/sbin/modinfo -F parm "$ko" | cut -d: -f1 | sort | tr '\n' ' ')
 verdict "module parameters: $parms" test "$parms" = "attach_timeout_ms irq_mode mailbox_timeout_ms "
 cp "$ko" "$run/vgpu.ko"
 
+# 3. The device side for L2: vgpu_mdev.ko (host-kmod) and fake-backend, a
+#    stand-in for vgpud that answers the mailbox (guest-driver/kernel/tests),
+#    plus the uAPI check program and vgpu-info for the guest.
+vm_ensure_pkgs libdrm-dev libc6-dev meson ninja-build pkg-config libjson-c-dev
+tests_dir=$ROOT/guest-driver/kernel/tests
+mdev_ko=- backend=- extra_files=()
+if [[ -f $ROOT/host-kmod/Kbuild ]]; then
+	mkdir -p "$src/host-kmod"
+	cp "$ROOT"/host-kmod/*.[ch] "$ROOT"/host-kmod/Kbuild "$src/host-kmod/"
+	cp "$ROOT/vgpu-backend/include/vgpu/mdev_control.h" "$src/vgpu-backend/include/vgpu/"
+	if nice make -C "$KDIR" M="$src/host-kmod" modules >"$run/host-kmod-build.log" 2>&1; then
+		mdev_ko=$src/host-kmod/vgpu_mdev.ko
+		pass "host-kmod: vgpu_mdev.ko builds (the vGPU for L2)"
+	else
+		fail "host-kmod build (log $run/host-kmod-build.log)"
+	fi
+else
+	echo "SKIP: no host-kmod/Kbuild: L2 gets no vGPU"
+fi
+cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror -static -I"$ROOT/vgpu-backend/include"
+	-I"$ROOT/guest-driver/include/uapi" -I/usr/include/libdrm)
+if [[ $mdev_ko != - ]]; then
+	if gcc "${cflags[@]}" -o "$run/fake-backend" "$tests_dir/fake-backend.c" 2>"$run/tests-build.log"; then
+		backend=$run/fake-backend
+	else
+		cat "$run/tests-build.log"
+		fail "fake-backend build"
+	fi
+fi
+if gcc "${cflags[@]}" -o "$run/vgpu-drm-check" "$tests_dir/vgpu-drm-check.c" 2>>"$run/tests-build.log"; then
+	extra_files+=(--file "$run/vgpu-drm-check:/vgpu-drm-check")
+else
+	cat "$run/tests-build.log"
+	fail "vgpu-drm-check build"
+fi
+# vgpu-info through the project's meson build (libdrm backend), kept outside the clone.
+mbuild=$VGPU_CACHE/guest-driver-meson
+if [[ ! -f $mbuild/build.ninja ]]; then
+	meson setup "$mbuild" "$ROOT" -Dtests=false >"$run/meson.log" 2>&1 || rm -rf "$mbuild"
+fi
+if [[ -f $mbuild/build.ninja ]] &&
+	nice ninja -C "$mbuild" guest-driver/tools/vgpu-info guest-driver/tools/vgpu-run >>"$run/meson.log" 2>&1; then
+	extra_files+=(--file "$mbuild/guest-driver/tools/vgpu-info:/vgpu-info"
+		--bin "$mbuild/guest-driver/tools/vgpu-info")
+	pass "vgpu-info and vgpu-run build (libdrm backend)"
+else
+	tail -n 20 "$run/meson.log"
+	fail "vgpu-info/vgpu-run build (log $run/meson.log)"
+fi
+
 if ((!vm)); then
 	echo "timings: build ${build_s}s, total $(vm_elapsed "$t0")s"
 	finish
 fi
 
-# 3. L2 initramfs and the VM chain
+# 4. L2 initramfs and the VM chain
 tp=$(vm_now)
 l1_initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l1) || { fail "L1 initramfs"; finish; }
 l2_initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l2 --name guest-driver --modules drm \
-	--file "$ko:/vgpu.ko" --file "$VM_DIR/l2/guest-driver-check.sh:/l2-job") ||
+	--file "$ko:/vgpu.ko" --file "$VM_DIR/l2/guest-driver-check.sh:/l2-job" "${extra_files[@]}") ||
 	{ fail "L2 initramfs"; finish; }
 prep=$(vm_elapsed "$tp")
 
 set +e
 "$VM_LIB_DIR/boot-l1.sh" "${verbose[@]}" --out "$run" --timeout "$timeout" --initrd "$l1_initrd" \
-	"$VM_DIR/guest-driver.sh" --l1-half "$l2_initrd"
+	"$VM_DIR/guest-driver.sh" --l1-half "$l2_initrd" "$mdev_ko" "$backend"
 rc=$?
 set -e
 
@@ -175,6 +270,7 @@ while read -r _ verdict what; do
 	SKIP) echo "SKIP: L2: $what" ;;
 	esac
 done < <(grep -a '^VGPU-GD-CHECK ' "$log" 2>/dev/null | tr -d '\r')
+grep -a '^VGPU-GD-L1: ' "$log" 2>/dev/null | tr -d '\r' | sed 's/^VGPU-GD-L1: /L1 /' || true
 grep -a '^VGPU-GD: note' "$log" 2>/dev/null | tr -d '\r' | sed 's/^VGPU-GD: /L2 /' || true
 summary=$(grep -a '^VGPU-GD-SUMMARY ' "$log" 2>/dev/null | tr -d '\r' | tail -n 1)
 [[ -n $summary ]] || fail "L2 check did not finish (no VGPU-GD-SUMMARY; log $log)"

@@ -10,10 +10,16 @@
 #   - a foreign device forced onto the driver (an ivshmem-plain 1af4:1110
 #     that L1 adds, bound through new_id) is refused with a log line that
 #     says why, and leaves nothing behind;
-#   - when a vGPU (1af4:10f0) is present: probe, BAR0 magic/ABI version,
-#     mailbox HELLO (the driver's log line), a render node; then unbind with
-#     the device bound and rebind;
-#   - unload, and load/unload cycles in every interrupt mode, stay clean;
+#   - when a vGPU (1af4:10f0) is present (served by fake-backend in L1):
+#     probe, BAR0 magic/ABI version, mailbox HELLO (the driver's log line),
+#     the render node, vgpu-info, /vgpu-drm-check full (every ioctl, host
+#     errors as errno + log line, mmap rules, interrupt-driven fences,
+#     timeouts, signals, killed channels, lifetimes), unbind while a
+#     process holds a buffer, a channel and its mapping (/vgpu-drm-check
+#     hold), rmmod refused while a file is open, rebind;
+#   - unload, and load/unload cycles in every interrupt mode, stay clean
+#     (with a vGPU: the probe picks the asked-for mode and a quick check
+#     with a fence interrupt passes in each);
 #   - the kernel log has no warning, BUG, oops or leak report.
 # Every check prints "VGPU-GD-CHECK PASS|FAIL|SKIP <what>"; the last line is
 # "VGPU-GD-SUMMARY <passed> <failed> <skipped>". Exit status: failed count.
@@ -116,63 +122,118 @@ if [ -n "$foreign" ]; then
 		fi
 	fi
 	echo "1af4 1110" >/sys/bus/pci/drivers/vgpu/remove_id 2>/dev/null
-	check "no DRM node left behind by the refused probe" test -z "$(vgpu_drm_nodes)"
+	check "no DRM node left behind by the refused probe" test ! -e "/sys/bus/pci/devices/$foreign/drm"
 else
 	skipped "foreign device refusal (no ivshmem device in this guest)"
 fi
 
-# 4. a real vGPU
+# 4. a vGPU (served by fake-backend in L1, or later by vgpud)
+render_node() { # the vGPU's render node in /dev/dri
+	for n in $(vgpu_drm_nodes); do
+		case $n in renderD*) echo "/dev/dri/$n" && return 0 ;; esac
+	done
+	return 1
+}
+run_check() { # MODE: run /vgpu-drm-check, pass its lines through, count failures
+	node=$(render_node) || { bad "$1: no render node"; return; }
+	/vgpu-drm-check "$1" "$node" >/tmp/check.out 2>&1
+	rc=$?
+	cat /tmp/check.out
+	p=$(grep -c '^VGPU-GD-CHECK PASS' /tmp/check.out)
+	f=$(grep -c '^VGPU-GD-CHECK FAIL' /tmp/check.out)
+	pass=$((pass + p))
+	fail=$((fail + f))
+	[ "$rc" = 0 ] || [ "$f" != 0 ] || bad "vgpu-drm-check $1 exit status $rc"
+}
 if [ -n "$vgpu" ]; then
 	if bound_to_vgpu "$vgpu"; then
 		ok "vGPU $vgpu bound to vgpu"
 	else
 		bad "vGPU $vgpu bound to vgpu (driver: $(readlink "/sys/bus/pci/devices/$vgpu/driver"))"
 	fi
-	line=$(dmesg | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //')
+	line=$(klog_since 1 | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //')
 	if [ -n "$line" ]; then
-		ok "probe read magic/ABI and completed HELLO: $line"
+		ok "probe: BAR0 magic/ABI, mailbox HELLO + QUERY: $line"
 	else
-		bad "no 'vGPU ABI' probe line (HELLO): $(dmesg | grep vgpu | tail -n 3 | tr '\n' '|')"
+		bad "no 'vGPU ABI' probe line: $(dmesg | grep vgpu | tail -n 3 | tr '\n' '|')"
 	fi
-	nodes=$(vgpu_drm_nodes | tr '\n' ' ')
-	case $nodes in
-	*renderD*) ok "render node: $nodes" ;;
-	*) bad "render node for the vGPU (nodes: '$nodes')" ;;
-	esac
+	node=$(render_node)
+	check "render node ${node:-missing}" test -c "$node"
 	if [ -x /vgpu-info ]; then
 		if /vgpu-info >/tmp/info 2>&1; then
-			ok "vgpu-info: $(tr '\n' ' ' </tmp/info | cut -c1-300)"
+			ok "vgpu-info (libdrm): $(tr '\n' '|' </tmp/info | tr -s ' ' | cut -c1-400)"
 		else
-			bad "vgpu-info: $(tr '\n' ' ' </tmp/info | cut -c1-300)"
+			bad "vgpu-info: $(tr '\n' '|' </tmp/info | cut -c1-400)"
 		fi
 	fi
-	mark
-	echo "$vgpu" >/sys/bus/pci/drivers/vgpu/unbind
-	check "unbind the bound vGPU" test -z "$(vgpu_drm_nodes)"
-	echo "$vgpu" >/sys/bus/pci/drivers/vgpu/bind
-	check "rebind the vGPU" bound_to_vgpu "$vgpu"
+	if [ -x /vgpu-drm-check ]; then
+		mark
+		run_check full
+		why=$(klog_since "$mark_n" | grep -m1 'ALLOC of .* failed' | sed 's/^\[[^]]*\] //')
+		check "host error logged: ${why:-nothing}" test -n "$why"
+		why=$(klog_since "$mark_n" | grep -m1 'killed channel' | sed 's/^\[[^]]*\] //')
+		check "killed channel logged: ${why:-nothing}" test -n "$why"
+
+		# Unbind while userspace holds a buffer, a channel and its mapping.
+		mark
+		/vgpu-drm-check hold "$node" >/tmp/hold.out 2>&1 &
+		holder=$!
+		i=0
+		while ! grep -q HOLD-READY /tmp/hold.out && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		echo "$vgpu" >/sys/bus/pci/drivers/vgpu/unbind
+		check "unbind with objects alive: DRM nodes gone" test -z "$(vgpu_drm_nodes)"
+		if rmmod vgpu 2>/dev/null; then
+			bad "rmmod refused while a file is open"
+		else
+			ok "rmmod refused while a file is open (module in use)"
+		fi
+		kill -USR1 "$holder"
+		wait "$holder"
+		cat /tmp/hold.out
+		p=$(grep -c '^VGPU-GD-CHECK PASS' /tmp/hold.out)
+		f=$(grep -c '^VGPU-GD-CHECK FAIL' /tmp/hold.out)
+		pass=$((pass + p))
+		fail=$((fail + f))
+		freed=$(klog_since "$mark_n" | grep -m1 'unbind: freed' | sed 's/^\[[^]]*\] //')
+		check "unbind freed the held buffer on the host: ${freed:-nothing}" test -n "$freed"
+		destroyed=$(klog_since "$mark_n" | grep -m1 'unbind: destroyed' | sed 's/^\[[^]]*\] //')
+		check "unbind destroyed the held channel on the host: ${destroyed:-nothing}" \
+			test -n "$destroyed"
+		echo "$vgpu" >/sys/bus/pci/drivers/vgpu/bind
+		check "rebind the vGPU" bound_to_vgpu "$vgpu"
+		[ -x /vgpu-drm-check ] && run_check quick
+	fi
 else
 	skipped "probe against a vGPU (no 1af4:10f0 device in this guest)"
 fi
 
-# 5. unload, then cycles in every interrupt mode
+# 5. unload, then cycles in every interrupt mode (with a vGPU: each one
+#    probes, says which interrupts it uses, and passes the quick check)
 mark
 check "rmmod vgpu" rmmod vgpu
 check "module gone after rmmod" test ! -d /sys/module/vgpu
-cycles_ok=1
 for mode in auto msix msi intx poll bogus; do
+	case $mode in
+	auto | msix | bogus) want="MSI-X" ;;
+	msi) want="MSI" ;;
+	intx) want="INTx" ;;
+	poll) want="none (polling)" ;;
+	esac
+	mark
 	if ! insmod /vgpu.ko irq_mode=$mode; then
-		cycles_ok=0
-		echo "VGPU-GD: insmod irq_mode=$mode failed"
+		bad "insmod irq_mode=$mode"
 		continue
 	fi
-	if [ -n "$vgpu" ] && ! bound_to_vgpu "$vgpu"; then
-		cycles_ok=0
-		echo "VGPU-GD: irq_mode=$mode: vGPU not bound"
+	if [ -n "$vgpu" ]; then
+		got=$(klog_since "$mark_n" | sed -n 's/.*vGPU ABI.*, interrupts \(.*\), render node.*/\1/p' | head -n 1)
+		check "irq_mode=$mode: probe uses '$got' (want $want)" test "$got" = "$want"
+		[ -x /vgpu-drm-check ] && run_check quick
 	fi
-	rmmod vgpu || cycles_ok=0
+	check "irq_mode=$mode: rmmod" rmmod vgpu
 done
-check "load/unload cycles with irq_mode=auto,msix,msi,intx,poll,bogus" test "$cycles_ok" = 1
 check "rmmod drm" rmmod drm
 
 # 6. the kernel log since the checks began (the boot itself may warn: the

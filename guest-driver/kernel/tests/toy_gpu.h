@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * toy_gpu.h - the contract between fake-backend (a stand-in for vgpud on
+ * vgpu_mdev's control device, in L1) and vgpu-drm-check (the uAPI test of
+ * vgpu.ko, in L2). Test-only; not part of any ABI.
+ *
+ * fake-backend answers the real mailbox protocol of device_abi.h (HELLO,
+ * QUERY, ALLOC, FREE, SET_PRIORITY, CHANNEL_CREATE/DESTROY, STATS) with the
+ * limits below, and plays a toy GPU instead of running GPFIFO entries: a
+ * 64-bit "kick" word in each live channel's control page. When the guest
+ * writes a new nonzero value V there, after TOY_DELAY_MS the toy
+ *   - V == TOY_KILL: kills the channel (VGPU_REG_ERROR_CHANNELS bit,
+ *     VGPU_IRQ_CHANNEL_ERROR, error vector);
+ *   - else: writes V to the notifier's 64-bit word TOY_FENCE_OFFSET and
+ *     raises the fence interrupt (VGPU_REG_FENCE_CHANNELS bit,
+ *     VGPU_IRQ_FENCE, fence vector).
+ */
+#ifndef VGPU_TOY_GPU_H
+#define VGPU_TOY_GPU_H
+
+#define TOY_KICK_OFFSET 0x800u  /* in the control page */
+#define TOY_FENCE_OFFSET 0x0u   /* in the notifier */
+#define TOY_KILL 0xdeadull
+#define TOY_DELAY_MS 100
+
+#define TOY_MAX_CHANNELS 8u          /* HELLO's max_channels */
+#define TOY_VRAM_SHARE (256ull << 20)
+#define TOY_VRAM_TOTAL (512ull << 20)
+#define TOY_CAP (1ull << 30)         /* ALLOC beyond: NO_MEMORY */
+#define TOY_CHUNK (2ull << 20)
+#define TOY_PUSHBUF_BYTES (64u << 10)
+#define TOY_NOTIFIER_BYTES 4096u
+
+#endif /* VGPU_TOY_GPU_H */
