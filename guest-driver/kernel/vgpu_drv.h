@@ -141,6 +141,7 @@ int vgpu_host_wait_ready(struct vgpu_device *vdev);
 int vgpu_host_attach(struct vgpu_device *vdev);
 void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...) __printf(3, 4);
 bool vgpu_host_gone(int err);
+bool vgpu_backend_gone(struct vgpu_device *vdev);
 u32 vgpu_reg_read(struct vgpu_device *vdev, u32 offset);
 void vgpu_reg_write(struct vgpu_device *vdev, u32 offset, u32 value);
 

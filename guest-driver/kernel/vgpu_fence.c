@@ -7,8 +7,10 @@
  * error interrupt and unbind wake. It re-checks the word at least every
  * FENCE_RECHECK_MS (every jiffy without interrupts), so a fence submitted
  * without the interrupt flag, or a lost interrupt, costs latency, never a
- * hang. Signals interrupt the wait; the deadline is absolute, so a
- * restarted call waits no longer than the first would have.
+ * hang. A slice without progress also reads VGPU_REG_STATUS, so a wait on
+ * a backend that went away ends with -ENODEV. Signals interrupt the wait;
+ * the deadline is absolute, so a restarted call waits no longer than the
+ * first would have.
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -39,6 +41,19 @@ static int vgpu_fence_check(struct vgpu_device *vdev, struct vgpu_channel *ch, u
 		/* What the GPU wrote before the fence is visible after it. */
 		virt_rmb();
 	}
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/* -ENODEV once the backend is gone: the fence would never pass. */
+static int vgpu_fence_backend_check(struct vgpu_device *vdev)
+{
+	int idx, ret = 0;
+
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return -ENODEV;
+	if (vgpu_backend_gone(vdev))
+		ret = -ENODEV;
 	drm_dev_exit(idx);
 	return ret;
 }
@@ -75,5 +90,9 @@ int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offse
 			return -ERESTARTSYS;
 		if (ret)
 			return ret < 0 ? ret : 0;
+		/* A slice without progress: is anyone still running the GPU? */
+		ret = vgpu_fence_backend_check(vdev);
+		if (ret)
+			return ret;
 	}
 }

@@ -52,26 +52,36 @@ static void hook_reg_write(void *ctx, uint32_t offset, uint32_t value)
 	vgpu_reg_write(ctx, offset, value);
 }
 
+/* True once the host says its backend is gone (or the device vanished). */
+bool vgpu_backend_gone(struct vgpu_device *vdev)
+{
+	u32 status;
+
+	if (pci_dev_is_disconnected(vdev->pdev))
+		return true;
+	status = vgpu_reg_read(vdev, VGPU_REG_STATUS);
+	return status == U32_MAX || (status & VGPU_STATUS_BACKEND_GONE);
+}
+
 /*
  * Sleep until the mailbox interrupt fired (it sets mailbox_irq_pending) or
  * timeout_ms passed. Without interrupts, just sleep: the protocol polls the
- * rings after every return.
+ * rings after every return. A wait that saw no interrupt looks at
+ * VGPU_REG_STATUS (one trapped read per slice, only while the backend is
+ * slow), so a request to a backend that went away fails with -ENODEV at
+ * once instead of at the protocol timeout.
  */
 static int hook_wait_irq(void *ctx, int timeout_ms)
 {
 	struct vgpu_device *vdev = ctx;
 	unsigned long timeout = msecs_to_jiffies(max(timeout_ms, 1));
 
-	if (pci_dev_is_disconnected(vdev->pdev))
-		return -ENODEV;
-	if (vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL) {
+	if (vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL)
 		schedule_timeout_uninterruptible(min_t(unsigned long, timeout, 1));
-		return 0;
-	}
-	if (wait_event_timeout(vdev->mailbox_wq,
-			       atomic_xchg(&vdev->mailbox_irq_pending, 0), timeout))
+	else if (wait_event_timeout(vdev->mailbox_wq,
+				    atomic_xchg(&vdev->mailbox_irq_pending, 0), timeout))
 		return VGPU_IRQ_MAILBOX;
-	return 0;
+	return vgpu_backend_gone(vdev) ? -ENODEV : 0;
 }
 
 static const struct vgpu_proto_device_ops vgpu_proto_device_ops = {
