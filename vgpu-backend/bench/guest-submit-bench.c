@@ -218,8 +218,8 @@ static void usage(FILE *out)
 	        "Usage: guest-submit-bench [--rounds N] [--seconds S] [--vgpud PATH]\n"
 	        "Submission throughput through a mapped channel with vgpud attached vs. the\n"
 	        "same work on simgpu alone, in one run. Rounds alternate; medians compared.\n"
-	        "  --rounds N    rounds per mode and work (default 5, at most %d)\n"
-	        "  --seconds S   length of one round (default 1.0)\n"
+	        "  --rounds N    rounds per mode and work (default 11, at most %d)\n"
+	        "  --seconds S   length of one round (default 0.5)\n"
 	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n",
 	        MAX_ROUNDS);
 }
@@ -242,8 +242,8 @@ int main(int argc, char **argv)
 	struct vgpu_proto *proto;
 	struct vgpud daemon;
 	uint64_t requests_before;
-	double seconds = 1.0;
-	int rounds = 5, opt, round, work, i;
+	double seconds = 0.5;
+	int rounds = 11, opt, round, work, i;
 	char why[512];
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
