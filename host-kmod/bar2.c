@@ -26,7 +26,9 @@
  * PTE to the old pages exists and every new access waits in the fault
  * handler - with mmap_lock dropped and VM_FAULT_RETRY where the caller
  * allows it - until WINDOW_MAP installs the new pages and wakes it. Waits
- * are killable; the guest never sees an error.
+ * are killable; the guest never sees an error. A fault that inserted a
+ * PTE also completes with mmap_lock dropped where it may (see the fault
+ * handler): KVM must not trust a PTE a concurrent BLOCK may zap.
  */
 #include <linux/file.h>
 #include <linux/highmem.h>
@@ -194,6 +196,19 @@ static vm_fault_t vgpu_mdev_bar2_fault(struct vm_fault *vmf)
 		page = vdev->scratch;
 	ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(page));
 	up_read(&vdev->bar2_lock);
+	/*
+	 * KVM's hva_to_pfn_remapped() walks the page table again after
+	 * fixup_user_fault() unless the fault dropped mmap_lock; a BLOCK
+	 * zapping the new PTE in between (it does not take mmap_lock) would
+	 * make KVM fail the guest's access with -EFAULT. Completing with the
+	 * lock dropped makes every caller start over from its own page
+	 * table walk instead (as fault_dirty_shared_page() does).
+	 */
+	if (ret == VM_FAULT_NOPAGE && (vmf->flags & FAULT_FLAG_ALLOW_RETRY) &&
+	    !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT)) {
+		mmap_read_unlock(vma->vm_mm);
+		ret |= VM_FAULT_COMPLETED;
+	}
 	return ret;
 }
 

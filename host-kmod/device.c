@@ -234,25 +234,33 @@ static ssize_t vgpu_mdev_rw(struct vgpu_mdev_device *vdev, char __user *ubuf, si
 		ret = vgpu_mdev_bar2_rw(vdev, ubuf, count, off, write);
 		goto done;
 	}
-	/* config space and registers: small accesses through a bounce buffer */
-	count = min(count, sizeof(kbuf));
-	if (write && copy_from_user(kbuf, ubuf, count))
-		return -EFAULT;
-	switch (index) {
-	case VFIO_PCI_CONFIG_REGION_INDEX:
-		ret = vgpu_mdev_config_rw(vdev, kbuf, count, off, write);
-		break;
-	case VFIO_PCI_BAR0_REGION_INDEX:
-		ret = vgpu_mdev_bar0_rw(vdev, kbuf, count, off, write);
-		break;
-	default: /* the MSI-X BAR: QEMU emulates table and PBA itself */
-		if (!write)
-			memset(kbuf, 0, count);
-		ret = count;
-		break;
+	/* config space and registers: through a small bounce buffer */
+	ret = 0;
+	while (ret < count) {
+		size_t n = min_t(size_t, count - ret, sizeof(kbuf));
+		ssize_t got;
+
+		if (write && copy_from_user(kbuf, ubuf + ret, n))
+			return ret ? ret : -EFAULT;
+		switch (index) {
+		case VFIO_PCI_CONFIG_REGION_INDEX:
+			got = vgpu_mdev_config_rw(vdev, kbuf, n, off + ret, write);
+			break;
+		case VFIO_PCI_BAR0_REGION_INDEX:
+			got = vgpu_mdev_bar0_rw(vdev, kbuf, n, off + ret, write);
+			break;
+		default: /* the MSI-X BAR: QEMU emulates table and PBA itself */
+			if (!write)
+				memset(kbuf, 0, n);
+			got = n;
+			break;
+		}
+		if (got <= 0)
+			return ret ? ret : got;
+		if (!write && copy_to_user(ubuf + ret, kbuf, got))
+			return ret ? ret : -EFAULT;
+		ret += got;
 	}
-	if (ret > 0 && !write && copy_to_user(ubuf, kbuf, ret))
-		return -EFAULT;
 done:
 	if (ret > 0)
 		*ppos += ret;

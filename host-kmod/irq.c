@@ -14,8 +14,9 @@
  *		vfio_virqfd, or SET_IRQS UNMASK), which re-signals if the level
  *		is still high
  *
- * The ERR index has no interrupts; REQ (count 1) is how .request asks QEMU
- * to release the device when it is being removed.
+ * ERR (count 1) takes an eventfd but is never signalled (QEMU would stop
+ * the VM); REQ (count 1) is how .request asks QEMU to release the device
+ * when it is being removed.
  */
 #include <linux/eventfd.h>
 #include <linux/slab.h>
@@ -39,8 +40,10 @@ int vgpu_mdev_irq_info(struct vgpu_mdev_device *vdev, struct vfio_irq_info *info
 		info->flags = VFIO_IRQ_INFO_EVENTFD;
 		return 0;
 	case VFIO_PCI_ERR_IRQ_INDEX:
-		info->count = 0;
-		info->flags = 0;
+		/* accepted so QEMU does not warn; never signalled: an error
+		 * here would stop the VM, the guest sees BACKEND_GONE instead */
+		info->count = 1;
+		info->flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
 		return 0;
 	case VFIO_PCI_REQ_IRQ_INDEX:
 		info->count = 1;
@@ -279,16 +282,21 @@ int vgpu_mdev_set_irqs(struct vgpu_mdev_device *vdev, struct vfio_irq_set *hdr, 
 		return vgpu_mdev_set_msi(vdev, hdr, data, false);
 	case VFIO_PCI_MSIX_IRQ_INDEX:
 		return vgpu_mdev_set_msi(vdev, hdr, data, true);
-	case VFIO_PCI_REQ_IRQ_INDEX:
+	case VFIO_PCI_ERR_IRQ_INDEX:
+	case VFIO_PCI_REQ_IRQ_INDEX: {
+		struct eventfd_ctx **slot = hdr->index == VFIO_PCI_REQ_IRQ_INDEX ?
+					    &vdev->req_trigger : &vdev->err_trigger;
+
 		if ((hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK) != VFIO_IRQ_SET_ACTION_TRIGGER)
 			return -EINVAL;
 		if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count)
-			return vgpu_mdev_set_trigger(vdev, &vdev->req_trigger, -1);
+			return vgpu_mdev_set_trigger(vdev, slot, -1);
 		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD)
-			return vgpu_mdev_set_trigger(vdev, &vdev->req_trigger, *(s32 *)data);
-		if (vgpu_mdev_irq_bool(hdr, data, 0))
-			vgpu_mdev_signal(vdev, &vdev->req_trigger);
+			return vgpu_mdev_set_trigger(vdev, slot, *(s32 *)data);
+		if (hdr->count && vgpu_mdev_irq_bool(hdr, data, 0))
+			vgpu_mdev_signal(vdev, slot);
 		return 0;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -304,6 +312,7 @@ void vgpu_mdev_irq_disable_all(struct vgpu_mdev_device *vdev)
 	for (i = 0; i < VGPU_MSIX_VECTORS; i++)
 		vgpu_mdev_set_trigger(vdev, &vdev->msix_trigger[i], -1);
 	vgpu_mdev_set_trigger(vdev, &vdev->req_trigger, -1);
+	vgpu_mdev_set_trigger(vdev, &vdev->err_trigger, -1);
 	vgpu_mdev_set_irq_type(vdev);
 }
 

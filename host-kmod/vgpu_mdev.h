@@ -132,6 +132,7 @@ struct vgpu_mdev_device {
 	struct eventfd_ctx *msi_trigger;
 	struct eventfd_ctx *msix_trigger[VGPU_MSIX_VECTORS];
 	struct eventfd_ctx *req_trigger;
+	struct eventfd_ctx *err_trigger; /* held, never signalled */
 	struct virqfd *intx_unmask;
 	bool intx_masked;   /* VFIO automask: asserted, waiting for unmask */
 	bool intx_disabled; /* PCI_COMMAND_INTX_DISABLE */

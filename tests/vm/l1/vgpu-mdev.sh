@@ -61,6 +61,19 @@ start_vgpud() {
 	wait_for 10 test -e vgpud.ready
 }
 
+# l2_wait SECONDS PATTERN: until l2.log has PATTERN; fails early if QEMU died
+l2_wait() {
+	local deadline=$(($(date +%s) + $1))
+	until grep -q "$2" l2.log 2>/dev/null; do
+		if ! kill -0 "$qemu_pid" 2>/dev/null; then
+			grep -q "$2" l2.log 2>/dev/null
+			return
+		fi
+		(($(date +%s) < deadline)) || return 1
+		sleep 0.5
+	done
+}
+
 finish() {
 	[[ -n $qemu_pid ]] && kill "$qemu_pid" 2>/dev/null
 	[[ -n $vgpud_pid ]] && kill "$vgpud_pid" 2>/dev/null
@@ -158,7 +171,7 @@ if [[ $l2_initrd != none ]]; then
 			-device "vfio-pci,sysfsdev=$dev" \
 			-serial stdio </dev/null >l2.log 2>&1 &
 		qemu_pid=$!
-		if wait_for 240 grep -q 'VGPU-L2-DIE-START' l2.log; then
+		if l2_wait 240 'VGPU-L2-DIE-START'; then
 			if wait_for 30 bash -c "! kill -0 $vgpud_pid 2>/dev/null"; then
 				pass "fake-vgpud exited while the VM runs (window 0 blocked)"
 				wait "$vgpud_pid" 2>/dev/null
@@ -180,7 +193,7 @@ if [[ $l2_initrd != none ]]; then
 		else
 			fail "L2 did not reach the backend-gone test"
 		fi
-		if wait_for 120 grep -q 'VGPU-L2-READY-FOR-REMOVE' l2.log; then
+		if l2_wait 120 'VGPU-L2-READY-FOR-REMOVE'; then
 			check "rmmod vgpu_mdev is refused while the device is open" \
 				bash -c '! rmmod vgpu_mdev 2>/dev/null'
 			t0=$(now)
@@ -188,7 +201,7 @@ if [[ $l2_initrd != none ]]; then
 			rc=$?
 			check "mdev removed while L2 runs ($(elapsed "$t0") s, QEMU released it)" \
 				test "$rc" = 0 -a ! -e "$dev"
-			check "L2 saw the hot-unplug" wait_for 60 grep -q 'VGPU-L2-UNPLUGGED' l2.log
+			check "L2 saw the hot-unplug" l2_wait 60 'VGPU-L2-UNPLUGGED'
 		else
 			fail "L2 never became ready for the removal"
 		fi
@@ -197,7 +210,7 @@ if [[ $l2_initrd != none ]]; then
 		rc=$?
 		qemu_pid=
 		echo "VGPU-MDEV-L2-SECONDS=$(elapsed "$t_l2")"
-		grep -a '^VGPU-L2-' l2.log
+		grep -a '^VGPU-L2-\|^qemu-system' l2.log
 		check "L2 finished (VGPU-L2-STATUS=0), QEMU exit status $rc" \
 			bash -c "grep -q '^VGPU-L2-STATUS=0' l2.log && test $rc = 0"
 		check "fake-vgpud got REMOVE for the L2 mdev" \

@@ -198,7 +198,7 @@ static void test_info(void)
 	char buf[256];
 	struct vfio_region_info *big = (struct vfio_region_info *)buf;
 	struct vfio_irq_info ii = { .argsz = sizeof(ii) };
-	static const uint32_t want_irqs[] = { 1, 1, VGPU_MSIX_VECTORS, 0, 1 };
+	static const uint32_t want_irqs[] = { 1, 1, VGPU_MSIX_VECTORS, 1, 1 };
 
 	bool ok = !ioctl(device, VFIO_DEVICE_GET_INFO, &info);
 
@@ -271,7 +271,7 @@ static void test_config(void)
 	uint32_t sub = cfg32(PCI_SUBSYSTEM_VENDOR_ID);
 	uint8_t cap, caps[4] = { 0 };
 	int ncaps = 0;
-	uint8_t b;
+	uint8_t b, all[256];
 
 	check(id == (VGPU_PCI_DEVICE_ID << 16 | VGPU_PCI_VENDOR_ID), "config: ID %04x:%04x",
 	      id & 0xffff, id >> 16);
@@ -312,6 +312,9 @@ static void test_config(void)
 	}
 	check(ncaps == 2 && caps[0] == PCI_CAP_ID_MSIX && caps[1] == PCI_CAP_ID_MSI,
 	      "capability list: MSI-X, MSI");
+	check(region_rw(VFIO_PCI_CONFIG_REGION_INDEX, 0, all, sizeof(all), false) == sizeof(all) &&
+		      !memcmp(all, &id, 4),
+	      "config: one 256-byte read, as QEMU does");
 	check(region_rw(VFIO_PCI_CONFIG_REGION_INDEX, 256, &b, 1, false) < 0 && errno == EINVAL,
 	      "bad: config read at 256 -> EINVAL");
 	check(region_rw(VFIO_PCI_CONFIG_REGION_INDEX, 255, &id, 4, false) == 1,
@@ -322,6 +325,7 @@ static void test_bar0(void)
 {
 	uint16_t half = 0;
 	uint8_t big[16];
+	uint32_t *whole;
 
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "BAR0 MAGIC %#x", reg(VGPU_REG_MAGIC));
 	check(reg(VGPU_REG_ABI_VERSION) == VGPU_ABI_VERSION, "BAR0 ABI_VERSION %#x",
@@ -344,6 +348,11 @@ static void test_bar0(void)
 	      "BAR0 read crossing the end is short");
 	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0x1, big, 7, false) == 7,
 	      "misaligned BAR0 read works (no side effects)");
+	whole = malloc(VGPU_BAR0_SIZE);
+	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0, whole, VGPU_BAR0_SIZE, false) ==
+		      VGPU_BAR0_SIZE && whole[0] == VGPU_MAGIC,
+	      "all of BAR0 in one read");
+	free(whole);
 	check(pread(device, big, 4, REGION(9)) < 0 && errno == EINVAL,
 	      "bad: read of region 9 -> EINVAL");
 	check(pread(device, big, 4, REGION(1)) < 0 && errno == EINVAL,
