@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bar0.c - the BAR0 register file.
+ * The BAR0 register file.
  *
  * Guest reads are answered here, from values vgpud pushed with
  * VGPU_MDEV_REG_UPDATE; the vCPU never waits for vgpud. Guest writes that

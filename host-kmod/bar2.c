@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bar2.c - BAR2: vgpud's shared memory mapped straight into the guest, and
+ * BAR2: vgpud's shared memory mapped straight into the guest, and
  * the shadow swap at fault time.
  *
  * Backing. bar2_pages[] holds, per BAR2 page, a page of one of vgpud's
@@ -360,8 +360,10 @@ static int vgpu_mdev_check_range(u64 bar2_offset, u64 bytes, u32 *first, u32 *np
 	return 0;
 }
 
-/* Install pages[] (NULL entries: unbacked) at [first, +npages); the old
- * pages are returned in pages[] for the caller to release. */
+/*
+ * Install pages[] (NULL entries: unbacked) at [first, +npages); the old
+ * pages are returned in pages[] for the caller to release.
+ */
 static int vgpu_mdev_replace(struct vgpu_mdev_device *vdev, u32 first, u32 npages,
 			     struct page **pages)
 {
@@ -467,7 +469,8 @@ int vgpu_mdev_window_map(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_w
 	u64 expect;
 	int ret;
 
-	if (m->index >= VGPU_MAX_CHANNELS || !m->count || m->count > VGPU_MDEV_WINDOW_SEGMENTS_MAX ||
+	if (m->index >= VGPU_MAX_CHANNELS || !m->count ||
+	    m->count > VGPU_MDEV_WINDOW_SEGMENTS_MAX ||
 	    m->target > VGPU_MDEV_WINDOW_SHADOW)
 		return -EINVAL;
 	/* segments: contiguous, in BAR2 order, inside the window */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * control.c - /dev/vgpu_mdev, through which vgpud drives the module
+ * /dev/vgpu_mdev, through which vgpud drives the module
  * (vgpu/mdev_control.h): one controller at a time, ioctls, and the event
  * queue read() drains.
  *
@@ -34,7 +34,7 @@ bool vgpu_mdev_controller_present(void)
 	bool present;
 
 	spin_lock(&vgpu_mdev.event_lock);
-	present = vgpu_mdev.controller != NULL;
+	present = !!vgpu_mdev.controller;
 	spin_unlock(&vgpu_mdev.event_lock);
 	return present;
 }
@@ -48,8 +48,10 @@ void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
 	rec->device_id = vdev->id;
-	/* guid_t (as mdev parses it) to RFC 4122 byte order: the string in
-	 * sysfs and uuid_unparse(uuid) agree */
+	/*
+	 * guid_t (as mdev parses it) to RFC 4122 byte order: the string in
+	 * sysfs and uuid_unparse(uuid) agree
+	 */
 	u[0] = g[3]; u[1] = g[2]; u[2] = g[1]; u[3] = g[0];
 	u[4] = g[5]; u[5] = g[4];
 	u[6] = g[7]; u[7] = g[6];
@@ -194,8 +196,10 @@ static int vgpu_mdev_control_open(struct inode *inode, struct file *file)
 	vgpu_mdev.controller = ctl;
 	spin_unlock(&vgpu_mdev.event_lock);
 
-	/* devices created under an earlier vgpud: tell this one (the idr only
-	 * changes under vgpu_mdev.lock) */
+	/*
+	 * devices created under an earlier vgpud: tell this one (the idr only
+	 * changes under vgpu_mdev.lock)
+	 */
 	idr_for_each_entry(&vgpu_mdev.devices, vdev, id) {
 		struct vgpu_mdev_pending *p = kzalloc(sizeof(*p), GFP_KERNEL);
 
@@ -424,7 +428,8 @@ static long vgpu_mdev_device_ioctl(unsigned int cmd, void __user *uarg)
 	case VGPU_MDEV_SET_STATS:
 		ret = -EINVAL;
 		if (!a->stats.flags &&
-		    strnlen(a->stats.vm_name, sizeof(a->stats.vm_name)) < sizeof(a->stats.vm_name)) {
+		    strnlen(a->stats.vm_name, sizeof(a->stats.vm_name)) <
+		    sizeof(a->stats.vm_name)) {
 			spin_lock_irqsave(&vdev->reg_lock, flags);
 			vdev->stats = a->stats;
 			spin_unlock_irqrestore(&vdev->reg_lock, flags);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * device.c - one vGPU mdev: probe/remove and the vfio_device ops.
+ * One vGPU mdev: probe/remove and the vfio_device ops.
  *
  * Lifetime. probe asks vgpud (CREATE) and registers an emulated-IOMMU
  * vfio_device; remove unregisters it, which waits until QEMU has closed
@@ -165,8 +165,10 @@ static void vgpu_mdev_close_device(struct vfio_device *vfio)
 	mutex_unlock(&vdev->state_lock);
 }
 
-/* VFIO_DEVICE_RESET: the device's state goes back to what open gives,
- * then vgpud resets the VM (detach + attach) before the ioctl returns. */
+/*
+ * VFIO_DEVICE_RESET: the device's state goes back to what open gives,
+ * then vgpud resets the VM (detach + attach) before the ioctl returns.
+ */
 static int vgpu_mdev_reset(struct vgpu_mdev_device *vdev)
 {
 	unsigned long flags;
@@ -451,8 +453,10 @@ static const struct vfio_device_ops vgpu_mdev_dev_ops = {
 	.dma_unmap = vgpu_mdev_dma_unmap,
 };
 
-/* Forget the device in the module: no more ioctls find it, no more events
- * are queued for it; the REMOVE event (if any) is queued last. */
+/*
+ * Forget the device in the module: no more ioctls find it, no more events
+ * are queued for it; the REMOVE event (if any) is queued last.
+ */
 static void vgpu_mdev_unpublish(struct vgpu_mdev_device *vdev, bool tell_vgpud)
 {
 	struct vgpu_mdev_pending *removed = NULL;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dma.c - guest memory for vgpud, through the VM's VFIO container (the
+ * Guest memory for vgpud, through the VM's VFIO container (the
  * emulated IOMMU of vfio_iommu_type1: IOVA = guest-physical address).
  *
  * DMA_RW uses vfio_dma_rw(), which reaches the VM's memory only from
@@ -112,7 +112,8 @@ int vgpu_mdev_pin(struct vgpu_mdev_device *vdev, struct vgpu_mdev_pin *p)
 	struct vgpu_mdev_pin_entry *pin;
 	int ret;
 
-	if (!p->npages || p->npages > VGPU_MDEV_PIN_MAX_PAGES || p->npages > VFIO_PIN_PAGES_MAX_ENTRIES ||
+	if (!p->npages || p->npages > VGPU_MDEV_PIN_MAX_PAGES ||
+	    p->npages > VFIO_PIN_PAGES_MAX_ENTRIES ||
 	    !PAGE_ALIGNED(p->iova) || p->iova + ((u64)p->npages << PAGE_SHIFT) < p->iova)
 		return -EINVAL;
 	pin = kzalloc(sizeof(*pin), GFP_KERNEL);

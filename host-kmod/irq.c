@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * irq.c - interrupts: VFIO_DEVICE_SET_IRQS and raising them.
+ * Interrupts: VFIO_DEVICE_SET_IRQS and raising them.
  *
  * QEMU registers eventfds (KVM irqfds) per interrupt type; one type is
  * active at a time. vgpud raises VGPU_MSIX_VECTOR_* numbers:
@@ -40,8 +40,10 @@ int vgpu_mdev_irq_info(struct vgpu_mdev_device *vdev, struct vfio_irq_info *info
 		info->flags = VFIO_IRQ_INFO_EVENTFD;
 		return 0;
 	case VFIO_PCI_ERR_IRQ_INDEX:
-		/* accepted so QEMU does not warn; never signalled: an error
-		 * here would stop the VM, the guest sees BACKEND_GONE instead */
+		/*
+		 * accepted so QEMU does not warn; never signalled: an error
+		 * here would stop the VM, the guest sees BACKEND_GONE instead
+		 */
 		info->count = 1;
 		info->flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
 		return 0;
@@ -54,8 +56,10 @@ int vgpu_mdev_irq_info(struct vgpu_mdev_device *vdev, struct vfio_irq_info *info
 	}
 }
 
-/* Fire INTx if its level is high and nothing masks it. reg_lock held;
- * never from an eventfd wakeup (see the unmask handler). */
+/*
+ * Fire INTx if its level is high and nothing masks it. reg_lock held;
+ * never from an eventfd wakeup (see the unmask handler).
+ */
 void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vdev)
 {
 	u32 status = vdev->regs[VGPU_REG_IRQ_STATUS / 4];
@@ -69,8 +73,10 @@ void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vdev)
 	}
 }
 
-/* Unmask from KVM's resample eventfd: runs inside an eventfd wakeup, where
- * eventfd_signal() is not allowed, so a re-signal goes to the thread. */
+/*
+ * Unmask from KVM's resample eventfd: runs inside an eventfd wakeup, where
+ * eventfd_signal() is not allowed, so a re-signal goes to the thread.
+ */
 static int vgpu_mdev_intx_unmask_handler(void *opaque, void *unused)
 {
 	struct vgpu_mdev_device *vdev = opaque;

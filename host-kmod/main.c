@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * main.c - module init/exit, parameters and the pseudo file system
+ * Module init/exit, parameters and the pseudo file system
  * whose inodes give each open vGPU its own address_space, so that
  * unmap_mapping_range() zaps exactly the guest's mappings of that
  * device's BAR2 and nothing else.
@@ -112,8 +112,10 @@ err_mount:
 
 static void __exit vgpu_mdev_exit(void)
 {
-	/* No vgpud can be connected (it holds a module reference), and no
-	 * device is open (vfio holds one per open device). */
+	/*
+	 * No vgpud can be connected (it holds a module reference), and no
+	 * device is open (vfio holds one per open device).
+	 */
 	vgpu_mdev_control_exit();
 	vgpu_mdev_parent_exit();
 	mdev_unregister_driver(&vgpu_mdev_driver);

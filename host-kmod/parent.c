@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * parent.c - the mdev parent /sys/class/mdev_bus/vgpu and its types.
+ * The mdev parent /sys/class/mdev_bus/vgpu and its types.
  *
  * The types are vgpud's vGPU profiles. The parent is registered by the
  * first VGPU_MDEV_SET_TYPES and unregistered when vgpud is gone and no mdev
@@ -198,9 +198,11 @@ int vgpu_mdev_set_available(u32 type_index, u32 available)
 	return ret;
 }
 
-/* Unregister the parent if vgpud is gone and no mdev exists. May sleep;
+/*
+ * Unregister the parent if vgpud is gone and no mdev exists. May sleep;
  * never call it from mdev callbacks (they hold the parent's unreg_sem):
- * schedule unregister_work instead. */
+ * schedule unregister_work instead.
+ */
 void vgpu_mdev_parent_maybe_unregister(void)
 {
 	bool go;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pci_config.c - the vGPU's PCI configuration space (type 0 header).
+ * The vGPU's PCI configuration space (type 0 header).
  *
  *	00 1af4:10f0, class 030200 (3D controller), revision, subsystem
  *	10 BAR0: 32-bit memory, VGPU_BAR0_SIZE (registers, trapped)
@@ -80,8 +80,10 @@ void vgpu_mdev_config_init(struct vgpu_mdev_device *vdev)
 	put8(c, VGPU_MDEV_CAP_MSIX + PCI_CAP_LIST_ID, PCI_CAP_ID_MSIX);
 	put8(c, VGPU_MDEV_CAP_MSIX + PCI_CAP_LIST_NEXT, VGPU_MDEV_CAP_MSI);
 	put16(c, VGPU_MDEV_CAP_MSIX + PCI_MSIX_FLAGS, VGPU_MSIX_VECTORS - 1);
-	put16(w, VGPU_MDEV_CAP_MSIX + PCI_MSIX_FLAGS, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
-	put32(c, VGPU_MDEV_CAP_MSIX + PCI_MSIX_TABLE, VGPU_MDEV_MSIX_TABLE_OFFSET | VGPU_MDEV_MSIX_BAR);
+	put16(w, VGPU_MDEV_CAP_MSIX + PCI_MSIX_FLAGS,
+	      PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+	put32(c, VGPU_MDEV_CAP_MSIX + PCI_MSIX_TABLE,
+	      VGPU_MDEV_MSIX_TABLE_OFFSET | VGPU_MDEV_MSIX_BAR);
 	put32(c, VGPU_MDEV_CAP_MSIX + PCI_MSIX_PBA, VGPU_MDEV_MSIX_PBA_OFFSET | VGPU_MDEV_MSIX_BAR);
 
 	put8(c, VGPU_MDEV_CAP_MSI + PCI_CAP_LIST_ID, PCI_CAP_ID_MSI);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * sysfs.c - /sys/bus/mdev/devices/<uuid>/vendor/: what operators read
+ * /sys/bus/mdev/devices/<uuid>/vendor/: what operators read
  * about one vGPU. The memory figures are vgpud's (VGPU_MDEV_SET_STATS);
  * state and swaps are the module's own.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vgpu_mdev.h - what the parts of vgpu_mdev.ko promise each other.
+ * What the parts of vgpu_mdev.ko promise each other.
  *
  * One file per concept:
  *	main.c		module init/exit, parameters, the pseudo file system
@@ -42,8 +42,10 @@
 #define VGPU_MDEV_REGION_INDEX(off) ((off) >> VGPU_MDEV_REGION_SHIFT)
 #define VGPU_MDEV_REGION_MASK (VGPU_MDEV_REGION_OFFSET(1) - 1)
 
-/* The MSI-X table and PBA live in a BAR of their own, so BAR0 stays the
- * register file of device_abi.h and BAR2 stays fully mappable. */
+/*
+ * The MSI-X table and PBA live in a BAR of their own, so BAR0 stays the
+ * register file of device_abi.h and BAR2 stays fully mappable.
+ */
 #define VGPU_MDEV_MSIX_BAR 4
 #define VGPU_MDEV_MSIX_BAR_SIZE 0x1000u
 #define VGPU_MDEV_MSIX_TABLE_OFFSET 0x0u
@@ -153,7 +155,7 @@ struct vgpu_mdev_device {
 	/* guest memory (dma.c) */
 	struct rw_semaphore dma_lock; /* read: DMA in flight; write: close */
 	bool dma_open;
-	struct mutex pin_lock;
+	struct mutex pin_lock; /* pins vs .dma_unmap */
 	struct list_head pins;
 	u64 next_pin_id;
 

@@ -14,7 +14,9 @@
 #      writes), then fake-vgpud dies with a window blocked; L1 sees
 #      backend-gone, restarts fake-vgpud (EXISTS replay), refuses rmmod,
 #      removes the mdev while L2 runs (QEMU hot-unplugs it)
-#   5. vgpud exit unregisters the parent; rmmod; no BUG/Oops/WARNING in dmesg
+#   5. lifetime without vgpud: an idle mdev keeps the parent, creating fails,
+#      removing the last one unregisters it; rmmod with an idle mdev (and
+#      refused while vgpud is connected); no BUG/Oops/WARNING in dmesg
 # One line per check: "VGPU-MDEV-CHECK ok: ..." or "VGPU-MDEV-CHECK FAIL: ...".
 set -uo pipefail
 
@@ -221,12 +223,35 @@ if [[ $l2_initrd != none ]]; then
 	check "no BUG/Oops/WARNING after the L2 run" dmesg_clean
 fi
 
-# --- 5. teardown --------------------------------------------------------------
-kill "$vgpud_pid" 2>/dev/null
-wait "$vgpud_pid" 2>/dev/null
-vgpud_pid=
+# --- 5. lifetime without vgpud, teardown ------------------------------------------
+stop_vgpud() {
+	kill "$vgpud_pid" 2>/dev/null
+	wait "$vgpud_pid" 2>/dev/null
+	vgpud_pid=
+}
+uc=$(new_uuid)
+check "create an idle mdev" bash -c "echo $uc >$types/vgpu-test/create"
+check "rmmod vgpu_mdev is refused while vgpud is connected" bash -c '! rmmod vgpu_mdev 2>/dev/null'
+stop_vgpud
+check "vgpud gone, an mdev exists: parent and types stay" test -d "$types/vgpu-test"
+u=$(new_uuid)
+if echo "$u" >"$types/vgpu-test/create" 2>/dev/null; then
+	fail "creating an mdev without vgpud should fail"
+else
+	pass "creating an mdev without vgpud fails"
+fi
+check "removing the last mdev without vgpud works" bash -c "echo 1 >/sys/bus/mdev/devices/$uc/remove"
 check "vgpud gone and no mdev left: parent unregistered" wait_for 10 test ! -e "$parent"
-check "rmmod vgpu_mdev" rmmod vgpu_mdev
+if start_vgpud; then
+	check "a new vgpud registers the parent again" test -d "$types/vgpu-test"
+	ud=$(new_uuid)
+	check "create an idle mdev for the unload" bash -c "echo $ud >$types/vgpu-test/create"
+	stop_vgpud
+else
+	fail "restart fake-vgpud for the unload test"
+fi
+check "rmmod vgpu_mdev with an idle mdev and no vgpud (the mdev goes with it)" rmmod vgpu_mdev
+check "no mdev left after the unload" test ! -e "/sys/bus/mdev/devices/${ud:-none}"
 check "no BUG/Oops/WARNING/lockup in dmesg" dmesg_clean
 if [[ -s dmesg-bad.txt ]]; then
 	sed 's/^/    dmesg: /' dmesg-bad.txt | head -n 40
