@@ -27,18 +27,36 @@
 
 #define COPY_WAIT_MS 60000 /* copies do not depend on guest work */
 
+/*
+ * Resume the first `suspended` channels of vm together: work one channel
+ * queued before the suspension may wait (SEMAPHORE_ACQUIRE) for a release
+ * the guest put into another channel's shadow, so resuming them one after
+ * the other could wait forever; vgpu_shadow_resume_all takes turns.
+ */
 static void resume_channels(struct vgpu_vm *vm, size_t suspended)
 {
+	struct vgpu_shadow_channel **shadows;
 	struct list_head *pos;
 	size_t i = 0;
 
+	if (suspended == 0)
+		return;
+	shadows = calloc(suspended, sizeof(*shadows));
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
-		if (i++ >= suspended)
+		if (i >= suspended)
 			break;
-		/* -EIO: the channel was killed; it is resumed all the same. */
-		vgpu_shadow_resume(channel->shadow);
+		if (shadows)
+			shadows[i] = channel->shadow;
+		else
+			vgpu_shadow_resume(channel->shadow); /* out of memory: one by one */
+		i++;
+	}
+	if (shadows) {
+		/* -EIO: a channel was killed; it is resumed all the same. */
+		vgpu_shadow_resume_all(shadows, i, VGPU_SHADOW_WAIT_FOREVER);
+		free(shadows);
 	}
 }
 
