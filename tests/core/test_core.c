@@ -575,6 +575,47 @@ static void test_free_reuses_vram_at_once(void **state)
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 }
 
+/* Fresh memory never shows another VM's data: VRAM is scrubbed before it is
+ * freed, whether the buffer was freed or its chunks were evicted. */
+static bool buffer_is_zero(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer)
+{
+	static uint8_t data[MiB];
+	struct vgpu_hal_as *as = vgpu_core_vm_address_space(vm);
+
+	for (uint64_t offset = 0; offset < buffer->bytes; offset += sizeof(data)) {
+		uint64_t bytes = buffer->bytes - offset < sizeof(data) ? buffer->bytes - offset
+		                                                        : sizeof(data);
+
+		assert_int_equal(vgpu_hal_as_read(as, buffer->gpu_va + offset, data, bytes), 0);
+		for (uint64_t i = 0; i < bytes; i++)
+			if (data[i])
+				return false;
+	}
+	return true;
+}
+
+static void test_fresh_memory_is_scrubbed(void **state)
+{
+	struct vgpu_vm *a = harness_vm(&h, "a", 1, 0, 0);
+	struct vgpu_vm *b = harness_vm(&h, "b", 1, 0, 0);
+	struct vgpu_buffer_info as[10], bs[2];
+
+	/* Freed by a, then handed to b. */
+	fill_vram(a, as, 10, 6 * MiB, 7, 1);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(vgpu_core_free(a, as[i].handle), 0);
+	assert_int_equal(vgpu_core_alloc(b, VRAM, 7, 0, &bs[0]), 0);
+	assert_true(buffer_is_zero(b, &bs[0]));
+	assert_int_equal(vgpu_core_free(b, bs[0].handle), 0);
+
+	/* Evicted from a (its data moves to host memory), then handed to b. */
+	fill_vram(a, as, 10, 6 * MiB, 7, 11);
+	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs[1]), 0);
+	assert_true(harness_stats(a).evicted_bytes > 0);
+	assert_true(buffer_is_zero(b, &bs[1]));
+	check_all(a, as, 10, 11);
+}
+
 static void test_return_pass(void **state)
 {
 	struct vgpu_vm *a = harness_vm(&h, "a", 1, 0, 0);
@@ -885,6 +926,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_budget_enomem_changes_nothing, setup_default,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_free_reuses_vram_at_once, setup_default, teardown),
+		cmocka_unit_test_setup_teardown(test_fresh_memory_is_scrubbed, setup_default,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_return_pass, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_return_winner, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_return_thread_batches, setup_default, teardown),

@@ -170,6 +170,10 @@ void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *page
 {
 	if (!pages)
 		return;
+	/* Scrub before the pages can go to anyone else: fresh VRAM must
+	 * never show a VM another VM's data. Only argument errors can make it
+	 * fail, and the pages are ours; free them regardless. */
+	(void)vgpu_hal_vram_scrub(core->hal, page_size, bytes / page_size, pages);
 	vgpu_hal_vram_free(core->hal, page_size, bytes / page_size, pages);
 	free(pages);
 }

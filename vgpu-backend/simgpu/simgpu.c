@@ -109,6 +109,40 @@ static void simgpu_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t 
 		vram_allocator_free(&to_simgpu(hal)->vram_allocator, page_size, count, addresses);
 }
 
+/*
+ * Scrub by giving the backing pages back to the host: VRAM is a private
+ * anonymous mapping, so the next access finds zero-filled pages, and a
+ * scrubbed range costs no host memory until it is touched again (VRAM stays
+ * sparse across reuse). Physically contiguous pages are dropped in one call.
+ */
+static int simgpu_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                             const uint64_t *addresses)
+{
+	struct simgpu *gpu = to_simgpu(hal);
+	uint64_t run_start = 0, run_bytes = 0;
+	uint64_t i;
+
+	if (!addresses || (page_size != VGPU_PAGE_4K && page_size != VGPU_PAGE_64K))
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		if (addresses[i] % page_size || addresses[i] + page_size > gpu->caps.vram_bytes)
+			return -EINVAL;
+	}
+	for (i = 0; i < count; i++) {
+		if (run_bytes && addresses[i] == run_start + run_bytes) {
+			run_bytes += page_size;
+			continue;
+		}
+		if (run_bytes && madvise(gpu->vram + run_start, run_bytes, MADV_DONTNEED))
+			return -errno;
+		run_start = addresses[i];
+		run_bytes = page_size;
+	}
+	if (run_bytes && madvise(gpu->vram + run_start, run_bytes, MADV_DONTNEED))
+		return -errno;
+	return 0;
+}
+
 static uint64_t simgpu_vram_free_bytes(struct vgpu_hal *hal)
 {
 	return vram_allocator_free_bytes(&to_simgpu(hal)->vram_allocator);
@@ -207,6 +241,7 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.set_event_handler = simgpu_set_event_handler,
 	.vram_alloc = simgpu_vram_alloc,
 	.vram_free = simgpu_vram_free,
+	.vram_scrub = simgpu_vram_scrub,
 	.vram_free_bytes = simgpu_vram_free_bytes,
 	.host_alloc = simgpu_host_alloc,
 	.host_free = simgpu_host_free,

@@ -224,6 +224,8 @@ struct vgpu_hal_ops {
 	void (*vram_free)(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
 	                  const uint64_t *addresses);
 	uint64_t (*vram_free_bytes)(struct vgpu_hal *hal);
+	int (*vram_scrub)(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+	                  const uint64_t *addresses);
 
 	/* Host memory and IOMMU */
 	int (*host_alloc)(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out);
@@ -317,6 +319,20 @@ static inline void vgpu_hal_vram_free(struct vgpu_hal *hal, uint32_t page_size, 
                                       const uint64_t *addresses)
 {
 	hal->ops->vram_free(hal, page_size, count, addresses);
+}
+
+/*
+ * Zero count VRAM pages of page_size (allocated, not mapped anywhere the GPU
+ * may still use). Synchronous: the pages read as zero on return. The backend
+ * scrubs VRAM before it is freed so no VM ever sees another VM's data in
+ * fresh memory (vgpu_hal_vram_alloc makes no promise about contents). A
+ * hardware implementation uses the copy engine's memset; simgpu drops the
+ * backing pages.
+ */
+static inline int vgpu_hal_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                                      const uint64_t *addresses)
+{
+	return hal->ops->vram_scrub(hal, page_size, count, addresses);
 }
 
 /* Bytes of allocatable VRAM not currently allocated. */
