@@ -95,6 +95,7 @@ total=$(vm_elapsed "$t0")
 log=$run/job.log
 l1_boot=$(sed -n 's/^l1_boot=//p' "$run/timings" 2>/dev/null || true)
 l1_job=$(sed -n 's/^job=//p' "$run/timings" 2>/dev/null || true)
+vm_total=$(sed -n 's/^total=//p' "$run/timings" 2>/dev/null || true)
 vfio=$(sed -n 's/^VGPU-MDEV-VFIO-SECONDS=//p' "$log" 2>/dev/null | tail -n 1 || true)
 l2s=$(sed -n 's/^VGPU-MDEV-L2-SECONDS=//p' "$log" 2>/dev/null | tail -n 1 || true)
 echo "--- vm vgpu-mdev ($KVER $KPKGVER), run dir $run"
@@ -103,8 +104,8 @@ grep -a '^VGPU-MDEV-CHECK \|^VGPU-MDEV-VFIO \(ok\|FAIL\)\|^VGPU-L2-CHECK \|^VGPU
 grep -a -A12 '^--- fake-vgpud log\|^--- dmesg' "$log" 2>/dev/null | grep -a FAIL | head -n 5 || true
 passed=$(grep -ac '^VGPU-MDEV-CHECK ok:\|^VGPU-MDEV-VFIO ok:\|^VGPU-L2-CHECK ok:' "$log" 2>/dev/null || true)
 failed=$(grep -ac '^VGPU-MDEV-CHECK FAIL:\|^VGPU-MDEV-VFIO FAIL:\|^VGPU-L2-CHECK FAIL:' "$log" 2>/dev/null || true)
-printf 'timings: prep %ss, L1 boot %ss, L1 job %ss (VFIO client %ss, L2 %ss), total %ss\n' \
-	"$prep" "${l1_boot:-NA}" "${l1_job:-NA}" "${vfio:-NA}" "${l2s:-NA}" "$total"
+printf 'timings: prep %ss, L1 boot %ss, L1 job %ss (VFIO client %ss, L2 %ss), VM %ss, total %ss (incl. waiting for vm.lock)\n' \
+	"$prep" "${l1_boot:-NA}" "${l1_job:-NA}" "${vfio:-NA}" "${l2s:-NA}" "${vm_total:-NA}" "$total"
 
 problems=()
 ((rc == 0)) || problems+=("L1 job exit status $rc")

@@ -146,6 +146,7 @@ if echo "$ua" >"$types/vgpu-test/create"; then
 		bash -c "grep -qx 805306368 $dev/vendor/resident && grep -qx 268435456 $dev/vendor/evicted &&
 			grep -qx 536870912 $dev/vendor/fair_share && grep -qx 1073741824 $dev/vendor/allocated"
 	echo "VGPU-MDEV: vendor/swaps $(cat "$dev/vendor/swaps") (to shadow, to real, faults that waited)"
+	# shellcheck disable=SC2016 # awk's own variables
 	check "vendor/swaps counted the client's swaps" \
 		awk '$1 >= 20 && $2 >= 20 { ok = 1 } END { exit !ok }' "$dev/vendor/swaps"
 	check "vendor/state is closed again" grep -qx closed "$dev/vendor/state"

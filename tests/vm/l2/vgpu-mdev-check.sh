@@ -38,6 +38,7 @@ irqtest() { # MODE MIN0 MIN1 MIN2
 	$G raise:2:2 "$dev" || rc=1
 	$G raise:4:4 "$dev" || rc=1
 	usleep 500000
+	# shellcheck disable=SC2046 # split the counts into fields on purpose
 	set -- "$@" $(cat "$dev/irqtest_counts")
 	# $5 = mode $6 = vectors $7..$9 = counts $10 = status bits seen
 	if [ "$7" -ge "$2" ] && [ "$8" -ge "$3" ] && [ "$9" -ge "$4" ]; then
