@@ -17,8 +17,9 @@ Checks vgpu.ko, the guest DRM render-node driver:
         allowed) and sparse (C=1, when installed), check its modinfo
         (vermagic, PCI alias, license, depends on drm); build vgpu_mdev.ko
         (host-kmod), fake-backend and vgpu-drm-check
-        (guest-driver/kernel/tests), vgpu-info and vgpu-run (meson, in
-        \$VGPU_CACHE/guest-driver-meson)
+        (guest-driver/kernel/tests), vgpu-info and vgpu-run (meson);
+        other people's code from the last commit, the driver's from the
+        working tree
   L1 (TCG): load vfio + mdev + vgpu_mdev.ko, start fake-backend (a
         stand-in for vgpud that answers the real mailbox protocol and plays
         a toy GPU), create an mdev, boot an L2 guest (KVM) with it
@@ -84,10 +85,10 @@ if [[ ${1:-} == --l1-half ]]; then
 	say "booting L2 (-accel kvm) with vgpu.ko, drm.ko, an ivshmem-plain device${mdev_dev:+ and the vGPU}"
 	t0=$(date +%s.%N)
 	set +e
-	timeout -k 5 600 qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
+	timeout -k 5 300 qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
 		-accel kvm -cpu host -machine pc -m 256M -smp 1 \
 		-kernel "$VMLINUZ" -initrd "$l2_initrd" \
-		-append "console=ttyS0 panic=-1 quiet" \
+		-append "console=ttyS0 panic=-1 loglevel=4" \
 		-object memory-backend-ram,id=shm,size=4M,share=on \
 		-device ivshmem-plain,memdev=shm "${vgpu_args[@]}" \
 		-serial stdio </dev/null 2>&1 | tee l2.log
@@ -96,10 +97,10 @@ if [[ ${1:-} == --l1-half ]]; then
 	echo "VGPU-GD-L2-SECONDS=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')"
 	if [[ -n $mdev_dev ]]; then
 		echo 1 >"$mdev_dev/remove" || say "removing the mdev failed"
-		kill "$backend_pid" 2>/dev/null
-		wait "$backend_pid" 2>/dev/null
+		kill "$backend_pid" 2>/dev/null || true # gone already after the death check
+		wait "$backend_pid" 2>/dev/null || true
 		rmmod vgpu_mdev || say "rmmod vgpu_mdev failed"
-		grep -E 'HELLO|requests answered|toy GPU|LIMIT|NO_MEMORY' fake-backend.log | head -n 20 |
+		grep -E 'requests answered|toy GPU kills|LIMIT|NO_MEMORY|exiting' fake-backend.log | head -n 20 |
 			sed 's/^/VGPU-GD-L1: /'
 	fi
 	grep -q '^VGPU-L2-HELLO' l2.log || die "L2 did not boot (qemu rc $rc)"
@@ -135,15 +136,31 @@ vm_kernel_env
 run=$(vm_new_run_dir guest-driver)
 vm_log "kernel $KVER ($KPKGVER), run dir $run"
 
-# 1. Build from a copy of the sources (same relative layout), so that the
-#    build sees exactly the committed tree shape and every file is compiled.
+# 1. Build from a copy of the sources. Other people's code (host-kmod,
+#    guest-driver/common, the ABI headers, the runtime) comes from the last
+#    commit when this is a git checkout, so that their uncommitted work in a
+#    shared tree does not leak into this test; the driver, its uAPI, its
+#    tests and the libdrm backend/tools come from the working tree.
 src=$run/src
-mkdir -p "$src/guest-driver" "$src/vgpu-backend/include/vgpu"
-cp -r "$ROOT/guest-driver/kernel" "$ROOT/guest-driver/common" "$ROOT/guest-driver/include" \
-	"$src/guest-driver/"
-cp "$ROOT/vgpu-backend/include/vgpu/device_abi.h" "$src/vgpu-backend/include/vgpu/"
-find "$src" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o -name '.*.cmd' -o -name '*.d' \
-	-o -name Module.symvers -o -name modules.order \) -delete
+mkdir -p "$src"
+if git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+	git -C "$ROOT" archive HEAD | tar -x -C "$src"
+	src_from="commit $(git -C "$ROOT" rev-parse --short HEAD) + working tree of the driver"
+else
+	cp -a "$ROOT/." "$src/"
+	src_from="working tree"
+fi
+for f in guest-driver/kernel guest-driver/include guest-driver/runtime/backend_drm.c \
+	guest-driver/runtime/vgpu_guest_drm.h guest-driver/tools/vgpu-info.c guest-driver/tools/vgpu-run.c; do
+	[[ -e $ROOT/$f ]] || continue
+	rm -rf "${src:?}/$f"
+	mkdir -p "$(dirname "$src/$f")"
+	cp -a "$ROOT/$f" "$src/$f"
+done
+find "$src/guest-driver" "$src/host-kmod" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' \
+	-o -name '.*.cmd' -o -name '*.d' -o -name Module.symvers -o -name modules.order \) -delete \
+	2>/dev/null || true
+vm_log "sources: $src_from"
 kmod_dir=$src/guest-driver/kernel
 ko=$kmod_dir/vgpu.ko
 sparse_flag=()
@@ -193,12 +210,9 @@ cp "$ko" "$run/vgpu.ko"
 #    stand-in for vgpud that answers the mailbox (guest-driver/kernel/tests),
 #    plus the uAPI check program and vgpu-info for the guest.
 vm_ensure_pkgs libdrm-dev libc6-dev meson ninja-build pkg-config libjson-c-dev
-tests_dir=$ROOT/guest-driver/kernel/tests
+tests_dir=$src/guest-driver/kernel/tests
 mdev_ko=- backend=- extra_files=()
-if [[ -f $ROOT/host-kmod/Kbuild ]]; then
-	mkdir -p "$src/host-kmod"
-	cp "$ROOT"/host-kmod/*.[ch] "$ROOT"/host-kmod/Kbuild "$src/host-kmod/"
-	cp "$ROOT/vgpu-backend/include/vgpu/mdev_control.h" "$src/vgpu-backend/include/vgpu/"
+if [[ -f $src/host-kmod/Kbuild ]]; then
 	if nice make -C "$KDIR" M="$src/host-kmod" modules >"$run/host-kmod-build.log" 2>&1; then
 		mdev_ko=$src/host-kmod/vgpu_mdev.ko
 		pass "host-kmod: vgpu_mdev.ko builds (the vGPU for L2)"
@@ -208,8 +222,8 @@ if [[ -f $ROOT/host-kmod/Kbuild ]]; then
 else
 	echo "SKIP: no host-kmod/Kbuild: L2 gets no vGPU"
 fi
-cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror -static -I"$ROOT/vgpu-backend/include"
-	-I"$ROOT/guest-driver/include/uapi" -I/usr/include/libdrm)
+cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror -static -I"$src/vgpu-backend/include"
+	-I"$src/guest-driver/include/uapi" -I/usr/include/libdrm)
 if [[ $mdev_ko != - ]]; then
 	if gcc "${cflags[@]}" -o "$run/fake-backend" "$tests_dir/fake-backend.c" 2>"$run/tests-build.log"; then
 		backend=$run/fake-backend
@@ -224,12 +238,9 @@ else
 	cat "$run/tests-build.log"
 	fail "vgpu-drm-check build"
 fi
-# vgpu-info through the project's meson build (libdrm backend), kept outside the clone.
-mbuild=$VGPU_CACHE/guest-driver-meson
-if [[ ! -f $mbuild/build.ninja ]]; then
-	meson setup "$mbuild" "$ROOT" -Dtests=false >"$run/meson.log" 2>&1 || rm -rf "$mbuild"
-fi
-if [[ -f $mbuild/build.ninja ]] &&
+# vgpu-info and vgpu-run through the project's meson build of that tree.
+mbuild=$run/meson
+if meson setup "$mbuild" "$src" -Dtests=false >"$run/meson.log" 2>&1 &&
 	nice ninja -C "$mbuild" guest-driver/tools/vgpu-info guest-driver/tools/vgpu-run >>"$run/meson.log" 2>&1; then
 	extra_files+=(--file "$mbuild/guest-driver/tools/vgpu-info:/vgpu-info"
 		--bin "$mbuild/guest-driver/tools/vgpu-info")

@@ -14,6 +14,9 @@
  *   - else: writes V to the notifier's 64-bit word TOY_FENCE_OFFSET and
  *     raises the fence interrupt (VGPU_REG_FENCE_CHANNELS bit,
  *     VGPU_IRQ_FENCE, fence vector).
+ * An ALLOC of exactly TOY_DIE_BYTES makes fake-backend exit without
+ * answering, as a crashing vgpud would (the module then reports
+ * VGPU_STATUS_BACKEND_GONE to the guest).
  */
 #ifndef VGPU_TOY_GPU_H
 #define VGPU_TOY_GPU_H
@@ -22,6 +25,7 @@
 #define TOY_FENCE_OFFSET 0x0u   /* in the notifier */
 #define TOY_KILL 0xdeadull
 #define TOY_DELAY_MS 100
+#define TOY_DIE_BYTES 0xdead000ull
 
 #define TOY_MAX_CHANNELS 8u          /* HELLO's max_channels */
 #define TOY_VRAM_SHARE (256ull << 20)

@@ -10,6 +10,10 @@
  *                                    channel), channel limit and lifetime
  *        vgpu-drm-check quick NODE   GET_INFO, ALLOC/FREE, a channel and a
  *                                    toy fence (for each interrupt mode)
+ *        vgpu-drm-check gone  NODE   make fake-backend exit (TOY_DIE_BYTES)
+ *                                    and check that requests and fence waits
+ *                                    fail with ENODEV at once, not at the
+ *                                    mailbox timeout
  *        vgpu-drm-check hold  NODE   keep a buffer, a channel and its mapped
  *                                    window, print HOLD-READY, wait for
  *                                    SIGUSR1 (the device is unbound
@@ -536,10 +540,51 @@ static int hold(const char *node)
 	return failures;
 }
 
+static int gone(const char *node)
+{
+	struct drm_vgpu_get_info info;
+	struct drm_vgpu_alloc a;
+	struct channel ch;
+	int fd = open_node(node), err;
+	int64_t t0, ms;
+
+	if (fd < 0)
+		return 1;
+	err = channel_open(fd, 0, &ch);
+	if (!check(!err, "channel before the backend dies: %s", err_name(err)))
+		return failures;
+	t0 = now_ns();
+	err = alloc(fd, TOY_DIE_BYTES, 7, 0, &a);
+	ms = (now_ns() - t0) / 1000000;
+	check(err == ENODEV && ms < 3000,
+	      "ALLOC that the dying backend never answers: %s after %" PRId64
+	      " ms (want ENODEV, well before the 30 s mailbox timeout)",
+	      err_name(err), ms);
+	t0 = now_ns();
+	memset(&info, 0, sizeof(info));
+	err = io(fd, DRM_IOCTL_VGPU_GET_INFO, &info);
+	ms = (now_ns() - t0) / 1000000;
+	check(err == ENODEV && ms < 1000, "GET_INFO with the backend gone: %s after %" PRId64 " ms",
+	      err_name(err), ms);
+	t0 = now_ns();
+	err = wait_fence(fd, &ch, 0, 1, t0 + 10000000000ll);
+	ms = (now_ns() - t0) / 1000000;
+	check(err == ENODEV && ms < 2000,
+	      "WAIT_FENCE with the backend gone: %s after %" PRId64 " ms (deadline 10 s)",
+	      err_name(err), ms);
+	*(volatile uint32_t *)(ch.map + ch.c.pushbuf_offset) = 5;
+	check(*(volatile uint32_t *)(ch.map + ch.c.pushbuf_offset) == 5,
+	      "the window mapping still works");
+	channel_close(fd, &ch);
+	close(fd);
+	check(true, "munmap and close with the backend gone");
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s full|quick|hold /dev/dri/renderDN\n", argv[0]);
+		fprintf(stderr, "usage: %s full|quick|hold|gone /dev/dri/renderDN\n", argv[0]);
 		return 2;
 	}
 	mode = argv[1];
@@ -549,6 +594,8 @@ int main(int argc, char **argv)
 		return quick(argv[2]);
 	if (!strcmp(argv[1], "hold"))
 		return hold(argv[2]);
+	if (!strcmp(argv[1], "gone"))
+		return gone(argv[2]);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -20,6 +20,9 @@
 #   - unload, and load/unload cycles in every interrupt mode, stay clean
 #     (with a vGPU: the probe picks the asked-for mode and a quick check
 #     with a fence interrupt passes in each);
+#   - with a vGPU, last: the backend dies (fake-backend exits on a magic
+#     ALLOC); requests and fence waits fail with ENODEV at once, unbind
+#     works, a new probe refuses the device with a log line;
 #   - the kernel log has no warning, BUG, oops or leak report.
 # Every check prints "VGPU-GD-CHECK PASS|FAIL|SKIP <what>"; the last line is
 # "VGPU-GD-SUMMARY <passed> <failed> <skipped>". Exit status: failed count.
@@ -234,9 +237,25 @@ for mode in auto msix msi intx poll bogus; do
 	fi
 	check "irq_mode=$mode: rmmod" rmmod vgpu
 done
+# 6. the backend dies while the VM runs (fake-backend exits on request)
+if [ -n "$vgpu" ] && [ -x /vgpu-drm-check ]; then
+	mark
+	check "insmod for the backend-death check" insmod /vgpu.ko
+	run_check gone
+	echo "$vgpu" >/sys/bus/pci/drivers/vgpu/unbind
+	check "unbind with the backend gone" test -z "$(vgpu_drm_nodes)"
+	echo "$vgpu" >/sys/bus/pci/drivers/vgpu/bind 2>/dev/null
+	why=$(klog_since "$mark_n" | grep -m1 'the host backend is gone' | sed 's/^\[[^]]*\] //')
+	if ! bound_to_vgpu "$vgpu" && [ -n "$why" ]; then
+		ok "probe refuses a vGPU whose backend is gone: $why"
+	else
+		bad "probe with the backend gone (bound: $(bound_to_vgpu "$vgpu" && echo yes || echo no), log: '$why')"
+	fi
+	check "rmmod vgpu after the backend died" rmmod vgpu
+fi
 check "rmmod drm" rmmod drm
 
-# 6. the kernel log since the checks began (the boot itself may warn: the
+# 7. the kernel log since the checks began (the boot itself may warn: the
 #    nested CPU model makes 6.1's xstate init WARN once, unrelated to us)
 boot_warn=$(dmesg | sed -n '1,/VGPU-GD-MARK-1$/p' | grep -m1 'WARNING:' | sed 's/^\[[^]]*\] //')
 [ -n "$boot_warn" ] && echo "VGPU-GD: note: warning during L2 boot, before the checks: $boot_warn"
