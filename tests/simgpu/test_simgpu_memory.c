@@ -4,6 +4,7 @@
  * every target), IOMMU, TLB staleness, access flags and reference bits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -334,6 +335,61 @@ static void test_iommu_map_unmap_and_fault(void **state)
 	test_gpu_destroy(gpu);
 }
 
+/* Many host buffers (one per evicted chunk) share a few descriptors; each is
+ * zeroed when handed out even if its memory was used before, and its
+ * host_share (fd, offset) shows the buffer's own pages. */
+static unsigned open_descriptors(void)
+{
+	unsigned count = 0;
+
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			count++;
+	return count;
+}
+
+static void test_host_buffers_share_descriptors(void **state)
+{
+	enum { BUFFERS = 2000 };
+	static struct vgpu_hal_host_buf *bufs[BUFFERS];
+	struct test_gpu *gpu = test_gpu_create(NULL);
+	unsigned before = open_descriptors();
+	uint64_t offset;
+	uint8_t *shared;
+	int fd;
+
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < BUFFERS; i++) {
+			uint64_t bytes = (uint64_t)(1 + i % 16) * 4 * KIB;
+			uint8_t *memory;
+
+			assert_int_equal(vgpu_hal_host_alloc(gpu->hal, bytes, &bufs[i]), 0);
+			memory = vgpu_hal_host_cpu_pointer(gpu->hal, bufs[i]);
+			for (uint64_t b = 0; b < bytes; b += 512)
+				if (memory[b])
+					fail_msg("round %d buffer %d byte %lu not zero", round, i,
+					         (unsigned long)b);
+			memset(memory, 0xa0 + round, bytes);
+		}
+		assert_true(open_descriptors() <= before + 2);
+		assert_int_equal(vgpu_hal_host_share(bufs[BUFFERS - 1], &fd, &offset), 0);
+		shared = mmap(NULL, 4 * KIB, PROT_READ, MAP_SHARED, fd, (off_t)offset);
+		assert_true(shared != MAP_FAILED);
+		assert_int_equal(shared[0], 0xa0 + round);
+		munmap(shared, 4 * KIB);
+		for (int i = 0; i < BUFFERS; i++)
+			vgpu_hal_host_free(gpu->hal, bufs[i]);
+		assert_int_equal(open_descriptors(), before);
+	}
+	/* A buffer too large for an arena gets its own descriptor. */
+	assert_int_equal(vgpu_hal_host_alloc(gpu->hal, 128 * MIB, &bufs[0]), 0);
+	assert_int_equal(vgpu_hal_host_share(bufs[0], &fd, &offset), 0);
+	assert_int_equal(offset, 0);
+	vgpu_hal_host_free(gpu->hal, bufs[0]);
+	assert_int_equal(open_descriptors(), before);
+	test_gpu_destroy(gpu);
+}
+
 /* ------------------------------------------------------------------------ */
 /* TLB                                                                      */
 
@@ -510,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_translation_mixed_sizes),
 		cmocka_unit_test(test_map_argument_checks),
 		cmocka_unit_test(test_iommu_map_unmap_and_fault),
+		cmocka_unit_test(test_host_buffers_share_descriptors),
 		cmocka_unit_test(test_tlb_stale_until_invalidate),
 		cmocka_unit_test(test_read_only_and_privileged),
 		cmocka_unit_test(test_reference_bits),

@@ -156,7 +156,7 @@ static int simgpu_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_h
 
 	if (!out)
 		return -EINVAL;
-	ret = host_buf_create(hal, bytes, &buf);
+	ret = host_buf_create(hal, &gpu->host_arenas, bytes, &buf);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&gpu->objects_lock);
@@ -187,7 +187,7 @@ static void simgpu_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *hal
 	if (buf->next)
 		buf->next->previous = buf->previous;
 	pthread_mutex_unlock(&gpu->objects_lock);
-	host_buf_destroy(buf);
+	host_buf_destroy(&gpu->host_arenas, buf);
 }
 
 static void *simgpu_host_cpu_pointer(struct vgpu_hal_host_buf *buf)
@@ -201,8 +201,8 @@ static int simgpu_host_share(struct vgpu_hal_host_buf *hal_buf, int *fd, uint64_
 
 	if (!buf || !fd || !offset)
 		return -EINVAL;
-	*fd = buf->memfd;
-	*offset = 0;
+	*fd = buf->extent.fd;
+	*offset = buf->extent.offset;
 	return 0;
 }
 
@@ -305,8 +305,9 @@ static void teardown(struct simgpu *gpu, enum init_stage stage)
 			struct simgpu_host_buf *buf = gpu->host_buffers;
 
 			gpu->host_buffers = buf->next;
-			host_buf_destroy(buf);
+			host_buf_destroy(&gpu->host_arenas, buf);
 		}
+		host_arena_set_destroy(&gpu->host_arenas);
 		iommu_destroy(&gpu->iommu);
 		event_sink_destroy(&gpu->events);
 		pthread_mutex_destroy(&gpu->objects_lock);
@@ -369,6 +370,7 @@ int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out)
 	iommu_init(&gpu->iommu);
 	event_sink_init(&gpu->events);
 	pthread_mutex_init(&gpu->objects_lock, NULL);
+	host_arena_set_init(&gpu->host_arenas);
 	gpu_clock_init(&gpu->clock, &gpu->config);
 	stage = STAGE_IOMMU;
 

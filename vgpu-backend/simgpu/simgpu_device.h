@@ -36,6 +36,7 @@ struct simgpu {
 	pthread_mutex_t objects_lock;
 	uint32_t address_space_count; /* under objects_lock */
 	struct simgpu_host_buf *host_buffers; /* live, under objects_lock */
+	struct host_arena_set host_arenas;    /* where host buffers live */
 };
 
 static inline struct simgpu *to_simgpu(struct vgpu_hal *hal)
