@@ -26,8 +26,8 @@
  * raise_irq ORs the source's bit into IRQ_STATUS, moves the device model's
  * pending FENCE_CHANNELS / ERROR_CHANNELS bits into the module's
  * (read-to-clear there) and raises the vector, in one REG_UPDATE. Detach's
- * STATUS = BACKEND_GONE is pushed when detach returns. Statistics for the
- * mdev's sysfs vendor/ group are pushed once a second.
+ * STATUS = BACKEND_GONE is pushed when detach returns. A second thread
+ * pushes the statistics of the mdev's sysfs vendor/ group once a second.
  *
  * Failure. The module is always reachable; an op fails only when the device
  * is closed or removed (ENODEV/ENOENT), which the kernel follows with CLOSE
@@ -44,7 +44,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vgpu/core.h"
@@ -82,10 +81,12 @@ struct mdev_vgpu {
 	uint32_t id;          /* the module's device_id */
 	uint32_t type_index;
 	char uuid[37];
-	pthread_mutex_t lock; /* device, busy */
+	pthread_mutex_t lock; /* device, busy, querying */
+	pthread_cond_t idle;  /* querying became false */
 	struct vgpu_device *device;
 	_Atomic(struct vgpu_device *) irq_device; /* for raise_irq, no lock */
 	bool busy;            /* a worker is detaching/resetting it */
+	bool querying;        /* the stats thread reads device's statistics */
 	pthread_t worker;
 	bool worker_started;
 	struct mdev_vgpu *next;
@@ -99,9 +100,9 @@ struct mdev_server {
 	unsigned type_count;
 	unsigned instances[VGPU_MDEV_MAX_TYPES];
 	pthread_t thread;
-	pthread_mutex_t lock; /* vgpus, instances */
+	pthread_t stats_thread;
+	pthread_mutex_t lock; /* vgpus (changed by the event thread only), instances */
 	struct mdev_vgpu *vgpus;
-	struct timespec last_stats;
 };
 
 static struct mdev_vgpu *vgpu_of(struct vgpu_transport *t)
@@ -353,6 +354,8 @@ static void *job_main(void *arg)
 	int err = 0;
 
 	pthread_mutex_lock(&v->lock);
+	while (v->querying)
+		pthread_cond_wait(&v->idle, &v->lock);
 	dev = v->device;
 	v->device = NULL;
 	pthread_mutex_unlock(&v->lock);
@@ -409,6 +412,7 @@ static struct mdev_vgpu *add_vgpu(struct mdev_server *s, const struct vgpu_mdev_
 	         u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
 	         u[15]);
 	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->idle, NULL);
 	pthread_mutex_lock(&s->lock);
 	v->next = s->vgpus;
 	s->vgpus = v;
@@ -423,6 +427,11 @@ static void remove_vgpu(struct mdev_server *s, struct mdev_vgpu *v)
 	struct mdev_vgpu **p;
 
 	join_worker(v);
+	pthread_mutex_lock(&v->lock);
+	while (v->querying)
+		pthread_cond_wait(&v->idle, &v->lock);
+	v->busy = true;
+	pthread_mutex_unlock(&v->lock);
 	if (v->device) { /* REMOVE without CLOSE: the module says it cannot happen */
 		vgpu_device_detach(v->device);
 		v->device = NULL;
@@ -436,6 +445,7 @@ static void remove_vgpu(struct mdev_server *s, struct mdev_vgpu *v)
 	if (v->type_index < s->type_count && s->instances[v->type_index])
 		s->instances[v->type_index]--;
 	pthread_mutex_unlock(&s->lock);
+	pthread_cond_destroy(&v->idle);
 	pthread_mutex_destroy(&v->lock);
 	free(v);
 }
@@ -454,7 +464,7 @@ static void start_job(struct mdev_vgpu *v, const struct vgpu_mdev_event *e)
 	job->type = e->type;
 	job->seq = e->seq;
 	pthread_mutex_lock(&v->lock);
-	v->busy = true;
+	v->busy = true; /* the stats thread starts no query; job_main waits for one */
 	pthread_mutex_unlock(&v->lock);
 	err = -pthread_create(&v->worker, NULL, job_main, job);
 	if (err) {
@@ -554,39 +564,71 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 	}
 }
 
-/* vendor/ statistics of every attached VM */
+/*
+ * The stats thread: vendor/ statistics of every attached VM, once a second.
+ * vgpu_core_vm_stats may wait for the core (an eviction), so no lock is
+ * held meanwhile; "querying" keeps the device from being detached under it.
+ */
 static void push_stats(struct mdev_server *s)
 {
+	uint32_t ids[256];
+	unsigned n = 0;
 	struct mdev_vgpu *v;
 
 	pthread_mutex_lock(&s->lock);
-	for (v = s->vgpus; v; v = v->next) {
-		struct vgpu_mdev_stats st = { .device_id = v->id };
+	for (v = s->vgpus; v && n < 256; v = v->next)
+		ids[n++] = v->id;
+	pthread_mutex_unlock(&s->lock);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct vgpu_mdev_stats st = { .device_id = ids[i] };
+		struct vgpu_device *dev = NULL;
 		struct vgpu_vm_stats vs;
 
-		pthread_mutex_lock(&v->lock);
-		if (v->device && !v->busy) {
-			vgpu_core_vm_stats(v->device->vm, &vs);
-			st.allocated_bytes = vs.allocated_bytes;
-			st.resident_bytes = vs.resident_bytes;
-			st.evicted_bytes = vs.evicted_bytes;
-			st.fair_share_bytes = vs.fair_share_bytes;
-			st.evictions = (uint32_t)vs.evictions;
-			st.returns = (uint32_t)vs.returns;
-			snprintf(st.vm_name, sizeof(st.vm_name), "%s", vs.name);
-			ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
+		pthread_mutex_lock(&s->lock);
+		for (v = s->vgpus; v && v->id != ids[i]; v = v->next)
+			;
+		if (v) {
+			pthread_mutex_lock(&v->lock);
+			if (v->device && !v->busy) {
+				dev = v->device;
+				v->querying = true;
+			}
+			pthread_mutex_unlock(&v->lock);
 		}
+		pthread_mutex_unlock(&s->lock);
+		if (!dev)
+			continue;
+		vgpu_core_vm_stats(dev->vm, &vs);
+		pthread_mutex_lock(&v->lock); /* v stays: remove_vgpu waits for querying */
+		v->querying = false;
+		pthread_cond_broadcast(&v->idle);
 		pthread_mutex_unlock(&v->lock);
+		st.allocated_bytes = vs.allocated_bytes;
+		st.resident_bytes = vs.resident_bytes;
+		st.evicted_bytes = vs.evicted_bytes;
+		st.fair_share_bytes = vs.fair_share_bytes;
+		st.evictions = (uint32_t)vs.evictions;
+		st.returns = (uint32_t)vs.returns;
+		snprintf(st.vm_name, sizeof(st.vm_name), "%s", vs.name);
+		ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
 	}
-	pthread_mutex_unlock(&s->lock);
 }
 
-static int64_t ms_since(const struct timespec *t)
+static void *stats_main(void *arg)
 {
-	struct timespec now;
+	struct mdev_server *s = arg;
+	struct pollfd p = { .fd = s->stop_fd, .events = POLLIN };
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+	for (;;) {
+		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
+
+		if (n > 0)
+			break; /* stop */
+		if (n == 0)
+			push_stats(s);
+	}
+	return NULL;
 }
 
 static void *server_main(void *arg)
@@ -601,16 +643,12 @@ static void *server_main(void *arg)
 		struct vgpu_mdev_event ev[32];
 		ssize_t n;
 
-		if (poll(p, 2, MDEV_STATS_INTERVAL_MS) < 0 && errno != EINTR) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR) {
 			log_error("mdev: poll: %s", strerror(errno));
 			break;
 		}
 		if (p[1].revents)
 			break;
-		if (ms_since(&s->last_stats) >= MDEV_STATS_INTERVAL_MS) {
-			push_stats(s);
-			clock_gettime(CLOCK_MONOTONIC, &s->last_stats);
-		}
 		if (!(p[0].revents & POLLIN))
 			continue;
 		n = read(s->fd, ev, sizeof(ev));
@@ -711,9 +749,18 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 		goto fail_fd;
 	}
 	pthread_mutex_init(&s->lock, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &s->last_stats);
 	err = -pthread_create(&s->thread, NULL, server_main, s);
 	if (err) {
+		close(s->stop_fd);
+		goto fail_fd;
+	}
+	err = -pthread_create(&s->stats_thread, NULL, stats_main, s);
+	if (err) {
+		uint64_t one = 1;
+
+		if (write(s->stop_fd, &one, sizeof(one)) < 0)
+			abort();
+		pthread_join(s->thread, NULL);
 		close(s->stop_fd);
 		goto fail_fd;
 	}
@@ -752,6 +799,7 @@ void mdev_server_destroy(struct mdev_server *s)
 	if (write(s->stop_fd, &one, sizeof(one)) < 0)
 		log_warn("mdev: cannot stop the event thread: %s", strerror(errno));
 	pthread_join(s->thread, NULL);
+	pthread_join(s->stats_thread, NULL);
 	while (s->vgpus) {
 		struct mdev_vgpu *v = s->vgpus;
 
@@ -763,6 +811,7 @@ void mdev_server_destroy(struct mdev_server *s)
 			v->device = NULL;
 		}
 		s->vgpus = v->next;
+		pthread_cond_destroy(&v->idle);
 		pthread_mutex_destroy(&v->lock);
 		free(v);
 	}
