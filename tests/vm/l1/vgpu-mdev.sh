@@ -14,6 +14,8 @@
 #      writes), then fake-vgpud dies with a window blocked; L1 sees
 #      backend-gone, restarts fake-vgpud (EXISTS replay), refuses rmmod,
 #      removes the mdev while L2 runs (QEMU hot-unplugs it)
+#   4b. the real vgpud (simgpu) through vgpu-backend/daemon/transport_mdev.c:
+#      its profiles as types, vfio-client --vgpud speaks the real mailbox
 #   5. lifetime without vgpud: an idle mdev keeps the parent, creating fails,
 #      removing the last one unregisters it; rmmod with an idle mdev (and
 #      refused while vgpud is connected); no BUG/Oops/WARNING in dmesg
@@ -224,12 +226,64 @@ if [[ $l2_initrd != none ]]; then
 	check "no BUG/Oops/WARNING after the L2 run" dmesg_clean
 fi
 
-# --- 5. lifetime without vgpud, teardown ------------------------------------------
 stop_vgpud() {
 	kill "$vgpud_pid" 2>/dev/null
 	wait "$vgpud_pid" 2>/dev/null
 	vgpud_pid=
 }
+
+# --- 4b. the real vgpud through its mdev transport -----------------------------
+if [[ -x $bin/vgpud-mdev ]]; then
+	stop_vgpud
+	check "fake-vgpud gone, no mdev: parent unregistered" wait_for 10 test ! -e "$parent"
+	mkdir -p vgpud
+	rm -f vgpud.ready
+	"$bin/vgpud-mdev" --dir "$PWD/vgpud" --ready-file "$PWD/vgpud.ready" 2>vgpud.log &
+	vgpud_pid=$!
+	if wait_for 20 test -e vgpud.ready; then
+		pass "vgpud (simgpu, mdev transport) connected"
+		check "vgpud's profiles are the mdev types (vgpu-1G, vgpu-2G, vgpu-4G)" \
+			test -d "$types/vgpu-1G" -a -d "$types/vgpu-2G" -a -d "$types/vgpu-4G"
+		check "type vgpu-1G: name, device_api, available_instances = max_instances (16)" \
+			bash -c "grep -qx vgpu-1G $types/vgpu-1G/name && grep -qx vfio-pci $types/vgpu-1G/device_api &&
+				grep -qx 16 $types/vgpu-1G/available_instances"
+		echo "VGPU-MDEV: vgpu-1G description: $(cat "$types/vgpu-1G/description")"
+		ue=$(new_uuid)
+		if echo "$ue" >"$types/vgpu-1G/create"; then
+			pass "mdev of vgpu-1G created (vgpud accepted it)"
+			check "available_instances follows (15)" grep -qx 15 "$types/vgpu-1G/available_instances"
+			t0=$(now)
+			"$bin/vfio-client" --vgpud "$ue" 2>&1 | sed 's/^/VGPU-MDEV-VFIO /'
+			rc=${PIPESTATUS[0]}
+			echo "VGPU-MDEV-VGPUD-SECONDS=$(elapsed "$t0")"
+			check "vfio-client --vgpud exit status 0 (got $rc)" test "$rc" = 0
+			check "vgpud attached the VM over mdev" grep -q "attached as vgpu-1G over mdev" vgpud.log
+			check "vgpud detached it when the client closed the device" \
+				wait_for 10 grep -q "'$ue' .*detached" vgpud.log
+			check "remove the mdev" bash -c "echo 1 >/sys/bus/mdev/devices/$ue/remove"
+			check "available_instances back to 16" wait_for 5 grep -qx 16 "$types/vgpu-1G/available_instances"
+		else
+			fail "create an mdev of vgpu-1G"
+		fi
+		kill "$vgpud_pid"
+		wait "$vgpud_pid"
+		rc=$?
+		vgpud_pid=
+		check "vgpud exits cleanly on SIGTERM (status $rc)" test "$rc" = 0
+		check "vgpud gone, no mdev: parent unregistered" wait_for 10 test ! -e "$parent"
+	else
+		fail "vgpud-mdev did not come up"
+		sed 's/^/    vgpud: /' vgpud.log | tail -n 20
+		stop_vgpud
+	fi
+	echo "--- vgpud log (tail)"
+	tail -n 15 vgpud.log | sed 's/^/    /'
+	start_vgpud || fail "restart fake-vgpud"
+else
+	fail "no vgpud-mdev (the vgpud libraries did not build: see vgpud-build.log)"
+fi
+
+# --- 5. lifetime without vgpud, teardown ------------------------------------------
 uc=$(new_uuid)
 check "create an idle mdev" bash -c "echo $uc >$types/vgpu-test/create"
 check "rmmod vgpu_mdev is refused while vgpud is connected" bash -c '! rmmod vgpu_mdev 2>/dev/null'

@@ -7,7 +7,9 @@
  * fault-time shadow swap under concurrent writes, reset, and bad inputs.
  * fake-vgpud must be running.
  *
- * Usage: vfio-client UUID
+ * Usage: vfio-client UUID           (fake-vgpud serves the device)
+ *        vfio-client --vgpud UUID   (the real vgpud through its mdev transport:
+ *                                    the mailbox protocol of device_abi.h)
  * Prints one "ok"/"FAIL" line per check and "vfio-client: N passed, N failed".
  */
 #define _GNU_SOURCE
@@ -588,13 +590,166 @@ static void test_reset(void)
 	check(command(T_PING, 7, 0, NULL, NULL) == 0, "after reset: doorbell works");
 }
 
+/* ---- the real vgpud: device_abi.h's mailbox through the mdev transport ---- */
+
+static uint32_t mailbox_seq = 1;
+
+static int mailbox_call(uint16_t opcode, const void *payload, size_t size,
+			struct vgpu_response *out, int irq_fd, bool *irq_seen)
+{
+	volatile struct vgpu_mailbox_header *h = (volatile void *)bar2;
+	uint32_t head = h->req_head, tail;
+	struct vgpu_request r = { .opcode = opcode, .payload_size = size, .seq = mailbox_seq++ };
+	double t0 = now();
+
+	memcpy(r.payload, payload, size);
+	memcpy((void *)(bar2 + VGPU_MAILBOX_REQ_RING_OFFSET +
+			(head % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE), &r, sizeof(r));
+	__atomic_store_n((uint32_t *)&h->req_head, head + 1, __ATOMIC_RELEASE);
+	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
+	while (__atomic_load_n((uint32_t *)&h->resp_head, __ATOMIC_ACQUIRE) == h->resp_tail) {
+		if (now() - t0 > 10)
+			return -ETIMEDOUT;
+		usleep(200);
+	}
+	tail = h->resp_tail;
+	memcpy(out, (void *)(bar2 + VGPU_MAILBOX_RESP_RING_OFFSET +
+			     (tail % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE), sizeof(*out));
+	__atomic_store_n((uint32_t *)&h->resp_tail, tail + 1, __ATOMIC_RELEASE);
+	*irq_seen = eventfd_fired(irq_fd, 2000);
+	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
+	return out->seq == r.seq && out->opcode == opcode ? 0 : -EPROTO;
+}
+
+static uint64_t sysfs_u64(const char *uuid, const char *name)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/vendor/%s", uuid, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return strtoull(buf, NULL, 0);
+}
+
+static void test_vgpud(const char *uuid)
+{
+	struct vgpu_hello_request hello = { .abi_version = VGPU_ABI_VERSION,
+					    .guest_features = VGPU_FEATURE_MSIX | VGPU_FEATURE_STATS };
+	struct vgpu_alloc_request alloc = { .bytes = 8 << 20, .priority = 7 };
+	struct vgpu_channel_create_request cc = { 0 };
+	struct vgpu_response resp;
+	struct vgpu_hello_response hr;
+	struct vgpu_query_response qr;
+	struct vgpu_alloc_response ar;
+	struct vgpu_stats_response sr;
+	struct vgpu_channel_create_response cr;
+	int32_t fds[VGPU_MSIX_VECTORS];
+	bool irq = false, ok;
+	volatile uint32_t handle = 0;
+	void *p;
+
+	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC && reg(VGPU_REG_STATUS) == VGPU_STATUS_READY,
+	      "vgpud: BAR0 MAGIC, STATUS READY (pushed by the transport at OPEN)");
+	check((reg(VGPU_REG_FEATURES) & VGPU_FEATURE_MSIX) && reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL,
+	      "vgpud: FEATURES %#x, IRQ_MASK %#x from the device model", reg(VGPU_REG_FEATURES),
+	      reg(VGPU_REG_IRQ_MASK));
+	p = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, device,
+		 region_offset[VFIO_PCI_BAR2_REGION_INDEX]);
+	if (!check(p != MAP_FAILED, "vgpud: mmap BAR2"))
+		return;
+	bar2 = p;
+	check(((volatile struct vgpu_mailbox_header *)bar2)->entries == VGPU_MAILBOX_ENTRIES,
+	      "vgpud: the mailbox (vgpud's memfd) is mapped: entries %u",
+	      ((volatile struct vgpu_mailbox_header *)bar2)->entries);
+	for (int i = 0; i < VGPU_MSIX_VECTORS; i++)
+		fds[i] = eventfd(0, EFD_NONBLOCK);
+	set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+		 0, VGPU_MSIX_VECTORS, fds);
+
+	ok = !mailbox_call(VGPU_OP_HELLO, &hello, sizeof(hello), &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	memcpy(&hr, resp.payload, sizeof(hr));
+	check(ok && hr.abi_version == VGPU_ABI_VERSION && (hr.features & VGPU_FEATURE_MSIX),
+	      "vgpud: HELLO answered (features %#x, %u channels)", hr.features, hr.max_channels);
+	check(irq, "vgpud: the answer raised MSI-X vector 0 (transport raise_irq)");
+	ok = !mailbox_call(VGPU_OP_QUERY, NULL, 0, &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	memcpy(&qr, resp.payload, sizeof(qr));
+	check(ok && qr.vram_share_bytes && qr.chunk_bytes, "vgpud: QUERY: share %llu MiB, chunk %llu KiB",
+	      (unsigned long long)(qr.vram_share_bytes >> 20), (unsigned long long)(qr.chunk_bytes >> 10));
+	ok = !mailbox_call(VGPU_OP_ALLOC, &alloc, sizeof(alloc), &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	memcpy(&ar, resp.payload, sizeof(ar));
+	handle = ar.handle;
+	check(ok && ar.bytes == alloc.bytes, "vgpud: ALLOC 8 MiB -> handle %u at GPU VA %#llx",
+	      ar.handle, (unsigned long long)ar.gpu_va);
+	ok = !mailbox_call(VGPU_OP_STATS, NULL, 0, &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	memcpy(&sr, resp.payload, sizeof(sr));
+	check(ok && sr.allocated_bytes == alloc.bytes, "vgpud: STATS: allocated %llu bytes",
+	      (unsigned long long)sr.allocated_bytes);
+	usleep(2500000); /* the transport pushes statistics once a second */
+	check(sysfs_u64(uuid, "allocated") == alloc.bytes,
+	      "vgpud: sysfs vendor/allocated shows it (%llu)",
+	      (unsigned long long)sysfs_u64(uuid, "allocated"));
+	ok = !mailbox_call(VGPU_OP_CHANNEL_CREATE, &cc, sizeof(cc), &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	memcpy(&cr, resp.payload, sizeof(cr));
+	if (check(ok && cr.index < VGPU_MAX_CHANNELS,
+		  "vgpud: CHANNEL_CREATE -> window %u, control at %#x, GPFIFO at %#x", cr.index,
+		  cr.control_offset, cr.gpfifo_offset)) {
+		volatile uint32_t *ctl = (volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
+			(size_t)cr.index * VGPU_CHANNEL_WINDOW_STRIDE + cr.control_offset);
+		volatile uint32_t before = 0;
+
+		sigbus_seen = 0;
+		signal(SIGBUS, on_sigbus);
+		if (!sigsetjmp(sigbus_jmp, 1))
+			before = ctl[0];
+		check(!sigbus_seen, "vgpud: the channel's control page (HAL memory) is mapped (word 0 = %#x)",
+		      before);
+		struct vgpu_channel_destroy_request cd = { .index = cr.index };
+
+		ok = !mailbox_call(VGPU_OP_CHANNEL_DESTROY, &cd, sizeof(cd), &resp, fds[0], &irq) &&
+		     resp.status == VGPU_STATUS_OK;
+		check(ok, "vgpud: CHANNEL_DESTROY");
+	}
+	struct vgpu_free_request fr = { .handle = handle };
+
+	ok = !mailbox_call(VGPU_OP_FREE, &fr, sizeof(fr), &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	check(ok, "vgpud: FREE");
+	ok = !mailbox_call(99, NULL, 0, &resp, fds[0], &irq);
+	check(ok && resp.status == VGPU_STATUS_UNSUPPORTED, "vgpud: unknown opcode -> UNSUPPORTED");
+	check(!ioctl(device, VFIO_DEVICE_RESET) && reg(VGPU_REG_STATUS) == VGPU_STATUS_READY,
+	      "vgpud: VFIO_DEVICE_RESET (detach + attach) leaves the device READY");
+	mailbox_seq = 1;
+	ok = !mailbox_call(VGPU_OP_HELLO, &hello, sizeof(hello), &resp, fds[0], &irq) &&
+	     resp.status == VGPU_STATUS_OK;
+	check(ok, "vgpud: HELLO on the fresh VM after reset");
+	munmap((void *)bar2, VGPU_BAR2_SIZE);
+}
+
 int main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--vgpud")) {
+		open_device(argv[2]);
+		test_vgpud(argv[2]);
+		close(device);
+		close(container);
+		printf("vfio-client: %d passed, %d failed\n", passed, failed);
+		return failed ? 1 : 0;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s UUID\n", argv[0]);
+		fprintf(stderr, "usage: %s [--vgpud] UUID\n", argv[0]);
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	open_device(argv[1]);
 	test_info();
 	test_config();

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vgpud-mdev - the real vgpud (in-process: vgpud_create/vgpud_start, simgpu
+ * with 256 MiB of VRAM, its built-in profiles) serving vgpu_mdev.ko through
+ * vgpu-backend/daemon/transport_mdev.c, until SIGTERM/SIGINT. A test harness
+ * for the mdev transport until daemon.c starts it itself.
+ *
+ * Usage: vgpud-mdev --dir DIR [--ready-file PATH]
+ *   DIR holds vgpud's local and control sockets.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "device.h"
+#include "log.h"
+
+/* transport_mdev.c's interface (no header yet) */
+struct mdev_server;
+struct mdev_server_config {
+	const char *path;
+	const struct vgpud_profile_spec *profiles;
+	size_t profile_count;
+	struct vgpu_device_host host;
+};
+int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
+unsigned mdev_server_devices(struct mdev_server *server);
+void mdev_server_destroy(struct mdev_server *server);
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *ready = NULL;
+	struct mdev_server_config mc = { 0 };
+	struct vgpud_config *config;
+	struct mdev_server *ms;
+	struct vgpud *d;
+	sigset_t set;
+	int sig, err;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--dir"))
+			dir = argv[i + 1];
+		else if (!strcmp(argv[i], "--ready-file"))
+			ready = argv[i + 1];
+	}
+	if (!dir) {
+		fprintf(stderr, "usage: %s --dir DIR [--ready-file PATH]\n", argv[0]);
+		return 2;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	config = calloc(1, sizeof(*config));
+	if (!config)
+		return 1;
+	vgpud_config_defaults(config);
+	config->gpu.vram_bytes = 256ull << 20;
+	snprintf(config->socket_path, sizeof(config->socket_path), "%s/vgpud.sock", dir);
+	snprintf(config->control_path, sizeof(config->control_path), "%s/vgpud-control.sock", dir);
+	vgpud_log_set_level(VGPUD_LOG_DEBUG);
+	err = vgpud_create(config, -1, &d);
+	if (err) {
+		fprintf(stderr, "vgpud-mdev: vgpud_create: %s\n", strerror(-err));
+		return 1;
+	}
+	err = vgpud_start(d);
+	if (err) {
+		fprintf(stderr, "vgpud-mdev: vgpud_start: %s\n", strerror(-err));
+		return 1;
+	}
+	mc.profiles = d->config.profiles;
+	mc.profile_count = d->config.profile_count;
+	mc.host.attach = vgpu_device_attach_host;
+	mc.host.ctx = d;
+	err = mdev_server_create(&mc, &ms);
+	if (err) {
+		fprintf(stderr, "vgpud-mdev: mdev_server_create: %s\n", strerror(-err));
+		vgpud_stop(d);
+		vgpud_destroy(d);
+		return 1;
+	}
+	if (ready) {
+		FILE *f = fopen(ready, "w");
+
+		if (f)
+			fclose(f);
+	}
+	fprintf(stderr, "vgpud-mdev: serving %zu profile(s) through /dev/vgpu_mdev\n",
+		d->config.profile_count);
+	while (sigwait(&set, &sig))
+		;
+	fprintf(stderr, "vgpud-mdev: signal %d: %u mdev(s) known, shutting down\n", sig,
+		mdev_server_devices(ms));
+	mdev_server_destroy(ms);
+	vgpud_stop(d);
+	vgpud_destroy(d);
+	free(config);
+	return 0;
+}
