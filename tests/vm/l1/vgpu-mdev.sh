@@ -236,9 +236,9 @@ stop_vgpud() {
 if [[ -x $bin/vgpud-mdev ]]; then
 	stop_vgpud
 	check "fake-vgpud gone, no mdev: parent unregistered" wait_for 10 test ! -e "$parent"
-	mkdir -p vgpud
+	mkdir -p /tmp/vgpud # its UNIX sockets cannot live on the 9p run dir
 	rm -f vgpud.ready
-	"$bin/vgpud-mdev" --dir "$PWD/vgpud" --ready-file "$PWD/vgpud.ready" 2>vgpud.log &
+	"$bin/vgpud-mdev" --dir /tmp/vgpud --ready-file "$PWD/vgpud.ready" 2>vgpud.log &
 	vgpud_pid=$!
 	if wait_for 20 test -e vgpud.ready; then
 		pass "vgpud (simgpu, mdev transport) connected"

@@ -259,12 +259,16 @@ static void *swapper(void *arg)
 	return NULL;
 }
 
+/* As a device does: status bit, then the answer, then the interrupt. */
 static void finish(struct fake_device *d, uint32_t seq, uint32_t result)
 {
+	struct vgpu_mdev_irq irq = { .device_id = d->id, .vectors = 1u << VGPU_MSIX_VECTOR_MAILBOX };
+
+	reg_update(d, 0, 1, VGPU_REG_IRQ_STATUS, VGPU_MDEV_REG_OR, VGPU_IRQ_MAILBOX);
 	*(volatile uint32_t *)(d->mailbox + T_RESULT) = result;
 	__atomic_store_n((uint32_t *)(d->mailbox + T_DONE_SEQ), seq, __ATOMIC_RELEASE);
-	reg_update(d, 1u << VGPU_MSIX_VECTOR_MAILBOX, 1, VGPU_REG_IRQ_STATUS, VGPU_MDEV_REG_OR,
-		   VGPU_IRQ_MAILBOX);
+	if (ioctl(ctl, VGPU_MDEV_RAISE_IRQ, &irq) < 0)
+		say("RAISE_IRQ device %u failed: %s", d->id, strerror(errno));
 }
 
 static void message(struct fake_device *d, const char *fmt, ...)
