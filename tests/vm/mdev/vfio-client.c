@@ -653,6 +653,12 @@ static void test_vgpud(const char *uuid)
 	volatile uint32_t handle = 0;
 	void *p;
 
+	for (uint32_t i = 0; i < VFIO_PCI_NUM_REGIONS; i++) {
+		struct vfio_region_info ri = { .argsz = sizeof(ri), .index = i };
+
+		if (!ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &ri))
+			region_offset[i] = ri.offset;
+	}
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC && reg(VGPU_REG_STATUS) == VGPU_STATUS_READY,
 	      "vgpud: BAR0 MAGIC, STATUS READY (pushed by the transport at OPEN)");
 	check((reg(VGPU_REG_FEATURES) & VGPU_FEATURE_MSIX) && reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL,
