@@ -686,8 +686,11 @@ static void test_vgpud(const char *uuid)
 	ok = !mailbox_call(VGPU_OP_QUERY, NULL, 0, &resp, fds[0], &irq) &&
 	     resp.status == VGPU_STATUS_OK;
 	memcpy(&qr, resp.payload, sizeof(qr));
-	check(ok && qr.vram_share_bytes && qr.chunk_bytes, "vgpud: QUERY: share %llu MiB, chunk %llu KiB",
-	      (unsigned long long)(qr.vram_share_bytes >> 20), (unsigned long long)(qr.chunk_bytes >> 10));
+	check(ok && qr.vram_total_bytes && qr.chunk_bytes,
+	      "vgpud: QUERY: VRAM %llu MiB, share %llu MiB, chunk %llu KiB",
+	      (unsigned long long)(qr.vram_total_bytes >> 20),
+	      (unsigned long long)(qr.vram_share_bytes >> 20),
+	      (unsigned long long)(qr.chunk_bytes >> 10));
 	ok = !mailbox_call(VGPU_OP_ALLOC, &alloc, sizeof(alloc), &resp, fds[0], &irq) &&
 	     resp.status == VGPU_STATUS_OK;
 	memcpy(&ar, resp.payload, sizeof(ar));
