@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "vgpu/core.h"
+#include "vgpu/mdev_control.h"
 #include "log.h"
 
-enum key_type { T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL };
+enum key_type { T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE };
 
 struct key {
 	const char *section;
@@ -89,6 +90,11 @@ static const struct key keys[] = {
 	  "buffers one VM may hold at once (default 65536)" },
 	{ "daemon", "mailbox_budget", T_U32, OFF(mailbox_budget), 0, "N",
 	  "mailbox requests served per doorbell before yielding (default 32)" },
+	{ "daemon", "mdev", T_MDEV_MODE, OFF(mdev_mode), 0, "MODE",
+	  "VFIO mdev VMs via vgpu_mdev.ko: auto (if mdev_device exists), on (required) "
+	  "or off (default auto)" },
+	{ "daemon", "mdev_device", T_STRING, STR(mdev_device), "PATH",
+	  "vgpu_mdev.ko's control device (default " VGPU_MDEV_CONTROL_PATH ")" },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -123,6 +129,8 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->swap_timeout_ms = 2000;
 	config->max_buffers_per_vm = 65536;
 	config->mailbox_budget = 32;
+	config->mdev_mode = VGPUD_MDEV_AUTO;
+	strcpy(config->mdev_device, VGPU_MDEV_CONTROL_PATH);
 	memcpy(config->profiles, builtin_profiles, sizeof(builtin_profiles));
 	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
 }
@@ -205,6 +213,28 @@ int vgpud_parse_size(const char *text, uint64_t *out)
 	return parse_scaled(text, out, 1024);
 }
 
+const char *vgpud_mdev_mode_name(int mode)
+{
+	switch (mode) {
+	case VGPUD_MDEV_ON: return "on";
+	case VGPUD_MDEV_OFF: return "off";
+	default: return "auto";
+	}
+}
+
+static int parse_mdev_mode(const char *text, int *out)
+{
+	if (!strcmp(text, "auto"))
+		*out = VGPUD_MDEV_AUTO;
+	else if (!strcmp(text, "on") || !strcmp(text, "yes") || !strcmp(text, "true"))
+		*out = VGPUD_MDEV_ON;
+	else if (!strcmp(text, "off") || !strcmp(text, "no") || !strcmp(text, "false"))
+		*out = VGPUD_MDEV_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int parse_bool(const char *text, bool *out)
 {
 	if (!strcmp(text, "yes") || !strcmp(text, "true") || !strcmp(text, "1") ||
@@ -242,6 +272,7 @@ static const char *type_expectation(enum key_type type)
 	case T_BOOL: return "yes or no";
 	case T_STRING: return "a string";
 	case T_LOG_LEVEL: return "error, warn, info or debug";
+	case T_MDEV_MODE: return "auto, on or off";
 	}
 	return "a value";
 }
@@ -273,6 +304,8 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 			return -EINVAL;
 		*(int *)field = level;
 		return 0;
+	case T_MDEV_MODE:
+		return parse_mdev_mode(value, field);
 	}
 	return -EINVAL;
 }
@@ -518,6 +551,10 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		set_why(why, why_len, "default_profile '%s' is not a configured profile; set "
 		        "default_profile to one of the [profile NAME] sections",
 		        config->default_profile);
+		return -EINVAL;
+	}
+	if (config->mdev_mode != VGPUD_MDEV_OFF && !config->mdev_device[0]) {
+		set_why(why, why_len, "mdev_device must not be empty (or set mdev = off)");
 		return -EINVAL;
 	}
 	if (!config->socket_path[0] || !config->control_path[0]) {

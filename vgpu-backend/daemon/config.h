@@ -38,6 +38,13 @@
 #define VGPUD_MAX_PROFILES 64
 #define VGPUD_PATH_MAX 108 /* sun_path */
 
+/* [daemon] mdev: serve VFIO mdev VMs through vgpu_mdev.ko's control device. */
+enum vgpud_mdev_mode {
+	VGPUD_MDEV_AUTO, /* when the control device exists (default) */
+	VGPUD_MDEV_ON,   /* always; vgpud does not start without it */
+	VGPUD_MDEV_OFF,  /* never */
+};
+
 struct vgpud_profile_spec {
 	char name[VGPUD_PROFILE_NAME_MAX];
 	uint32_t weight;
@@ -68,6 +75,8 @@ struct vgpud_config {
 	uint32_t swap_timeout_ms;   /* a frontend must ack a window swap within this */
 	uint32_t max_buffers_per_vm;
 	uint32_t mailbox_budget;    /* requests served per doorbell before yielding */
+	int mdev_mode;              /* enum vgpud_mdev_mode */
+	char mdev_device[VGPUD_PATH_MAX]; /* vgpu_mdev.ko's control device */
 
 	/* [profile NAME] sections */
 	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];
@@ -110,6 +119,9 @@ int vgpud_config_apply_profile_flags(const struct vgpud_config *config,
 
 /* Check cross-field consistency (default profile exists, ...). */
 int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len);
+
+/* "auto", "on" or "off". */
+const char *vgpud_mdev_mode_name(int mode);
 
 /* Parsers shared with the control API: 0 or -EINVAL. */
 int vgpud_parse_size(const char *text, uint64_t *out);

@@ -18,6 +18,7 @@
 #include "device.h"
 #include "local_server.h"
 #include "log.h"
+#include "transport_mdev.h"
 
 #define REAP_INTERVAL_MS 500
 
@@ -54,6 +55,32 @@ static int create_core(struct vgpud *d)
 	err = vgpu_core_create(d->hal, &config, &d->core);
 	if (err)
 		log_error("cannot start the GPUswap core: %s", vgpu_core_last_error());
+	return err;
+}
+
+/* The mdev transport (config mdev = auto|on|off): VMs of stock QEMU with
+ * -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/<uuid>. */
+static int start_mdev(struct vgpud *d)
+{
+	struct mdev_server_config config = {
+		.path = d->config.mdev_device,
+		.profiles = d->config.profiles,
+		.profile_count = d->config.profile_count,
+		.host = { .attach = vgpu_device_attach_host, .ctx = d },
+	};
+	int err;
+
+	if (d->config.mdev_mode == VGPUD_MDEV_OFF)
+		return 0;
+	if (d->config.mdev_mode == VGPUD_MDEV_AUTO && access(d->config.mdev_device, F_OK)) {
+		log_info("mdev transport not started: %s does not exist (load vgpu_mdev.ko to "
+		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
+		return 0;
+	}
+	err = mdev_server_create(&config, &d->mdev);
+	if (err)
+		log_error("the mdev transport on %s did not start (see above); fix that, or "
+		          "run without it: --mdev off", d->config.mdev_device);
 	return err;
 }
 
@@ -103,13 +130,17 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	                            &d->control);
 	if (err)
 		goto fail;
+	err = start_mdev(d);
+	if (err)
+		goto fail;
 
 	log_info("vgpud %s ready: %s with %llu MiB VRAM, %llu KiB chunks, policy %s, host "
-	         "budget %s; tenants on %s, control on %s", VGPUD_VERSION, d->caps.name,
+	         "budget %s; tenants on %s%s%s, control on %s", VGPUD_VERSION, d->caps.name,
 	         (unsigned long long)(d->caps.vram_bytes >> 20),
 	         (unsigned long long)(d->config.chunk_bytes >> 10),
 	         vgpu_core_policy_name(d->core),
 	         d->config.host_budget_bytes ? "limited" : "unlimited", d->config.socket_path,
+	         d->mdev ? " and mdevs through " : "", d->mdev ? d->config.mdev_device : "",
 	         d->config.control_path);
 	*out = d;
 	return 0;
@@ -194,7 +225,9 @@ void vgpud_destroy(struct vgpud *d)
 		vgpud_stop(d);
 	control_server_destroy(d->control);
 	d->control = NULL;
-	/* Detaches every VM: their memory, channels and mappings go back. */
+	/* Both detach every VM of theirs: memory, channels and mappings go back. */
+	mdev_server_destroy(d->mdev);
+	d->mdev = NULL;
 	local_server_destroy(d->local);
 	d->local = NULL;
 	if (d->core)

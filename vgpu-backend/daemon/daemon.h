@@ -35,6 +35,7 @@
 
 struct local_server;
 struct control_server;
+struct mdev_server;
 
 struct vgpud {
 	struct vgpud_config config;  /* as started (profiles: see profiles) */
@@ -47,6 +48,7 @@ struct vgpud {
 	struct vgpud_event_routes routes;
 	struct local_server *local;
 	struct control_server *control;
+	struct mdev_server *mdev; /* NULL: mdev transport off or absent */
 
 	int stop_fd;   /* eventfd: vgpud_stop */
 	int signal_fd; /* signalfd of SIGTERM, SIGINT, SIGHUP, or -1 */
@@ -57,7 +59,8 @@ struct vgpud {
 };
 
 /*
- * Create the GPU, the core and both listening sockets from config. On
+ * Create the GPU, the core, both listening sockets and (config mdev, see
+ * config.h) the mdev transport on vgpu_mdev.ko's control device. On
  * failure returns a negative errno after logging what was wrong and what to
  * do. signal_fd: a signalfd for SIGTERM/SIGINT (stop) and SIGHUP (reload)
  * that vgpud_run watches, or -1.
@@ -74,8 +77,8 @@ int vgpud_start(struct vgpud *d);
  * thread of vgpud_start if there is one. */
 void vgpud_stop(struct vgpud *d);
 
-/* Detach every VM, close the sockets (removing their files), destroy the
- * core and the GPU. */
+/* Detach every VM, close the sockets (removing their files) and the mdev
+ * control device, destroy the core and the GPU. */
 void vgpud_destroy(struct vgpud *d);
 
 /* SIGHUP: reload the [profile] sections of the configuration file and apply

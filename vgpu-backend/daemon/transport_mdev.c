@@ -3,10 +3,6 @@
  * transport_mdev.c - vgpud's mdev transport: vgpu/transport.h over the
  * control device of vgpu_mdev.ko (vgpu/mdev_control.h, host-kmod/README.md).
  *
- * Self-contained: the interface below ("mdev_server_*") is meant to move
- * into transport_mdev.h when daemon.c starts it next to the local server
- * (when /dev/vgpu_mdev exists) and meson.build compiles this file.
- *
  * One server per vgpud: it opens /dev/vgpu_mdev, registers one mdev type per
  * configured profile (type directory "vgpu-<name without a vgpu- prefix>",
  * available_instances = max_instances minus the mdevs of that type, 256 for
@@ -54,21 +50,7 @@
 #include "config.h"
 #include "device.h"
 #include "log.h"
-
-/* ------------------------------------------------------------ interface */
-
-struct mdev_server;
-
-struct mdev_server_config {
-	const char *path; /* NULL: VGPU_MDEV_CONTROL_PATH */
-	const struct vgpud_profile_spec *profiles;
-	size_t profile_count; /* 1..VGPU_MDEV_MAX_TYPES are registered */
-	struct vgpu_device_host host;
-};
-
-int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
-unsigned mdev_server_devices(struct mdev_server *server);
-void mdev_server_destroy(struct mdev_server *server);
+#include "transport_mdev.h"
 
 /* ------------------------------------------------------------ state */
 

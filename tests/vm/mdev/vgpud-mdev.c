@@ -3,7 +3,8 @@
  * vgpud-mdev - the real vgpud (in-process: vgpud_create/vgpud_start, simgpu
  * with 256 MiB of VRAM, its built-in profiles) serving vgpu_mdev.ko through
  * vgpu-backend/daemon/transport_mdev.c, until SIGTERM/SIGINT. A test harness
- * for the mdev transport until daemon.c starts it itself.
+ * for the mdev transport on its own: vgpud's own mdev server is off here
+ * (vgpud itself starts it with --mdev auto|on; tests/vm/run uses that).
  *
  * Usage: vgpud-mdev --dir DIR [--ready-file PATH]
  *   DIR holds vgpud's local and control sockets.
@@ -19,18 +20,7 @@
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
-
-/* transport_mdev.c's interface (no header yet) */
-struct mdev_server;
-struct mdev_server_config {
-	const char *path;
-	const struct vgpud_profile_spec *profiles;
-	size_t profile_count;
-	struct vgpu_device_host host;
-};
-int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
-unsigned mdev_server_devices(struct mdev_server *server);
-void mdev_server_destroy(struct mdev_server *server);
+#include "transport_mdev.h"
 
 int main(int argc, char **argv)
 {
@@ -62,6 +52,7 @@ int main(int argc, char **argv)
 		return 1;
 	vgpud_config_defaults(config);
 	config->gpu.vram_bytes = 256ull << 20;
+	config->mdev_mode = VGPUD_MDEV_OFF; /* this harness opens the control device */
 	snprintf(config->socket_path, sizeof(config->socket_path), "%s/vgpud.sock", dir);
 	snprintf(config->control_path, sizeof(config->control_path), "%s/vgpud-control.sock", dir);
 	vgpud_log_set_level(VGPUD_LOG_DEBUG);

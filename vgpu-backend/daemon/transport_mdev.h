@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport_mdev.h - vgpud's mdev transport: vgpu/transport.h over the
+ * control device of vgpu_mdev.ko (/dev/vgpu_mdev, vgpu/mdev_control.h).
+ *
+ * One server per vgpud (the module accepts one connection at a time). It
+ * registers one mdev type per profile and attaches a VM (named by the mdev
+ * UUID) through config->host when QEMU opens an mdev; see transport_mdev.c
+ * for the events and host-kmod/README.md for the module's side. daemon.c
+ * starts it next to the local server ([daemon] mdev = auto|on|off).
+ */
+#ifndef VGPUD_TRANSPORT_MDEV_H
+#define VGPUD_TRANSPORT_MDEV_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "device.h"
+
+struct mdev_server;
+
+struct mdev_server_config {
+	const char *path; /* NULL: VGPU_MDEV_CONTROL_PATH */
+	const struct vgpud_profile_spec *profiles;
+	size_t profile_count; /* 1..VGPU_MDEV_MAX_TYPES are registered */
+	struct vgpu_device_host host;
+};
+
+/*
+ * Open the control device, register the profiles as mdev types and start
+ * the event and statistics threads. 0, or a negative errno after logging
+ * what was wrong (-ENOENT: no such device, the module is not loaded;
+ * -EBUSY: another vgpud is connected; -EPROTO: version mismatch).
+ */
+int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
+
+/* The mdevs the server knows (created, whether open or not). */
+unsigned mdev_server_devices(struct mdev_server *server);
+
+/* Detach every attached VM and close the control device. NULL is a no-op. */
+void mdev_server_destroy(struct mdev_server *server);
+
+#endif /* VGPUD_TRANSPORT_MDEV_H */
