@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vgpu_guest_drm.h"
 #include "vgpu_workloads.h"
@@ -22,6 +23,7 @@
 #define EXIT_USAGE 2
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t hold_released;
 
 static void usage(FILE *out)
 {
@@ -58,6 +60,11 @@ static void usage(FILE *out)
 	        "                           is evicted later)\n"
 	        "      --gpfifo-entries N   channel ring size, a power of two (default:\n"
 	        "                           the backend's)\n"
+	        "      --hold TIME          once the iterations are done, before verifying,\n"
+	        "                           print a 'vgpu-run: HOLD' line to stderr (bytes\n"
+	        "                           and buffers held, submissions so far, the VM's\n"
+	        "                           statistics) and keep the memory until SIGUSR1 or\n"
+	        "                           TIME passed (e.g. for a host to inspect it)\n"
 	        "\n"
 	        "Output:\n"
 	        "  -j, --json               one JSON object instead of the summary\n"
@@ -74,6 +81,12 @@ static void on_signal(int sig)
 {
 	stop_requested = 1;
 	signal(sig, SIG_DFL); /* a second one ends the process */
+}
+
+static void on_release(int sig)
+{
+	(void)sig;
+	hold_released = 1;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -123,6 +136,68 @@ struct run {
 	uint64_t doorbells;
 	uint64_t fence_irqs;
 };
+
+/* --hold: the workload's before_verify hook. */
+struct hold {
+	uint64_t ns;
+	const struct vgpu_workload_result *result; /* updated by the workload */
+	const struct drm_vgpu_stats *before;       /* driver counters at the start */
+	bool have_before;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void hold_before_verify(void *arg, struct vgpu_device *dev,
+                               const struct vgpu_buffer *buffers, uint64_t count)
+{
+	const struct hold *hold = arg;
+	struct drm_vgpu_stats now;
+	uint64_t bytes = 0, deadline;
+	char line[512];
+	uint64_t i;
+	int len;
+
+	for (i = 0; i < count; i++)
+		bytes += buffers[i].bytes;
+	/* One write: whoever waits for this line never sees half of it. */
+	len = snprintf(line, sizeof(line),
+	               "vgpu-run: HOLD bytes=%" PRIu64 " buffers=%" PRIu64 " submissions=%" PRIu64,
+	               bytes, count, hold->result->submissions);
+	if (vgpu_guest_drm_stats(dev, &now) == 0) {
+		len += snprintf(line + len, sizeof(line) - len,
+		                " vm_allocated=%" PRIu64 " vm_resident=%" PRIu64
+		                " vm_evicted=%" PRIu64 " vm_evictions=%u",
+		                (uint64_t)now.allocated_bytes, (uint64_t)now.resident_bytes,
+		                (uint64_t)now.evicted_bytes, now.evictions);
+		if (hold->have_before)
+			/* minus the STATS request that read "now" */
+			len += snprintf(line + len, sizeof(line) - len,
+			                " mailbox_requests=%" PRIu64 " doorbells=%" PRIu64,
+			                (uint64_t)(now.mailbox_requests -
+			                           hold->before->mailbox_requests - 1),
+			                (uint64_t)(now.mailbox_doorbells -
+			                           hold->before->mailbox_doorbells - 1));
+	}
+	snprintf(line + len, sizeof(line) - len, " (SIGUSR1 or %.0f s: verify and free)\n",
+	         (double)hold->ns / 1e9);
+	fputs(line, stderr);
+	fflush(stderr);
+	deadline = monotonic_ns() + hold->ns;
+	while (!hold_released && !stop_requested && monotonic_ns() < deadline) {
+		struct timespec step = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&step, NULL);
+	}
+	fprintf(stderr, "vgpu-run: HOLD released (%s)\n",
+	        hold_released ? "SIGUSR1" : stop_requested ? "stop signal" : "time passed");
+	fflush(stderr);
+}
 
 static void print_json(const struct run *run, const struct vgpu_device_info *info,
                        const struct vgpu_workload_result *r, uint64_t size)
@@ -243,6 +318,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'e' },
 		{ "priority", required_argument, NULL, 'P' },
 		{ "gpfifo-entries", required_argument, NULL, 'g' },
+		{ "hold", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -258,6 +334,7 @@ int main(int argc, char **argv)
 	struct vgpu_workload_result result;
 	struct vgpu_device *dev = NULL;
 	struct run run = { 0 };
+	struct hold hold = { 0 };
 	const char *path = NULL;
 	bool json = false, have_workload = false;
 	uint64_t value;
@@ -318,6 +395,11 @@ int main(int argc, char **argv)
 				                   optarg);
 			options.gpfifo_entries = (uint32_t)value;
 			break;
+		case 'H':
+			if (vgpu_parse_duration(optarg, &hold.ns) || !hold.ns)
+				return usage_error("--hold wants a time such as 60s or 2m, not '%s'",
+				                   optarg);
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -345,6 +427,16 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	run.have_counters = vgpu_guest_drm_stats(dev, &before) == 0;
+	if (hold.ns) {
+		struct sigaction release = { .sa_handler = on_release };
+
+		sigaction(SIGUSR1, &release, NULL);
+		hold.result = &result;
+		hold.before = &before;
+		hold.have_before = run.have_counters;
+		options.before_verify = hold_before_verify;
+		options.hook_arg = &hold;
+	}
 	vgpu_workload_run(dev, &options, &result);
 	if (run.have_counters && vgpu_guest_drm_stats(dev, &after) == 0) {
 		/* Minus the STATS request that read "after" itself. */

@@ -18,7 +18,9 @@ writable run directory (--out) shared at the same path. Inside L1 it runs
 SCRIPT ARGS (as root, cwd = the run directory, host paths unchanged, the
 kernel variables KVER KROOT VMLINUZ KDIR MODDIR exported, 'modprobe' pointed
 at the fetched kernel's modules), then powers off. Exits with SCRIPT's exit
-status; 124 if the hard timeout hit; 125 if L1 died without reporting one.
+status; 124 if the hard timeout hit; 125 if L1 died without reporting one;
+126 if L1 did not reach its stage 2 within --ready-timeout (killed: an
+infrastructure hang before any project code ran, safe to retry).
 
 The run directory receives:
   serial.log  L1 serial console (kernel + job output)    qemu.log  QEMU's own
@@ -33,6 +35,8 @@ Options:
   --out DIR          run directory (default: new \$VGPU_CACHE/runs/<stamp>;
                      the 10 newest default ones are kept). Path without spaces.
   --timeout SEC      hard limit for the whole VM (default 900)
+  --ready-timeout SEC  kill L1 and exit 126 if it has not reached stage 2
+                     (VGPU-L1-READY) after SEC seconds (default: no limit)
   --mem SIZE         L1 memory (default 4G)
   --smp N            L1 vCPUs (default 2)
   --append PARAMS    extra L1 kernel parameters
@@ -48,12 +52,13 @@ Environment: VGPU_CACHE, VGPU_KERNEL_ENV (see fetch-kernel.sh).
 EOF
 }
 
-out='' timeout=900 mem=4G smp=2 append='' initrd='' shell=0 lock=1 verbose=0
+out='' timeout=900 ready_timeout=0 mem=4G smp=2 append='' initrd='' shell=0 lock=1 verbose=0
 qemu_extra=() envs=()
 while (($#)); do
 	case $1 in
 	--out) out=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
+	--ready-timeout) ready_timeout=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
 	--append) append=${2:?}; shift 2 ;;
@@ -137,7 +142,7 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 	-virtfs "local,path=$out,mount_tag=vgpuout,security_model=none,multidevs=remap"
 	"${qemu_extra[@]}")
 
-qpid='' tpid=''
+qpid='' tpid='' not_ready=0
 cleanup() {
 	if [[ -n $qpid ]] && kill -0 "$qpid" 2>/dev/null; then
 		vm_log "stopping QEMU (pid $qpid)"
@@ -175,6 +180,13 @@ else
 		if [[ -z $t_ready ]] && grep -qa '^VGPU-L1-READY' "$out/serial.log" 2>/dev/null; then
 			t_ready=$(vm_now)
 		fi
+		if [[ -z $t_ready ]] && ((ready_timeout > 0)) &&
+			awk -v a="$t0" -v b="$(vm_now)" -v l="$ready_timeout" 'BEGIN { exit !(b - a > l) }'; then
+			vm_log "L1 did not reach stage 2 within ${ready_timeout}s; killing it (see $out/serial.log)"
+			not_ready=1
+			kill -TERM "$qpid" 2>/dev/null || true
+			break
+		fi
 		sleep 0.2
 	done
 	set +e
@@ -193,6 +205,10 @@ if [[ -s $out/status ]]; then
 fi
 if [[ -z $rc ]]; then
 	rc=$(sed -n 's/^VGPU-L1-STATUS=\([0-9]*\).*/\1/p' "$out/serial.log" 2>/dev/null | tail -n 1)
+fi
+if [[ -z $rc ]] && ((not_ready)); then
+	tail -n 20 "$out/serial.log" >&2 2>/dev/null || true
+	rc=126
 fi
 if [[ -z $rc ]]; then
 	if ((qrc == 124 || qrc == 137)); then

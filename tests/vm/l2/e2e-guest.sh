@@ -1,0 +1,122 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# tests/vm/l2/e2e-guest.sh - /l2-job of tests/vm/run (runs INSIDE each L2
+# guest, busybox only).
+#
+# The guest's share of the end-to-end test: load drm.ko and vgpu.ko (the vGPU
+# is an mdev of vgpu_mdev.ko in L1, served by the real vgpud), then run
+# vgpu-run with a verified workload that allocates e2e.size bytes of GPU
+# memory and iterates over it for e2e.duration, and --hold it before the
+# verification: the HOLD line (bytes held, the VM's statistics) goes to the
+# console as "VGPU-E2E-HOLD vm=N ...", then the guest waits for L1 to write a
+# line to its second serial port (ttyS1) -- L1 reads vgpuctl meanwhile -- and
+# releases vgpu-run, which verifies every buffer by checksum and frees.
+#
+# Parameters from the kernel command line (set by tests/vm/l1/e2e.sh):
+#   e2e.vm=N e2e.workload=stream e2e.size=168M e2e.buffer=24M
+#   e2e.duration=4s e2e.seed=N e2e.hold=300
+# Output lines: "VGPU-E2E-L2 ok|FAIL vm=N: what", "VGPU-E2E-HOLD vm=N ...",
+# "VGPU-E2E-RESULT vm=N {json}" (vgpu-run --json, one line);
+# exit status = failures.
+vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300
+# shellcheck disable=SC2013 # words, not lines
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	e2e.vm=*) vm=${arg#e2e.vm=} ;;
+	e2e.workload=*) workload=${arg#e2e.workload=} ;;
+	e2e.size=*) size=${arg#e2e.size=} ;;
+	e2e.buffer=*) buffer=${arg#e2e.buffer=} ;;
+	e2e.duration=*) duration=${arg#e2e.duration=} ;;
+	e2e.seed=*) seed=${arg#e2e.seed=} ;;
+	e2e.hold=*) hold=${arg#e2e.hold=} ;;
+	esac
+done
+failures=0
+ok() { echo "VGPU-E2E-L2 ok vm=$vm: $*"; }
+bad() {
+	echo "VGPU-E2E-L2 FAIL vm=$vm: $*"
+	failures=$((failures + 1))
+}
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+finish() {
+	echo "VGPU-E2E-L2-DONE vm=$vm failures=$failures uptime=$(uptime_s)"
+	exit "$failures"
+}
+
+# The kernel log is checked from here on: the boot itself may warn (6.1's
+# xstate init WARNs once on the nested CPU model), before any code of ours.
+echo "VGPU-E2E-MARK" >/dev/kmsg
+boot_warn=$(dmesg | sed -n '1,/VGPU-E2E-MARK$/p' | grep -m1 'WARNING:' | sed 's/^\[[^]]*\] //')
+[ -n "$boot_warn" ] && echo "VGPU-E2E-NOTE vm=$vm: a warning during the L2 boot, before the test: $boot_warn"
+if modprobe drm && insmod /vgpu.ko; then
+	ok "drm.ko and vgpu.ko loaded"
+else
+	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"
+	finish
+fi
+node=
+i=0
+while [ $i -lt 100 ]; do
+	for n in /sys/class/drm/renderD*; do
+		[ -e "$n/device/driver" ] || continue
+		[ "$(basename "$(readlink "$n/device/driver")")" = vgpu ] && node=/dev/dri/$(basename "$n")
+	done
+	[ -n "$node" ] && [ -c "$node" ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+if [ -n "$node" ] && [ -c "$node" ]; then
+	ok "vGPU bound, render node $node ($(dmesg | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //'))"
+else
+	bad "no vgpu render node: $(dmesg | grep -i vgpu | tail -n 5 | tr '\n' '|')"
+	finish
+fi
+
+# L1 writes a line to ttyS1 when vgpuctl has been read.
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+echo "VGPU-E2E-RUN vm=$vm: vgpu-run --workload $workload --size $size --buffer-size $buffer" \
+	"--duration $duration --seed $seed --hold ${hold}s (uptime $(uptime_s))"
+/bin/vgpu-run -D "$node" --workload "$workload" --size "$size" --buffer-size "$buffer" \
+	--duration "$duration" --seed "$seed" --hold "${hold}s" --json >/tmp/run.json 2>/tmp/run.err &
+pid=$!
+held=0
+while kill -0 "$pid" 2>/dev/null; do
+	if grep -q 'vgpu-run: HOLD bytes=.*verify and free)$' /tmp/run.err; then
+		held=1
+		break
+	fi
+	sleep 0.2
+done
+if [ "$held" = 1 ]; then
+	echo "VGPU-E2E-HOLD vm=$vm $(grep -m1 'vgpu-run: HOLD bytes=' /tmp/run.err | sed 's/^vgpu-run: HOLD //') uptime=$(uptime_s)"
+	# shellcheck disable=SC3045 # busybox ash has read -t
+	if read -r -t "$hold" go </dev/ttyS1; then
+		echo "VGPU-E2E-RELEASED vm=$vm by L1 ('$go', uptime $(uptime_s))"
+	else
+		bad "no release line from L1 on ttyS1 within ${hold}s"
+	fi
+	kill -USR1 "$pid" 2>/dev/null
+fi
+wait "$pid"
+rc=$?
+sed 's/^/VGPU-E2E-STDERR /' /tmp/run.err
+echo "VGPU-E2E-RESULT vm=$vm $(tr -d '\n' </tmp/run.json | tr -s ' ')"
+[ "$held" = 1 ] || bad "vgpu-run ended (status $rc) before holding its memory"
+if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/run.json && grep -q '"mismatches":0' /tmp/run.json; then
+	ok "vgpu-run verified every buffer byte for byte ($(grep -o '"checksums":[0-9]*' /tmp/run.json))"
+else
+	bad "vgpu-run exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/run.json)"
+fi
+if rmmod vgpu && rmmod drm; then
+	ok "vgpu.ko and drm.ko unloaded"
+else
+	bad "unloading vgpu.ko/drm.ko"
+fi
+problems=$(dmesg | sed -n '/VGPU-E2E-MARK$/,$p' |
+	grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t:|list_del corruption' | head -n 3)
+if [ -z "$problems" ]; then
+	ok "kernel log clean since the test began"
+else
+	bad "kernel log: $(echo "$problems" | tr '\n' '|')"
+fi
+finish
