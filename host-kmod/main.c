@@ -93,14 +93,19 @@ static int __init vgpu_mdev_init(void)
 	ret = vgpu_mdev_parent_init();
 	if (ret)
 		goto err_driver;
-	ret = vgpu_mdev_control_init();
+	ret = vgpu_mdev_pci_init();
 	if (ret)
 		goto err_parent;
+	ret = vgpu_mdev_control_init();
+	if (ret)
+		goto err_pci;
 	pr_info("vgpu_mdev: loaded (device ABI %u.%u, control %u); waiting for vgpud on %s\n",
 		VGPU_ABI_VERSION_MAJOR, VGPU_ABI_VERSION_MINOR, VGPU_MDEV_CONTROL_VERSION,
 		VGPU_MDEV_CONTROL_PATH);
 	return 0;
 
+err_pci:
+	vgpu_mdev_pci_exit();
 err_parent:
 	vgpu_mdev_parent_exit();
 err_driver:
@@ -117,6 +122,7 @@ static void __exit vgpu_mdev_exit(void)
 	 * device is open (vfio holds one per open device).
 	 */
 	vgpu_mdev_control_exit();
+	vgpu_mdev_pci_exit();
 	vgpu_mdev_parent_exit();
 	mdev_unregister_driver(&vgpu_mdev_driver);
 	kern_unmount(vgpu_mdev.mnt);

@@ -2,7 +2,8 @@
 /*
  * The mdev parent /sys/class/mdev_bus/vgpu and its types.
  *
- * The types are vgpud's vGPU profiles. The parent is registered by the
+ * The types are vgpud's vGPU profiles. The parent device is a virtual one,
+ * or the PCI function bound as the GPU (pci_parent.c). It is registered by the
  * first VGPU_MDEV_SET_TYPES and unregistered when vgpud is gone and no mdev
  * exists any more (mdev_unregister_parent() would otherwise remove devices
  * that VMs use). Type structures embed kobjects whose last reference the
@@ -17,6 +18,7 @@
 #include "vgpu_mdev.h"
 
 static struct class *vgpu_mdev_class;
+static struct device *vgpu_mdev_virtual_parent; /* /sys/devices/virtual/vgpu/vgpu */
 
 static struct vgpu_mdev_type *to_vgpu_type(struct mdev_type *mtype)
 {
@@ -224,18 +226,71 @@ static void vgpu_mdev_unregister_work(struct work_struct *work)
 	vgpu_mdev_parent_maybe_unregister();
 }
 
+/*
+ * Register the parent on dev from now on (NULL: the virtual device); see
+ * pci_parent.c. One GPU at a time: -EBUSY if another PCI function is the
+ * parent device. A registered parent moves along with the same types
+ * (registered again on dev if vgpud is connected); if it has mdevs, -EBUSY
+ * unless force, which removes them (VMs are asked to release open ones).
+ */
+int vgpu_mdev_parent_move(struct device *dev, bool force)
+{
+	struct device *target = dev ? dev : vgpu_mdev_virtual_parent;
+	struct vgpu_mdev_type_info *infos = NULL;
+	unsigned int count = 0, i;
+	bool busy;
+	int ret = 0;
+
+	mutex_lock(&vgpu_mdev.parent_lock);
+	if (vgpu_mdev.parent_dev == target)
+		goto out;
+	if (dev && vgpu_mdev.parent_dev != vgpu_mdev_virtual_parent) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (vgpu_mdev.parent_registered) {
+		mutex_lock(&vgpu_mdev.lock);
+		busy = vgpu_mdev.nr_devices != 0;
+		count = vgpu_mdev.nr_types;
+		mutex_unlock(&vgpu_mdev.lock);
+		if (busy && !force) {
+			ret = -EBUSY;
+			goto out;
+		}
+		infos = kcalloc(count, sizeof(*infos), GFP_KERNEL);
+		if (!infos) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		mutex_lock(&vgpu_mdev.lock);
+		for (i = 0; i < count; i++)
+			infos[i] = vgpu_mdev.types[i]->info;
+		mutex_unlock(&vgpu_mdev.lock);
+		vgpu_mdev_unregister();
+	}
+	vgpu_mdev.parent_dev = target;
+	if (infos && vgpu_mdev_controller_present() && vgpu_mdev_register(infos, count))
+		pr_err("vgpu_mdev: registering the types on %s failed; restart vgpud\n",
+		       dev_name(target));
+out:
+	mutex_unlock(&vgpu_mdev.parent_lock);
+	kfree(infos);
+	return ret;
+}
+
 int vgpu_mdev_parent_init(void)
 {
 	INIT_WORK(&vgpu_mdev.unregister_work, vgpu_mdev_unregister_work);
 	vgpu_mdev_class = class_create(THIS_MODULE, VGPU_MDEV_CLASS_NAME);
 	if (IS_ERR(vgpu_mdev_class))
 		return PTR_ERR(vgpu_mdev_class);
-	vgpu_mdev.parent_dev = device_create(vgpu_mdev_class, NULL, MKDEV(0, 0), NULL,
-					     VGPU_MDEV_PARENT_NAME);
-	if (IS_ERR(vgpu_mdev.parent_dev)) {
+	vgpu_mdev_virtual_parent = device_create(vgpu_mdev_class, NULL, MKDEV(0, 0), NULL,
+						 VGPU_MDEV_PARENT_NAME);
+	if (IS_ERR(vgpu_mdev_virtual_parent)) {
 		class_destroy(vgpu_mdev_class);
-		return PTR_ERR(vgpu_mdev.parent_dev);
+		return PTR_ERR(vgpu_mdev_virtual_parent);
 	}
+	vgpu_mdev.parent_dev = vgpu_mdev_virtual_parent;
 	return 0;
 }
 
@@ -249,7 +304,7 @@ void vgpu_mdev_parent_exit(void)
 		vgpu_mdev_unregister(); /* removes remaining (closed) mdevs */
 	mutex_unlock(&vgpu_mdev.parent_lock);
 	flush_work(&vgpu_mdev.unregister_work);
-	device_unregister(vgpu_mdev.parent_dev);
+	device_unregister(vgpu_mdev_virtual_parent);
 	class_destroy(vgpu_mdev_class);
 	list_for_each_entry_safe(t, next, &vgpu_mdev.type_generations, generation) {
 		list_del(&t->generation);

@@ -5,6 +5,7 @@
  * One file per concept:
  *	main.c		module init/exit, parameters, the pseudo file system
  *	parent.c	the mdev parent, its types (vGPU profiles) and lifetime
+ *	pci_parent.c	the PCI driver "vgpu": a PCI function as the parent (the GPU)
  *	device.c	one mdev: probe/remove and the vfio_device ops
  *	pci_config.c	the emulated PCI configuration space
  *	bar0.c		the BAR0 register file and relayed guest writes
@@ -202,7 +203,12 @@ void vgpu_mdev_parent_exit(void);
 int vgpu_mdev_set_types(const struct vgpu_mdev_type_info *infos, unsigned int count);
 int vgpu_mdev_set_available(u32 type_index, u32 available);
 void vgpu_mdev_parent_maybe_unregister(void);
+int vgpu_mdev_parent_move(struct device *dev, bool force);
 extern struct mdev_driver vgpu_mdev_driver;
+
+/* pci_parent.c */
+int vgpu_mdev_pci_init(void);
+void vgpu_mdev_pci_exit(void);
 
 /* device.c */
 int vgpu_mdev_probe(struct mdev_device *mdev);
