@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vgpu_guest.h"
@@ -68,6 +69,11 @@ static void usage(FILE *out)
 	        "\n"
 	        "Output:\n"
 	        "  -j, --json               print one JSON object instead of the summary\n"
+	        "      --linger TIME        after printing, stay attached (holding no GPU\n"
+	        "                           memory) for TIME or until SIGINT/SIGTERM (one\n"
+	        "                           that ended the workload does not count), so\n"
+	        "                           that vgpuctl can still read the VM's final\n"
+	        "                           figures, e.g. its modeled_runtime_ns\n"
 	        "  -h, --help               this text\n"
 	        "\n"
 	        "SIGINT or SIGTERM ends the workload early; it still verifies and frees.\n"
@@ -245,6 +251,26 @@ static void print_summary(const struct tenant *t, const struct vgpu_device_info 
 	printf("%s\n", r->verified ? "PASS" : "FAIL");
 }
 
+/* --linger: stay attached until the time is up or a signal came. */
+static void linger(uint64_t ns)
+{
+	struct timespec now, end, nap = { 0, 20 * 1000 * 1000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(ns / 1000000000u);
+	end.tv_nsec += (long)(ns % 1000000000u);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	while (!stop_requested) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			break;
+		nanosleep(&nap, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -261,6 +287,7 @@ int main(int argc, char **argv)
 		{ "priority", required_argument, NULL, 'P' },
 		{ "gpfifo-entries", required_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "linger", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -276,7 +303,7 @@ int main(int argc, char **argv)
 	struct tenant tenant = { 0 };
 	struct vgpu_device *dev = NULL;
 	struct vgpu_proto *proto;
-	uint64_t value, timeout_ms = 0;
+	uint64_t value, timeout_ms = 0, linger_ns = 0;
 	char default_name[64], why[512];
 	bool json = false, have_workload = false;
 	int opt, ret;
@@ -350,6 +377,12 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'L':
+			if (vgpu_parse_duration(optarg, &linger_ns))
+				return usage_error("--linger wants a time such as 10s or 500ms, "
+				                   "not '%s'",
+				                   optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -381,6 +414,13 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	vgpu_workload_run(dev, &options, &result);
 
+	if (linger_ns) {
+		/* A signal that ended the workload does not end the lingering:
+		 * the next one does (armed before the result is printed). */
+		stop_requested = 0;
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+	}
 	proto = vgpu_guest_local_proto(dev);
 	if (proto) {
 		tenant.mailbox = proto->counters;
@@ -392,6 +432,10 @@ int main(int argc, char **argv)
 		print_summary(&tenant, vgpu_device_info(dev), &result, options.size_bytes);
 	if (!result.verified && result.message[0])
 		fprintf(stderr, "vgpu-tenant: %s: %s\n", result.workload, result.message);
+	if (linger_ns) {
+		fflush(stdout);
+		linger(linger_ns);
+	}
 	vgpu_device_close(dev);
 	return result.verified ? 0 : EXIT_VERIFY_FAILED;
 }
