@@ -19,6 +19,7 @@
 
 #include "control_client.h"
 #include "table.h"
+#include "xml_command.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_UNREACHABLE 2
@@ -51,6 +52,7 @@ static void usage(FILE *out)
 	        "  health [--json]          is vgpud well; with --check also its invariants\n"
 	        "  config                   vgpud's effective configuration, as JSON\n"
 	        "  reload                   re-read the profiles from vgpud's configuration file\n"
+	        "%s"
 	        "\n"
 	        "Options:\n"
 	        "  -s, --socket PATH        vgpud's control socket (default $VGPUD_CONTROL_SOCKET\n"
@@ -59,7 +61,7 @@ static void usage(FILE *out)
 	        "\n"
 	        "Exit status: 0 ok, 1 vgpud refused the request, 2 vgpud not reachable,\n"
 	        "64 usage error.\n",
-	        VGPUCTL_DEFAULT_SOCKET);
+	        vgpuctl_xml_usage, VGPUCTL_DEFAULT_SOCKET);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -538,6 +540,8 @@ int main(int argc, char **argv)
 		return cmd_set_weight(argc, argv);
 	if (!strcmp(name, "set-profile"))
 		return cmd_set_profile(argc, argv);
+	if (!strcmp(name, "xml"))
+		return vgpuctl_xml_command(argc, argv);
 	err = parse_sub_options(argc, argv, &sub, &rest);
 	if (err)
 		return err;

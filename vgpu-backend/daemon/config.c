@@ -95,6 +95,9 @@ static const struct key keys[] = {
 	  "or off (default auto)" },
 	{ "daemon", "mdev_device", T_STRING, STR(mdev_device), "PATH",
 	  "vgpu_mdev.ko's control device (default " VGPU_MDEV_CONTROL_PATH ")" },
+	{ "daemon", "libvirt_uri", T_STRING, STR(libvirt_uri), "URI",
+	  "libvirt that names mdev VMs by domain (default $LIBVIRT_DEFAULT_URI or "
+	  "qemu:///system; none = never ask libvirt)" },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))

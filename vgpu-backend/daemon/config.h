@@ -77,6 +77,7 @@ struct vgpud_config {
 	uint32_t mailbox_budget;    /* requests served per doorbell before yielding */
 	int mdev_mode;              /* enum vgpud_mdev_mode */
 	char mdev_device[VGPUD_PATH_MAX]; /* vgpu_mdev.ko's control device */
+	char libvirt_uri[256];      /* names of mdev VMs; "" = default, "none" = off */
 
 	/* [profile NAME] sections */
 	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];

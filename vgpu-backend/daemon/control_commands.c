@@ -110,7 +110,12 @@ static struct json_object *vm_json(struct vgpud *d, struct vgpu_device *dev,
 	uint64_t compute_ns = s->counters.busy_ns[VGPU_ENGINE_COMPUTE];
 
 	add_u64(o, "id", dev->vm_id);
-	add_str(o, "name", dev->name);
+	/* the libvirt domain (or QEMU -name) of an mdev VM once known */
+	add_str(o, "name", vgpud_registry_report_name_locked(dev));
+	if (!strcmp(dev->transport->kind, "mdev"))
+		add_str(o, "uuid", dev->name); /* mdev VMs are attached by mdev UUID */
+	add_str(o, "name_source", dev->name_source ? dev->name_source
+	                          : !strcmp(dev->transport->kind, "mdev") ? "uuid" : "tenant");
 	add_str(o, "profile", dev->profile);
 	add_u64(o, "weight", s->stats.weight);
 	add_u64(o, "cap", s->stats.cap_bytes);
@@ -220,7 +225,7 @@ static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *on
 	vms = json_object_new_array();
 	i = 0;
 	vgpud_registry_for_each_locked(&d->registry, dev) {
-		if (!only || !strcmp(only, dev->name)) {
+		if (!only || vgpud_registry_matches_locked(dev, only)) {
 			struct json_object *vm = vm_json(d, dev, &samples[i], total_compute, detail);
 
 			if (only) {

@@ -67,6 +67,7 @@ static int start_mdev(struct vgpud *d)
 		.profiles = d->config.profiles,
 		.profile_count = d->config.profile_count,
 		.host = { .attach = vgpu_device_attach_host, .ctx = d },
+		.libvirt_uri = d->config.libvirt_uri,
 	};
 	int err;
 

@@ -96,6 +96,13 @@ struct vgpu_device {
 	_Atomic uint64_t channel_errors;
 	_Atomic uint32_t channels;
 
+	/* What reports call the VM when it is not its attach name (registry
+	 * lock): the libvirt domain or QEMU -name of an mdev VM, found after
+	 * the attach (domain_names.h); "" = name. name_source: "libvirt",
+	 * "qemu", or NULL = the transport's own ("uuid" for mdev, "tenant"). */
+	char display_name[VGPU_VM_NAME_MAX];
+	const char *name_source;
+
 	struct vgpu_device *registry_next;
 };
 

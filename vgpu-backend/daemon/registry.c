@@ -3,6 +3,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "device.h"
@@ -18,14 +19,63 @@ void vgpud_registry_fini(struct vgpud_registry *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
+bool vgpud_registry_matches_locked(const struct vgpu_device *dev, const char *name)
+{
+	return !strcmp(dev->name, name) || (dev->display_name[0] && !strcmp(dev->display_name, name));
+}
+
+const char *vgpud_registry_report_name_locked(const struct vgpu_device *dev)
+{
+	return dev->display_name[0] ? dev->display_name : dev->name;
+}
+
 struct vgpu_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name)
 {
 	struct vgpu_device *dev;
 
 	vgpud_registry_for_each_locked(r, dev)
-		if (!strcmp(dev->name, name))
+		if (vgpud_registry_matches_locked(dev, name))
 			return dev;
 	return NULL;
+}
+
+/* Is name free for dev (no other registered device answers to it)? */
+static bool name_free_locked(struct vgpud_registry *r, const struct vgpu_device *dev,
+                             const char *name)
+{
+	struct vgpu_device *other;
+
+	vgpud_registry_for_each_locked(r, other)
+		if (other != dev && vgpud_registry_matches_locked(other, name))
+			return false;
+	return true;
+}
+
+void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpu_device *dev,
+                                     const char *name, const char *source, char *given,
+                                     size_t given_len)
+{
+	char candidate[sizeof(dev->display_name)];
+	unsigned n;
+
+	pthread_mutex_lock(&r->lock);
+	snprintf(candidate, sizeof(candidate), "%s", name);
+	for (n = 2; !name_free_locked(r, dev, candidate) && n < 1000; n++) {
+		char suffix[8];
+		int keep;
+
+		snprintf(suffix, sizeof(suffix), "#%u", n);
+		keep = (int)(sizeof(candidate) - 1 - strlen(suffix));
+		snprintf(candidate, sizeof(candidate), "%.*s%s", keep, name, suffix);
+	}
+	/* the attach name itself needs no display name */
+	if (!strcmp(candidate, dev->name))
+		candidate[0] = 0;
+	memcpy(dev->display_name, candidate, sizeof(dev->display_name));
+	dev->name_source = source;
+	if (given_len)
+		snprintf(given, given_len, "%s", candidate[0] ? candidate : dev->name);
+	pthread_mutex_unlock(&r->lock);
 }
 
 int vgpud_registry_add(struct vgpud_registry *r, struct vgpu_device *dev)

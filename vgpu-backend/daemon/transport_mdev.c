@@ -48,7 +48,9 @@
 #include "vgpu/transport.h"
 
 #include "config.h"
+#include "daemon.h"
 #include "device.h"
+#include "domain_names.h"
 #include "log.h"
 #include "transport_mdev.h"
 
@@ -69,6 +71,11 @@ struct mdev_vgpu {
 	_Atomic(struct vgpu_device *) irq_device; /* for raise_irq, no lock */
 	bool busy;            /* a worker is detaching/resetting it */
 	bool querying;        /* the stats thread reads device's statistics */
+	/* the VM's name from domain_names.h as given to the registry ("" =
+	 * the UUID), what sysfs vendor/vm shows; under lock */
+	char found_name[DOMAIN_NAME_MAX];
+	char name[DOMAIN_NAME_MAX];
+	enum domain_name_source name_source;
 	pthread_t worker;
 	bool worker_started;
 	struct mdev_vgpu *next;
@@ -85,6 +92,7 @@ struct mdev_server {
 	pthread_t stats_thread;
 	pthread_mutex_t lock; /* vgpus (changed by the event thread only), instances */
 	struct mdev_vgpu *vgpus;
+	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
 };
 
 static struct mdev_vgpu *vgpu_of(struct vgpu_transport *t)
@@ -316,7 +324,11 @@ static int attach(struct mdev_vgpu *v, char *why, size_t why_len)
 	ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
 	pthread_mutex_lock(&v->lock);
 	v->device = dev;
+	v->found_name[0] = v->name[0] = 0;
+	v->name_source = DOMAIN_NAME_NONE;
 	pthread_mutex_unlock(&v->lock);
+	/* who opened it: the stats thread applies the name once it is known */
+	domain_names_watch(s->names, v->uuid);
 	return 0;
 }
 
@@ -427,6 +439,7 @@ static void remove_vgpu(struct mdev_server *s, struct mdev_vgpu *v)
 	if (v->type_index < s->type_count && s->instances[v->type_index])
 		s->instances[v->type_index]--;
 	pthread_mutex_unlock(&s->lock);
+	domain_names_forget(s->names, v->uuid);
 	pthread_cond_destroy(&v->idle);
 	pthread_mutex_destroy(&v->lock);
 	free(v);
@@ -547,6 +560,38 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 }
 
 /*
+ * The name domain_names.h found for the VM (its libvirt domain or QEMU
+ * -name), given to the registry once it is known or changes: vgpuctl, the
+ * control API and sysfs vendor/vm use it from then on.
+ */
+static void apply_name(struct mdev_server *s, struct mdev_vgpu *v, struct vgpu_device *dev)
+{
+	char found[DOMAIN_NAME_MAX], given[DOMAIN_NAME_MAX];
+	enum domain_name_source source;
+	bool changed;
+
+	source = domain_names_get(s->names, v->uuid, found, sizeof(found));
+	if (source == DOMAIN_NAME_NONE)
+		return;
+	pthread_mutex_lock(&v->lock);
+	changed = source != v->name_source || strcmp(found, v->found_name);
+	pthread_mutex_unlock(&v->lock);
+	if (!changed)
+		return;
+	vgpud_registry_set_display_name(&dev->daemon->registry, dev, found,
+	                                domain_name_source_string(source), given, sizeof(given));
+	log_info("mdev %s: the VM is %s '%s'%s%s%s", v->uuid,
+	         source == DOMAIN_NAME_LIBVIRT ? "libvirt domain" : "QEMU -name", found,
+	         strcmp(found, given) ? " (another VM has that name: reported as '" : "",
+	         strcmp(found, given) ? given : "", strcmp(found, given) ? "')" : "");
+	pthread_mutex_lock(&v->lock);
+	memcpy(v->found_name, found, sizeof(found));
+	memcpy(v->name, given, sizeof(given));
+	v->name_source = source;
+	pthread_mutex_unlock(&v->lock);
+}
+
+/*
  * The stats thread: vendor/ statistics of every attached VM, once a second.
  * vgpu_core_vm_stats may wait for the core (an eviction), so no lock is
  * held meanwhile; "querying" keeps the device from being detached under it.
@@ -582,9 +627,11 @@ static void push_stats(struct mdev_server *s)
 		if (!dev)
 			continue;
 		vgpu_core_vm_stats(dev->vm, &vs);
+		apply_name(s, v, dev); /* dev stays attached while querying */
 		pthread_mutex_lock(&v->lock); /* v stays: remove_vgpu waits for querying */
 		v->querying = false;
 		pthread_cond_broadcast(&v->idle);
+		snprintf(st.vm_name, sizeof(st.vm_name), "%s", v->name[0] ? v->name : vs.name);
 		pthread_mutex_unlock(&v->lock);
 		st.allocated_bytes = vs.allocated_bytes;
 		st.resident_bytes = vs.resident_bytes;
@@ -592,7 +639,6 @@ static void push_stats(struct mdev_server *s)
 		st.fair_share_bytes = vs.fair_share_bytes;
 		st.evictions = (uint32_t)vs.evictions;
 		st.returns = (uint32_t)vs.returns;
-		snprintf(st.vm_name, sizeof(st.vm_name), "%s", vs.name);
 		ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
 	}
 }
@@ -731,8 +777,21 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 		goto fail_fd;
 	}
 	pthread_mutex_init(&s->lock, NULL);
+	{
+		struct domain_names_config nc = {
+			.libvirt_uri = config->libvirt_uri && config->libvirt_uri[0]
+			                       ? config->libvirt_uri : NULL,
+		};
+
+		err = domain_names_create(&nc, &s->names);
+		if (err) {
+			close(s->stop_fd);
+			goto fail_fd;
+		}
+	}
 	err = -pthread_create(&s->thread, NULL, server_main, s);
 	if (err) {
+		domain_names_destroy(s->names);
 		close(s->stop_fd);
 		goto fail_fd;
 	}
@@ -743,6 +802,7 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 		if (write(s->stop_fd, &one, sizeof(one)) < 0)
 			abort();
 		pthread_join(s->thread, NULL);
+		domain_names_destroy(s->names);
 		close(s->stop_fd);
 		goto fail_fd;
 	}
@@ -797,6 +857,7 @@ void mdev_server_destroy(struct mdev_server *s)
 		pthread_mutex_destroy(&v->lock);
 		free(v);
 	}
+	domain_names_destroy(s->names);
 	close(s->stop_fd);
 	close(s->fd);
 	pthread_mutex_destroy(&s->lock);

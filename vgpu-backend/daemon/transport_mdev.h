@@ -24,6 +24,10 @@ struct mdev_server_config {
 	const struct vgpud_profile_spec *profiles;
 	size_t profile_count; /* 1..VGPU_MDEV_MAX_TYPES are registered */
 	struct vgpu_device_host host;
+	/* VMs are attached by mdev UUID, then named by their libvirt domain
+	 * (asked at this URI; NULL or "": default, "none": never) or QEMU's
+	 * -name (domain_names.h) */
+	const char *libvirt_uri;
 };
 
 /*
