@@ -126,11 +126,12 @@ static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)
 	run->privileged = slot->pending;
 	run->ticket = 0;
 	if (slot->pending) {
-		/* what priv_submit recorded, whatever the ring says now */
+		/* what priv_submit recorded, whatever the ring says now; a
+		 * privileged NOP is a zero-length entry like a guest's */
 		entry.pushbuffer_va = ch->priv_va + (slot->command == VGPU_PRIV_FENCE
 		                                             ? CHANNEL_PRIV_FENCE_OFFSET
 		                                             : CHANNEL_PRIV_NOP_OFFSET);
-		entry.length_bytes = 4;
+		entry.length_bytes = slot->command == VGPU_PRIV_FENCE ? 4 : 0;
 		entry.flags = 0;
 		run->ticket = slot->ticket;
 		slot->pending = false;
@@ -200,13 +201,25 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 		}
 		if (gp_put == ch->gp_get)
 			return false;
-		if (!fetch_entry(ch, &fault)) {
-			fail_channel(pfifo, ch, &fault);
-			return true;
+		/*
+		 * A NOP entry (length 0) has no pushbuffer to forward to an
+		 * engine, so PFIFO skips it within the channel's turn, as
+		 * hardware that prefetches GPFIFO entries does; a run of NOPs
+		 * (a shadow channel's GP_GET wrap) then costs one turn, not
+		 * one round of every other channel's work per entry.
+		 */
+		for (;;) {
+			if (!fetch_entry(ch, &fault)) {
+				fail_channel(pfifo, ch, &fault);
+				return true;
+			}
+			fetched = true;
+			if (ch->run.active)
+				break;
+			gp_put = channel_read_gp_put(ch);
+			if (gp_put >= ch->layout.gpfifo_entries || gp_put == ch->gp_get)
+				return true; /* a bad GP_PUT is caught next turn */
 		}
-		fetched = true;
-		if (!ch->run.active)
-			return true; /* NOP entry */
 	}
 
 	pfifo->executing = ch;
