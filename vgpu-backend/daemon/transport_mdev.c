@@ -294,8 +294,9 @@ static void push_gone(struct mdev_vgpu *v)
 	ioctl(v->server->fd, VGPU_MDEV_REG_UPDATE, &u);
 }
 
-/* Attach the VM and make the device usable. 0 or a negative errno + why. */
-static int attach(struct mdev_vgpu *v, char *why, size_t why_len)
+/* Attach the VM and make the device usable. 0 or a negative errno + why.
+ * reset: the same VM again (VFIO_DEVICE_RESET), which keeps its name. */
+static int attach(struct mdev_vgpu *v, bool reset, char *why, size_t why_len)
 {
 	struct mdev_server *s = v->server;
 	struct vgpu_attach_params params = {
@@ -303,6 +304,8 @@ static int attach(struct mdev_vgpu *v, char *why, size_t why_len)
 		.profile = s->profiles[v->type_index].name,
 	};
 	struct vgpu_mdev_stats st = { .device_id = v->id };
+	char found[DOMAIN_NAME_MAX], given[DOMAIN_NAME_MAX];
+	enum domain_name_source source;
 	struct vgpu_bar2_segment seg;
 	struct vgpu_device *dev;
 	int err;
@@ -320,15 +323,28 @@ static int attach(struct mdev_vgpu *v, char *why, size_t why_len)
 		return err;
 	}
 	push_registers(v, dev);
-	snprintf(st.vm_name, sizeof(st.vm_name), "%s", v->uuid);
+	pthread_mutex_lock(&v->lock);
+	if (!reset) {
+		v->found_name[0] = v->name[0] = 0;
+		v->name_source = DOMAIN_NAME_NONE;
+	}
+	source = v->name_source;
+	memcpy(found, v->found_name, sizeof(found));
+	pthread_mutex_unlock(&v->lock);
+	if (source != DOMAIN_NAME_NONE) /* a reset keeps the VM's name: at once */
+		vgpud_registry_set_display_name(&dev->daemon->registry, dev, found,
+		                                domain_name_source_string(source), given,
+		                                sizeof(given));
+	else /* who opened it: the stats thread applies the name once it is known */
+		domain_names_watch(s->names, v->uuid);
+	snprintf(st.vm_name, sizeof(st.vm_name), "%s",
+	         source != DOMAIN_NAME_NONE ? given : v->uuid);
 	ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
 	pthread_mutex_lock(&v->lock);
 	v->device = dev;
-	v->found_name[0] = v->name[0] = 0;
-	v->name_source = DOMAIN_NAME_NONE;
+	if (source != DOMAIN_NAME_NONE)
+		memcpy(v->name, given, sizeof(given));
 	pthread_mutex_unlock(&v->lock);
-	/* who opened it: the stats thread applies the name once it is known */
-	domain_names_watch(s->names, v->uuid);
 	return 0;
 }
 
@@ -359,7 +375,7 @@ static void *job_main(void *arg)
 		push_gone(v);
 	}
 	if (job->type == VGPU_MDEV_EVENT_RESET) {
-		err = attach(v, why, sizeof(why));
+		err = attach(v, true, why, sizeof(why));
 		if (err)
 			log_warn("mdev %s: reset: %s", v->uuid, why);
 	}
@@ -513,7 +529,7 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 			break;
 		}
 		join_worker(v);
-		err = attach(v, why, sizeof(why));
+		err = attach(v, false, why, sizeof(why));
 		reply(s, e->device_id, e->seq, err, err ? why : NULL);
 		break;
 	case VGPU_MDEV_EVENT_CLOSE:
