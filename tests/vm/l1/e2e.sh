@@ -21,6 +21,9 @@
 #      vgpud stops cleanly, vgpu_mdev unloads, the kernel log is clean
 # One line per check: "VGPU-E2E-CHECK ok: ..." or "VGPU-E2E-CHECK FAIL: ...".
 set -uo pipefail
+# All of it in one block: bash parses the block before it runs any of it, so
+# an edit to this file while a test runs does not change the running test.
+{
 : "${VMLINUZ:?not run by boot-l1.sh}" "${E2E_VGPUD:?}" "${E2E_VGPUCTL:?}" "${E2E_MDEV_KO:?}"
 : "${E2E_L2_INITRD:?}"
 vms=${E2E_VMS:-3} size=${E2E_SIZE:-168M} buffer=${E2E_BUFFER:-24M}
@@ -152,13 +155,17 @@ start_l2() { # INDEX
 	helper_pids+=($!)
 	cat "$fifo/mon$i.out" >>"l2-$i.monitor.log" &
 	helper_pids+=($!)
-	((attempts[i] > 1)) && mv "$log" "l2-$i.attempt$((attempts[i] - 1)).log"
+	if ((attempts[i] > 1)); then
+		mv "$log" "l2-$i.attempt$((attempts[i] - 1)).log"
+		mv "l2-$i.qemu-debug.log" "l2-$i.attempt$((attempts[i] - 1)).qemu-debug.log" 2>/dev/null
+	fi
 	timeout -k 5 "$l2_timeout" qemu-system-x86_64 -nodefaults -no-user-config -display none \
-		-no-reboot -accel kvm -cpu host -machine pc -m "$l2_mem" -smp 1 \
+		-name "e2e-vm$i" -no-reboot -accel kvm -cpu host -machine pc -m "$l2_mem" -smp 1 \
 		-kernel "$VMLINUZ" -initrd "$E2E_L2_INITRD" \
 		-append "console=ttyS0 panic=-1 loglevel=4 nokaslr random.trust_cpu=on e2e.vm=$i e2e.size=$size e2e.buffer=$buffer e2e.duration=$duration e2e.seed=$((1000 + i)) e2e.hold=$hold_timeout" \
 		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/${uuid[i]}" \
 		-serial stdio -serial "pipe:$fifo/ctl$i" -monitor "pipe:$fifo/mon$i" \
+		-d cpu_reset,guest_errors -D "$PWD/l2-$i.qemu-debug.log" \
 		</dev/null >"$log" 2>&1 &
 	qemu_pid[i]=$!
 	say "L2 vm=$i (attempt ${attempts[i]}) started: QEMU pid ${qemu_pid[i]}, mdev ${uuid[i]}, serial $PWD/$log"
@@ -166,20 +173,23 @@ start_l2() { # INDEX
 running() { [[ -n ${qemu_pid[$1]} ]] && kill -0 "${qemu_pid[$1]}" 2>/dev/null; }
 has() { grep -qa "$2" "l2-$1.log" 2>/dev/null; }
 
+# rip_symbol HEX: the L2 kernel symbol at a RIP (L2 boots with nokaslr)
+rip_symbol() {
+	[[ -n $1 && -r $KROOT/boot/System.map-$KVER ]] || return 0
+	awk -v rip="$1" 'BEGIN { r = strtonum("0x" rip) }
+		{ a = strtonum("0x" $1); if (a <= r && a > best) { best = a; name = $3 } }
+		END { if (name != "") printf "%s+0x%x", name, r - best }' "$KROOT/boot/System.map-$KVER"
+}
+
 # Why did L2 $1 not boot: QEMU's view (status, registers, the symbol at RIP).
 diagnose_l2() {
-	local i=$1 rip sym
+	local i=$1 rip
 	if running "$i"; then
 		printf 'info status\ninfo registers\ninfo pci\n' >"$fifo/mon$i.in"
 		sleep 1
 	fi
 	rip=$(grep -o 'RIP=[0-9a-f]*' "l2-$i.monitor.log" | tail -n 1 | cut -d= -f2)
-	if [[ -n $rip && -r $KROOT/boot/System.map-$KVER ]]; then
-		sym=$(awk -v rip="$rip" 'BEGIN { r = strtonum("0x" rip) }
-			{ a = strtonum("0x" $1); if (a <= r && a > best) { best = a; name = $3 } }
-			END { if (name != "") printf "%s+0x%x", name, r - best }' "$KROOT/boot/System.map-$KVER")
-	fi
-	say "L2 vm=$i diagnosis: $(grep -a -m1 'VM status' "l2-$i.monitor.log" | tr -d '\r'), RIP=${rip:-?} ${sym:-} (monitor log $PWD/l2-$i.monitor.log, serial $PWD/l2-$i.log: $(wc -c <"l2-$i.log") bytes)"
+	say "L2 vm=$i diagnosis: $(grep -a -m1 'VM status' "l2-$i.monitor.log" | tr -d '\r'), RIP=${rip:-?} $(rip_symbol "$rip") (monitor log $PWD/l2-$i.monitor.log, QEMU log $PWD/l2-$i.qemu-debug.log, serial $PWD/l2-$i.log: $(wc -c <"l2-$i.log") bytes)"
 	tail -n 5 "l2-$i.log" | tr -d '\r' | sed "s/^/    l2-$i: /"
 }
 
@@ -252,9 +262,11 @@ if ((n == vms)); then
 	sed 's/^/    /' status-hold.txt
 	check "vgpuctl status --json lists $vms VMs" test "$(jq '.vms | length' status-hold.json)" = "$vms"
 	for ((i = 0; i < vms; i++)); do
-		got=$(jq -r --arg n "${uuid[i]}" '.vms[] | select(.name == $n) | "\(.allocated) \(.resident) \(.evicted) \(.transport)"' status-hold.json)
-		read -r alloc res evi transport <<<"$got"
-		check "vgpuctl: VM ${uuid[i]} (vm=$i) allocated ${alloc:-?} = ${held[i]} bytes its guest holds (resident ${res:-?}, evicted ${evi:-?}, transport ${transport:-?})" \
+		# attached under the mdev UUID ("uuid"), named by QEMU's -name ("name")
+		got=$(jq -r --arg n "${uuid[i]}" '.vms[] | select((.uuid // .name) == $n) |
+			"\(.allocated) \(.resident) \(.evicted) \(.transport) \(.name) \(.name_source // "-")"' status-hold.json)
+		read -r alloc res evi transport name source <<<"$got"
+		check "vgpuctl: VM ${uuid[i]} ('${name:-?}' from ${source:-?}) allocated ${alloc:-?} = ${held[i]} bytes its guest (vm=$i) holds (resident ${res:-?}, evicted ${evi:-?}, transport ${transport:-?})" \
 			test "${alloc:-x}" = "${held[i]}"
 	done
 	total=$(jq '[.vms[].allocated] | add' status-hold.json)
@@ -302,6 +314,16 @@ for ((i = 0; i < vms; i++)); do
 	wait "${qemu_pid[i]}"
 	rc=$?
 	qemu_pid[i]=''
+	if ! has "$i" '^VGPU-L2-STATUS='; then
+		# QEMU -no-reboot exits 0 on a guest reset (triple fault, panic=-1)
+		resets=$(grep -c 'CPU Reset' "l2-$i.qemu-debug.log" 2>/dev/null)
+		say "L2 vm=$i ended without its status line (QEMU status $rc; -no-reboot makes a guest reset, e.g. a triple fault or panic=-1, exit 0): last serial lines:"
+		tail -n 8 "l2-$i.log" | tr -d '\r' | sed "s/^/    l2-$i: /"
+		# QEMU logs the CPU state before each reset: the first ones are the
+		# machine's own at start (RIP=0000fff0), a later one the guest's
+		rip=$(awk '/CPU Reset/ { n++ } /RIP=/ { sub(/.*RIP=/, ""); last = $1 } END { print last }' "l2-$i.qemu-debug.log" 2>/dev/null)
+		say "L2 vm=$i: $resets CPU resets logged, the last at RIP=${rip:-?} $(rip_symbol "$rip") (dumps: $PWD/l2-$i.qemu-debug.log)"
+	fi
 	grep -a '^VGPU-E2E-L2 \|^VGPU-E2E-NOTE\|^VGPU-E2E-RESULT\|^VGPU-E2E-RELEASED\|^VGPU-E2E-STDERR\|^qemu-system' "l2-$i.log" | tr -d '\r' |
 		sed 's/^VGPU-E2E-L2 ok vm=/VGPU-E2E-CHECK ok: L2 vm=/; s/^VGPU-E2E-L2 FAIL vm=/VGPU-E2E-CHECK FAIL: L2 vm=/
 			s/^VGPU-E2E-NOTE /VGPU-E2E: note: /'
@@ -329,3 +351,5 @@ check "rmmod vgpu_mdev" rmmod vgpu_mdev
 check "no BUG/Oops/WARNING/lockup in L1's kernel log" dmesg_clean
 [[ -s dmesg-bad.txt ]] && sed 's/^/    dmesg: /' dmesg-bad.txt | head -n 20
 finish
+exit
+}
