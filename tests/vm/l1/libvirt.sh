@@ -27,6 +27,8 @@
 #      guest-c, verifies its data; meanwhile the README's "Assigning a vGPU
 #      with libvirt" commands run as written for a domain myvm (profile
 #      vgpu-1G): list profiles, create the mdev, attach, start, read shares
+#   7b. QEMU started by hand (no libvirt) on an mdev: named by its -name, or
+#      by the mdev UUID without one
 #   8. teardown through libvirt (the README's removal for myvm; undefine,
 #      nodedev-destroy/-undefine); autostart: with no mdev left and vgpud
 #      restarted, udev + mdevctl start guest-a's defined mdev by themselves;
@@ -47,7 +49,7 @@ export PATH
 pipes=/run/vgpu-lv
 virsh() { command virsh -q -c qemu:///system "$@"; }
 vgpuctl() { "$LV_VGPUCTL" --socket "$ctl" "$@"; }
-failures=0 vgpud_pid='' udevd_started=0 libvirtd_started=0
+failures=0 vgpud_pid='' udevd_started=0 libvirtd_started=0 plain_pid=
 nodedev=pci_${gpu//[:.]/_}
 
 pass() { echo "VGPU-LV-CHECK ok: $*"; }
@@ -77,6 +79,8 @@ state() { virsh domstate "$1" 2>/dev/null | head -n 1; }
 shut_off() { [[ $(state "$1") == "shut off" ]]; }
 # the vgpuctl status --json entry of VM NAME (field $2, or the whole object)
 vm_field() { vgpuctl status --json 2>/dev/null | jq -r --arg n "$1" ".vms[] | select(.name == \$n) | .$2"; }
+field_is() { [[ $(vm_field "$1" "$2") == "$3" ]]; } # NAME FIELD VALUE (for wait_for)
+vm_count_is() { [[ $(vgpuctl status --json 2>/dev/null | jq '.vms | length') == "$1" ]]; }
 
 cleanup() {
 	local d
@@ -86,6 +90,7 @@ cleanup() {
 		done
 		pkill -x libvirtd 2>/dev/null
 	fi
+	[[ -n $plain_pid ]] && kill "$plain_pid" 2>/dev/null
 	[[ -n $vgpud_pid ]] && kill "$vgpud_pid" 2>/dev/null
 	((udevd_started)) && udevadm control --exit 2>/dev/null
 	return 0
@@ -428,7 +433,7 @@ if ((b_evicted > 0)) && wait_for 30 returned; then
 else
 	fail "no return to guest-b (evicted before $b_evicted, now $(vm_field guest-b evicted); resident $(vm_field guest-b resident))"
 fi
-check "guest-b: everything resident again (evicted 0)" wait_for 20 test "$(vm_field guest-b evicted)" = 0
+check "guest-b: everything resident again (evicted 0)" wait_for 20 field_is guest-b evicted 0
 check "guest-a's mdev is closed again (vendor/state)" wait_for 10 grep -qx closed "/sys/bus/mdev/devices/$uuid_a/vendor/state"
 # guest-b verifies its data and shuts down
 timeout 5 bash -c "echo go >$pipes/guest-b.in" || fail "releasing guest-b (pipe)"
@@ -487,9 +492,9 @@ for d in guest-c myvm; do
 	fi
 done
 check "vgpuctl names the reused mdev's VM guest-c (uuid $uuid_a)" \
-	wait_for 20 test "$(vm_field guest-c uuid)" = "$uuid_a"
+	wait_for 20 field_is guest-c uuid "$uuid_a"
 check "sysfs vendor/vm of the mdev follows: guest-c" wait_for 5 grep -qx guest-c "/sys/bus/mdev/devices/$uuid_a/vendor/vm"
-wait_for 20 test "$(vm_field myvm name_source)" = libvirt
+wait_for 20 field_is myvm name_source libvirt
 check "README walkthrough 4 (read the shares) runs as written" walkthrough 4
 check "  ... vgpuctl status shows myvm; JSON name myvm with its uuid; sysfs vendor/vm is myvm" \
 	bash -c "grep -q '^myvm ' walkthrough/block4.log && grep -q '\"name\": \"myvm\"' walkthrough/block4.log &&
@@ -508,9 +513,36 @@ check "  ... myvm's mdev and its definition are gone; myvm has no vGPU" \
 	bash -c "test ! -e /sys/bus/mdev/devices/$uuid_m && ! mdevctl list -d | grep -q $uuid_m &&
 		! command virsh -c qemu:///system dumpxml myvm --inactive | grep -q '<hostdev'"
 
+# --- 7b. a VM libvirt does not know: named by QEMU's -name, else its UUID ------------------
+step plain
+# QEMU started by hand on guest-b's mdev, paused (-S): it opens the device at
+# start, so vgpud attaches the VM; the guest never runs.
+plain_qemu() { # [-name NAME]
+	qemu-system-x86_64 -S -nodefaults -no-user-config -display none -accel kvm -m 64 "$@" \
+		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$uuid_b" </dev/null >>plain-qemu.log 2>&1 &
+	plain_pid=$!
+}
+plain_stop() {
+	kill "$plain_pid" 2>/dev/null
+	wait "$plain_pid" 2>/dev/null
+	wait_for 20 bash -c "! '$LV_VGPUCTL' --socket $ctl status --json | jq -e '.vms[] | select(.uuid == \"$uuid_b\")' >/dev/null"
+}
+plain_field() { vgpuctl status --json 2>/dev/null | jq -r --arg u "$uuid_b" ".vms[] | select(.uuid == \$u) | .$1"; }
+plain_is() { [[ "$(plain_field name) $(plain_field name_source)" == "$1" ]]; }
+plain_qemu -name plain-vm,debug-threads=on
+check "QEMU without libvirt, -name plain-vm: vgpuctl names it plain-vm (name_source qemu)" \
+	wait_for 20 plain_is "plain-vm qemu"
+check "  ... sysfs vendor/vm is plain-vm" wait_for 5 grep -qx plain-vm "/sys/bus/mdev/devices/$uuid_b/vendor/vm"
+check "  ... detached when QEMU exits" plain_stop
+plain_qemu
+sleep 3 # the resolver has looked by then (libvirt and /proc, at once and after 0.2, 0.5, 1, 2 s)
+check "QEMU without -name: the VM keeps its mdev UUID as its name (name_source uuid)" \
+	plain_is "$uuid_b uuid"
+check "  ... detached when QEMU exits" plain_stop
+
 # --- 8. teardown through libvirt; autostart --------------------------------------------------
 step teardown
-check "vgpud has no VM left" wait_for 20 test "$(vgpuctl status --json | jq '.vms | length')" = 0
+check "vgpud has no VM left" wait_for 20 vm_count_is 0
 for d in guest-a guest-b guest-c myvm; do
 	command virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
 	check "virsh undefine $d" virsh undefine "$d"
