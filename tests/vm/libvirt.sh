@@ -6,6 +6,9 @@
 set -euo pipefail
 
 VM_PROG=vm-libvirt
+# All of it in one block: bash parses the block before it runs any of it, so
+# an edit to this file while a test runs does not change the running test.
+{
 # shellcheck source=lib/common.sh
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/common.sh"
 ROOT=$(cd "$VM_DIR/../.." && pwd)
@@ -188,7 +191,7 @@ l2_initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l2 --name l2-libvirt --modules
 	--file "$build/l2/vgpu.ko:/vgpu.ko" --file "$src/tests/vm/l2/e2e-guest.sh:/l2-job" \
 	--file "$build/l2/vgpu-run:/bin/vgpu-run" --bin "$build/l2/vgpu-run") ||
 	{ bad "L2 initramfs"; finish "initramfs"; }
-flock -u 8
+# The build lock stays held until the end: L1 runs these very files.
 caps=$VGPU_CACHE/libvirt-qemu-caps
 mkdir -p "$caps"
 prep=$(vm_elapsed "$t0")
@@ -248,3 +251,5 @@ printf 'timings: prep %ss (builds %ss), L1 boot %ss, L1 job %ss (steps: %s), tot
 	"$prep" "$build_s" "${l1_boot:-NA}" "${l1_job:-NA}" "${steps:-NA}" "$(vm_elapsed "$t0")" \
 	"$( ((l1_attempt > 1)) && echo ' (L1 booted twice)')"
 finish "$failed check(s) failed"
+exit
+}

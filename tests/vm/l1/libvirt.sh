@@ -35,6 +35,9 @@
 #      vgpud stops cleanly, the GPU unbinds, vgpu_mdev unloads, dmesg clean
 # One line per check: "VGPU-LV-CHECK ok: ..." / "VGPU-LV-CHECK FAIL: ...".
 set -uo pipefail
+# All of it in one block: bash parses the block before it runs any of it, so
+# an edit to this file while a test runs does not change the running test.
+{
 : "${VMLINUZ:?not run by boot-l1.sh}" "${LV_VGPUD:?}" "${LV_VGPUCTL:?}" "${LV_MDEV_KO:?}"
 : "${LV_L2_INITRD:?}" "${LV_XML_DIR:?}" "${LV_README:?}"
 gpu=${LV_GPU:-0000:00:10.0} vram=${LV_VRAM:-256M} size=${LV_SIZE:-200M} buffer=${LV_BUFFER:-24M}
@@ -580,3 +583,5 @@ check "no BUG/Oops/WARNING in dmesg" dmesg_clean
 [[ -s dmesg-bad.txt ]] && sed 's/^/    dmesg: /' dmesg-bad.txt | head -n 20
 step end
 finish
+exit
+}
