@@ -9,7 +9,9 @@
  * "no limit") and runs one thread that reads the module's events:
  *
  *	CREATE   accept unless the profile's max_instances mdevs exist
- *	OPEN     attach the VM (named by the mdev UUID), map its mailbox, push
+ *	OPEN     attach the VM (under the mdev UUID; the stats thread renames it
+ *	         once domain_names.h finds its libvirt domain or QEMU -name;
+ *	         a RESET keeps the name), map its mailbox, push
  *	         FEATURES, IRQ_MASK and STATUS into the module's register file
  *	CLOSE    detach (on a worker thread: detach may wait for an eviction),
  *	RESET    detach + attach likewise; the kernel waits for our reply
