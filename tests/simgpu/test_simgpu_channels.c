@@ -115,7 +115,7 @@ static void test_round_robin_one_entry_per_turn(void **state)
 	struct test_channel *tc[CHANNELS];
 	uint64_t gate_va = TEST_DATA_VA, one = 1;
 	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	unsigned c, k, start, seen = 0, i;
+	unsigned c, k, start, seen = 0, i, first = 0, entries_seen[CHANNELS] = { 0 };
 
 	tc[0] = test_channel_create(gpu, NULL, 0);
 	for (c = 1; c < CHANNELS; c++)
@@ -140,11 +140,20 @@ static void test_round_robin_one_entry_per_turn(void **state)
 
 		if (event->type != VGPU_EVENT_FENCE)
 			continue;
-		/* the seen-th release must come from channel seen % 3, entry
-		 * seen / 3 */
-		c = seen % CHANNELS;
+		/* The gate may open while PFIFO's round is past channel 0, so
+		 * the first release may come from any channel; from there on
+		 * the channels must take turns in slot order, one entry each,
+		 * and each channel's entries come in submission order. */
+		if (seen == 0) {
+			for (first = 0; first < CHANNELS; first++)
+				if (event->channel_id == tc[first]->info.id)
+					break;
+			assert_true(first < CHANNELS);
+		}
+		c = (first + seen) % CHANNELS;
 		assert_int_equal(event->channel_id, tc[c]->info.id);
-		assert_int_equal(event->value, (uint64_t)c << 16 | (seen / CHANNELS));
+		assert_int_equal(event->value, (uint64_t)c << 16 | entries_seen[c]);
+		entries_seen[c]++;
 		seen++;
 	}
 	assert_int_equal(seen, CHANNELS * ENTRIES);
