@@ -12,6 +12,10 @@
 #      (VGPU-L2-HELLO) within E2E_L2_BOOT_TIMEOUT is an infrastructure hang
 #      before any guest code of ours ran: diagnosed (QEMU monitor: status,
 #      registers, the kernel symbol at RIP) and restarted once, saying so.
+#      Guests may reboot (no -no-reboot): QEMU logs the CPU state at every
+#      reset (-d cpu_reset), so a guest that resets itself (triple fault,
+#      panic=-1) is caught with its RIP; before its init that counts as its
+#      one retry, during the test it is a failure.
 #   5. while every guest holds its memory: vgpuctl status --json (each VM's
 #      allocated bytes = what its guest holds, oversubscription, evicted > 0),
 #      vgpuctl stats (mailbox doorbells vs. submissions), sysfs vendor/
@@ -35,7 +39,7 @@ sock=/tmp/vgpud/vgpud.sock ctl=/tmp/vgpud/control.sock fifo=/tmp/e2e
 types=/sys/class/mdev_bus/vgpu/mdev_supported_types
 type=vgpu-1G
 failures=0 vgpud_pid='' helper_pids=()
-declare -a uuid qemu_pid attempts held
+declare -a uuid qemu_pid attempts held resets_known
 
 pass() { echo "VGPU-E2E-CHECK ok: $*"; }
 fail() {
@@ -160,17 +164,29 @@ start_l2() { # INDEX
 		mv "l2-$i.qemu-debug.log" "l2-$i.attempt$((attempts[i] - 1)).qemu-debug.log" 2>/dev/null
 	fi
 	timeout -k 5 "$l2_timeout" qemu-system-x86_64 -nodefaults -no-user-config -display none \
-		-name "e2e-vm$i" -no-reboot -accel kvm -cpu host -machine pc -m "$l2_mem" -smp 1 \
+		-name "e2e-vm$i" -accel kvm -cpu host -machine pc -m "$l2_mem" -smp 1 \
 		-kernel "$VMLINUZ" -initrd "$E2E_L2_INITRD" \
-		-append "console=ttyS0 panic=-1 loglevel=4 nokaslr random.trust_cpu=on e2e.vm=$i e2e.size=$size e2e.buffer=$buffer e2e.duration=$duration e2e.seed=$((1000 + i)) e2e.hold=$hold_timeout" \
+		-append "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 loglevel=4 nokaslr random.trust_cpu=on e2e.vm=$i e2e.size=$size e2e.buffer=$buffer e2e.duration=$duration e2e.seed=$((1000 + i)) e2e.hold=$hold_timeout" \
 		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/${uuid[i]}" \
 		-serial stdio -serial "pipe:$fifo/ctl$i" -monitor "pipe:$fifo/mon$i" \
 		-d cpu_reset,guest_errors -D "$PWD/l2-$i.qemu-debug.log" \
 		</dev/null >"$log" 2>&1 &
 	qemu_pid[i]=$!
+	resets_known[i]=0
 	say "L2 vm=$i (attempt ${attempts[i]}) started: QEMU pid ${qemu_pid[i]}, mdev ${uuid[i]}, serial $PWD/$log"
 }
 running() { [[ -n ${qemu_pid[$1]} ]] && kill -0 "${qemu_pid[$1]}" 2>/dev/null; }
+# guest_resets I: resets guest I caused. QEMU (-d cpu_reset) logs the CPU
+# state before every reset: the machine's own at start in real mode, a guest
+# kernel's in long mode (a "RIP=" line).
+guest_resets() { grep -c '^RIP=' "l2-$1.qemu-debug.log" 2>/dev/null || true; }
+reset_new() { (($(guest_resets "$1") > ${resets_known[$1]:-0})); }
+l2_over() { ! running "$1" || reset_new "$1"; }
+reset_where() { # I: RIP and kernel symbol of guest I's last reset
+	local rip
+	rip=$(grep '^RIP=' "l2-$1.qemu-debug.log" | tail -n 1 | sed 's/^RIP=\([0-9a-f]*\).*/\1/')
+	echo "RIP=$rip $(rip_symbol "$rip") (CPU state: $PWD/l2-$1.qemu-debug.log)"
+}
 has() { grep -qa "$2" "l2-$1.log" 2>/dev/null; }
 
 # rip_symbol HEX: the L2 kernel symbol at a RIP (L2 boots with nokaslr)
@@ -209,18 +225,36 @@ while ((booted < vms)); do
 			booted=$((booted + 1))
 			continue
 		fi
+		if reset_new "$i"; then
+			resets_known[i]=$(guest_resets "$i")
+			tail -n 5 "l2-$i.log" | tr -d '\r' | sed "s/^/    l2-$i: /"
+			if ((attempts[i] < 2)); then
+				echo "VGPU-E2E-RETRY: L2 vm=$i reset itself before reaching its init at $(reset_where "$i"); it reboots: that is its one retry"
+				attempts[i]=2
+				t_start[i]=$(date +%s)
+				continue
+			fi
+			fail "L2 vm=$i reset itself again before reaching its init at $(reset_where "$i")"
+			finish
+		fi
 		if running "$i" && (($(date +%s) - t_start[i] < boot_timeout)); then
 			continue
 		fi
 		diagnose_l2 "$i"
-		if ((attempts[i] < 2)) && ! has "$i" 'VGPU-L2'; then
-			echo "VGPU-E2E-RETRY: L2 vm=$i did not reach its init within ${boot_timeout}s (QEMU $(running "$i" && echo running || echo exited)): an infrastructure hang before any guest code ran; restarting it once"
+		if running "$i"; then
+			state="still running after ${boot_timeout}s"
 			kill "${qemu_pid[i]}" 2>/dev/null
 			wait "${qemu_pid[i]}" 2>/dev/null
+		else
+			wait "${qemu_pid[i]}" 2>/dev/null
+			state="QEMU exited with status $? after $(($(date +%s) - t_start[i]))s"
+		fi
+		if ((attempts[i] < 2)) && ! has "$i" 'VGPU-L2'; then
+			echo "VGPU-E2E-RETRY: L2 vm=$i did not reach its init ($state): an infrastructure failure before any guest code ran; restarting it once"
 			start_l2 "$i"
 			t_start[i]=$(date +%s)
 		else
-			fail "L2 vm=$i never reached its init (attempt ${attempts[i]}; serial $PWD/l2-$i.log)"
+			fail "L2 vm=$i never reached its init ($state; attempt ${attempts[i]}; serial $PWD/l2-$i.log)"
 			finish
 		fi
 	done
@@ -239,6 +273,13 @@ while :; do
 	for ((i = 0; i < vms; i++)); do
 		has "$i" '^VGPU-E2E-HOLD' && n=$((n + 1))
 		{ has "$i" '^VGPU-E2E-L2-DONE' || ! running "$i"; } && ! has "$i" '^VGPU-E2E-HOLD' && dead=$((dead + 1))
+		if reset_new "$i"; then
+			fail "L2 vm=$i reset itself during the test at $(reset_where "$i"); killed"
+			tail -n 5 "l2-$i.log" | tr -d '\r' | sed "s/^/    l2-$i: /"
+			resets_known[i]=$(guest_resets "$i")
+			kill "${qemu_pid[i]}"
+			dead=$((dead + 1))
+		fi
 	done
 	((n == vms || dead > 0 || $(date +%s) >= deadline)) && break
 	sleep 0.5
@@ -306,23 +347,21 @@ for ((i = 0; i < vms; i++)); do
 	running "$i" && timeout 5 bash -c "echo go >$fifo/ctl$i.in"
 done
 for ((i = 0; i < vms; i++)); do
-	if ! wait_for "$l2_timeout" bash -c "! kill -0 ${qemu_pid[i]} 2>/dev/null"; then
+	if ! wait_for "$l2_timeout" l2_over "$i"; then
 		fail "L2 vm=$i still running ${l2_timeout}s after the release; killed"
 		diagnose_l2 "$i"
+		kill "${qemu_pid[i]}"
+	fi
+	if reset_new "$i"; then
+		fail "L2 vm=$i reset itself during the test at $(reset_where "$i"); killed"
 		kill "${qemu_pid[i]}"
 	fi
 	wait "${qemu_pid[i]}"
 	rc=$?
 	qemu_pid[i]=''
 	if ! has "$i" '^VGPU-L2-STATUS='; then
-		# QEMU -no-reboot exits 0 on a guest reset (triple fault, panic=-1)
-		resets=$(grep -c 'CPU Reset' "l2-$i.qemu-debug.log" 2>/dev/null)
-		say "L2 vm=$i ended without its status line (QEMU status $rc; -no-reboot makes a guest reset, e.g. a triple fault or panic=-1, exit 0): last serial lines:"
+		say "L2 vm=$i ended without its status line (QEMU status $rc, $(guest_resets "$i") resets by the guest); last serial lines:"
 		tail -n 8 "l2-$i.log" | tr -d '\r' | sed "s/^/    l2-$i: /"
-		# QEMU logs the CPU state before each reset: the first ones are the
-		# machine's own at start (RIP=0000fff0), a later one the guest's
-		rip=$(awk '/CPU Reset/ { n++ } /RIP=/ { sub(/.*RIP=/, ""); last = $1 } END { print last }' "l2-$i.qemu-debug.log" 2>/dev/null)
-		say "L2 vm=$i: $resets CPU resets logged, the last at RIP=${rip:-?} $(rip_symbol "$rip") (dumps: $PWD/l2-$i.qemu-debug.log)"
 	fi
 	grep -a '^VGPU-E2E-L2 \|^VGPU-E2E-NOTE\|^VGPU-E2E-RESULT\|^VGPU-E2E-RELEASED\|^VGPU-E2E-STDERR\|^qemu-system' "l2-$i.log" | tr -d '\r' |
 		sed 's/^VGPU-E2E-L2 ok vm=/VGPU-E2E-CHECK ok: L2 vm=/; s/^VGPU-E2E-L2 FAIL vm=/VGPU-E2E-CHECK FAIL: L2 vm=/
