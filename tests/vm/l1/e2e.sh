@@ -288,7 +288,7 @@ say "$n of $vms guests hold their memory after $(elapsed "$t_hold") s more"
 total_held=0
 for ((i = 0; i < vms; i++)); do
 	line=$(grep -a -m1 '^VGPU-E2E-HOLD' "l2-$i.log" | tr -d '\r')
-	held[i]=$(sed -n 's/.* bytes=\([0-9]*\).*/\1/p' <<<"$line")
+	held[i]=$(sed -n 's/.* bytes=\([0-9]*\) buffers=.*/\1/p' <<<"$line")
 	if [[ -n ${held[i]} ]]; then
 		line=${line#VGPU-E2E-HOLD vm="$i" bytes=* }
 		pass "L2 vm=$i holds ${held[i]} bytes of GPU memory: ${line/ (SIGUSR1*free)/}"
