@@ -51,6 +51,9 @@ static void usage(FILE *out)
 	        "  stats VM                 every statistic of one VM, as JSON\n"
 	        "  health [--json]          is vgpud well; with --check also its invariants\n"
 	        "  config                   vgpud's effective configuration, as JSON\n"
+	        "  metrics                  the Prometheus metrics of vgpud's /metrics endpoint\n"
+	        "                           (text format 0.0.4), e.g. for node_exporter's\n"
+	        "                           textfile collector\n"
 	        "  reload                   re-read the profiles from vgpud's configuration file\n"
 	        "%s"
 	        "\n"
@@ -451,6 +454,27 @@ static int cmd_simple(const char *name, const char *vm, bool json, bool check)
 	return status;
 }
 
+/* The Prometheus text, as vgpud's HTTP endpoint serves it. */
+static int cmd_metrics(void)
+{
+	struct json_object *response, *text;
+	int status = 0;
+
+	response = call(command("metrics"), &status);
+	if (!response)
+		return status;
+	if (!json_object_object_get_ex(response, "text", &text) ||
+	    !json_object_is_type(text, json_type_string)) {
+		fprintf(stderr, "vgpuctl: vgpud's answer to 'metrics' has no text; is vgpud "
+		        "older than this vgpuctl?\n");
+		json_object_put(response);
+		return EXIT_REFUSED;
+	}
+	fwrite(json_object_get_string(text), 1, (size_t)json_object_get_string_len(text), stdout);
+	json_object_put(response);
+	return 0;
+}
+
 /* Options after a command: --json, --interval S, --count N, --check. */
 struct sub_options {
 	bool json, check;
@@ -564,5 +588,7 @@ int main(int argc, char **argv)
 		return cmd_simple("config", NULL, true, false);
 	if (!strcmp(name, "reload"))
 		return cmd_simple("reload", NULL, true, false);
+	if (!strcmp(name, "metrics"))
+		return cmd_metrics();
 	return usage_error("unknown command '%s'", name);
 }

@@ -14,9 +14,12 @@
 
 #include "vgpu/core.h"
 #include "vgpu/mdev_control.h"
+#include "listen_address.h"
 #include "log.h"
 
-enum key_type { T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE };
+enum key_type {
+	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN
+};
 
 struct key {
 	const char *section;
@@ -98,6 +101,9 @@ static const struct key keys[] = {
 	{ "daemon", "libvirt_uri", T_STRING, STR(libvirt_uri), "URI",
 	  "libvirt that names mdev VMs by domain (default $LIBVIRT_DEFAULT_URI or "
 	  "qemu:///system; none = never ask libvirt)" },
+	{ "daemon", "metrics", T_LISTEN, STR(metrics), "ADDRESS:PORT",
+	  "Prometheus metrics over HTTP (GET /metrics) on this address, e.g. "
+	  "127.0.0.1:9464 or [::1]:9464, or off (default off)" },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -134,6 +140,7 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->mailbox_budget = 32;
 	config->mdev_mode = VGPUD_MDEV_AUTO;
 	strcpy(config->mdev_device, VGPU_MDEV_CONTROL_PATH);
+	strcpy(config->metrics, VGPUD_DEFAULT_METRICS);
 	memcpy(config->profiles, builtin_profiles, sizeof(builtin_profiles));
 	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
 }
@@ -276,8 +283,20 @@ static const char *type_expectation(enum key_type type)
 	case T_STRING: return "a string";
 	case T_LOG_LEVEL: return "error, warn, info or debug";
 	case T_MDEV_MODE: return "auto, on or off";
+	case T_LISTEN: return VGPUD_LISTEN_ADDRESS_FORMS;
 	}
 	return "a value";
+}
+
+/* Why value is not good for k: "expected ..." or the parser's sentence. */
+static void describe_error(const struct key *k, const char *value, char *out, size_t out_len)
+{
+	struct vgpud_listen_address address;
+
+	if (k->type == T_LISTEN && strlen(value) < k->size &&
+	    vgpud_listen_address_parse(value, &address, out, out_len))
+		return;
+	set_why(out, out_len, "expected %s", type_expectation(k->type));
 }
 
 static int set_key(struct vgpud_config *config, const struct key *key, const char *value)
@@ -309,6 +328,15 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 		return 0;
 	case T_MDEV_MODE:
 		return parse_mdev_mode(value, field);
+	case T_LISTEN: {
+		struct vgpud_listen_address address;
+
+		if (strlen(value) >= key->size ||
+		    vgpud_listen_address_parse(value, &address, NULL, 0))
+			return -EINVAL;
+		strcpy(field, value);
+		return 0;
+	}
 	}
 	return -EINVAL;
 }
@@ -411,7 +439,7 @@ static int parse_file(const char *path, struct vgpud_config *config,
                       size_t why_len)
 {
 	char line[1024], section[128] = "", profile[VGPUD_PROFILE_NAME_MAX] = "";
-	char detail[256];
+	char detail[512];
 	unsigned lineno = 0;
 	FILE *f = fopen(path, "re");
 	int err = 0;
@@ -504,8 +532,9 @@ static int parse_file(const char *path, struct vgpud_config *config,
 			}
 			err = set_key(config, k, value);
 			if (err) {
-				set_why(why, why_len, "%s:%u: %s = '%s': expected %s", path, lineno,
-				        key, value, type_expectation(k->type));
+				describe_error(k, value, detail, sizeof(detail));
+				set_why(why, why_len, "%s:%u: %s = '%s': %s", path, lineno, key,
+				        value, detail);
 				break;
 			}
 		}
@@ -568,6 +597,16 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		set_why(why, why_len, "socket and control_socket are both %s; give them "
 		        "different paths", config->socket_path);
 		return -EINVAL;
+	}
+	{
+		struct vgpud_listen_address address;
+		char detail[384];
+
+		if (vgpud_listen_address_parse(config->metrics, &address, detail,
+		                               sizeof(detail))) {
+			set_why(why, why_len, "metrics = '%s': %s", config->metrics, detail);
+			return -EINVAL;
+		}
 	}
 	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
 	    !config->max_buffers_per_vm) {
@@ -757,8 +796,9 @@ int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv)
 			const struct key *k = &keys[opt - OPT_KEY_BASE];
 
 			if (set_key(config, k, optarg)) {
-				fprintf(stderr, "vgpud: --%s '%s': expected %s\n",
-				        names[opt - OPT_KEY_BASE], optarg, type_expectation(k->type));
+				describe_error(k, optarg, why, sizeof(why));
+				fprintf(stderr, "vgpud: --%s '%s': %s\n", names[opt - OPT_KEY_BASE],
+				        optarg, why);
 				return -EINVAL;
 			}
 		} else {

@@ -12,6 +12,7 @@
  *   chunk_size = 4M
  *   [daemon]                       sockets, timeouts, logging
  *   socket = /run/vgpud/vgpud.sock
+ *   metrics = 127.0.0.1:9464       Prometheus endpoint (default off)
  *   [profile vgpu-2G]              one vGPU type
  *   weight = 2
  *   cap = 2G
@@ -37,6 +38,7 @@
 #define VGPUD_PROFILE_NAME_MAX 64
 #define VGPUD_MAX_PROFILES 64
 #define VGPUD_PATH_MAX 108 /* sun_path */
+#define VGPUD_DEFAULT_METRICS "off"
 
 /* [daemon] mdev: serve VFIO mdev VMs through vgpu_mdev.ko's control device. */
 enum vgpud_mdev_mode {
@@ -78,6 +80,7 @@ struct vgpud_config {
 	int mdev_mode;              /* enum vgpud_mdev_mode */
 	char mdev_device[VGPUD_PATH_MAX]; /* vgpu_mdev.ko's control device */
 	char libvirt_uri[256];      /* names of mdev VMs; "" = default, "none" = off */
+	char metrics[80];           /* HTTP /metrics: listen_address.h; default "off" */
 
 	/* [profile NAME] sections */
 	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];

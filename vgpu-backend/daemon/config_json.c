@@ -82,6 +82,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(daemon, "mdev", vgpud_mdev_mode_name(c->mdev_mode));
 	add_str(daemon, "mdev_device", c->mdev_device);
 	add_str(daemon, "libvirt_uri", c->libvirt_uri);
+	add_str(daemon, "metrics", c->metrics);
 	add_str(daemon, "config_file", c->config_file);
 	json_object_object_add(root, "daemon", daemon);
 

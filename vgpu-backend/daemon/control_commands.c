@@ -20,6 +20,9 @@
 #include "device.h"
 #include "local_server.h"
 #include "log.h"
+#include "metrics.h"
+#include "metrics_http.h"
+#include "stats_snapshot.h"
 
 static struct json_object *error_response(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -89,167 +92,131 @@ static int get_u64(struct json_object *req, const char *key, bool size, uint64_t
 
 /* ------------------------------------------------------------ per VM */
 
-struct vm_sample {
-	struct vgpu_vm_stats stats;
-	struct vgpu_hal_as_counters counters;
-};
-
-static void sample_vm(struct vgpu_device *dev, struct vm_sample *s)
-{
-	vgpu_core_vm_stats(dev->vm, &s->stats);
-	vgpu_hal_as_counters(vgpu_core_vm_address_space(dev->vm), &s->counters);
-}
-
 /* The fields of vgpu-sim --json's per-VM objects, plus profile and id, plus
  * what vgpud knows beyond them. */
-static struct json_object *vm_json(struct vgpud *d, struct vgpu_device *dev,
-                                   const struct vm_sample *s, uint64_t total_compute_ns,
-                                   bool detail)
+static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
+                                   const struct vgpud_vm_snapshot *vm, bool detail)
 {
 	struct json_object *o = json_object_new_object();
-	uint64_t compute_ns = s->counters.busy_ns[VGPU_ENGINE_COMPUTE];
+	const struct vgpu_vm_stats *s = &vm->stats;
+	double share;
 
-	add_u64(o, "id", dev->vm_id);
-	/* the libvirt domain (or QEMU -name) of an mdev VM once known */
-	add_str(o, "name", vgpud_registry_report_name_locked(dev));
-	if (!strcmp(dev->transport->kind, "mdev"))
-		add_str(o, "uuid", dev->name); /* mdev VMs are attached by mdev UUID */
-	add_str(o, "name_source", dev->name_source ? dev->name_source
-	                          : !strcmp(dev->transport->kind, "mdev") ? "uuid" : "tenant");
-	add_str(o, "profile", dev->profile);
-	add_u64(o, "weight", s->stats.weight);
-	add_u64(o, "cap", s->stats.cap_bytes);
-	add_u64(o, "allocated", s->stats.allocated_bytes);
-	add_u64(o, "resident", s->stats.resident_bytes);
-	add_u64(o, "evicted", s->stats.evicted_bytes);
-	add_u64(o, "fair_share", s->stats.fair_share_bytes);
+	add_u64(o, "id", vm->id);
+	add_str(o, "name", vm->name);
+	if (vm->uuid[0])
+		add_str(o, "uuid", vm->uuid);
+	add_str(o, "name_source", vm->name_source);
+	add_str(o, "profile", vm->profile);
+	add_u64(o, "weight", s->weight);
+	add_u64(o, "cap", s->cap_bytes);
+	add_u64(o, "allocated", s->allocated_bytes);
+	add_u64(o, "resident", s->resident_bytes);
+	add_u64(o, "evicted", s->evicted_bytes);
+	add_u64(o, "fair_share", s->fair_share_bytes);
 	json_object_object_add(o, "vram_share",
-	                       json_object_new_double(d->caps.vram_bytes
-	                                              ? (double)s->stats.resident_bytes /
-	                                                        (double)d->caps.vram_bytes
-	                                              : 0.0));
-	add_u64(o, "evictions", s->stats.evictions);
-	add_u64(o, "returns", s->stats.returns);
-	add_u64(o, "modeled_runtime_ns", compute_ns + s->counters.busy_ns[VGPU_ENGINE_COPY]);
-	if (total_compute_ns)
-		json_object_object_add(o, "gpu_time_share",
-		                       json_object_new_double((double)compute_ns /
-		                                              (double)total_compute_ns));
+	                       json_object_new_double(vgpud_vm_snapshot_vram_share(snapshot, vm)));
+	add_u64(o, "evictions", s->evictions);
+	add_u64(o, "returns", s->returns);
+	add_u64(o, "modeled_runtime_ns", vgpud_vm_snapshot_runtime_ns(vm));
+	if (vgpud_vm_snapshot_gpu_time_share(snapshot, vm, &share))
+		json_object_object_add(o, "gpu_time_share", json_object_new_double(share));
 	else
 		json_object_object_add(o, "gpu_time_share", NULL); /* not measured yet */
 	add_str(o, "verify", "not-run");
-	add_u64(o, "buffers", s->stats.buffers);
-	add_u64(o, "channels", atomic_load(&dev->channels));
-	add_str(o, "transport", dev->transport->kind);
+	add_u64(o, "buffers", s->buffers);
+	add_u64(o, "channels", vm->channels);
+	add_str(o, "transport", vm->transport);
 	if (!detail)
 		return o;
 
-	add_u64(o, "chunk", s->stats.chunk_bytes);
-	add_u64(o, "resident_chunks", s->stats.resident_chunks);
-	add_u64(o, "evicted_chunks", s->stats.evicted_chunks);
-	add_u64(o, "evicted_bytes_total", s->stats.evicted_bytes_total);
-	add_u64(o, "returned_bytes_total", s->stats.returned_bytes_total);
-	add_u64(o, "suspensions", s->stats.suspensions);
-	add_u64(o, "suspended_ns", s->stats.suspended_ns);
-	add_u64(o, "guest_blocked_ns", s->stats.guest_blocked_ns);
-	add_u64(o, "drain_ns", s->stats.drain_ns);
-	add_u64(o, "allocs", s->stats.allocs);
-	add_u64(o, "alloc_failures", s->stats.alloc_failures);
-	add_u64(o, "channel_errors", s->stats.channel_errors);
-	add_u64(o, "requests", atomic_load(&dev->requests));
-	add_u64(o, "requests_failed", atomic_load(&dev->requests_failed));
-	add_u64(o, "mailbox_ring_errors", atomic_load(&dev->ring_errors));
-	add_u64(o, "doorbells", atomic_load(&dev->doorbells));
-	add_u64(o, "fence_interrupts", atomic_load(&dev->fences));
-	add_u64(o, "attached_at", (uint64_t)dev->attached_at.tv_sec);
+	add_u64(o, "chunk", s->chunk_bytes);
+	add_u64(o, "resident_chunks", s->resident_chunks);
+	add_u64(o, "evicted_chunks", s->evicted_chunks);
+	add_u64(o, "evicted_bytes_total", s->evicted_bytes_total);
+	add_u64(o, "returned_bytes_total", s->returned_bytes_total);
+	add_u64(o, "suspensions", s->suspensions);
+	add_u64(o, "suspended_ns", s->suspended_ns);
+	add_u64(o, "guest_blocked_ns", s->guest_blocked_ns);
+	add_u64(o, "drain_ns", s->drain_ns);
+	add_u64(o, "allocs", s->allocs);
+	add_u64(o, "alloc_failures", s->alloc_failures);
+	add_u64(o, "channel_errors", s->channel_errors);
+	add_u64(o, "requests", vm->requests);
+	add_u64(o, "requests_failed", vm->requests_failed);
+	add_u64(o, "mailbox_ring_errors", vm->ring_errors);
+	add_u64(o, "doorbells", vm->doorbells);
+	add_u64(o, "fence_interrupts", vm->fence_interrupts);
+	add_u64(o, "attached_at", (uint64_t)vm->attached_at);
 	{
+		const struct vgpu_hal_as_counters *c = &vm->counters;
 		struct json_object *bytes = json_object_new_object();
 
-		add_u64(bytes, "vram_read", s->counters.bytes_read[VGPU_TARGET_VRAM]);
-		add_u64(bytes, "vram_written", s->counters.bytes_written[VGPU_TARGET_VRAM]);
+		add_u64(bytes, "vram_read", c->bytes_read[VGPU_TARGET_VRAM]);
+		add_u64(bytes, "vram_written", c->bytes_written[VGPU_TARGET_VRAM]);
 		add_u64(bytes, "sysmem_read",
-		        s->counters.bytes_read[VGPU_TARGET_SYSMEM_COHERENT] +
-		                s->counters.bytes_read[VGPU_TARGET_SYSMEM_NONCOHERENT]);
+		        c->bytes_read[VGPU_TARGET_SYSMEM_COHERENT] +
+		                c->bytes_read[VGPU_TARGET_SYSMEM_NONCOHERENT]);
 		add_u64(bytes, "sysmem_written",
-		        s->counters.bytes_written[VGPU_TARGET_SYSMEM_COHERENT] +
-		                s->counters.bytes_written[VGPU_TARGET_SYSMEM_NONCOHERENT]);
+		        c->bytes_written[VGPU_TARGET_SYSMEM_COHERENT] +
+		                c->bytes_written[VGPU_TARGET_SYSMEM_NONCOHERENT]);
 		json_object_object_add(o, "gpu_bytes", bytes);
 	}
 	return o;
 }
 
-static struct json_object *gpu_json(struct vgpud *d)
+static struct json_object *gpu_json(const struct vgpud_stats_snapshot *snapshot)
 {
 	struct json_object *o = json_object_new_object();
-	struct vgpu_core_stats stats;
+	const struct vgpu_core_stats *stats = &snapshot->core;
 
-	vgpu_core_stats(d->core, &stats);
-	add_str(o, "hal", d->caps.name ? d->caps.name : "?");
-	add_u64(o, "vram", stats.vram_bytes);
-	add_u64(o, "free", stats.vram_free_bytes);
-	add_u64(o, "chunk", d->config.chunk_bytes);
-	add_str(o, "policy", vgpu_core_policy_name(d->core));
-	add_u64(o, "allocated", stats.allocated_bytes);
-	add_u64(o, "resident", stats.resident_bytes);
-	add_u64(o, "evicted", stats.evicted_bytes);
-	add_u64(o, "host_budget", stats.host_budget_bytes);
-	add_u64(o, "host_used", stats.host_used_bytes);
-	add_u64(o, "chunks_evicted", stats.chunks_evicted);
-	add_u64(o, "chunks_placed_on_host", stats.chunks_placed_on_host);
-	add_u64(o, "chunks_returned", stats.chunks_returned);
-	add_u64(o, "vms", stats.vms);
+	add_str(o, "hal", snapshot->hal);
+	add_u64(o, "vram", stats->vram_bytes);
+	add_u64(o, "free", stats->vram_free_bytes);
+	add_u64(o, "chunk", snapshot->chunk_bytes);
+	add_str(o, "policy", snapshot->policy);
+	add_u64(o, "allocated", stats->allocated_bytes);
+	add_u64(o, "resident", stats->resident_bytes);
+	add_u64(o, "evicted", stats->evicted_bytes);
+	add_u64(o, "host_budget", stats->host_budget_bytes);
+	add_u64(o, "host_used", stats->host_used_bytes);
+	add_u64(o, "chunks_evicted", stats->chunks_evicted);
+	add_u64(o, "chunks_placed_on_host", stats->chunks_placed_on_host);
+	add_u64(o, "chunks_returned", stats->chunks_returned);
+	add_u64(o, "vms", stats->vms);
 	return o;
 }
 
+/* list/status (only == NULL): the GPU and every VM; stats: the VM only. */
 static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *only)
 {
-	struct vm_sample *samples;
+	struct vgpud_stats_snapshot snapshot;
 	struct json_object *response, *vms;
-	struct vgpu_device *dev;
-	uint64_t total_compute = 0;
-	size_t n = 0, i;
-	bool found = false;
+	size_t i;
 
-	pthread_mutex_lock(&d->registry.lock);
-	samples = calloc(d->registry.count ? d->registry.count : 1, sizeof(*samples));
-	if (!samples) {
-		pthread_mutex_unlock(&d->registry.lock);
+	if (vgpud_stats_snapshot_take(d, &snapshot))
 		return error_response("vgpud is out of memory");
-	}
-	vgpud_registry_for_each_locked(&d->registry, dev) {
-		sample_vm(dev, &samples[n]);
-		total_compute += samples[n].counters.busy_ns[VGPU_ENGINE_COMPUTE];
-		n++;
-	}
 	response = ok_response();
-	vms = json_object_new_array();
-	i = 0;
-	vgpud_registry_for_each_locked(&d->registry, dev) {
-		if (!only || vgpud_registry_matches_locked(dev, only)) {
-			struct json_object *vm = vm_json(d, dev, &samples[i], total_compute, detail);
-
-			if (only) {
-				json_object_object_add(response, "vm", vm);
-				found = true;
-			} else {
-				json_object_array_add(vms, vm);
-			}
-		}
-		i++;
-	}
-	pthread_mutex_unlock(&d->registry.lock);
-	free(samples);
 	if (only) {
-		json_object_put(vms);
-		if (!found) {
+		for (i = 0; i < snapshot.vm_count; i++)
+			if (vgpud_vm_snapshot_matches(&snapshot.vms[i], only))
+				break;
+		if (i < snapshot.vm_count) {
+			json_object_object_add(response, "vm",
+			                       vm_json(&snapshot, &snapshot.vms[i], detail));
+		} else {
 			json_object_put(response);
-			return error_response("no VM named '%s' is attached; `vgpuctl status` lists "
-			                      "them", only);
+			response = error_response("no VM named '%s' is attached; `vgpuctl status` "
+			                          "lists them", only);
 		}
+		vgpud_stats_snapshot_free(&snapshot);
 		return response;
 	}
-	json_object_object_add(response, "gpu", gpu_json(d));
+	vms = json_object_new_array();
+	for (i = 0; i < snapshot.vm_count; i++)
+		json_object_array_add(vms, vm_json(&snapshot, &snapshot.vms[i], detail));
+	json_object_object_add(response, "gpu", gpu_json(&snapshot));
 	json_object_object_add(response, "vms", vms);
+	vgpud_stats_snapshot_free(&snapshot);
 	return response;
 }
 
@@ -358,6 +325,10 @@ static struct json_object *cmd_health(struct vgpud *d, struct json_object *req)
 	pthread_mutex_unlock(&d->registry.lock);
 	add_u64(response, "connections", d->local ? local_server_connections(d->local) : 0);
 	add_u64(response, "reloads", d->reloads);
+	if (d->metrics)
+		add_str(response, "metrics_url", metrics_http_url(d->metrics));
+	else
+		json_object_object_add(response, "metrics_url", NULL); /* metrics = off */
 	pthread_mutex_lock(&d->routes.lock);
 	add_u64(response, "fence_events", d->routes.fences);
 	add_u64(response, "channel_error_events", d->routes.errors);
@@ -372,6 +343,23 @@ static struct json_object *cmd_health(struct vgpud *d, struct json_object *req)
 			add_str(response, "invariants", "ok");
 		}
 	}
+	return response;
+}
+
+/* The Prometheus text of the metrics endpoint, for those who read it
+ * without HTTP (vgpuctl metrics; node_exporter's textfile collector). */
+static struct json_object *cmd_metrics(struct vgpud *d)
+{
+	struct json_object *response;
+	size_t len = 0;
+	char *text = vgpud_metrics_text(d, &len);
+
+	if (!text)
+		return error_response("vgpud is out of memory");
+	response = ok_response();
+	add_str(response, "content_type", VGPUD_METRICS_CONTENT_TYPE);
+	json_object_object_add(response, "text", json_object_new_string_len(text, (int)len));
+	free(text);
 	return response;
 }
 
@@ -390,7 +378,7 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
 	if (!command)
 		return error_response("a request is a JSON object with a \"command\": one of "
 		                      "health, list, stats, set-weight, types, set-profile, "
-		                      "config, reload");
+		                      "config, metrics, reload");
 	if (!strcmp(command, "health"))
 		return cmd_health(d, req);
 	if (!strcmp(command, "list") || !strcmp(command, "status"))
@@ -414,10 +402,12 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
 		                       vgpud_config_to_json(&d->config, &d->profiles));
 		return response;
 	}
+	if (!strcmp(command, "metrics"))
+		return cmd_metrics(d);
 	if (!strcmp(command, "reload"))
 		return cmd_reload(d);
 	return error_response("unknown command '%s': use health, list, stats, set-weight, "
-	                      "types, set-profile, config or reload", command);
+	                      "types, set-profile, config, metrics or reload", command);
 }
 
 char *vgpud_control_handle(struct vgpud *d, const char *request)

@@ -16,8 +16,10 @@
 
 #include "control_server.h"
 #include "device.h"
+#include "listen_address.h"
 #include "local_server.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "transport_mdev.h"
 
 #define REAP_INTERVAL_MS 500
@@ -85,6 +87,21 @@ static int start_mdev(struct vgpud *d)
 	return err;
 }
 
+/* The Prometheus endpoint (config metrics = ADDRESS:PORT | off). */
+static int start_metrics(struct vgpud *d)
+{
+	struct vgpud_listen_address address;
+	char why[384];
+
+	if (vgpud_listen_address_parse(d->config.metrics, &address, why, sizeof(why))) {
+		log_error("metrics = '%s': %s", d->config.metrics, why);
+		return -EINVAL;
+	}
+	if (!address.enabled)
+		return 0;
+	return metrics_http_create(d, &address, &d->metrics);
+}
+
 int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out)
 {
 	struct local_server_config local_config;
@@ -129,6 +146,9 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 		goto fail;
 	err = control_server_create(d, d->config.control_path, d->config.socket_group,
 	                            &d->control);
+	if (err)
+		goto fail;
+	err = start_metrics(d);
 	if (err)
 		goto fail;
 	err = start_mdev(d);
@@ -224,6 +244,8 @@ void vgpud_destroy(struct vgpud *d)
 		return;
 	if (d->thread_started)
 		vgpud_stop(d);
+	metrics_http_destroy(d->metrics);
+	d->metrics = NULL;
 	control_server_destroy(d->control);
 	d->control = NULL;
 	/* Both detach every VM of theirs: memory, channels and mappings go back. */

@@ -5,7 +5,7 @@
  * transport for tenants, control socket for vgpuctl).
  *
  * Threads: the thread calling vgpud_run (signals, accepting tenants), the
- * control server's thread, per attached VM the transport's connection
+ * control server's thread, the metrics endpoint's (libmicrohttpd's) thread, per attached VM the transport's connection
  * thread and the device's mailbox worker, plus the core's return thread and
  * the HAL's threads.
  *
@@ -36,6 +36,7 @@
 struct local_server;
 struct control_server;
 struct mdev_server;
+struct metrics_http;
 
 struct vgpud {
 	struct vgpud_config config;  /* as started (profiles: see profiles) */
@@ -49,6 +50,7 @@ struct vgpud {
 	struct local_server *local;
 	struct control_server *control;
 	struct mdev_server *mdev; /* NULL: mdev transport off or absent */
+	struct metrics_http *metrics; /* NULL: [daemon] metrics = off */
 
 	int stop_fd;   /* eventfd: vgpud_stop */
 	int signal_fd; /* signalfd of SIGTERM, SIGINT, SIGHUP, or -1 */
@@ -59,8 +61,9 @@ struct vgpud {
 };
 
 /*
- * Create the GPU, the core, both listening sockets and (config mdev, see
- * config.h) the mdev transport on vgpu_mdev.ko's control device. On
+ * Create the GPU, the core, both listening sockets, (config metrics) the
+ * metrics endpoint and (config mdev, see config.h) the mdev transport on
+ * vgpu_mdev.ko's control device. On
  * failure returns a negative errno after logging what was wrong and what to
  * do. signal_fd: a signalfd for SIGTERM/SIGINT (stop) and SIGHUP (reload)
  * that vgpud_run watches, or -1.

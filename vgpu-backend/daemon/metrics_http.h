@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics_http.h - vgpud's Prometheus endpoint: HTTP on a TCP address
+ * ([daemon] metrics, listen_address.h), served by libmicrohttpd on its own
+ * thread.
+ *
+ *   GET or HEAD /metrics   200, Content-Type VGPUD_METRICS_CONTENT_TYPE, the
+ *                          text of vgpud_metrics_text (metrics.h)
+ *   another path           404
+ *   another method         405 with "Allow: GET, HEAD"
+ *
+ * The handler only reads statistics (stats_snapshot.h: the registry lock,
+ * then the core's), like the control socket's "list"; a scrape may wait
+ * for an eviction in progress. At most 16 connections at once, 10 s idle
+ * timeout. No authentication and no TLS: keep it on localhost or behind a
+ * firewall or reverse proxy.
+ */
+#ifndef VGPUD_METRICS_HTTP_H
+#define VGPUD_METRICS_HTTP_H
+
+#include <stdint.h>
+
+struct vgpud;
+struct vgpud_listen_address;
+struct metrics_http;
+
+/* Listen on address (enabled) and serve d's metrics. 0, or a negative
+ * errno after logging what was wrong and what to do. */
+int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *address,
+                        struct metrics_http **out);
+/* Stop serving (waits for a request in progress); NULL is fine. */
+void metrics_http_destroy(struct metrics_http *server);
+
+/* The TCP port it listens on (the kernel's choice for port 0). */
+uint16_t metrics_http_port(const struct metrics_http *server);
+/* "http://127.0.0.1:9464/metrics": where to scrape (with that port). */
+const char *metrics_http_url(const struct metrics_http *server);
+
+#endif /* VGPUD_METRICS_HTTP_H */
