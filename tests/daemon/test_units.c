@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_units.c - vgpud's pure parts: configuration file and flags (with the
- * shipped example), size parsing, profiles and their instance counts, the
+ * shipped example), the metrics listen address, size parsing, profiles and their instance counts, the
  * guest handle table, and the mailbox parser's field checks.
  */
 #include <errno.h>
@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <cmocka.h>
 
 #include "config.h"
 #include "handle_table.h"
+#include "listen_address.h"
 #include "log.h"
 #include "mailbox.h"
 #include "profiles.h"
@@ -61,6 +63,7 @@ static void test_example_config(void **state)
 	assert_int_equal(c.profiles[1].cap_bytes, 2ull << 30);
 	assert_int_equal(c.profiles[1].max_instances, 8);
 	assert_true(c.profiles_from_file);
+	assert_string_equal(c.metrics, "off");
 }
 
 static void expect_error(const char *text, const char *needle)
@@ -92,6 +95,82 @@ static void test_config_errors(void **state)
 	expect_error("[profile p]\ncap = 5000\n", "whole 4K pages");
 	expect_error("[profile p]\ncolour = red\n", "unknown profile key 'colour'");
 	expect_error("[simgpu\n", "section header");
+	expect_error("[daemon]\nmetrics = example.org:9464\n",
+	             ":2: metrics = 'example.org:9464': 'example.org' is not an IPv4 address");
+	expect_error("[daemon]\nmetrics = 127.0.0.1:70000\n", "port must be 0..65535");
+}
+
+static void expect_address(const char *text, int family, const char *host, unsigned port)
+{
+	struct vgpud_listen_address a;
+	char why[512] = "", shown[96], expect[96];
+
+	if (vgpud_listen_address_parse(text, &a, why, sizeof(why)))
+		fail_msg("'%s' rejected: %s", text, why);
+	assert_true(a.enabled);
+	assert_int_equal(a.addr.ss_family, family);
+	assert_int_equal(a.addr_len, family == AF_INET ? sizeof(struct sockaddr_in)
+	                                               : sizeof(struct sockaddr_in6));
+	vgpud_listen_address_format(&a, -1, shown, sizeof(shown));
+	snprintf(expect, sizeof(expect), family == AF_INET ? "%s:%u" : "[%s]:%u", host, port);
+	assert_string_equal(shown, expect);
+}
+
+static void expect_bad_address(const char *text, const char *needle)
+{
+	struct vgpud_listen_address a;
+	char why[512] = "";
+
+	assert_int_equal(vgpud_listen_address_parse(text, &a, why, sizeof(why)), -EINVAL);
+	if (!strstr(why, needle))
+		fail_msg("error '%s' for '%s' does not mention '%s'", why, text, needle);
+}
+
+static void test_listen_address(void **state)
+{
+	struct vgpud_listen_address a;
+	struct vgpud_config c;
+	char why[512];
+	char shown[96];
+	char *flag[] = { "vgpud", "--metrics", "[::1]:9464", NULL };
+	char *bad_flag[] = { "vgpud", "--metrics", "9464:127.0.0.1", NULL };
+	FILE *saved;
+
+	(void)state;
+	assert_int_equal(vgpud_listen_address_parse("off", &a, why, sizeof(why)), 0);
+	assert_false(a.enabled);
+	vgpud_listen_address_format(&a, -1, shown, sizeof(shown));
+	assert_string_equal(shown, "off");
+	expect_address("127.0.0.1:9464", AF_INET, "127.0.0.1", 9464);
+	expect_address("localhost:9464", AF_INET, "127.0.0.1", 9464);
+	expect_address("9464", AF_INET, "127.0.0.1", 9464); /* a port alone: localhost */
+	expect_address("0.0.0.0:0", AF_INET, "0.0.0.0", 0);
+	expect_address("[::1]:9464", AF_INET6, "::1", 9464);
+	expect_address("[::]:65535", AF_INET6, "::", 65535);
+	expect_bad_address("", "empty");
+	expect_bad_address("::1:9464", "brackets");
+	expect_bad_address("[::1]9464", "brackets");
+	expect_bad_address("[1.2.3.4]:80", "not an IPv6 address");
+	expect_bad_address("host.example:80", "not an IPv4 address");
+	expect_bad_address("127.0.0.1:", "port must be");
+	expect_bad_address("127.0.0.1:65536", "port must be");
+	expect_bad_address("127.0.0.1:-1", "port must be");
+	expect_bad_address("127.0.0.1:80x", "port must be");
+
+	/* the key: default off, a flag, validation */
+	vgpud_config_defaults(&c);
+	assert_string_equal(c.metrics, "off");
+	assert_int_equal(vgpud_config_from_args(&c, 3, flag), 0);
+	assert_string_equal(c.metrics, "[::1]:9464");
+	strcpy(c.metrics, "nowhere");
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "metrics = 'nowhere'"));
+	saved = stderr;
+	stderr = fopen("/dev/null", "w");
+	vgpud_config_defaults(&c);
+	assert_true(vgpud_config_from_args(&c, 3, bad_flag) < 0);
+	fclose(stderr);
+	stderr = saved;
 }
 
 static void test_config_validate(void **state)
@@ -304,6 +383,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_validate),
+		cmocka_unit_test(test_listen_address),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_profiles),

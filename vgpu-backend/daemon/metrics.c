@@ -171,11 +171,13 @@ struct vm_metric {
 	const char *name;
 	const char *type;
 	const char *help;
-	size_t offset; /* of a uint64_t in struct vgpud_vm_snapshot */
+	size_t offset; /* of an unsigned field of struct vgpud_vm_snapshot */
+	size_t size;   /* its size: 4 or 8 */
 	enum vm_unit unit;
 };
 
-#define VM(field) offsetof(struct vgpud_vm_snapshot, field)
+#define VM(field) \
+	offsetof(struct vgpud_vm_snapshot, field), sizeof(((struct vgpud_vm_snapshot *)0)->field)
 
 /* Before: vgpu_vm_info; after: the computed ones (put_vms). */
 static const struct vm_metric vm_metrics[] = {
@@ -230,7 +232,17 @@ static void put_vm_metric(FILE *out, const struct vgpud_stats_snapshot *s,
 
 	put_family(out, m->name, m->type, m->help);
 	for (i = 0; i < s->vm_count; i++) {
-		uint64_t v = *(const uint64_t *)((const char *)&s->vms[i] + m->offset);
+		const char *field = (const char *)&s->vms[i] + m->offset;
+		uint64_t v;
+
+		if (m->size == sizeof(uint32_t)) {
+			uint32_t v32;
+
+			memcpy(&v32, field, sizeof(v32));
+			v = v32;
+		} else {
+			memcpy(&v, field, sizeof(v));
+		}
 
 		put_vm_sample_start(out, m->name, &s->vms[i], NULL, NULL);
 		if (m->unit == VM_SECONDS)
