@@ -45,7 +45,7 @@ Options:
                  working tree (tracked and untracked files), e.g. in a tree
                  others are editing
   --size SIZE    GPU memory per guest (default 200M of a 256M simgpu)
-  --timeout SEC  hard limit for the L1 VM (default 600)
+  --timeout SEC  hard limit for the L1 VM (default 900)
   -v, --verbose  stream L1's serial console to stderr
   -h, --help     this text
 
@@ -53,7 +53,7 @@ Environment: VGPU_CACHE (default /var/cache/vgpu-dev), VGPU_KERNEL_ENV.
 EOF
 }
 
-head=0 size=200M timeout=600 verbose=()
+head=0 size=200M timeout=900 verbose=()
 while (($#)); do
 	case $1 in
 	--head) head=1; shift ;;

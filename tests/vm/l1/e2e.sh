@@ -179,7 +179,11 @@ running() { [[ -n ${qemu_pid[$1]} ]] && kill -0 "${qemu_pid[$1]}" 2>/dev/null; }
 # guest_resets I: resets guest I caused. QEMU (-d cpu_reset) logs the CPU
 # state before every reset: the machine's own at start in real mode, a guest
 # kernel's in long mode (a "RIP=" line).
-guest_resets() { grep -c '^RIP=' "l2-$1.qemu-debug.log" 2>/dev/null || true; }
+guest_resets() {
+	local n
+	n=$(grep -c '^RIP=' "l2-$1.qemu-debug.log" 2>/dev/null) || true
+	echo "${n:-0}"
+}
 reset_new() { (($(guest_resets "$1") > ${resets_known[$1]:-0})); }
 l2_over() { ! running "$1" || reset_new "$1"; }
 reset_where() { # I: RIP and kernel symbol of guest I's last reset

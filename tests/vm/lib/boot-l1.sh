@@ -38,7 +38,11 @@ Options:
   --ready-timeout SEC  kill L1 and exit 126 if it has not reached stage 2
                      (VGPU-L1-READY) after SEC seconds (default: no limit)
   --mem SIZE         L1 memory (default 4G)
-  --smp N            L1 vCPUs (default 2)
+  --smp N            L1 vCPUs (default 1; see 'One L1 vCPU' in tests/vm/README.md:
+                     with 2 or more, QEMU's multi-threaded TCG sometimes hands
+                     L1 an interrupt between VMRUN and the host-state reload, so
+                     L1 panics or an L2 guest triple-faults; use 2 only for jobs
+                     that run no L2 guest)
   --append PARAMS    extra L1 kernel parameters
   --qemu-arg ARG     extra QEMU argument (repeatable; e.g. a device for L1)
   --env NAME=VALUE   export NAME=VALUE to the job (repeatable)
@@ -52,7 +56,7 @@ Environment: VGPU_CACHE, VGPU_KERNEL_ENV (see fetch-kernel.sh).
 EOF
 }
 
-out='' timeout=900 ready_timeout=0 mem=4G smp=2 append='' initrd='' shell=0 lock=1 verbose=0
+out='' timeout=900 ready_timeout=0 mem=4G smp=1 append='' initrd='' shell=0 lock=1 verbose=0
 qemu_extra=() envs=()
 while (($#)); do
 	case $1 in
@@ -60,7 +64,8 @@ while (($#)); do
 	--timeout) timeout=${2:?}; shift 2 ;;
 	--ready-timeout) ready_timeout=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
-	--smp) smp=${2:?}; shift 2 ;;
+	--smp) smp=${2:?}; shift 2
+		[[ $smp =~ ^[1-9][0-9]*$ ]] || { echo "boot-l1.sh: --smp wants a vCPU count, not '$smp'" >&2; exit 2; } ;;
 	--append) append=${2:?}; shift 2 ;;
 	--qemu-arg) qemu_extra+=("${2:?}"); shift 2 ;;
 	--env) envs+=("${2:?}"); shift 2 ;;
