@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "metrics_http.h"
 #include "stats_snapshot.h"
+#include "transport_mdev.h"
 
 static struct json_object *error_response(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -301,6 +302,8 @@ static struct json_object *cmd_set_profile(struct vgpud *d, struct json_object *
 	if (has_weight)
 		vgpud_apply_profile_weight(d, name, weight32);
 	vgpud_profiles_get(&d->profiles, name, &spec);
+	if (has_max && d->mdev)
+		mdev_server_update_profile(d->mdev, &spec);
 	log_info("profile '%s' changed: weight %u, cap %llu, max_instances %u", name, spec.weight,
 	         (unsigned long long)spec.cap_bytes, spec.max_instances);
 	response = ok_response();

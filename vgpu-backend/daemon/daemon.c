@@ -311,8 +311,12 @@ int vgpud_reload_profiles(struct vgpud *d)
 	vgpud_profiles_replace(&d->profiles, specs, count);
 	d->reloads++;
 	pthread_mutex_unlock(&d->config_lock);
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
 		vgpud_apply_profile_weight(d, specs[i].name, specs[i].weight);
+		if (d->mdev && !mdev_server_update_profile(d->mdev, &specs[i]))
+			log_warn("reload: profile '%s' is not an mdev type yet; restart vgpud to "
+			         "offer it to VFIO VMs", specs[i].name);
+	}
 	log_info("reloaded %zu profiles from %s", count, d->config.config_file);
 	return 0;
 }

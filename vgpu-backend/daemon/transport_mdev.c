@@ -92,7 +92,9 @@ struct mdev_server {
 	unsigned instances[VGPU_MDEV_MAX_TYPES];
 	pthread_t thread;
 	pthread_t stats_thread;
-	pthread_mutex_t lock; /* vgpus (changed by the event thread only), instances */
+	/* vgpus (changed by the event thread only), instances and
+	 * profiles[].max_instances (changed by mdev_server_update_profile) */
+	pthread_mutex_t lock;
 	struct mdev_vgpu *vgpus;
 	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
 };
@@ -259,7 +261,8 @@ static void reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, 
 		         strerror(errno));
 }
 
-static void push_available(struct mdev_server *s, unsigned type)
+/* Tell the module the type's available_instances. Called with s->lock held. */
+static void push_available_locked(struct mdev_server *s, unsigned type)
 {
 	const struct vgpud_profile_spec *p = &s->profiles[type];
 	struct vgpu_mdev_set_available a = { .type_index = type };
@@ -271,6 +274,25 @@ static void push_available(struct mdev_server *s, unsigned type)
 	if (ioctl(s->fd, VGPU_MDEV_SET_AVAILABLE, &a) < 0)
 		log_warn("mdev: cannot update available_instances of %s: %s", p->name,
 		         strerror(errno));
+}
+
+static void push_available(struct mdev_server *s, unsigned type)
+{
+	pthread_mutex_lock(&s->lock);
+	push_available_locked(s, type);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The profile's instance limit is reached (then *max is that limit). */
+static bool type_full(struct mdev_server *s, unsigned type, unsigned *max)
+{
+	bool full;
+
+	pthread_mutex_lock(&s->lock);
+	*max = s->profiles[type].max_instances;
+	full = *max && s->instances[type] >= *max;
+	pthread_mutex_unlock(&s->lock);
+	return full;
 }
 
 static void push_registers(struct mdev_vgpu *v, struct vgpu_device *dev)
@@ -496,6 +518,7 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 	struct mdev_vgpu *v = find_vgpu(s, e->device_id);
 	char why[VGPU_MDEV_MESSAGE_MAX] = "";
 	unsigned type = e->payload.device.type_index;
+	unsigned max;
 	int err;
 
 	switch (e->type) {
@@ -504,12 +527,10 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 			reply(s, e->device_id, e->seq, -EINVAL, "unknown mdev type");
 			break;
 		}
-		if (s->profiles[type].max_instances &&
-		    s->instances[type] >= s->profiles[type].max_instances) {
+		if (type_full(s, type, &max)) {
 			snprintf(why, sizeof(why),
 			         "profile %.40s has all %u instances in use; remove one or raise "
-			         "max_instances", s->profiles[type].name,
-			         s->profiles[type].max_instances);
+			         "max_instances", s->profiles[type].name, max);
 			reply(s, e->device_id, e->seq, -ENOSPC, why);
 			break;
 		}
@@ -833,6 +854,20 @@ fail_fd:
 	close(s->fd);
 	free(s);
 	return err;
+}
+
+bool mdev_server_update_profile(struct mdev_server *s, const struct vgpud_profile_spec *spec)
+{
+	for (unsigned type = 0; type < s->type_count; type++) {
+		if (strcmp(s->profiles[type].name, spec->name))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		s->profiles[type].max_instances = spec->max_instances;
+		push_available_locked(s, type);
+		pthread_mutex_unlock(&s->lock);
+		return true;
+	}
+	return false;
 }
 
 unsigned mdev_server_devices(struct mdev_server *server)

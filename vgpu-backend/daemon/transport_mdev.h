@@ -12,6 +12,7 @@
 #ifndef VGPUD_TRANSPORT_MDEV_H
 #define VGPUD_TRANSPORT_MDEV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -37,6 +38,17 @@ struct mdev_server_config {
  * -EBUSY: another vgpud is connected; -EPROTO: version mismatch).
  */
 int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
+
+/*
+ * A profile changed (set-profile, reload): its type's instance limit
+ * becomes spec->max_instances and the module's available_instances follows
+ * at once (existing mdevs stay even above a lowered limit). Weight and cap
+ * need nothing here: a VM is attached with the profile's current values.
+ * The type's description in sysfs keeps the values it was registered with.
+ * false when no mdev type has that name (types are fixed at start: a new
+ * profile becomes a type when vgpud restarts).
+ */
+bool mdev_server_update_profile(struct mdev_server *server, const struct vgpud_profile_spec *spec);
 
 /* The mdevs the server knows (created, whether open or not). */
 unsigned mdev_server_devices(struct mdev_server *server);
