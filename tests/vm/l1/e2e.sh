@@ -148,6 +148,24 @@ for ((i = 0; i < vms; i++)); do
 done
 check "available_instances of $type follows (16 - $vms)" \
 	grep -qx $((16 - vms)) "$types/$type/available_instances"
+# An operator's change to the profile's instance limit reaches sysfs at once,
+# and a create beyond the new limit is refused.
+limit=$((vms + 1))
+check "vgpuctl set-profile $type --max-instances $limit: available_instances $((limit - vms))" \
+	bash -c "$E2E_VGPUCTL --socket $ctl set-profile $type --max-instances $limit >/dev/null &&
+		grep -qx $((limit - vms)) $types/$type/available_instances"
+extra=$(cat /proc/sys/kernel/random/uuid) extra2=$(cat /proc/sys/kernel/random/uuid)
+if echo "$extra" >"$types/$type/create" 2>/dev/null && grep -qx 0 "$types/$type/available_instances" &&
+	! echo "$extra2" >"$types/$type/create" 2>/dev/null; then
+	pass "the limit holds: mdev $((vms + 1)) of $limit created, the next one refused"
+else
+	fail "instance limit $limit not enforced (available_instances $(cat "$types/$type/available_instances"))"
+fi
+[[ -e /sys/bus/mdev/devices/$extra ]] && echo 1 >"/sys/bus/mdev/devices/$extra/remove"
+[[ -e /sys/bus/mdev/devices/$extra2 ]] && echo 1 >"/sys/bus/mdev/devices/$extra2/remove"
+vgpuctl set-profile "$type" --max-instances 16 >/dev/null
+check "set-profile back to 16 instances: available_instances $((16 - vms))" \
+	wait_for 5 grep -qx $((16 - vms)) "$types/$type/available_instances"
 
 # --- 4. L2 guests ------------------------------------------------------------------
 start_l2() { # INDEX
