@@ -157,6 +157,7 @@ control_socket = $ctl
 mdev = on
 default_profile = $profile
 libvirt_uri = qemu:///system
+metrics = 127.0.0.1:9464
 [profile $profile]
 weight = 1
 cap = $vram
@@ -414,6 +415,23 @@ check "memory was evicted to host RAM (gpu.evicted $(jq .gpu.evicted status-held
 check "vgpuctl status (table) shows guest-a and guest-b" \
 	bash -c "grep -q '^guest-a ' status-held.txt && grep -q '^guest-b ' status-held.txt"
 check "vgpuctl stats guest-a (a domain name) answers" bash -c "'$LV_VGPUCTL' --socket $ctl stats guest-a >/dev/null"
+# The metrics endpoint names the VMs the same way (HTTP without curl: bash's /dev/tcp)
+scrape() {
+	exec 5<>/dev/tcp/127.0.0.1/9464 || return 1
+	printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&5
+	tr -d '\r' <&5
+	exec 5<&-
+}
+(scrape) >metrics-held.http 2>/dev/null || true
+vgpuctl metrics >metrics-held.txt || true
+check "GET /metrics answers 200 in Prometheus text format" \
+	bash -c "head -n 1 metrics-held.http | grep -q ' 200 ' && grep -qi '^content-type: text/plain; version=0.0.4' metrics-held.http"
+for d in guest-a guest-b; do
+	u=$([[ $d == guest-a ]] && echo "$uuid_a" || echo "$uuid_b")
+	line="vgpu_vm_allocated_bytes{uuid=\"$u\",name=\"$d\",profile=\"$profile\",transport=\"mdev\"} $size_bytes"
+	check "metrics (HTTP and vgpuctl metrics) name $d by its domain: $line" \
+		bash -c 'grep -qxF "$1" metrics-held.http && grep -qxF "$1" metrics-held.txt' _ "$line"
+done
 grep -a 'the VM is libvirt domain' vgpud.log | sed 's/^/VGPU-LV: vgpud: /'
 
 # --- 6. destroy guest-a: its memory returns to guest-b ------------------------------------
