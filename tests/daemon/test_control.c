@@ -400,6 +400,20 @@ static void test_vgpuctl(void **state)
 	                             (const char *const[]){ "types", NULL }), 0);
 	assert_non_null(strstr(out, "small (default)"));
 	assert_non_null(strstr(out, "unlimited"));
+	/* set-profile: the name before or after the options, as --help shows it */
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "set-profile", "small",
+	                                                    "--max-instances", "3", NULL }), 0);
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "set-profile", "--max-instances", "5",
+	                                                    "big", NULL }), 0);
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "types", "--json", NULL }), 0);
+	assert_non_null(strstr(out, "\"max_instances\":3"));
+	assert_non_null(strstr(out, "\"max_instances\":5"));
+	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
+	                             (const char *const[]){ "set-profile", "small", "big",
+	                                                    "--weight", "2", NULL }), 64);
 	assert_int_equal(run_vgpuctl(socket, out, sizeof(out), err, sizeof(err),
 	                             (const char *const[]){ "health", "--check", NULL }), 0);
 	assert_non_null(strstr(out, "invariants ok"));

@@ -374,8 +374,10 @@ static int cmd_set_profile(int argc, char **argv)
 	int opt, status = 0;
 
 	request = command("set-profile");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+	/* 0, not 1: glibc re-reads the optstring, so options may follow the
+	 * profile name (the global options were parsed with "+") */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
 		case 'w':
 			if (!parse_count(optarg, 1000000, &v) || !v) {
