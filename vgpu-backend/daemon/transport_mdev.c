@@ -403,10 +403,13 @@ static void *job_main(void *arg)
 		if (err)
 			log_warn("mdev %s: reset: %s", v->uuid, why);
 	}
-	reply(v->server, v->id, job->seq, err, err ? why : NULL);
+	/* Not busy before the reply: the reply lets the guest go on, and its
+	 * first doorbell after a reset must not find the device busy (the
+	 * event thread drops doorbells then). */
 	pthread_mutex_lock(&v->lock);
 	v->busy = false;
 	pthread_mutex_unlock(&v->lock);
+	reply(v->server, v->id, job->seq, err, err ? why : NULL);
 	free(job);
 	return NULL;
 }
