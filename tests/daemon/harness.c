@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "log.h"
 #include "registry.h"
@@ -250,6 +253,51 @@ int tenant_stats(struct tenant *t, struct vgpu_stats_response *out)
 	if (status == VGPU_STATUS_OK)
 		memcpy(out, response.payload, sizeof(*out));
 	return status;
+}
+
+struct json_object *harness_control(struct harness *h, const char *request)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct json_object *response;
+
+	strcpy(addr.sun_path, h->config.control_path);
+	assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(write(sock, request, strlen(request)), (ssize_t)strlen(request));
+	assert_int_equal(write(sock, "\n", 1), 1);
+	while (!memchr(buf, '\n', len) && (n = read(sock, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(sock);
+	buf[len] = '\0';
+	assert_non_null(strchr(buf, '\n'));
+	response = json_tokener_parse(buf);
+	assert_non_null(response);
+	return response;
+}
+
+void harness_start_two_tenants(struct harness *h, struct tenant *a, struct tenant *b)
+{
+	harness_start(h);
+	assert_int_equal(tenant_open(h, a, "alpha", "small"), 0);
+	assert_int_equal(tenant_open(h, b, "beta", "big"), 0);
+	assert_int_equal(tenant_hello(a), VGPU_STATUS_OK);
+	assert_int_equal(tenant_hello(b), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(a, 8u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(b, 40u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+	/* beyond VRAM: evictions */
+	assert_int_equal(tenant_alloc(b, 24u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+}
+
+void harness_stop_two_tenants(struct harness *h, struct tenant *a, struct tenant *b)
+{
+	if (a->dev)
+		tenant_close(a);
+	if (b->dev)
+		tenant_close(b);
+	harness_stop(h);
 }
 
 int count_open_fds(void)

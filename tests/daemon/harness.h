@@ -36,6 +36,10 @@ void harness_stop(struct harness *h);
 /* Wait (up to timeout_ms) until vgpud has exactly vms VMs attached. */
 bool harness_wait_vms(struct harness *h, unsigned vms, int timeout_ms);
 
+/* One control request (a JSON line) through vgpud's control socket; the
+ * parsed response (json_object_put it). Asserts on any failure. */
+struct json_object *harness_control(struct harness *h, const char *request);
+
 struct tenant {
 	struct vgpu_local_device *dev;
 	uint8_t *bar2;
@@ -67,6 +71,13 @@ int tenant_free(struct tenant *t, uint32_t handle);
 int tenant_channel_create(struct tenant *t, uint32_t entries,
                           struct vgpu_channel_create_response *out);
 int tenant_stats(struct tenant *t, struct vgpu_stats_response *out);
+
+/* harness_start, then two tenants: a = "alpha" (profile small) holding
+ * 8 MiB, b = "beta" (profile big) holding 40 + 24 MiB, more than the VRAM
+ * left, so some of the VMs' chunks are evicted. Asserts on failure. */
+void harness_start_two_tenants(struct harness *h, struct tenant *a, struct tenant *b);
+/* Close whichever of a and b is still open, then harness_stop. */
+void harness_stop_two_tenants(struct harness *h, struct tenant *a, struct tenant *b);
 
 /* Descriptors open in this process. */
 int count_open_fds(void);

@@ -36,15 +36,7 @@ static int setup(void **state)
 	static struct fixture f;
 
 	harness_config(&f.h);
-	harness_start(&f.h);
-	assert_int_equal(tenant_open(&f.h, &f.a, "alpha", "small"), 0);
-	assert_int_equal(tenant_open(&f.h, &f.b, "beta", "big"), 0);
-	assert_int_equal(tenant_hello(&f.a), VGPU_STATUS_OK);
-	assert_int_equal(tenant_hello(&f.b), VGPU_STATUS_OK);
-	assert_int_equal(tenant_alloc(&f.a, 8u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
-	assert_int_equal(tenant_alloc(&f.b, 40u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
-	/* beyond VRAM: evictions */
-	assert_int_equal(tenant_alloc(&f.b, 24u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+	harness_start_two_tenants(&f.h, &f.a, &f.b);
 	*state = &f;
 	return 0;
 }
@@ -53,37 +45,10 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	if (f->a.dev)
-		tenant_close(&f->a);
-	if (f->b.dev)
-		tenant_close(&f->b);
-	harness_stop(&f->h);
+	harness_stop_two_tenants(&f->h, &f->a, &f->b);
 	return 0;
 }
 
-/* A request through the socket; returns the parsed response. */
-static struct json_object *control(struct harness *h, const char *request)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	char buf[65536];
-	size_t len = 0;
-	ssize_t n;
-	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct json_object *response;
-
-	strcpy(addr.sun_path, h->config.control_path);
-	assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	assert_int_equal(write(sock, request, strlen(request)), (ssize_t)strlen(request));
-	assert_int_equal(write(sock, "\n", 1), 1);
-	while (!memchr(buf, '\n', len) && (n = read(sock, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(sock);
-	buf[len] = '\0';
-	assert_non_null(strchr(buf, '\n'));
-	response = json_tokener_parse(buf);
-	assert_non_null(response);
-	return response;
-}
 
 static bool ok(struct json_object *response)
 {
@@ -157,7 +122,7 @@ static int run_vgpuctl(const char *socket, char *out, size_t out_len, char *err,
 static void test_list_and_stats(void **state)
 {
 	struct fixture *f = *state;
-	struct json_object *r = control(&f->h, "{\"command\":\"list\"}"), *gpu, *vm, *share;
+	struct json_object *r = harness_control(&f->h, "{\"command\":\"list\"}"), *gpu, *vm, *share;
 	static const char *const fields[] = { "id", "name", "profile", "weight", "allocated",
 		                              "resident", "evicted", "fair_share", "evictions",
 		                              "returns", "modeled_runtime_ns", "verify",
@@ -185,13 +150,13 @@ static void test_list_and_stats(void **state)
 	assert_int_equal(field(vm, "id"), vgpu_local_device_vm_id(f->b.dev));
 	json_object_put(r);
 
-	r = control(&f->h, "{\"command\":\"stats\",\"vm\":\"beta\"}");
+	r = harness_control(&f->h, "{\"command\":\"stats\",\"vm\":\"beta\"}");
 	assert_true(ok(r));
 	assert_true(json_object_object_get_ex(r, "vm", &vm));
 	assert_true(field(vm, "requests") >= 3);
 	assert_int_equal(field(vm, "buffers"), 2);
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"stats\",\"vm\":\"gamma\"}");
+	r = harness_control(&f->h, "{\"command\":\"stats\",\"vm\":\"gamma\"}");
 	assert_false(ok(r));
 	assert_non_null(strstr(error_text(r), "gamma"));
 	json_object_put(r);
@@ -203,25 +168,25 @@ static void test_set_weight_and_profiles(void **state)
 	struct json_object *r, *list, *profiles;
 	struct vgpu_vm_stats stats;
 
-	r = control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":7}");
+	r = harness_control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":7}");
 	assert_true(ok(r));
 	json_object_put(r);
-	list = control(&f->h, "{\"command\":\"list\"}");
+	list = harness_control(&f->h, "{\"command\":\"list\"}");
 	assert_int_equal(field(vm_named(list, "alpha"), "weight"), 7);
 	json_object_put(list);
-	r = control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":0}");
+	r = harness_control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":0}");
 	assert_false(ok(r));
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":\"x\"}");
+	r = harness_control(&f->h, "{\"command\":\"set-weight\",\"vm\":\"alpha\",\"weight\":\"x\"}");
 	assert_false(ok(r));
 	json_object_put(r);
 
 	/* profile weight: applies to beta (profile big), not to alpha's own */
-	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"big\",\"weight\":9,"
+	r = harness_control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"big\",\"weight\":9,"
 	                   "\"cap\":\"128M\",\"max_instances\":3}");
 	assert_true(ok(r));
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"small\",\"weight\":4}");
+	r = harness_control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"small\",\"weight\":4}");
 	assert_true(ok(r));
 	json_object_put(r);
 	vgpu_core_vm_stats(f->h.d->registry.first->vm, &stats);
@@ -230,7 +195,7 @@ static void test_set_weight_and_profiles(void **state)
 	vgpu_core_vm_stats(f->h.d->registry.first->registry_next->vm, &stats);
 	assert_int_equal(stats.weight, 9);
 
-	r = control(&f->h, "{\"command\":\"types\"}");
+	r = harness_control(&f->h, "{\"command\":\"types\"}");
 	assert_true(ok(r));
 	assert_true(json_object_object_get_ex(r, "profiles", &profiles));
 	for (size_t i = 0; i < json_object_array_length(profiles); i++) {
@@ -245,10 +210,10 @@ static void test_set_weight_and_profiles(void **state)
 		}
 	}
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"nope\",\"weight\":1}");
+	r = harness_control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"nope\",\"weight\":1}");
 	assert_false(ok(r));
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"big\"}");
+	r = harness_control(&f->h, "{\"command\":\"set-profile\",\"profile\":\"big\"}");
 	assert_false(ok(r));
 	json_object_put(r);
 }
@@ -259,7 +224,7 @@ static void test_health_config_and_errors(void **state)
 	struct json_object *r, *config, *core;
 	char *text;
 
-	r = control(&f->h, "{\"command\":\"health\",\"invariants\":true}");
+	r = harness_control(&f->h, "{\"command\":\"health\",\"invariants\":true}");
 	assert_true(ok(r));
 	assert_int_equal(field(r, "vms"), 2);
 	{
@@ -269,24 +234,24 @@ static void test_health_config_and_errors(void **state)
 		assert_string_equal(json_object_get_string(inv), "ok");
 	}
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"config\"}");
+	r = harness_control(&f->h, "{\"command\":\"config\"}");
 	assert_true(ok(r));
 	assert_true(json_object_object_get_ex(r, "config", &config));
 	assert_true(json_object_object_get_ex(config, "core", &core));
 	assert_int_equal(field(core, "chunk_size"), 1u << 20);
 	json_object_put(r);
 
-	r = control(&f->h, "not json");
+	r = harness_control(&f->h, "not json");
 	assert_false(ok(r));
 	json_object_put(r);
-	r = control(&f->h, "[1,2]");
+	r = harness_control(&f->h, "[1,2]");
 	assert_false(ok(r));
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"explode\"}");
+	r = harness_control(&f->h, "{\"command\":\"explode\"}");
 	assert_false(ok(r));
 	assert_non_null(strstr(error_text(r), "explode"));
 	json_object_put(r);
-	r = control(&f->h, "{\"command\":\"list\"} trailing");
+	r = harness_control(&f->h, "{\"command\":\"list\"} trailing");
 	assert_false(ok(r));
 	json_object_put(r);
 	/* direct handler: same answers */

@@ -412,18 +412,10 @@ static int setup(void **state)
 
 	harness_config(&f.h);
 	strcpy(f.h.config.metrics, "127.0.0.1:0"); /* any free port */
-	harness_start(&f.h);
+	harness_start_two_tenants(&f.h, &f.a, &f.b);
 	assert_non_null(f.h.d->metrics);
 	f.port = metrics_http_port(f.h.d->metrics);
 	assert_true(f.port > 0);
-	assert_int_equal(tenant_open(&f.h, &f.a, "alpha", "small"), 0);
-	assert_int_equal(tenant_open(&f.h, &f.b, "beta", "big"), 0);
-	assert_int_equal(tenant_hello(&f.a), VGPU_STATUS_OK);
-	assert_int_equal(tenant_hello(&f.b), VGPU_STATUS_OK);
-	assert_int_equal(tenant_alloc(&f.a, 8u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
-	assert_int_equal(tenant_alloc(&f.b, 40u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
-	/* beyond VRAM: evictions */
-	assert_int_equal(tenant_alloc(&f.b, 24u << 20, 7, NULL, NULL), VGPU_STATUS_OK);
 	*state = &f;
 	return 0;
 }
@@ -432,11 +424,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	if (f->a.dev)
-		tenant_close(&f->a);
-	if (f->b.dev)
-		tenant_close(&f->b);
-	harness_stop(&f->h);
+	harness_stop_two_tenants(&f->h, &f->a, &f->b);
 	return 0;
 }
 

@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -327,28 +325,6 @@ static void test_resolver(void **state)
 
 /* ------------------------------------------------------------ reports */
 
-static struct json_object *control(struct harness *h, const char *request)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	char buf[65536];
-	size_t len = 0;
-	ssize_t n;
-	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct json_object *response;
-
-	strcpy(addr.sun_path, h->config.control_path);
-	assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	assert_int_equal(write(sock, request, strlen(request)), (ssize_t)strlen(request));
-	assert_int_equal(write(sock, "\n", 1), 1);
-	while (!memchr(buf, '\n', len) && (n = read(sock, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(sock);
-	buf[len] = '\0';
-	response = json_tokener_parse(buf);
-	assert_non_null(response);
-	return response;
-}
-
 static const char *str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
@@ -405,7 +381,7 @@ static void test_display_names(void **state)
 	assert_true(harness_wait_vms(&h, 2, 5000));
 
 	/* before: the attach name, its source the transport's ("tenant" here) */
-	r = control(&h, "{\"command\":\"list\"}");
+	r = harness_control(&h, "{\"command\":\"list\"}");
 	vm = listed(r, UUID_A);
 	assert_non_null(vm);
 	assert_string_equal(str(vm, "name_source"), "tenant");
@@ -416,7 +392,7 @@ static void test_display_names(void **state)
 	vgpud_registry_set_display_name(&h.d->registry, device_named(&h, UUID_A), "guest-a",
 	                                "libvirt", given, sizeof(given));
 	assert_string_equal(given, "guest-a");
-	r = control(&h, "{\"command\":\"list\"}");
+	r = harness_control(&h, "{\"command\":\"list\"}");
 	assert_null(listed(r, UUID_A));
 	vm = listed(r, "guest-a");
 	assert_non_null(vm);
@@ -424,13 +400,13 @@ static void test_display_names(void **state)
 	assert_string_equal(str(vm, "profile"), "small");
 	json_object_put(r);
 	/* looked up by either name */
-	r = control(&h, "{\"command\":\"stats\",\"vm\":\"guest-a\"}");
+	r = harness_control(&h, "{\"command\":\"stats\",\"vm\":\"guest-a\"}");
 	assert_true(ok(r));
 	json_object_put(r);
-	r = control(&h, "{\"command\":\"stats\",\"vm\":\"" UUID_A "\"}");
+	r = harness_control(&h, "{\"command\":\"stats\",\"vm\":\"" UUID_A "\"}");
 	assert_true(ok(r));
 	json_object_put(r);
-	r = control(&h, "{\"command\":\"set-weight\",\"vm\":\"guest-a\",\"weight\":3}");
+	r = harness_control(&h, "{\"command\":\"set-weight\",\"vm\":\"guest-a\",\"weight\":3}");
 	assert_true(ok(r));
 	json_object_put(r);
 
@@ -438,7 +414,7 @@ static void test_display_names(void **state)
 	vgpud_registry_set_display_name(&h.d->registry, device_named(&h, "beta"), "guest-a",
 	                                "qemu", given, sizeof(given));
 	assert_string_equal(given, "guest-a#2");
-	r = control(&h, "{\"command\":\"list\"}");
+	r = harness_control(&h, "{\"command\":\"list\"}");
 	assert_non_null(listed(r, "guest-a"));
 	vm = listed(r, "guest-a#2");
 	assert_non_null(vm);
@@ -455,7 +431,7 @@ static void test_display_names(void **state)
 	vgpud_registry_set_display_name(&h.d->registry, device_named(&h, "beta"), "beta", "qemu",
 	                                given, sizeof(given));
 	assert_string_equal(given, "beta");
-	r = control(&h, "{\"command\":\"list\"}");
+	r = harness_control(&h, "{\"command\":\"list\"}");
 	assert_non_null(listed(r, "beta"));
 	json_object_put(r);
 
