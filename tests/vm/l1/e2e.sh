@@ -41,31 +41,11 @@ type=vgpu-1G
 failures=0 vgpud_pid='' helper_pids=()
 declare -a uuid qemu_pid attempts held resets_known
 
-pass() { echo "VGPU-E2E-CHECK ok: $*"; }
-fail() {
-	echo "VGPU-E2E-CHECK FAIL: $*"
-	failures=$((failures + 1))
-}
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-say() { echo "VGPU-E2E: $*"; }
-now() { date +%s.%N; }
-elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
+CHECK_TAG=VGPU-E2E
+# shellcheck source=../lib/l1-checks.sh
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../lib/l1-checks.sh"
 vgpuctl() { "$E2E_VGPUCTL" --socket "$ctl" "$@"; }
 bytes() { numfmt --from=iec "$1"; }
-
-# wait_for SECONDS COMMAND...: poll every 0.2 s
-wait_for() {
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
 
 cleanup() {
 	local i

@@ -55,27 +55,9 @@ vgpuctl() { "$LV_VGPUCTL" --socket "$ctl" "$@"; }
 failures=0 vgpud_pid='' udevd_started=0 libvirtd_started=0 plain_pid=
 nodedev=pci_${gpu//[:.]/_}
 
-pass() { echo "VGPU-LV-CHECK ok: $*"; }
-fail() {
-	echo "VGPU-LV-CHECK FAIL: $*"
-	failures=$((failures + 1))
-}
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-say() { echo "VGPU-LV: $*"; }
-now() { date +%s.%N; }
-elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
-wait_for() { # SECONDS COMMAND...: poll every 0.2 s
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
+CHECK_TAG=VGPU-LV
+# shellcheck source=../lib/l1-checks.sh
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../lib/l1-checks.sh"
 serial() { echo "/var/log/libvirt/qemu/$1-serial.log"; }
 has() { grep -qa "$2" "$(serial "$1")" 2>/dev/null; }
 state() { virsh domstate "$1" 2>/dev/null | head -n 1; }

@@ -33,30 +33,10 @@ vgpud_pid=
 qemu_pid=
 failures=0
 
-pass() { echo "VGPU-MDEV-CHECK ok: $*"; }
-fail() {
-	echo "VGPU-MDEV-CHECK FAIL: $*"
-	failures=$((failures + 1))
-}
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-now() { date +%s.%N; }
-elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
+CHECK_TAG=VGPU-MDEV
+# shellcheck source=../lib/l1-checks.sh
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../lib/l1-checks.sh"
 new_uuid() { cat /proc/sys/kernel/random/uuid; }
-
-# wait_for SECONDS COMMAND...: poll every 0.2 s
-wait_for() {
-	local deadline
-	deadline=$(awk -v n="$(now)" -v s="$1" 'BEGIN { printf "%d", n + s }')
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
 
 start_vgpud() {
 	rm -f vgpud.ready
