@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/* hal_open.c - pick and open a HAL backend by name, see vgpu/hal_open.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vgpu/cudagpu.h"
+#include "vgpu/hal_open.h"
+
+static void say(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !why_len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+}
+
+int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why, size_t why_len)
+{
+	char *end;
+	long ordinal;
+
+	memset(spec, 0, sizeof(*spec));
+	if (!text || !strcmp(text, "simgpu")) {
+		spec->backend = VGPU_HAL_BACKEND_SIMGPU;
+		return 0;
+	}
+	if (!strcmp(text, "cuda")) {
+		spec->backend = VGPU_HAL_BACKEND_CUDA;
+		return 0;
+	}
+	if (!strncmp(text, "cuda:", 5) && text[5]) {
+		errno = 0;
+		ordinal = strtol(text + 5, &end, 10);
+		if (!errno && !*end && ordinal >= 0 && ordinal < 1024) {
+			spec->backend = VGPU_HAL_BACKEND_CUDA;
+			spec->cuda_device = (int)ordinal;
+			return 0;
+		}
+	}
+	say(why, why_len, "unknown GPU '%s': expected simgpu, cuda or cuda:N (a CUDA device ordinal)",
+	    text);
+	return -EINVAL;
+}
+
+const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, size_t len)
+{
+	if (spec->backend == VGPU_HAL_BACKEND_CUDA)
+		snprintf(buf, len, "cuda:%d", spec->cuda_device);
+	else
+		snprintf(buf, len, "simgpu");
+	return buf;
+}
+
+int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
+                  uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len)
+{
+	int err;
+
+	if (spec->backend == VGPU_HAL_BACKEND_CUDA) {
+		struct cudagpu_config config;
+
+		cudagpu_config_defaults(&config);
+		config.device = spec->cuda_device;
+		config.vram_bytes = vram_bytes;
+		return cudagpu_create(&config, out, why, why_len);
+	}
+
+	struct simgpu_config config;
+
+	if (sim)
+		config = *sim;
+	else
+		simgpu_config_defaults(&config);
+	if (vram_bytes)
+		config.vram_bytes = vram_bytes;
+	err = simgpu_create(&config, out);
+	if (err)
+		say(why, why_len, "simgpu: %s", strerror(-err));
+	return err;
+}
+
+int vgpu_hal_open_from_env(const struct simgpu_config *sim, uint64_t vram_bytes,
+                           struct vgpu_hal **out, char *why, size_t why_len)
+{
+	struct vgpu_hal_spec spec;
+	int err = vgpu_hal_spec_parse(getenv("VGPU_HAL"), &spec, why, why_len);
+
+	if (err)
+		return err;
+	return vgpu_hal_open(&spec, sim, vram_bytes, out, why, why_len);
+}

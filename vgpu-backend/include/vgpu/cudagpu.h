@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cudagpu.h - the HAL (vgpu/hal.h) on a real NVIDIA GPU, through the CUDA
+ * driver API.
+ *
+ * cudagpu is always compiled: it opens libcuda.so.1 with dlopen at run time
+ * and resolves the driver API functions it uses itself, so no build of the
+ * project needs CUDA. On a machine without the driver or a GPU,
+ * cudagpu_create fails with a clear reason and nothing else changes.
+ *
+ * How the GPUswap concepts map onto the driver API
+ *  - A GPU address space is one cuMemAddressReserve range (2^va_bits bytes)
+ *    inside the one CUDA context cudagpu owns; address-space VA v is the
+ *    CUDA virtual address base + v.
+ *  - VRAM is a pool of physical allocations (cuMemCreate, device location)
+ *    of the allocation granularity, 2 MiB (VGPU_PAGE_2M). A "VRAM address"
+ *    is index * 2 MiB in that pool. Every VRAM page is also mapped once in a
+ *    private aperture (for scrubbing).
+ *  - Host buffers whose size is a multiple of 2 MiB are host-NUMA physical
+ *    allocations (cuMemCreate, CU_MEM_LOCATION_TYPE_HOST_NUMA), which
+ *    cuMemMap places at any GPU virtual address: an evicted chunk stays at
+ *    its VA and kernels keep running on it over the bus. Smaller host buffers
+ *    (channel windows) are memfd pages pinned with cuMemHostRegister: the CPU
+ *    and a guest share them (vgpu_hal_host_share), the GPU reaches them at
+ *    their registered device address, and they can be mapped with 4 KiB
+ *    pages for SYSMEM targets only (caps.sysmem_page_size_mask).
+ *  - as_map/as_unmap of 2 MiB pages are cuMemUnmap + cuMemMap +
+ *    cuMemSetAccess (the PTE rewrite; the driver invalidates the TLB).
+ *    4 KiB SYSMEM mappings are kept in cudagpu's own page table and
+ *    resolved by the submission thread.
+ *  - The copy engine is cuMemcpyAsync on a dedicated stream.
+ *  - Channels: control page and GPFIFO ring in memfd-backed memory exactly
+ *    as on simgpu (vgpu/simgpu_commands.h). A submission thread ("PFIFO")
+ *    round-robins runnable channels one GPFIFO entry at a time, checks every
+ *    command's addresses against the address space's mappings (refusing a
+ *    command that leaves them, which kills the channel with the same error
+ *    as simgpu) and issues it on the channel's CUDA stream: copies, memsets,
+ *    semaphores, launches of the built-in kernels (PTX loaded with
+ *    cuModuleLoadData).
+ *  - Counters: busy time per address space measured with CUDA events
+ *    around each command; bytes per target counted from the commands'
+ *    resolved ranges; the compute engine's current channel is the channel
+ *    whose work was issued last and has not completed.
+ *
+ * Threading: every operation is thread-safe (hal.h). Threads: the
+ * submission thread, which also polls completions and delivers events
+ * (VGPU_EVENT_FENCE, PRIV_FENCE, CHANNEL_ERROR, COPY_DONE) with no cudagpu
+ * lock held.
+ */
+#ifndef VGPU_CUDAGPU_H
+#define VGPU_CUDAGPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cudagpu_config {
+	int device;                  /* CUDA device ordinal, default 0 */
+	/* VRAM budget in bytes (a multiple of 2 MiB): the pool cudagpu takes
+	 * from the GPU at start. 0 (default) = 90% of the GPU's free memory,
+	 * less what cudagpu needs for itself. A budget below the GPU's size
+	 * lets tests oversubscribe a large GPU quickly. */
+	uint64_t vram_bytes;
+	uint32_t max_channels;       /* default 64 */
+	uint32_t max_address_spaces; /* default 64 */
+	uint32_t default_gpfifo_entries; /* default 512 */
+	uint32_t max_gpfifo_entries;     /* default 65536 */
+	uint32_t max_stream_passes;      /* as simgpu, default 4096 */
+	uint64_t max_random_updates;     /* as simgpu, default 2^32 */
+};
+
+void cudagpu_config_defaults(struct cudagpu_config *config);
+
+/*
+ * Open the GPU. On failure, why (if not NULL) says what is missing:
+ *  -ENOENT   no CUDA driver ("libcuda.so.1 not found")
+ *  -ENODEV   no CUDA device (or the ordinal does not exist)
+ *  -ENOTSUP  the GPU or driver cannot map host memory into a virtual
+ *            address range (CUDA >= 12.2 and a host NUMA node needed)
+ *  -ENOMEM   the VRAM budget cannot be allocated
+ *  -EINVAL   an inconsistent config
+ *  -EIO      another driver error (named in why)
+ */
+int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, char *why,
+                   size_t why_len);
+
+/* True when hal was made by cudagpu_create. */
+bool cudagpu_is_cudagpu(const struct vgpu_hal *hal);
+
+/* Where the PTE rewrite's time goes: wall time spent in the driver's
+ * mapping calls since the GPU was opened (monotonic), for the benchmark's
+ * eviction breakdown. */
+struct cudagpu_map_timing {
+	uint64_t unmap_ns, unmap_calls;      /* cuMemUnmap */
+	uint64_t map_ns, map_calls;          /* cuMemMap */
+	uint64_t set_access_ns, set_access_calls; /* cuMemSetAccess */
+};
+void cudagpu_map_timing(struct vgpu_hal *hal, struct cudagpu_map_timing *out);
+
+/* Device name, driver version ("NVIDIA H100 80GB HBM3, driver 13.0") into
+ * buf, for reports. */
+const char *cudagpu_describe(struct vgpu_hal *hal, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_CUDAGPU_H */

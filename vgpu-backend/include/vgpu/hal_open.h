@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hal_open.h - pick and open a HAL backend by name.
+ *
+ * A backend is named the way operators write it on vgpud's command line
+ * (--gpu) and in its config file:
+ *    simgpu        the software GPU (the default)
+ *    cuda          the first NVIDIA GPU, through the CUDA driver API
+ *    cuda:N        NVIDIA GPU with CUDA ordinal N
+ */
+#ifndef VGPU_HAL_OPEN_H
+#define VGPU_HAL_OPEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/hal.h"
+#include "vgpu/simgpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum vgpu_hal_backend {
+	VGPU_HAL_BACKEND_SIMGPU = 0,
+	VGPU_HAL_BACKEND_CUDA = 1,
+};
+
+struct vgpu_hal_spec {
+	enum vgpu_hal_backend backend;
+	int cuda_device;  /* cuda:N */
+};
+
+/* Parse "simgpu", "cuda" or "cuda:N". -EINVAL (with why) otherwise. */
+int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why, size_t why_len);
+
+/* The backend's name as written ("simgpu", "cuda:0") into buf. */
+const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, size_t len);
+
+/*
+ * Open the backend. simgpu uses *sim (NULL: defaults). vram_bytes, when
+ * nonzero, is the VRAM size (simgpu: overrides sim->vram_bytes) or the VRAM
+ * budget (cuda). On failure returns the backend's negative errno and says
+ * why; for cuda -ENOENT (no driver), -ENODEV (no device) and -ENOTSUP (no
+ * host-memory mapping) mean "this machine has no usable GPU".
+ */
+int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
+                  uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len);
+
+/* Open the backend named by the environment variable VGPU_HAL ("simgpu"
+ * when unset), for tests that run against every backend. */
+int vgpu_hal_open_from_env(const struct simgpu_config *sim, uint64_t vram_bytes,
+                           struct vgpu_hal **out, char *why, size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_HAL_OPEN_H */
