@@ -94,6 +94,7 @@ static void test_vram_reserved_excluded(void **state)
 	assert_int_equal(gpu->caps.vram_bytes, config.vram_bytes - 8 * MIB);
 	assert_string_equal(gpu->caps.name, "simgpu");
 	assert_int_equal(gpu->caps.page_size_mask, VGPU_HAL_PAGE_MASK_4K | VGPU_HAL_PAGE_MASK_64K);
+	assert_int_equal(gpu->caps.sysmem_page_size_mask, gpu->caps.page_size_mask);
 	assert_int_equal(gpu->caps.va_bits, 40);
 	assert_true(gpu->caps.va_reserved_base < (UINT64_C(1) << 40));
 	test_gpu_destroy(gpu);

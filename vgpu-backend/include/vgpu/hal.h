@@ -61,11 +61,13 @@ extern "C" {
 enum vgpu_hal_page_size {
 	VGPU_PAGE_4K = 4096,
 	VGPU_PAGE_64K = 65536,
+	VGPU_PAGE_2M = 2097152,
 };
 
-/* Bits of vgpu_hal_caps.page_size_mask. */
+/* Bits of vgpu_hal_caps.page_size_mask and .sysmem_page_size_mask. */
 #define VGPU_HAL_PAGE_MASK_4K (1u << 0)
 #define VGPU_HAL_PAGE_MASK_64K (1u << 1)
+#define VGPU_HAL_PAGE_MASK_2M (1u << 2)
 
 enum vgpu_hal_engine {
 	VGPU_ENGINE_COMPUTE = 0, /* runs pushbuffers fetched by PFIFO */
@@ -76,7 +78,13 @@ enum vgpu_hal_engine {
 struct vgpu_hal_caps {
 	const char *name;          /* e.g. "simgpu" */
 	uint64_t vram_bytes;       /* allocatable VRAM */
-	uint32_t page_size_mask;   /* VGPU_HAL_PAGE_MASK_* */
+	/* Page sizes (VGPU_HAL_PAGE_MASK_*) usable for every target, VRAM
+	 * included: vram_alloc, and as_map with target VRAM. */
+	uint32_t page_size_mask;
+	/* Page sizes usable for SYSMEM targets (as_map of IOVAs): a superset
+	 * of page_size_mask. A GPU whose VRAM comes only in large pages may
+	 * still map host memory with small ones. */
+	uint32_t sysmem_page_size_mask;
 	bool has_reference_bits;   /* vgpu_hal_as_test_and_clear_referenced works */
 	uint32_t max_channels;     /* channels the GPU can hold at once */
 	uint32_t max_address_spaces;
@@ -301,8 +309,8 @@ static inline void vgpu_hal_set_event_handler(struct vgpu_hal *hal, vgpu_hal_eve
 }
 
 /*
- * Allocate count VRAM pages of page_size bytes (a size in caps.page_size_mask),
- * each aligned to page_size, not necessarily contiguous. Writes their
+ * Allocate count VRAM pages of page_size bytes (a size in caps.page_size_mask;
+ * -EINVAL otherwise), each aligned to page_size, not necessarily contiguous. Writes their
  * addresses to addresses[0..count). All or nothing: -ENOMEM leaves VRAM
  * untouched. The contents of fresh pages are unspecified.
  */
@@ -374,7 +382,11 @@ static inline int vgpu_hal_host_share(struct vgpu_hal_host_buf *buf, int *fd, ui
 }
 
 /* Map [offset, offset+bytes) of buf (4 KiB aligned) through the IOMMU and
- * return the IOVA of its first byte; the range is IOVA-contiguous. */
+ * return the IOVA of its first byte; the range is IOVA-contiguous. The IOVA
+ * is aligned to at least the smallest size in caps.sysmem_page_size_mask;
+ * the core maps an evicted chunk with its large pages only where the IOVA
+ * is aligned to them, so a backend should align the IOVAs of large
+ * mappings to its largest SYSMEM page size. */
 static inline int vgpu_hal_iommu_map(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf,
                                      uint64_t offset, uint64_t bytes, uint64_t *iova)
 {
@@ -406,12 +418,14 @@ static inline void vgpu_hal_as_destroy(struct vgpu_hal_as *as)
 
 /*
  * Map count pages of page_size at va (aligned to page_size, below
- * caps.va_reserved_base). addresses[i] is the VRAM address (target VRAM) or
+ * caps.va_reserved_base). page_size must be in caps.page_size_mask for
+ * target VRAM and in caps.sysmem_page_size_mask for SYSMEM targets
+ * (-EINVAL otherwise). addresses[i] is the VRAM address (target VRAM) or
  * the IOVA (SYSMEM targets) of page i, aligned to page_size. flags:
  * VGPU_MAP_*. Existing mappings in the range are replaced (this is how a
  * chunk moves between VRAM and system RAM). Translations the TLB already
- * cached stay in use until vgpu_hal_as_tlb_invalidate. Mapping a 64 KiB page
- * over 4 KiB pages (or the reverse) is allowed; the new size wins for the
+ * cached stay in use until vgpu_hal_as_tlb_invalidate. Mapping a large page
+ * over small pages (or the reverse) is allowed; the new size wins for the
  * covered range. -ENOMEM if page tables cannot be allocated (nothing mapped).
  */
 static inline int vgpu_hal_as_map(struct vgpu_hal_as *as, uint64_t va, uint32_t page_size,
