@@ -159,6 +159,7 @@ static void test_bad_input(void **state)
 	config.weight = 1;
 	config.chunk_bytes = 1000;
 	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EINVAL);
+	assert_non_null(strstr(vgpu_core_last_error(), "not a multiple of the GPU's 4 KiB page"));
 	assert_int_equal(vgpu_core_set_weight(a, 0), -EINVAL);
 	assert_int_equal(harness_stats(a).weight, 1);
 }
@@ -443,6 +444,8 @@ static void test_refbits_refused_without_reference_bits(void **state)
 	config.policy = "random";
 	config.chunk_bytes = 12345;
 	assert_int_equal(vgpu_core_create(h.hal, &config, &core), -EINVAL);
+	assert_non_null(strstr(vgpu_core_last_error(), "chunk size 12345 bytes is not a multiple "
+	                                               "of the GPU's 4 KiB page"));
 }
 
 /* CLOCK over reference bits: the chunks a kernel touched survive. */

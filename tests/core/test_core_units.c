@@ -227,6 +227,59 @@ static void test_chunk_layout(void **state)
 	assert_int_equal(vgpu_chunk_count(4 * KiB, 4 * MiB), 1);
 	vgpu_chunk_layout(chunks, 1, 0, 4 * KiB, 4 * MiB, mask);
 	assert_int_equal(chunks[0].bytes, 4 * KiB);
+
+	/* A GPU with 2 MiB pages only (cudagpu): 10 MiB in 4 MiB chunks at a
+	 * 2 MiB aligned address, remainder 2 MiB; every chunk on 2 MiB pages. */
+	vgpu_chunk_layout(chunks, 3, 2 * MiB, 10 * MiB, 4 * MiB, VGPU_HAL_PAGE_MASK_2M);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(chunks[i].page_size, VGPU_PAGE_2M);
+	assert_int_equal(chunks[2].bytes, 2 * MiB);
+
+	/* All three sizes: the largest that the address and size allow. */
+	mask |= VGPU_HAL_PAGE_MASK_2M;
+	vgpu_chunk_layout(chunks, 3, 2 * MiB, 4 * MiB + 64 * KiB + 4 * KiB, 2 * MiB, mask);
+	assert_int_equal(chunks[0].page_size, VGPU_PAGE_2M);
+	assert_int_equal(chunks[1].page_size, VGPU_PAGE_2M);
+	assert_int_equal(chunks[2].page_size, VGPU_PAGE_4K);
+	vgpu_chunk_layout(chunks, 2, 64 * KiB, 4 * MiB, 2 * MiB, mask);
+	assert_int_equal(chunks[0].page_size, VGPU_PAGE_64K); /* address only 64 KiB aligned */
+}
+
+/* ---- page sizes of a HAL mask ------------------------------------------- */
+
+static void test_page_sizes(void **state)
+{
+	const uint32_t simgpu = VGPU_HAL_PAGE_MASK_4K | VGPU_HAL_PAGE_MASK_64K;
+	const uint32_t big_only = VGPU_HAL_PAGE_MASK_2M;
+	const uint32_t all = simgpu | big_only;
+
+	assert_true(vgpu_page_mask_valid(simgpu));
+	assert_true(vgpu_page_mask_valid(big_only));
+	assert_false(vgpu_page_mask_valid(0));
+	assert_false(vgpu_page_mask_valid(1u << 3)); /* no such size */
+
+	assert_int_equal(vgpu_page_size_smallest(simgpu), VGPU_PAGE_4K);
+	assert_int_equal(vgpu_page_size_smallest(big_only), VGPU_PAGE_2M);
+	assert_int_equal(vgpu_page_size_smallest(0), 0);
+	assert_int_equal(vgpu_page_size_largest(simgpu), VGPU_PAGE_64K);
+	assert_int_equal(vgpu_page_size_largest(all), VGPU_PAGE_2M);
+
+	/* Largest dividing: of an or of several values, never outside the mask. */
+	assert_int_equal(vgpu_page_size_largest_dividing(simgpu, 4 * MiB), VGPU_PAGE_64K);
+	assert_int_equal(vgpu_page_size_largest_dividing(simgpu, MiB | 12 * KiB), VGPU_PAGE_4K);
+	assert_int_equal(vgpu_page_size_largest_dividing(all, 4 * MiB | 6 * MiB), VGPU_PAGE_2M);
+	assert_int_equal(vgpu_page_size_largest_dividing(all, 4 * MiB | 192 * KiB), VGPU_PAGE_64K);
+	assert_int_equal(vgpu_page_size_largest_dividing(big_only, 4 * MiB | MiB), 0);
+	assert_int_equal(vgpu_page_size_largest_dividing(big_only, 0), VGPU_PAGE_2M);
+
+	/* Falling back: only to smaller sizes of the mask. */
+	assert_int_equal(vgpu_page_size_next_smaller(all, VGPU_PAGE_2M), VGPU_PAGE_64K);
+	assert_int_equal(vgpu_page_size_next_smaller(simgpu, VGPU_PAGE_64K), VGPU_PAGE_4K);
+	assert_int_equal(vgpu_page_size_next_smaller(simgpu, VGPU_PAGE_4K), 0);
+	assert_int_equal(vgpu_page_size_next_smaller(big_only, VGPU_PAGE_2M), 0);
+	assert_int_equal(vgpu_page_size_next_smaller(VGPU_HAL_PAGE_MASK_4K | big_only,
+	                                             VGPU_PAGE_2M),
+	                 VGPU_PAGE_4K);
 }
 
 /* ---- VA allocator ------------------------------------------------------- */
@@ -369,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_victim_heap_random),
 		cmocka_unit_test(test_chunk_set),
 		cmocka_unit_test(test_chunk_layout),
+		cmocka_unit_test(test_page_sizes),
 		cmocka_unit_test(test_va_allocator),
 		cmocka_unit_test(test_fair_shares),
 		cmocka_unit_test(test_host_budget),

@@ -225,7 +225,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	if (!bytes || bytes > UINT64_MAX - VGPU_PAGE_4K) {
+	if (!bytes || bytes > UINT64_MAX - core->min_page) {
 		vgpu_core_set_error("VM '%s': cannot allocate %" PRIu64 " bytes; ask for 1 byte "
 		                    "or more",
 		                    vm->name, bytes);
@@ -242,7 +242,8 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 		vgpu_core_set_error("VM '%s': unknown allocation flags %#x; pass 0", vm->name, flags);
 		return -EINVAL;
 	}
-	rounded = (bytes + VGPU_PAGE_4K - 1) & ~(uint64_t)(VGPU_PAGE_4K - 1);
+	/* Whole GPU pages: a buffer never shares a page with another. */
+	rounded = (bytes + core->min_page - 1) / core->min_page * core->min_page;
 
 	start = vgpu_core_now_ns();
 	vgpu_fifo_lock(&core->lock);
@@ -256,7 +257,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 		err = -ENOSPC; /* more chunks than a buffer can have */
 		goto fail;
 	}
-	err = vgpu_va_alloc(&vm->va, rounded, VGPU_BUFFER_ALIGN, &gpu_va);
+	err = vgpu_va_alloc(&vm->va, rounded, core->buffer_align, &gpu_va);
 	if (err)
 		goto fail;
 	buffer = buffer_new(vm, gpu_va, rounded, priority);

@@ -17,8 +17,10 @@ uint32_t vgpu_chunk_count(uint64_t buffer_bytes, uint64_t chunk_bytes)
 
 /*
  * Fixed-size chunks from the start, a smaller remainder chunk at the tail
- * (thesis §3.2.2). 64 KiB pages where the chunk's address is 64 KiB aligned
- * and its size a multiple of 64 KiB, 4 KiB pages otherwise.
+ * (thesis §3.2.2). Each chunk's page size is the largest of page_size_mask
+ * that divides its address and its size (on simgpu: 64 KiB where both allow
+ * it, 4 KiB otherwise). The caller keeps buffer_va, buffer_bytes and
+ * chunk_bytes multiples of the mask's smallest size, so one always fits.
  */
 void vgpu_chunk_layout(struct vgpu_chunk *chunks, uint32_t count, uint64_t buffer_va,
                        uint64_t buffer_bytes, uint64_t chunk_bytes, uint32_t page_size_mask)
@@ -32,10 +34,7 @@ void vgpu_chunk_layout(struct vgpu_chunk *chunks, uint32_t count, uint64_t buffe
 
 		chunk->offset = offset;
 		chunk->bytes = left < chunk_bytes ? left : chunk_bytes;
-		chunk->page_size = VGPU_PAGE_4K;
-		if ((page_size_mask & VGPU_HAL_PAGE_MASK_64K) && !(va % VGPU_PAGE_64K) &&
-		    !(chunk->bytes % VGPU_PAGE_64K))
-			chunk->page_size = VGPU_PAGE_64K;
+		chunk->page_size = vgpu_page_size_largest_dividing(page_size_mask, va | chunk->bytes);
 		offset += chunk->bytes;
 	}
 }
@@ -141,26 +140,24 @@ bool vgpu_chunk_is_selected(const struct vgpu_chunk *chunk)
 int vgpu_chunk_vram_alloc(struct vgpu_core *core, const struct vgpu_chunk *chunk,
                           uint64_t **pages, uint32_t *page_size)
 {
-	uint32_t sizes[2] = { chunk->page_size, VGPU_PAGE_4K };
+	uint32_t size = chunk->page_size;
 	int err = -ENOMEM;
 
-	for (int i = 0; i < 2; i++) {
-		uint64_t count = chunk->bytes / sizes[i];
-		uint64_t *addresses;
+	/* Free VRAM may be too fragmented for large pages: retry with the
+	 * GPU's smaller ones, never with a size it lacks. */
+	for (; size; size = vgpu_page_size_next_smaller(core->caps.page_size_mask, size)) {
+		uint64_t count = chunk->bytes / size;
+		uint64_t *addresses = malloc(count * sizeof(*addresses));
 
-		if (i == 1 && sizes[0] == VGPU_PAGE_4K)
-			break;
-		addresses = malloc(count * sizeof(*addresses));
 		if (!addresses)
 			return -ENOMEM;
-		err = vgpu_hal_vram_alloc(core->hal, sizes[i], count, addresses);
+		err = vgpu_hal_vram_alloc(core->hal, size, count, addresses);
 		if (!err) {
 			*pages = addresses;
-			*page_size = sizes[i];
+			*page_size = size;
 			return 0;
 		}
 		free(addresses);
-		/* Free VRAM may be too fragmented for large pages: retry small. */
 	}
 	return err;
 }
@@ -224,20 +221,23 @@ int vgpu_chunk_map_vram(struct vgpu_chunk *chunk, const uint64_t *pages, uint32_
  * SYSRAM_NO_SNOOP). */
 int vgpu_chunk_map_host(struct vgpu_chunk *chunk, uint64_t iova)
 {
-	uint32_t page_size = chunk->page_size;
-	uint64_t count, *addresses;
+	struct vgpu_vm *vm = chunk->buffer->vm;
+	uint64_t va = vgpu_chunk_va(chunk), count, *addresses;
+	uint32_t page_size;
 	int err;
 
-	if (iova % page_size)
-		page_size = VGPU_PAGE_4K;
+	page_size = vgpu_page_size_largest_dividing(vm->core->caps.sysmem_page_size_mask,
+	                                            va | chunk->bytes | iova);
+	if (!page_size)
+		return -EINVAL; /* an IOVA below the GPU's smallest SYSMEM page */
 	count = chunk->bytes / page_size;
 	addresses = malloc(count * sizeof(*addresses));
 	if (!addresses)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < count; i++)
 		addresses[i] = iova + i * page_size;
-	err = vgpu_hal_as_map(chunk->buffer->vm->as, vgpu_chunk_va(chunk), page_size, count,
-	                      VGPU_TARGET_SYSMEM_NONCOHERENT, addresses, 0);
+	err = vgpu_hal_as_map(vm->as, va, page_size, count, VGPU_TARGET_SYSMEM_NONCOHERENT,
+	                      addresses, 0);
 	free(addresses);
 	return err;
 }

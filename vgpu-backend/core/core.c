@@ -110,16 +110,51 @@ const char *vgpu_core_policy_name(const struct vgpu_core *core)
 	return core->policy->name;
 }
 
-static int check_config(const struct vgpu_core_config *config, const struct vgpu_hal_caps *caps,
-                        const struct vgpu_policy_ops **policy)
+/* The core's chunk size when the config leaves it 0: the thesis's 4 MiB,
+ * rounded up to a multiple of the GPU's smallest page. */
+static uint64_t default_chunk_bytes(uint32_t min_page)
 {
-	char why[256];
+	return (VGPU_CORE_DEFAULT_CHUNK_BYTES + min_page - 1) / min_page * min_page;
+}
+
+/* The GPU's page sizes: known ones, and every VRAM size usable for SYSMEM. */
+static int check_page_sizes(const struct vgpu_hal_caps *caps)
+{
+	const char *name = caps->name ? caps->name : "?";
+
+	if (!vgpu_page_mask_valid(caps->page_size_mask) ||
+	    !vgpu_page_mask_valid(caps->sysmem_page_size_mask)) {
+		vgpu_core_set_error("GPU '%s' reports page sizes %#x (VRAM) and %#x (system "
+		                    "memory); each must be a non-empty set of VGPU_HAL_PAGE_MASK_* "
+		                    "bits",
+		                    name, caps->page_size_mask, caps->sysmem_page_size_mask);
+		return -ENOTSUP;
+	}
+	if ((caps->page_size_mask & caps->sysmem_page_size_mask) != caps->page_size_mask) {
+		vgpu_core_set_error("GPU '%s' cannot map system memory with every page size it "
+		                    "uses for VRAM (masks %#x and %#x); sysmem_page_size_mask "
+		                    "must include page_size_mask",
+		                    name, caps->page_size_mask, caps->sysmem_page_size_mask);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/* chunk_bytes is the resolved chunk size (the default filled in). */
+static int check_config(const struct vgpu_core_config *config, uint64_t chunk_bytes,
+                        const struct vgpu_hal_caps *caps, const struct vgpu_policy_ops **policy)
+{
+	uint32_t min_page = vgpu_page_size_smallest(caps->page_size_mask);
+	char why[256], size[32], page[32], fallback[32];
 	int err;
 
-	if (!config->chunk_bytes || config->chunk_bytes % VGPU_PAGE_4K) {
-		vgpu_core_set_error("chunk size %" PRIu64 " is not a positive multiple of 4 KiB; "
-		                    "use e.g. 4M (the default)",
-		                    config->chunk_bytes);
+	if (chunk_bytes % min_page) {
+		vgpu_core_set_error("chunk size %s is not a multiple of the GPU's %s page; use e.g. "
+		                    "%s (the default)",
+		                    vgpu_core_format_size(chunk_bytes, size, sizeof(size)),
+		                    vgpu_core_format_size(min_page, page, sizeof(page)),
+		                    vgpu_core_format_size(default_chunk_bytes(min_page), fallback,
+		                                          sizeof(fallback)));
 		return -EINVAL;
 	}
 	*policy = config->policy_ops;
@@ -144,11 +179,6 @@ static int check_config(const struct vgpu_core_config *config, const struct vgpu
 			return err;
 		}
 	}
-	if (!(caps->page_size_mask & VGPU_HAL_PAGE_MASK_4K)) {
-		vgpu_core_set_error("GPU '%s' has no 4 KiB pages; the core needs them",
-		                    caps->name ? caps->name : "?");
-		return -ENOTSUP;
-	}
 	return 0;
 }
 
@@ -159,6 +189,8 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	const struct vgpu_policy_ops *policy;
 	struct vgpu_hal_caps caps;
 	struct vgpu_core *core;
+	uint32_t min_page;
+	uint64_t chunk_bytes;
 	int err;
 
 	vgpu_core_clear_error();
@@ -171,7 +203,12 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 		config = &defaults;
 	}
 	vgpu_hal_get_caps(hal, &caps);
-	err = check_config(config, &caps, &policy);
+	err = check_page_sizes(&caps);
+	if (err)
+		return err;
+	min_page = vgpu_page_size_smallest(caps.page_size_mask);
+	chunk_bytes = config->chunk_bytes ? config->chunk_bytes : default_chunk_bytes(min_page);
+	err = check_config(config, chunk_bytes, &caps, &policy);
 	if (err)
 		return err;
 
@@ -180,7 +217,10 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 		return -ENOMEM;
 	core->hal = hal;
 	core->caps = caps;
+	core->min_page = min_page;
+	core->buffer_align = min_page > VGPU_BUFFER_MIN_ALIGN ? min_page : VGPU_BUFFER_MIN_ALIGN;
 	core->config = *config;
+	core->config.chunk_bytes = chunk_bytes;
 	core->config.policy = policy->name;
 	core->config.policy_ops = policy;
 	if (!core->config.drain_timeout_ms)

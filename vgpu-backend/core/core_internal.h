@@ -27,12 +27,15 @@
 #include "host_budget.h"
 #include "host_cache.h"
 #include "list.h"
+#include "page_size.h"
 #include "rng.h"
 #include "va_allocator.h"
 #include "victim.h"
 
 #define VGPU_PRIORITY_LEVELS (VGPU_PRIORITY_MAX + 1)
-#define VGPU_BUFFER_ALIGN VGPU_PAGE_64K
+/* Buffers start at least this aligned (more when the GPU's pages are
+ * larger: struct vgpu_core.buffer_align). */
+#define VGPU_BUFFER_MIN_ALIGN VGPU_PAGE_64K
 
 /* Index of a chunk location in the per-location arrays below. */
 #define LOC_RESIDENT VGPU_CHUNK_RESIDENT
@@ -154,7 +157,13 @@ struct vgpu_policy_context {
 struct vgpu_core {
 	struct vgpu_hal *hal;
 	struct vgpu_hal_caps caps;
-	struct vgpu_core_config config;
+	/* The GPU's smallest VRAM page (caps.page_size_mask): buffer sizes and
+	 * chunk sizes are multiples of it. */
+	uint32_t min_page;
+	/* Alignment of a buffer's GPU VA: max(VGPU_BUFFER_MIN_ALIGN, min_page),
+	 * so every chunk can use the GPU's pages. */
+	uint64_t buffer_align;
+	struct vgpu_core_config config; /* chunk_bytes resolved (never 0) */
 	const struct vgpu_policy_ops *policy;
 	struct vgpu_policy_context policy_context;
 
@@ -222,7 +231,9 @@ void vgpu_chunk_remove(struct vgpu_chunk *chunk);
 void vgpu_chunk_select(struct vgpu_chunk *chunk);
 void vgpu_chunk_unselect(struct vgpu_chunk *chunk);
 bool vgpu_chunk_is_selected(const struct vgpu_chunk *chunk);
-/* VRAM for a chunk: page_size pages when possible, 4 KiB pages otherwise. */
+/* VRAM for a chunk: pages of its page_size when possible, otherwise of the
+ * next smaller sizes of the GPU's page_size_mask (VRAM may be too
+ * fragmented for large pages). *page_size receives the size used. */
 int vgpu_chunk_vram_alloc(struct vgpu_core *core, const struct vgpu_chunk *chunk,
                           uint64_t **pages, uint32_t *page_size);
 void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *pages,
@@ -239,7 +250,9 @@ int vgpu_chunk_host_alloc(struct vgpu_core *core, uint64_t bytes, bool overwritt
  * reservation first. */
 void vgpu_chunk_host_free(struct vgpu_core *core, uint64_t bytes, struct vgpu_hal_host_buf *host,
                           uint64_t iova);
-/* Map the chunk in its VM's address space: to VRAM pages or to an IOVA. */
+/* Map the chunk in its VM's address space: to VRAM pages or to an IOVA
+ * (with the largest SYSMEM page size that the chunk's VA, size and the IOVA
+ * allow). */
 int vgpu_chunk_map_vram(struct vgpu_chunk *chunk, const uint64_t *pages, uint32_t page_size);
 int vgpu_chunk_map_host(struct vgpu_chunk *chunk, uint64_t iova);
 /* Free a chunk's memory (VRAM or host), whatever its location. Its mapping

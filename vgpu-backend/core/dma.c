@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "dma.h"
+#include "page_size.h"
 
 #define DMA_VA_BASE (1ull << 20)
 #define COOKIE_GENERATION_SHIFT 32
@@ -15,7 +16,10 @@ int vgpu_dma_init(struct vgpu_dma *dma, struct vgpu_hal *hal, const struct vgpu_
 	int err;
 
 	dma->hal = hal;
-	dma->page_size_mask = caps->page_size_mask;
+	dma->sysmem_page_size_mask = caps->sysmem_page_size_mask;
+	/* Windows fit the largest page of either kind. */
+	dma->window_align =
+	        vgpu_page_size_largest(caps->page_size_mask | caps->sysmem_page_size_mask);
 	dma->generation = 0;
 	dma->submitted = dma->completed = 0;
 	dma->error = 0;
@@ -42,15 +46,10 @@ void vgpu_dma_fini(struct vgpu_dma *dma)
 	pthread_mutex_destroy(&dma->lock);
 }
 
-static uint32_t window_align(const struct vgpu_dma *dma)
-{
-	return (dma->page_size_mask & VGPU_HAL_PAGE_MASK_64K) ? VGPU_PAGE_64K : VGPU_PAGE_4K;
-}
-
 int vgpu_dma_map_vram(struct vgpu_dma *dma, const uint64_t *pages, uint32_t page_size,
                       uint64_t bytes, uint64_t *va)
 {
-	int err = vgpu_va_alloc(&dma->va, bytes, window_align(dma), va);
+	int err = vgpu_va_alloc(&dma->va, bytes, dma->window_align, va);
 
 	if (err)
 		return err;
@@ -63,20 +62,22 @@ int vgpu_dma_map_vram(struct vgpu_dma *dma, const uint64_t *pages, uint32_t page
 
 int vgpu_dma_map_iova(struct vgpu_dma *dma, uint64_t iova, uint64_t bytes, uint64_t *va)
 {
-	uint32_t page_size = VGPU_PAGE_4K;
+	/* The window's VA is aligned to every page size: only the IOVA and the
+	 * length limit it. */
+	uint32_t page_size = vgpu_page_size_largest_dividing(dma->sysmem_page_size_mask,
+	                                                     iova | bytes);
 	uint64_t count, *addresses;
 	int err;
 
-	if ((dma->page_size_mask & VGPU_HAL_PAGE_MASK_64K) && !(iova % VGPU_PAGE_64K) &&
-	    !(bytes % VGPU_PAGE_64K))
-		page_size = VGPU_PAGE_64K;
+	if (!page_size)
+		return -EINVAL;
 	count = bytes / page_size;
 	addresses = malloc(count * sizeof(*addresses));
 	if (!addresses)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < count; i++)
 		addresses[i] = iova + i * page_size;
-	err = vgpu_va_alloc(&dma->va, bytes, window_align(dma), va);
+	err = vgpu_va_alloc(&dma->va, bytes, dma->window_align, va);
 	if (!err) {
 		err = vgpu_hal_as_map(dma->as, *va, page_size, count, VGPU_TARGET_SYSMEM_NONCOHERENT,
 		                      addresses, VGPU_MAP_PRIVILEGED);

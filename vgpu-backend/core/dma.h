@@ -26,7 +26,8 @@ struct vgpu_dma {
 	struct vgpu_hal *hal;
 	struct vgpu_hal_as *as;
 	struct vgpu_va_allocator va;
-	uint32_t page_size_mask;
+	uint32_t sysmem_page_size_mask; /* the HAL's, for IOVA windows */
+	uint32_t window_align;          /* the HAL's largest page size */
 
 	pthread_mutex_t lock; /* the fields below; taken by the event thread */
 	pthread_cond_t cond;
@@ -39,7 +40,8 @@ struct vgpu_dma {
 int vgpu_dma_init(struct vgpu_dma *dma, struct vgpu_hal *hal, const struct vgpu_hal_caps *caps);
 void vgpu_dma_fini(struct vgpu_dma *dma);
 
-/* Map bytes of VRAM pages (page_size each) / of an IOVA range into the DMA
+/* Map bytes of VRAM pages (page_size each) / of an IOVA range (with the
+ * largest SYSMEM page size that the IOVA and bytes allow) into the DMA
  * address space; *va receives the window. */
 int vgpu_dma_map_vram(struct vgpu_dma *dma, const uint64_t *pages, uint32_t page_size,
                       uint64_t bytes, uint64_t *va);

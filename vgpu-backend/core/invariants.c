@@ -58,6 +58,11 @@ static bool check_mapping(struct check *check, struct vgpu_core *core, struct vg
 	return true;
 }
 
+static bool has_page_size(uint32_t mask, uint32_t page_size)
+{
+	return page_size && vgpu_page_size_largest_dividing(mask, page_size) == page_size;
+}
+
 static bool check_chunk(struct check *check, struct vgpu_core *core, struct vgpu_chunk *chunk,
                         uint64_t sums[LOC_COUNT], uint64_t counts[LOC_COUNT])
 {
@@ -88,12 +93,19 @@ static bool check_chunk(struct check *check, struct vgpu_core *core, struct vgpu
 	if (location == LOC_EVICTED && (chunk->vram || !chunk->host))
 		return fail(check, "VM '%s': evicted chunk at %#" PRIx64 " has VRAM or no host "
 		            "memory", vm->name, va);
-	if (location == LOC_RESIDENT && chunk->bytes % chunk->vram_page_size)
-		return fail(check, "VM '%s': chunk at %#" PRIx64 " is not a multiple of its pages",
-		            vm->name, va);
-	if (!chunk->bytes || chunk->bytes > vm->chunk_bytes || chunk->bytes % VGPU_PAGE_4K)
+	if (location == LOC_RESIDENT && (chunk->bytes % chunk->vram_page_size ||
+	                                 !has_page_size(core->caps.page_size_mask,
+	                                                chunk->vram_page_size)))
+		return fail(check, "VM '%s': chunk at %#" PRIx64 " is not a multiple of its pages "
+		            "of %" PRIu32 " bytes, or the GPU has no such pages", vm->name, va,
+		            chunk->vram_page_size);
+	if (!chunk->bytes || chunk->bytes > vm->chunk_bytes || chunk->bytes % core->min_page)
 		return fail(check, "VM '%s': chunk at %#" PRIx64 " has size %" PRIu64, vm->name, va,
 		            chunk->bytes);
+	if (chunk->page_size != vgpu_page_size_largest_dividing(core->caps.page_size_mask,
+	                                                        va | chunk->bytes))
+		return fail(check, "VM '%s': chunk at %#" PRIx64 " has page size %" PRIu32 ", not "
+		            "the largest its address and size allow", vm->name, va, chunk->page_size);
 	sums[location] += chunk->bytes;
 	counts[location]++;
 	return check_mapping(check, core, chunk);

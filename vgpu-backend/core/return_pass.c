@@ -55,7 +55,7 @@ static void select_chunks(struct vgpu_core *core, uint64_t free_bytes)
 		vgpu_victim_heap_push(winners, &vm->winner); /* reserved: cannot fail */
 	}
 
-	while (free_bytes >= VGPU_PAGE_4K) {
+	while (free_bytes >= core->min_page) {
 		struct vgpu_victim_node *node = vgpu_victim_heap_top(winners);
 		struct vgpu_vm *winner;
 		struct vgpu_chunk *chunk;
@@ -87,7 +87,7 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 	int moved = 0, err = 0;
 
 	free_bytes = vgpu_hal_vram_free_bytes(core->hal);
-	if (!core->evicted_bytes || free_bytes < VGPU_PAGE_4K)
+	if (!core->evicted_bytes || free_bytes < core->min_page)
 		return 0;
 	select_chunks(core, free_bytes);
 	mark = vgpu_core_now_ns();

@@ -43,6 +43,7 @@ void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta)
 
 static int check_vm_config(struct vgpu_core *core, const struct vgpu_vm_config *config)
 {
+	char size[32], page[32], fallback[32];
 	size_t length;
 
 	if (!config->name || !(length = strlen(config->name)) || length >= VGPU_VM_NAME_MAX) {
@@ -62,14 +63,25 @@ static int check_vm_config(struct vgpu_core *core, const struct vgpu_vm_config *
 		                    config->weight, VGPU_CORE_WEIGHT_MAX);
 		return -EINVAL;
 	}
-	if (config->chunk_bytes &&
-	    (config->chunk_bytes % VGPU_PAGE_4K || config->chunk_bytes > VM_CHUNK_MAX)) {
-		vgpu_core_set_error("VM '%s': chunk size %" PRIu64 " is not a multiple of 4 KiB "
-		                    "up to 4 GiB; use e.g. 4M, or 0 for the core's default",
-		                    config->name, config->chunk_bytes);
+	if (config->chunk_bytes % core->min_page) {
+		vgpu_core_set_error("VM '%s': chunk size %s is not a multiple of the GPU's %s page; "
+		                    "use e.g. %s, or 0 for the core's default",
+		                    config->name,
+		                    vgpu_core_format_size(config->chunk_bytes, size, sizeof(size)),
+		                    vgpu_core_format_size(core->min_page, page, sizeof(page)),
+		                    vgpu_core_format_size(core->config.chunk_bytes, fallback,
+		                                          sizeof(fallback)));
 		return -EINVAL;
 	}
-	(void)core;
+	if (config->chunk_bytes > VM_CHUNK_MAX) {
+		vgpu_core_set_error("VM '%s': chunk size %s is above 4 GiB; use e.g. %s, or 0 for "
+		                    "the core's default",
+		                    config->name,
+		                    vgpu_core_format_size(config->chunk_bytes, size, sizeof(size)),
+		                    vgpu_core_format_size(core->config.chunk_bytes, fallback,
+		                                          sizeof(fallback)));
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -7,10 +7,13 @@
  *
  *  - Every VM has its own GPU address space. A buffer is a range of that
  *    address space, split into chunks of the VM's chunk size with a smaller
- *    remainder chunk at the tail (thesis §3.2.2). Buffer sizes are rounded
- *    up to 4 KiB. A chunk is mapped with 64 KiB GPU pages when its address
- *    is 64 KiB aligned and its size a multiple of 64 KiB (and the GPU has
- *    64 KiB pages), with 4 KiB pages otherwise.
+ *    remainder chunk at the tail (thesis §3.2.2). The GPU's smallest VRAM
+ *    page (min_page, from caps.page_size_mask: 4 KiB on simgpu, 2 MiB on
+ *    cudagpu) is the unit of everything: buffer sizes are rounded up to it,
+ *    chunk sizes must be multiples of it, and buffers start at addresses
+ *    aligned to max(64 KiB, min_page). A chunk is mapped with the largest
+ *    GPU page size that divides its address and its size (on simgpu 64 KiB
+ *    pages where both allow it, 4 KiB pages otherwise).
  *  - Every chunk is either resident (in VRAM) or evicted (in pinned host
  *    memory mapped through the IOMMU, PTE target SYSMEM non-coherent), at the
  *    same GPU virtual address and with the same contents either way.
@@ -110,7 +113,9 @@ typedef void (*vgpu_core_event_fn)(void *ctx, struct vgpu_vm *vm,
                                    const struct vgpu_hal_event *event);
 
 struct vgpu_core_config {
-	uint64_t chunk_bytes;          /* default chunk size; multiple of 4 KiB */
+	uint64_t chunk_bytes;          /* default chunk size; a multiple of the GPU's
+	                                  smallest page; 0 = 4 MiB rounded up to
+	                                  that page */
 	const char *policy;            /* "random", "priority" or "refbits" */
 	const struct vgpu_policy_ops *policy_ops; /* a custom policy; overrides policy */
 	uint64_t seed;                 /* seeds the policy's random choices */
@@ -139,7 +144,8 @@ struct vgpu_vm_config {
 	const char *name;     /* 1..63 printable characters, unique per core */
 	uint32_t weight;      /* share of VRAM, 1..VGPU_CORE_WEIGHT_MAX */
 	uint64_t cap_bytes;   /* most bytes it may hold, resident + evicted; 0 = no cap */
-	uint64_t chunk_bytes; /* 0 = the core's chunk size */
+	uint64_t chunk_bytes; /* a multiple of the GPU's smallest page, at most
+	                         4 GiB; 0 = the core's chunk size */
 };
 
 /* Defaults: no name (must be set), weight 1, no cap, the core's chunk size. */
@@ -148,7 +154,7 @@ void vgpu_vm_config_defaults(struct vgpu_vm_config *config);
 struct vgpu_buffer_info {
 	uint64_t handle; /* per VM; never reused while the VM lives */
 	uint64_t gpu_va; /* in the VM's address space */
-	uint64_t bytes;  /* the size rounded up to 4 KiB */
+	uint64_t bytes;  /* the size rounded up to the GPU's smallest page */
 };
 
 enum vgpu_chunk_location {
@@ -247,9 +253,9 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va);
 int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
 
 /*
- * Allocate bytes (> 0, rounded up to 4 KiB) with priority hint priority
- * (VGPU_PRIORITY_MIN..MAX; lower is evicted first by "priority") and flags
- * (none defined: 0). Evicts as described above when VRAM is short. On
+ * Allocate bytes (> 0, rounded up to the GPU's smallest page) with priority
+ * hint priority (VGPU_PRIORITY_MIN..MAX; lower is evicted first by
+ * "priority") and flags (none defined: 0). Evicts as described above when VRAM is short. On
  * success fills *out. The contents of a new buffer are unspecified.
  * -EINVAL bad argument; -EDQUOT the VM's cap would be exceeded; -ENOMEM the
  * host budget (or host memory) cannot hold what must be evicted; -ENOSPC no
