@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cudagpu_internal.h - cudagpu's objects, shared by its files:
+ *   cudagpu.c        the device: open, caps, events, the vtable
+ *   memory.c         the VRAM pool, host buffers, the IOMMU (IOVA table)
+ *   address_space.c  address spaces: page table, map/unmap, resolve, copies
+ *   channel.c        channels, the submission thread, completions
+ *
+ * Locks, in acquisition order:
+ *   1. pfifo_lock: the channel table, each channel's scheduling state, the
+ *      completion list, the event pool. The submission thread holds it while
+ *      it issues one GPFIFO entry.
+ *   2. memory_lock: the VRAM pool, host buffers, IOVA table, every address
+ *      space's page table and counters. Held across the driver's mapping
+ *      calls so a resolution never sees a half-made mapping.
+ *   Leaf: handler_lock (the event handler; held while an event is delivered,
+ *   never with 1 or 2 held).
+ */
+#ifndef VGPU_CUDAGPU_INTERNAL_H
+#define VGPU_CUDAGPU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "builtin_kernels.h"
+#include "cuda_api.h"
+#include "vgpu/cudagpu.h"
+#include "vgpu/hal.h"
+
+#define CG_PAGE VGPU_PAGE_2M
+#define CG_SMALL_PAGE VGPU_PAGE_4K
+#define CG_VA_BITS 37u                                   /* 128 GiB per AS */
+#define CG_VA_BYTES (UINT64_C(1) << CG_VA_BITS)
+#define CG_VA_RESERVED_BASE (CG_VA_BYTES - (UINT64_C(1) << 30))
+#define CG_SLOTS (CG_VA_BYTES / CG_PAGE)                 /* 2 MiB slots per AS */
+#define CG_SLOTS_PER_LEAF 512u                           /* a leaf covers 1 GiB */
+#define CG_LEAVES (CG_SLOTS / CG_SLOTS_PER_LEAF)
+#define CG_SMALL_PER_SLOT (CG_PAGE / CG_SMALL_PAGE)      /* 512 */
+#define CG_IOVA_BASE (UINT64_C(1) << 32)
+
+struct cudagpu;
+
+/* ------------------------------------------------------------------ memory */
+
+enum cg_host_kind {
+	CG_HOST_NUMA,       /* cuMemCreate on a host NUMA node: cuMemMap-able */
+	CG_HOST_REGISTERED, /* memfd pages, cuMemHostRegister: CPU + guest share */
+};
+
+struct cg_host_buf {
+	struct vgpu_hal_host_buf base;
+	enum cg_host_kind kind;
+	uint64_t alloc_bytes;  /* bytes rounded to the kind's granularity */
+	cg_mem_handle handle;  /* NUMA */
+	cg_deviceptr device;   /* NUMA: host aperture mapping; REGISTERED: dptr */
+	void *cpu;             /* CPU address, NULL if the CPU cannot map it */
+	int memfd;             /* REGISTERED, else -1 */
+	uint32_t iommu_maps;   /* live IOMMU mappings */
+	struct cg_host_buf *next;
+};
+
+struct cg_iommu_mapping {
+	uint64_t iova, bytes;
+	struct cg_host_buf *buf;
+	uint64_t offset; /* into buf */
+};
+
+/* ------------------------------------------------------- address spaces */
+
+enum cg_slot_kind {
+	CG_SLOT_NONE = 0,
+	CG_SLOT_VRAM,   /* 2 MiB VRAM page, cuMemMap-ed at base + va */
+	CG_SLOT_SYSMEM, /* 2 MiB of a NUMA host buffer, cuMemMap-ed at base + va */
+	CG_SLOT_SMALL,  /* 4 KiB SYSMEM pages, resolved by cudagpu (small[]) */
+};
+
+struct cg_small_pte {
+	bool valid;
+	uint8_t flags;   /* VGPU_MAP_* */
+	uint8_t target;  /* enum vgpu_hal_target */
+	uint64_t iova;
+};
+
+struct cg_slot {
+	uint8_t kind;    /* enum cg_slot_kind */
+	uint8_t flags;   /* VGPU_MAP_*, 2 MiB kinds */
+	uint8_t target;  /* enum vgpu_hal_target, 2 MiB kinds */
+	uint64_t address; /* VRAM address or IOVA, 2 MiB kinds */
+	struct cg_small_pte *small; /* CG_SLOT_SMALL: CG_SMALL_PER_SLOT entries */
+};
+
+struct cg_as {
+	struct vgpu_hal_as base;
+	uint32_t id;
+	cg_deviceptr va_base;             /* the cuMemAddressReserve range */
+	struct cg_slot *leaves[CG_LEAVES];
+	struct vgpu_hal_as_counters counters;
+};
+
+/* One piece of a resolved GPU VA range. */
+struct cg_segment {
+	cg_deviceptr device; /* where the GPU reaches it */
+	void *cpu;           /* where the CPU reaches it, or NULL */
+	uint64_t bytes;
+	enum vgpu_hal_target target;
+};
+
+enum cg_access {
+	CG_READ = 0,
+	CG_WRITE = 1,
+};
+
+/* How a VA range is resolved. */
+enum cg_resolve_mode {
+	CG_RESOLVE_USER,     /* a channel's access: flags enforced, AS addresses */
+	CG_RESOLVE_ENGINE,   /* the copy engine: privileged ok, AS addresses */
+	CG_RESOLVE_APERTURE, /* CPU access: flags ignored, aperture addresses */
+};
+
+/* ------------------------------------------------------------ channels */
+
+struct cg_completion;
+
+struct cg_channel {
+	struct vgpu_hal_channel base;
+	uint32_t id;
+	struct cg_as *as;
+	cg_stream stream;
+	int memfd;
+	void *window; /* control page + ring */
+	uint32_t entries;
+	uint32_t gp_get;
+	bool fetch;
+	bool error;
+	struct vgpu_hal_event last_error;
+	uint64_t *priv_ticket; /* per ring slot: 0 = user, else ticket (NOP: ~0) */
+	/* The entry in progress (a SEMAPHORE_ACQUIRE not yet satisfied). */
+	bool running;
+	uint32_t *words;
+	uint32_t word_count, position;
+	uint64_t pushbuffer_va;
+	cg_event acquire_event; /* earlier work of the channel, done? */
+	cg_event entry_start;   /* recorded before the entry's first command */
+	/* RANDOM_ACCESS start states (pinned host memory, grown on demand). */
+	uint64_t *starts;
+	uint32_t starts_capacity;
+	cg_event starts_event; /* the last launch that read starts */
+	uint32_t inflight; /* completions not yet seen */
+};
+
+enum cg_completion_type {
+	CG_DONE_TIMING,     /* the end of a channel's entry: time it */
+	CG_DONE_FENCE,      /* SEMAPHORE_RELEASE with interrupt */
+	CG_DONE_PRIV_FENCE, /* a privileged fence */
+	CG_DONE_COPY,       /* vgpu_hal_copy */
+	CG_DONE_ERROR,      /* a channel was killed: delivered at once */
+};
+
+struct cg_completion {
+	enum cg_completion_type type;
+	cg_stream stream;       /* the order it completes in */
+	cg_event start, end;    /* start may be NULL */
+	struct cg_channel *channel; /* NULL for copies */
+	struct cg_as *as;       /* whose busy time it is */
+	uint64_t value, address, cookie;
+	int status;             /* COPY: already failed (no event) */
+	struct cg_completion *next;
+};
+
+/* ------------------------------------------------------------- device */
+
+struct cudagpu {
+	struct vgpu_hal base;
+	struct cuda_api api;
+	struct cudagpu_config config;
+	cg_device device;
+	cg_context context;
+	char name[128];
+	int sm_count;
+	int numa_id;
+	bool host_cpu_access; /* NUMA host buffers can be mapped for the CPU */
+	struct vgpu_hal_caps caps;
+	struct cudagpu_kernels kernels;
+
+	pthread_mutex_t memory_lock;
+	/* VRAM pool: handles[i] backs VRAM address i * 2 MiB. */
+	uint64_t vram_pages;
+	cg_mem_handle *vram_handles;
+	uint64_t *vram_free_stack;
+	uint64_t vram_free_count;
+	cg_deviceptr vram_aperture;
+	cg_stream util_stream; /* scrubs, zeroing */
+	struct cg_host_buf *host_bufs;
+	struct cg_iommu_mapping *iommu;
+	uint64_t iommu_count, iommu_capacity;
+	uint64_t next_iova;
+	struct cg_as **spaces; /* by id, max_address_spaces */
+	struct cudagpu_map_timing map_timing;
+
+	pthread_mutex_t pfifo_lock;
+	pthread_cond_t pfifo_wake;
+	pthread_t pfifo_thread;
+	bool pfifo_started, stopping;
+	bool delivering; /* the submission thread is delivering events */
+	struct cg_channel **channels; /* by id, max_channels */
+	uint32_t next_channel; /* round robin */
+	int32_t current_channel;
+	struct cg_completion *done_head, **done_tail;
+	cg_event *event_pool;
+	uint32_t event_pool_count, event_pool_capacity;
+	uint64_t next_ticket;
+	cg_stream copy_stream;
+	uint64_t busy_ns[VGPU_ENGINE_COUNT];
+
+	pthread_mutex_t handler_lock;
+	vgpu_hal_event_fn handler;
+	void *handler_ctx;
+	pthread_t delivery_thread;
+};
+
+static inline struct cudagpu *cg_of(struct vgpu_hal *hal)
+{
+	return (struct cudagpu *)hal;
+}
+
+/* Make the GPU's context current on the calling thread. */
+void cg_enter(struct cudagpu *gpu);
+
+/* Log-free error mapping: a driver result to a negative errno. */
+int cg_errno(cg_result result);
+
+uint64_t cg_now_ns(void);
+
+/* memory.c */
+int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len);
+void cg_memory_fini(struct cudagpu *gpu);
+int cg_vram_alloc(struct vgpu_hal *hal, uint32_t page_size, uint64_t count, uint64_t *addresses);
+void cg_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                  const uint64_t *addresses);
+uint64_t cg_vram_free_bytes(struct vgpu_hal *hal);
+int cg_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
+                  const uint64_t *addresses);
+int cg_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out);
+void cg_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf);
+void *cg_host_cpu_pointer(struct vgpu_hal_host_buf *buf);
+int cg_host_share(struct vgpu_hal_host_buf *buf, int *fd, uint64_t *offset);
+int cg_iommu_map(struct vgpu_hal *hal, struct vgpu_hal_host_buf *buf, uint64_t offset,
+                 uint64_t bytes, uint64_t *iova);
+int cg_iommu_unmap(struct vgpu_hal *hal, uint64_t iova, uint64_t bytes);
+/* memory_lock held: the mapping holding iova (and its byte offset in it). */
+const struct cg_iommu_mapping *cg_iommu_find(struct cudagpu *gpu, uint64_t iova);
+
+/* address_space.c */
+int cg_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out);
+void cg_as_destroy(struct vgpu_hal_as *as);
+int cg_as_map(struct vgpu_hal_as *as, uint64_t va, uint32_t page_size, uint64_t count,
+              enum vgpu_hal_target target, const uint64_t *addresses, uint32_t flags);
+int cg_as_unmap(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes);
+void cg_as_tlb_invalidate(struct vgpu_hal_as *as);
+int cg_as_read(struct vgpu_hal_as *as, uint64_t va, void *dst, uint64_t bytes);
+int cg_as_write(struct vgpu_hal_as *as, uint64_t va, const void *src, uint64_t bytes);
+int cg_as_test_and_clear_referenced(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
+                                    bool *referenced);
+void cg_as_counters(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out);
+int cg_copy(struct vgpu_hal_as *as, uint64_t dst_va, uint64_t src_va, uint64_t bytes,
+            uint64_t cookie);
+/*
+ * memory_lock held. Resolve [va, va+bytes) into at most max segments
+ * (adjacent pieces merged). 0 on success; on a fault, -EFAULT with
+ * *fault_va and *cause set; -E2BIG when more than max segments are needed.
+ */
+int cg_resolve(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t bytes,
+               enum cg_access access, enum cg_resolve_mode mode, struct cg_segment *segs,
+               unsigned max, unsigned *count, uint64_t *fault_va,
+               enum vgpu_hal_error_cause *cause);
+/* memory_lock held: count bytes moved through segs in as's counters. */
+void cg_count_bytes(struct cg_as *as, const struct cg_segment *segs, unsigned count,
+                    enum cg_access access);
+
+/* channel.c */
+int cg_pfifo_start(struct cudagpu *gpu);
+void cg_pfifo_stop(struct cudagpu *gpu);
+int cg_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
+                      struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info);
+void cg_channel_destroy(struct vgpu_hal_channel *ch);
+void cg_channel_set_fetch(struct vgpu_hal_channel *ch, bool enabled);
+uint32_t cg_channel_gp_get(struct vgpu_hal_channel *ch);
+enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *ch,
+                                             struct vgpu_hal_event *last_error);
+int cg_channel_priv_submit(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
+                           uint64_t *ticket);
+void cg_channel_kick(struct vgpu_hal_channel *ch);
+int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+/* pfifo_lock held: queue a completion (takes ownership). */
+void cg_completion_queue(struct cudagpu *gpu, struct cg_completion *done);
+/* pfifo_lock held: an event from the pool (NULL on failure). */
+cg_event cg_event_get(struct cudagpu *gpu);
+void cg_event_put(struct cudagpu *gpu, cg_event event);
+
+#endif /* VGPU_CUDAGPU_INTERNAL_H */
