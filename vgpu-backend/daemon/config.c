@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "vgpu/core.h"
+#include "vgpu/hal_open.h"
 #include "vgpu/mdev_control.h"
 #include "listen_address.h"
 #include "log.h"
@@ -36,7 +37,8 @@ struct key {
 
 static const struct key keys[] = {
 	{ "simgpu", "vram", T_SIZE, OFF(gpu.vram_bytes), 0, "SIZE",
-	  "VRAM of the software GPU (multiple of 64K, >= 16M; default 1G)" },
+	  "VRAM of the software GPU (multiple of 64K, >= 16M; default 1G); with gpu = cuda, "
+	  "the VRAM budget taken from the GPU (multiple of 2M; default 90% of its free memory)" },
 	{ "simgpu", "reserved_vram", T_SIZE, OFF(gpu.reserved_vram_bytes), 0, "SIZE",
 	  "VRAM kept for page tables, not handed to VMs (0 = vram/64 in [4M, 256M])" },
 	{ "simgpu", "vram_bandwidth", T_RATE, OFF(gpu.vram_bandwidth), 0, "BYTES/S",
@@ -75,6 +77,9 @@ static const struct key keys[] = {
 	{ "core", "drain_timeout_ms", T_U32, OFF(drain_timeout_ms), 0, "MS",
 	  "how long a victim's channels may take to drain (default 10000)" },
 
+	{ "daemon", "gpu", T_STRING, STR(gpu_name), "NAME",
+	  "the GPU to share: simgpu (the built-in software GPU, default), cuda or cuda:N "
+	  "(an NVIDIA GPU through the CUDA driver; N = CUDA device ordinal)" },
 	{ "daemon", "socket", T_STRING, STR(socket_path), "PATH",
 	  "tenant (local transport) socket (default " VGPUD_DEFAULT_SOCKET ")" },
 	{ "daemon", "control_socket", T_STRING, STR(control_path), "PATH",
@@ -118,6 +123,8 @@ void vgpud_config_defaults(struct vgpud_config *config)
 {
 	memset(config, 0, sizeof(*config));
 	simgpu_config_defaults(&config->gpu);
+	config->gpu.vram_bytes = 0; /* the backend's default, see create_gpu */
+	strcpy(config->gpu_name, "simgpu");
 	config->chunk_bytes = VGPU_CORE_DEFAULT_CHUNK_BYTES;
 	strcpy(config->policy, "random");
 	config->seed = 1;
@@ -571,6 +578,15 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 {
 	size_t i;
 
+	{
+		struct vgpu_hal_spec spec;
+		char detail[256];
+
+		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail))) {
+			set_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
+			return -EINVAL;
+		}
+	}
 	if (!config->profile_count) {
 		set_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
 		        "section");

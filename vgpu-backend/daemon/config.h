@@ -55,8 +55,11 @@ struct vgpud_profile_spec {
 };
 
 struct vgpud_config {
-	/* [simgpu] */
+	/* [simgpu]; gpu.vram_bytes 0 = the backend's default (simgpu 1 GiB,
+	 * cuda 90% of the GPU's free memory), the effective value once vgpud
+	 * runs. */
 	struct simgpu_config gpu;
+	char gpu_name[32]; /* [daemon] gpu: simgpu, cuda or cuda:N */
 
 	/* [core] */
 	uint64_t chunk_bytes;

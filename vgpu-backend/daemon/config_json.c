@@ -45,7 +45,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	struct json_object *list = json_object_new_array();
 	size_t i;
 
-	add_str(gpu, "hal", "simgpu");
+	add_str(gpu, "hal", c->gpu_name);
 	add_u64(gpu, "vram", c->gpu.vram_bytes);
 	add_u64(gpu, "reserved_vram", c->gpu.reserved_vram_bytes);
 	add_u64(gpu, "vram_bandwidth", c->gpu.vram_bandwidth);

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "vgpu/device_abi.h"
+#include "vgpu/cudagpu.h"
+#include "vgpu/hal_open.h"
 #include "vgpu/simgpu.h"
 
 #include "control_server.h"
@@ -26,15 +28,36 @@
 
 static int create_gpu(struct vgpud *d)
 {
-	int err = simgpu_create(&d->config.gpu, &d->hal);
+	struct vgpu_hal_spec spec;
+	char why[384], name[32];
+	int err;
 
+	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, sizeof(why));
+	if (!err && spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
+		struct simgpu_config defaults;
+
+		simgpu_config_defaults(&defaults);
+		d->config.gpu.vram_bytes = defaults.vram_bytes;
+	}
+	if (!err)
+		err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, why,
+		                    sizeof(why));
 	if (err) {
-		log_error("cannot create the software GPU (vram %llu bytes): %s; check the "
-		          "[simgpu] settings (vram: a multiple of 64K, at least 16M)",
-		          (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
+		if (spec.backend == VGPU_HAL_BACKEND_SIMGPU)
+			log_error("cannot create the software GPU (vram %llu bytes): %s; check the "
+			          "[simgpu] settings (vram: a multiple of 64K, at least 16M)",
+			          (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
+		else
+			log_error("cannot open GPU %s: %s", vgpu_hal_spec_format(&spec, name,
+			          sizeof(name)), why);
 		return err;
 	}
 	vgpu_hal_get_caps(d->hal, &d->caps);
+	if (spec.backend == VGPU_HAL_BACKEND_CUDA) {
+		d->config.gpu.vram_bytes = d->caps.vram_bytes;
+		log_info("GPU %s: %s", vgpu_hal_spec_format(&spec, name, sizeof(name)),
+		         cudagpu_describe(d->hal, why, sizeof(why)));
+	}
 	return 0;
 }
 
