@@ -22,6 +22,7 @@
 /* The driver API version the declarations follow (12.2: host-NUMA VMM). */
 #define CG_API_VERSION 12020
 
+#ifndef CG_ABI_CHECK
 typedef int cg_result;
 typedef int cg_device;
 typedef unsigned long long cg_deviceptr;
@@ -31,7 +32,27 @@ typedef struct CUmod_st *cg_module;
 typedef struct CUfunc_st *cg_function;
 typedef struct CUstream_st *cg_stream;
 typedef struct CUevent_st *cg_event;
-typedef void (*cg_host_fn)(void *user_data);
+typedef int cg_device_attribute;    /* CUdevice_attribute */
+typedef int cg_granularity_option;  /* CUmemAllocationGranularity_flags */
+#else
+/* tests/cudagpu/check_cuda_abi_functions.c: the same names for the real
+ * types of <cuda.h>, so each function type below can be compared with the
+ * real declaration. */
+typedef CUresult cg_result;
+typedef CUdevice cg_device;
+typedef CUdeviceptr cg_deviceptr;
+typedef CUmemGenericAllocationHandle cg_mem_handle;
+typedef CUcontext cg_context;
+typedef CUmodule cg_module;
+typedef CUfunction cg_function;
+typedef CUstream cg_stream;
+typedef CUevent cg_event;
+typedef CUdevice_attribute cg_device_attribute;
+typedef CUmemAllocationGranularity_flags cg_granularity_option;
+#define cg_mem_location CUmemLocation_st
+#define cg_mem_allocation_prop CUmemAllocationProp_st
+#define cg_mem_access_desc CUmemAccessDesc_st
+#endif
 
 /* CUresult values cudagpu tells apart. */
 #define CG_SUCCESS 0
@@ -81,6 +102,7 @@ typedef void (*cg_host_fn)(void *user_data);
 #define CG_DEVICE_ATTRIBUTE_HOST_NUMA_ID 134
 #define CG_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED 141
 
+#ifndef CG_ABI_CHECK
 struct cg_mem_location { /* CUmemLocation */
 	int type;
 	int id;
@@ -103,6 +125,7 @@ struct cg_mem_access_desc { /* CUmemAccessDesc */
 	struct cg_mem_location location;
 	int flags;
 };
+#endif
 
 /*
  * X(name, return type, parameters): every entry point cudagpu and its
@@ -117,7 +140,7 @@ struct cg_mem_access_desc { /* CUmemAccessDesc */
 	X(cuDeviceGetCount, "cuDeviceGetCount", (int *count))                                      \
 	X(cuDeviceGet, "cuDeviceGet", (cg_device *device, int ordinal))                            \
 	X(cuDeviceGetName, "cuDeviceGetName", (char *name, int len, cg_device device))             \
-	X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *value, int attribute,               \
+	X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *value, cg_device_attribute attribute,               \
 	                                                 cg_device device))                        \
 	X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t *bytes, cg_device device))              \
 	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (cg_context *ctx,                 \
@@ -127,7 +150,8 @@ struct cg_mem_access_desc { /* CUmemAccessDesc */
 	X(cuCtxSynchronize, "cuCtxSynchronize", (void))                                            \
 	X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t *free_bytes, size_t *total_bytes))              \
 	X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity",                         \
-	  (size_t *granularity, const struct cg_mem_allocation_prop *prop, int option))            \
+	  (size_t *granularity, const struct cg_mem_allocation_prop *prop,                   \
+	   cg_granularity_option option))            \
 	X(cuMemCreate, "cuMemCreate", (cg_mem_handle *handle, size_t size,                        \
 	                               const struct cg_mem_allocation_prop *prop,                  \
 	                               unsigned long long flags))                                  \
