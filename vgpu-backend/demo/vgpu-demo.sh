@@ -40,7 +40,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 usage() {
 	cat <<'EOF'
-Usage: vgpu-backend/demo/vgpu-demo.sh [--quick] [--build-dir DIR] [--interval SECS] [--keep]
+Usage: vgpu-backend/demo/vgpu-demo.sh [--quick] [--gpu GPU] [--build-dir DIR] [--interval SECS] [--keep]
 
 Three tenants (stream, stencil, gups; weights 1:2:1) oversubscribe a 512 MiB
 simgpu through vgpud about 2.4 times; shows the live vgpuctl table, then a
@@ -49,6 +49,9 @@ against running alone, and whether every tenant's data verified.
 
   --quick            a 128 MiB GPU and smaller, shorter workloads (~10 s;
                      the meson test 'demo-quick' runs this)
+  --gpu GPU          the GPU vgpud shares: simgpu (default), cuda or cuda:N (an
+                     NVIDIA GPU: the same VRAM size is taken from it as a
+                     budget, and GPU times are measured, not modeled)
   --build-dir DIR    where the binaries are (default: build/plain); $VGPUD,
                      $VGPUCTL and $VGPU_TENANT override single binaries
   --interval SECS    refresh the table every SECS (default 2; quick 1)
@@ -65,12 +68,17 @@ EOF
 # ------------------------------------------------------------ options
 QUICK=0
 KEEP=0
+GPU=simgpu
 BUILD_DIR="$ROOT/build/plain"
 INTERVAL=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) QUICK=1 ;;
 	--keep) KEEP=1 ;;
+	--gpu)
+		[ $# -ge 2 ] || { echo "vgpu-demo: --gpu wants simgpu, cuda or cuda:N" >&2; exit 64; }
+		GPU="$2"
+		shift ;;
 	--build-dir)
 		[ $# -ge 2 ] || { echo "vgpu-demo: --build-dir wants a directory" >&2; exit 64; }
 		BUILD_DIR="$2"
@@ -251,7 +259,7 @@ start_vgpud() {
 	local name="$1" i
 	DAEMON_SOCKET="$RUN_DIR/$name.sock"
 	DAEMON_CONTROL="$RUN_DIR/$name.control.sock"
-	"$VGPUD" --config "$RUN_DIR/vgpud.conf" --vram "$VRAM" --chunk-size "$CHUNK" \
+	"$VGPUD" --config "$RUN_DIR/vgpud.conf" --gpu "$GPU" --vram "$VRAM" --chunk-size "$CHUNK" \
 		--socket "$DAEMON_SOCKET" --control-socket "$DAEMON_CONTROL" \
 		--log-level warn 2>"$RUN_DIR/$name.log" &
 	DAEMON_PID=$!
@@ -333,7 +341,7 @@ show_table() { # control
 # ================================================================ setup
 bold "vgpu demo: three VMs oversubscribe one $VRAM GPU through vgpud$([ "$QUICK" = 1 ] && echo ' (quick)')"
 say "runtime directory $RUN_DIR (sockets, logs; removed at exit)"
-say "\$ vgpud --vram $VRAM --chunk-size $CHUNK --socket $RUN_DIR/shared.sock --control-socket $RUN_DIR/shared.control.sock"
+say "\$ vgpud --gpu $GPU --vram $VRAM --chunk-size $CHUNK --socket $RUN_DIR/shared.sock --control-socket $RUN_DIR/shared.control.sock"
 start_vgpud shared
 SHARED_PID=$DAEMON_PID
 SHARED_SOCKET=$DAEMON_SOCKET
@@ -341,7 +349,7 @@ SHARED_CONTROL=$DAEMON_CONTROL
 GPU_JSON="$("$VGPUCTL" --socket "$SHARED_CONTROL" status --json)" || fail_setup "vgpuctl status failed"
 VRAM_BYTES=$(jq -r '.gpu.vram' <<<"$GPU_JSON")
 CHUNK_BYTES=$(jq -r '.gpu.chunk' <<<"$GPU_JSON")
-say "simgpu: $(human "$VRAM_BYTES") of VRAM for VMs, $(human "$CHUNK_BYTES") chunks, eviction policy $(jq -r '.gpu.policy' <<<"$GPU_JSON")"
+say "$GPU: $(human "$VRAM_BYTES") of VRAM for VMs, $(human "$CHUNK_BYTES") chunks, eviction policy $(jq -r '.gpu.policy' <<<"$GPU_JSON")"
 say
 say "tenants (vgpu-tenant: a VM without a VM, attached over the local transport):"
 TOTAL_ASKED=0
@@ -519,7 +527,11 @@ else
 fi
 say
 
-say "modeled GPU time of each VM over its whole run (simgpu's clock; compute + copy engines):"
+if [ "$GPU" = simgpu ]; then
+	say "modeled GPU time of each VM over its whole run (simgpu's clock; compute + copy engines):"
+else
+	say "GPU time of each VM over its whole run (measured with CUDA events; compute + copy engines):"
+fi
 printf '  %-11s %-8s %10s %10s %10s %9s %10s  %s\n' VM WORKLOAD ITERATIONS SHARED ALONE SLOWDOWN CHECKSUMS INTEGRITY
 INTEGRITY_OK=1
 RUNS=0
