@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core_harness.h"
+#include "hal_2m_shim.h"
 #include "vgpu/simgpu.h"
 
 static void on_fence(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event *event)
@@ -41,7 +42,14 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	gpu.pfifo_idle_sleep_max_us = 200;
 	err = simgpu_create(&gpu, &harness->hal);
 	assert_int_equal(err, 0);
+	if (config->hal_2m) {
+		struct hal_2m_shim_config shim = { .misaligned_iovas = config->misaligned_iovas };
+
+		err = hal_2m_shim_create(harness->hal, &shim, &harness->hal);
+		assert_int_equal(err, 0);
+	}
 	vgpu_hal_get_caps(harness->hal, &harness->caps);
+	harness->min_page = config->hal_2m ? VGPU_PAGE_2M : VGPU_PAGE_4K;
 
 	vgpu_core_config_defaults(&core);
 	if (config->chunk_bytes)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core_harness.h - fixtures for the core's tests: a simgpu, a core on it,
- * VMs, and helpers that write and check buffer contents through the GPU's
- * aperture (so a test sees what a guest kernel would see at the buffer's
- * address, wherever the core has put the chunks).
+ * core_harness.h - fixtures for the core's tests: a simgpu (or the 2 MiB
+ * page double around it, hal_2m_shim.h), a core on it, VMs, and helpers
+ * that write and check buffer contents through the GPU's aperture (so a
+ * test sees what a guest kernel would see at the buffer's address,
+ * wherever the core has put the chunks).
  */
 #ifndef VGPU_TESTS_CORE_HARNESS_H
 #define VGPU_TESTS_CORE_HARNESS_H
@@ -21,18 +22,23 @@
 
 struct core_harness_config {
 	uint64_t vram_bytes;        /* simgpu VRAM (before its reservation) */
-	uint64_t chunk_bytes;       /* 0 = 4 MiB */
+	uint64_t chunk_bytes;       /* 0 = the core's default (4 MiB) */
 	const char *policy;         /* NULL = random */
 	uint64_t seed;
 	uint64_t host_budget_bytes;
 	uint32_t return_interval_ms; /* 0 = no thread */
 	uint32_t drain_timeout_ms;   /* 0 = the core's default */
 	bool reference_bits;
+	/* Wrap the simgpu in the test double of a GPU with 2 MiB VRAM pages
+	 * only (hal_2m_shim.h); misaligned_iovas is its option. */
+	bool hal_2m;
+	bool misaligned_iovas;
 };
 
 struct core_harness {
-	struct vgpu_hal *hal;
+	struct vgpu_hal *hal; /* the simgpu, or the 2 MiB shim around it */
 	struct vgpu_hal_caps caps;
+	uint64_t min_page;    /* the smallest VRAM page: 4 KiB, or 2 MiB */
 	struct vgpu_core *core;
 	uint64_t fence_events;  /* atomic */
 	uint64_t error_events;  /* atomic */

@@ -10,6 +10,9 @@
  *  - several threads allocate, fill (on their VM's channel), check and free
  *    under pressure at once, with the return thread running;
  *  - the allocation lock serves waiters in arrival order.
+ *
+ * With --hal-2m the first two run on the test double of a GPU with 2 MiB
+ * VRAM pages only (hal_2m_shim.h), with 2 MiB chunks.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +34,17 @@
 #include "vgpu/simgpu_kernels.h"
 
 static struct core_harness h;
+static bool hal_2m; /* --hal-2m */
+
+/* The harness for a test whose chunks are chunk_bytes on simgpu. */
+static void setup(struct core_harness_config *config)
+{
+	if (hal_2m) {
+		config->hal_2m = true;
+		config->chunk_bytes = 2 * MiB;
+	}
+	core_harness_setup(&h, config);
+}
 
 static uint64_t expected_word(uint64_t seed, uint64_t offset)
 {
@@ -69,7 +83,7 @@ static void test_relocation_with_live_guest(void **state)
 	uint64_t submitted, seed = harness_seed("relocation-with-live-guest");
 	char why[256];
 
-	core_harness_setup(&h, &config);
+	setup(&config);
 	a = harness_vm(&h, "guest", 1, 0, 0);
 	/* Weight 4: b may hold 4/5 of VRAM, so a is the victim. */
 	b = harness_vm(&h, "pressure", 4, 0, 0);
@@ -177,7 +191,7 @@ static void test_concurrent_allocators(void **state)
 	uint64_t seed = harness_seed("concurrent-allocators");
 	struct vgpu_core_stats stats;
 
-	core_harness_setup(&h, &config);
+	setup(&config);
 	for (int i = 0; i < WORKERS; i++) {
 		char name[16];
 
@@ -267,7 +281,7 @@ static void test_fifo_lock_order(void **state)
 	vgpu_fifo_lock_fini(&fifo);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_lock_order),
@@ -275,5 +289,11 @@ int main(void)
 		cmocka_unit_test(test_concurrent_allocators),
 	};
 
+	if (argc == 2 && !strcmp(argv[1], "--hal-2m")) {
+		hal_2m = true;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: %s [--hal-2m]\n", argv[0]);
+		return 2;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,8 +13,13 @@
  * checked and its counters compared with the model; failures and -EDQUOT
  * must match the model's cap arithmetic exactly.
  *
+ * With --hal-2m the GPU is the test double of a GPU with 2 MiB VRAM pages
+ * only (hal_2m_shim.h): chunk sizes are then multiples of 2 MiB, sizes
+ * round to 2 MiB, and the double must never have refused a page size.
+ *
  * VGPU_SEED selects the seed (printed at the start and on failure);
- * VGPU_PROPERTY_OPS the number of operations (default 10000).
+ * VGPU_PROPERTY_OPS the number of operations (default 10000, 3000 with
+ * --hal-2m).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,11 +35,47 @@
 
 #include "core_harness.h"
 #include "guest_double.h"
+#include "hal_2m_shim.h"
 #include "vgpu/simgpu_commands.h"
 #include "vgpu/simgpu_kernels.h"
 
 #define MAX_VMS 8
 #define MAX_BUFFERS 48
+
+/* What depends on the GPU's page sizes. */
+struct variant {
+	const char *name;
+	bool hal_2m;
+	uint64_t core_chunks[3];   /* the core's chunk size: one of these */
+	size_t core_chunk_count;
+	uint64_t vm_chunks[6];     /* a VM's: one of these (0 = the core's) */
+	size_t vm_chunk_count;
+	uint64_t alloc_unit;       /* sizes are drawn around this for core-sized VMs */
+	uint64_t default_ops;
+};
+
+static const struct variant simgpu_variant = {
+	.name = "core-property",
+	.core_chunks = { 64 * KiB, 256 * KiB, 1 * MiB },
+	.core_chunk_count = 3,
+	.vm_chunks = { 0, 64 * KiB, 68 * KiB, 128 * KiB, 256 * KiB, 1 * MiB },
+	.vm_chunk_count = 6,
+	.alloc_unit = MiB,
+	.default_ops = 10000,
+};
+
+static const struct variant hal_2m_variant = {
+	.name = "core-property-2m",
+	.hal_2m = true,
+	.core_chunks = { 2 * MiB, 4 * MiB },
+	.core_chunk_count = 2,
+	.vm_chunks = { 0, 2 * MiB, 4 * MiB, 6 * MiB },
+	.vm_chunk_count = 4,
+	.alloc_unit = 4 * MiB,
+	.default_ops = 3000,
+};
+
+static const struct variant *variant = &simgpu_variant;
 
 struct model_buffer {
 	bool live;
@@ -124,13 +165,11 @@ static void fill_buffer(struct model_vm *m, struct model_buffer *b)
 static void vm_create(int index)
 {
 	struct model_vm *m = &vms[index];
-	static const uint64_t chunks[] = { 0, 64 * KiB, 68 * KiB, 128 * KiB, 256 * KiB, 1 * MiB };
-
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "vm%u", vm_generation++);
 	m->weight = 1 + (uint32_t)below(4);
 	m->cap = below(3) == 0 ? (8 + below(40)) * MiB : 0;
-	m->chunk = chunks[below(sizeof(chunks) / sizeof(chunks[0]))];
+	m->chunk = variant->vm_chunks[below(variant->vm_chunk_count)];
 	m->vm = harness_vm(&h, m->name, m->weight, m->cap, m->chunk);
 	harness_guest_setup(&h, m->vm, &m->guest, 8, 0, seed);
 	m->allocated = harness_stats(m->vm).allocated_bytes; /* the guest's log */
@@ -166,16 +205,15 @@ static struct model_buffer *random_buffer(struct model_vm *m)
 
 static void op_alloc(struct model_vm *m)
 {
-	uint64_t chunk = m->chunk ? m->chunk : MiB;
-	uint64_t bytes = 1 + below(3 * chunk + chunk / 2);
-	uint64_t rounded = (bytes + 4095) & ~4095ull;
+	uint64_t chunk = m->chunk ? m->chunk : variant->alloc_unit;
+	uint64_t bytes = 1 + below(3 * chunk + chunk / 2), rounded;
 	unsigned priority = (unsigned)below(16);
 	struct model_buffer *b = NULL;
 	int err;
 
 	if (below(8) == 0)
 		bytes = 1 + below(6 * MiB); /* now and then a big one */
-	rounded = (bytes + 4095) & ~4095ull;
+	rounded = (bytes + h.min_page - 1) / h.min_page * h.min_page;
 	for (int i = 0; i < MAX_BUFFERS && !b; i++)
 		if (!m->buffers[i].live)
 			b = &m->buffers[i];
@@ -282,17 +320,17 @@ static void test_property(void **state)
 	const char *env = getenv("VGPU_PROPERTY_OPS");
 	struct core_harness_config config = { 0 };
 	static const char *const policies[] = { "random", "priority", "refbits" };
-	static const uint64_t chunk_sizes[] = { 64 * KiB, 256 * KiB, 1 * MiB };
 	uint64_t start = harness_now_ns();
 
-	seed = harness_seed("core-property");
-	ops = env && *env ? strtoull(env, NULL, 0) : 10000;
+	seed = harness_seed(variant->name);
+	ops = env && *env ? strtoull(env, NULL, 0) : variant->default_ops;
 	/* Scramble: xorshift's first outputs from small seeds are poorly mixed. */
 	rng_state = simgpu_fill_word(seed, 0);
 	if (!rng_state)
 		rng_state = 1;
 	config.vram_bytes = 64 * MiB;
-	config.chunk_bytes = chunk_sizes[below(3)];
+	config.chunk_bytes = variant->core_chunks[below(variant->core_chunk_count)];
+	config.hal_2m = variant->hal_2m;
 	config.policy = policies[below(3)];
 	config.reference_bits = !strcmp(config.policy, "refbits");
 	config.seed = seed;
@@ -300,9 +338,9 @@ static void test_property(void **state)
 	config.host_budget_bytes = host_budget;
 	core_harness_setup(&h, &config);
 	vm_count = 2 + (int)below(MAX_VMS - 1);
-	fprintf(stderr, "core-property: %" PRIu64 " ops, %d VMs, policy %s, chunk %" PRIu64
+	fprintf(stderr, "%s: %" PRIu64 " ops, %d VMs, policy %s, chunk %" PRIu64
 	        " KiB, host budget %" PRIu64 " MiB\n",
-	        ops, vm_count, config.policy, config.chunk_bytes >> 10, host_budget >> 20);
+	        variant->name, ops, vm_count, config.policy, config.chunk_bytes >> 10, host_budget >> 20);
 	for (int i = 0; i < vm_count; i++)
 		vm_create(i);
 	check_model();
@@ -352,8 +390,8 @@ static void test_property(void **state)
 		}
 		check_model();
 		if (ops >= 100000 && step && step % (ops / 20) == 0)
-			fprintf(stderr, "core-property: %" PRIu64 " of %" PRIu64 " ops, %.0f s\n", step,
-			        ops, (harness_now_ns() - start) / 1e9);
+			fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " ops, %.0f s\n", variant->name,
+			        step, ops, (harness_now_ns() - start) / 1e9);
 	}
 	for (int i = 0; i < vm_count; i++) {
 		for (int j = 0; j < MAX_BUFFERS; j++)
@@ -367,23 +405,41 @@ static void test_property(void **state)
 
 		vgpu_core_stats(h.core, &stats);
 		fprintf(stderr,
-		        "core-property: done in %.1f s: %" PRIu64 " allocs (%" PRIu64 " over cap, %"
+		        "%s: done in %.1f s: %" PRIu64 " allocs (%" PRIu64 " over cap, %"
 		        PRIu64 " over host budget), %" PRIu64 " frees, %" PRIu64 " runs, %" PRIu64
 		        " checksums, %" PRIu64 " return passes, %" PRIu64 " verifies, %" PRIu64
 		        " VM re-creations; %" PRIu64 " chunks evicted, %" PRIu64
 		        " placed on host, %" PRIu64 " returned\n",
-		        (harness_now_ns() - start) / 1e9, counts[0], counts[1], counts[2], counts[3],
+		        variant->name, (harness_now_ns() - start) / 1e9, counts[0], counts[1], counts[2], counts[3],
 		        counts[4], counts[5], counts[6], counts[7], counts[8], stats.chunks_evicted,
 		        stats.chunks_placed_on_host, stats.chunks_returned);
 		check(stats.vram_free_bytes == stats.vram_bytes, "VRAM leaked");
 		check(stats.host_used_bytes == 0, "host memory leaked");
+		if (variant->hal_2m) {
+			struct hal_2m_shim_counters shim;
+
+			hal_2m_shim_counters(h.hal, &shim);
+			check(shim.refused == 0, "the core asked the 2 MiB GPU %" PRIu64 " times for "
+			      "a page size or alignment it lacks", shim.refused);
+			check(shim.vram_pages_mapped > 0, "no 2 MiB VRAM page was ever mapped");
+			check(stats.chunks_evicted + stats.chunks_placed_on_host == 0 ||
+			              shim.sysmem_2m_pages_mapped > 0,
+			      "chunks went to the host without 2 MiB SYSMEM pages");
+		}
 	}
 	core_harness_teardown(&h);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_property) };
+
+	if (argc == 2 && !strcmp(argv[1], "--hal-2m")) {
+		variant = &hal_2m_variant;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: %s [--hal-2m]\n", argv[0]);
+		return 2;
+	}
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
