@@ -13,6 +13,8 @@
 #define PROTO_GPFIFO_ENTRY_BYTES 16u
 /* Largest page an ALLOC may be rounded up to. */
 #define PROTO_ALLOC_MAX_ROUNDING (2u << 20)
+/* QUERY page sizes the ABI defines: 4 KiB, 64 KiB, 2 MiB. */
+#define PROTO_PAGE_SIZE_BITS 0x7u
 
 #define PROTO_PAGE_MASK ((uint64_t)VGPU_PAGE_SIZE - 1)
 
@@ -201,7 +203,7 @@ int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out)
 	query.reserved = vgpu_le32_to_cpu(query.reserved);
 	if (!proto_is_power_of_two(query.chunk_bytes) || query.chunk_bytes < VGPU_PAGE_SIZE ||
 	    !query.vram_total_bytes || query.vram_share_bytes > query.vram_total_bytes ||
-	    !query.page_size_mask || (query.page_size_mask & ~3u))
+	    !query.page_size_mask || (query.page_size_mask & ~PROTO_PAGE_SIZE_BITS))
 		return proto_reject(proto);
 	*out = query;
 	return 0;

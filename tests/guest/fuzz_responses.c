@@ -175,7 +175,7 @@ int fuzz_guest_responses(const uint8_t *data, size_t size)
 		if (!ret) {
 			PROMISE(power_of_two(query.chunk_bytes) && query.chunk_bytes >= 4096);
 			PROMISE(query.vram_share_bytes <= query.vram_total_bytes);
-			PROMISE(query.page_size_mask && query.page_size_mask <= 3);
+			PROMISE(query.page_size_mask && query.page_size_mask <= 7);
 		}
 		take(&in, &bytes, sizeof(bytes));
 		bytes &= (1ull << 41) - 1;

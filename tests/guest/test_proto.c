@@ -344,6 +344,7 @@ enum corruption {
 	CORRUPT_HELLO_MAJOR,
 	CORRUPT_QUERY_CHUNK,
 	CORRUPT_QUERY_SHARE,
+	CORRUPT_QUERY_PAGE_SIZES,
 	CORRUPT_COUNT
 };
 
@@ -423,6 +424,9 @@ static enum fake_action corrupt(void *arg, const struct vgpu_request *request,
 	case CORRUPT_QUERY_SHARE:
 		put64(r, offsetof(struct vgpu_query_response, vram_share_bytes), 2ull << 30);
 		break;
+	case CORRUPT_QUERY_PAGE_SIZES:
+		put32(r, offsetof(struct vgpu_query_response, page_size_mask), 1u << 3);
+		break;
 	case CORRUPT_COUNT:
 		break;
 	}
@@ -448,6 +452,7 @@ static int request_for(struct fixture *f, enum corruption c)
 		return vgpu_proto_hello(&f->proto, VGPU_FEATURE_STATS, NULL);
 	case CORRUPT_QUERY_CHUNK:
 	case CORRUPT_QUERY_SHARE:
+	case CORRUPT_QUERY_PAGE_SIZES:
 		return vgpu_proto_query(&f->proto, &query);
 	default:
 		return vgpu_proto_alloc(&f->proto, 8192, 0, 0, &alloc);
@@ -477,6 +482,39 @@ static void test_malformed_responses_rejected(void **state)
 	/* A rejected HELLO does not make an unready proto ready, nor the
 	 * other way round; the hello above kept us ready throughout. */
 	assert_true(f->proto.ready);
+}
+
+/* A backend whose GPU has 2 MiB VRAM pages only (cudagpu): QUERY says so
+ * and ALLOC rounds up to 2 MiB; both are accepted. */
+static enum fake_action two_mib_pages(void *arg, const struct vgpu_request *request,
+                                      struct vgpu_response *r)
+{
+	uint64_t bytes;
+
+	(void)arg;
+	if (le16toh(r->opcode) == VGPU_OP_QUERY)
+		put32(r, offsetof(struct vgpu_query_response, page_size_mask), 1u << 2);
+	if (le16toh(r->opcode) == VGPU_OP_ALLOC) {
+		memcpy(&bytes, request->payload + offsetof(struct vgpu_alloc_request, bytes), 8);
+		bytes = (le64toh(bytes) + (2u << 20) - 1) & ~((2ull << 20) - 1);
+		put64(r, offsetof(struct vgpu_alloc_response, bytes), bytes);
+	}
+	return FAKE_POST;
+}
+
+static void test_backend_with_2m_pages(void **state)
+{
+	struct fixture *f = *state;
+	struct vgpu_query_response query;
+	struct vgpu_alloc_response alloc;
+
+	init_and_hello(f, 100);
+	f->fake->mutate = two_mib_pages;
+	assert_int_equal(vgpu_proto_query(&f->proto, &query), 0);
+	assert_int_equal(query.page_size_mask, 1u << 2);
+	assert_int_equal(vgpu_proto_alloc(&f->proto, 5000, 0, 0, &alloc), 0);
+	assert_int_equal(alloc.bytes, 2u << 20);
+	assert_int_equal(f->proto.counters.malformed_responses, 0);
 }
 
 /* The device claims more responses than the ring holds. */
@@ -735,6 +773,7 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_status_to_errno, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_responses_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backend_with_2m_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_response_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_answer_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_response_in_wait, setup, teardown),

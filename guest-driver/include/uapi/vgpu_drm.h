@@ -78,7 +78,7 @@ struct drm_vgpu_get_info {
 	__u64 cap_bytes;        /* most bytes the VM may hold, 0 = no cap */
 	__u64 chunk_bytes;      /* accounting and eviction granularity */
 	__u64 vram_total_bytes; /* the physical GPU's allocatable VRAM */
-	__u32 page_size_mask;   /* bit 0: 4 KiB, bit 1: 64 KiB */
+	__u32 page_size_mask;   /* bit 0: 4 KiB, bit 1: 64 KiB, bit 2: 2 MiB */
 	__u32 irq_mode;         /* DRM_VGPU_IRQ_MODE_* */
 };
 

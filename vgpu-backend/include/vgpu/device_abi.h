@@ -225,7 +225,8 @@ struct vgpu_query_response {
 	uint64_t cap_bytes;        /* most bytes it may hold; 0 = unlimited */
 	uint64_t chunk_bytes;      /* accounting/eviction granularity */
 	uint64_t vram_total_bytes; /* the physical GPU's allocatable VRAM */
-	uint32_t page_size_mask;   /* bit 0: 4 KiB, bit 1: 64 KiB */
+	uint32_t page_size_mask;   /* GPU pages of VRAM: bit 0: 4 KiB, bit 1: 64 KiB,
+	                              bit 2: 2 MiB (then ALLOC rounds to 2 MiB) */
 	uint32_t reserved;
 };
 
