@@ -129,13 +129,24 @@ static const struct vgpu_guest_window_ops window_ops = {
 
 /* ------------------------------------------------------------ GPU side */
 
+/* The notifier and pushbuffer are host memory in 4 KiB pages (the guest's
+ * page size). A GPU maps system memory with them even when its VRAM pages
+ * are larger (cudagpu): what counts is caps.sysmem_page_size_mask. */
 static int map_gpu(struct channel_window *win)
 {
+	const struct vgpu_hal_caps *caps = &win->dev->daemon->caps;
 	struct vgpu_hal_as *as = vgpu_core_vm_address_space(win->dev->vm);
 	uint64_t count = win->host_bytes / PAGE, i;
-	uint64_t *addresses = calloc(count, sizeof(*addresses));
+	uint64_t *addresses;
 	int err;
 
+	if (!(caps->sysmem_page_size_mask & VGPU_HAL_PAGE_MASK_4K)) {
+		log_error("GPU '%s' cannot map system memory with 4 KiB pages (page sizes %#x); "
+		          "channel windows need them",
+		          caps->name ? caps->name : "?", caps->sysmem_page_size_mask);
+		return -ENOTSUP;
+	}
+	addresses = calloc(count, sizeof(*addresses));
 	if (!addresses)
 		return -ENOMEM;
 	for (i = 0; i < count; i++)

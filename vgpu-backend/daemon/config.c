@@ -64,7 +64,8 @@ static const struct key keys[] = {
 	  "longest PFIFO sleep while idle: bounds doorbell-less latency (default 1000)" },
 
 	{ "core", "chunk_size", T_SIZE, OFF(chunk_bytes), 0, "SIZE",
-	  "accounting and eviction granularity (multiple of 4K; default 4M)" },
+	  "accounting and eviction granularity, a multiple of the GPU's page (4K on simgpu, "
+	  "2M on cuda; default 4M)" },
 	{ "core", "policy", T_STRING, STR(policy), "NAME",
 	  "eviction policy: random, priority or refbits (default random)" },
 	{ "core", "seed", T_U64, OFF(seed), 0, "N", "seed of the policy's random choices" },

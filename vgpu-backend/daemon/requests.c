@@ -68,6 +68,11 @@ static void handle_hello(struct vgpu_device *dev, const struct vgpu_mailbox_requ
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
+/* QUERY's page_size_mask (device_abi.h) is the HAL's, bit for bit. */
+_Static_assert(VGPU_HAL_PAGE_MASK_4K == 1 && VGPU_HAL_PAGE_MASK_64K == 2 &&
+                       VGPU_HAL_PAGE_MASK_2M == 4,
+               "QUERY's page size bits differ from the HAL's");
+
 static void handle_query(struct vgpu_device *dev, struct vgpu_response *response)
 {
 	struct vgpu_vm_stats stats;
