@@ -421,7 +421,9 @@ static inline void vgpu_hal_as_destroy(struct vgpu_hal_as *as)
  * caps.va_reserved_base). page_size must be in caps.page_size_mask for
  * target VRAM and in caps.sysmem_page_size_mask for SYSMEM targets
  * (-EINVAL otherwise). addresses[i] is the VRAM address (target VRAM) or
- * the IOVA (SYSMEM targets) of page i, aligned to page_size. flags:
+ * the IOVA (SYSMEM targets) of page i, aligned to page_size; a SYSMEM page
+ * may be any page_size-aligned part of an IOMMU mapping (the core maps an
+ * evicted chunk's host buffer as consecutive pages of its IOVA range). flags:
  * VGPU_MAP_*. Existing mappings in the range are replaced (this is how a
  * chunk moves between VRAM and system RAM). Translations the TLB already
  * cached stay in use until vgpu_hal_as_tlb_invalidate. Mapping a large page
