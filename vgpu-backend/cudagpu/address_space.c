@@ -135,9 +135,12 @@ static int page_backing(struct cudagpu *gpu, enum vgpu_hal_target target, uint64
 		return -EFAULT;
 	if (m->buf->kind != CG_HOST_NUMA)
 		return -EINVAL; /* small host buffers have no 2 MiB pages */
-	*handle = m->buf->handle;
 	*offset = m->offset + (address - m->iova);
-	return *offset % CG_PAGE ? -EINVAL : 0;
+	if (*offset % CG_PAGE)
+		return -EINVAL;
+	*handle = m->buf->handles[*offset / CG_PAGE];
+	*offset = 0;
+	return 0;
 }
 
 static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t count,

@@ -52,7 +52,8 @@ struct cg_host_buf {
 	struct vgpu_hal_host_buf base;
 	enum cg_host_kind kind;
 	uint64_t alloc_bytes;  /* bytes rounded to the kind's granularity */
-	cg_mem_handle handle;  /* NUMA */
+	cg_mem_handle *handles; /* NUMA: one per 2 MiB page (cuMemMap maps whole
+	                          allocations only: its offset must be 0) */
 	cg_deviceptr device;   /* NUMA: host aperture mapping; REGISTERED: dptr */
 	void *cpu;             /* CPU address, NULL if the CPU cannot map it */
 	int memfd;             /* REGISTERED, else -1 */

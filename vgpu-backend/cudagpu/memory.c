@@ -221,12 +221,18 @@ static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
 	const struct cuda_api *api = &gpu->api;
 
 	if (buf->kind == CG_HOST_NUMA) {
-		if (buf->device) {
-			api->cuMemUnmap(buf->device, buf->alloc_bytes);
-			api->cuMemAddressFree(buf->device, buf->alloc_bytes);
+		uint64_t i;
+
+		for (i = 0; buf->handles && i < buf->alloc_bytes / CG_PAGE; i++) {
+			if (!buf->handles[i])
+				break;
+			if (buf->device)
+				api->cuMemUnmap(buf->device + i * CG_PAGE, CG_PAGE);
+			api->cuMemRelease(buf->handles[i]);
 		}
-		if (buf->handle)
-			api->cuMemRelease(buf->handle);
+		if (buf->device)
+			api->cuMemAddressFree(buf->device, buf->alloc_bytes);
+		free(buf->handles);
 	} else {
 		if (buf->device)
 			api->cuMemHostUnregister(buf->cpu);
@@ -238,29 +244,36 @@ static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
 	free(buf);
 }
 
-/* A host-NUMA physical allocation, mapped once (the host aperture) for the
- * device and, when the driver allows it, the CPU; zeroed. */
+/* Host-NUMA physical memory, one allocation per 2 MiB page so each page can
+ * be mapped anywhere on its own, mapped once in a row (the host aperture)
+ * for the device and, when the driver allows it, the CPU; zeroed. */
 static int host_alloc_numa(struct cudagpu *gpu, struct cg_host_buf *buf)
 {
 	struct cg_mem_allocation_prop prop = host_prop(gpu);
 	const struct cuda_api *api = &gpu->api;
+	uint64_t pages = buf->alloc_bytes / CG_PAGE, i;
 	cg_result r;
 
-	r = api->cuMemCreate(&buf->handle, buf->alloc_bytes, &prop, 0);
-	if (r != CG_SUCCESS) {
-		buf->handle = 0;
-		return r == CG_ERROR_OUT_OF_MEMORY ? -ENOMEM : cg_errno(r);
-	}
+	buf->handles = calloc(pages, sizeof(*buf->handles));
+	if (!buf->handles)
+		return -ENOMEM;
 	r = api->cuMemAddressReserve(&buf->device, buf->alloc_bytes, CG_PAGE, 0, 0);
 	if (r != CG_SUCCESS) {
 		buf->device = 0;
 		return cg_errno(r);
 	}
-	r = api->cuMemMap(buf->device, buf->alloc_bytes, 0, buf->handle, 0);
-	if (r != CG_SUCCESS) {
-		api->cuMemAddressFree(buf->device, buf->alloc_bytes);
-		buf->device = 0;
-		return cg_errno(r);
+	for (i = 0; i < pages; i++) {
+		r = api->cuMemCreate(&buf->handles[i], CG_PAGE, &prop, 0);
+		if (r != CG_SUCCESS) {
+			buf->handles[i] = 0;
+			return r == CG_ERROR_OUT_OF_MEMORY ? -ENOMEM : cg_errno(r);
+		}
+		r = api->cuMemMap(buf->device + i * CG_PAGE, CG_PAGE, 0, buf->handles[i], 0);
+		if (r != CG_SUCCESS) {
+			api->cuMemRelease(buf->handles[i]);
+			buf->handles[i] = 0;
+			return cg_errno(r);
+		}
 	}
 	if (gpu->host_cpu_access &&
 	    set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
