@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* core_harness.c - fixtures for the core's tests, see core_harness.h. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "core_harness.h"
 #include "hal_2m_shim.h"
+#include "vgpu/hal_open.h"
 #include "vgpu/simgpu.h"
 
 static void on_fence(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event *event)
@@ -40,8 +42,24 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	gpu.reserved_vram_bytes = 4 * MiB;
 	gpu.reference_bits = config->reference_bits;
 	gpu.pfifo_idle_sleep_max_us = 200;
-	err = simgpu_create(&gpu, &harness->hal);
-	assert_int_equal(err, 0);
+	if (config->gpu && strcmp(config->gpu, "simgpu")) {
+		struct vgpu_hal_spec spec;
+		char why[512];
+
+		err = vgpu_hal_spec_parse(config->gpu, &spec, why, sizeof(why));
+		if (!err)
+			err = vgpu_hal_open(&spec, NULL, gpu.vram_bytes, &harness->hal, why,
+			                    sizeof(why));
+		if (err == -ENOENT || err == -ENODEV || err == -ENOTSUP) {
+			printf("skipped: no usable GPU for '%s': %s\n", config->gpu, why);
+			exit(77);
+		}
+		if (err)
+			fail_msg("cannot open GPU %s: %s", config->gpu, why);
+	} else {
+		err = simgpu_create(&gpu, &harness->hal);
+		assert_int_equal(err, 0);
+	}
 	if (config->hal_2m) {
 		struct hal_2m_shim_config shim = { .misaligned_iovas = config->misaligned_iovas };
 
@@ -49,7 +67,12 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 		assert_int_equal(err, 0);
 	}
 	vgpu_hal_get_caps(harness->hal, &harness->caps);
-	harness->min_page = config->hal_2m ? VGPU_PAGE_2M : VGPU_PAGE_4K;
+	/* The smallest page size the GPU offers for every target. */
+	harness->min_page = VGPU_PAGE_2M;
+	if (harness->caps.page_size_mask & VGPU_HAL_PAGE_MASK_64K)
+		harness->min_page = VGPU_PAGE_64K;
+	if (harness->caps.page_size_mask & VGPU_HAL_PAGE_MASK_4K)
+		harness->min_page = VGPU_PAGE_4K;
 
 	vgpu_core_config_defaults(&core);
 	if (config->chunk_bytes)

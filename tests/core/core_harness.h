@@ -32,6 +32,10 @@ struct core_harness_config {
 	/* Wrap the simgpu in the test double of a GPU with 2 MiB VRAM pages
 	 * only (hal_2m_shim.h); misaligned_iovas is its option. */
 	bool hal_2m;
+	/* A real GPU instead of simgpu: "cuda" or "cuda:N" (vgpu/hal_open.h),
+	 * with vram_bytes as its VRAM budget. When the machine has no usable
+	 * GPU the setup prints why and exits 77 (meson's "skipped"). */
+	const char *gpu;
 	bool misaligned_iovas;
 };
 

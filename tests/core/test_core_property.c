@@ -52,6 +52,7 @@ struct variant {
 	size_t vm_chunk_count;
 	uint64_t alloc_unit;       /* sizes are drawn around this for core-sized VMs */
 	uint64_t default_ops;
+	const char *gpu;           /* a real GPU (--gpu), NULL = simgpu */
 };
 
 static const struct variant simgpu_variant = {
@@ -67,6 +68,17 @@ static const struct variant simgpu_variant = {
 static const struct variant hal_2m_variant = {
 	.name = "core-property-2m",
 	.hal_2m = true,
+	.core_chunks = { 2 * MiB, 4 * MiB },
+	.core_chunk_count = 2,
+	.vm_chunks = { 0, 2 * MiB, 4 * MiB, 6 * MiB },
+	.vm_chunk_count = 4,
+	.alloc_unit = 4 * MiB,
+	.default_ops = 3000,
+};
+
+/* On a real GPU (--gpu cuda[:N]): its 2 MiB pages, a 64 MiB VRAM budget. */
+static struct variant gpu_variant = {
+	.name = "core-property-gpu",
 	.core_chunks = { 2 * MiB, 4 * MiB },
 	.core_chunk_count = 2,
 	.vm_chunks = { 0, 2 * MiB, 4 * MiB, 6 * MiB },
@@ -331,7 +343,9 @@ static void test_property(void **state)
 	config.vram_bytes = 64 * MiB;
 	config.chunk_bytes = variant->core_chunks[below(variant->core_chunk_count)];
 	config.hal_2m = variant->hal_2m;
-	config.policy = policies[below(3)];
+	config.gpu = variant->gpu;
+	/* refbits needs reference bits, which only simgpu can give. */
+	config.policy = policies[below(variant->gpu ? 2 : 3)];
 	config.reference_bits = !strcmp(config.policy, "refbits");
 	config.seed = seed;
 	host_budget = below(2) ? (24 + below(40)) * MiB : 0;
@@ -436,8 +450,11 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--hal-2m")) {
 		variant = &hal_2m_variant;
+	} else if (argc == 3 && !strcmp(argv[1], "--gpu")) {
+		gpu_variant.gpu = argv[2];
+		variant = &gpu_variant;
 	} else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--hal-2m]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--hal-2m | --gpu cuda[:N]]\n", argv[0]);
 		return 2;
 	}
 
