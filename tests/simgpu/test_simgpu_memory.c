@@ -558,9 +558,36 @@ static void test_reference_bits(void **state)
 	test_gpu_destroy(gpu);
 }
 
+/* Timing models: a named model sets the bandwidths and latencies only. */
+static void test_config_models(void **state)
+{
+	struct simgpu_config config, defaults;
+	struct vgpu_hal *hal;
+
+	(void)state;
+	simgpu_config_defaults(&defaults);
+	config = defaults;
+	config.vram_bytes = 64ull << 20;
+	assert_int_equal(simgpu_config_model(&config, "h100"), 0);
+	assert_true(config.vram_bandwidth > defaults.vram_bandwidth);
+	assert_true(config.sysmem_noncoherent_bandwidth > defaults.sysmem_noncoherent_bandwidth);
+	assert_true(config.vram_bandwidth > 10 * config.sysmem_noncoherent_bandwidth);
+	assert_int_equal(config.vram_bytes, 64ull << 20); /* untouched */
+	assert_int_equal(config.max_channels, defaults.max_channels);
+	assert_int_equal(simgpu_create(&config, &hal), 0);
+	vgpu_hal_destroy(hal);
+	assert_int_equal(simgpu_config_model(&config, "default"), 0);
+	assert_int_equal(config.vram_bandwidth, defaults.vram_bandwidth);
+	assert_int_equal(config.sysmem_noncoherent_latency_ns,
+	                 defaults.sysmem_noncoherent_latency_ns);
+	assert_int_equal(simgpu_config_model(&config, "h200"), -EINVAL);
+	assert_int_equal(simgpu_config_model(&config, ""), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_models),
 		cmocka_unit_test(test_vram_alignment_and_all_or_nothing),
 		cmocka_unit_test(test_vram_reserved_excluded),
 		cmocka_unit_test(test_translation_sizes_and_targets),

@@ -19,7 +19,8 @@
 #include "log.h"
 
 enum key_type {
-	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN
+	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN,
+	T_MODEL
 };
 
 struct key {
@@ -39,6 +40,9 @@ static const struct key keys[] = {
 	{ "simgpu", "vram", T_SIZE, OFF(gpu.vram_bytes), 0, "SIZE",
 	  "VRAM of the software GPU (multiple of 64K, >= 16M; default 1G); with gpu = cuda, "
 	  "the VRAM budget taken from the GPU (multiple of 2M; default 90% of its free memory)" },
+	{ "simgpu", "model", T_MODEL, OFF(gpu), 0, "NAME",
+	  "timing model: " SIMGPU_MODELS " (h100: bandwidths measured on an H100 by "
+	  "cudagpu's benchmark); sets the bandwidths and latencies, keys after it override" },
 	{ "simgpu", "reserved_vram", T_SIZE, OFF(gpu.reserved_vram_bytes), 0, "SIZE",
 	  "VRAM kept for page tables, not handed to VMs (0 = vram/64 in [4M, 256M])" },
 	{ "simgpu", "vram_bandwidth", T_RATE, OFF(gpu.vram_bandwidth), 0, "BYTES/S",
@@ -291,6 +295,7 @@ static const char *type_expectation(enum key_type type)
 	case T_STRING: return "a string";
 	case T_LOG_LEVEL: return "error, warn, info or debug";
 	case T_MDEV_MODE: return "auto, on or off";
+	case T_MODEL: return SIMGPU_MODELS;
 	case T_LISTEN: return VGPUD_LISTEN_ADDRESS_FORMS;
 	}
 	return "a value";
@@ -336,6 +341,8 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 		return 0;
 	case T_MDEV_MODE:
 		return parse_mdev_mode(value, field);
+	case T_MODEL:
+		return simgpu_config_model(field, value);
 	case T_LISTEN: {
 		struct vgpud_listen_address address;
 

@@ -15,6 +15,22 @@
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
 
+/*
+ * The "h100" timing model (simgpu_config_model), from cudagpu's benchmark
+ * on an H100 80GB HBM3 (driver 580, PCIe Gen5 host link); the run, its date
+ * and every figure are in vgpu-backend/cudagpu/RESULTS.md.
+ *  - VRAM bandwidth: the STREAM kernel on resident chunks (bytes read +
+ *    written per second), stream_resident_gbps.
+ *  - System RAM bandwidth: the STREAM kernel on evicted chunks, reached
+ *    over the bus at the same GPU virtual address, stream_evicted_gbps.
+ *  - Latencies: the part a GPU cannot hide is small on both; simgpu's
+ *    defaults are kept (VRAM 1 ns, PCIe 20 ns per transaction).
+ */
+#define H100_VRAM_BANDWIDTH UINT64_C(2600000000000)
+#define H100_VRAM_LATENCY_NS 1
+#define H100_SYSMEM_BANDWIDTH UINT64_C(50000000000)
+#define H100_SYSMEM_LATENCY_NS 20
+
 void simgpu_config_defaults(struct simgpu_config *config)
 {
 	memset(config, 0, sizeof(*config));
@@ -36,6 +52,32 @@ void simgpu_config_defaults(struct simgpu_config *config)
 	config->pfifo_idle_sleep_max_us = 1000;
 	config->max_stream_passes = 4096;
 	config->max_random_updates = UINT64_C(1) << 32;
+}
+
+int simgpu_config_model(struct simgpu_config *config, const char *model)
+{
+	struct simgpu_config defaults;
+
+	if (!strcmp(model, "default")) {
+		simgpu_config_defaults(&defaults);
+		config->vram_bandwidth = defaults.vram_bandwidth;
+		config->vram_latency_ns = defaults.vram_latency_ns;
+		config->sysmem_coherent_bandwidth = defaults.sysmem_coherent_bandwidth;
+		config->sysmem_coherent_latency_ns = defaults.sysmem_coherent_latency_ns;
+		config->sysmem_noncoherent_bandwidth = defaults.sysmem_noncoherent_bandwidth;
+		config->sysmem_noncoherent_latency_ns = defaults.sysmem_noncoherent_latency_ns;
+		return 0;
+	}
+	if (!strcmp(model, "h100")) {
+		config->vram_bandwidth = H100_VRAM_BANDWIDTH;
+		config->vram_latency_ns = H100_VRAM_LATENCY_NS;
+		config->sysmem_coherent_bandwidth = H100_SYSMEM_BANDWIDTH;
+		config->sysmem_coherent_latency_ns = H100_SYSMEM_LATENCY_NS;
+		config->sysmem_noncoherent_bandwidth = H100_SYSMEM_BANDWIDTH;
+		config->sysmem_noncoherent_latency_ns = H100_SYSMEM_LATENCY_NS;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 static bool power_of_two(uint64_t value)

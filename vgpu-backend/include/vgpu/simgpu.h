@@ -144,6 +144,19 @@ struct simgpu_config {
 void simgpu_config_defaults(struct simgpu_config *config);
 
 /*
+ * Timing models of real GPUs: set the bandwidths and latencies of *config
+ * (nothing else) to those of a named GPU, so modeled figures are comparable
+ * with that hardware. "default" is simgpu's own (the defaults above);
+ * "h100" an NVIDIA H100 80 GB SXM (HBM3, PCIe Gen5), from measurements by
+ * cudagpu's benchmark (vgpu-backend/cudagpu/RESULTS.md says which figure
+ * gave which number). -EINVAL for an unknown name.
+ */
+int simgpu_config_model(struct simgpu_config *config, const char *model);
+
+/* The model names simgpu_config_model accepts, for help texts. */
+#define SIMGPU_MODELS "default, h100"
+
+/*
  * Create a software GPU. config may be NULL for the defaults. On success
  * *out is a HAL to drive with the vgpu_hal_* wrappers and to release with
  * vgpu_hal_destroy. -EINVAL for an inconsistent config, -ENOMEM when the
