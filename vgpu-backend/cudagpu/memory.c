@@ -285,7 +285,10 @@ static int host_alloc_numa(struct cudagpu *gpu, struct cg_host_buf *buf)
 		if (r != CG_SUCCESS)
 			return cg_errno(r);
 	}
-	r = api->cuMemsetD32Async(buf->device, 0, buf->alloc_bytes / 4, gpu->util_stream);
+	/* A memset may not span two allocations: one per page. */
+	for (i = 0; i < pages && r == CG_SUCCESS; i++)
+		r = api->cuMemsetD32Async(buf->device + i * CG_PAGE, 0, CG_PAGE / 4,
+		                          gpu->util_stream);
 	if (r == CG_SUCCESS)
 		r = api->cuStreamSynchronize(gpu->util_stream);
 	return r == CG_SUCCESS ? 0 : cg_errno(r);
