@@ -162,25 +162,43 @@ static enum run_status run_fault(struct run_context *rc, uint64_t va,
 	return RUN_FAULT;
 }
 
-/* Resolve a kernel buffer to one contiguous device range. */
+/*
+ * Resolve a kernel buffer to one contiguous device range. In an address
+ * space every 2 MiB page sits at base + va whether it is in VRAM or evicted,
+ * so a buffer whose chunks are partly evicted is still contiguous; ranges
+ * of 4 KiB host pages are contiguous only within one host buffer. Resolved a
+ * window at a time so any size works; bytes are counted per target.
+ */
 static enum run_status kernel_buffer(struct run_context *rc, uint64_t va, uint64_t bytes,
                                      enum cg_access access, cg_deviceptr *device)
 {
-	struct cg_segment seg;
-	unsigned count;
-	int err;
+	struct cg_segment *segs = rc->scratch->a;
+	cg_deviceptr next = 0;
+	uint64_t done;
+	unsigned count, i;
 
-	pthread_mutex_lock(&rc->gpu->memory_lock);
-	err = cg_resolve(rc->gpu, rc->ch->as, va, bytes, access, CG_RESOLVE_USER, &seg, 1, &count,
-	                 &rc->fault_va, &rc->cause);
-	if (!err)
-		cg_count_bytes(rc->ch->as, &seg, 1, access);
-	pthread_mutex_unlock(&rc->gpu->memory_lock);
-	if (err == -E2BIG) /* spans mappings that are not contiguous on the GPU */
-		return run_fault(rc, va, VGPU_FAULT_BAD_KERNEL_ARGS);
-	if (err)
-		return RUN_FAULT;
-	*device = seg.device;
+	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
+		int err;
+
+		pthread_mutex_lock(&rc->gpu->memory_lock);
+		err = cg_resolve(rc->gpu, rc->ch->as, va + done, n, access, CG_RESOLVE_USER, segs,
+		                 WINDOW_SEGMENTS, &count, &rc->fault_va, &rc->cause);
+		if (!err)
+			cg_count_bytes(rc->ch->as, segs, count, access);
+		pthread_mutex_unlock(&rc->gpu->memory_lock);
+		if (err)
+			return RUN_FAULT;
+		for (i = 0; i < count; i++) {
+			if (done || i) {
+				if (segs[i].device != next) /* not contiguous on the GPU */
+					return run_fault(rc, va, VGPU_FAULT_BAD_KERNEL_ARGS);
+			} else {
+				*device = segs[0].device;
+			}
+			next = segs[i].device + segs[i].bytes;
+		}
+	}
 	return RUN_DONE;
 }
 
