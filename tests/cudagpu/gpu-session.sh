@@ -40,16 +40,18 @@ run_step() { # name limit command...
 for step in "${steps[@]}"; do
 	case "$step" in
 	probe) run_step probe 60 "$bin/cudagpu-probe" ;;
-	conformance) run_step conformance 300 env VGPU_HAL=cuda "$bin/test_hal_conformance" ;;
+	conformance) run_step conformance 300 env VGPU_HAL=cuda "$bin/test-hal-conformance" ;;
 	property)
-		run_step property 420 env VGPU_PROPERTY_OPS="${VGPU_PROPERTY_OPS:-100000}" \
+		run_step property "${VGPU_PROPERTY_LIMIT:-420}" env VGPU_PROPERTY_OPS="${VGPU_PROPERTY_OPS:-100000}" \
 			"$bin/test_core_property" --gpu cuda ;;
 	demo) run_step demo 300 "$root/vgpu-backend/demo/vgpu-demo.sh" --gpu cuda --build-dir "$build" ;;
 	hostile) run_step hostile 180 env VGPU_GPU=cuda "$root/tests/demo/hostile-tenant.sh" --build-dir "$build" ;;
 	bench)
-		run_step bench 420 "$bin/cuda-bench" --json "$out/bench-cuda.json" ;;
+		run_step bench 420 "$bin/cuda-bench" --json "$out/bench-cuda.json" \
+			--markdown "$out/RESULTS.md" ;;
 	bench-um)
-		run_step bench-um 420 "$bin/cuda-bench" --um --json "$out/bench-cuda-um.json" ;;
+		run_step bench-um 420 "$bin/cuda-bench" --um --json "$out/bench-cuda.json" \
+			--markdown "$out/RESULTS.md" ;;
 	*) echo "unknown step $step" | tee -a "$out/summary.txt" ;;
 	esac
 done
