@@ -88,6 +88,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "gups";
 	case VGPU_WORKLOAD_ALLOC_LEAK:
 		return "alloc-leak";
+	case VGPU_WORKLOAD_ESCAPE:
+		return "escape";
 	}
 	return "unknown";
 }
@@ -104,6 +106,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_GUPS;
 	else if (!strcmp(name, "alloc-leak") || !strcmp(name, "alloc"))
 		*out = VGPU_WORKLOAD_ALLOC_LEAK;
+	else if (!strcmp(name, "escape"))
+		*out = VGPU_WORKLOAD_ESCAPE;
 	else
 		return -EINVAL;
 	return 0;

@@ -26,6 +26,26 @@
  *               size is allocated (or the VM's cap/host budget refuses: then
  *               target_reached is false and it carries on with what it has),
  *               hold them for the duration, verify, free.
+ *   escape      hostile: allocates and fills size bytes like the others,
+ *               then tries to reach GPU memory that is not its own, each
+ *               attempt on a fresh channel of its own:
+ *                 (a) a STREAM kernel over its last buffer extended past the
+ *                     buffer's end by buffer_bytes;
+ *                 (b) a FILL kernel of buffer_bytes far from anything it
+ *                     allocated (see VGPU_ESCAPE_FAR_BYTES);
+ *                 (c) a COPY command (the copy path, not a kernel) of its
+ *                     first buffer to the unallocated addresses right after
+ *                     everything it holds.
+ *               The GPU must refuse each one by killing that channel (the
+ *               runtime says -EIO), and the buffers must verify afterwards:
+ *               as filled, except that (a)'s buffer may hold one STREAM
+ *               pass if the GPU ran the kernel up to the fault at the
+ *               buffer's end (simgpu runs kernels page by page; cudagpu
+ *               refuses the launch before it runs) - anything else is a
+ *               mismatch. An attempt that completes, or ends any other way,
+ *               fails the run (error -EACCES when one completed; the
+ *               message names it). No iterations: duration and iterations
+ *               are ignored.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -51,10 +71,40 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_STENCIL,
 	VGPU_WORKLOAD_GUPS,
 	VGPU_WORKLOAD_ALLOC_LEAK,
+	VGPU_WORKLOAD_ESCAPE,
 };
 
 #define VGPU_WORKLOAD_DEFAULT_SIZE (256ull << 20)
 #define VGPU_WORKLOAD_DEFAULT_BUFFER (32ull << 20)
+
+/*
+ * escape's far target (b): its first buffer's GPU VA + VGPU_ESCAPE_FAR_BYTES,
+ * brought down below VGPU_ESCAPE_VA_LIMIT, 2 MiB aligned (and past
+ * everything the VM holds). A guest learns neither the width of its GPU
+ * address space nor where the HAL's reserved range begins (QUERY has
+ * neither; hal.h keeps [caps.va_reserved_base, 2^va_bits) for the
+ * implementation): the narrowest space a HAL of this project gives a VM is
+ * cudagpu's 2^37 bytes, its top 1 GiB reserved (simgpu: 2^40), so 2^36 is
+ * inside every one and below every reserved base. The attempt then meets
+ * unmapped addresses of the VM's own address space, not the HAL's.
+ */
+#define VGPU_ESCAPE_FAR_BYTES (1ull << 40)
+#define VGPU_ESCAPE_VA_LIMIT (1ull << 36)
+#define VGPU_ESCAPE_ATTEMPTS 3
+/* How long an escape attempt may take to be refused (ms). */
+#define VGPU_ESCAPE_TIMEOUT_MS 30000
+
+/* One escape attempt: what it aimed at and how it ended. */
+struct vgpu_escape_attempt {
+	const char *name;     /* "stream-past-end", "fill-far", "copy-out" */
+	const char *what;     /* in words */
+	uint64_t gpu_va;      /* first address it reaches that the VM does not own */
+	uint64_t bytes;       /* of the command's range outside the VM's memory */
+	int error;            /* what the runtime said: -EIO = the GPU killed the
+	                         channel; 0 = it completed */
+	bool tried;
+	bool refused;         /* error == -EIO */
+};
 
 struct vgpu_workload_options {
 	enum vgpu_workload_kind kind;
@@ -74,6 +124,10 @@ struct vgpu_workload_options {
 	 * before verification, with the buffers the workload holds. */
 	void (*before_verify)(void *arg, struct vgpu_device *dev,
 	                      const struct vgpu_buffer *buffers, uint64_t count);
+	/* Optional, for tests (escape): called before each attempt is
+	 * submitted, with its target filled in. */
+	void (*before_escape)(void *arg, struct vgpu_device *dev,
+	                      const struct vgpu_escape_attempt *attempt);
 	void *hook_arg;
 };
 
@@ -94,6 +148,10 @@ struct vgpu_workload_result {
 	uint64_t alloc_retries;    /* ALLOCs answered BUSY and retried */
 	double wall_seconds;       /* whole run, allocation to free */
 	double verify_seconds;     /* of which verification (GPU + CPU) */
+	/* escape: attempts made and refused by the GPU, in order (a), (b), (c). */
+	uint32_t escapes_tried;
+	uint32_t escapes_refused;
+	struct vgpu_escape_attempt escapes[VGPU_ESCAPE_ATTEMPTS];
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -105,7 +163,8 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
                       struct vgpu_workload_result *out);
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
-/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"). -EINVAL. */
+/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape".
+ * -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

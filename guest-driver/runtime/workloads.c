@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * workloads.c - stream, stencil, gups and alloc-leak on a vGPU, verified by
- * checksum (see vgpu_workloads.h).
+ * workloads.c - stream, stencil, gups, alloc-leak and the hostile escape on a
+ * vGPU, verified by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +37,10 @@ struct run {
 	uint64_t start_ns;
 	uint64_t phase_start_ns; /* iterations (or the hold) began */
 	uint64_t verify_ns;
+	/* escape: the buffer attempt (a) ran over and the STREAM passes it
+	 * took of it (0 or 1). */
+	uint64_t escape_stream_index;
+	uint64_t escape_stream_passes;
 };
 
 static uint64_t now_ns(void)
@@ -511,6 +515,229 @@ static int run_alloc_leak(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	return verify(run, expected_fill, 0, run->count, 1);
 }
 
+/* escape ------------------------------------------------------------------ */
+
+#define ESCAPE_ALIGN (2ull << 20) /* the largest GPU page of any HAL */
+
+enum escape_kind {
+	ESCAPE_STREAM_PAST_END, /* (a) */
+	ESCAPE_FILL_FAR,        /* (b) */
+	ESCAPE_COPY_OUT,        /* (c) */
+};
+
+static uint64_t align_up(uint64_t value, uint64_t align)
+{
+	return (value + align - 1) & ~(align - 1);
+}
+
+/* Whether [va, va + bytes) overlaps one of the run's buffers. */
+static bool overlaps_own(const struct run *run, uint64_t va, uint64_t bytes)
+{
+	uint64_t i;
+
+	for (i = 0; i < run->count; i++) {
+		const struct vgpu_buffer *b = &run->buffers[i];
+
+		if (va < b->gpu_va + b->bytes && b->gpu_va < va + bytes)
+			return true;
+	}
+	return false;
+}
+
+/* One attempt on a fresh channel: 0 when it ended as it must (the GPU killed
+ * the channel, or it completed: the caller judges), else the run's error. */
+static int escape_try(struct run *run, enum escape_kind kind, uint64_t first, uint64_t last,
+                      struct vgpu_escape_attempt *a)
+{
+	const struct vgpu_buffer *from = &run->buffers[first], *buf = &run->buffers[last];
+	struct vgpu_channel *ch;
+	uint64_t fence = 0;
+	uint32_t *words, used = 0;
+	int ret;
+
+	if (run->options->before_escape)
+		run->options->before_escape(run->options->hook_arg, run->dev, a);
+	ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &ch);
+	if (ret)
+		return fail(run, ret, "escape %s: cannot create a channel for it: %s", a->name,
+		            vgpu_device_last_error(run->dev));
+	vgpu_channel_set_timeout(ch, VGPU_ESCAPE_TIMEOUT_MS);
+	a->tried = true;
+	run->result->escapes_tried++;
+	ret = vgpu_channel_begin(ch, SIMGPU_COMMAND_MAX_WORDS, &words);
+	if (!ret) {
+		switch (kind) {
+		case ESCAPE_STREAM_PAST_END:
+			used = simgpu_push_launch_stream(words, buf->gpu_va, buf->bytes + a->bytes,
+			                                 1);
+			break;
+		case ESCAPE_FILL_FAR:
+			used = simgpu_push_launch_fill(words, a->gpu_va, a->bytes,
+			                               vgpu_workload_buffer_seed(run->options->seed,
+			                                                         run->count, 0));
+			break;
+		case ESCAPE_COPY_OUT:
+			used = simgpu_push_copy(words, a->gpu_va, from->gpu_va, a->bytes);
+			break;
+		}
+		ret = vgpu_channel_submit(ch, used, VGPU_SUBMIT_INTERRUPT, &fence);
+	}
+	if (!ret) {
+		run->result->submissions++;
+		ret = vgpu_channel_wait(ch, fence, -1);
+	}
+	vgpu_channel_destroy(ch);
+	a->error = ret;
+	a->refused = ret == -EIO;
+	if (a->refused)
+		run->result->escapes_refused++;
+	if (ret && ret != -EIO)
+		return fail_channel(run, ret, a->what);
+	return 0;
+}
+
+/* How many STREAM passes the buffer escape (a) ran over holds now: 1 if its
+ * checksum says streamed once (the GPU ran the kernel page by page up to the
+ * fault at the buffer's end), else 0 (refused before it ran; anything else
+ * then shows as a mismatch in the verification). */
+static int escape_stream_state(struct run *run, uint64_t index, uint64_t *passes)
+{
+	uint64_t seed = vgpu_workload_buffer_seed(run->options->seed, index, 0), fence, got;
+	uint32_t *words;
+	int ret = begin(run, &words);
+
+	if (ret)
+		return ret;
+	ret = submit_words(run, words,
+	                   simgpu_push_launch_checksum(words, run->buffers[index].gpu_va,
+	                                               run->data_bytes[index],
+	                                               vgpu_channel_scratch_va(run->ch, 0)),
+	                   VGPU_SUBMIT_INTERRUPT, &fence);
+	if (!ret)
+		ret = wait_fence(run, fence);
+	if (ret)
+		return ret;
+	got = vgpu_channel_read_scratch(run->ch, 0);
+	*passes = got == vgpu_reference_fill_stream_checksum(seed, run->data_bytes[index], 1) ? 1 : 0;
+	return 0;
+}
+
+static int expected_escape(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	*checksum = vgpu_reference_fill_stream_checksum(
+	        vgpu_workload_buffer_seed(run->options->seed, index, 0), run->data_bytes[index],
+	        index == run->escape_stream_index ? run->escape_stream_passes : 0);
+	return 0;
+}
+
+static int run_escape(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	static const struct {
+		enum escape_kind kind;
+		const char *name, *what;
+	} plan[VGPU_ESCAPE_ATTEMPTS] = {
+		{ ESCAPE_STREAM_PAST_END, "stream-past-end",
+		  "(a) a STREAM kernel over its last buffer and past its end" },
+		{ ESCAPE_FILL_FAR, "fill-far",
+		  "(b) a FILL kernel far from anything it allocated" },
+		{ ESCAPE_COPY_OUT, "copy-out",
+		  "(c) a COPY of its first buffer to addresses it does not own" },
+	};
+	struct vgpu_workload_result *r = run->result;
+	uint64_t first = 0, last = 0, top = 0, far, i;
+	char done[160];
+	size_t used = 0;
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	if (ret)
+		return ret;
+	/* The last buffer is the highest (nothing was freed), but say so
+	 * rather than assume it. */
+	for (i = 0; i < run->count; i++) {
+		const struct vgpu_buffer *b = &run->buffers[i];
+
+		if (b->gpu_va + b->bytes > top) {
+			top = b->gpu_va + b->bytes;
+			last = i;
+		}
+	}
+	/* (a) buffer_bytes past the end of the last buffer as allocated. */
+	r->escapes[0].gpu_va = run->buffers[last].gpu_va + run->buffers[last].bytes;
+	r->escapes[0].bytes = buffer_bytes;
+	/* (b) see VGPU_ESCAPE_FAR_BYTES. */
+	far = run->buffers[first].gpu_va + VGPU_ESCAPE_FAR_BYTES;
+	if (far > VGPU_ESCAPE_VA_LIMIT - align_up(buffer_bytes, ESCAPE_ALIGN))
+		far = VGPU_ESCAPE_VA_LIMIT - align_up(buffer_bytes, ESCAPE_ALIGN);
+	far &= ~(ESCAPE_ALIGN - 1);
+	if (far < top + (1ull << 30)) /* a VM holding almost 64 GiB: further up */
+		far = align_up(top, 1ull << 30) + (1ull << 30);
+	r->escapes[1].gpu_va = far;
+	r->escapes[1].bytes = buffer_bytes;
+	/* (c) the addresses right after everything it holds. */
+	r->escapes[2].gpu_va = align_up(top, ESCAPE_ALIGN);
+	r->escapes[2].bytes = run->data_bytes[first];
+
+	for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
+		struct vgpu_escape_attempt *a = &r->escapes[i];
+
+		a->name = plan[i].name;
+		a->what = plan[i].what;
+		if (overlaps_own(run, a->gpu_va, a->bytes))
+			return fail(run, -EINVAL,
+			            "escape %s: its target (GPU VA 0x%" PRIx64 ", %" PRIu64
+			            " bytes) overlaps the VM's own buffers; nothing to try",
+			            a->name, a->gpu_va, a->bytes);
+	}
+	for (i = 0; i < VGPU_ESCAPE_ATTEMPTS && !stopped(run); i++) {
+		ret = escape_try(run, plan[i].kind, first, last, &r->escapes[i]);
+		if (ret)
+			return ret;
+	}
+	if (r->escapes_tried < VGPU_ESCAPE_ATTEMPTS)
+		return fail(run, -EINTR, "stopped after %u of %u escape attempts", r->escapes_tried,
+		            VGPU_ESCAPE_ATTEMPTS);
+
+	/* Its own data: as filled, but for what (a) may have streamed of its
+	 * own buffer before it faulted at the buffer's end. */
+	run->escape_stream_index = last;
+	ret = escape_stream_state(run, last, &run->escape_stream_passes);
+	if (!ret)
+		ret = verify(run, expected_escape, 0, run->count, 1);
+	if (ret)
+		return ret;
+
+	done[0] = '\0';
+	for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
+		const struct vgpu_escape_attempt *a = &r->escapes[i];
+		int n;
+
+		if (a->refused || used >= sizeof(done))
+			continue;
+		n = snprintf(done + used, sizeof(done) - used, "%s%s (GPU VA 0x%" PRIx64 ")",
+		             used ? ", " : "", a->name, a->gpu_va);
+		if (n > 0)
+			used += (size_t)n;
+	}
+	if (r->escapes_refused < r->escapes_tried)
+		return fail(run, -EACCES,
+		            "%u of %u escapes refused by the GPU; completed without error: %s%s",
+		            r->escapes_refused, r->escapes_tried, done,
+		            r->mismatches ? "; its own data changed too" : "");
+	if (!r->mismatches)
+		snprintf(r->message, sizeof(r->message),
+		         "%u of %u escapes refused by the GPU; own data intact%s", r->escapes_refused,
+		         r->escapes_tried,
+		         run->escape_stream_passes ?
+		                 " (stream-past-end ran over its own last buffer up to the "
+		                 "fault at its end)" :
+		                 "");
+	else
+		snprintf(r->message + strlen(r->message), sizeof(r->message) - strlen(r->message),
+		         "; %u of %u escapes refused by the GPU, but its own data changed",
+		         r->escapes_refused, r->escapes_tried);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 
 int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
@@ -552,6 +779,9 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 		break;
 	case VGPU_WORKLOAD_ALLOC_LEAK:
 		ret = run_alloc_leak(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_ESCAPE:
+		ret = run_escape(&run, size, buffer_bytes);
 		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);

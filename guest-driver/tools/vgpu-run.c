@@ -47,6 +47,10 @@ static void usage(FILE *out)
 	        "                           alloc-leak  allocate --buffer-size steps up to\n"
 	        "                                       --size, hold for --duration, free\n"
 	        "                                       (the GPUswap paper's `alloc`)\n"
+	        "                           escape      hostile: tries to reach GPU memory\n"
+	        "                                       it does not own (see vgpu-tenant\n"
+	        "                                       --help); passes when the GPU\n"
+	        "                                       refuses every try\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           bytes or a number with K, M, G, T, e.g. 512M\n"
 	        "  -b, --buffer-size SIZE   largest single allocation (default 32M)\n"
@@ -349,7 +353,7 @@ int main(int argc, char **argv)
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))
 				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak)",
+				                   "alloc-leak, escape)",
 				                   optarg);
 			have_workload = true;
 			break;
@@ -415,7 +419,7 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups or alloc-leak)");
+		                         "(stream, stencil, gups, alloc-leak or escape)");
 
 	ret = vgpu_device_open_drm(path, &dev, why, sizeof(why));
 	if (ret) {

@@ -2,7 +2,9 @@
 /*
  * vgpu-tenant - "a VM without a VM": attach to vgpud over its local
  * transport exactly as a VM's vGPU device would, run one verified GPU
- * workload through a directly mapped channel, print a summary.
+ * workload through a directly mapped channel, print a summary. The workload
+ * escape is hostile: it checks that the GPU refuses access to memory the VM
+ * does not own.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,6 +53,17 @@ static void usage(FILE *out)
 	        "                           alloc-leak  allocate --buffer-size steps up to\n"
 	        "                                       --size, hold for --duration, free\n"
 	        "                                       (the GPUswap paper's `alloc`)\n"
+	        "                           escape      hostile: allocate and fill --size,\n"
+	        "                                       then try to reach memory that is not\n"
+	        "                                       its own, each try on a fresh channel:\n"
+	        "                                       (a) STREAM over its last buffer and\n"
+	        "                                       --buffer-size past its end, (b) FILL\n"
+	        "                                       far from anything it allocated, (c)\n"
+	        "                                       COPY of its buffer to unallocated\n"
+	        "                                       addresses. Passes when the GPU kills\n"
+	        "                                       the channel of every try and its own\n"
+	        "                                       data still verifies; fails if any try\n"
+	        "                                       completes\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -168,6 +181,31 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 	                       json_object_new_double(r->buffers ? (double)r->alloc_ns_total /
 	                                                                   1e6 / (double)r->buffers :
 	                                                           0.0));
+	if (r->escapes_tried) {
+		json_object *escapes = json_object_new_array();
+		uint32_t i;
+
+		json_object_object_add(root, "escapes_tried", json_object_new_int(
+		                                                      (int32_t)r->escapes_tried));
+		json_object_object_add(root, "escapes_refused",
+		                       json_object_new_int((int32_t)r->escapes_refused));
+		for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
+			const struct vgpu_escape_attempt *a = &r->escapes[i];
+			json_object *e;
+
+			if (!a->tried)
+				continue;
+			e = json_object_new_object();
+			json_object_object_add(e, "name", json_object_new_string(a->name));
+			json_object_object_add(e, "what", json_object_new_string(a->what));
+			json_object_object_add(e, "gpu_va", json_object_new_uint64(a->gpu_va));
+			json_object_object_add(e, "bytes", json_object_new_uint64(a->bytes));
+			json_object_object_add(e, "refused", json_object_new_boolean(a->refused));
+			json_object_object_add(e, "error", json_object_new_int(a->error));
+			json_object_array_add(escapes, e);
+		}
+		json_object_object_add(root, "escapes", escapes);
+	}
 	if (info) {
 		json_object_object_add(root, "vram_share_bytes",
 		                       json_object_new_uint64(info->vram_share_bytes));
@@ -244,6 +282,22 @@ static void print_summary(const struct tenant *t, const struct vgpu_device_info 
 	if (t->have_mailbox)
 		printf("  mailbox     %" PRIu64 " requests, %" PRIu64 " doorbells\n",
 		       t->mailbox.requests, t->mailbox.doorbells);
+	if (r->escapes_tried) {
+		uint32_t i;
+
+		for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
+			const struct vgpu_escape_attempt *e = &r->escapes[i];
+
+			if (!e->tried)
+				continue;
+			human_bytes(e->bytes, b, sizeof(b));
+			printf("  escape      %s: %s at GPU VA 0x%" PRIx64 ": %s\n", e->name, b,
+			       e->gpu_va,
+			       e->refused ? "refused, channel killed" :
+			       e->error   ? strerror(-e->error) :
+			                    "COMPLETED without error");
+		}
+	}
 	if (r->message[0])
 		printf("  note        %s\n", r->message);
 	printf("  checksums   %" PRIu64 " verified, %" PRIu64 " wrong\n", r->checksums,
@@ -328,7 +382,7 @@ int main(int argc, char **argv)
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))
 				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak)",
+				                   "alloc-leak, escape)",
 				                   optarg);
 			have_workload = true;
 			break;
@@ -395,7 +449,7 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups or alloc-leak)");
+		                         "(stream, stencil, gups, alloc-leak or escape)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;

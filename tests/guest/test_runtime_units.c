@@ -244,6 +244,9 @@ static void test_parse_durations_and_names(void **state)
 	assert_int_equal(vgpu_workload_parse("stencil", &kind), 0);
 	assert_int_equal(vgpu_workload_parse("Stream", &kind), -EINVAL);
 	assert_string_equal(vgpu_workload_name(VGPU_WORKLOAD_ALLOC_LEAK), "alloc-leak");
+	assert_int_equal(vgpu_workload_parse("escape", &kind), 0);
+	assert_int_equal(kind, VGPU_WORKLOAD_ESCAPE);
+	assert_string_equal(vgpu_workload_name(VGPU_WORKLOAD_ESCAPE), "escape");
 }
 
 int main(void)

@@ -3,7 +3,8 @@
  * test_submission.c - the runtime's direct submission path and the
  * workloads on simgpu itself (no vgpud): results read back byte for byte
  * through the GPU's aperture, GPFIFO wrap-around, pushbuffer reuse, fences,
- * a killed channel, and every workload verifying (and catching corruption).
+ * a killed channel, and every workload verifying (and catching corruption);
+ * escape refused everywhere, and failing where an escape gets through.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -497,6 +498,109 @@ static void test_two_devices_share_a_gpu(void **state)
 	vgpu_buffer_free(f->dev, &a);
 }
 
+/* escape: every attempt refused (the channel killed), its data verified. */
+static void test_escape_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct vgpu_workload_result result;
+	struct vgpu_workload_options options = {
+		.kind = VGPU_WORKLOAD_ESCAPE,
+		.size_bytes = 4ull << 20,
+		.buffer_bytes = 1ull << 20,
+		.seed = 5,
+	};
+	struct vgpu_stats_response stats;
+	struct vgpu_buffer buf;
+	unsigned i;
+
+	assert_int_equal(vgpu_workload_run(f->dev, &options, &result), 0);
+	assert_true(result.verified);
+	assert_int_equal(result.buffers, 4);
+	assert_int_equal(result.checksums, 4);
+	assert_int_equal(result.mismatches, 0);
+	assert_int_equal(result.escapes_tried, VGPU_ESCAPE_ATTEMPTS);
+	assert_int_equal(result.escapes_refused, VGPU_ESCAPE_ATTEMPTS);
+	for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
+		assert_true(result.escapes[i].tried);
+		assert_true(result.escapes[i].refused);
+		assert_int_equal(result.escapes[i].error, -EIO);
+		assert_true(result.escapes[i].gpu_va < VGPU_ESCAPE_VA_LIMIT);
+	}
+	assert_string_equal(result.escapes[0].name, "stream-past-end");
+	assert_string_equal(result.escapes[1].name, "fill-far");
+	assert_string_equal(result.escapes[2].name, "copy-out");
+	assert_int_equal(result.escapes[0].bytes, 1ull << 20);
+	/* simgpu runs STREAM page by page up to the fault: the last buffer was
+	 * streamed once, and the verification knows it. */
+	assert_non_null(strstr(result.message,
+	                       "3 of 3 escapes refused by the GPU; own data intact"));
+	assert_non_null(strstr(result.message, "up to the fault"));
+	assert_int_equal(vgpu_device_stats(f->dev, &stats), 0);
+	assert_int_equal(stats.allocated_bytes, 0);
+	/* The device still works: the killed channels were the attempts' own. */
+	assert_int_equal(vgpu_buffer_alloc(f->dev, 4096, 0, &buf), 0);
+	assert_int_equal(vgpu_buffer_free(f->dev, &buf), 0);
+	options.kind = VGPU_WORKLOAD_STREAM;
+	assert_int_equal(vgpu_workload_run(f->dev, &options, &result), 0);
+	assert_true(result.verified);
+}
+
+/* A "GPU" that lets escape (b) through: memory mapped where it aims. */
+struct escape_hole {
+	struct fixture *f;
+	const char *name; /* the attempt to let through */
+	uint64_t va, pages[64];
+	uint64_t count;
+};
+
+static void map_escape_target(void *arg, struct vgpu_device *dev,
+                              const struct vgpu_escape_attempt *attempt)
+{
+	struct escape_hole *hole = arg;
+
+	(void)dev;
+	if (strcmp(attempt->name, hole->name))
+		return;
+	hole->va = attempt->gpu_va;
+	hole->count = attempt->bytes / 65536;
+	assert_true(hole->count > 0 && hole->count <= 64);
+	assert_int_equal(vgpu_hal_vram_alloc(hole->f->hal, 65536, hole->count, hole->pages), 0);
+	assert_int_equal(vgpu_hal_as_map(hole->f->as, hole->va, 65536, hole->count,
+	                                 VGPU_TARGET_VRAM, hole->pages, 0),
+	                 0);
+}
+
+static void test_escape_that_completes_fails(void **state)
+{
+	struct fixture *f = *state;
+	struct escape_hole hole = { .f = f, .name = "fill-far" };
+	struct vgpu_workload_result result;
+	struct vgpu_workload_options options = {
+		.kind = VGPU_WORKLOAD_ESCAPE,
+		.size_bytes = 2ull << 20,
+		.buffer_bytes = 1ull << 20,
+		.before_escape = map_escape_target,
+		.hook_arg = &hole,
+	};
+
+	assert_int_equal(vgpu_workload_run(f->dev, &options, &result), -EACCES);
+	assert_false(result.verified);
+	assert_int_equal(result.escapes_tried, 3);
+	assert_int_equal(result.escapes_refused, 2);
+	assert_true(result.escapes[0].refused);
+	assert_false(result.escapes[1].refused);
+	assert_int_equal(result.escapes[1].error, 0);
+	assert_true(result.escapes[2].refused);
+	assert_non_null(strstr(result.message, "2 of 3 escapes refused"));
+	assert_non_null(strstr(result.message, "fill-far"));
+	assert_null(strstr(result.message, "stream-past-end"));
+	assert_int_equal(result.checksums, 2); /* its own data still checked */
+	assert_int_equal(result.mismatches, 0);
+	assert_int_equal(vgpu_hal_as_unmap(f->as, hole.va, hole.count * 65536), 0);
+	vgpu_hal_as_tlb_invalidate(f->as);
+	vgpu_hal_vram_free(f->hal, 65536, hole.count, hole.pages);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +619,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_workload_catches_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_leak_stops_at_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_devices_share_a_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_escape_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_escape_that_completes_fails, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("guest submission on simgpu", tests, NULL, NULL);

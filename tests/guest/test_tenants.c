@@ -214,7 +214,8 @@ static void test_usage(void **state)
 	static const char *const options[] = { "--socket", "--name", "--profile", "--workload",
 		                               "--size", "--buffer-size", "--duration",
 		                               "--iterations", "--seed", "--json", "stream",
-		                               "stencil", "gups", "alloc-leak", "Exit status" };
+		                               "stencil", "gups", "alloc-leak", "escape",
+		                               "Exit status" };
 	struct tenant_run run;
 	char *text;
 	size_t i;

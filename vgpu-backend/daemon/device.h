@@ -78,6 +78,9 @@ struct vgpu_device {
 	struct handle_table handles;
 	struct channel_window *windows[VGPU_MAX_CHANNELS];
 	struct vgpud_ratelimit log_limit;
+	/* The channel error log line (event_routes.c, under the routes' lock):
+	 * a guest can kill its own channels at will. */
+	struct vgpud_ratelimit channel_error_log_limit;
 
 	/* the mailbox worker */
 	pthread_t worker;

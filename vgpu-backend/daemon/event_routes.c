@@ -47,6 +47,20 @@ void vgpud_event_routes_clear(struct vgpud_event_routes *r, uint32_t channel_id,
 	pthread_mutex_unlock(&r->lock);
 }
 
+static const char *cause_name(enum vgpu_hal_error_cause cause)
+{
+	switch (cause) {
+	case VGPU_FAULT_NONE: return "no cause given";
+	case VGPU_FAULT_UNMAPPED: return "unmapped GPU address";
+	case VGPU_FAULT_READ_ONLY: return "write to a read-only page";
+	case VGPU_FAULT_PRIVILEGED: return "access to a privileged page";
+	case VGPU_FAULT_IOMMU: return "unmapped IOMMU address";
+	case VGPU_FAULT_BAD_COMMAND: return "bad command";
+	case VGPU_FAULT_BAD_KERNEL_ARGS: return "bad kernel arguments";
+	}
+	return "unknown cause";
+}
+
 static void dispatch(struct vgpud_event_routes *r, const struct vgpu_hal_event *event, bool error)
 {
 	pthread_mutex_lock(&r->lock);
@@ -56,6 +70,17 @@ static void dispatch(struct vgpud_event_routes *r, const struct vgpu_hal_event *
 		if (error) {
 			r->errors++;
 			vgpu_device_channel_error(route->device, route->index);
+			/* The operator's record of a context the GPU killed (a
+			 * guest's bug or an attempt at memory it does not own);
+			 * only that VM's channel stops. */
+			vgpud_log_ratelimited(&route->device->channel_error_log_limit,
+			                      VGPUD_LOG_WARN,
+			                      "VM '%s': channel error: the GPU killed channel %u "
+			                      "(%s, fault %d at GPU VA 0x%llx); the VM's other "
+			                      "channels and other VMs go on",
+			                      route->device->name, route->index,
+			                      cause_name(event->cause), (int)event->cause,
+			                      (unsigned long long)event->address);
 		} else {
 			r->fences++;
 			vgpu_device_channel_fence(route->device, route->index);

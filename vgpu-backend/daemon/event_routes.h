@@ -9,7 +9,10 @@
  * interrupt. One mutex, a leaf: the event thread takes it while calling the
  * device's raise (which only touches atomics and the transport's
  * non-blocking raise_irq), and a device removes its routes under it before
- * it is freed, so an event never reaches a freed device.
+ * it is freed, so an event never reaches a freed device. A channel error is
+ * also logged (warn: "VM 'NAME': channel error: ...", the cause and the
+ * faulting GPU VA), rate limited per VM since a guest can kill its own
+ * channels at will: one write(2) of a line under the mutex.
  */
 #ifndef VGPUD_EVENT_ROUTES_H
 #define VGPUD_EVENT_ROUTES_H
