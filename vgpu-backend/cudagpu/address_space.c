@@ -162,6 +162,18 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		if (!slot_at(as, first + i, true))
 			return -ENOMEM;
 	}
+	if (flags & VGPU_MAP_PRIVILEGED) {
+		for (i = 0; i < count; i++) {
+			struct cg_slot *slot = slot_at(as, first + i, false);
+
+			slot_clear(gpu, as, first + i, slot);
+			slot->kind = CG_SLOT_PRIVILEGED;
+			slot->flags = (uint8_t)flags;
+			slot->target = (uint8_t)target;
+			slot->address = addresses[i];
+		}
+		return 0;
+	}
 	for (i = 0; i < count; i++) {
 		struct cg_slot *slot = slot_at(as, first + i, false);
 		cg_mem_handle handle;
@@ -391,9 +403,9 @@ int cg_resolve(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t byte
 			piece.bytes = CG_PAGE - in_slot;
 			piece.target = (enum vgpu_hal_target)slot->target;
 			piece.cpu = NULL;
-			if (mode != CG_RESOLVE_APERTURE) {
+			if (mode != CG_RESOLVE_APERTURE && slot->kind != CG_SLOT_PRIVILEGED) {
 				piece.device = as->va_base + at;
-			} else if (slot->kind == CG_SLOT_VRAM) {
+			} else if (slot->target == VGPU_TARGET_VRAM) {
 				piece.device = gpu->vram_aperture + slot->address + in_slot;
 			} else {
 				const struct cg_iommu_mapping *m = cg_iommu_find(gpu, slot->address);
@@ -405,7 +417,7 @@ int cg_resolve(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t byte
 				piece.device = m->buf->device + offset;
 				piece.cpu = m->buf->cpu ? (char *)m->buf->cpu + offset : NULL;
 			}
-			if (slot->kind == CG_SLOT_SYSMEM && mode != CG_RESOLVE_APERTURE) {
+			if (slot->target != VGPU_TARGET_VRAM && mode != CG_RESOLVE_APERTURE) {
 				/* The IOVA must still be mapped, as on simgpu. */
 				if (!cg_iommu_find(gpu, slot->address))
 					return fault(at, VGPU_FAULT_IOMMU, fault_va, cause);

@@ -666,6 +666,54 @@ static void priv_entry(struct cudagpu *gpu, struct cg_channel *ch, uint64_t tick
 	cg_completion_queue(gpu, done);
 }
 
+/* Is ring slot a NOP: a privileged NOP or an empty user entry? */
+static bool slot_is_nop(struct cg_channel *ch, uint32_t slot)
+{
+	struct simgpu_gpfifo_entry entry;
+
+	if (ch->priv_ticket[slot])
+		return ch->priv_ticket[slot] == PRIV_NOP_TICKET;
+	memcpy(&entry, (char *)gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
+	       sizeof(entry));
+	return !entry.length_bytes && !entry.flags;
+}
+
+/*
+ * Fetch the channel's next entry (pfifo_lock held). NOP entries are
+ * consumed in a run, as a GPU's front end does: they need no engine, and the
+ * NOP fill that resumes a channel (DESIGN.md §3) is a ring of them.
+ * Returns 0 when an entry with work is ready in *entry (its privileged
+ * ticket in *ticket), 1 when there was nothing (more) to fetch, -1 when the
+ * channel was killed.
+ */
+static int fetch_entry(struct cudagpu *gpu, struct cg_channel *ch,
+                       struct simgpu_gpfifo_entry *entry, uint64_t *ticket)
+{
+	uint32_t gp_put, slot;
+
+	gp_put = le32toh(__atomic_load_n(control_word(ch, SIMGPU_CONTROL_GP_PUT),
+	                                 __ATOMIC_ACQUIRE));
+	if (gp_put >= ch->entries) {
+		kill_channel(gpu, ch, 0, VGPU_FAULT_BAD_COMMAND);
+		return -1;
+	}
+	while (gp_put != ch->gp_get && slot_is_nop(ch, ch->gp_get)) {
+		ch->priv_ticket[ch->gp_get] = 0;
+		ch->gp_get = (ch->gp_get + 1) & (ch->entries - 1);
+	}
+	publish_gp_get(ch);
+	if (gp_put == ch->gp_get)
+		return 1;
+	slot = ch->gp_get;
+	memcpy(entry, (char *)gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
+	       sizeof(*entry));
+	ch->gp_get = (slot + 1) & (ch->entries - 1);
+	publish_gp_get(ch);
+	*ticket = ch->priv_ticket[slot];
+	ch->priv_ticket[slot] = 0;
+	return 0;
+}
+
 /* One turn of a channel: continue its blocked entry or fetch the next one.
  * True if it made progress. pfifo_lock held. */
 static bool channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
@@ -674,30 +722,19 @@ static bool channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
 	struct run_context rc = { .gpu = gpu, .ch = ch, .scratch = scratch };
 	struct simgpu_gpfifo_entry entry;
 	enum run_status s;
-	uint32_t gp_put, slot;
+	uint32_t gp_get_before = ch->gp_get;
 	uint64_t ticket;
+	int fetched;
 
 	if (ch->error)
 		return false;
 	if (!ch->running) {
 		if (!ch->fetch)
 			return false;
-		gp_put = le32toh(__atomic_load_n(control_word(ch, SIMGPU_CONTROL_GP_PUT),
-		                                 __ATOMIC_ACQUIRE));
-		if (gp_put >= ch->entries) {
-			kill_channel(gpu, ch, 0, VGPU_FAULT_BAD_COMMAND);
-			return true;
-		}
-		if (gp_put == ch->gp_get)
-			return false;
-		slot = ch->gp_get;
-		memcpy(&entry, (char *)gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
-		       sizeof(entry));
-		ch->gp_get = (slot + 1) & (ch->entries - 1);
-		publish_gp_get(ch);
+		fetched = fetch_entry(gpu, ch, &entry, &ticket);
+		if (fetched)
+			return fetched < 0 || ch->gp_get != gp_get_before;
 		gpu->current_channel = (int32_t)ch->id;
-		ticket = ch->priv_ticket[slot];
-		ch->priv_ticket[slot] = 0;
 		if (ticket) {
 			priv_entry(gpu, ch, ticket);
 			return true;
@@ -709,8 +746,6 @@ static bool channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
 			kill_channel(gpu, ch, entry.pushbuffer_va, VGPU_FAULT_BAD_COMMAND);
 			return true;
 		}
-		if (!entry.length_bytes)
-			return true; /* a NOP entry */
 		if (load_pushbuffer(&rc, entry.pushbuffer_va, entry.length_bytes) != RUN_DONE) {
 			kill_channel(gpu, ch, rc.fault_va, rc.cause);
 			return true;

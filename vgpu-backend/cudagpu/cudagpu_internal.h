@@ -74,6 +74,10 @@ enum cg_slot_kind {
 	CG_SLOT_VRAM,   /* 2 MiB VRAM page, cuMemMap-ed at base + va */
 	CG_SLOT_SYSMEM, /* 2 MiB of a NUMA host buffer, cuMemMap-ed at base + va */
 	CG_SLOT_SMALL,  /* 4 KiB SYSMEM pages, resolved by cudagpu (small[]) */
+	CG_SLOT_PRIVILEGED, /* a 2 MiB VGPU_MAP_PRIVILEGED page: only the copy
+	                       engine and the aperture reach it, and cudagpu
+	                       resolves both itself, so the driver's page
+	                       tables are not touched (no cuMemMap) */
 };
 
 struct cg_small_pte {
