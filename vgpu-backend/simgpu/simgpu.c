@@ -17,18 +17,24 @@
 
 /*
  * The "h100" timing model (simgpu_config_model), from cudagpu's benchmark
- * on an H100 80GB HBM3 (driver 580, PCIe Gen5 host link); the run, its date
- * and every figure are in vgpu-backend/cudagpu/RESULTS.md.
- *  - VRAM bandwidth: the STREAM kernel on resident chunks (bytes read +
- *    written per second), stream_resident_gbps.
- *  - System RAM bandwidth: the STREAM kernel on evicted chunks, reached
- *    over the bus at the same GPU virtual address, stream_evicted_gbps.
- *  - Latencies: the part a GPU cannot hide is small on both; simgpu's
+ * on an H100 80GB HBM3 (driver 580, PCIe Gen5 host link), 2026-11-25; the
+ * run and every figure are in vgpu-backend/cudagpu/RESULTS.md
+ * (bench-cuda.json beside it).
+ *  - VRAM bandwidth: the STREAM kernel on resident chunks, bytes read +
+ *    written per second (stream_resident_gbps: 2794 GB/s). simgpu charges
+ *    reads and writes to the same bandwidth, as that figure counts them.
+ *  - System RAM bandwidth: cuMemcpy between VRAM and pinned host memory,
+ *    one direction of the link (memcpy_dtoh_gbps, memcpy_htod_gbps:
+ *    55 GB/s), which is what an eviction or return copy gets. Kernels on
+ *    evicted chunks use both directions at once and measured 83 GB/s read +
+ *    written (stream_evicted_gbps); simgpu's single sysmem budget makes them
+ *    about a third slower than that, on the conservative side.
+ *  - Latencies: the part a GPU cannot hide was not measured apart; simgpu's
  *    defaults are kept (VRAM 1 ns, PCIe 20 ns per transaction).
  */
-#define H100_VRAM_BANDWIDTH UINT64_C(2600000000000)
+#define H100_VRAM_BANDWIDTH UINT64_C(2794000000000)
 #define H100_VRAM_LATENCY_NS 1
-#define H100_SYSMEM_BANDWIDTH UINT64_C(50000000000)
+#define H100_SYSMEM_BANDWIDTH UINT64_C(55000000000)
 #define H100_SYSMEM_LATENCY_NS 20
 
 void simgpu_config_defaults(struct simgpu_config *config)
