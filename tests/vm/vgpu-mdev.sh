@@ -89,6 +89,7 @@ if command -v meson >/dev/null && command -v ninja >/dev/null &&
 		nice meson setup "$vgpud_build" "$vgpud_src" -Dtests=false -Dbuildtype=debugoptimized; } &&
 		nice ninja -C "$vgpud_build" vgpu-backend/daemon/libvgpud.a vgpu-backend/core/libvgpu_core.a \
 			vgpu-backend/shadow/libvgpu_shadow.a vgpu-backend/simgpu/libsimgpu.a \
+			vgpu-backend/hal/libhal-open.a vgpu-backend/cudagpu/libcudagpu.a \
 			vgpu-backend/local/libvgpu_local_socket.a; then
 		vgpud_args=(VGPUD_BUILD="$vgpud_build" VGPUD_SRC="$vgpud_src")
 	fi >"$run/vgpud-build.log" 2>&1
