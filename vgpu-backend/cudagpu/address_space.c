@@ -448,30 +448,39 @@ void cg_count_bytes(struct cg_as *as, const struct cg_segment *segs, unsigned co
 
 /* ------------------------------------------------------ aperture access */
 
+/* A bounded number of segments at a time (4 KiB pages split ranges finely). */
+#define APERTURE_WINDOW ((uint64_t)MAX_APERTURE_SEGMENTS * CG_SMALL_PAGE / 2)
+
+/*
+ * Privileged CPU access (hal.h's as_read/as_write): the whole range is
+ * checked first, so a fault anywhere copies nothing; then copied window by
+ * window through the CPU mapping or the driver.
+ */
 static int aperture(struct cg_as *as, uint64_t va, void *host, uint64_t bytes, bool write)
 {
 	struct cudagpu *gpu = gpu_of_as(as);
 	struct cg_segment segs[MAX_APERTURE_SEGMENTS];
+	enum cg_access access = write ? CG_WRITE : CG_READ;
 	enum vgpu_hal_error_cause cause;
-	uint64_t fault_va, done = 0;
+	uint64_t fault_va, done;
 	unsigned count, i;
 	cg_result r = CG_SUCCESS;
-	int err;
+	int err = 0;
 
 	if (!bytes)
 		return 0;
 	cg_enter(gpu);
-	while (done < bytes) {
-		uint64_t part = bytes - done;
-
-		/* A bounded number of segments at a time (4 KiB pages split
-		 * ranges finely). */
-		if (part > (uint64_t)MAX_APERTURE_SEGMENTS * CG_SMALL_PAGE / 2)
-			part = (uint64_t)MAX_APERTURE_SEGMENTS * CG_SMALL_PAGE / 2;
-		pthread_mutex_lock(&gpu->memory_lock);
-		err = cg_resolve(gpu, as, va + done, part, write ? CG_WRITE : CG_READ,
-		                 CG_RESOLVE_APERTURE, segs, MAX_APERTURE_SEGMENTS, &count, &fault_va,
-		                 &cause);
+	pthread_mutex_lock(&gpu->memory_lock);
+	for (done = 0; !err && done < bytes; done += APERTURE_WINDOW)
+		err = cg_resolve(gpu, as, va + done,
+		                 bytes - done < APERTURE_WINDOW ? bytes - done : APERTURE_WINDOW,
+		                 access, CG_RESOLVE_APERTURE, segs, MAX_APERTURE_SEGMENTS, &count,
+		                 &fault_va, &cause);
+	for (done = 0; !err && r == CG_SUCCESS && done < bytes;) {
+		err = cg_resolve(gpu, as, va + done,
+		                 bytes - done < APERTURE_WINDOW ? bytes - done : APERTURE_WINDOW,
+		                 access, CG_RESOLVE_APERTURE, segs, MAX_APERTURE_SEGMENTS, &count,
+		                 &fault_va, &cause);
 		for (i = 0; !err && r == CG_SUCCESS && i < count; i++) {
 			char *at = (char *)host + done;
 
@@ -485,54 +494,25 @@ static int aperture(struct cg_as *as, uint64_t va, void *host, uint64_t bytes, b
 				r = gpu->api.cuMemcpyDtoH(at, segs[i].device, segs[i].bytes);
 			done += segs[i].bytes;
 		}
-		pthread_mutex_unlock(&gpu->memory_lock);
-		if (err)
-			return err == -E2BIG ? -EIO : -EFAULT;
-		if (r != CG_SUCCESS)
-			return cg_errno(r);
 	}
-	return 0;
+	pthread_mutex_unlock(&gpu->memory_lock);
+	if (err)
+		return err == -E2BIG ? -EIO : -EFAULT;
+	return r == CG_SUCCESS ? 0 : cg_errno(r);
 }
 
 int cg_as_read(struct vgpu_hal_as *base, uint64_t va, void *dst, uint64_t bytes)
 {
-	struct cg_as *as = as_of(base);
-	struct cudagpu *gpu = gpu_of_as(as);
-	struct cg_segment seg;
-	enum vgpu_hal_error_cause cause;
-	uint64_t fault_va;
-	unsigned count;
-	int err;
-
-	/* All or nothing: check the whole range first. */
-	pthread_mutex_lock(&gpu->memory_lock);
-	err = cg_resolve(gpu, as, va, bytes ? bytes : 1, CG_READ, CG_RESOLVE_APERTURE, &seg, 1,
-	                 &count, &fault_va, &cause);
-	pthread_mutex_unlock(&gpu->memory_lock);
-	if (err == -EFAULT)
-		return err;
-	return aperture(as, va, dst, bytes, false);
+	return aperture(as_of(base), va, dst, bytes, false);
 }
 
 int cg_as_write(struct vgpu_hal_as *base, uint64_t va, const void *src, uint64_t bytes)
 {
 	struct cg_as *as = as_of(base);
-	struct cudagpu *gpu = gpu_of_as(as);
-	struct cg_segment seg;
-	enum vgpu_hal_error_cause cause;
-	uint64_t fault_va;
-	unsigned count;
-	int err;
+	int err = aperture(as, va, (void *)src, bytes, true);
 
-	pthread_mutex_lock(&gpu->memory_lock);
-	err = cg_resolve(gpu, as, va, bytes ? bytes : 1, CG_WRITE, CG_RESOLVE_APERTURE, &seg, 1,
-	                 &count, &fault_va, &cause);
-	pthread_mutex_unlock(&gpu->memory_lock);
-	if (err == -EFAULT)
-		return err;
-	err = aperture(as, va, (void *)src, bytes, true);
 	/* A write may satisfy a channel's SEMAPHORE_ACQUIRE. */
-	pthread_cond_broadcast(&gpu->pfifo_wake);
+	pthread_cond_broadcast(&gpu_of_as(as)->pfifo_wake);
 	return err;
 }
 
