@@ -178,7 +178,7 @@ int domain_names_qemu_name(const char *cmdline, size_t len, char *name, size_t n
 		if (!eq) {
 			if (first) /* "-name NAME,...": the implied key is guest */
 				snprintf(guest, sizeof(guest), "%s", item);
-		} else if (!strncmp(item, "guest=", 6)) {
+		} else if (eq - item == 5 && !memcmp(item, "guest", 5)) { /* key "guest" */
 			snprintf(guest, sizeof(guest), "%s", eq + 1);
 		}
 	}
