@@ -53,8 +53,7 @@ static cg_result slot_clear(struct cudagpu *gpu, struct cg_as *as, uint64_t inde
 		uint64_t t0 = cg_now_ns();
 
 		r = gpu->api.cuMemUnmap(as->va_base + index * CG_PAGE, CG_PAGE);
-		gpu->map_timing.unmap_ns += cg_now_ns() - t0;
-		gpu->map_timing.unmap_calls++;
+		cg_time_call(&gpu->map_timing.unmap_ns, &gpu->map_timing.unmap_calls, t0);
 	}
 	free(slot->small);
 	memset(slot, 0, sizeof(*slot));
@@ -183,8 +182,7 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		slot_clear(gpu, as, first + i, slot);
 		t0 = cg_now_ns();
 		r = api->cuMemMap(as->va_base + (first + i) * CG_PAGE, CG_PAGE, offset, handle, 0);
-		gpu->map_timing.map_ns += cg_now_ns() - t0;
-		gpu->map_timing.map_calls++;
+		cg_time_call(&gpu->map_timing.map_ns, &gpu->map_timing.map_calls, t0);
 		if (r != CG_SUCCESS)
 			break;
 		slot->kind = target == VGPU_TARGET_VRAM ? CG_SLOT_VRAM : CG_SLOT_SYSMEM;
@@ -202,8 +200,7 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		desc.flags = (flags & VGPU_MAP_READ_ONLY) ? CG_MEM_ACCESS_FLAGS_PROT_READ
 		                                          : CG_MEM_ACCESS_FLAGS_PROT_READWRITE;
 		r = api->cuMemSetAccess(as->va_base + va, count * CG_PAGE, &desc, 1);
-		gpu->map_timing.set_access_ns += cg_now_ns() - t0;
-		gpu->map_timing.set_access_calls++;
+		cg_time_call(&gpu->map_timing.set_access_ns, &gpu->map_timing.set_access_calls, t0);
 	}
 	if (r != CG_SUCCESS) {
 		/* Nothing stays half-mapped: the range ends up unmapped. */

@@ -293,9 +293,14 @@ void cudagpu_map_timing(struct vgpu_hal *hal, struct cudagpu_map_timing *out)
 {
 	struct cudagpu *gpu = cg_of(hal);
 
-	pthread_mutex_lock(&gpu->memory_lock);
-	*out = gpu->map_timing;
-	pthread_mutex_unlock(&gpu->memory_lock);
+	const struct cudagpu_map_timing *t = &gpu->map_timing;
+
+	out->unmap_ns = __atomic_load_n(&t->unmap_ns, __ATOMIC_RELAXED);
+	out->unmap_calls = __atomic_load_n(&t->unmap_calls, __ATOMIC_RELAXED);
+	out->map_ns = __atomic_load_n(&t->map_ns, __ATOMIC_RELAXED);
+	out->map_calls = __atomic_load_n(&t->map_calls, __ATOMIC_RELAXED);
+	out->set_access_ns = __atomic_load_n(&t->set_access_ns, __ATOMIC_RELAXED);
+	out->set_access_calls = __atomic_load_n(&t->set_access_calls, __ATOMIC_RELAXED);
 }
 
 const char *cudagpu_describe(struct vgpu_hal *hal, char *buf, size_t len)

@@ -237,6 +237,14 @@ int cg_errno(cg_result result);
 
 uint64_t cg_now_ns(void);
 
+/* Count one driver call that started at t0 in a cudagpu_map_timing pair
+ * (atomically: mapping calls run with and without memory_lock). */
+static inline void cg_time_call(uint64_t *ns, uint64_t *calls, uint64_t t0)
+{
+	__atomic_fetch_add(ns, cg_now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
+}
+
 /* memory.c */
 int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len);
 void cg_memory_fini(struct cudagpu *gpu);

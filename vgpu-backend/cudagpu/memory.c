@@ -53,8 +53,7 @@ static cg_result set_access(struct cudagpu *gpu, cg_deviceptr ptr, uint64_t byte
 	desc[1].location.id = gpu->numa_id;
 	desc[1].flags = flags;
 	r = gpu->api.cuMemSetAccess(ptr, bytes, desc, host ? 2 : 1);
-	gpu->map_timing.set_access_ns += cg_now_ns() - t0;
-	gpu->map_timing.set_access_calls++;
+	cg_time_call(&gpu->map_timing.set_access_ns, &gpu->map_timing.set_access_calls, t0);
 	return r;
 }
 
