@@ -43,6 +43,10 @@
 
 #define HAL_TEST_TIMEOUT_MS 10000
 #define HAL_TEST_VRAM_BYTES (UINT64_C(256) << 20)
+
+/* Open the backend $VGPU_HAL names (vgpu/hal_open.h), or "simgpu-2m":
+ * simgpu behind tests/core's 2 MiB-page double. */
+int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len);
 #define HAL_TEST_EVENT_LOG 65536
 
 /*

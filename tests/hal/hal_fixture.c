@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* hal_fixture.c - the HAL conformance suite's fixture (see hal_conformance.h). */
+#include "hal_2m_shim.h"
 #include "hal_conformance.h"
 
 #include <errno.h>
@@ -297,6 +298,27 @@ void sleep_ms(unsigned ms)
 /* ------------------------------------------------------------------------ */
 /* Setup and teardown                                                       */
 
+int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len)
+{
+	const char *env = getenv("VGPU_HAL");
+	struct simgpu_config sim;
+	int err;
+
+	simgpu_config_defaults(&sim);
+	sim.pfifo_idle_sleep_max_us = 200;
+	if (!env || strcmp(env, "simgpu-2m"))
+		return vgpu_hal_open_from_env(&sim, HAL_TEST_VRAM_BYTES, out, why, why_len);
+	/* simgpu behind the 2 MiB-page double (tests/core/hal_2m_shim.h): cudagpu's
+	 * page sizes on any machine. */
+	sim.vram_bytes = HAL_TEST_VRAM_BYTES;
+	err = simgpu_create(&sim, out);
+	if (!err)
+		err = hal_2m_shim_create(*out, NULL, out);
+	if (err)
+		snprintf(why, why_len, "simgpu behind the 2 MiB shim: %s", strerror(-err));
+	return err;
+}
+
 static struct vgpu_hal *handed_over;
 
 void hal_suite_hand_over(struct vgpu_hal *hal)
@@ -313,7 +335,6 @@ void hal_suite_release_unused(void)
 
 int hal_group_setup(void **state)
 {
-	struct simgpu_config sim;
 	uint32_t sizes[32];
 	unsigned n;
 	char why[256] = "";
@@ -326,9 +347,7 @@ int hal_group_setup(void **state)
 		suite.hal = handed_over;
 		handed_over = NULL;
 	} else {
-		simgpu_config_defaults(&sim);
-		sim.pfifo_idle_sleep_max_us = 200;
-		err = vgpu_hal_open_from_env(&sim, HAL_TEST_VRAM_BYTES, &suite.hal, why, sizeof(why));
+		err = hal_suite_open(&suite.hal, why, sizeof(why));
 		if (err) {
 			printf("# cannot open HAL '%s': %s (%s)\n", suite.backend, why, strerror(-err));
 			return -1;
