@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fake_libcuda.c - a CPU stand-in for libcuda.so.1, so that cudagpu's own
+ * logic (its page table, host buffers, IOVAs, the submission thread,
+ * completions, faults) runs in CI on machines without a GPU. cudagpu loads
+ * it like the real driver: VGPU_CUDA_LIBRARY=.../libcuda.so.1.
+ *
+ * It is a test double, not a GPU: it proves nothing about the hardware (the
+ * GPU tests, meson suite 'cudagpu' on a machine with an NVIDIA GPU, do).
+ * What it does:
+ *  - One device, "Fake CPU GPU", with FAKE_CUDA_TOTAL_MIB of memory (default
+ *    4096), 2 MiB allocation granularity, VMM and host-NUMA VMM supported.
+ *  - Physical allocations (cuMemCreate) are memfds; cuMemAddressReserve
+ *    reserves host address space; cuMemMap maps the memfd there;
+ *    cuMemSetAccess is mprotect. Device pointers are host addresses.
+ *  - Streams and events complete at once: every call does its work
+ *    synchronously. Kernels run on the CPU with the CPU references of
+ *    vgpu/simgpu_kernels.h.
+ *  - It enforces the driver rules the H100 taught cudagpu (each one broke it
+ *    once): cuMemMap maps a whole allocation (offset 0, size = the
+ *    allocation's), cuMemsetD*Async stays within one mapped allocation,
+ *    cuMemUnmap takes whole mappings. A call that breaks one returns
+ *    CUDA_ERROR_INVALID_VALUE and says so on stderr.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_api.h"
+#include "vgpu/simgpu_kernels.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define GRANULARITY (2 * MIB)
+#define MAX_MAPPINGS 65536
+
+/* Every entry point is exported under the driver's own (versioned) name. */
+#define EXPORT __attribute__((visibility("default")))
+
+struct allocation { /* a cuMemCreate handle */
+	int fd;
+	size_t bytes;
+	bool device;
+};
+
+struct mapping { /* a cuMemMap range */
+	uintptr_t start;
+	size_t bytes;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t total_bytes = 4096 * MIB, used_bytes;
+static struct mapping mappings[MAX_MAPPINGS];
+static unsigned mapping_count;
+
+static cg_result refuse(const char *call, const char *why)
+{
+	fprintf(stderr, "fake libcuda: %s refused: %s\n", call, why);
+	return CG_ERROR_INVALID_VALUE;
+}
+
+static bool charge(size_t bytes)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = used_bytes + bytes <= total_bytes;
+	if (ok)
+		used_bytes += bytes;
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+static void uncharge(size_t bytes)
+{
+	pthread_mutex_lock(&lock);
+	used_bytes -= bytes;
+	pthread_mutex_unlock(&lock);
+}
+
+/* The mapping holding [p, p + bytes), or -1 (lock held). */
+static int mapping_of(uintptr_t p, size_t bytes)
+{
+	unsigned i;
+
+	for (i = 0; i < mapping_count; i++)
+		if (p >= mappings[i].start && p + bytes <= mappings[i].start + mappings[i].bytes)
+			return (int)i;
+	return -1;
+}
+
+static bool in_one_mapping(uintptr_t p, size_t bytes)
+{
+	bool inside, mapped_at_all = false;
+	unsigned i;
+
+	pthread_mutex_lock(&lock);
+	inside = mapping_of(p, bytes) >= 0;
+	for (i = 0; i < mapping_count && !inside; i++)
+		if (p < mappings[i].start + mappings[i].bytes && mappings[i].start < p + bytes)
+			mapped_at_all = true;
+	pthread_mutex_unlock(&lock);
+	/* Memory that is not VMM-mapped at all (cuMemAlloc, host) is fine. */
+	return inside || !mapped_at_all;
+}
+
+/* ------------------------------------------------------------ device */
+
+EXPORT cg_result cuInit(unsigned int flags)
+{
+	const char *mib = getenv("FAKE_CUDA_TOTAL_MIB");
+
+	(void)flags;
+	if (mib && *mib)
+		total_bytes = strtoull(mib, NULL, 10) * MIB;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDriverGetVersion(int *version)
+{
+	*version = 12080;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuGetErrorName(cg_result error, const char **name)
+{
+	*name = error == CG_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+	        : error == CG_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+	                                          : "CUDA_ERROR_UNKNOWN";
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuGetErrorString(cg_result error, const char **text)
+{
+	(void)error;
+	*text = "an error of the fake driver";
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDeviceGetCount(int *count)
+{
+	*count = 1;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDeviceGet(cg_device *device, int ordinal)
+{
+	if (ordinal)
+		return CG_ERROR_INVALID_DEVICE;
+	*device = 0;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDeviceGetName(char *name, int len, cg_device device)
+{
+	(void)device;
+	snprintf(name, (size_t)len, "Fake CPU GPU");
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDeviceGetAttribute(int *value, cg_device_attribute attribute, cg_device device)
+{
+	(void)device;
+	switch (attribute) {
+	case CG_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+		*value = 4;
+		break;
+	case CG_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CG_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CG_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+		*value = 1;
+		break;
+	default:
+		*value = 0;
+		break;
+	}
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDeviceTotalMem_v2(size_t *bytes, cg_device device)
+{
+	(void)device;
+	*bytes = total_bytes;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDevicePrimaryCtxRetain(cg_context *ctx, cg_device device)
+{
+	static int context;
+
+	(void)device;
+	*ctx = (cg_context)(void *)&context;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuDevicePrimaryCtxRelease_v2(cg_device device)
+{
+	(void)device;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuCtxSetCurrent(cg_context ctx)
+{
+	(void)ctx;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuCtxSynchronize(void)
+{
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+	pthread_mutex_lock(&lock);
+	*free_bytes = total_bytes - used_bytes;
+	*total = total_bytes;
+	pthread_mutex_unlock(&lock);
+	return CG_SUCCESS;
+}
+
+/* --------------------------------------------------------------- VMM */
+
+EXPORT cg_result cuMemGetAllocationGranularity(size_t *granularity,
+                                               const struct cg_mem_allocation_prop *prop,
+                                               cg_granularity_option option)
+{
+	(void)prop;
+	(void)option;
+	*granularity = GRANULARITY;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemCreate(cg_mem_handle *handle, size_t size,
+                             const struct cg_mem_allocation_prop *prop, unsigned long long flags)
+{
+	struct allocation *a;
+
+	(void)flags;
+	if (!size || size % GRANULARITY)
+		return refuse("cuMemCreate", "size not a multiple of the granularity");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return CG_ERROR_OUT_OF_MEMORY;
+	a->device = prop->location.type == CG_MEM_LOCATION_TYPE_DEVICE;
+	a->bytes = size;
+	if (a->device && !charge(size)) {
+		free(a);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	a->fd = memfd_create("fake-libcuda", MFD_CLOEXEC);
+	if (a->fd < 0 || ftruncate(a->fd, (off_t)size) < 0) {
+		if (a->fd >= 0)
+			close(a->fd);
+		if (a->device)
+			uncharge(size);
+		free(a);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	*handle = (cg_mem_handle)(uintptr_t)a;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemRelease(cg_mem_handle handle)
+{
+	struct allocation *a = (struct allocation *)(uintptr_t)handle;
+
+	if (a->device)
+		uncharge(a->bytes);
+	close(a->fd); /* existing mappings keep the pages, as with the driver */
+	free(a);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemAddressReserve(cg_deviceptr *ptr, size_t size, size_t alignment,
+                                     cg_deviceptr addr, unsigned long long flags)
+{
+	size_t align = alignment ? alignment : GRANULARITY;
+	char *p;
+
+	(void)addr;
+	(void)flags;
+	p = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+	         0);
+	if (p == MAP_FAILED)
+		return CG_ERROR_OUT_OF_MEMORY;
+	*ptr = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemAddressFree(cg_deviceptr ptr, size_t size)
+{
+	munmap((void *)(uintptr_t)ptr, size);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemMap(cg_deviceptr ptr, size_t size, size_t offset, cg_mem_handle handle,
+                          unsigned long long flags)
+{
+	struct allocation *a = (struct allocation *)(uintptr_t)handle;
+	cg_result r = CG_SUCCESS;
+
+	(void)flags;
+	if (offset)
+		return refuse("cuMemMap", "offset must be 0: a mapping takes a whole allocation");
+	if (size != a->bytes || ptr % GRANULARITY)
+		return refuse("cuMemMap", "size differs from the allocation's, or ptr misaligned");
+	pthread_mutex_lock(&lock);
+	if (mapping_of(ptr, 1) >= 0 || mapping_count == MAX_MAPPINGS) {
+		r = refuse("cuMemMap", "the range is already mapped");
+	} else if (mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) ==
+	           MAP_FAILED) {
+		r = CG_ERROR_OUT_OF_MEMORY;
+	} else {
+		mappings[mapping_count++] = (struct mapping){ .start = ptr, .bytes = size };
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+EXPORT cg_result cuMemUnmap(cg_deviceptr ptr, size_t size)
+{
+	uintptr_t end = ptr + size, at = ptr;
+	cg_result r = CG_SUCCESS;
+	int i;
+
+	pthread_mutex_lock(&lock);
+	/* Whole mappings only, back to back. */
+	while (at < end && r == CG_SUCCESS) {
+		i = mapping_of(at, 1);
+		if (i < 0 || mappings[i].start != at || at + mappings[i].bytes > end)
+			r = refuse("cuMemUnmap", "not a run of whole mappings");
+		else
+			at += mappings[i].bytes;
+	}
+	for (at = ptr; r == CG_SUCCESS && at < end;) {
+		i = mapping_of(at, 1);
+		at += mappings[i].bytes;
+		mappings[i] = mappings[--mapping_count];
+	}
+	pthread_mutex_unlock(&lock);
+	if (r == CG_SUCCESS)
+		mmap((void *)(uintptr_t)ptr, size, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	return r;
+}
+
+EXPORT cg_result cuMemSetAccess(cg_deviceptr ptr, size_t size,
+                                const struct cg_mem_access_desc *desc, size_t count)
+{
+	int prot = desc[0].flags == CG_MEM_ACCESS_FLAGS_PROT_READWRITE ? PROT_READ | PROT_WRITE
+	           : desc[0].flags == CG_MEM_ACCESS_FLAGS_PROT_READ    ? PROT_READ
+	                                                               : PROT_NONE;
+
+	(void)count;
+	return mprotect((void *)(uintptr_t)ptr, size, prot) ? CG_ERROR_INVALID_VALUE : CG_SUCCESS;
+}
+
+/* ------------------------------------------------------- other memory */
+
+EXPORT cg_result cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
+{
+	(void)p;
+	(void)bytes;
+	(void)flags;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemHostUnregister(void *p)
+{
+	(void)p;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemHostGetDevicePointer_v2(cg_deviceptr *device_ptr, void *p,
+                                              unsigned int flags)
+{
+	(void)flags;
+	*device_ptr = (uintptr_t)p;
+	return CG_SUCCESS;
+}
+
+static void *anonymous(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Plain allocations keep their size in a header page before them. */
+static void *plain_alloc(size_t bytes)
+{
+	char *p = anonymous(bytes + 4096);
+
+	if (!p)
+		return NULL;
+	*(size_t *)p = bytes;
+	return p + 4096;
+}
+
+static void plain_free(void *p)
+{
+	char *base = (char *)p - 4096;
+
+	munmap(base, *(size_t *)base + 4096);
+}
+
+EXPORT cg_result cuMemHostAlloc(void **p, size_t bytes, unsigned int flags)
+{
+	(void)flags;
+	*p = plain_alloc(bytes);
+	return *p ? CG_SUCCESS : CG_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT cg_result cuMemFreeHost(void *p)
+{
+	plain_free(p);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemAlloc_v2(cg_deviceptr *ptr, size_t bytes)
+{
+	void *p;
+
+	if (!charge(bytes))
+		return CG_ERROR_OUT_OF_MEMORY;
+	p = plain_alloc(bytes);
+	if (!p) {
+		uncharge(bytes);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	*ptr = (uintptr_t)p;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemAllocManaged(cg_deviceptr *ptr, size_t bytes, unsigned int flags)
+{
+	void *p = plain_alloc(bytes);
+
+	(void)flags;
+	*ptr = (uintptr_t)p;
+	return p ? CG_SUCCESS : CG_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT cg_result cuMemFree_v2(cg_deviceptr ptr)
+{
+	plain_free((void *)(uintptr_t)ptr);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemcpy(cg_deviceptr dst, cg_deviceptr src, size_t bytes)
+{
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemcpyAsync(cg_deviceptr dst, cg_deviceptr src, size_t bytes, cg_stream stream)
+{
+	(void)stream;
+	return cuMemcpy(dst, src, bytes);
+}
+
+EXPORT cg_result cuMemcpyHtoD_v2(cg_deviceptr dst, const void *src, size_t bytes)
+{
+	memcpy((void *)(uintptr_t)dst, src, bytes);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemcpyDtoH_v2(void *dst, cg_deviceptr src, size_t bytes)
+{
+	memcpy(dst, (const void *)(uintptr_t)src, bytes);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemsetD8Async(cg_deviceptr dst, unsigned char value, size_t count,
+                                 cg_stream stream)
+{
+	(void)stream;
+	if (!in_one_mapping(dst, count))
+		return refuse("cuMemsetD8Async", "the range spans two allocations");
+	memset((void *)(uintptr_t)dst, value, count);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemsetD32Async(cg_deviceptr dst, unsigned int value, size_t count,
+                                  cg_stream stream)
+{
+	uint32_t *p = (uint32_t *)(uintptr_t)dst;
+	size_t i;
+
+	(void)stream;
+	if (!in_one_mapping(dst, count * 4))
+		return refuse("cuMemsetD32Async", "the range spans two allocations");
+	for (i = 0; i < count; i++)
+		p[i] = value;
+	return CG_SUCCESS;
+}
+
+/* --------------------------------------------------- streams, events */
+
+EXPORT cg_result cuStreamCreate(cg_stream *stream, unsigned int flags)
+{
+	(void)flags;
+	*stream = malloc(16);
+	return *stream ? CG_SUCCESS : CG_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT cg_result cuStreamDestroy_v2(cg_stream stream)
+{
+	free(stream);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuStreamSynchronize(cg_stream stream)
+{
+	(void)stream;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuStreamQuery(cg_stream stream)
+{
+	(void)stream;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuStreamWriteValue64_v2(cg_stream stream, cg_deviceptr addr, uint64_t value,
+                                         unsigned int flags)
+{
+	(void)stream;
+	(void)flags;
+	__atomic_store_n((uint64_t *)(uintptr_t)addr, value, __ATOMIC_RELEASE);
+	return CG_SUCCESS;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+EXPORT cg_result cuEventCreate(cg_event *event, unsigned int flags)
+{
+	(void)flags;
+	*event = calloc(1, sizeof(uint64_t));
+	return *event ? CG_SUCCESS : CG_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT cg_result cuEventDestroy_v2(cg_event event)
+{
+	free(event);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuEventRecord(cg_event event, cg_stream stream)
+{
+	(void)stream;
+	*(uint64_t *)(void *)event = now_ns();
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuEventQuery(cg_event event)
+{
+	(void)event;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuEventSynchronize(cg_event event)
+{
+	(void)event;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuEventElapsedTime(float *ms, cg_event start, cg_event end)
+{
+	uint64_t a = *(uint64_t *)(void *)start, b = *(uint64_t *)(void *)end;
+
+	*ms = b > a ? (float)((double)(b - a) / 1e6) : 0.0f;
+	return CG_SUCCESS;
+}
+
+/* -------------------------------------------------------------- kernels */
+
+static const char *const kernel_names[] = {
+	"vgpu_fill", "vgpu_copy", "vgpu_stream", "vgpu_stencil",
+	"vgpu_random_access", "vgpu_checksum", "vgpu_memset_pattern",
+};
+
+enum { K_FILL = 1, K_COPY, K_STREAM, K_STENCIL, K_RANDOM_ACCESS, K_CHECKSUM, K_MEMSET };
+
+EXPORT cg_result cuModuleLoadData(cg_module *module, const void *image)
+{
+	static int the_module;
+
+	if (!strstr(image, ".entry vgpu_fill"))
+		return refuse("cuModuleLoadData", "not the built-in kernels' PTX");
+	*module = (cg_module)(void *)&the_module;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuModuleUnload(cg_module module)
+{
+	(void)module;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuModuleGetFunction(cg_function *function, cg_module module, const char *name)
+{
+	uintptr_t i;
+
+	(void)module;
+	for (i = 0; i < sizeof(kernel_names) / sizeof(kernel_names[0]); i++) {
+		if (!strcmp(name, kernel_names[i])) {
+			*function = (cg_function)(i + 1);
+			return CG_SUCCESS;
+		}
+	}
+	return CG_ERROR_INVALID_VALUE;
+}
+
+static uint64_t u64(void **params, unsigned i)
+{
+	return *(const unsigned long long *)params[i];
+}
+
+static uint32_t u32(void **params, unsigned i)
+{
+	return *(const unsigned int *)params[i];
+}
+
+static void *ptr(void **params, unsigned i)
+{
+	return (void *)(uintptr_t)u64(params, i);
+}
+
+/* The kernels of builtin_kernels.cu, with their parameter lists, on the CPU. */
+EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int grid_y,
+                                unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+                                unsigned int block_z, unsigned int shared_bytes,
+                                cg_stream stream, void **params, void **extra)
+{
+	uint64_t *words, i, n, t;
+
+	(void)grid_x, (void)grid_y, (void)grid_z, (void)block_x, (void)block_y, (void)block_z;
+	(void)shared_bytes, (void)stream, (void)extra;
+	switch ((uintptr_t)f) {
+	case K_FILL: /* dst, words, seed, first_word */
+		words = ptr(params, 0);
+		for (i = 0; i < u64(params, 1); i++)
+			words[i] = simgpu_fill_word(u64(params, 2), (u64(params, 3) + i) * 8);
+		return CG_SUCCESS;
+	case K_COPY: /* dst, src, bytes */
+		memmove(ptr(params, 0), ptr(params, 1), u64(params, 2));
+		return CG_SUCCESS;
+	case K_STREAM: /* buf, words, passes */
+		simgpu_reference_stream(ptr(params, 0), u64(params, 1) * 8, u32(params, 2));
+		return CG_SUCCESS;
+	case K_STENCIL: /* in, out, width, height */
+		simgpu_reference_stencil(ptr(params, 0), ptr(params, 1), u32(params, 2),
+		                         u32(params, 3));
+		return CG_SUCCESS;
+	case K_RANDOM_ACCESS: /* table, words, updates, starts, per_thread, threads */
+		words = ptr(params, 0);
+		n = u64(params, 1);
+		for (t = 0; t < u32(params, 5); t++) {
+			uint64_t state = ((const uint64_t *)ptr(params, 3))[t];
+			uint64_t first = t * u64(params, 4), last = first + u64(params, 4);
+
+			if (last > u64(params, 2))
+				last = u64(params, 2);
+			for (i = first; i < last; i++) {
+				uint64_t s = simgpu_xorshift64(&state);
+
+				words[s % n] ^= s;
+			}
+		}
+		return CG_SUCCESS;
+	case K_CHECKSUM: /* src, words, result */
+		*(uint64_t *)ptr(params, 2) = simgpu_reference_checksum(ptr(params, 0),
+		                                                        u64(params, 1) * 8);
+		return CG_SUCCESS;
+	case K_MEMSET: { /* dst, bytes, pattern, phase */
+		unsigned char *bytes = ptr(params, 0);
+
+		for (i = 0; i < u64(params, 1); i++)
+			bytes[i] = (unsigned char)(u32(params, 2) >> (8 * ((i + u32(params, 3)) % 4)));
+		return CG_SUCCESS;
+	}
+	default:
+		return CG_ERROR_INVALID_VALUE;
+	}
+}
