@@ -8,8 +8,8 @@
  *      submitting into shadow pages), then drain them (a privileged fence
  *      behind everything the guest had queued);
  *   2. map each chunk's source and destination into the core's private DMA
- *      address space and queue the copies on the copy engine, several in
- *      flight;
+ *      address space (a group of chunks at a time, before the group's first
+ *      copy) and queue the copies on the copy engine, several in flight;
  *   3. when all copies are done, rewrite the VM's PTEs over each chunk to the
  *      new memory (VRAM, or the IOMMU-mapped host buffer with target SYSMEM
  *      non-coherent) and invalidate the VM's TLB;
@@ -129,6 +129,54 @@ static int map_windows(struct vgpu_core *core, struct vgpu_chunk *chunk, struct 
 	return 0;
 }
 
+/*
+ * Windows are mapped a group at a time, all of a group before its first copy
+ * is queued, never while the copy engine works in the DMA address space:
+ * mapping then has to wait for the engine's translations (on simgpu the
+ * engine holds the address space's lock for each page it copies, and a
+ * mapping that waited on it took up to the whole queue's copy time, about
+ * 1.6 ms per 4 MiB chunk of a return pass). A group's windows cover at most
+ * this many bytes of chunks (twice as much DMA address space), at least one
+ * chunk; a group also ends where the DMA address space or its page tables
+ * run out.
+ */
+#define WINDOW_GROUP_BYTES (512ull << 20)
+
+/* Map windows for chunks from `first` on; the number mapped, or an error
+ * when not even the first chunk's windows could be mapped. */
+static int map_group(struct vgpu_core *core, struct vgpu_chunk **chunks, size_t first,
+                     size_t count, struct window *windows, size_t *mapped)
+{
+	uint64_t bytes = 0;
+	size_t i;
+	int err = 0;
+
+	for (i = first; i < count; i++) {
+		if (i > first && bytes + chunks[i]->bytes > WINDOW_GROUP_BYTES)
+			break;
+		err = map_windows(core, chunks[i], &windows[i]);
+		if (err)
+			break;
+		bytes += chunks[i]->bytes;
+	}
+	*mapped = i - first;
+	if (*mapped && (err == -ENOSPC || err == -ENOMEM))
+		err = 0; /* out of windows: this group ends here */
+	return err;
+}
+
+static void unmap_group(struct vgpu_dma *dma, struct vgpu_chunk **chunks, size_t first,
+                        size_t end, struct window *windows)
+{
+	for (size_t i = first; i < end; i++)
+		if (windows[i].mapped) {
+			vgpu_dma_unmap(dma, windows[i].src, chunks[i]->bytes);
+			vgpu_dma_unmap(dma, windows[i].dst, chunks[i]->bytes);
+			windows[i].mapped = false;
+		}
+	vgpu_dma_flush(dma);
+}
+
 /* Copy every chunk to its staged memory; 0 only if all copies succeeded. */
 static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
                        size_t count, struct vgpu_core_time *time)
@@ -137,29 +185,39 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 	uint64_t in_flight = core->config.copies_in_flight;
 	struct window *windows = calloc(count, sizeof(*windows));
 	uint64_t mark;
-	int err = 0, wait_err;
+	size_t first = 0, mapped = 0;
+	int err = 0, wait_err = 0;
 
 	if (!windows)
 		return -ENOMEM;
 	vgpu_dma_begin(dma);
-	for (size_t i = 0; i < count && !err; i++) {
+	while (first < count && !err) {
 		mark = vgpu_core_now_ns();
-		err = map_windows(core, chunks[i], &windows[i]);
-		if (!err)
-			err = vgpu_dma_copy(dma, windows[i].dst, windows[i].src, chunks[i]->bytes);
+		err = map_group(core, chunks, first, count, windows, &mapped);
 		time->setup_ns += vgpu_core_now_ns() - mark;
-		if (!err && i + 1 < count) {
-			/* Keep at most in_flight copies queued. */
+		for (size_t i = first; i < first + mapped && !err; i++) {
 			mark = vgpu_core_now_ns();
-			err = vgpu_dma_wait(dma, in_flight - 1, COPY_WAIT_MS);
-			time->copy_ns += vgpu_core_now_ns() - mark;
+			err = vgpu_dma_copy(dma, windows[i].dst, windows[i].src, chunks[i]->bytes);
+			time->setup_ns += vgpu_core_now_ns() - mark;
+			if (!err && i + 1 < first + mapped) {
+				/* Keep at most in_flight copies queued. */
+				mark = vgpu_core_now_ns();
+				err = vgpu_dma_wait(dma, in_flight - 1, COPY_WAIT_MS);
+				time->copy_ns += vgpu_core_now_ns() - mark;
+			}
 		}
+		mark = vgpu_core_now_ns();
+		wait_err = vgpu_dma_wait(dma, 0, COPY_WAIT_MS);
+		time->copy_ns += vgpu_core_now_ns() - mark;
+		if (!err)
+			err = wait_err;
+		if (wait_err == -ETIMEDOUT)
+			break;
+		mark = vgpu_core_now_ns();
+		unmap_group(dma, chunks, first, first + mapped, windows);
+		time->setup_ns += vgpu_core_now_ns() - mark;
+		first += mapped;
 	}
-	mark = vgpu_core_now_ns();
-	wait_err = vgpu_dma_wait(dma, 0, COPY_WAIT_MS);
-	time->copy_ns += vgpu_core_now_ns() - mark;
-	if (!err)
-		err = wait_err;
 	if (wait_err == -ETIMEDOUT) {
 		/* A copy may still write its destination: keep the windows and
 		 * the staged memory (leaked) rather than let it be reused. */
@@ -174,12 +232,6 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 		                    COPY_WAIT_MS);
 		return -ETIMEDOUT;
 	}
-	for (size_t i = 0; i < count; i++)
-		if (windows[i].mapped) {
-			vgpu_dma_unmap(dma, windows[i].src, chunks[i]->bytes);
-			vgpu_dma_unmap(dma, windows[i].dst, chunks[i]->bytes);
-		}
-	vgpu_dma_flush(dma);
 	free(windows);
 	if (err)
 		vgpu_core_set_error("VM '%s': copying chunks failed: %s", vm->name, strerror(-err));
