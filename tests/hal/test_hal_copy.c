@@ -138,7 +138,9 @@ static void test_copy_queue_in_order(void **state)
 	struct tmem *vram = mem_vram(as, DATA_VA, bytes, suite.vram_page, 0);
 	struct tmem *host = mem_sysmem(as, DATA2_VA, bytes, suite.vram_page,
 	                               VGPU_TARGET_SYSMEM_COHERENT, 0);
-	uint8_t *first = reference_fill(chunk, 31), *zero = calloc(1, bytes);
+	/* The mappings are whole pages: up to 2 MiB each, more than bytes. */
+	uint8_t *first = reference_fill(chunk, 31),
+		*zero = calloc(1, vram->bytes > host->bytes ? vram->bytes : host->bytes);
 	unsigned start, i, seen = 0, count;
 
 	assert_non_null(zero);

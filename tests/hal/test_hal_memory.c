@@ -513,7 +513,7 @@ static void test_as_map_invalid(void **state)
 	                      &address, 0);
 	assert_true(err < 0);
 	err = vgpu_hal_as_map(as, suite.caps.va_reserved_base - page, page, 2, VGPU_TARGET_VRAM,
-	                      &address, 0);
+	                      (const uint64_t[]){ address, address }, 0);
 	assert_true(err < 0);
 	/* nothing got mapped */
 	assert_int_equal(vgpu_hal_as_read(as, DATA_VA, &byte, 1), -EFAULT);
