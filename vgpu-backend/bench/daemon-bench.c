@@ -9,11 +9,15 @@
  *      resident memory and CPU time per tenant, while attaching and while
  *      idle.
  *
- * vgpud runs as a child process (VGPUD_PATH, or argv[1]) on sockets in a
- * temporary directory; the tenants are this process, through the client
- * library (vgpu/local_device.h).
+ * vgpud runs as a child process (VGPUD_PATH, or --vgpud PATH / argv[1]) on
+ * sockets in a temporary directory; the tenants are this process, through
+ * the client library (vgpu/local_device.h). The round trips run in rounds
+ * (ALLOC, FREE, STATS interleaved); each round's p50 and p99 are summarised
+ * over rounds: median (min..max). --json FILE writes the figures as one
+ * JSON object (bench-common.h).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,11 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-common.h"
 #include "vgpu/device_abi.h"
 #include "vgpu/local_device.h"
 
 #define TENANTS 64
 #define ROUND_TRIPS 20000
+#define ROUNDS 5 /* ROUND_TRIPS / ROUNDS per round */
 
 struct tenant {
 	struct vgpu_local_device *dev;
@@ -100,17 +106,40 @@ static int compare(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void report(const char *what, uint64_t *samples, size_t n)
+/* samples: ROUNDS rounds of n / ROUNDS; each round's p50 and p99 (us),
+ * printed as median (min..max) over rounds, and as json KEY_p50_us and
+ * KEY_p99_us. */
+static void report(struct json_object *json, const char *what, const char *key,
+                   uint64_t *samples, size_t n)
 {
-	uint64_t sum = 0;
-	size_t i;
+	double p50[ROUNDS], p99[ROUNDS], mean[ROUNDS], max = 0;
+	size_t per_round = n / ROUNDS, i;
+	char name[64];
+	int r;
 
-	qsort(samples, n, sizeof(*samples), compare);
-	for (i = 0; i < n; i++)
-		sum += samples[i];
-	printf("  %-8s p50 %6.1f us   p99 %6.1f us   mean %6.1f us   max %7.1f us   (%zu)\n", what,
-	       samples[n / 2] / 1e3, samples[n * 99 / 100] / 1e3, (double)sum / (double)n / 1e3,
-	       samples[n - 1] / 1e3, n);
+	for (r = 0; r < ROUNDS; r++) {
+		uint64_t *round = samples + (size_t)r * per_round, sum = 0;
+
+		qsort(round, per_round, sizeof(*round), compare);
+		for (i = 0; i < per_round; i++)
+			sum += round[i];
+		p50[r] = round[per_round / 2] / 1e3;
+		p99[r] = round[per_round * 99 / 100] / 1e3;
+		mean[r] = (double)sum / (double)per_round / 1e3;
+		if (round[per_round - 1] / 1e3 > max)
+			max = round[per_round - 1] / 1e3;
+	}
+	printf("  %-6s p50 %s us   p99 %s us   mean %s us   max %.1f us\n", what,
+	       SPREAD("%.1f", spread_of(p50, ROUNDS)), SPREAD("%.1f", spread_of(p99, ROUNDS)),
+	       SPREAD("%.1f", spread_of(mean, ROUNDS)), max);
+	snprintf(name, sizeof(name), "%s_p50_us", key);
+	json_spread(json, name, spread_of(p50, ROUNDS));
+	snprintf(name, sizeof(name), "%s_p99_us", key);
+	json_spread(json, name, spread_of(p99, ROUNDS));
+	snprintf(name, sizeof(name), "%s_mean_us", key);
+	json_spread(json, name, spread_of(mean, ROUNDS));
+	snprintf(name, sizeof(name), "%s_max_us", key);
+	json_number(json, name, max);
 }
 
 /* vgpud's resident set (KiB) and CPU time (ns) from /proc. */
@@ -161,18 +190,52 @@ static bool wait_for_socket(const char *path)
 	return false;
 }
 
+static struct spread single(double value)
+{
+	return (struct spread){ value, value, value };
+}
+
 int main(int argc, char **argv)
 {
-	const char *vgpud = argc > 1 ? argv[1] : VGPUD_PATH;
+	static const struct option options[] = {
+		{ "json", required_argument, NULL, 'j' },
+		{ "vgpud", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *vgpud = VGPUD_PATH, *json_path = NULL;
+	struct json_object *json = NULL;
+	int opt;
 	char dir[] = "/tmp/daemon-bench-XXXXXX", socket_path[108], control_path[108];
 	static uint64_t alloc_ns[ROUND_TRIPS], free_ns[ROUND_TRIPS], stats_ns[ROUND_TRIPS];
 	static struct tenant tenants[TENANTS];
-	uint64_t rss0, cpu0, rss1, cpu1, rss2, cpu2, rss3, cpu3, t0, t1;
+	uint64_t rss0, cpu0, rss1, cpu1, rss2, cpu2, rss3, cpu3, t0, t1, idle_cpu;
 	struct vgpu_response response;
 	struct tenant t;
 	pid_t pid;
 	int i, status;
 
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'v':
+			vgpud = optarg;
+			break;
+		case 'h':
+			printf("Usage: daemon-bench [--json FILE] [--vgpud PATH | PATH]\n");
+			return 0;
+		default:
+			fprintf(stderr, "Usage: daemon-bench [--json FILE] [--vgpud PATH | PATH]\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		vgpud = argv[optind];
+	if (json_path)
+		json = json_object_new_object();
+	json_number(json, "daemon_bench_load_average_before", load_average_1m());
 	if (!mkdtemp(dir)) {
 		perror("daemon-bench: mkdtemp");
 		return 1;
@@ -223,10 +286,12 @@ int main(int argc, char **argv)
 		stats_ns[i] = now_ns() - t0;
 	}
 	printf("\nmailbox round trips, no memory pressure (64 KiB buffers; request slot ->\n"
-	       "doorbell (eventfd) -> vgpud worker -> core -> response -> interrupt (eventfd)):\n");
-	report("ALLOC", alloc_ns, ROUND_TRIPS);
-	report("FREE", free_ns, ROUND_TRIPS);
-	report("STATS", stats_ns, ROUND_TRIPS);
+	       "doorbell (eventfd) -> vgpud worker -> core -> response -> interrupt (eventfd));\n"
+	       "%d rounds of %d, each round's figure as median (min..max) over rounds:\n",
+	       ROUNDS, ROUND_TRIPS / ROUNDS);
+	report(json, "ALLOC", "daemon_alloc", alloc_ns, ROUND_TRIPS);
+	report(json, "FREE", "daemon_free", free_ns, ROUND_TRIPS);
+	report(json, "STATS", "daemon_stats", stats_ns, ROUND_TRIPS);
 	vgpu_local_device_close(t.dev);
 	usleep(700000); /* the connection is reaped */
 
@@ -250,6 +315,7 @@ int main(int argc, char **argv)
 	sample(pid, &rss1, &cpu1);
 	sleep(5);
 	sample(pid, &rss2, &cpu2);
+	idle_cpu = cpu2 - cpu1;
 	printf("\n%d tenants attached, each with a 4 MiB buffer and a channel window:\n",
 	       TENANTS);
 	printf("  vgpud RSS       %llu KiB before, %llu KiB after: %.1f KiB per tenant\n",
@@ -275,12 +341,27 @@ int main(int argc, char **argv)
 	       "                  (with channels, the GPU's PFIFO polls their control pages)\n",
 	       (double)(cpu3 - cpu2) / 1e6, (double)(cpu3 - cpu2) / 5e9 * 100.0);
 	printf("  vgpud threads   %d per tenant (connection, mailbox worker)\n", 2);
+	/* One set of 64 tenants: one round (min = max = the figure). */
+	json_spread(json, "tenants_64_rss_kib_per_tenant", single((double)(rss1 - rss0) / TENANTS));
+	json_spread(json, "tenants_64_attach_ms_per_tenant",
+	            single((double)(t1 - t0) / 1e6 / TENANTS));
+	json_spread(json, "tenants_64_attach_cpu_ms_per_tenant",
+	            single((double)(cpu1 - cpu0) / 1e6 / TENANTS));
+	json_number(json, "tenants_64_rss_kib_before", (double)rss0);
+	json_number(json, "tenants_64_rss_kib_after", (double)rss1);
+	json_number(json, "tenants_64_idle_cpu_percent", (double)(idle_cpu) / 5e9 * 100.0);
+	json_number(json, "tenants_64_idle_cpu_percent_no_channels",
+	            (double)(cpu3 - cpu2) / 5e9 * 100.0);
 	for (i = 0; i < TENANTS; i++)
 		vgpu_local_device_close(tenants[i].dev);
 	kill(pid, SIGTERM);
 	waitpid(pid, &status, 0);
 	printf("\nvgpud exited %s\n", WIFEXITED(status) && !WEXITSTATUS(status) ? "cleanly" : "badly");
 	rmdir(dir);
+	json_number(json, "daemon_bench_load_average_after", load_average_1m());
+	if (json_write(json, json_path, "daemon-bench"))
+		return 1;
+	json_object_put(json);
 	return 0;
 
 fail:
