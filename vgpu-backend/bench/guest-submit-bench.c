@@ -9,9 +9,11 @@
  * into the channel window mapped from vgpud's BAR2; vgpud's simgpu runs the
  * work. "simgpu": the same runtime and submission code on an in-process
  * simgpu with the same configuration, no vgpud. Each round runs both
- * modes back to back (alternating which goes first) so that drift on a
- * shared machine hits both; the ratio printed is the median of the rounds'
- * ratios, with their range.
+ * modes interleaved A B B A (two half-length segments each; which mode is A
+ * alternates from round to round), so that linear drift on a shared machine
+ * hits both alike; the round's ratio is the vgpud rate over the simgpu rate
+ * of that round, and the figure is the median of the rounds' ratios with
+ * their spread (min..max). --json FILE writes them (bench-common.h).
  *
  * Work per submission: "nop" is an empty submission (only the fence the
  * runtime appends); "stream" runs STREAM over a 64 KiB buffer. Every
@@ -33,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-common.h"
 #include "vgpu/simgpu.h"
 #include "vgpu/simgpu_commands.h"
 #include "vgpu_guest.h"
@@ -62,9 +65,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static pid_t daemon_pid; /* vgpud, while it runs: die() ends it */
+
 static void die(const char *what, const char *why)
 {
 	fprintf(stderr, "guest-submit-bench: %s: %s\n", what, why);
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
 	exit(1);
 }
 
@@ -100,6 +109,7 @@ static void vgpud_start(struct vgpud *d, const char *binary)
 		dprintf(2, "cannot run %s: %s\n", binary, strerror(errno));
 		_exit(127);
 	}
+	daemon_pid = d->pid;
 	for (i = 0; i < 200; i++) {
 		struct sockaddr_un addr = { .sun_family = AF_UNIX };
 		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ok;
@@ -123,6 +133,7 @@ static void vgpud_stop(struct vgpud *d)
 
 	kill(d->pid, SIGTERM);
 	waitpid(d->pid, NULL, 0);
+	daemon_pid = 0;
 	snprintf(command, sizeof(command), "rm -rf '%s'", d->dir);
 	if (system(command) != 0)
 		fprintf(stderr, "guest-submit-bench: could not remove %s\n", d->dir);
@@ -137,6 +148,7 @@ struct target {
 	struct vgpu_channel *channel;
 	struct vgpu_buffer buffer;
 	double rates[2][MAX_ROUNDS]; /* submissions per second, per work */
+	double space_waits[2][MAX_ROUNDS]; /* begins that waited for the GPU, per second */
 };
 
 static void target_prepare(struct target *t)
@@ -156,8 +168,10 @@ static void target_prepare(struct target *t)
 		die(t->name, "filling the buffer failed");
 }
 
-/* Submit for about seconds; returns submissions per second. */
-static double run_round(struct target *t, enum work work, double seconds)
+/* Submit for about seconds, then wait for the last fence; adds the
+ * submissions to *count and the time to *ns. */
+static void run_segment(struct target *t, enum work work, double seconds, uint64_t *total,
+                        uint64_t *ns)
 {
 	uint64_t start = now_ns(), end = start + (uint64_t)(seconds * 1e9), count = 0, fence = 0;
 	uint32_t *words, n;
@@ -179,48 +193,53 @@ static double run_round(struct target *t, enum work work, double seconds)
 	}
 	if (vgpu_channel_wait(t->channel, fence, 60000))
 		die(t->name, "waiting for the last fence failed");
-	return (double)count / ((double)(now_ns() - start) / 1e9);
+	*total += count;
+	*ns += now_ns() - start;
 }
 
-/* The machine is shared: say how busy it was. */
-static const char *load_average(void)
+static uint64_t space_waits(struct target *t)
 {
-	static char text[64] = "unknown";
-	FILE *file = fopen("/proc/loadavg", "r");
+	struct vgpu_channel_stats stats;
 
-	if (file) {
-		if (fgets(text, sizeof(text), file))
-			text[strcspn(text, " ")] = 0;
-		fclose(file);
+	vgpu_channel_stats(t->channel, &stats);
+	return stats.waits_for_space;
+}
+
+/* One round of one work: A B B A, each segment seconds / 2 long. */
+static void run_round(struct target *targets, int first, enum work work, double seconds,
+                      int round)
+{
+	uint64_t count[2] = { 0, 0 }, ns[2] = { 0, 0 }, waits[2];
+	static const int order[4] = { 0, 1, 1, 0 };
+	int i;
+
+	for (i = 0; i < 2; i++)
+		waits[i] = space_waits(&targets[i]);
+	for (i = 0; i < 4; i++) {
+		int m = (first + order[i]) % 2;
+
+		run_segment(&targets[m], work, seconds / 2, &count[m], &ns[m]);
 	}
-	return text;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *values, int count)
-{
-	double sorted[MAX_ROUNDS];
-
-	memcpy(sorted, values, sizeof(double) * (size_t)count);
-	qsort(sorted, (size_t)count, sizeof(double), compare_doubles);
-	return count % 2 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
+	for (i = 0; i < 2; i++) {
+		targets[i].rates[work][round] = (double)count[i] / ((double)ns[i] / 1e9);
+		targets[i].space_waits[work][round] =
+		        (double)(space_waits(&targets[i]) - waits[i]) / ((double)ns[i] / 1e9);
+	}
 }
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: guest-submit-bench [--rounds N] [--seconds S] [--vgpud PATH]\n"
+	        "Usage: guest-submit-bench [--rounds N] [--seconds S] [--vgpud PATH] [--json FILE]\n"
+	        "                          [--verbose]\n"
 	        "Submission throughput through a mapped channel with vgpud attached vs. the\n"
-	        "same work on simgpu alone, in one run. Rounds alternate; medians compared.\n"
-	        "  --rounds N    rounds per mode and work (default 11, at most %d)\n"
-	        "  --seconds S   length of one round (default 0.5)\n"
-	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n",
+	        "same work on simgpu alone, in one run: rounds of A B B A segments, the\n"
+	        "median of the per-round ratios with their spread.\n"
+	        "  --rounds N    rounds per work (default 15, at most %d)\n"
+	        "  --seconds S   time per mode in one round (default 0.4: two segments of 0.2)\n"
+	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n"
+	        "  --json FILE   also write the figures as one JSON object\n"
+	        "  --verbose     print every round\n",
 	        MAX_ROUNDS);
 }
 
@@ -230,6 +249,8 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "vgpud", required_argument, NULL, 'v' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -242,8 +263,12 @@ int main(int argc, char **argv)
 	struct vgpu_proto *proto;
 	struct vgpud daemon;
 	uint64_t requests_before;
-	double seconds = 0.5;
-	int rounds = 11, opt, round, work, i;
+	double seconds = 0.4, load_before;
+	int rounds = 15, opt, round, work, i;
+	const char *json_path = NULL;
+	struct json_object *json = NULL;
+	static const char *const json_names[] = { "nop", "stream" };
+	bool verbose = false;
 	char why[512];
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -264,6 +289,12 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			binary = optarg;
+			break;
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'V':
+			verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -292,40 +323,54 @@ int main(int argc, char **argv)
 
 	proto = vgpu_guest_local_proto(targets[0].dev);
 	requests_before = proto->counters.requests;
-	printf("guest-submit-bench: %d rounds of %.1f s per mode and work; GPFIFO %u entries, "
-	       "pushbuffer %u bytes; load average %s\n",
-	       rounds, seconds, stats.gpfifo_entries, stats.pushbuffer_bytes, load_average());
-	for (round = 0; round < rounds; round++) {
-		for (work = 0; work < 2; work++) {
-			for (i = 0; i < 2; i++) {
-				/* Alternate which mode goes first. */
-				struct target *t = &targets[(i + round) % 2];
+	load_before = load_average_1m();
+	printf("guest-submit-bench: %d rounds per work, each A B B A with %.2f s per mode; GPFIFO "
+	       "%u entries, pushbuffer %u bytes; load average %.2f\n",
+	       rounds, seconds, stats.gpfifo_entries, stats.pushbuffer_bytes, load_before);
+	/* Warm both up (page faults, caches, the GPU threads' first sleeps). */
+	for (work = 0; work < 2; work++)
+		run_round(targets, 0, (enum work)work, 0.1, 0);
+	for (round = 0; round < rounds; round++)
+		for (work = 0; work < 2; work++)
+			run_round(targets, round % 2, (enum work)work, seconds, round);
 
-				t->rates[work][round] = run_round(t, (enum work)work, seconds);
-			}
-		}
-	}
-
+	if (json_path)
+		json = json_object_new_object();
 	for (work = 0; work < 2; work++) {
-		double with_vgpud = median(targets[0].rates[work], rounds);
-		double alone = median(targets[1].rates[work], rounds);
-		double ratios[MAX_ROUNDS], paired, low = 1e9, high = 0;
+		double ratios[MAX_ROUNDS];
+		struct spread ratio, with_vgpud, alone;
+		char key[64];
 
-		/* Each round ran both modes back to back: its ratio cancels drift. */
 		for (round = 0; round < rounds; round++) {
 			ratios[round] = targets[0].rates[work][round] / targets[1].rates[work][round];
-			low = ratios[round] < low ? ratios[round] : low;
-			high = ratios[round] > high ? ratios[round] : high;
+			if (verbose)
+				printf("    %-11s round %2d: vgpud %10.0f/s (%6.0f space waits/s)  "
+				       "simgpu %10.0f/s (%6.0f space waits/s)  ratio %.3f\n",
+				       work_names[work], round, targets[0].rates[work][round],
+				       targets[0].space_waits[work][round], targets[1].rates[work][round],
+				       targets[1].space_waits[work][round], ratios[round]);
 		}
-		paired = median(ratios, rounds);
-		printf("  %-11s vgpud attached %10.0f/s  simgpu alone %10.0f/s  ratio %.3f "
-		       "(per round %.3f..%.3f) %s\n",
-		       work_names[work], with_vgpud, alone, paired, low, high,
-		       paired >= 0.99 ? "goal >= 0.99 met" : "goal >= 0.99 missed");
+		ratio = spread_of(ratios, rounds);
+		with_vgpud = spread_of(targets[0].rates[work], rounds);
+		alone = spread_of(targets[1].rates[work], rounds);
+		printf("  %-11s vgpud attached %s/s  simgpu alone %s/s\n"
+		       "  %-11s ratio %s  %s\n",
+		       work_names[work], SPREAD("%.0f", with_vgpud), SPREAD("%.0f", alone), "",
+		       SPREAD("%.3f", ratio),
+		       ratio.median >= 0.99 ? "goal >= 0.99 met" : "goal >= 0.99 missed");
+		snprintf(key, sizeof(key), "submission_ratio_%s", json_names[work]);
+		json_spread(json, key, ratio);
+		json_rounds(json, key, ratios, rounds);
+		snprintf(key, sizeof(key), "submission_rate_%s_vgpud", json_names[work]);
+		json_spread(json, key, with_vgpud);
+		snprintf(key, sizeof(key), "submission_rate_%s_simgpu", json_names[work]);
+		json_spread(json, key, alone);
 	}
 	printf("  mailbox requests during the measured submissions: %" PRIu64
 	       " (submission never traps)\n",
 	       proto->counters.requests - requests_before);
+	json_number(json, "submission_mailbox_requests",
+	            (double)(proto->counters.requests - requests_before));
 
 	for (i = 0; i < 2; i++) {
 		vgpu_channel_destroy(targets[i].channel);
@@ -333,5 +378,12 @@ int main(int argc, char **argv)
 		vgpu_device_close(targets[i].dev);
 	}
 	vgpud_stop(&daemon);
+	json_number(json, "submission_rounds", rounds);
+	json_number(json, "submission_seconds_per_mode", seconds);
+	json_number(json, "submission_load_average_before", load_before);
+	json_number(json, "submission_load_average_after", load_average_1m());
+	if (json_write(json, json_path, "guest-submit-bench"))
+		return 1;
+	json_object_put(json);
 	return 0;
 }

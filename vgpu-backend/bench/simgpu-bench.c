@@ -6,17 +6,22 @@
  * IOMMU), RANDOM_ACCESS and the copy engine, and prints for each the
  * simulated memory traffic per second of wall clock on one host core (simgpu
  * runs each engine on one thread) next to the modeled GPU time of the same
- * work. Takes a few seconds.
+ * work. Takes a few seconds. Every figure is measured in --rounds rounds
+ * (default 3) and printed as median (min..max); --json FILE writes them
+ * (bench-common.h).
  *
- * Usage: simgpu-bench [buffer-MiB (default 64)] [stream-passes (default 8)]
+ * Usage: simgpu-bench [--rounds N] [--json FILE] [buffer-MiB (default 64)]
+ *                     [stream-passes (default 8)]
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench-common.h"
 #include "vgpu/hal.h"
 #include "vgpu/simgpu.h"
 #include "vgpu/simgpu_commands.h"
@@ -108,15 +113,42 @@ static uint64_t compute_busy_ns(struct bench *b)
 	return counters.busy_ns[VGPU_ENGINE_COMPUTE];
 }
 
-static void report(const char *label, double traffic_bytes, double wall, uint64_t modeled_ns)
+#define MAX_ROUNDS 32
+
+/* A figure over rounds: host GiB/s per core and modeled ms, per round. */
+struct figure {
+	const char *label, *key;
+	double host[MAX_ROUNDS], modeled_ms[MAX_ROUNDS], gpu_gbps;
+	const char *unit;
+};
+
+static void record(struct figure *f, int round, double traffic_bytes, double wall,
+                   uint64_t modeled_ns)
 {
-	printf("  %-34s %8.2f GiB/s per host core   modeled %10.3f ms  (%7.1f GB/s on the GPU)\n",
-	       label, traffic_bytes / GIB / wall, modeled_ns / 1e6,
-	       modeled_ns ? traffic_bytes / (double)modeled_ns : 0.0);
+	f->host[round] = traffic_bytes / GIB / wall;
+	f->modeled_ms[round] = modeled_ns / 1e6;
+	f->gpu_gbps = modeled_ns ? traffic_bytes / (double)modeled_ns : 0.0;
 }
 
-static void bench_stream(struct bench *b, const char *label, uint64_t va, uint64_t bytes,
-                         unsigned passes)
+static void report(struct figure *f, int rounds, struct json_object *json)
+{
+	struct spread host = spread_of(f->host, rounds), modeled = spread_of(f->modeled_ms, rounds);
+	char key[96];
+
+	if (f->gpu_gbps)
+		printf("  %-34s %s %s   modeled %.3f ms (%.1f GB/s on the GPU)\n", f->label,
+		       SPREAD("%.2f", host), f->unit, modeled.median, f->gpu_gbps);
+	else
+		printf("  %-34s %s %s   modeled %.3f ms\n", f->label, SPREAD("%.2f", host), f->unit,
+		       modeled.median);
+	snprintf(key, sizeof(key), "simgpu_%s", f->key);
+	json_spread(json, key, host);
+	snprintf(key, sizeof(key), "simgpu_%s_modeled_ms", f->key);
+	json_number(json, key, modeled.median);
+}
+
+static void bench_stream(struct bench *b, struct figure *f, int round, uint64_t va,
+                         uint64_t bytes, unsigned passes)
 {
 	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
 	uint64_t busy_before, checksum = 0;
@@ -127,7 +159,7 @@ static void bench_stream(struct bench *b, const char *label, uint64_t va, uint64
 	start = now_seconds();
 	run(b, words, simgpu_push_launch_stream(words, va, bytes, passes));
 	wall = now_seconds() - start;
-	report(label, 2.0 * (double)bytes * passes, wall, compute_busy_ns(b) - busy_before);
+	record(f, round, 2.0 * (double)bytes * passes, wall, compute_busy_ns(b) - busy_before);
 	/* and the result is right */
 	run(b, words, simgpu_push_launch_checksum(words, va, bytes, SEMAPHORE_VA + 64));
 	check(vgpu_hal_as_read(b->as, SEMAPHORE_VA + 64, &checksum, 8), "as_read");
@@ -139,9 +171,27 @@ static void bench_stream(struct bench *b, const char *label, uint64_t va, uint64
 
 int main(int argc, char **argv)
 {
-	uint64_t buffer_mib = argc > 1 ? strtoull(argv[1], NULL, 0) : 64;
-	unsigned passes = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 8;
-	uint64_t bytes = buffer_mib * MIB, count, i, iova, busy_before, copy_before;
+	static const struct option options[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct figure figures[4] = {
+		{ .label = "STREAM, VRAM (64 KiB pages)", .key = "stream_vram_gib_per_s",
+		  .unit = "GiB/s per host core" },
+		{ .label = "STREAM, system RAM (4 KiB, IOMMU)", .key = "stream_sysmem_gib_per_s",
+		  .unit = "GiB/s per host core" },
+		{ .label = "RANDOM_ACCESS, VRAM", .key = "random_access_mupdates_per_s",
+		  .unit = "M updates/s per core" },
+		{ .label = "copy engine, VRAM<-VRAM/system RAM", .key = "copy_engine_gib_per_s",
+		  .unit = "GiB/s per host core" },
+	};
+	const char *json_path = NULL;
+	struct json_object *json = NULL;
+	int rounds = 3, opt, round;
+	uint64_t buffer_mib, bytes, count, i, iova, busy_before, copy_before;
+	unsigned passes;
 	struct simgpu_config config;
 	struct vgpu_hal_host_buf *host;
 	struct bench b = { 0 };
@@ -150,10 +200,34 @@ int main(int argc, char **argv)
 	double start, wall;
 	const uint64_t updates = 4000000;
 
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			rounds = atoi(optarg);
+			if (rounds < 1 || rounds > MAX_ROUNDS) {
+				fprintf(stderr, "simgpu-bench: --rounds 1..%d\n", MAX_ROUNDS);
+				return 2;
+			}
+			break;
+		case 'j':
+			json_path = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: simgpu-bench [--rounds N] [--json FILE] [buffer-MiB] "
+			                "[stream-passes]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	buffer_mib = optind < argc ? strtoull(argv[optind], NULL, 0) : 64;
+	passes = optind + 1 < argc ? (unsigned)strtoul(argv[optind + 1], NULL, 0) : 8;
+	bytes = buffer_mib * MIB;
 	if (bytes == 0 || bytes % (64 * 1024) || passes == 0) {
-		fprintf(stderr, "usage: simgpu-bench [buffer-MiB] [stream-passes]\n");
+		fprintf(stderr, "usage: simgpu-bench [--rounds N] [--json FILE] [buffer-MiB] "
+		                "[stream-passes]\n");
 		return 2;
 	}
+	if (json_path)
+		json = json_object_new_object();
 	pthread_mutex_init(&b.lock, NULL);
 	pthread_cond_init(&b.changed, NULL);
 	simgpu_config_defaults(&config);
@@ -193,38 +267,44 @@ int main(int argc, char **argv)
 	      "as_map");
 	free(pages);
 
-	printf("simgpu-bench: %llu MiB buffers, STREAM %u passes (read+write every pass)\n",
-	       (unsigned long long)buffer_mib, passes);
+	printf("simgpu-bench: %llu MiB buffers, STREAM %u passes (read+write every pass); %d "
+	       "rounds, median (min..max)\n",
+	       (unsigned long long)buffer_mib, passes, rounds);
 	printf("  model: VRAM %.0f GB/s, system RAM %.0f GB/s (non-coherent), per-transaction "
 	       "latency %u / %u ns\n",
 	       config.vram_bandwidth / 1e9, config.sysmem_noncoherent_bandwidth / 1e9,
 	       config.vram_latency_ns, config.sysmem_noncoherent_latency_ns);
-	bench_stream(&b, "STREAM, VRAM (64 KiB pages)", DATA_VA, bytes, passes);
-	bench_stream(&b, "STREAM, system RAM (4 KiB, IOMMU)", DATA_VA + bytes, bytes, passes);
-
-	busy_before = compute_busy_ns(&b);
-	start = now_seconds();
-	run(&b, words, simgpu_push_launch_random_access(words, DATA_VA, bytes, updates, 7));
-	wall = now_seconds() - start;
-	printf("  %-34s %8.2f M updates/s per core   modeled %10.3f ms\n",
-	       "RANDOM_ACCESS, VRAM", updates / wall / 1e6,
-	       (compute_busy_ns(&b) - busy_before) / 1e6);
-
-	/* touch the destination once so the figure is steady state */
+	/* touch the copy destination once so the copy figure is steady state */
 	run(&b, words, simgpu_push_launch_fill(words, DATA_VA + 2 * bytes, bytes, 1));
-	copy_before = vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY);
-	start = now_seconds();
+	for (round = 0; round < rounds; round++) {
+		uint64_t copies = (uint64_t)round * 4;
+
+		bench_stream(&b, &figures[0], round, DATA_VA, bytes, passes);
+		bench_stream(&b, &figures[1], round, DATA_VA + bytes, bytes, passes);
+
+		busy_before = compute_busy_ns(&b);
+		start = now_seconds();
+		run(&b, words, simgpu_push_launch_random_access(words, DATA_VA, bytes, updates, 7));
+		wall = now_seconds() - start;
+		figures[2].host[round] = updates / wall / 1e6;
+		figures[2].modeled_ms[round] = (compute_busy_ns(&b) - busy_before) / 1e6;
+
+		copy_before = vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY);
+		start = now_seconds();
+		for (i = 0; i < 4; i++)
+			check(vgpu_hal_copy(b.as, DATA_VA + 2 * bytes, i % 2 ? DATA_VA + bytes : DATA_VA,
+			                    bytes, copies + i + 1),
+			      "copy");
+		pthread_mutex_lock(&b.lock);
+		while (b.last_copy != copies + 4)
+			pthread_cond_wait(&b.changed, &b.lock);
+		pthread_mutex_unlock(&b.lock);
+		wall = now_seconds() - start;
+		record(&figures[3], round, 2.0 * 4 * (double)bytes, wall,
+		       vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY) - copy_before);
+	}
 	for (i = 0; i < 4; i++)
-		check(vgpu_hal_copy(b.as, DATA_VA + 2 * bytes, i % 2 ? DATA_VA + bytes : DATA_VA,
-		                    bytes, i + 1),
-		      "copy");
-	pthread_mutex_lock(&b.lock);
-	while (b.last_copy != 4)
-		pthread_cond_wait(&b.changed, &b.lock);
-	pthread_mutex_unlock(&b.lock);
-	wall = now_seconds() - start;
-	report("copy engine, VRAM<-VRAM/system RAM", 2.0 * 4 * (double)bytes, wall,
-	       vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY) - copy_before);
+		report(&figures[i], rounds, json);
 	printf("  (traffic counts bytes read plus bytes written)\n");
 
 	vgpu_hal_channel_destroy(b.channel);
@@ -234,5 +314,8 @@ int main(int argc, char **argv)
 	vgpu_hal_destroy(b.hal);
 	pthread_cond_destroy(&b.changed);
 	pthread_mutex_destroy(&b.lock);
+	if (json_write(json, json_path, "simgpu-bench"))
+		return 1;
+	json_object_put(json);
 	return 0;
 }
