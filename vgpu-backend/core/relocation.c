@@ -13,9 +13,10 @@
  *   3. when all copies are done, rewrite the VM's PTEs over each chunk to the
  *      new memory (VRAM, or the IOMMU-mapped host buffer with target SYSMEM
  *      non-coherent) and invalidate the VM's TLB;
- *   4. free the old memory (VRAM pages, or the host buffer and its IOMMU
- *      mapping) and move the chunks to the other set;
- *   5. resume the channels.
+ *   4. move the chunks to the other set;
+ *   5. resume the channels;
+ *   6. free the old memory (scrub and free the VRAM pages, or give back the
+ *      host buffer and its IOMMU mapping): nothing maps it any more.
  * Only this VM stops; the others keep running (the copy engine runs next to
  * compute).
  */
@@ -246,15 +247,43 @@ static int remap(struct vgpu_chunk *chunk)
 	return vgpu_chunk_map_vram(chunk, chunk->new_vram, chunk->new_vram_page_size);
 }
 
-static void commit(struct vgpu_core *core, struct vgpu_chunk *chunk)
+/*
+ * The memory a moved chunk left. Nothing reaches it any more once the PTEs
+ * point elsewhere and the TLB was invalidated, so it is scrubbed and freed
+ * after the VM's channels resumed: scrubbing VRAM (on simgpu: dropping its
+ * pages, about 4 ms for 64 MiB) is no part of the victim's pause.
+ */
+struct old_memory {
+	uint64_t bytes;
+	uint64_t *vram;
+	uint32_t vram_page_size;
+	struct vgpu_hal_host_buf *host;
+	uint64_t iova;
+};
+
+static void release_old(struct vgpu_core *core, struct old_memory *old)
+{
+	vgpu_chunk_vram_free(core, old->bytes, old->vram, old->vram_page_size);
+	if (old->host) {
+		vgpu_host_budget_release(&core->host, old->bytes);
+		vgpu_chunk_host_free(core, old->bytes, old->host, old->iova);
+	}
+	*old = (struct old_memory){ 0 };
+}
+
+/* Move the chunk to its new memory; its old memory goes to *old. */
+static void commit(struct vgpu_chunk *chunk, struct old_memory *old)
 {
 	struct vgpu_vm *vm = chunk->buffer->vm;
+	struct vgpu_core *core = vm->core;
 	int from = chunk->location, to = from == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
 
 	vgpu_chunk_remove(chunk);
 	vgpu_vm_account(vm, from, -(int64_t)chunk->bytes);
+	*old = (struct old_memory){ .bytes = chunk->bytes };
 	if (from == LOC_RESIDENT) {
-		vgpu_chunk_vram_free(core, chunk->bytes, chunk->vram, chunk->vram_page_size);
+		old->vram = chunk->vram;
+		old->vram_page_size = chunk->vram_page_size;
 		chunk->vram = NULL;
 		chunk->host = chunk->new_host;
 		chunk->iova = chunk->new_iova;
@@ -264,8 +293,8 @@ static void commit(struct vgpu_core *core, struct vgpu_chunk *chunk)
 		core->stats.chunks_evicted++;
 		core->stats.bytes_evicted += chunk->bytes;
 	} else {
-		vgpu_host_budget_release(&core->host, chunk->bytes);
-		vgpu_chunk_host_free(core, chunk->bytes, chunk->host, chunk->iova);
+		old->host = chunk->host;
+		old->iova = chunk->iova;
 		chunk->host = NULL;
 		chunk->vram = chunk->new_vram;
 		chunk->vram_page_size = chunk->new_vram_page_size;
@@ -284,6 +313,7 @@ static void commit(struct vgpu_core *core, struct vgpu_chunk *chunk)
 int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
                      size_t count, struct vgpu_core_time *time)
 {
+	struct old_memory *old, inline_old;
 	uint64_t paused;
 	size_t suspended = 0;
 	int location = chunks[0]->location;
@@ -296,6 +326,8 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	err = vgpu_chunk_set_reserve(&vm->sets[other], vm->sets[other].count + count);
 	if (err)
 		return err;
+	/* Out of memory for the list: old memory is freed at once instead. */
+	old = calloc(count, sizeof(*old));
 
 	paused = vgpu_core_now_ns();
 	err = suspend_and_drain(core, vm, &suspended, time);
@@ -314,7 +346,9 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	vgpu_hal_as_tlb_invalidate(vm->as);
 	for (size_t i = 0; i < count; i++) {
 		if (chunks[i]->moved) {
-			commit(core, chunks[i]);
+			commit(chunks[i], old ? &old[i] : &inline_old);
+			if (!old)
+				release_old(core, &inline_old);
 			time->bytes_copied += chunks[i]->bytes;
 		}
 	}
@@ -327,6 +361,11 @@ resume:
 	if (suspended) {
 		time->pause_ns += vgpu_core_now_ns() - paused;
 		time->vm_suspensions++;
+	}
+	if (old) {
+		for (size_t i = 0; i < count; i++)
+			release_old(core, &old[i]);
+		free(old);
 	}
 	return err;
 }
