@@ -316,6 +316,17 @@ int vgpu_shadow_resume(struct vgpu_shadow_channel *sc)
 	return vgpu_shadow_resume_timeout(sc, VGPU_SHADOW_WAIT_FOREVER);
 }
 
+/* Where a channel's resume stands, to tell a turn that moved it forward. */
+static uint64_t resume_progress(struct vgpu_shadow_channel *sc)
+{
+	uint64_t nops;
+
+	pthread_mutex_lock(&sc->lock);
+	nops = sc->stats.nop_entries;
+	pthread_mutex_unlock(&sc->lock);
+	return nops << 32 ^ vgpu_hal_channel_gp_get(sc->channel);
+}
+
 int vgpu_shadow_resume_all(struct vgpu_shadow_channel *const *channels, size_t count,
                            unsigned timeout_ms)
 {
@@ -325,26 +336,36 @@ int vgpu_shadow_resume_all(struct vgpu_shadow_channel *const *channels, size_t c
 
 	for (;;) {
 		size_t i, waiting = 0;
+		bool progress = false;
 
 		/* One non-waiting turn each: append what fits, restore the
 		 * guest if GP_GET got there. */
 		for (i = 0; i < count; i++) {
+			uint64_t before;
 			int ret;
 
 			if (!channels[i] || !vgpu_shadow_is_suspended(channels[i]))
 				continue;
+			before = resume_progress(channels[i]);
 			ret = vgpu_shadow_resume_timeout(channels[i], 0);
-			if (ret == -ETIMEDOUT)
+			if (ret == -ETIMEDOUT) {
 				waiting++;
-			else if (ret == -EIO && !result)
+				if (resume_progress(channels[i]) != before)
+					progress = true;
+			} else if (ret == -EIO && !result) {
 				result = -EIO;
-			else if (ret && ret != -EIO && ret != -EINVAL)
+			} else if (ret && ret != -EIO && ret != -EINVAL) {
 				result = ret;
+			}
 		}
 		if (!waiting)
 			return result;
 		if (shadow_now_ns() >= deadline_ns)
 			return -ETIMEDOUT;
+		/* The GPU is fetching the fill: poll again soon, not after the
+		 * long sleeps meant for a channel that stands still. */
+		if (progress)
+			backoff = (struct shadow_backoff){ 0 };
 		shadow_backoff_wait(&backoff, deadline_ns);
 	}
 }
