@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -559,6 +560,43 @@ static void test_host_budget_enomem_changes_nothing(void **state)
 	assert_true(harness_check(a, &as[0], 1));
 }
 
+/* VRAM with a free 4 KiB page in every 64 KiB block but no free block: a
+ * buffer of 64 KiB chunks still fits, on 4 KiB pages (the placement of whole
+ * runs of chunks gives way to chunk by chunk with smaller pages). */
+static void test_alloc_on_fragmented_vram(void **state)
+{
+	enum { SMALL = VRAM / (4 * KiB) };
+	struct vgpu_vm *a = harness_vm(&h, "a", 1, 0, 0);
+	struct vgpu_buffer_info *small = calloc(SMALL, sizeof(*small)), big;
+	struct vgpu_core_stats stats;
+	int kept = 0;
+
+	assert_non_null(small);
+	for (int i = 0; i < SMALL; i++)
+		assert_int_equal(vgpu_core_alloc(a, 4 * KiB, 7, 0, &small[i]), 0);
+	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
+	for (int i = 0; i < SMALL; i++) {
+		if (i % 16 == 0) {
+			kept++;
+			continue;
+		}
+		assert_int_equal(vgpu_core_free(a, small[i].handle), 0);
+	}
+	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), VRAM - kept * 4 * KiB);
+	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &big), 0);
+	vgpu_core_stats(h.core, &stats);
+	assert_int_equal(stats.eviction.passes, 0);
+	assert_int_equal(harness_stats(a).evicted_bytes, 0);
+	harness_fill(a, &big, 5);
+	assert_true(harness_check(a, &big, 5));
+	harness_assert_invariants(&h);
+	assert_int_equal(vgpu_core_free(a, big.handle), 0);
+	for (int i = 0; i < SMALL; i += 16)
+		assert_int_equal(vgpu_core_free(a, small[i].handle), 0);
+	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), VRAM);
+	free(small);
+}
+
 /* ---- free and return ---------------------------------------------------- */
 
 static void test_free_reuses_vram_at_once(void **state)
@@ -928,6 +966,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refbits_policy, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_host_budget_enomem_changes_nothing, setup_default,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_on_fragmented_vram, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_free_reuses_vram_at_once, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_fresh_memory_is_scrubbed, setup_default,
 		                                teardown),

@@ -125,16 +125,103 @@ fail:
 	return NULL;
 }
 
+/* Undo a partial placement: nothing of the buffer stays mapped or held. */
+static void unplace_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer, bool staging)
+{
+	struct vgpu_vm *vm = buffer->vm;
+
+	vgpu_hal_as_unmap(vm->as, buffer->gpu_va, buffer->bytes);
+	vgpu_hal_as_tlb_invalidate(vm->as);
+	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
+		vgpu_chunk_release_memory(core, &buffer->chunks[i]);
+		if (staging)
+			vgpu_chunk_release_staging(core, &buffer->chunks[i]);
+		buffer->chunks[i].location = LOC_RESIDENT;
+	}
+}
+
+/*
+ * No pressure (nothing staged on the host): chunks with the same page size
+ * are consecutive in the buffer's address range, so each such run takes its
+ * VRAM in one HAL call and is mapped in one as_map call, instead of two
+ * calls (and their locks and checks) per chunk. -ENOMEM from the HAL: VRAM
+ * too fragmented for the run's page size; the caller places chunk by chunk,
+ * with smaller pages where needed.
+ */
+static int place_runs_in_vram(struct vgpu_core *core, struct vgpu_buffer *buffer)
+{
+	struct vgpu_vm *vm = buffer->vm;
+	uint64_t *pages = NULL;
+	uint64_t capacity = 0;
+	uint32_t first, end;
+	int err = 0;
+
+	for (first = 0; first < buffer->chunk_count && !err; first = end) {
+		uint32_t page_size = buffer->chunks[first].page_size;
+		uint64_t count = 0, done = 0;
+
+		for (end = first; end < buffer->chunk_count &&
+		                  buffer->chunks[end].page_size == page_size;
+		     end++)
+			count += buffer->chunks[end].bytes / page_size;
+		if (count > capacity) {
+			uint64_t *grown = realloc(pages, count * sizeof(*pages));
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			pages = grown;
+			capacity = count;
+		}
+		err = vgpu_hal_vram_alloc(core->hal, page_size, count, pages);
+		if (err)
+			break;
+		for (uint32_t i = first; i < end; i++) {
+			struct vgpu_chunk *chunk = &buffer->chunks[i];
+			uint64_t chunk_pages = chunk->bytes / page_size;
+
+			chunk->vram = malloc(chunk_pages * sizeof(*chunk->vram));
+			if (!chunk->vram) {
+				/* The pages no chunk holds yet go back now. */
+				vgpu_hal_vram_free(core->hal, page_size, count - done,
+				                   pages + done);
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(chunk->vram, pages + done, chunk_pages * sizeof(*pages));
+			chunk->vram_page_size = page_size;
+			chunk->location = LOC_RESIDENT;
+			done += chunk_pages;
+		}
+		if (!err)
+			err = vgpu_hal_as_map(vm->as, vgpu_chunk_va(&buffer->chunks[first]), page_size,
+			                      count, VGPU_TARGET_VRAM, pages, 0);
+	}
+	free(pages);
+	if (err)
+		unplace_chunks(core, buffer, false);
+	return err;
+}
+
 /*
  * Give every chunk its memory and mapping: staged host memory for chunks the
  * eviction pass sent to the host, fresh VRAM for the others. All or nothing.
  */
 static int place_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer)
 {
-	struct vgpu_vm *vm = buffer->vm;
 	uint32_t placed;
+	bool staged = false;
 	int err = 0;
 
+	for (uint32_t i = 0; i < buffer->chunk_count; i++)
+		staged |= buffer->chunks[i].new_host != NULL;
+	if (!staged) {
+		err = place_runs_in_vram(core, buffer);
+		if (err != -ENOMEM)
+			return err;
+		err = 0;
+	}
 	for (placed = 0; placed < buffer->chunk_count; placed++) {
 		struct vgpu_chunk *chunk = &buffer->chunks[placed];
 
@@ -160,15 +247,8 @@ static int place_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer)
 			chunk->location = LOC_RESIDENT;
 		}
 	}
-	if (!err)
-		return 0;
-
-	vgpu_hal_as_unmap(vm->as, buffer->gpu_va, buffer->bytes);
-	vgpu_hal_as_tlb_invalidate(vm->as);
-	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
-		vgpu_chunk_release_memory(core, &buffer->chunks[i]);
-		vgpu_chunk_release_staging(core, &buffer->chunks[i]);
-	}
+	if (err)
+		unplace_chunks(core, buffer, true);
 	return err;
 }
 
