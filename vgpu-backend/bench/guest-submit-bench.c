@@ -9,9 +9,9 @@
  * into the channel window mapped from vgpud's BAR2; vgpud's simgpu runs the
  * work. "simgpu": the same runtime and submission code on an in-process
  * simgpu with the same configuration, no vgpud. Each round runs both
- * modes interleaved A B B A (two half-length segments each; which mode is A
- * alternates from round to round), so that linear drift on a shared machine
- * hits both alike; the round's ratio is the vgpud rate over the simgpu rate
+ * modes interleaved A B B A A B B A ... in short segments (50 ms by
+ * default; which mode is A alternates from round to round), so that the
+ * load of a shared machine hits both alike; the round's ratio is the vgpud rate over the simgpu rate
  * of that round, and the figure is the median of the rounds' ratios with
  * their spread (min..max). --json FILE writes them (bench-common.h).
  *
@@ -168,28 +168,46 @@ static void target_prepare(struct target *t)
 		die(t->name, "filling the buffer failed");
 }
 
-/* Submit for about seconds, then wait for the last fence; adds the
- * submissions to *count and the time to *ns. */
+/* The submissions of one work: how many were submitted, the last fence. */
+static uint64_t submit_batch(struct target *t, enum work work, unsigned count)
+{
+	uint64_t fence = 0;
+	uint32_t *words, n;
+	unsigned i;
+
+	for (i = 0; i < count; i++) {
+		if (vgpu_channel_begin(t->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
+			die(t->name, "waiting for pushbuffer space failed");
+		n = work == WORK_STREAM ?
+		            simgpu_push_launch_stream(words, t->buffer.gpu_va, STREAM_BYTES, 1) :
+		            0;
+		if (vgpu_channel_submit(t->channel, n, 0, &fence))
+			die(t->name, "submitting failed");
+	}
+	return fence;
+}
+
+/*
+ * Submit for about seconds, then wait for the last fence; adds the
+ * submissions to *total and the time to *ns. Before the clock starts, a few
+ * submissions wake this mode's GPU (its PFIFO thread backs off to sleeps of
+ * up to IDLE_SLEEP_US while the other mode runs) and are waited for: the
+ * segment measures steady-state submission, not the GPU's wake-up.
+ */
 static void run_segment(struct target *t, enum work work, double seconds, uint64_t *total,
                         uint64_t *ns)
 {
-	uint64_t start = now_ns(), end = start + (uint64_t)(seconds * 1e9), count = 0, fence = 0;
-	uint32_t *words, n;
+	uint64_t start, end, count = 0, fence;
 
+	if (vgpu_channel_wait(t->channel, submit_batch(t, work, 16), 60000))
+		die(t->name, "waiting for the warm-up fence failed");
+	start = now_ns();
+	end = start + (uint64_t)(seconds * 1e9);
+	fence = 0;
+	/* Check the clock every 64 submissions only. */
 	while (now_ns() < end) {
-		unsigned batch;
-
-		/* Check the clock every 64 submissions only. */
-		for (batch = 0; batch < 64; batch++) {
-			if (vgpu_channel_begin(t->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
-				die(t->name, "waiting for pushbuffer space failed");
-			n = work == WORK_STREAM ?
-			            simgpu_push_launch_stream(words, t->buffer.gpu_va, STREAM_BYTES, 1) :
-			            0;
-			if (vgpu_channel_submit(t->channel, n, 0, &fence))
-				die(t->name, "submitting failed");
-			count++;
-		}
+		fence = submit_batch(t, work, 64);
+		count += 64;
 	}
 	if (vgpu_channel_wait(t->channel, fence, 60000))
 		die(t->name, "waiting for the last fence failed");
@@ -205,9 +223,14 @@ static uint64_t space_waits(struct target *t)
 	return stats.waits_for_space;
 }
 
-/* One round of one work: A B B A, each segment seconds / 2 long. */
+/*
+ * One round of one work: segments per mode, seconds per mode in all, in the
+ * order A B B A A B B A ...: the two modes alternate on a time scale shorter
+ * than the load's changes on a shared machine (a compiler job), so a round's
+ * two sides see the same machine.
+ */
 static void run_round(struct target *targets, int first, enum work work, double seconds,
-                      int round)
+                      int segments, int round)
 {
 	uint64_t count[2] = { 0, 0 }, ns[2] = { 0, 0 }, waits[2];
 	static const int order[4] = { 0, 1, 1, 0 };
@@ -215,10 +238,10 @@ static void run_round(struct target *targets, int first, enum work work, double 
 
 	for (i = 0; i < 2; i++)
 		waits[i] = space_waits(&targets[i]);
-	for (i = 0; i < 4; i++) {
-		int m = (first + order[i]) % 2;
+	for (i = 0; i < 2 * segments; i++) {
+		int m = (first + order[i % 4]) % 2;
 
-		run_segment(&targets[m], work, seconds / 2, &count[m], &ns[m]);
+		run_segment(&targets[m], work, seconds / segments, &count[m], &ns[m]);
 	}
 	for (i = 0; i < 2; i++) {
 		targets[i].rates[work][round] = (double)count[i] / ((double)ns[i] / 1e9);
@@ -235,8 +258,9 @@ static void usage(FILE *out)
 	        "Submission throughput through a mapped channel with vgpud attached vs. the\n"
 	        "same work on simgpu alone, in one run: rounds of A B B A segments, the\n"
 	        "median of the per-round ratios with their spread.\n"
-	        "  --rounds N    rounds per work (default 15, at most %d)\n"
-	        "  --seconds S   time per mode in one round (default 0.4: two segments of 0.2)\n"
+	        "  --rounds N    rounds per work (default 21, at most %d)\n"
+	        "  --seconds S   time per mode in one round (default 0.4)\n"
+	        "  --segments N  segments per mode in one round, even (default 8: 50 ms each)\n"
 	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n"
 	        "  --json FILE   also write the figures as one JSON object\n"
 	        "  --verbose     print every round\n",
@@ -250,6 +274,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "vgpud", required_argument, NULL, 'v' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "segments", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -264,7 +289,7 @@ int main(int argc, char **argv)
 	struct vgpud daemon;
 	uint64_t requests_before;
 	double seconds = 0.4, load_before;
-	int rounds = 15, opt, round, work, i;
+	int rounds = 21, segments = 8, opt, round, work, i;
 	const char *json_path = NULL;
 	struct json_object *json = NULL;
 	static const char *const json_names[] = { "nop", "stream" };
@@ -292,6 +317,13 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json_path = optarg;
+			break;
+		case 'g':
+			segments = atoi(optarg);
+			if (segments < 2 || segments % 2 || segments > 1000) {
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'V':
 			verbose = true;
@@ -324,15 +356,16 @@ int main(int argc, char **argv)
 	proto = vgpu_guest_local_proto(targets[0].dev);
 	requests_before = proto->counters.requests;
 	load_before = load_average_1m();
-	printf("guest-submit-bench: %d rounds per work, each A B B A with %.2f s per mode; GPFIFO "
-	       "%u entries, pushbuffer %u bytes; load average %.2f\n",
-	       rounds, seconds, stats.gpfifo_entries, stats.pushbuffer_bytes, load_before);
+	printf("guest-submit-bench: %d rounds per work, each %.2f s per mode in %d segments "
+	       "A B B A A B ...;\n  GPFIFO %u entries, pushbuffer %u bytes; load average %.2f\n",
+	       rounds, seconds, segments, stats.gpfifo_entries, stats.pushbuffer_bytes,
+	       load_before);
 	/* Warm both up (page faults, caches, the GPU threads' first sleeps). */
 	for (work = 0; work < 2; work++)
-		run_round(targets, 0, (enum work)work, 0.1, 0);
+		run_round(targets, 0, (enum work)work, 0.1, 2, 0);
 	for (round = 0; round < rounds; round++)
 		for (work = 0; work < 2; work++)
-			run_round(targets, round % 2, (enum work)work, seconds, round);
+			run_round(targets, round % 2, (enum work)work, seconds, segments, round);
 
 	if (json_path)
 		json = json_object_new_object();
@@ -380,6 +413,7 @@ int main(int argc, char **argv)
 	vgpud_stop(&daemon);
 	json_number(json, "submission_rounds", rounds);
 	json_number(json, "submission_seconds_per_mode", seconds);
+	json_number(json, "submission_segments_per_mode", segments);
 	json_number(json, "submission_load_average_before", load_before);
 	json_number(json, "submission_load_average_after", load_average_1m());
 	if (json_write(json, json_path, "guest-submit-bench"))
