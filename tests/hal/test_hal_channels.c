@@ -349,6 +349,36 @@ static void test_priv_nop_and_full_ring(void **state)
 	space_destroy(sp);
 }
 
+/* NOPs in a batch: as many as the ring has room for, GP_PUT advanced once,
+ * fetched like single ones (the resume's NOP fill). */
+static void test_priv_nops_batch(void **state)
+{
+	struct tspace *sp = space_create();
+	struct tchan *tc = chan_create(sp, 8);
+
+	vgpu_hal_channel_set_fetch(tc->channel, false);
+	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 0), 0);
+	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 5), 5);
+	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 5);
+	/* room for two more: one slot always stays empty */
+	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 100), 2);
+	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 7);
+	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 1), 0);
+	vgpu_hal_channel_set_fetch(tc->channel, true);
+	vgpu_hal_channel_kick(tc->channel);
+	assert_true(chan_wait_gp_get(tc, 7));
+	/* wraps around the ring */
+	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 3), 3);
+	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 2);
+	vgpu_hal_channel_kick(tc->channel);
+	assert_true(chan_wait_gp_get(tc, 2));
+	chan_resync_put(tc);
+	assert_true(chan_sync(tc));
+	assert_int_equal(vgpu_hal_channel_state(tc->channel, NULL), VGPU_CHANNEL_OK);
+	chan_destroy(tc);
+	space_destroy(sp);
+}
+
 /* Each malformed pushbuffer or GPFIFO entry kills its channel with
  * VGPU_FAULT_BAD_COMMAND and nothing after it runs. */
 static void test_bad_commands(void **state)
@@ -959,6 +989,7 @@ static const struct CMUnitTest channel_tests[] = {
 	HAL_TEST(test_set_fetch),
 	HAL_TEST(test_priv_fence_after_work),
 	HAL_TEST(test_priv_nop_and_full_ring),
+	HAL_TEST(test_priv_nops_batch),
 	HAL_TEST(test_bad_commands),
 	HAL_TEST(test_bad_kernel_args),
 	HAL_TEST(test_fault_unmapped_isolation),

@@ -1167,39 +1167,60 @@ enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *base,
 	return state;
 }
 
-int cg_channel_priv_submit(struct vgpu_hal_channel *base, enum vgpu_hal_priv_cmd cmd,
-                           uint64_t *ticket)
+/*
+ * Append up to count privileged entries of cmd at the real GP_PUT and
+ * advance GP_PUT once (pfifo_lock taken here). The slots' contents do not
+ * matter: cudagpu remembers which slots are privileged, so a guest can
+ * neither forge nor replay one. Returns the entries appended (0 when the
+ * ring is full) or -EIO.
+ */
+static int append_privileged(struct cg_channel *ch, enum vgpu_hal_priv_cmd cmd, uint32_t count,
+                             uint64_t *ticket)
 {
-	struct cg_channel *ch = ch_of(base);
 	struct cudagpu *gpu = gpu_of_ch(ch);
-	uint32_t gp_put, next;
-	int err = 0;
+	uint32_t gp_put, appended = 0;
+	int ret;
 
-	if (cmd != VGPU_PRIV_NOP && cmd != VGPU_PRIV_FENCE)
-		return -EINVAL;
 	pthread_mutex_lock(&gpu->pfifo_lock);
 	gp_put = le32toh(__atomic_load_n(control_word(ch, SIMGPU_CONTROL_GP_PUT),
 	                                 __ATOMIC_ACQUIRE));
 	if (ch->error || gp_put >= ch->entries) {
-		err = -EIO;
+		ret = -EIO;
 		goto out;
 	}
-	next = (gp_put + 1) & (ch->entries - 1);
-	if (next == ch->gp_get) {
-		err = -ENOSPC;
-		goto out;
+	while (appended < count && ((gp_put + 1) & (ch->entries - 1)) != ch->gp_get) {
+		simgpu_gpfifo_write(gpfifo_of(ch), ch->entries, gp_put, CG_VA_RESERVED_BASE, 0);
+		ch->priv_ticket[gp_put] = cmd == VGPU_PRIV_FENCE ? ++gpu->next_ticket
+		                                                 : PRIV_NOP_TICKET;
+		if (ticket)
+			*ticket = cmd == VGPU_PRIV_FENCE ? gpu->next_ticket : 0;
+		gp_put = (gp_put + 1) & (ch->entries - 1);
+		appended++;
 	}
-	/* The slot's content does not matter: cudagpu remembers which slots
-	 * are privileged, so a guest can neither forge nor replay one. */
-	simgpu_gpfifo_write(gpfifo_of(ch), ch->entries, gp_put, CG_VA_RESERVED_BASE, 0);
-	ch->priv_ticket[gp_put] = cmd == VGPU_PRIV_FENCE ? ++gpu->next_ticket : PRIV_NOP_TICKET;
-	if (ticket)
-		*ticket = cmd == VGPU_PRIV_FENCE ? gpu->next_ticket : 0;
-	simgpu_control_write_gp_put(ch->window, next);
-	pthread_cond_broadcast(&gpu->pfifo_wake);
+	if (appended) {
+		simgpu_control_write_gp_put(ch->window, gp_put);
+		pthread_cond_broadcast(&gpu->pfifo_wake);
+	}
+	ret = (int)appended;
 out:
 	pthread_mutex_unlock(&gpu->pfifo_lock);
-	return err;
+	return ret;
+}
+
+int cg_channel_priv_submit(struct vgpu_hal_channel *base, enum vgpu_hal_priv_cmd cmd,
+                           uint64_t *ticket)
+{
+	int ret;
+
+	if (cmd != VGPU_PRIV_NOP && cmd != VGPU_PRIV_FENCE)
+		return -EINVAL;
+	ret = append_privileged(ch_of(base), cmd, 1, ticket);
+	return ret < 0 ? ret : ret ? 0 : -ENOSPC;
+}
+
+int cg_channel_priv_nops(struct vgpu_hal_channel *base, uint32_t count)
+{
+	return append_privileged(ch_of(base), VGPU_PRIV_NOP, count, NULL);
 }
 
 void cg_channel_kick(struct vgpu_hal_channel *base)

@@ -303,6 +303,7 @@ enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *ch,
                                              struct vgpu_hal_event *last_error);
 int cg_channel_priv_submit(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
                            uint64_t *ticket);
+int cg_channel_priv_nops(struct vgpu_hal_channel *ch, uint32_t count);
 void cg_channel_kick(struct vgpu_hal_channel *ch);
 int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine);

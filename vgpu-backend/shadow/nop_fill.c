@@ -31,20 +31,18 @@ static int append_nops(struct vgpu_shadow_channel *sc, uint64_t deadline_ns)
 	uint32_t last_get = vgpu_hal_channel_gp_get(sc->channel);
 
 	while (shadow_real_gp_put(sc) != sc->guest_put) {
-		uint64_t unused_ticket;
+		uint32_t missing = (sc->guest_put - shadow_real_gp_put(sc)) & sc->ring_mask;
 		uint32_t get;
 		int ret;
 
-		ret = vgpu_hal_channel_priv_submit(sc->channel, VGPU_PRIV_NOP, &unused_ticket);
-		if (ret == 0) {
+		ret = vgpu_hal_channel_priv_nops(sc->channel, missing);
+		if (ret > 0) {
 			pthread_mutex_lock(&sc->lock);
-			sc->stats.nop_entries++;
+			sc->stats.nop_entries += (uint64_t)ret;
 			pthread_mutex_unlock(&sc->lock);
 			continue;
 		}
-		if (ret == -EIO)
-			return -EIO;
-		if (ret != -ENOSPC)
+		if (ret < 0)
 			return ret;
 
 		/* Ring full: let the GPU fetch, wait for GP_GET to move. */

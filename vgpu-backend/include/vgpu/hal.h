@@ -268,6 +268,7 @@ struct vgpu_hal_ops {
 	int (*channel_priv_submit)(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
 	                           uint64_t *ticket);
 	void (*channel_kick)(struct vgpu_hal_channel *ch);
+	int (*channel_priv_nops)(struct vgpu_hal_channel *ch, uint32_t count); /* optional */
 
 	/* Copy engine */
 	int (*copy)(struct vgpu_hal_as *as, uint64_t dst_va, uint64_t src_va, uint64_t bytes,
@@ -536,6 +537,34 @@ static inline int vgpu_hal_channel_priv_submit(struct vgpu_hal_channel *ch,
                                                enum vgpu_hal_priv_cmd cmd, uint64_t *ticket)
 {
 	return ch->hal->ops->channel_priv_submit(ch, cmd, ticket);
+}
+
+/*
+ * Append up to count VGPU_PRIV_NOP entries in one step (as many as the ring
+ * has room for) and advance GP_PUT once: the NOP fill that resumes a
+ * suspended channel (DESIGN.md §3) appends up to a ring's worth. Returns how
+ * many were appended (0 when the ring is full) or -EIO when the channel is
+ * in error; otherwise the rules of vgpu_hal_channel_priv_submit. A backend
+ * without the batch form gets them one vgpu_hal_channel_priv_submit at a
+ * time.
+ */
+static inline int vgpu_hal_channel_priv_nops(struct vgpu_hal_channel *ch, uint32_t count)
+{
+	uint32_t appended = 0;
+
+	if (ch->hal->ops->channel_priv_nops)
+		return ch->hal->ops->channel_priv_nops(ch, count);
+	while (appended < count) {
+		uint64_t ticket;
+		int ret = ch->hal->ops->channel_priv_submit(ch, VGPU_PRIV_NOP, &ticket);
+
+		if (ret == -ENOSPC)
+			break;
+		if (ret)
+			return appended ? (int)appended : ret;
+		appended++;
+	}
+	return (int)appended;
 }
 
 /* Doorbell: hint that GP_PUT moved. Never required for correctness. */
