@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device_abi.h - the vGPU device ABI, version 1.
+ * device_abi.h - the vGPU device ABI, version 1.1.
  *
  * The one definition of what a guest sees of a vGPU: PCI identity, BAR
  * layout, registers, the mailbox and its messages, channel windows and
@@ -24,7 +24,10 @@
 /* Version                                                                   */
 
 #define VGPU_ABI_VERSION_MAJOR 1 /* incompatible changes */
-#define VGPU_ABI_VERSION_MINOR 0 /* compatible additions */
+#define VGPU_ABI_VERSION_MINOR 1 /* compatible additions */
+/* 1.1: QUERY page_size_mask bit 2, 2 MiB VRAM pages (a GPU like cudagpu's;
+ *      ALLOC then rounds to 2 MiB). A 1.0 guest refuses such a backend's
+ *      QUERY; every other backend looks the same to it. */
 #define VGPU_ABI_VERSION ((VGPU_ABI_VERSION_MAJOR << 16) | VGPU_ABI_VERSION_MINOR)
 
 /* Feature bits (VGPU_REG_FEATURES, HELLO). */
