@@ -23,7 +23,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +68,27 @@ static uint64_t now_ns(void)
 }
 
 static pid_t daemon_pid; /* vgpud, while it runs: die() ends it */
+static int gpu_cpu = -1;  /* pinned: the GPUs' threads on this CPU, */
+static int submit_cpu = -1; /* the submitter on this one */
+
+/* The first two CPUs this process may use, for pinning; false if fewer. */
+static bool two_cpus(int *first, int *second)
+{
+	cpu_set_t set;
+	int cpu, found = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	for (cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (found++ == 0)
+			*first = cpu;
+		else
+			*second = cpu;
+	}
+	return found == 2;
+}
 
 static void die(const char *what, const char *why)
 {
@@ -104,6 +127,13 @@ static void vgpud_start(struct vgpud *d, const char *binary)
 
 		if (fd >= 0)
 			dup2(fd, 2);
+		if (gpu_cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(gpu_cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
 		execl(binary, binary, "--socket", d->socket, "--control-socket", control, "--vram",
 		      VRAM, "--pfifo-idle-sleep-max-us", idle, "--log-level", "warn", (char *)NULL);
 		dprintf(2, "cannot run %s: %s\n", binary, strerror(errno));
@@ -168,6 +198,14 @@ static void target_prepare(struct target *t)
 		die(t->name, "filling the buffer failed");
 }
 
+/* A new channel (new GPFIFO, control page and pushbuffer memory) for t. */
+static void target_new_channel(struct target *t)
+{
+	vgpu_channel_destroy(t->channel);
+	if (vgpu_channel_create(t->dev, GPFIFO_ENTRIES, &t->channel))
+		die(t->name, vgpu_device_last_error(t->dev));
+}
+
 /* The submissions of one work: how many were submitted, the last fence. */
 static uint64_t submit_batch(struct target *t, enum work work, unsigned count)
 {
@@ -224,6 +262,38 @@ static uint64_t space_waits(struct target *t)
 }
 
 /*
+ * Pinned (the default with two CPUs or more): every thread of this process
+ * but the caller (the in-process simgpu's) on gpu_cpu, the caller (the
+ * submitter) on submit_cpu; vgpud was started on gpu_cpu. Both modes then
+ * have the GPU on a core of its own, as a real GPU is, and the scheduler
+ * does not move them about (unpinned, a round's ratio ranged 0.2..2.9 on a
+ * loaded 2-core machine; pinned, a few per cent).
+ */
+static void pin_threads(void)
+{
+	pid_t self = (pid_t)gettid();
+	cpu_set_t gpu, submit;
+	struct dirent *entry;
+	DIR *dir = opendir("/proc/self/task");
+
+	CPU_ZERO(&gpu);
+	CPU_SET(gpu_cpu, &gpu);
+	CPU_ZERO(&submit);
+	CPU_SET(submit_cpu, &submit);
+	if (!dir)
+		die("pinning", strerror(errno));
+	while ((entry = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(entry->d_name);
+
+		if (tid > 0 && tid != self && sched_setaffinity(tid, sizeof(gpu), &gpu))
+			die("pinning a GPU thread", strerror(errno));
+	}
+	closedir(dir);
+	if (sched_setaffinity(0, sizeof(submit), &submit))
+		die("pinning the submitter", strerror(errno));
+}
+
+/*
  * One round of one work: segments per mode, seconds per mode in all, in the
  * order A B B A A B B A ...: the two modes alternate on a time scale shorter
  * than the load's changes on a shared machine (a compiler job), so a round's
@@ -263,7 +333,11 @@ static void usage(FILE *out)
 	        "  --segments N  segments per mode in one round, even (default 8: 50 ms each)\n"
 	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n"
 	        "  --json FILE   also write the figures as one JSON object\n"
-	        "  --verbose     print every round\n",
+	        "  --verbose     print every round\n"
+	        "  --no-pin      do not pin (default: the submitter on the first CPU this\n"
+	        "                process may use, both GPUs' threads on the second)\n"
+	        "  --same-channels  keep each mode's channel for the whole run (default: new\n"
+	        "                channels every round)\n",
 	        MAX_ROUNDS);
 }
 
@@ -275,6 +349,8 @@ int main(int argc, char **argv)
 		{ "vgpud", required_argument, NULL, 'v' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "segments", required_argument, NULL, 'g' },
+		{ "no-pin", no_argument, NULL, 'p' },
+		{ "same-channels", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -293,7 +369,7 @@ int main(int argc, char **argv)
 	const char *json_path = NULL;
 	struct json_object *json = NULL;
 	static const char *const json_names[] = { "nop", "stream" };
-	bool verbose = false;
+	bool verbose = false, new_channels = true, pin = true;
 	char why[512];
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -318,6 +394,12 @@ int main(int argc, char **argv)
 		case 'j':
 			json_path = optarg;
 			break;
+		case 'p':
+			pin = false;
+			break;
+		case 'S':
+			new_channels = false;
+			break;
 		case 'g':
 			segments = atoi(optarg);
 			if (segments < 2 || segments % 2 || segments > 1000) {
@@ -337,6 +419,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (!pin || !two_cpus(&submit_cpu, &gpu_cpu))
+		submit_cpu = gpu_cpu = -1;
 	vgpud_start(&daemon, binary);
 	local.socket_path = daemon.socket;
 	if (vgpu_device_open_local(&local, 0, &targets[0].dev, why, sizeof(why)))
@@ -353,19 +437,32 @@ int main(int argc, char **argv)
 		die("creating a simgpu", why);
 	target_prepare(&targets[1]);
 
+	if (gpu_cpu >= 0)
+		pin_threads();
 	proto = vgpu_guest_local_proto(targets[0].dev);
 	requests_before = proto->counters.requests;
 	load_before = load_average_1m();
 	printf("guest-submit-bench: %d rounds per work, each %.2f s per mode in %d segments "
-	       "A B B A A B ...;\n  GPFIFO %u entries, pushbuffer %u bytes; load average %.2f\n",
-	       rounds, seconds, segments, stats.gpfifo_entries, stats.pushbuffer_bytes,
-	       load_before);
+	       "A B B A A B ...;\n  %s; %s; GPFIFO %u entries, pushbuffer %u bytes; load "
+	       "average %.2f\n",
+	       rounds, seconds, segments,
+	       new_channels ? "new channels every round" : "the same channels throughout",
+	       gpu_cpu >= 0 ? "submitter and GPUs pinned to two CPUs" : "not pinned",
+	       stats.gpfifo_entries, stats.pushbuffer_bytes, load_before);
 	/* Warm both up (page faults, caches, the GPU threads' first sleeps). */
 	for (work = 0; work < 2; work++)
 		run_round(targets, 0, (enum work)work, 0.1, 2, 0);
-	for (round = 0; round < rounds; round++)
+	for (round = 0; round < rounds; round++) {
+		/* Where a channel's memory lands (pages, cache sets) moves a
+		 * mode's rate by a few per cent for as long as the channel
+		 * lives: new channels every round make that per-round noise
+		 * the median sees through, not an offset of the whole run. */
+		if (new_channels && round)
+			for (i = 0; i < 2; i++)
+				target_new_channel(&targets[i]);
 		for (work = 0; work < 2; work++)
 			run_round(targets, round % 2, (enum work)work, seconds, segments, round);
+	}
 
 	if (json_path)
 		json = json_object_new_object();
@@ -414,6 +511,8 @@ int main(int argc, char **argv)
 	json_number(json, "submission_rounds", rounds);
 	json_number(json, "submission_seconds_per_mode", seconds);
 	json_number(json, "submission_segments_per_mode", segments);
+	if (json)
+		json_object_object_add(json, "submission_pinned", json_object_new_boolean(gpu_cpu >= 0));
 	json_number(json, "submission_load_average_before", load_before);
 	json_number(json, "submission_load_average_after", load_average_1m());
 	if (json_write(json, json_path, "guest-submit-bench"))
