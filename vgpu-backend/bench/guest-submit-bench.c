@@ -334,6 +334,7 @@ static void usage(FILE *out)
 	        "  --vgpud PATH  the vgpud binary (default $VGPUD, else the build's)\n"
 	        "  --json FILE   also write the figures as one JSON object\n"
 	        "  --verbose     print every round\n"
+	        "  --work W      only nop or only stream (default both)\n"
 	        "  --no-pin      do not pin (default: the submitter on the first CPU this\n"
 	        "                process may use, both GPUs' threads on the second)\n"
 	        "  --same-channels  keep each mode's channel for the whole run (default: new\n"
@@ -351,6 +352,7 @@ int main(int argc, char **argv)
 		{ "segments", required_argument, NULL, 'g' },
 		{ "no-pin", no_argument, NULL, 'p' },
 		{ "same-channels", no_argument, NULL, 'S' },
+		{ "work", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -370,6 +372,7 @@ int main(int argc, char **argv)
 	struct json_object *json = NULL;
 	static const char *const json_names[] = { "nop", "stream" };
 	bool verbose = false, new_channels = true, pin = true;
+	int first_work = WORK_NOP, last_work = WORK_STREAM;
 	char why[512];
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -396,6 +399,16 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pin = false;
+			break;
+		case 'w':
+			if (!strcmp(optarg, "nop")) {
+				first_work = last_work = WORK_NOP;
+			} else if (!strcmp(optarg, "stream")) {
+				first_work = last_work = WORK_STREAM;
+			} else {
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'S':
 			new_channels = false;
@@ -450,7 +463,7 @@ int main(int argc, char **argv)
 	       gpu_cpu >= 0 ? "submitter and GPUs pinned to two CPUs" : "not pinned",
 	       stats.gpfifo_entries, stats.pushbuffer_bytes, load_before);
 	/* Warm both up (page faults, caches, the GPU threads' first sleeps). */
-	for (work = 0; work < 2; work++)
+	for (work = first_work; work <= last_work; work++)
 		run_round(targets, 0, (enum work)work, 0.1, 2, 0);
 	for (round = 0; round < rounds; round++) {
 		/* Where a channel's memory lands (pages, cache sets) moves a
@@ -460,13 +473,13 @@ int main(int argc, char **argv)
 		if (new_channels && round)
 			for (i = 0; i < 2; i++)
 				target_new_channel(&targets[i]);
-		for (work = 0; work < 2; work++)
+		for (work = first_work; work <= last_work; work++)
 			run_round(targets, round % 2, (enum work)work, seconds, segments, round);
 	}
 
 	if (json_path)
 		json = json_object_new_object();
-	for (work = 0; work < 2; work++) {
+	for (work = first_work; work <= last_work; work++) {
 		double ratios[MAX_ROUNDS];
 		struct spread ratio, with_vgpud, alone;
 		char key[64];
