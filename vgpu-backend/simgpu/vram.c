@@ -102,26 +102,68 @@ void vram_allocator_destroy(struct vram_allocator *allocator)
 	allocator->block_free = NULL;
 }
 
-/* Take free frames of block into addresses; returns how many were taken. */
+/* The 16 frame_used bits of block, as the low bits of a mask. A block's bits
+ * never straddle a bitmap word (16 divides 64). */
+static inline uint64_t block_used_mask(const struct vram_allocator *allocator, uint64_t block)
+{
+	uint64_t frame = block * VRAM_FRAMES_PER_BLOCK;
+
+	return (allocator->frame_used[frame / 64] >> (frame % 64)) & VRAM_BLOCK_MASK;
+}
+
+/* Mark the frames of block in mask (low 16 bits) used or free. */
+static inline void block_set_used(struct vram_allocator *allocator, uint64_t block, uint64_t mask,
+                                  bool used)
+{
+	uint64_t frame = block * VRAM_FRAMES_PER_BLOCK;
+
+	if (used)
+		allocator->frame_used[frame / 64] |= mask << (frame % 64);
+	else
+		allocator->frame_used[frame / 64] &= ~(mask << (frame % 64));
+}
+
+/* Take up to wanted free frames of block (lowest first) into addresses;
+ * returns how many were taken. Works on the block's 16 bits at once. */
 static uint64_t take_frames(struct vram_allocator *allocator, uint64_t block, uint64_t wanted,
                             uint64_t *addresses)
 {
-	uint64_t frame = block * VRAM_FRAMES_PER_BLOCK;
-	uint64_t taken = 0;
-	unsigned i;
+	uint64_t first = allocator->base + block * VRAM_BLOCK_BYTES;
+	uint64_t free_mask = ~block_used_mask(allocator, block) & VRAM_BLOCK_MASK;
+	uint64_t taken_mask = 0, taken = 0;
 
 	if (allocator->block_free[block] == VRAM_FRAMES_PER_BLOCK)
 		allocator->empty_blocks--;
-	for (i = 0; i < VRAM_FRAMES_PER_BLOCK && taken < wanted; i++, frame++) {
-		if (bit_test(allocator->frame_used, frame))
-			continue;
-		bit_set(allocator->frame_used, frame);
-		addresses[taken++] = allocator->base + frame * VRAM_FRAME_BYTES;
+	if (wanted >= VRAM_FRAMES_PER_BLOCK && free_mask == VRAM_BLOCK_MASK) {
+		/* the whole block: no bit to search */
+		for (taken = 0; taken < VRAM_FRAMES_PER_BLOCK; taken++)
+			addresses[taken] = first + taken * VRAM_FRAME_BYTES;
+		taken_mask = VRAM_BLOCK_MASK;
+	} else {
+		while (free_mask && taken < wanted) {
+			unsigned i = (unsigned)__builtin_ctzll(free_mask);
+
+			free_mask &= free_mask - 1;
+			taken_mask |= UINT64_C(1) << i;
+			addresses[taken++] = first + (uint64_t)i * VRAM_FRAME_BYTES;
+		}
 	}
+	block_set_used(allocator, block, taken_mask, true);
 	allocator->block_free[block] -= (uint8_t)taken;
 	allocator->free_frames -= taken;
 	block_classify(allocator, block);
 	return taken;
+}
+
+/* Take the empty block as one 64 KiB page. */
+static void take_block(struct vram_allocator *allocator, uint64_t block)
+{
+	block_set_used(allocator, block, VRAM_BLOCK_MASK, true);
+	allocator->block_free[block] = 0;
+	allocator->free_frames -= VRAM_FRAMES_PER_BLOCK;
+	allocator->empty_blocks--;
+	bit_clear(allocator->block_empty, block);
+	bit_set(allocator->block_large, block);
 }
 
 static void alloc_small(struct vram_allocator *allocator, uint64_t count, uint64_t *addresses)
@@ -162,17 +204,14 @@ int vram_allocator_alloc(struct vram_allocator *allocator, uint32_t page_size, u
 		if (allocator->empty_blocks < count) {
 			ret = -ENOMEM;
 		} else {
-			/* take_frames writes up to 16 addresses per block; use a
-			 * scratch array so addresses[] needs only count slots */
-			uint64_t scratch[VRAM_FRAMES_PER_BLOCK];
 			uint64_t i, block = 0;
 
 			for (i = 0; i < count; i++) {
+				/* empty_blocks was checked: a block must exist */
 				block = bitmap_find_next(allocator->block_empty, allocator->blocks,
 				                         block);
-				take_frames(allocator, block, VRAM_FRAMES_PER_BLOCK, scratch);
-				bit_set(allocator->block_large, block);
-				addresses[i] = scratch[0];
+				take_block(allocator, block);
+				addresses[i] = allocator->base + block * VRAM_BLOCK_BYTES;
 				block++;
 			}
 		}
@@ -184,7 +223,6 @@ int vram_allocator_alloc(struct vram_allocator *allocator, uint32_t page_size, u
 static bool free_one(struct vram_allocator *allocator, uint32_t page_size, uint64_t address)
 {
 	uint64_t offset, frame, block;
-	unsigned i;
 
 	if (address < allocator->base || address % page_size)
 		return false;
@@ -197,8 +235,7 @@ static bool free_one(struct vram_allocator *allocator, uint32_t page_size, uint6
 		if (!bit_test(allocator->block_large, block))
 			return false;
 		bit_clear(allocator->block_large, block);
-		for (i = 0; i < VRAM_FRAMES_PER_BLOCK; i++)
-			bit_clear(allocator->frame_used, frame + i);
+		block_set_used(allocator, block, VRAM_BLOCK_MASK, false);
 		allocator->block_free[block] = VRAM_FRAMES_PER_BLOCK;
 		allocator->free_frames += VRAM_FRAMES_PER_BLOCK;
 	} else {

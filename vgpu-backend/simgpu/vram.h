@@ -5,7 +5,9 @@
  * Hands out 4 KiB frames and 64 KiB-aligned 64 KiB pages from a range of GPU
  * physical addresses. State: a bitmap of used 4 KiB frames, the free-frame
  * count of every 64 KiB block, and two block bitmaps (entirely free, partly
- * free) so searches skip 64 blocks per word. 4 KiB requests fill partly used
+ * free) so searches skip 64 blocks per word. A block's 16 frame bits lie in
+ * one bitmap word, so taking or freeing a block's frames is a mask operation
+ * on that word, not 16 bit operations. 4 KiB requests fill partly used
  * blocks first to keep whole blocks free for 64 KiB pages. Allocation is all
  * or nothing and deterministic (lowest addresses first). Thread-safe.
  */
@@ -18,6 +20,9 @@
 #define VRAM_FRAME_BYTES 4096u
 #define VRAM_BLOCK_BYTES 65536u
 #define VRAM_FRAMES_PER_BLOCK 16u
+/* A block's bits in frame_used, shifted down: blocks never straddle a word. */
+#define VRAM_BLOCK_MASK ((UINT64_C(1) << VRAM_FRAMES_PER_BLOCK) - 1)
+_Static_assert(64 % VRAM_FRAMES_PER_BLOCK == 0, "a block's frame bits share one word");
 
 struct vram_allocator {
 	pthread_mutex_t lock;
