@@ -10,10 +10,15 @@
  * work. "simgpu": the same runtime and submission code on an in-process
  * simgpu with the same configuration, no vgpud. Each round runs both
  * modes interleaved A B B A A B B A ... in short segments (50 ms by
- * default; which mode is A alternates from round to round), so that the
- * load of a shared machine hits both alike; the round's ratio is the vgpud rate over the simgpu rate
- * of that round, and the figure is the median of the rounds' ratios with
- * their spread (min..max). --json FILE writes them (bench-common.h).
+ * default; which mode is A alternates from round to round; each segment
+ * wakes its GPU before its clock starts), so that the load of a shared
+ * machine hits both alike; the round's ratio is the vgpud rate over the
+ * simgpu rate of that round, and the figure is the median of the rounds'
+ * ratios with their spread (min..max). The submitter and both GPUs are
+ * pinned to two CPUs; channels are new every round and vgpud and the
+ * simgpu are set up anew for each third of the rounds, so that where their
+ * memory lands is per-round noise, not an offset of the run. --json FILE
+ * writes the figures (bench-common.h).
  *
  * Work per submission: "nop" is an empty submission (only the fence the
  * runtime appends); "stream" runs STREAM over a 64 KiB buffer. Every
@@ -335,6 +340,8 @@ static void usage(FILE *out)
 	        "  --json FILE   also write the figures as one JSON object\n"
 	        "  --verbose     print every round\n"
 	        "  --work W      only nop or only stream (default both)\n"
+	        "  --setups N    vgpud + simgpu set up anew N times, the rounds split among\n"
+	        "                them (default 3; at most the rounds)\n"
 	        "  --no-pin      do not pin (default: the submitter on the first CPU this\n"
 	        "                process may use, both GPUs' threads on the second)\n"
 	        "  --same-channels  keep each mode's channel for the whole run (default: new\n"
@@ -353,6 +360,7 @@ int main(int argc, char **argv)
 		{ "no-pin", no_argument, NULL, 'p' },
 		{ "same-channels", no_argument, NULL, 'S' },
 		{ "work", required_argument, NULL, 'w' },
+		{ "setups", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -365,14 +373,14 @@ int main(int argc, char **argv)
 	struct vgpu_channel_stats stats;
 	struct vgpu_proto *proto;
 	struct vgpud daemon;
-	uint64_t requests_before;
+	uint64_t requests_before, requests_during = 0;
 	double seconds = 0.4, load_before;
 	int rounds = 21, segments = 8, opt, round, work, i;
 	const char *json_path = NULL;
 	struct json_object *json = NULL;
 	static const char *const json_names[] = { "nop", "stream" };
 	bool verbose = false, new_channels = true, pin = true;
-	int first_work = WORK_NOP, last_work = WORK_STREAM;
+	int first_work = WORK_NOP, last_work = WORK_STREAM, setups = 3, setup;
 	char why[512];
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -399,6 +407,13 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pin = false;
+			break;
+		case 'u':
+			setups = atoi(optarg);
+			if (setups < 1 || setups > MAX_ROUNDS) {
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'w':
 			if (!strcmp(optarg, "nop")) {
@@ -432,49 +447,70 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (setups > rounds)
+		setups = rounds;
 	if (!pin || !two_cpus(&submit_cpu, &gpu_cpu))
 		submit_cpu = gpu_cpu = -1;
-	vgpud_start(&daemon, binary);
-	local.socket_path = daemon.socket;
-	if (vgpu_device_open_local(&local, 0, &targets[0].dev, why, sizeof(why)))
-		die("attaching to vgpud", why);
-	target_prepare(&targets[0]);
-
-	/* simgpu alone, configured like vgpud's, with the same window sizes. */
-	vgpu_channel_stats(targets[0].channel, &stats);
-	simgpu_config_defaults(&gpu);
-	gpu.vram_bytes = VRAM_BYTES;
-	gpu.pfifo_idle_sleep_max_us = IDLE_SLEEP_US;
-	sim.pushbuffer_bytes = stats.pushbuffer_bytes & ~4095u;
-	if (vgpu_device_open_simgpu(&sim, &targets[1].dev, why, sizeof(why)))
-		die("creating a simgpu", why);
-	target_prepare(&targets[1]);
-
-	if (gpu_cpu >= 0)
-		pin_threads();
-	proto = vgpu_guest_local_proto(targets[0].dev);
-	requests_before = proto->counters.requests;
+	/*
+	 * Setups: a vgpud and an in-process simgpu each, rounds / setups rounds
+	 * apiece. Where a setup's memory lands (the simgpu instance, its
+	 * channels' pages and cache sets) moves a mode's rate by a few per cent
+	 * for as long as it lives, the same in every round (one run's rounds
+	 * all near 0.97, the next run's all near 1.04): new setups, and new
+	 * channels every round, make that noise the median sees through
+	 * rather than an offset of the whole run.
+	 */
 	load_before = load_average_1m();
-	printf("guest-submit-bench: %d rounds per work, each %.2f s per mode in %d segments "
-	       "A B B A A B ...;\n  %s; %s; GPFIFO %u entries, pushbuffer %u bytes; load "
-	       "average %.2f\n",
-	       rounds, seconds, segments,
-	       new_channels ? "new channels every round" : "the same channels throughout",
-	       gpu_cpu >= 0 ? "submitter and GPUs pinned to two CPUs" : "not pinned",
-	       stats.gpfifo_entries, stats.pushbuffer_bytes, load_before);
-	/* Warm both up (page faults, caches, the GPU threads' first sleeps). */
-	for (work = first_work; work <= last_work; work++)
-		run_round(targets, 0, (enum work)work, 0.1, 2, 0);
-	for (round = 0; round < rounds; round++) {
-		/* Where a channel's memory lands (pages, cache sets) moves a
-		 * mode's rate by a few per cent for as long as the channel
-		 * lives: new channels every round make that per-round noise
-		 * the median sees through, not an offset of the whole run. */
-		if (new_channels && round)
-			for (i = 0; i < 2; i++)
-				target_new_channel(&targets[i]);
+	for (setup = 0, round = 0; setup < setups; setup++) {
+		int end = rounds * (setup + 1) / setups;
+
+		vgpud_start(&daemon, binary);
+		local.socket_path = daemon.socket;
+		if (vgpu_device_open_local(&local, 0, &targets[0].dev, why, sizeof(why)))
+			die("attaching to vgpud", why);
+		target_prepare(&targets[0]);
+
+		/* simgpu alone, configured like vgpud's, with the same window sizes. */
+		vgpu_channel_stats(targets[0].channel, &stats);
+		simgpu_config_defaults(&gpu);
+		gpu.vram_bytes = VRAM_BYTES;
+		gpu.pfifo_idle_sleep_max_us = IDLE_SLEEP_US;
+		sim.pushbuffer_bytes = stats.pushbuffer_bytes & ~4095u;
+		if (vgpu_device_open_simgpu(&sim, &targets[1].dev, why, sizeof(why)))
+			die("creating a simgpu", why);
+		target_prepare(&targets[1]);
+
+		if (gpu_cpu >= 0)
+			pin_threads();
+		proto = vgpu_guest_local_proto(targets[0].dev);
+		if (setup == 0)
+			printf("guest-submit-bench: %d rounds per work in %d setups, each %.2f s per "
+			       "mode in %d segments A B B A A B ...;\n  %s; %s; GPFIFO %u entries, "
+			       "pushbuffer %u bytes; load average %.2f\n",
+			       rounds, setups, seconds, segments,
+			       new_channels ? "new channels every round" :
+			                      "the same channels throughout a setup",
+			       gpu_cpu >= 0 ? "submitter and GPUs pinned to two CPUs" : "not pinned",
+			       stats.gpfifo_entries, stats.pushbuffer_bytes, load_before);
+		/* Warm both up (page faults, caches, the GPU threads' first sleeps). */
 		for (work = first_work; work <= last_work; work++)
-			run_round(targets, round % 2, (enum work)work, seconds, segments, round);
+			run_round(targets, 0, (enum work)work, 0.1, 2, round);
+		for (int first = round; round < end; round++) {
+			if (new_channels && round > first)
+				for (i = 0; i < 2; i++)
+					target_new_channel(&targets[i]);
+			/* Mailbox requests while submitting (new channels are requests). */
+			requests_before = proto->counters.requests;
+			for (work = first_work; work <= last_work; work++)
+				run_round(targets, round % 2, (enum work)work, seconds, segments, round);
+			requests_during += proto->counters.requests - requests_before;
+		}
+		for (i = 0; i < 2; i++) {
+			vgpu_channel_destroy(targets[i].channel);
+			vgpu_buffer_free(targets[i].dev, &targets[i].buffer);
+			vgpu_device_close(targets[i].dev);
+		}
+		vgpud_stop(&daemon);
 	}
 
 	if (json_path)
@@ -511,17 +547,12 @@ int main(int argc, char **argv)
 	}
 	printf("  mailbox requests during the measured submissions: %" PRIu64
 	       " (submission never traps)\n",
-	       proto->counters.requests - requests_before);
+	       requests_during);
 	json_number(json, "submission_mailbox_requests",
-	            (double)(proto->counters.requests - requests_before));
+	            (double)requests_during);
 
-	for (i = 0; i < 2; i++) {
-		vgpu_channel_destroy(targets[i].channel);
-		vgpu_buffer_free(targets[i].dev, &targets[i].buffer);
-		vgpu_device_close(targets[i].dev);
-	}
-	vgpud_stop(&daemon);
 	json_number(json, "submission_rounds", rounds);
+	json_number(json, "submission_setups", setups);
 	json_number(json, "submission_seconds_per_mode", seconds);
 	json_number(json, "submission_segments_per_mode", segments);
 	if (json)
