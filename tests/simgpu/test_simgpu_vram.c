@@ -5,7 +5,10 @@
  * taken and freed with one mask operation, blocks that share a bitmap word
  * with blocks in other states, mixed 4 KiB / 64 KiB fragmentation,
  * all-or-nothing on -ENOMEM, invalid frees, and a randomised run against a
- * reference model that works one frame at a time.
+ * reference model that works one frame at a time. And vgpu_hal_vram_scrub:
+ * every page reads as zero afterwards, pages with host memory keep it (the
+ * next write does not fault) unless config.vram_scrub_release, pages without
+ * stay without.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,9 +18,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "simgpu_device.h"
 #include "simgpu_test.h"
 #include "vram.h"
 
@@ -399,6 +405,237 @@ static void test_vram_random_against_model(void **state)
 	free(m);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Scrubbing                                                                */
+
+#define MIB (UINT64_C(1) << 20)
+
+/* The host view of GPU physical address (white-box). */
+static uint8_t *vram_host(struct test_gpu *gpu, uint64_t address)
+{
+	return to_simgpu(gpu->hal)->vram + address;
+}
+
+/* Whether the host page behind a VRAM frame has memory. */
+static bool frame_resident(struct test_gpu *gpu, uint64_t address)
+{
+	unsigned char vec = 0;
+
+	assert_int_equal(mincore(vram_host(gpu, address), VRAM_FRAME_BYTES, &vec), 0);
+	return vec & 1;
+}
+
+static bool frame_is_zero(struct test_gpu *gpu, uint64_t address)
+{
+	const uint8_t *p = vram_host(gpu, address);
+	uint64_t i;
+
+	for (i = 0; i < VRAM_FRAME_BYTES; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* What a frame held before a scrub. */
+enum frame_state { UNTOUCHED, READ_ONLY, DATA, DATA_LAST_BYTE, ZEROED };
+
+static void prepare_frame(struct test_gpu *gpu, uint64_t address, enum frame_state state)
+{
+	uint8_t *p = vram_host(gpu, address);
+	volatile uint8_t sink;
+
+	switch (state) {
+	case UNTOUCHED:
+		break;
+	case READ_ONLY:
+		sink = p[100];
+		(void)sink;
+		break;
+	case DATA:
+		memset(p, 0xa5, VRAM_FRAME_BYTES);
+		break;
+	case DATA_LAST_BYTE: /* only the page's last byte: nothing stops early */
+		p[VRAM_FRAME_BYTES - 1] = 1;
+		break;
+	case ZEROED: /* has memory, already zero */
+		memset(p, 0xa5, VRAM_FRAME_BYTES);
+		memset(p, 0, VRAM_FRAME_BYTES);
+		break;
+	}
+}
+
+static bool page_size_supported(void)
+{
+	return sysconf(_SC_PAGESIZE) == VRAM_FRAME_BYTES;
+}
+
+/*
+ * 6 MiB of 64 KiB pages scrubbed in one call: one physically contiguous run
+ * longer than the 4 MiB mincore window, frames in every state mixed within
+ * one window and across its boundary. Afterwards every frame reads zero;
+ * frames that had memory still have it (in place), untouched ones still
+ * have none.
+ */
+static void check_scrub_states(bool release)
+{
+	static const enum frame_state pattern[] = {
+		DATA, UNTOUCHED, DATA_LAST_BYTE, DATA, READ_ONLY, ZEROED, UNTOUCHED, UNTOUCHED, DATA,
+	};
+	struct simgpu_config config;
+	struct test_gpu *gpu;
+	uint64_t count = 6 * MIB / BLOCK, frames = 6 * MIB / FRAME, i;
+	uint64_t *pages = calloc(count, sizeof(uint64_t));
+	enum frame_state *state = calloc(frames, sizeof(*state));
+
+	assert_non_null(pages);
+	assert_non_null(state);
+	test_config(&config);
+	config.vram_scrub_release = release;
+	gpu = test_gpu_create(&config);
+	assert_int_equal(vgpu_hal_vram_alloc(gpu->hal, VGPU_PAGE_64K, count, pages), 0);
+	for (i = 1; i < count; i++)
+		assert_int_equal(pages[i], pages[0] + i * BLOCK); /* one run */
+	for (i = 0; i < frames; i++) {
+		state[i] = pattern[(i * 7 + i / 13) % (sizeof(pattern) / sizeof(pattern[0]))];
+		/* data on both sides of the 4 MiB window boundary */
+		if (i == 4 * MIB / FRAME - 1 || i == 4 * MIB / FRAME)
+			state[i] = DATA;
+		prepare_frame(gpu, pages[0] + i * FRAME, state[i]);
+	}
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_64K, count, pages), 0);
+	for (i = 0; i < frames; i++) {
+		uint64_t address = pages[0] + i * FRAME;
+
+		/* residency first: reading maps the shared zero page */
+		if (release) {
+			assert_false(frame_resident(gpu, address));
+		} else if (state[i] == DATA || state[i] == DATA_LAST_BYTE || state[i] == ZEROED) {
+			assert_true(frame_resident(gpu, address));
+		} else if (state[i] == UNTOUCHED) {
+			assert_false(frame_resident(gpu, address));
+		}
+		assert_true(frame_is_zero(gpu, address));
+	}
+	vgpu_hal_vram_free(gpu->hal, VGPU_PAGE_64K, count, pages);
+	test_gpu_destroy(gpu);
+	free(state);
+	free(pages);
+}
+
+static void test_scrub_zeroes_in_place(void **state)
+{
+	(void)state;
+	if (!page_size_supported())
+		skip();
+	check_scrub_states(false);
+}
+
+static void test_scrub_release(void **state)
+{
+	(void)state;
+	if (!page_size_supported())
+		skip();
+	check_scrub_states(true);
+}
+
+/* 4 KiB pages out of order and with gaps (many runs); frames not in the
+ * list keep their data. Argument errors change nothing. */
+static void test_scrub_small_pages_and_gaps(void **state)
+{
+	struct test_gpu *gpu = test_gpu_create(NULL);
+	uint64_t frames[64], list[32], bad;
+	unsigned i, n = 0;
+
+	(void)state;
+	assert_int_equal(vgpu_hal_vram_alloc(gpu->hal, VGPU_PAGE_4K, 64, frames), 0);
+	for (i = 0; i < 64; i++)
+		memset(vram_host(gpu, frames[i]), (int)(i + 1), VRAM_FRAME_BYTES);
+	/* every frame i with i % 4 != 1, backwards, up to 32 of them */
+	for (i = 64; i-- > 0 && n < 32;)
+		if (i % 4 != 1)
+			list[n++] = frames[i];
+	/* argument errors first: nothing is scrubbed */
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, 8192, n, list), -EINVAL);
+	bad = list[0] + 1;
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_4K, 1, &bad), -EINVAL);
+	bad = gpu->caps.vram_bytes; /* the reserved top */
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_4K, 1, &bad), -EINVAL);
+	list[n - 1] += 1; /* a bad address at the end: the earlier ones untouched */
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_4K, n, list), -EINVAL);
+	list[n - 1] -= 1;
+	for (i = 0; i < 64; i++)
+		assert_int_equal(vram_host(gpu, frames[i])[7], (uint8_t)(i + 1));
+
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_4K, n, list), 0);
+	for (i = 0; i < 64; i++) {
+		bool listed = false;
+		unsigned k;
+
+		for (k = 0; k < n; k++)
+			listed |= list[k] == frames[i];
+		if (listed) {
+			assert_true(frame_is_zero(gpu, frames[i]));
+			if (page_size_supported())
+				assert_true(frame_resident(gpu, frames[i]));
+		} else {
+			assert_int_equal(vram_host(gpu, frames[i])[0], (uint8_t)(i + 1));
+			assert_int_equal(vram_host(gpu, frames[i])[VRAM_FRAME_BYTES - 1],
+			                 (uint8_t)(i + 1));
+		}
+	}
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_4K, 0, list), 0);
+	vgpu_hal_vram_free(gpu->hal, VGPU_PAGE_4K, 64, frames);
+	test_gpu_destroy(gpu);
+}
+
+/* Through the HAL only: one address space writes VRAM (CPU aperture and a
+ * GPU kernel), the pages are unmapped, scrubbed and freed; another address
+ * space gets the same pages and reads zeros, and its writes land. */
+static void test_scrub_between_address_spaces(void **state)
+{
+	struct test_gpu *gpu = test_gpu_create(NULL);
+	struct test_channel *tc = test_channel_create(gpu, NULL, 0);
+	const uint64_t bytes = 1 * MIB, va = TEST_DATA_VA;
+	uint64_t first[1 * MIB / BLOCK], second[1 * MIB / BLOCK];
+	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint8_t *buffer = malloc(bytes), *zeros = calloc(1, bytes);
+	struct vgpu_hal_as *other;
+
+	(void)state;
+	assert_non_null(buffer);
+	assert_non_null(zeros);
+	test_map_vram(gpu, tc->as, va, bytes, VGPU_PAGE_64K, 0, first);
+	memset(buffer, 0x3c, bytes);
+	assert_int_equal(vgpu_hal_as_write(tc->as, va, buffer, bytes / 2), 0);
+	assert_true(test_submit_wait(tc, words,
+	                             simgpu_push_launch_fill(words, va + bytes / 2, bytes / 2, 7)));
+	assert_int_equal(vgpu_hal_as_unmap(tc->as, va, bytes), 0);
+	vgpu_hal_as_tlb_invalidate(tc->as);
+	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_64K, bytes / BLOCK, first), 0);
+	vgpu_hal_vram_free(gpu->hal, VGPU_PAGE_64K, bytes / BLOCK, first);
+
+	assert_int_equal(vgpu_hal_as_create(gpu->hal, &other), 0);
+	test_map_vram(gpu, other, va, bytes, VGPU_PAGE_64K, 0, second);
+	/* the allocator is deterministic: the very same pages */
+	assert_memory_equal(first, second, sizeof(first));
+	assert_int_equal(vgpu_hal_as_read(other, va, buffer, bytes), 0);
+	assert_memory_equal(buffer, zeros, bytes);
+	memset(buffer, 0x42, bytes);
+	assert_int_equal(vgpu_hal_as_write(other, va, buffer, bytes), 0);
+	memset(buffer, 0, bytes);
+	assert_int_equal(vgpu_hal_as_read(other, va, buffer, bytes), 0);
+	assert_int_equal(buffer[0], 0x42);
+	assert_int_equal(buffer[bytes - 1], 0x42);
+	assert_int_equal(vgpu_hal_as_unmap(other, va, bytes), 0);
+	vgpu_hal_as_tlb_invalidate(other);
+	vgpu_hal_vram_free(gpu->hal, VGPU_PAGE_64K, bytes / BLOCK, second);
+	vgpu_hal_as_destroy(other);
+	free(buffer);
+	free(zeros);
+	test_channel_destroy(tc);
+	test_gpu_destroy(gpu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +644,10 @@ int main(void)
 		cmocka_unit_test(test_vram_fragmented_all_or_nothing),
 		cmocka_unit_test(test_vram_large_all_or_nothing),
 		cmocka_unit_test(test_vram_random_against_model),
+		cmocka_unit_test(test_scrub_zeroes_in_place),
+		cmocka_unit_test(test_scrub_release),
+		cmocka_unit_test(test_scrub_small_pages_and_gaps),
+		cmocka_unit_test(test_scrub_between_address_spaces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

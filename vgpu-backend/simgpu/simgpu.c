@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "address_space.h"
 #include "channel.h"
@@ -53,6 +54,7 @@ void simgpu_config_defaults(struct simgpu_config *config)
 	config->default_gpfifo_entries = 512;
 	config->max_gpfifo_entries = 65536;
 	config->reference_bits = false;
+	config->vram_scrub_release = false;
 	config->tlb_entries = 512;
 	config->iotlb_entries = 256;
 	config->pfifo_idle_sleep_max_us = 1000;
@@ -158,17 +160,114 @@ static void simgpu_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t 
 }
 
 /*
- * Scrub by giving the backing pages back to the host: VRAM is a private
- * anonymous mapping, so the next access finds zero-filled pages, and a
- * scrubbed range costs no host memory until it is touched again (VRAM stays
- * sparse across reuse). Physically contiguous pages are dropped in one call.
+ * Scrubbing. The pages must read as zero on return, and VRAM is one private
+ * anonymous mapping whose 4 KiB host pages are either backed (resident,
+ * possibly holding data) or not (they read as zero when next touched; a
+ * swapped-out page counts as not backed). mincore() tells which:
+ *  - backed pages are zeroed in place with memset, so the next writer (a
+ *    return copy, a kernel on a fresh allocation) finds them mapped instead
+ *    of faulting on every page; they keep their host RAM. A page that
+ *    already reads as zero (scrubbed before and not written since, or the
+ *    shared zero page of a page only ever read) is only read, not written.
+ *  - pages without backing are dropped with MADV_DONTNEED, which costs next
+ *    to nothing for pages never touched and discards a swapped-out copy.
+ * Every page is therefore either zeroed or dropped. With
+ * config.vram_scrub_release every scrubbed page is dropped instead (host RAM
+ * follows the VRAM in use; the next writer faults). Runs of physically
+ * contiguous pages are handled together, mincore() 4 MiB at a time.
  */
+#define SCRUB_WINDOW_PAGES 1024u
+
+static bool page_is_zero(const uint8_t *page)
+{
+	const uint64_t *word = (const uint64_t *)page;
+	size_t i;
+
+	/* one cache line per step: a page with data stops at its first */
+	for (i = 0; i < VRAM_FRAME_BYTES / 8; i += 8) {
+		if (word[i] | word[i + 1] | word[i + 2] | word[i + 3] | word[i + 4] | word[i + 5] |
+		    word[i + 6] | word[i + 7])
+			return false;
+	}
+	return true;
+}
+
+static int scrub_drop(uint8_t *start, uint64_t pages)
+{
+	if (pages && madvise(start, pages * VRAM_FRAME_BYTES, MADV_DONTNEED))
+		return -errno;
+	return 0;
+}
+
+static void scrub_zero(uint8_t *start, uint64_t pages)
+{
+	if (pages)
+		memset(start, 0, pages * VRAM_FRAME_BYTES);
+}
+
+/* Scrub the pages of [start, start + bytes) of the VRAM mapping. */
+static int scrub_run(struct simgpu *gpu, uint8_t *start, uint64_t bytes)
+{
+	unsigned char resident[SCRUB_WINDOW_PAGES];
+	uint64_t left = bytes / VRAM_FRAME_BYTES;
+
+	if (gpu->config.vram_scrub_release)
+		return scrub_drop(start, left);
+	if (!gpu->host_pages_4k) {
+		/* host pages larger than a VRAM page: no per-page residency */
+		scrub_zero(start, left);
+		return 0;
+	}
+	while (left) {
+		uint64_t pages = left < SCRUB_WINDOW_PAGES ? left : SCRUB_WINDOW_PAGES;
+		/* pending runs: [first, first + count) to zero, to drop */
+		uint64_t zero_first = 0, zero_count = 0, drop_first = 0, drop_count = 0, i;
+		int ret;
+
+		if (mincore(start, pages * VRAM_FRAME_BYTES, resident)) {
+			/* cannot tell: zero it all (correct, costs host RAM) */
+			scrub_zero(start, pages);
+			start += pages * VRAM_FRAME_BYTES;
+			left -= pages;
+			continue;
+		}
+		for (i = 0; i < pages; i++) {
+			uint8_t *page = start + i * VRAM_FRAME_BYTES;
+
+			if (!(resident[i] & 1)) {
+				if (drop_first + drop_count != i) {
+					if ((ret = scrub_drop(start + drop_first * VRAM_FRAME_BYTES,
+					                      drop_count)))
+						return ret;
+					drop_first = i;
+					drop_count = 0;
+				}
+				drop_count++;
+			} else if (!page_is_zero(page)) {
+				if (zero_first + zero_count != i) {
+					scrub_zero(start + zero_first * VRAM_FRAME_BYTES, zero_count);
+					zero_first = i;
+					zero_count = 0;
+				}
+				zero_count++;
+			}
+		}
+		scrub_zero(start + zero_first * VRAM_FRAME_BYTES, zero_count);
+		if ((ret = scrub_drop(start + drop_first * VRAM_FRAME_BYTES, drop_count)))
+			return ret;
+		start += pages * VRAM_FRAME_BYTES;
+		left -= pages;
+	}
+	return 0;
+}
+
 static int simgpu_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                              const uint64_t *addresses)
 {
 	struct simgpu *gpu = to_simgpu(hal);
 	uint64_t run_start = 0, run_bytes = 0;
 	uint64_t i;
+	int ret;
 
 	if (!addresses || (page_size != VGPU_PAGE_4K && page_size != VGPU_PAGE_64K))
 		return -EINVAL;
@@ -181,13 +280,13 @@ static int simgpu_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t 
 			run_bytes += page_size;
 			continue;
 		}
-		if (run_bytes && madvise(gpu->vram + run_start, run_bytes, MADV_DONTNEED))
-			return -errno;
+		if (run_bytes && (ret = scrub_run(gpu, gpu->vram + run_start, run_bytes)))
+			return ret;
 		run_start = addresses[i];
 		run_bytes = page_size;
 	}
-	if (run_bytes && madvise(gpu->vram + run_start, run_bytes, MADV_DONTNEED))
-		return -errno;
+	if (run_bytes && (ret = scrub_run(gpu, gpu->vram + run_start, run_bytes)))
+		return ret;
 	return 0;
 }
 
@@ -398,6 +497,7 @@ int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out)
 	gpu->vram_total_bytes = gpu->config.vram_bytes;
 	usable = gpu->config.vram_bytes - gpu->config.reserved_vram_bytes;
 
+	gpu->host_pages_4k = sysconf(_SC_PAGESIZE) == VRAM_FRAME_BYTES;
 	gpu->vram = mmap(NULL, gpu->vram_total_bytes, PROT_READ | PROT_WRITE,
 	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (gpu->vram == MAP_FAILED) {

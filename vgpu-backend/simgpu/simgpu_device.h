@@ -6,6 +6,7 @@
 #define SIMGPU_DEVICE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "clock.h"
@@ -26,6 +27,7 @@ struct simgpu {
 	struct vgpu_hal_caps caps;
 	uint8_t *vram;              /* host view of all VRAM (GPU address 0) */
 	uint64_t vram_total_bytes;  /* including the reserved top */
+	bool host_pages_4k;         /* host page = VRAM frame: scrub by residency */
 	struct vram_allocator vram_allocator;     /* [0, caps.vram_bytes) */
 	struct vram_allocator reserved_allocator; /* [caps.vram_bytes, total) */
 	struct iommu iommu;

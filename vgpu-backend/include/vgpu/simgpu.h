@@ -7,9 +7,16 @@
  * make GPUswap hard:
  *
  *  - VRAM of a configured size, backed sparsely by one anonymous
- *    MAP_NORESERVE mapping (untouched VRAM costs no host memory). The top of
- *    VRAM is reserved for page tables and instance memory (privileged
+ *    MAP_NORESERVE mapping: VRAM never touched costs no host memory. The top
+ *    of VRAM is reserved for page tables and instance memory (privileged
  *    pushbuffers) and excluded from caps.vram_bytes.
+ *  - vgpu_hal_vram_scrub zeroes the pages of VRAM that have host memory in
+ *    place and drops the others' (MADV_DONTNEED), so the next writer of
+ *    scrubbed VRAM (a return copy, a kernel) does not fault on every 4 KiB
+ *    page. The trade-off is memory: a VRAM page once written keeps its host
+ *    page after it is scrubbed and freed, so simgpu's host RAM for VRAM is
+ *    the most VRAM ever written (at most vram_bytes), not the VRAM in use.
+ *    config.vram_scrub_release trades the other way.
  *  - Host system RAM reachable only through an IOMMU (IOVA -> host page, with
  *    an IOTLB per engine that is flushed on unmap). An unmapped IOVA faults.
  *    Host buffers are memfd-backed, so vgpu_hal_host_share works; IOVAs are
@@ -96,7 +103,9 @@ extern "C" {
 
 struct simgpu_config {
 	/* Total VRAM in bytes, a multiple of 64 KiB, at least 16 MiB.
-	 * Default 1 GiB. Backed sparsely: only touched pages cost host RAM. */
+	 * Default 1 GiB. Backed sparsely: only pages written at some point
+	 * cost host RAM, and they keep it when scrubbed unless
+	 * vram_scrub_release is set. */
 	uint64_t vram_bytes;
 	/* VRAM kept for page tables and privileged pushbuffers, a multiple of
 	 * 64 KiB and less than half of vram_bytes; not part of caps.vram_bytes.
@@ -121,6 +130,13 @@ struct simgpu_config {
 	uint32_t max_address_spaces;     /* default 64 */
 	uint32_t default_gpfifo_entries; /* power of two, default 512 */
 	uint32_t max_gpfifo_entries;     /* power of two, default 65536 */
+
+	/* vgpu_hal_vram_scrub gives every scrubbed page's host memory back
+	 * (MADV_DONTNEED) instead of zeroing pages that have some in place:
+	 * host RAM then follows the VRAM in use, and the next write to each
+	 * scrubbed 4 KiB page faults (a return copy into such VRAM runs at
+	 * about a seventh of memcpy speed). Default false. */
+	bool vram_scrub_release;
 
 	/* Referenced bits in PTEs (the thesis's hardware wish list). Default
 	 * false: vgpu_hal_as_test_and_clear_referenced returns -ENOTSUP. */
