@@ -15,8 +15,8 @@
  *    of scrubbed VRAM (a return copy, a kernel) does not fault on every
  *    4 KiB page. The trade-off is memory: a VRAM page once written keeps its
  *    host page after it is scrubbed and freed, so simgpu's host RAM for VRAM
- *    is the most VRAM ever written at once (at most vram_bytes), not the VRAM
- *    in use. config.vram_scrub_release trades the other way.
+ *    covers every VRAM page ever written (at most vram_bytes), not only the
+ *    VRAM in use. config.vram_scrub_release trades the other way.
  *  - Host system RAM reachable only through an IOMMU (IOVA -> host page, with
  *    an IOTLB per engine that is flushed on unmap). An unmapped IOVA faults.
  *    Host buffers are memfd-backed, so vgpu_hal_host_share works; IOVAs are
