@@ -250,8 +250,8 @@ static int remap(struct vgpu_chunk *chunk)
 /*
  * The memory a moved chunk left. Nothing reaches it any more once the PTEs
  * point elsewhere and the TLB was invalidated, so it is scrubbed and freed
- * after the VM's channels resumed: scrubbing VRAM (on simgpu: dropping its
- * pages, about 4 ms for 64 MiB) is no part of the victim's pause.
+ * after the VM's channels resumed: scrubbing VRAM (a memset on a real GPU,
+ * zeroing or dropping host pages on simgpu) is no part of the victim's pause.
  */
 struct old_memory {
 	uint64_t bytes;

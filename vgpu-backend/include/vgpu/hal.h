@@ -335,8 +335,9 @@ static inline void vgpu_hal_vram_free(struct vgpu_hal *hal, uint32_t page_size, 
  * may still use). Synchronous: the pages read as zero on return. The backend
  * scrubs VRAM before it is freed so no VM ever sees another VM's data in
  * fresh memory (vgpu_hal_vram_alloc makes no promise about contents). A
- * hardware implementation uses the copy engine's memset; simgpu drops the
- * backing pages.
+ * hardware implementation uses the copy engine's memset (cudagpu: a
+ * cuMemsetD32Async per page); simgpu zeroes pages that have host memory and
+ * drops the others (vgpu/simgpu.h).
  */
 static inline int vgpu_hal_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                                       const uint64_t *addresses)
