@@ -4,7 +4,9 @@
  *   cudagpu.c        the device: open, caps, events, the vtable
  *   memory.c         the VRAM pool, host buffers, the IOMMU (IOVA table)
  *   address_space.c  address spaces: page table, map/unmap, resolve, copies
- *   channel.c        channels, the submission thread, completions
+ *   channel.c        channels: window, stream, state, privileged entries
+ *   commands.c       one channel's turn: fetch, check and issue its commands
+ *   pfifo.c          the submission thread, completions, event delivery
  *
  * Locks, in acquisition order:
  *   1. pfifo_lock: the channel table, each channel's scheduling state, the
@@ -19,6 +21,7 @@
 #ifndef VGPU_CUDAGPU_INTERNAL_H
 #define VGPU_CUDAGPU_INTERNAL_H
 
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,6 +30,7 @@
 #include "cuda_api.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal.h"
+#include "vgpu/simgpu_commands.h"
 
 #define CG_PAGE VGPU_PAGE_2M
 #define CG_SMALL_PAGE VGPU_PAGE_4K
@@ -291,7 +295,41 @@ int cg_resolve(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t byte
 void cg_count_bytes(struct cg_as *as, const struct cg_segment *segs, unsigned count,
                     enum cg_access access);
 
-/* channel.c */
+/* channel.c (cg_pfifo_* are pfifo.c's) */
+#define CG_PRIV_NOP_TICKET UINT64_MAX /* cg_channel.priv_ticket of a privileged NOP */
+
+static inline struct cg_channel *cg_channel_of(struct vgpu_hal_channel *ch)
+{
+	return (struct cg_channel *)ch;
+}
+
+static inline struct cudagpu *cg_gpu_of_channel(struct cg_channel *ch)
+{
+	return cg_of(ch->base.hal);
+}
+
+/* A word of the channel's control page (simgpu_commands.h offsets). */
+static inline uint32_t *cg_control_word(struct cg_channel *ch, uint32_t offset)
+{
+	return (uint32_t *)((char *)ch->window + offset);
+}
+
+static inline void *cg_gpfifo_of(struct cg_channel *ch)
+{
+	return (char *)ch->window + SIMGPU_CONTROL_BYTES;
+}
+
+/* Publish the GPU's GP_GET to the control page. */
+static inline void cg_publish_gp_get(struct cg_channel *ch)
+{
+	__atomic_store_n(cg_control_word(ch, SIMGPU_CONTROL_GP_GET), htole32(ch->gp_get),
+	                 __ATOMIC_RELEASE);
+}
+
+/* pfifo_lock held: kill the channel with an error; the event follows. */
+void cg_channel_kill(struct cudagpu *gpu, struct cg_channel *ch, uint64_t address,
+                     enum vgpu_hal_error_cause cause);
+
 int cg_pfifo_start(struct cudagpu *gpu);
 void cg_pfifo_stop(struct cudagpu *gpu);
 int cg_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
@@ -307,6 +345,17 @@ int cg_channel_priv_nops(struct vgpu_hal_channel *ch, uint32_t count);
 void cg_channel_kick(struct vgpu_hal_channel *ch);
 int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+/* commands.c: the submission thread's scratch (only it uses it). */
+#define CG_WINDOW_SEGMENTS 1040u
+struct cg_issue_scratch {
+	struct cg_segment a[CG_WINDOW_SEGMENTS], b[CG_WINDOW_SEGMENTS];
+};
+/* pfifo_lock held: one turn of a channel, continuing its blocked entry or
+ * fetching the next one. True if it made progress. */
+bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
+                     struct cg_issue_scratch *scratch);
+
+/* pfifo.c */
 /* pfifo_lock held: queue a completion (takes ownership). */
 void cg_completion_queue(struct cudagpu *gpu, struct cg_completion *done);
 /* pfifo_lock held: an event from the pool (NULL on failure). */

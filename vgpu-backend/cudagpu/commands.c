@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commands.c - what cudagpu's submission thread does with one channel's
+ * turn: fetch its next GPFIFO entry (runs of NOPs at once), copy the
+ * pushbuffer out, check every command against the channel's address space
+ * (a command that leaves it kills the channel with simgpu's error) and issue
+ * it on the channel's CUDA stream. The format is simgpu's
+ * (vgpu/simgpu_commands.h), so a guest drives both backends alike.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudagpu_internal.h"
+#include "vgpu/simgpu_commands.h"
+#include "vgpu/simgpu_kernels.h"
+
+#define KERNEL_VA_LIMIT (UINT64_C(1) << 40) /* simgpu's rule for kernel ranges */
+#define COMMAND_WINDOW (UINT64_C(4) << 20)  /* copies/memsets resolved 4 MiB at a time */
+#define RANDOM_THREADS_MAX 65536u
+
+enum run_status {
+	RUN_DONE,
+	RUN_BLOCKED,
+	RUN_FAULT,
+};
+
+static uint64_t arg64(const uint32_t *args, unsigned index)
+{
+	return (uint64_t)le32toh(args[index]) | (uint64_t)le32toh(args[index + 1]) << 32;
+}
+
+static bool range_ok(uint64_t va, uint64_t bytes)
+{
+	return bytes != 0 && va < KERNEL_VA_LIMIT && bytes <= KERNEL_VA_LIMIT - va;
+}
+
+static bool words_ok(uint64_t va, uint64_t bytes)
+{
+	return range_ok(va, bytes) && va % 8 == 0 && bytes % 8 == 0;
+}
+
+struct run_context {
+	struct cudagpu *gpu;
+	struct cg_channel *ch;
+	struct cg_issue_scratch *scratch;
+	uint64_t fault_va;
+	enum vgpu_hal_error_cause cause;
+};
+
+static enum run_status run_fault(struct run_context *rc, uint64_t va,
+                                 enum vgpu_hal_error_cause cause)
+{
+	rc->fault_va = va;
+	rc->cause = cause;
+	return RUN_FAULT;
+}
+
+/*
+ * Resolve a kernel buffer to one contiguous device range. In an address
+ * space every 2 MiB page sits at base + va whether it is in VRAM or evicted,
+ * so a buffer whose chunks are partly evicted is still contiguous; ranges
+ * of 4 KiB host pages are contiguous only within one host buffer. Resolved a
+ * window at a time so any size works; bytes are counted per target.
+ */
+static enum run_status kernel_buffer(struct run_context *rc, uint64_t va, uint64_t bytes,
+                                     enum cg_access access, cg_deviceptr *device)
+{
+	struct cg_segment *segs = rc->scratch->a;
+	cg_deviceptr next = 0;
+	uint64_t done;
+	unsigned count, i;
+
+	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
+		int err;
+
+		pthread_mutex_lock(&rc->gpu->memory_lock);
+		err = cg_resolve(rc->gpu, rc->ch->as, va + done, n, access, CG_RESOLVE_USER, segs,
+		                 CG_WINDOW_SEGMENTS, &count, &rc->fault_va, &rc->cause);
+		if (!err)
+			cg_count_bytes(rc->ch->as, segs, count, access);
+		pthread_mutex_unlock(&rc->gpu->memory_lock);
+		if (err)
+			return RUN_FAULT;
+		for (i = 0; i < count; i++) {
+			if (done || i) {
+				if (segs[i].device != next) /* not contiguous on the GPU */
+					return run_fault(rc, va, VGPU_FAULT_BAD_KERNEL_ARGS);
+			} else {
+				*device = segs[0].device;
+			}
+			next = segs[i].device + segs[i].bytes;
+		}
+	}
+	return RUN_DONE;
+}
+
+static enum run_status launched(struct run_context *rc, cg_result r)
+{
+	/* A launch the driver refused is the channel's fault, not the GPU's. */
+	return r == CG_SUCCESS ? RUN_DONE : run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+}
+
+static enum run_status launch_random_access(struct run_context *rc, cg_deviceptr table,
+                                            uint64_t words, uint64_t updates, uint64_t seed)
+{
+	struct cudagpu *gpu = rc->gpu;
+	struct cg_channel *ch = rc->ch;
+	const struct cuda_api *api = &gpu->api;
+	uint64_t threads = updates < RANDOM_THREADS_MAX ? updates : RANDOM_THREADS_MAX;
+	uint64_t per_thread = (updates + threads - 1) / threads;
+	cg_deviceptr starts;
+	cg_result r;
+
+	threads = (updates + per_thread - 1) / per_thread;
+	if (!ch->starts) {
+		void *host;
+
+		if (api->cuMemHostAlloc(&host, RANDOM_THREADS_MAX * sizeof(uint64_t),
+		                        CG_MEMHOSTALLOC_PORTABLE) != CG_SUCCESS)
+			return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+		ch->starts = host;
+		ch->starts_event = cg_event_get(gpu);
+	} else {
+		/* The previous launch may still read the start states. */
+		api->cuEventSynchronize(ch->starts_event);
+	}
+	cudagpu_xorshift_starts(seed, per_thread, (uint32_t)threads, ch->starts);
+	if (api->cuMemHostGetDevicePointer(&starts, ch->starts, 0) != CG_SUCCESS)
+		return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+	r = cudagpu_launch_random_access(api, &gpu->kernels, ch->stream, table, words, updates,
+	                                 starts, per_thread, (uint32_t)threads);
+	if (r == CG_SUCCESS)
+		api->cuEventRecord(ch->starts_event, ch->stream);
+	return launched(rc, r);
+}
+
+static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const uint64_t *args,
+                                  uint32_t nargs)
+{
+	static const uint8_t arg_count[] = {
+		[SIMGPU_KERNEL_FILL] = 3, [SIMGPU_KERNEL_COPY] = 3, [SIMGPU_KERNEL_STREAM] = 3,
+		[SIMGPU_KERNEL_STENCIL] = 4, [SIMGPU_KERNEL_RANDOM_ACCESS] = 4,
+		[SIMGPU_KERNEL_CHECKSUM] = 3,
+	};
+	struct cudagpu *gpu = rc->gpu;
+	const struct cuda_api *api = &gpu->api;
+	const struct cudagpu_kernels *k = &gpu->kernels;
+	cg_stream stream = rc->ch->stream;
+	cg_deviceptr a, b;
+	enum run_status s;
+
+	if (kernel >= sizeof(arg_count) || !arg_count[kernel] || arg_count[kernel] != nargs)
+		return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+	switch (kernel) {
+	case SIMGPU_KERNEL_FILL:
+		if (!words_ok(args[0], args[1]))
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		s = kernel_buffer(rc, args[0], args[1], CG_WRITE, &a);
+		if (s != RUN_DONE)
+			return s;
+		return launched(rc, cudagpu_launch_fill(api, k, stream, a, args[1] / 8, args[2], 0));
+	case SIMGPU_KERNEL_COPY:
+		if (!range_ok(args[0], args[2]) || !range_ok(args[1], args[2]))
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		s = kernel_buffer(rc, args[1], args[2], CG_READ, &b);
+		if (s == RUN_DONE)
+			s = kernel_buffer(rc, args[0], args[2], CG_WRITE, &a);
+		if (s != RUN_DONE)
+			return s;
+		return launched(rc, cudagpu_launch_copy(api, k, stream, a, b, args[2]));
+	case SIMGPU_KERNEL_STREAM:
+		if (!words_ok(args[0], args[1]) || args[2] == 0 ||
+		    args[2] > gpu->config.max_stream_passes)
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		s = kernel_buffer(rc, args[0], args[1], CG_READ, &a);
+		if (s == RUN_DONE)
+			s = kernel_buffer(rc, args[0], args[1], CG_WRITE, &a);
+		if (s != RUN_DONE)
+			return s;
+		return launched(rc, cudagpu_launch_stream(api, k, stream, a, args[1] / 8,
+		                                          (uint32_t)args[2]));
+	case SIMGPU_KERNEL_STENCIL: {
+		uint64_t width = args[2], height = args[3], total;
+
+		if (width == 0 || width > SIMGPU_STENCIL_MAX_WIDTH || height == 0 ||
+		    height > KERNEL_VA_LIMIT / (width * 4))
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		total = width * 4 * height;
+		if (args[0] % 4 || args[1] % 4 || !range_ok(args[0], total) ||
+		    !range_ok(args[1], total) ||
+		    (args[0] < args[1] + total && args[1] < args[0] + total))
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		s = kernel_buffer(rc, args[0], total, CG_READ, &a);
+		if (s == RUN_DONE)
+			s = kernel_buffer(rc, args[1], total, CG_WRITE, &b);
+		if (s != RUN_DONE)
+			return s;
+		return launched(rc, cudagpu_launch_stencil(api, k, stream, a, b, (uint32_t)width,
+		                                           (uint32_t)height));
+	}
+	case SIMGPU_KERNEL_RANDOM_ACCESS:
+		if (!words_ok(args[0], args[1]) || args[2] > gpu->config.max_random_updates)
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		s = kernel_buffer(rc, args[0], args[1], CG_WRITE, &a);
+		if (s != RUN_DONE || args[2] == 0)
+			return s;
+		return launch_random_access(rc, a, args[1] / 8, args[2], args[3]);
+	case SIMGPU_KERNEL_CHECKSUM:
+		if (!words_ok(args[0], args[1]) || !words_ok(args[2], 8))
+			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
+		s = kernel_buffer(rc, args[0], args[1], CG_READ, &a);
+		if (s == RUN_DONE)
+			s = kernel_buffer(rc, args[2], 8, CG_WRITE, &b);
+		if (s != RUN_DONE)
+			return s;
+		return launched(rc, cudagpu_launch_checksum(api, k, stream, a, args[1] / 8, b));
+	}
+	return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+}
+
+/* Resolve one window of a COPY/MEMSET range (memory_lock taken here). */
+static int resolve_window(struct run_context *rc, uint64_t va, uint64_t bytes,
+                          enum cg_access access, struct cg_segment *segs, unsigned *count)
+{
+	int err;
+
+	pthread_mutex_lock(&rc->gpu->memory_lock);
+	err = cg_resolve(rc->gpu, rc->ch->as, va, bytes, access, CG_RESOLVE_USER, segs,
+	                 CG_WINDOW_SEGMENTS, count, &rc->fault_va, &rc->cause);
+	if (!err)
+		cg_count_bytes(rc->ch->as, segs, *count, access);
+	pthread_mutex_unlock(&rc->gpu->memory_lock);
+	return err;
+}
+
+/* Both ranges are checked whole before anything is issued. */
+static enum run_status check_ranges(struct run_context *rc, uint64_t dst, uint64_t src,
+                                    uint64_t bytes, bool has_src)
+{
+	uint64_t done;
+	unsigned count;
+
+	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
+		int err = 0;
+
+		pthread_mutex_lock(&rc->gpu->memory_lock);
+		if (has_src)
+			err = cg_resolve(rc->gpu, rc->ch->as, src + done, n, CG_READ, CG_RESOLVE_USER,
+			                 rc->scratch->a, CG_WINDOW_SEGMENTS, &count, &rc->fault_va,
+			                 &rc->cause);
+		if (!err)
+			err = cg_resolve(rc->gpu, rc->ch->as, dst + done, n, CG_WRITE, CG_RESOLVE_USER,
+			                 rc->scratch->b, CG_WINDOW_SEGMENTS, &count, &rc->fault_va,
+			                 &rc->cause);
+		pthread_mutex_unlock(&rc->gpu->memory_lock);
+		if (err)
+			return RUN_FAULT;
+	}
+	return RUN_DONE;
+}
+
+static enum run_status run_copy(struct run_context *rc, uint64_t dst, uint64_t src,
+                                uint64_t bytes)
+{
+	const struct cuda_api *api = &rc->gpu->api;
+	uint64_t done;
+
+	if (!bytes)
+		return RUN_DONE;
+	if (dst + bytes < dst || src + bytes < src)
+		return run_fault(rc, dst, VGPU_FAULT_UNMAPPED);
+	if (check_ranges(rc, dst, src, bytes, true) != RUN_DONE)
+		return RUN_FAULT;
+	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
+		unsigned ns, nd, i = 0, j = 0;
+		uint64_t si = 0, dj = 0;
+		cg_result r = CG_SUCCESS;
+
+		if (resolve_window(rc, src + done, n, CG_READ, rc->scratch->a, &ns) ||
+		    resolve_window(rc, dst + done, n, CG_WRITE, rc->scratch->b, &nd))
+			return RUN_FAULT;
+		while (r == CG_SUCCESS && i < ns && j < nd) {
+			struct cg_segment *s = &rc->scratch->a[i], *d = &rc->scratch->b[j];
+			uint64_t piece = s->bytes - si < d->bytes - dj ? s->bytes - si : d->bytes - dj;
+
+			r = api->cuMemcpyAsync(d->device + dj, s->device + si, piece, rc->ch->stream);
+			si += piece;
+			dj += piece;
+			if (si == s->bytes) {
+				i++;
+				si = 0;
+			}
+			if (dj == d->bytes) {
+				j++;
+				dj = 0;
+			}
+		}
+		if (r != CG_SUCCESS)
+			return run_fault(rc, dst + done, VGPU_FAULT_BAD_COMMAND);
+	}
+	return RUN_DONE;
+}
+
+static enum run_status run_memset(struct run_context *rc, uint64_t dst, uint32_t pattern,
+                                  uint64_t bytes)
+{
+	const struct cuda_api *api = &rc->gpu->api;
+	uint64_t done, offset = 0;
+
+	if (!bytes)
+		return RUN_DONE;
+	if (dst + bytes < dst)
+		return run_fault(rc, dst, VGPU_FAULT_UNMAPPED);
+	if (check_ranges(rc, dst, 0, bytes, false) != RUN_DONE)
+		return RUN_FAULT;
+	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
+		unsigned count, i;
+
+		if (resolve_window(rc, dst + done, n, CG_WRITE, rc->scratch->b, &count))
+			return RUN_FAULT;
+		for (i = 0; i < count; i++) {
+			cg_result r = cudagpu_launch_memset_pattern(api, &rc->gpu->kernels,
+			                                            rc->ch->stream,
+			                                            rc->scratch->b[i].device,
+			                                            rc->scratch->b[i].bytes, pattern,
+			                                            (uint32_t)(offset % 4));
+
+			if (r != CG_SUCCESS)
+				return run_fault(rc, dst + offset, VGPU_FAULT_BAD_COMMAND);
+			offset += rc->scratch->b[i].bytes;
+		}
+	}
+	return RUN_DONE;
+}
+
+/* Read the 64-bit semaphore at va for an ACQUIRE: 1 satisfied, 0 not yet,
+ * RUN_FAULT-style -1 on a fault. */
+static int semaphore_reached(struct run_context *rc, uint64_t va, uint64_t value)
+{
+	struct cg_segment seg;
+	unsigned count;
+	uint64_t current = 0;
+	cg_result r = CG_SUCCESS;
+	int err;
+
+	pthread_mutex_lock(&rc->gpu->memory_lock);
+	err = cg_resolve(rc->gpu, rc->ch->as, va, 8, CG_READ, CG_RESOLVE_USER, &seg, 1, &count,
+	                 &rc->fault_va, &rc->cause);
+	if (!err && seg.cpu)
+		current = __atomic_load_n((uint64_t *)seg.cpu, __ATOMIC_ACQUIRE);
+	else if (!err)
+		r = rc->gpu->api.cuMemcpyDtoH(&current, seg.device, 8);
+	pthread_mutex_unlock(&rc->gpu->memory_lock);
+	if (err || r != CG_SUCCESS)
+		return -1;
+	return le64toh(current) >= value;
+}
+
+static enum run_status run_command(struct run_context *rc, uint32_t header, const uint32_t *args,
+                                   uint64_t command_va)
+{
+	struct cudagpu *gpu = rc->gpu;
+	struct cg_channel *ch = rc->ch;
+	unsigned opcode = SIMGPU_COMMAND_OPCODE(header);
+	unsigned flags = SIMGPU_COMMAND_FLAGS(header);
+	unsigned nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+	cg_deviceptr device;
+	uint64_t va, value;
+	enum run_status s;
+	int reached;
+
+	switch (opcode) {
+	case SIMGPU_OP_NOP:
+		return flags ? run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND) : RUN_DONE;
+
+	case SIMGPU_OP_SEMAPHORE_RELEASE:
+		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || (flags & ~SIMGPU_SEMAPHORE_INTERRUPT))
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		va = arg64(args, 0);
+		value = arg64(args, 2);
+		if (va % 8)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		s = kernel_buffer(rc, va, 8, CG_WRITE, &device);
+		if (s != RUN_DONE)
+			return s == RUN_FAULT && rc->cause == VGPU_FAULT_BAD_KERNEL_ARGS
+			               ? run_fault(rc, va, VGPU_FAULT_BAD_COMMAND)
+			               : s;
+		if (gpu->api.cuStreamWriteValue64(ch->stream, device, value,
+		                                  CG_STREAM_WRITE_VALUE_DEFAULT) != CG_SUCCESS)
+			return run_fault(rc, va, VGPU_FAULT_BAD_COMMAND);
+		if (flags & SIMGPU_SEMAPHORE_INTERRUPT) {
+			struct cg_completion *done = calloc(1, sizeof(*done));
+
+			if (done) {
+				done->type = CG_DONE_FENCE;
+				done->stream = ch->stream;
+				done->end = cg_event_get(gpu);
+				done->channel = ch;
+				done->value = value;
+				done->address = va;
+				if (done->end)
+					gpu->api.cuEventRecord(done->end, ch->stream);
+				cg_completion_queue(gpu, done);
+			}
+		}
+		return RUN_DONE;
+
+	case SIMGPU_OP_SEMAPHORE_ACQUIRE:
+		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || flags)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		va = arg64(args, 0);
+		if (va % 8)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		if (!ch->acquire_event) {
+			/* Earlier commands of the channel must finish first. */
+			ch->acquire_event = cg_event_get(gpu);
+			if (!ch->acquire_event ||
+			    gpu->api.cuEventRecord(ch->acquire_event, ch->stream) != CG_SUCCESS)
+				return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		}
+		if (gpu->api.cuEventQuery(ch->acquire_event) != CG_SUCCESS)
+			return RUN_BLOCKED;
+		reached = semaphore_reached(rc, va, arg64(args, 2));
+		if (reached < 0)
+			return RUN_FAULT;
+		if (!reached)
+			return RUN_BLOCKED;
+		cg_event_put(gpu, ch->acquire_event);
+		ch->acquire_event = NULL;
+		return RUN_DONE;
+
+	case SIMGPU_OP_COPY:
+		if (nargs != SIMGPU_COPY_ARG_WORDS || flags)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		return run_copy(rc, arg64(args, 0), arg64(args, 2), arg64(args, 4));
+
+	case SIMGPU_OP_MEMSET:
+		if (nargs != SIMGPU_MEMSET_ARG_WORDS || flags)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		return run_memset(rc, arg64(args, 0), le32toh(args[2]),
+		                  (uint64_t)le32toh(args[3]) | (uint64_t)le32toh(args[4]) << 32);
+
+	case SIMGPU_OP_LAUNCH: {
+		uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
+		uint32_t count, i;
+
+		if (flags || nargs < 1 || (nargs - 1) % 2 ||
+		    (nargs - 1) / 2 > SIMGPU_KERNEL_MAX_ARGS)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		count = (nargs - 1) / 2;
+		for (i = 0; i < count; i++)
+			kernel_args[i] = arg64(args, 1 + 2 * i);
+		return run_launch(rc, le32toh(args[0]), kernel_args, count);
+	}
+
+	default: /* PRIV_FENCE included: privileged entries never reach here */
+		return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+	}
+}
+
+/* Run the channel's entry from where it stopped. */
+static enum run_status run_entry(struct run_context *rc)
+{
+	struct cg_channel *ch = rc->ch;
+
+	while (ch->position < ch->word_count) {
+		uint32_t header = le32toh(ch->words[ch->position]);
+		uint32_t nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+		uint64_t command_va = ch->pushbuffer_va + (uint64_t)ch->position * 4;
+		enum run_status s;
+
+		if (nargs > ch->word_count - ch->position - 1)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		s = run_command(rc, header, ch->words + ch->position + 1, command_va);
+		if (s != RUN_DONE)
+			return s;
+		ch->position += 1 + nargs;
+	}
+	return RUN_DONE;
+}
+
+/* Copy the entry's pushbuffer out of GPU-visible memory. */
+static enum run_status load_pushbuffer(struct run_context *rc, uint64_t va, uint32_t bytes)
+{
+	struct cg_channel *ch = rc->ch;
+	struct cudagpu *gpu = rc->gpu;
+	unsigned count, i;
+	uint64_t done = 0;
+	cg_result r = CG_SUCCESS;
+	int err;
+
+	pthread_mutex_lock(&gpu->memory_lock);
+	err = cg_resolve(gpu, ch->as, va, bytes, CG_READ, CG_RESOLVE_USER, rc->scratch->a,
+	                 CG_WINDOW_SEGMENTS, &count, &rc->fault_va, &rc->cause);
+	for (i = 0; !err && r == CG_SUCCESS && i < count; i++) {
+		struct cg_segment *s = &rc->scratch->a[i];
+
+		if (s->cpu)
+			memcpy((char *)ch->words + done, s->cpu, s->bytes);
+		else
+			r = gpu->api.cuMemcpyDtoH((char *)ch->words + done, s->device, s->bytes);
+		done += s->bytes;
+	}
+	if (!err)
+		cg_count_bytes(ch->as, rc->scratch->a, count, CG_READ);
+	pthread_mutex_unlock(&gpu->memory_lock);
+	if (err == -E2BIG || r != CG_SUCCESS)
+		return run_fault(rc, va, VGPU_FAULT_BAD_COMMAND);
+	if (err)
+		return RUN_FAULT;
+	ch->word_count = bytes / 4;
+	ch->position = 0;
+	ch->pushbuffer_va = va;
+	return RUN_DONE;
+}
+
+/* The end of an entry: time it. */
+static void entry_finished(struct run_context *rc)
+{
+	struct cudagpu *gpu = rc->gpu;
+	struct cg_channel *ch = rc->ch;
+	struct cg_completion *done = calloc(1, sizeof(*done));
+
+	ch->running = false;
+	if (!done)
+		return;
+	done->type = CG_DONE_TIMING;
+	done->stream = ch->stream;
+	done->channel = ch;
+	done->as = ch->as;
+	done->start = ch->entry_start;
+	ch->entry_start = NULL;
+	done->end = cg_event_get(gpu);
+	if (done->end)
+		gpu->api.cuEventRecord(done->end, ch->stream);
+	cg_completion_queue(gpu, done);
+}
+
+static void priv_entry(struct cudagpu *gpu, struct cg_channel *ch, uint64_t ticket)
+{
+	struct cg_completion *done;
+
+	if (ticket == CG_PRIV_NOP_TICKET)
+		return;
+	done = calloc(1, sizeof(*done));
+	if (!done)
+		return;
+	done->type = CG_DONE_PRIV_FENCE;
+	done->stream = ch->stream;
+	done->channel = ch;
+	done->value = ticket;
+	done->end = cg_event_get(gpu);
+	if (done->end)
+		gpu->api.cuEventRecord(done->end, ch->stream);
+	cg_completion_queue(gpu, done);
+}
+
+/* Is ring slot a NOP: a privileged NOP or an empty user entry? */
+static bool slot_is_nop(struct cg_channel *ch, uint32_t slot)
+{
+	struct simgpu_gpfifo_entry entry;
+
+	if (ch->priv_ticket[slot])
+		return ch->priv_ticket[slot] == CG_PRIV_NOP_TICKET;
+	memcpy(&entry, (char *)cg_gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
+	       sizeof(entry));
+	return !entry.length_bytes && !entry.flags;
+}
+
+/*
+ * Fetch the channel's next entry (pfifo_lock held). NOP entries are
+ * consumed in a run, as a GPU's front end does: they need no engine, and the
+ * NOP fill that resumes a channel (DESIGN.md §3) is a ring of them.
+ * Returns 0 when an entry with work is ready in *entry (its privileged
+ * ticket in *ticket), 1 when there was nothing (more) to fetch, -1 when the
+ * channel was killed.
+ */
+static int fetch_entry(struct cudagpu *gpu, struct cg_channel *ch,
+                       struct simgpu_gpfifo_entry *entry, uint64_t *ticket)
+{
+	uint32_t gp_put, slot;
+
+	gp_put = le32toh(__atomic_load_n(cg_control_word(ch, SIMGPU_CONTROL_GP_PUT),
+	                                 __ATOMIC_ACQUIRE));
+	if (gp_put >= ch->entries) {
+		cg_channel_kill(gpu, ch, 0, VGPU_FAULT_BAD_COMMAND);
+		return -1;
+	}
+	while (gp_put != ch->gp_get && slot_is_nop(ch, ch->gp_get)) {
+		ch->priv_ticket[ch->gp_get] = 0;
+		ch->gp_get = (ch->gp_get + 1) & (ch->entries - 1);
+	}
+	cg_publish_gp_get(ch);
+	if (gp_put == ch->gp_get)
+		return 1;
+	slot = ch->gp_get;
+	memcpy(entry, (char *)cg_gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
+	       sizeof(*entry));
+	ch->gp_get = (slot + 1) & (ch->entries - 1);
+	cg_publish_gp_get(ch);
+	*ticket = ch->priv_ticket[slot];
+	ch->priv_ticket[slot] = 0;
+	return 0;
+}
+
+/* One turn of a channel: continue its blocked entry or fetch the next one.
+ * True if it made progress. pfifo_lock held. */
+bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
+                         struct cg_issue_scratch *scratch)
+{
+	struct run_context rc = { .gpu = gpu, .ch = ch, .scratch = scratch };
+	struct simgpu_gpfifo_entry entry;
+	enum run_status s;
+	uint32_t gp_get_before = ch->gp_get;
+	uint64_t ticket;
+	int fetched;
+
+	if (ch->error)
+		return false;
+	if (!ch->running) {
+		if (!ch->fetch)
+			return false;
+		fetched = fetch_entry(gpu, ch, &entry, &ticket);
+		if (fetched)
+			return fetched < 0 || ch->gp_get != gp_get_before;
+		gpu->current_channel = (int32_t)ch->id;
+		if (ticket) {
+			priv_entry(gpu, ch, ticket);
+			return true;
+		}
+		entry.pushbuffer_va = le64toh(entry.pushbuffer_va);
+		entry.length_bytes = le32toh(entry.length_bytes);
+		if (le32toh(entry.flags) || entry.length_bytes % 4 ||
+		    entry.length_bytes > SIMGPU_PUSHBUFFER_MAX_BYTES) {
+			cg_channel_kill(gpu, ch, entry.pushbuffer_va, VGPU_FAULT_BAD_COMMAND);
+			return true;
+		}
+		if (load_pushbuffer(&rc, entry.pushbuffer_va, entry.length_bytes) != RUN_DONE) {
+			cg_channel_kill(gpu, ch, rc.fault_va, rc.cause);
+			return true;
+		}
+		ch->running = true;
+		ch->entry_start = cg_event_get(gpu);
+		if (ch->entry_start)
+			gpu->api.cuEventRecord(ch->entry_start, ch->stream);
+	}
+	s = run_entry(&rc);
+	if (s == RUN_FAULT) {
+		if (ch->entry_start)
+			entry_finished(&rc);
+		cg_channel_kill(gpu, ch, rc.fault_va, rc.cause);
+		return true;
+	}
+	if (s == RUN_BLOCKED)
+		return false;
+	entry_finished(&rc);
+	return true;
+}
+
