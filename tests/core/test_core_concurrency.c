@@ -185,7 +185,10 @@ static void *worker_main(void *arg)
 
 static void test_concurrent_allocators(void **state)
 {
-	struct core_harness_config config = { .chunk_bytes = 256 * KiB, .return_interval_ms = 3 };
+	/* 12 MiB of VRAM for VMs: four workers holding about four buffers of
+	 * 3 MiB on average each always need more, whatever the seed. */
+	struct core_harness_config config = { .vram_bytes = 16 * MiB, .chunk_bytes = 256 * KiB,
+	                                       .return_interval_ms = 3 };
 	struct worker workers[WORKERS];
 	pthread_t threads[WORKERS];
 	uint64_t seed = harness_seed("concurrent-allocators");
