@@ -2688,14 +2688,22 @@ static void describe_host(struct json_object *root)
 		         sysconf(_SC_NPROCESSORS_ONLN));
 		put_string(root, "host", text);
 	}
-	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ..." */
+	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ..." or
+	 * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04 ...":
+	 * the version is the first word after "Kernel Module" that starts with a
+	 * digit. */
 	f = fopen("/proc/driver/nvidia/version", "r");
 	if (f) {
 		if (fgets(text, sizeof(text), f)) {
-			char *at = strstr(text, "Kernel Module");
+			char *at = strstr(text, "Kernel Module"), *save = NULL, *word;
 
-			if (at && sscanf(at + strlen("Kernel Module"), " %127s", module) != 1)
-				snprintf(module, sizeof(module), "unknown");
+			for (word = at ? strtok_r(at + strlen("Kernel Module"), " \t\n", &save) : NULL;
+			     word; word = strtok_r(NULL, " \t\n", &save)) {
+				if (*word >= '0' && *word <= '9') {
+					snprintf(module, sizeof(module), "%s", word);
+					break;
+				}
+			}
 		}
 		fclose(f);
 	}
