@@ -67,6 +67,7 @@
 
 #include "builtin_kernels.h"
 #include "cuda_api.h"
+#include "guest_window.h"
 #include "vgpu/core.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
@@ -666,12 +667,7 @@ struct guest {
 	struct vgpu_vm *vm;
 	struct vgpu_core_channel *channel;
 	struct vgpu_hal_channel_info info;
-	/* The window: which pages the guest's mapping shows, and the trap. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool blocked, shadow;
-	unsigned accesses;
-	void *shadow_control, *shadow_gpfifo;
+	struct sim_guest_window window; /* which pages the guest sees, the trap */
 	/* Guest RAM. */
 	struct vgpu_hal_host_buf *ram;
 	uint8_t *ram_cpu;
@@ -690,82 +686,6 @@ static void on_fence(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event 
 		atomic_fetch_add(&fence_events[event->channel_id], 1);
 }
 
-static int window_get_shadow(void *ctx, uint32_t channel_id, void **control, void **gpfifo)
-{
-	struct guest *g = ctx;
-
-	g->shadow_control = aligned_alloc(4096, SIMGPU_CONTROL_BYTES);
-	g->shadow_gpfifo = aligned_alloc(4096, GUEST_ENTRIES * SIMGPU_GPFIFO_ENTRY_BYTES);
-	if (!g->shadow_control || !g->shadow_gpfifo) {
-		free(g->shadow_control);
-		free(g->shadow_gpfifo);
-		g->shadow_control = g->shadow_gpfifo = NULL;
-		return -ENOMEM;
-	}
-	memset(g->shadow_control, 0, SIMGPU_CONTROL_BYTES);
-	memset(g->shadow_gpfifo, 0, GUEST_ENTRIES * SIMGPU_GPFIFO_ENTRY_BYTES);
-	*control = g->shadow_control;
-	*gpfifo = g->shadow_gpfifo;
-	return 0;
-}
-
-static void window_release_shadow(void *ctx, uint32_t channel_id)
-{
-	struct guest *g = ctx;
-
-	free(g->shadow_control);
-	free(g->shadow_gpfifo);
-	g->shadow_control = g->shadow_gpfifo = NULL;
-}
-
-static void window_block(void *ctx, uint32_t channel_id)
-{
-	struct guest *g = ctx;
-
-	pthread_mutex_lock(&g->lock);
-	g->blocked = true;
-	while (g->accesses)
-		pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void window_map(void *ctx, uint32_t channel_id, bool shadow)
-{
-	struct guest *g = ctx;
-
-	pthread_mutex_lock(&g->lock);
-	g->shadow = shadow;
-	g->blocked = false;
-	pthread_cond_broadcast(&g->cond);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static const struct vgpu_guest_window_ops window_ops = {
-	.get_shadow = window_get_shadow,
-	.release_shadow = window_release_shadow,
-	.block = window_block,
-	.map = window_map,
-};
-
-static void window_enter(struct guest *g, void **control, void **gpfifo)
-{
-	pthread_mutex_lock(&g->lock);
-	while (g->blocked)
-		pthread_cond_wait(&g->cond, &g->lock);
-	g->accesses++;
-	*control = g->shadow ? g->shadow_control : g->info.control;
-	*gpfifo = g->shadow ? g->shadow_gpfifo : g->info.gpfifo;
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void window_leave(struct guest *g)
-{
-	pthread_mutex_lock(&g->lock);
-	g->accesses--;
-	pthread_cond_broadcast(&g->cond);
-	pthread_mutex_unlock(&g->lock);
-}
-
 static struct guest *guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm)
 {
 	struct guest *g = xcalloc(1, sizeof(*g));
@@ -774,9 +694,9 @@ static struct guest *guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm)
 
 	g->hal = hal;
 	g->vm = vm;
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->cond, NULL);
-	ok(vgpu_core_channel_create(vm, GUEST_ENTRIES, &window_ops, g, &g->channel, &g->info),
+	sim_guest_window_init(&g->window, &g->info, GUEST_ENTRIES);
+	ok(vgpu_core_channel_create(vm, GUEST_ENTRIES, &sim_guest_window_ops, &g->window,
+	                            &g->channel, &g->info),
 	   "creating a VM's channel");
 	if (g->info.layout.gpfifo_entries != GUEST_ENTRIES || g->info.id >= MAX_CHANNEL_IDS)
 		fail("the GPU gave a channel with %u ring entries (asked %u) and id %u",
@@ -807,8 +727,7 @@ static void guest_destroy(struct guest *g)
 	ok(vgpu_core_release_va(g->vm, g->ram_va), "releasing guest RAM's VA");
 	ok(vgpu_hal_iommu_unmap(g->hal, g->ram_iova, GUEST_RAM_BYTES), "unmapping guest RAM");
 	vgpu_hal_host_free(g->hal, g->ram);
-	pthread_cond_destroy(&g->cond);
-	pthread_mutex_destroy(&g->lock);
+	sim_guest_window_fini(&g->window);
 	free(g);
 }
 
@@ -877,7 +796,7 @@ static void guest_entry(struct guest *g, const char *what)
 		void *control, *gpfifo;
 		bool room;
 
-		window_enter(g, &control, &gpfifo);
+		sim_guest_window_enter(&g->window, &control, &gpfifo);
 		room = ((g->put + 1) & (GUEST_ENTRIES - 1)) != simgpu_control_read_gp_get(control);
 		if (room) {
 			simgpu_gpfifo_write(gpfifo, GUEST_ENTRIES, g->put, g->ram_va + g->entry_start,
@@ -886,7 +805,7 @@ static void guest_entry(struct guest *g, const char *what)
 			simgpu_control_write_gp_put(control, g->put);
 			simgpu_control_ring_doorbell(control);
 		}
-		window_leave(g);
+		sim_guest_window_leave(&g->window);
 		if (room)
 			break;
 		if (spins % 1024 == 1023)

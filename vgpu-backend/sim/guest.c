@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "guest.h"
+#include "guest_window.h"
 #include "vgpu/simgpu_commands.h"
 
 #define GUEST_GPFIFO_ENTRIES 256u
@@ -28,13 +29,7 @@ struct sim_guest {
 	struct vgpu_core_channel *channel;
 	struct vgpu_hal_channel_info info;
 
-	/* The window: which pages the guest's mapping shows, and the trap. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool blocked, shadow;
-	unsigned accesses; /* guest accesses in progress */
-	void *shadow_control, *shadow_gpfifo;
-	bool have_shadow;
+	struct sim_guest_window window; /* which pages the guest sees, the trap */
 
 	struct vgpu_hal_host_buf *ram;
 	uint8_t *ram_cpu;
@@ -58,86 +53,6 @@ void sim_guest_on_channel_error(void *ctx, struct vgpu_vm *vm, const struct vgpu
 	sim_guest_on_fence(ctx, vm, event);
 }
 
-/* ---- struct vgpu_guest_window_ops ----------------------------------------- */
-
-static int window_get_shadow(void *ctx, uint32_t channel_id, void **control, void **gpfifo)
-{
-	struct sim_guest *guest = ctx;
-
-	guest->shadow_control = aligned_alloc(4096, SIMGPU_CONTROL_BYTES);
-	guest->shadow_gpfifo = aligned_alloc(4096, GUEST_GPFIFO_ENTRIES * SIMGPU_GPFIFO_ENTRY_BYTES);
-	if (!guest->shadow_control || !guest->shadow_gpfifo) {
-		free(guest->shadow_control);
-		free(guest->shadow_gpfifo);
-		return -ENOMEM;
-	}
-	memset(guest->shadow_control, 0, SIMGPU_CONTROL_BYTES);
-	memset(guest->shadow_gpfifo, 0, GUEST_GPFIFO_ENTRIES * SIMGPU_GPFIFO_ENTRY_BYTES);
-	guest->have_shadow = true;
-	*control = guest->shadow_control;
-	*gpfifo = guest->shadow_gpfifo;
-	return 0;
-}
-
-static void window_release_shadow(void *ctx, uint32_t channel_id)
-{
-	struct sim_guest *guest = ctx;
-
-	free(guest->shadow_control);
-	free(guest->shadow_gpfifo);
-	guest->shadow_control = guest->shadow_gpfifo = NULL;
-	guest->have_shadow = false;
-}
-
-static void window_block(void *ctx, uint32_t channel_id)
-{
-	struct sim_guest *guest = ctx;
-
-	pthread_mutex_lock(&guest->lock);
-	guest->blocked = true;
-	while (guest->accesses)
-		pthread_cond_wait(&guest->cond, &guest->lock);
-	pthread_mutex_unlock(&guest->lock);
-}
-
-static void window_map(void *ctx, uint32_t channel_id, bool shadow)
-{
-	struct sim_guest *guest = ctx;
-
-	pthread_mutex_lock(&guest->lock);
-	guest->shadow = shadow;
-	guest->blocked = false;
-	pthread_cond_broadcast(&guest->cond);
-	pthread_mutex_unlock(&guest->lock);
-}
-
-static const struct vgpu_guest_window_ops window_ops = {
-	.get_shadow = window_get_shadow,
-	.release_shadow = window_release_shadow,
-	.block = window_block,
-	.map = window_map,
-};
-
-/* A guest access to the window: waits while it is blocked. */
-static void window_enter(struct sim_guest *guest, void **control, void **gpfifo)
-{
-	pthread_mutex_lock(&guest->lock);
-	while (guest->blocked)
-		pthread_cond_wait(&guest->cond, &guest->lock);
-	guest->accesses++;
-	*control = guest->shadow ? guest->shadow_control : guest->info.control;
-	*gpfifo = guest->shadow ? guest->shadow_gpfifo : guest->info.gpfifo;
-	pthread_mutex_unlock(&guest->lock);
-}
-
-static void window_leave(struct sim_guest *guest)
-{
-	pthread_mutex_lock(&guest->lock);
-	guest->accesses--;
-	pthread_cond_broadcast(&guest->cond);
-	pthread_mutex_unlock(&guest->lock);
-}
-
 /* ---- lifetime ------------------------------------------------------------- */
 
 int sim_guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm, struct sim_guest **out)
@@ -150,10 +65,9 @@ int sim_guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm, struct sim_guest 
 		return -ENOMEM;
 	guest->hal = hal;
 	guest->vm = vm;
-	pthread_mutex_init(&guest->lock, NULL);
-	pthread_cond_init(&guest->cond, NULL);
-	err = vgpu_core_channel_create(vm, GUEST_GPFIFO_ENTRIES, &window_ops, guest,
-	                               &guest->channel, &guest->info);
+	sim_guest_window_init(&guest->window, &guest->info, GUEST_GPFIFO_ENTRIES);
+	err = vgpu_core_channel_create(vm, GUEST_GPFIFO_ENTRIES, &sim_guest_window_ops,
+	                               &guest->window, &guest->channel, &guest->info);
 	if (err)
 		goto fail;
 	err = vgpu_core_reserve_va(vm, RAM_BYTES, &guest->ram_va);
@@ -185,8 +99,7 @@ fail_reserve:
 fail_channel:
 	vgpu_core_channel_destroy(guest->channel);
 fail:
-	pthread_cond_destroy(&guest->cond);
-	pthread_mutex_destroy(&guest->lock);
+	sim_guest_window_fini(&guest->window);
 	free(guest);
 	return err;
 }
@@ -201,8 +114,7 @@ void sim_guest_destroy(struct sim_guest *guest, bool vm_gone)
 	}
 	vgpu_hal_iommu_unmap(guest->hal, guest->ram_iova, RAM_BYTES);
 	vgpu_hal_host_free(guest->hal, guest->ram);
-	pthread_cond_destroy(&guest->cond);
-	pthread_mutex_destroy(&guest->lock);
+	sim_guest_window_fini(&guest->window);
 	free(guest);
 }
 
@@ -265,12 +177,12 @@ int64_t sim_guest_submit(struct sim_guest *guest, const uint32_t *words, uint32_
 	guest->slot = (guest->slot + 1) % PUSHBUFFER_SLOTS;
 
 	/* GPFIFO entry and GP_PUT through whatever the window maps. */
-	window_enter(guest, &control, &gpfifo);
+	sim_guest_window_enter(&guest->window, &control, &gpfifo);
 	simgpu_gpfifo_write(gpfifo, GUEST_GPFIFO_ENTRIES, guest->put, pushbuffer_va, n * 4);
 	guest->put = (guest->put + 1) % GUEST_GPFIFO_ENTRIES;
 	simgpu_control_write_gp_put(control, guest->put);
 	simgpu_control_ring_doorbell(control);
-	window_leave(guest);
+	sim_guest_window_leave(&guest->window);
 	return (int64_t)guest->sequence;
 }
 
