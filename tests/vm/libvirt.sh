@@ -134,7 +134,7 @@ vm_lock "$build.lock" 8
 
 # --- host: sources and builds ----------------------------------------------------------
 # A snapshot of the last commit (or the working tree), synced file by file
-# into $src so that unchanged files keep their times and nothing rebuilds.
+# into $src (vm_sync_tree) so that only what changed rebuilds.
 tb=$(vm_now)
 src=$build/src
 stage=$(mktemp -d)
@@ -146,9 +146,7 @@ else
 	git -C "$ROOT" archive HEAD | tar -x -C "$stage"
 	src_from="commit $(git -C "$ROOT" rev-parse --short HEAD)"
 fi
-(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
-	cmp -s "$stage/$f" "$src/$f" 2>/dev/null || { mkdir -p "$src/$(dirname "$f")" && cp -p "$stage/$f" "$src/$f"; }
-done
+vm_sync_tree "$stage" "$src" . -type f
 rm -rf "$stage"
 vm_log "sources: $src_from"
 if nice make -C "$KDIR" M="$src/host-kmod" modules >"$run/host-kmod-build.log" 2>&1; then

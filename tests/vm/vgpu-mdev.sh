@@ -67,23 +67,19 @@ vm_log "kernel $KVER ($KPKGVER), run dir $run"
 build=$VGPU_CACHE/build/vgpu-mdev-$KVER
 mkdir -p "$build"
 vm_lock "$VGPU_CACHE/build/vgpu-mdev.lock" 9
-mkdir -p "$build/host-kmod"
-cp -p "$root"/host-kmod/*.[ch] "$root/host-kmod/Kbuild" "$build/host-kmod/"
+vm_sync_tree "$root/host-kmod" "$build/host-kmod" . -maxdepth 1 -type f \( -name '*.[ch]' -o -name Kbuild \)
 nice make -C "$KDIR" M="$build/host-kmod" VGPU_INCLUDE="$root/vgpu-backend/include" modules \
 	>"$run/module-build.log" 2>&1 || { cat "$run/module-build.log"; fail "vgpu_mdev.ko build against $KDIR"; }
 # vgpud's libraries for vgpud-mdev, from the last commit (other people's
-# uncommitted work in a shared tree stays out), synced file by file so that
-# ninja rebuilds only what changed
+# uncommitted work in a shared tree stays out), synced file by file
+# (vm_sync_tree) so that ninja rebuilds only what changed
 vgpud_src=$VGPU_CACHE/build/vgpu-mdev-src vgpud_build=$VGPU_CACHE/build/vgpu-mdev-meson
 vgpud_args=()
 if command -v meson >/dev/null && command -v ninja >/dev/null &&
 	git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
 	stage=$(mktemp -d)
 	git -C "$root" archive HEAD | tar -x -C "$stage"
-	(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
-		cmp -s "$stage/$f" "$vgpud_src/$f" ||
-			{ mkdir -p "$vgpud_src/$(dirname "$f")" && cp -p "$stage/$f" "$vgpud_src/$f"; }
-	done
+	vm_sync_tree "$stage" "$vgpud_src" . -type f
 	rm -rf "$stage"
 	if { [[ -f $vgpud_build/build.ninja ]] ||
 		nice meson setup "$vgpud_build" "$vgpud_src" -Dtests=false -Dbuildtype=debugoptimized; } &&

@@ -84,6 +84,25 @@ VM_HOST_PKGS=(qemu-system-x86 seabios busybox-static cpio gzip kmod
 
 vm_ensure_host_pkgs() { vm_ensure_pkgs "${VM_HOST_PKGS[@]}"; }
 
+# vm_sync_tree SRC DST FIND-ARGS...: copy the files `find FIND-ARGS` lists
+# under SRC to DST where their bytes differ, so that make and ninja rebuild
+# only what changed. A copied file gets the current time, never SRC's: a
+# snapshot from `git archive` carries the commit's time, which can be older
+# than objects built from an earlier snapshot, and make and ninja would then
+# keep the stale objects. A DST without the marker .vm-sync-tree (a copy made
+# before this rule, whose times cannot be trusted) is emptied first.
+vm_sync_tree() {
+	local src=$1 dst=$2 f
+	shift 2
+	if [[ ! -e $dst/.vm-sync-tree ]]; then
+		rm -rf "$dst" && mkdir -p "$dst" && touch "$dst/.vm-sync-tree" || return 1
+	fi
+	(cd "$src" && find "$@" -print0) | while IFS= read -r -d '' f; do
+		cmp -s "$src/$f" "$dst/$f" 2>/dev/null ||
+			{ mkdir -p "$dst/$(dirname "$f")" && cp "$src/$f" "$dst/$f"; }
+	done
+}
+
 # vm_lock FILE FD: take an exclusive flock on FILE with descriptor FD,
 # waiting (and saying so) if someone else holds it.
 vm_lock() {
