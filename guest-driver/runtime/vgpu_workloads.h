@@ -66,8 +66,8 @@
  *               the CPU's reference for the buffer's seed and STREAM passes;
  *               at the end every buffer is checked. Runs for the duration
  *               or the iterations (steps); neither: 1000 steps. An ALLOC
- *               refused for lack of memory (-ENOMEM, -ENOSPC) is counted
- *               and the step skipped.
+ *               refused (-ENOMEM, -ENOSPC, or BUSY once its retries are
+ *               spent) is counted and the step skipped.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -166,7 +166,8 @@ struct vgpu_workload_options {
 /* What soak's steps did. */
 struct vgpu_soak_counts {
 	uint64_t allocs;        /* buffers allocated */
-	uint64_t alloc_refused; /* ALLOCs refused for lack of memory (-ENOMEM, -ENOSPC) */
+	uint64_t alloc_refused; /* ALLOCs refused: -ENOMEM, -ENOSPC, or BUSY (-EAGAIN)
+	                           after the retries */
 	uint64_t frees;
 	uint64_t streams;       /* STREAM passes submitted */
 	uint64_t verifies;      /* verify steps (checksums of free and detach count apart) */

@@ -800,15 +800,16 @@ static int soak_verify(struct run *run, uint64_t first, uint64_t count)
 	return verify(run, expected_soak, first, count, 1);
 }
 
-/* Allocate bytes and FILL the new buffer; -ENOMEM/-ENOSPC are counted and
- * returned without ending the run. */
+/* Allocate bytes and FILL the new buffer. Refusals (-ENOMEM, -ENOSPC, and
+ * -EAGAIN once allocate's retries are spent) are counted and returned
+ * without ending the run. */
 static int soak_allocate(struct run *run, uint64_t bytes)
 {
 	struct soak *soak = soak_of(run);
 	uint64_t fence;
 	int ret = allocate(run, bytes);
 
-	if (ret == -ENOMEM || ret == -ENOSPC) {
+	if (ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN) {
 		run->result->soak.alloc_refused++;
 		return ret;
 	}
@@ -963,7 +964,7 @@ static int run_soak(struct run *run, uint64_t size, uint64_t buffer_bytes)
 				break;
 			}
 			ret = soak_allocate(run, bytes);
-			if (ret == -ENOMEM || ret == -ENOSPC)
+			if (ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN)
 				ret = 0;
 			break;
 		case SOAK_FREE:
