@@ -6,13 +6,13 @@
 #
 #   1. vgpud on simgpu with a private runtime directory (mktemp): VRAM sized
 #      so that the tenants' memory is about three times the VRAM (at least
-#      2x is checked), 256 KiB chunks, the default profile vgpu-1G allowed
+#      2x is checked; 37 MiB for 64 tenants), 256 KiB chunks, the default profile vgpu-1G allowed
 #      any number of instances, room for every tenant's address space and
 #      channel, a host cache of 8 MiB.
 #   2. --tenants vgpu-tenant processes (default 64), each `--workload soak`
 #      for --minutes: random allocate / free / STREAM / verify / detach
-#      holding its buffers and attach again, at most 4 MiB each, buffers of
-#      up to 1 MiB, every buffer checksummed against the CPU's reference
+#      holding its buffers and attach again, at most 4 MiB each (more with
+#      fewer than 21 tenants), buffers of up to 1 MiB, every buffer checksummed against the CPU's reference
 #      before it is freed or dropped and at the end. Every 4 s (not in the
 #      last tenth of the run) one random tenant is killed with SIGKILL, in
 #      whatever it is doing, and a new one takes its place under a new name
@@ -130,8 +130,8 @@ if ! [[ "$MINUTES" =~ ^[0-9]+(\.[0-9]+)?$ ]] || [ "$(awk -v m="$MINUTES" 'BEGIN 
 	echo "soak: --minutes wants a positive number such as 2 or 0.5, not '$MINUTES'" >&2
 	exit 64
 fi
-if ! [[ "$TENANTS" =~ ^[0-9]+$ ]] || [ "$TENANTS" -lt 2 ] || [ "$TENANTS" -gt 256 ]; then
-	echo "soak: --tenants wants a number from 2 to 256, not '$TENANTS'" >&2
+if ! [[ "$TENANTS" =~ ^[0-9]+$ ]] || [ "$TENANTS" -lt 8 ] || [ "$TENANTS" -gt 256 ]; then
+	echo "soak: --tenants wants a number from 8 to 256, not '$TENANTS'" >&2
 	exit 64
 fi
 
@@ -168,10 +168,15 @@ TENANT_SIZE_MIB=4 # most one tenant holds
 BUFFER=1M
 CHUNK=256K
 RESERVED_MIB=4
-# The tenants hold between a quarter of 4 MiB and 4 MiB each (about 2.5 MiB
-# on average): VRAM for VMs of 4/5 MiB per tenant makes about 3x.
-VRAM_MIB=$(((TENANTS * TENANT_SIZE_MIB + 4) / 5))
-[ "$VRAM_MIB" -lt 12 ] && VRAM_MIB=12
+VRAM_MIN_MIB=12 # vgpud wants 16 MiB of VRAM at least, 4 of them reserved
+# A tenant holds between a quarter of its size and all of it (about 45% on
+# average, with what detaches and kills drop): VRAM for VMs of a seventh of
+# the sizes makes about 3x. Few
+# tenants hold more each, so that the VRAM need not go below vgpud's least.
+while [ $((TENANTS * TENANT_SIZE_MIB)) -lt $((VRAM_MIN_MIB * 7)) ]; do
+	TENANT_SIZE_MIB=$((TENANT_SIZE_MIB * 2))
+done
+VRAM_MIB=$(((TENANTS * TENANT_SIZE_MIB + 6) / 7))
 HOST_CACHE=8M
 KILL_EVERY_S=4
 SAMPLES=60
