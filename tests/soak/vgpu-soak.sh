@@ -262,6 +262,7 @@ START=$(date +%s)
 END=$((START + DURATION_S))
 elapsed() { echo $(($(date +%s) - START)); }
 declare -A TPID=() KILLED=()
+declare -a SLOT_NAME=() # the tenant of each slot now
 NAMES=()
 serial=0
 
@@ -279,9 +280,8 @@ start_tenant() {
 	TPID[$name]=$!
 	PIDS+=("$!")
 	NAMES+=("$name")
-	SLOT_NAME[$slot]=$name
+	SLOT_NAME[slot]=$name
 }
-declare -a SLOT_NAME=()
 for ((slot = 0; slot < TENANTS; slot++)); do
 	start_tenant "$slot"
 done
@@ -399,7 +399,9 @@ rss_figures() { # awk expression in KiB: "peak_first peak_second"
 		if ($1 < h) { if (x > a) a = x } else { if (x > b) b = x } }
 		END { printf "%d %d\n", a, b }' "$SAMPLE_FILE"
 }
+# shellcheck disable=SC2016 # awk expressions over the sample columns
 read -r RSS_FIRST RSS_SECOND <<<"$(rss_figures '$2 - $9 / 1024')"
+# shellcheck disable=SC2016
 read -r ANON_FIRST ANON_SECOND <<<"$(rss_figures '$3')"
 # The median over the second half's samples: a status taken while many
 # tenants detach and attach again at once (they do, in waves, when vgpud is
