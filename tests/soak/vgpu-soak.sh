@@ -171,8 +171,8 @@ RESERVED_MIB=4
 VRAM_MIN_MIB=12 # vgpud wants 16 MiB of VRAM at least, 4 of them reserved
 # A tenant holds between a quarter of its size and all of it (about 45% on
 # average, with what detaches and kills drop): VRAM for VMs of a seventh of
-# the sizes makes about 3x. Few
-# tenants hold more each, so that the VRAM need not go below vgpud's least.
+# the sizes makes about 3x. Few tenants hold more each, so that the VRAM
+# need not go below vgpud's least.
 while [ $((TENANTS * TENANT_SIZE_MIB)) -lt $((VRAM_MIN_MIB * 7)) ]; do
 	TENANT_SIZE_MIB=$((TENANT_SIZE_MIB * 2))
 done
@@ -424,7 +424,7 @@ echo "  RSS (MiB)   $(awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 / 1024 }' 
 echo "  less host   $(awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), ($2 - $9 / 1024) / 1024 }' "$SAMPLE_FILE") (VmRSS - host_used)
               peaks first half / second half: VmRSS - host_used $((RSS_FIRST / 1024)) / $((RSS_SECOND / 1024)) MiB, RssAnon $((ANON_FIRST / 1024)) / $((ANON_SECOND / 1024)) MiB"
 echo "  fds         $FD_BASELINE before, at most $PEAK_FDS during, $FINAL_FDS after (besides $ARENAS host arena memfds of 256 MiB kept for reuse)"
-echo "  samples     every $SAMPLE_EVERY_S s: time vmrss_kib rssanon_kib rssshmem_kib fds allocated resident evicted host_used vms${KEEP:+ (in $SAMPLE_FILE)}"
+echo "  samples     every $SAMPLE_EVERY_S s: time vmrss_kib rssanon_kib rssshmem_kib fds allocated resident evicted host_used vms$([ "$KEEP" = 1 ] && echo " (in $SAMPLE_FILE)")"
 echo
 
 # ------------------------------------------------------------ verdict
