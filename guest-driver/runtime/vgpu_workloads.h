@@ -46,6 +46,28 @@
  *               fails the run (error -EACCES when one completed; the
  *               message names it). No iterations: duration and iterations
  *               are ignored.
+ *   soak        a VM's life in random steps (./vgpu-dev soak), each
+ *               iteration one step drawn from a PRNG seeded with seed:
+ *                 allocate  a buffer of 1 .. buffer_bytes (a whole number
+ *                           of the vGPU's chunks, one in four shortened by
+ *                           a random number of pages: a remainder chunk),
+ *                           FILLed with a seed of its own;
+ *                 free      checksum a random buffer, then free it;
+ *                 submit    a STREAM pass over a random buffer;
+ *                 verify    checksum a random buffer;
+ *                 detach    checksum every buffer, destroy the channel and
+ *                           detach holding the buffers (the backend frees
+ *                           them), attach again, new channel; only with a
+ *                           reattach hook (vgpu-tenant gives one), else
+ *                           skipped.
+ *               It holds at most size bytes (allocate turns into free when
+ *               a buffer would not fit) and allocates whenever it holds less
+ *               than a quarter of size. Every checksum is compared with
+ *               the CPU's reference for the buffer's seed and STREAM passes;
+ *               at the end every buffer is checked. Runs for the duration
+ *               or the iterations (steps); neither: 1000 steps. An ALLOC
+ *               refused (-ENOMEM, -ENOSPC, or BUSY once its retries are
+ *               spent) is counted and the step skipped.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -72,7 +94,11 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_GUPS,
 	VGPU_WORKLOAD_ALLOC_LEAK,
 	VGPU_WORKLOAD_ESCAPE,
+	VGPU_WORKLOAD_SOAK,
 };
+
+/* soak without duration or iterations: this many steps. */
+#define VGPU_SOAK_DEFAULT_STEPS 1000
 
 #define VGPU_WORKLOAD_DEFAULT_SIZE (256ull << 20)
 #define VGPU_WORKLOAD_DEFAULT_BUFFER (32ull << 20)
@@ -121,7 +147,8 @@ struct vgpu_workload_options {
 	uint32_t gpfifo_entries; /* 0 = the backend's default */
 	volatile sig_atomic_t *stop; /* optional */
 	/* Optional, for tests: called once the iterations are done, right
-	 * before verification, with the buffers the workload holds. */
+	 * before verification, with the buffers the workload holds (soak:
+	 * before each of its checksum steps, once the GPU is idle). */
 	void (*before_verify)(void *arg, struct vgpu_device *dev,
 	                      const struct vgpu_buffer *buffers, uint64_t count);
 	/* Optional, for tests (escape): called before each attempt is
@@ -129,6 +156,23 @@ struct vgpu_workload_options {
 	void (*before_escape)(void *arg, struct vgpu_device *dev,
 	                      const struct vgpu_escape_attempt *attempt);
 	void *hook_arg;
+	/* soak's detach step: close *dev (the VM detaches holding its
+	 * buffers) and attach again into *dev; 0, or a negative errno with
+	 * why filled in. NULL: soak never detaches. */
+	int (*reattach)(void *arg, struct vgpu_device **dev, char *why, size_t why_len);
+	void *reattach_arg;
+};
+
+/* What soak's steps did. */
+struct vgpu_soak_counts {
+	uint64_t allocs;        /* buffers allocated */
+	uint64_t alloc_refused; /* ALLOCs refused: -ENOMEM, -ENOSPC, or BUSY (-EAGAIN)
+	                           after the retries */
+	uint64_t frees;
+	uint64_t streams;       /* STREAM passes submitted */
+	uint64_t verifies;      /* verify steps (checksums of free and detach count apart) */
+	uint64_t detaches;      /* detached holding buffers and attached again */
+	uint64_t buffers_dropped; /* buffers held (verified) at a detach */
 };
 
 struct vgpu_workload_result {
@@ -152,6 +196,8 @@ struct vgpu_workload_result {
 	uint32_t escapes_tried;
 	uint32_t escapes_refused;
 	struct vgpu_escape_attempt escapes[VGPU_ESCAPE_ATTEMPTS];
+	/* soak: what its steps did. */
+	struct vgpu_soak_counts soak;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -163,8 +209,8 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
                       struct vgpu_workload_result *out);
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
-/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape".
- * -EINVAL. */
+/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
+ * "soak". -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * workloads.c - stream, stencil, gups, alloc-leak and the hostile escape on a
- * vGPU, verified by checksum (see vgpu_workloads.h).
+ * workloads.c - stream, stencil, gups, alloc-leak, the hostile escape and
+ * soak on a vGPU, verified by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +24,8 @@
 #define ALLOC_RETRIES 20
 #define ALLOC_RETRY_NS 10000000ull
 
+struct soak;
+
 struct run {
 	struct vgpu_device *dev;
 	struct vgpu_channel *ch;
@@ -41,6 +43,7 @@ struct run {
 	 * took of it (0 or 1). */
 	uint64_t escape_stream_index;
 	uint64_t escape_stream_passes;
+	struct soak *soak; /* soak: what each buffer must hold */
 };
 
 static uint64_t now_ns(void)
@@ -738,6 +741,258 @@ static int run_escape(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	return 0;
 }
 
+
+/* soak -------------------------------------------------------------------- */
+
+/* What a soak buffer must hold: FILL(seed), then passes STREAM passes. */
+struct soak_buffer {
+	uint64_t seed;
+	uint64_t passes;
+};
+
+struct soak {
+	struct soak_buffer *state; /* parallel to run->buffers */
+	uint64_t capacity;
+	uint64_t rng;
+	uint64_t serial; /* buffers allocated so far: each one's seed index */
+};
+
+/* splitmix64: a small, well-mixed PRNG; the steps follow from the seed. */
+static uint64_t soak_random(struct soak *soak)
+{
+	uint64_t z = (soak->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n > 0. */
+static uint64_t soak_below(struct soak *soak, uint64_t n)
+{
+	return soak_random(soak) % n;
+}
+
+static struct soak *soak_of(struct run *run)
+{
+	return run->soak;
+}
+
+static int expected_soak(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	const struct soak_buffer *b = &soak_of(run)->state[index];
+
+	*checksum = vgpu_reference_fill_stream_checksum(b->seed, run->data_bytes[index], b->passes);
+	return 0;
+}
+
+/* Checksum count buffers from first. A before_verify hook sees the buffers
+ * at rest, as the other workloads show them: the GPU finishes first. */
+static int soak_verify(struct run *run, uint64_t first, uint64_t count)
+{
+	int ret;
+
+	if (run->options->before_verify) {
+		ret = vgpu_channel_finish(run->ch, -1);
+		if (ret)
+			return fail_channel(run, ret, "waiting for the GPU");
+	}
+	return verify(run, expected_soak, first, count, 1);
+}
+
+/* Allocate bytes and FILL the new buffer. Refusals (-ENOMEM, -ENOSPC, and
+ * -EAGAIN once allocate's retries are spent) are counted and returned
+ * without ending the run. */
+static int soak_allocate(struct run *run, uint64_t bytes)
+{
+	struct soak *soak = soak_of(run);
+	uint64_t fence;
+	int ret = allocate(run, bytes);
+
+	if (ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN) {
+		run->result->soak.alloc_refused++;
+		return ret;
+	}
+	if (ret)
+		return fail_device(run, ret);
+	if (run->capacity > soak->capacity) {
+		struct soak_buffer *state = realloc(soak->state, run->capacity * sizeof(*state));
+
+		if (!state)
+			return fail(run, -ENOMEM, "out of host memory");
+		soak->state = state;
+		soak->capacity = run->capacity;
+	}
+	soak->state[run->count - 1] = (struct soak_buffer){
+		.seed = vgpu_workload_buffer_seed(run->options->seed, soak->serial++, 0),
+	};
+	run->result->soak.allocs++;
+	return fill(run, run->count - 1, soak->state[run->count - 1].seed, &fence);
+}
+
+/* Verify buffer index, then free it; the last buffer takes its place. */
+static int soak_free(struct run *run, uint64_t index)
+{
+	struct soak *soak = soak_of(run);
+	uint64_t last = run->count - 1;
+	int ret = soak_verify(run, index, 1);
+
+	if (ret)
+		return ret;
+	if (vgpu_buffer_free(run->dev, &run->buffers[index]))
+		return fail_device(run, -EIO);
+	run->held -= run->buffers[index].bytes;
+	run->buffers[index] = run->buffers[last];
+	run->data_bytes[index] = run->data_bytes[last];
+	soak->state[index] = soak->state[last];
+	run->count--;
+	run->result->soak.frees++;
+	return 0;
+}
+
+static int soak_stream(struct run *run, uint64_t index)
+{
+	uint64_t fence;
+	uint32_t *words;
+	int ret = begin(run, &words);
+
+	if (ret)
+		return ret;
+	ret = submit_words(run, words,
+	                   simgpu_push_launch_stream(words, run->buffers[index].gpu_va,
+	                                             run->data_bytes[index], 1),
+	                   VGPU_SUBMIT_INTERRUPT, &fence);
+	if (ret)
+		return ret;
+	soak_of(run)->state[index].passes++;
+	run->result->soak.streams++;
+	return 0;
+}
+
+/* Check every buffer, then detach holding them and attach again. */
+static int soak_detach(struct run *run)
+{
+	char why[256] = "";
+	int ret = soak_verify(run, 0, run->count);
+
+	if (ret)
+		return ret;
+	vgpu_channel_destroy(run->ch);
+	run->ch = NULL;
+	run->result->soak.buffers_dropped += run->count;
+	/* The backend frees them with the VM: forget them here. */
+	run->count = 0;
+	run->held = 0;
+	ret = run->options->reattach(run->options->reattach_arg, &run->dev, why, sizeof(why));
+	if (ret)
+		return fail(run, ret, "attaching again after a detach: %s",
+		            why[0] ? why : strerror(-ret));
+	ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+	if (ret)
+		return fail_device(run, ret);
+	run->result->soak.detaches++;
+	return 0;
+}
+
+/* Size of a new buffer: 1 .. max_chunks chunks, one in four shortened by a
+ * random number of pages (a remainder chunk). */
+static uint64_t soak_size(struct run *run, struct soak *soak, uint64_t buffer_bytes)
+{
+	uint64_t chunk = vgpu_device_info(run->dev)->chunk_bytes;
+	uint64_t max_chunks, bytes;
+
+	if (!chunk || chunk % VGPU_PAGE_SIZE)
+		chunk = VGPU_PAGE_SIZE;
+	max_chunks = buffer_bytes / chunk ? buffer_bytes / chunk : 1;
+	bytes = (1 + soak_below(soak, max_chunks)) * chunk;
+	if (chunk > VGPU_PAGE_SIZE && soak_below(soak, 4) == 0)
+		bytes -= VGPU_PAGE_SIZE * (1 + soak_below(soak, chunk / VGPU_PAGE_SIZE - 1));
+	return bytes;
+}
+
+enum soak_step { SOAK_ALLOCATE, SOAK_FREE, SOAK_STREAM, SOAK_VERIFY, SOAK_DETACH };
+
+/* Steps out of 100: allocate 30, free 25, stream 30, verify 13, detach 2. */
+static enum soak_step soak_pick(struct soak *soak)
+{
+	uint64_t roll = soak_below(soak, 100);
+
+	if (roll < 30)
+		return SOAK_ALLOCATE;
+	if (roll < 55)
+		return SOAK_FREE;
+	if (roll < 85)
+		return SOAK_STREAM;
+	if (roll < 98)
+		return SOAK_VERIFY;
+	return SOAK_DETACH;
+}
+
+static bool soak_more(const struct run *run, uint64_t done)
+{
+	const struct vgpu_workload_options *o = run->options;
+
+	if (!o->iterations && !o->duration_ns)
+		return !stopped(run) && done < VGPU_SOAK_DEFAULT_STEPS;
+	return more_iterations(run, done);
+}
+
+static int run_soak(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	struct soak soak = { .rng = run->options->seed };
+	uint64_t steps = 0;
+	int ret = 0;
+
+	run->soak = &soak;
+	run->phase_start_ns = now_ns();
+	run->result->target_reached = true;
+	while (!ret && soak_more(run, steps)) {
+		enum soak_step step = soak_pick(&soak);
+		uint64_t bytes;
+
+		if (run->held < size / 4)
+			step = SOAK_ALLOCATE;
+		if (step == SOAK_DETACH && !run->options->reattach)
+			step = SOAK_VERIFY;
+		if (step != SOAK_ALLOCATE && !run->count)
+			step = SOAK_ALLOCATE;
+		switch (step) {
+		case SOAK_ALLOCATE:
+			bytes = soak_size(run, &soak, buffer_bytes);
+			if (run->held + bytes > size && run->count) {
+				ret = soak_free(run, soak_below(&soak, run->count));
+				break;
+			}
+			ret = soak_allocate(run, bytes);
+			if (ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN)
+				ret = 0;
+			break;
+		case SOAK_FREE:
+			ret = soak_free(run, soak_below(&soak, run->count));
+			break;
+		case SOAK_STREAM:
+			ret = soak_stream(run, soak_below(&soak, run->count));
+			break;
+		case SOAK_VERIFY:
+			ret = soak_verify(run, soak_below(&soak, run->count), 1);
+			run->result->soak.verifies++;
+			break;
+		case SOAK_DETACH:
+			ret = soak_detach(run);
+			break;
+		}
+		steps++;
+		run->result->iterations = steps;
+	}
+	if (!ret)
+		ret = soak_verify(run, 0, run->count);
+	/* ALLOC's mean is over every buffer allocated, not those left. */
+	run->result->buffers = run->result->soak.allocs;
+	free(soak.state);
+	run->soak = NULL;
+	return ret;
+}
+
 /* ------------------------------------------------------------------------ */
 
 int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
@@ -783,17 +1038,22 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 	case VGPU_WORKLOAD_ESCAPE:
 		ret = run_escape(&run, size, buffer_bytes);
 		break;
+	case VGPU_WORKLOAD_SOAK:
+		ret = run_soak(&run, size, buffer_bytes);
+		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);
 		break;
 	}
 
-	/* Nothing may still use the buffers when they are freed. */
-	if (ret != -EIO && ret != -ENODEV)
+	/* Nothing may still use the buffers when they are freed. (soak's
+	 * detach may have left no channel, and a new device.) */
+	if (run.ch && ret != -EIO && ret != -ENODEV)
 		vgpu_channel_finish(run.ch, -1);
 	vgpu_channel_destroy(run.ch);
-	out->have_stats = vgpu_device_stats(dev, &out->stats) == 0;
-	free_all(&run);
+	out->have_stats = run.dev && vgpu_device_stats(run.dev, &out->stats) == 0;
+	if (run.dev)
+		free_all(&run);
 	free(run.buffers);
 	free(run.data_bytes);
 

@@ -64,11 +64,24 @@ static void usage(FILE *out)
 	        "                                       the channel of every try and its own\n"
 	        "                                       data still verifies; fails if any try\n"
 	        "                                       completes\n"
+	        "                           soak        a VM's life in random steps drawn from\n"
+	        "                                       --seed: allocate (whole chunks, some\n"
+	        "                                       a remainder chunk short), free, STREAM,\n"
+	        "                                       verify, and detach holding its buffers\n"
+	        "                                       then attach again under the same name;\n"
+	        "                                       holds at most --size, buffers up to\n"
+	        "                                       --buffer-size; every buffer is\n"
+	        "                                       checksummed before it is freed or\n"
+	        "                                       dropped, and at the end. Runs for\n"
+	        "                                       --duration or --iterations steps\n"
+	        "                                       (default 1000 steps); ./vgpu-dev soak\n"
+	        "                                       runs 64 of them\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
 	        "  -b, --buffer-size SIZE   largest single allocation (default 32M)\n"
-	        "  -d, --duration TIME      iterate (alloc-leak: hold the memory) this long,\n"
+	        "  -d, --duration TIME      iterate (alloc-leak: hold the memory; soak: take\n"
+	        "                           steps) this long,\n"
 	        "                           counted once the data is allocated and filled;\n"
 	        "                           TIME like 10s, 500ms, 2m, 1h (bare number: s)\n"
 	        "  -i, --iterations N       stop after N iterations; with --duration,\n"
@@ -206,6 +219,21 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 		}
 		json_object_object_add(root, "escapes", escapes);
 	}
+	if (!strcmp(r->workload, "soak")) {
+		json_object *soak = json_object_new_object();
+
+		json_object_object_add(soak, "steps", json_object_new_uint64(r->iterations));
+		json_object_object_add(soak, "allocs", json_object_new_uint64(r->soak.allocs));
+		json_object_object_add(soak, "alloc_refused",
+		                       json_object_new_uint64(r->soak.alloc_refused));
+		json_object_object_add(soak, "frees", json_object_new_uint64(r->soak.frees));
+		json_object_object_add(soak, "streams", json_object_new_uint64(r->soak.streams));
+		json_object_object_add(soak, "verifies", json_object_new_uint64(r->soak.verifies));
+		json_object_object_add(soak, "detaches", json_object_new_uint64(r->soak.detaches));
+		json_object_object_add(soak, "buffers_dropped",
+		                       json_object_new_uint64(r->soak.buffers_dropped));
+		json_object_object_add(root, "soak", soak);
+	}
 	if (info) {
 		json_object_object_add(root, "vram_share_bytes",
 		                       json_object_new_uint64(info->vram_share_bytes));
@@ -298,11 +326,37 @@ static void print_summary(const struct tenant *t, const struct vgpu_device_info 
 			                    "COMPLETED without error");
 		}
 	}
+	if (!strcmp(r->workload, "soak"))
+		printf("  soak        %" PRIu64 " allocs (%" PRIu64 " refused), %" PRIu64
+		       " frees, %" PRIu64 " streams, %" PRIu64 " verifies, %" PRIu64
+		       " detaches (%" PRIu64 " buffers dropped)\n",
+		       r->soak.allocs, r->soak.alloc_refused, r->soak.frees, r->soak.streams,
+		       r->soak.verifies, r->soak.detaches, r->soak.buffers_dropped);
 	if (r->message[0])
 		printf("  note        %s\n", r->message);
 	printf("  checksums   %" PRIu64 " verified, %" PRIu64 " wrong\n", r->checksums,
 	       r->mismatches);
 	printf("%s\n", r->verified ? "PASS" : "FAIL");
+}
+
+/* soak's detach step: the VM detaches holding its buffers (the device is
+ * closed) and attaches again under the same name and profile. */
+struct reattach {
+	const struct vgpu_local_device_config *config;
+	int timeout_ms;
+	struct vgpu_device **current; /* main's device, kept in step */
+};
+
+static int reattach(void *arg, struct vgpu_device **dev, char *why, size_t why_len)
+{
+	struct reattach *r = arg;
+	int ret;
+
+	vgpu_device_close(*dev);
+	*dev = NULL;
+	ret = vgpu_device_open_local(r->config, r->timeout_ms, dev, why, why_len);
+	*r->current = *dev;
+	return ret;
 }
 
 /* --linger: stay attached until the time is up or a signal came. */
@@ -354,6 +408,7 @@ int main(int argc, char **argv)
 	};
 	struct vgpu_local_device_config config = { 0 };
 	struct vgpu_workload_result result;
+	struct reattach again;
 	struct tenant tenant = { 0 };
 	struct vgpu_device *dev = NULL;
 	struct vgpu_proto *proto;
@@ -382,7 +437,7 @@ int main(int argc, char **argv)
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))
 				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak, escape)",
+				                   "alloc-leak, escape, soak)",
 				                   optarg);
 			have_workload = true;
 			break;
@@ -449,7 +504,7 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak or escape)");
+		                         "(stream, stencil, gups, alloc-leak, escape or soak)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;
@@ -466,6 +521,9 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	again = (struct reattach){ &config, (int)timeout_ms, &dev };
+	options.reattach = reattach;
+	options.reattach_arg = &again;
 	vgpu_workload_run(dev, &options, &result);
 
 	if (linger_ns) {
@@ -475,15 +533,16 @@ int main(int argc, char **argv)
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 	}
-	proto = vgpu_guest_local_proto(dev);
+	proto = dev ? vgpu_guest_local_proto(dev) : NULL;
 	if (proto) {
 		tenant.mailbox = proto->counters;
 		tenant.have_mailbox = true;
 	}
 	if (json)
-		print_json(&tenant, vgpu_device_info(dev), &result, options.size_bytes);
+		print_json(&tenant, dev ? vgpu_device_info(dev) : NULL, &result, options.size_bytes);
 	else
-		print_summary(&tenant, vgpu_device_info(dev), &result, options.size_bytes);
+		print_summary(&tenant, dev ? vgpu_device_info(dev) : NULL, &result,
+		              options.size_bytes);
 	if (!result.verified && result.message[0])
 		fprintf(stderr, "vgpu-tenant: %s: %s\n", result.workload, result.message);
 	if (linger_ns) {

@@ -4,9 +4,11 @@
  * workloads on simgpu itself (no vgpud): results read back byte for byte
  * through the GPU's aperture, GPFIFO wrap-around, pushbuffer reuse, fences,
  * a killed channel, and every workload verifying (and catching corruption);
- * escape refused everywhere, and failing where an escape gets through.
+ * escape refused everywhere, and failing where an escape gets through; soak's
+ * random steps, detaches included, verifying and catching corruption.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -464,6 +466,104 @@ static void test_alloc_leak_stops_at_cap(void **state)
 	assert_non_null(strstr(result.message, "out of GPU memory"));
 }
 
+/* soak: a second "VM" on the fixture's GPU that detaches and attaches again. */
+struct soak_vm {
+	struct vgpu_hal *hal;
+	struct vgpu_device *current; /* the workload's device, kept in step */
+	unsigned int reattaches;
+	bool corrupted;
+};
+
+static int soak_reattach(void *arg, struct vgpu_device **dev, char *why, size_t why_len)
+{
+	struct soak_vm *vm = arg;
+	struct vgpu_guest_simgpu_config config = { .hal = vm->hal };
+	int ret;
+
+	vgpu_device_close(*dev); /* with its buffers: the address space goes */
+	*dev = NULL;
+	vm->reattaches++;
+	ret = vgpu_device_open_simgpu(&config, dev, why, why_len);
+	vm->current = *dev;
+	return ret;
+}
+
+/* Once: flip a byte of the first buffer held. */
+static void soak_corrupt_once(void *arg, struct vgpu_device *dev,
+                              const struct vgpu_buffer *buffers, uint64_t count)
+{
+	struct soak_vm *vm = arg;
+	struct vgpu_hal_as *as = vgpu_guest_simgpu_as(dev);
+	uint8_t byte;
+
+	if (vm->corrupted || !count)
+		return;
+	assert_int_equal(vgpu_hal_as_read(as, buffers[0].gpu_va + 100, &byte, 1), 0);
+	byte ^= 0x04;
+	assert_int_equal(vgpu_hal_as_write(as, buffers[0].gpu_va + 100, &byte, 1), 0);
+	vm->corrupted = true;
+}
+
+static void test_soak_steps_verify(void **state)
+{
+	struct fixture *f = *state;
+	struct soak_vm vm = { .hal = f->hal };
+	struct vgpu_guest_simgpu_config config = { .hal = f->hal };
+	struct vgpu_workload_result result, again;
+	struct vgpu_workload_options options = {
+		.kind = VGPU_WORKLOAD_SOAK,
+		.size_bytes = 6ull << 20,
+		.buffer_bytes = 1ull << 20,
+		.iterations = 600,
+		.seed = 7,
+		.reattach = soak_reattach,
+		.reattach_arg = &vm,
+	};
+	const struct vgpu_soak_counts *c = &result.soak;
+	char why[256];
+
+	assert_int_equal(vgpu_device_open_simgpu(&config, &vm.current, why, sizeof(why)), 0);
+	assert_int_equal(vgpu_workload_run(vm.current, &options, &result), 0);
+	print_message("soak: %" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " streams, %" PRIu64
+	              " verifies, %" PRIu64 " detaches, %" PRIu64 " checksums\n",
+	              c->allocs, c->frees, c->streams, c->verifies, c->detaches, result.checksums);
+	assert_true(result.verified);
+	assert_int_equal(result.iterations, 600);
+	assert_int_equal(result.mismatches, 0);
+	/* 600 steps of 30/25/30/13/2 in 100: every kind happens. */
+	assert_true(c->allocs > 50 && c->frees > 50 && c->streams > 50 && c->verifies > 20);
+	assert_true(c->detaches > 0);
+	assert_int_equal(vm.reattaches, c->detaches);
+	assert_int_equal(c->alloc_refused, 0);
+	/* Every buffer freed or dropped was checksummed first, and the rest at
+	 * the end: at least one checksum per buffer plus the verify steps. */
+	assert_true(result.checksums >= c->allocs + c->verifies);
+	assert_true(result.bytes_allocated <= options.size_bytes);
+
+	/* The same seed takes the same steps. */
+	assert_int_equal(vgpu_workload_run(vm.current, &options, &again), 0);
+	assert_memory_equal(&again.soak, &result.soak, sizeof(result.soak));
+	assert_int_equal(again.checksums, result.checksums);
+
+	/* A byte changed behind the GPU's back is caught, whatever steps
+	 * (STREAM passes, a detach) come between. */
+	options.before_verify = soak_corrupt_once;
+	options.hook_arg = &vm;
+	assert_int_equal(vgpu_workload_run(vm.current, &options, &again), 0);
+	assert_true(vm.corrupted);
+	assert_false(again.verified);
+	assert_true(again.mismatches >= 1);
+	assert_non_null(strstr(again.message, "checksum"));
+
+	/* Without a reattach hook there are no detaches. */
+	options.reattach = NULL;
+	options.before_verify = NULL;
+	assert_int_equal(vgpu_workload_run(vm.current, &options, &again), 0);
+	assert_true(again.verified);
+	assert_int_equal(again.soak.detaches, 0);
+	vgpu_device_close(vm.current);
+}
+
 /* Two "VMs" on one GPU: the same GPU VA means different memory. */
 static void test_two_devices_share_a_gpu(void **state)
 {
@@ -619,6 +719,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_workload_catches_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_leak_stops_at_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_devices_share_a_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_soak_steps_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escape_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escape_that_completes_fails, setup, teardown),
 	};
