@@ -123,10 +123,11 @@ static double alloc_latency_us(unsigned vms, unsigned cycles)
 	return median;
 }
 
-/* Eviction passes of a newcomer allocating `rounds` x 8 MiB into VRAM that
- * the other VMs fill: *policy_us and *total_ms per pass. */
+/* Eviction passes of a newcomer allocating `rounds` x two chunks into VRAM
+ * that the other VMs fill with buffers of a chunk each: *policy_us and
+ * *host_us (the pass without the copy itself) per pass. */
 static void eviction_latency(unsigned vms, uint64_t vram, uint64_t chunk, unsigned rounds,
-                             double *policy_us, double *total_ms)
+                             double *policy_us, double *host_us)
 {
 	struct vgpu_core_stats before, after;
 	uint64_t share = vram / vms, passes;
@@ -137,8 +138,8 @@ static void eviction_latency(unsigned vms, uint64_t vram, uint64_t chunk, unsign
 	for (unsigned v = 0; v < vms; v++) {
 		struct vgpu_vm *created = vm(&s, v);
 
-		for (uint64_t done = 0; done < share; done += 1 * MiB)
-			alloc(created, share - done < 1 * MiB ? share - done : 1 * MiB);
+		for (uint64_t done = 0; done + chunk <= share; done += chunk)
+			alloc(created, chunk);
 	}
 	newcomer = vm(&s, vms);
 	vgpu_core_stats(s.core, &before);
@@ -149,7 +150,9 @@ static void eviction_latency(unsigned vms, uint64_t vram, uint64_t chunk, unsign
 	if (!passes)
 		passes = 1;
 	*policy_us = (after.eviction.policy_ns - before.eviction.policy_ns) / 1e3 / passes;
-	*total_ms = (after.eviction.total_ns - before.eviction.total_ns) / 1e6 / passes;
+	/* The host's work: everything but waiting for simgpu's CPU copy thread. */
+	*host_us = ((after.eviction.total_ns - before.eviction.total_ns) -
+	            (after.eviction.copy_ns - before.eviction.copy_ns)) / 1e3 / passes;
 	teardown(&s);
 }
 
@@ -204,16 +207,16 @@ void experiment_scaling(struct report *report)
 	          "MiB each. Eviction: N VMs fill 256 MiB of VRAM, a newcomer allocates 8 MiB "
 	          "eight times (each pass evicts two 4 MiB chunks). Per-size allocation latency "
 	          "(4 KiB … 256 MiB) is `./vgpu-dev bench` (core-bench section 1).\n\n"
-	          "| VMs | allocation, median (µs) | eviction policy per pass (µs) | eviction per "
-	          "pass (ms) |\n|---|---|---|---|\n", cycles);
-	fprintf(dat, "# vms alloc_median_us eviction_policy_us eviction_total_ms (wall-clock)\n");
+	          "| VMs | allocation, median (µs) | eviction policy per pass (µs) | eviction "
+	          "host work per pass, without the copy (µs) |\n|---|---|---|---|\n", cycles);
+	fprintf(dat, "# vms alloc_median_us eviction_policy_us eviction_host_us (wall-clock)\n");
 	for (unsigned i = 0; i < nv; i++) {
-		double alloc_us = alloc_latency_us(vm_counts[i], cycles), policy_us, total_ms;
+		double alloc_us = alloc_latency_us(vm_counts[i], cycles), policy_us, host_us;
 
-		eviction_latency(vm_counts[i], 256 * MiB, 4 * MiB, 8, &policy_us, &total_ms);
-		fprintf(dat, "%u %.3f %.3f %.3f\n", vm_counts[i], alloc_us, policy_us, total_ms);
-		report_md(report, "| %u | %.2f | %.2f | %.3f |\n", vm_counts[i], alloc_us, policy_us,
-		          total_ms);
+		eviction_latency(vm_counts[i], 256 * MiB, 4 * MiB, 8, &policy_us, &host_us);
+		fprintf(dat, "%u %.3f %.3f %.3f\n", vm_counts[i], alloc_us, policy_us, host_us);
+		report_md(report, "| %u | %.2f | %.2f | %.1f |\n", vm_counts[i], alloc_us, policy_us,
+		          host_us);
 		report_progress(report, "  scaling: %u VMs", vm_counts[i]);
 	}
 	fclose(dat);
@@ -221,29 +224,29 @@ void experiment_scaling(struct report *report)
 	         "set logscale x 2\nset logscale y\n"
 	         "plot 'scaling-vms.dat' using 1:2 with linespoints title 'allocation, no eviction (us)', \\\n"
 	         "     'scaling-vms.dat' using 1:3 with linespoints title 'eviction policy per pass (us)', \\\n"
-	         "     'scaling-vms.dat' using 1:($4*1000) with linespoints title 'eviction per pass (us)'");
+	         "     'scaling-vms.dat' using 1:4 with linespoints title 'eviction host work per pass (us)'");
 	report_plot(report, "scaling-vms", "Core latency against the number of VMs (wall-clock)",
 	            "VMs", "microseconds (log scale)", body);
 
 	dat = report_file(report, "scaling-chunks.dat");
 	report_md(report, "Against the number of chunks one victim holds (64 KiB chunks, VRAM = "
-	          "chunks × 64 KiB, a second VM allocating 128 KiB eight times):\n\n"
-	          "| chunks held | eviction policy per pass (µs) | eviction per pass (ms) |\n"
-	          "|---|---|---|\n");
-	fprintf(dat, "# chunks eviction_policy_us eviction_total_ms (wall-clock)\n");
+	          "chunks × 64 KiB in 64 KiB buffers, a second VM allocating 128 KiB eight times):\n\n"
+	          "| chunks held | eviction policy per pass (µs) | eviction host work per pass, "
+	          "without the copy (µs) |\n|---|---|---|\n");
+	fprintf(dat, "# chunks eviction_policy_us eviction_host_us (wall-clock)\n");
 	for (unsigned i = 0; i < nc; i++) {
-		double policy_us, total_ms;
+		double policy_us, host_us;
 
-		eviction_latency(1, chunk_counts[i] * 64 * KiB, 64 * KiB, 8, &policy_us, &total_ms);
-		fprintf(dat, "%u %.3f %.3f\n", chunk_counts[i], policy_us, total_ms);
-		report_md(report, "| %u | %.2f | %.3f |\n", chunk_counts[i], policy_us, total_ms);
+		eviction_latency(1, chunk_counts[i] * 64 * KiB, 64 * KiB, 8, &policy_us, &host_us);
+		fprintf(dat, "%u %.3f %.3f\n", chunk_counts[i], policy_us, host_us);
+		report_md(report, "| %u | %.2f | %.1f |\n", chunk_counts[i], policy_us, host_us);
 		report_progress(report, "  scaling: %u chunks", chunk_counts[i]);
 	}
 	fclose(dat);
 	snprintf(body, sizeof(body),
 	         "set logscale x 2\nset logscale y\n"
 	         "plot 'scaling-chunks.dat' using 1:2 with linespoints title 'policy per pass (us)', \\\n"
-	         "     'scaling-chunks.dat' using 1:($3*1000) with linespoints title 'eviction per pass (us)'");
+	         "     'scaling-chunks.dat' using 1:3 with linespoints title 'host work per pass (us)'");
 	report_plot(report, "scaling-chunks",
 	            "Eviction latency against chunks held (wall-clock)", "chunks held by the victim",
 	            "microseconds (log scale)", body);
@@ -251,6 +254,8 @@ void experiment_scaling(struct report *report)
 	report_md(report,
 	          "\n**Verdict.** The victim is the top of a heap and a policy's pick is O(1) "
 	          "(vgpu/policy.h), so neither the number of VMs nor the chunks held should show "
-	          "in the policy's time beyond noise; the eviction's total follows the bytes "
-	          "moved. Read the tables above for this host's figures.\n");
+	          "in the policy's time beyond noise, and the host's work per pass follows the "
+	          "chunks moved, not the VMs or chunks present. Allocation without eviction stays "
+	          "at about a microsecond whatever the number of VMs. These are this host's "
+	          "wall-clock figures: the tables above, not this sentence, are the result.\n");
 }
