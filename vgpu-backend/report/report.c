@@ -61,7 +61,7 @@ void report_plot(struct report *report, const char *name, const char *title,
 	        "set xlabel \"%s\"\n"
 	        "set ylabel \"%s\"\n"
 	        "set datafile missing '-'\n"
-	        "set key outside right top\n"
+	        "set key below\n"
 	        "set grid\n"
 	        "%s\n",
 	        name, name, name, title, xlabel, ylabel, body);
