@@ -156,16 +156,46 @@ static void eviction_latency(unsigned vms, uint64_t vram, uint64_t chunk, unsign
 	teardown(&s);
 }
 
+/* core-bench's allocation latency per size (issue 11 item 4), from bench.json. */
+static void alloc_latency_per_size(struct report *report, struct json_object *bench)
+{
+	struct json_object *median, *p99;
+	char key[64], label[16];
+
+	report_md(report, "\nAllocation latency per size without eviction (core-bench, wall-clock "
+	          "of the machine that ran `./vgpu-dev bench`; median over rounds of each round's "
+	          "median and p99; goal p99 <= 50 µs up to 64 MiB):\n\n"
+	          "| size | median (µs) | p99 (µs) |\n|---|---|---|\n");
+	for (uint64_t size = 4 * KiB; size <= 256 * MiB; size *= 2) {
+		if (size < MiB)
+			snprintf(label, sizeof(label), "%" PRIu64 "KiB", size / KiB);
+		else
+			snprintf(label, sizeof(label), "%" PRIu64 "MiB", size / MiB);
+		snprintf(key, sizeof(key), "alloc_median_us_%s", label);
+		if (!json_object_object_get_ex(bench, key, &median))
+			continue;
+		snprintf(key, sizeof(key), "alloc_p99_us_%s", label);
+		if (!json_object_object_get_ex(bench, key, &p99))
+			continue;
+		report_md(report, "| %s | %.1f | %.1f |\n", label, json_object_get_double(median),
+		          json_object_get_double(p99));
+	}
+	report_md(report, "\n");
+}
+
 static void daemon_memory(struct report *report)
 {
 	struct json_object *bench, *value;
 
 	if (!report->bench_json || !(bench = json_object_from_file(report->bench_json))) {
-		report_md(report, "Daemon memory per tenant: no `build/bench/bench.json` yet; "
-		          "`./vgpu-dev bench` measures it (daemon-bench: vgpud's resident memory "
-		          "with 64 tenants attached, `tenants_64_rss_kib_per_tenant`).\n");
+		report_md(report, "Allocation latency per size (4 KiB … 256 MiB) and the daemon's "
+		          "memory per tenant: no `build/bench/bench.json` yet; `./vgpu-dev bench` "
+		          "measures them (core-bench; daemon-bench: vgpud's resident memory with 64 "
+		          "tenants attached, `tenants_64_rss_kib_per_tenant`) and a later "
+		          "`./vgpu-dev report` quotes them here.\n");
 		return;
 	}
+	alloc_latency_per_size(report, bench);
 	if (json_object_object_get_ex(bench, "tenants_64_rss_kib_per_tenant", &value)) {
 		struct json_object *date = NULL;
 
