@@ -124,9 +124,11 @@ void experiment_eviction_breakdown(struct report *report)
 	          "page by page, far slower than a DMA engine: with each copy at its modeled "
 	          "duration (PCIe, 25 GB/s) the copy would be %.1f %% of an eviction, set-up %.1f "
 	          "%%, and the rest the host's own work (suspend and drain, scrubbing and freeing "
-	          "VRAM on the CPU, mapping the new buffer). The core's host buffer cache "
-	          "(vgpu/core.h) keeps set-up small; `./vgpu-dev bench` (core-bench section 2) "
-	          "gives the same split with a victim whose kernels keep running.\n",
+	          "VRAM on the CPU, mapping the new buffer). Set-up here is host work (host "
+	          "buffers, IOMMU and DMA-window mappings) and in that view larger than the "
+	          "thesis's share, because the copy it is compared with is fast. `./vgpu-dev "
+	          "bench` (core-bench section 2) gives the same split with a victim whose "
+	          "kernels keep running.\n",
 	          sum > 0 ? 100 * total[P_COPY] / sum : 0, sum > 0 ? 100 * total[P_POLICY] / sum : 0,
 	          sum > 0 ? 100 * total[P_SETUP] / sum : 0,
 	          sum > 0 ? 100 * (total[P_PAGE_TABLE] + total[P_TLB] + total[P_RESUME]) / sum : 0,
