@@ -314,7 +314,7 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
                      size_t count, struct vgpu_core_time *time)
 {
 	struct old_memory *old, inline_old;
-	uint64_t paused;
+	uint64_t paused, mark;
 	size_t suspended = 0;
 	int location = chunks[0]->location;
 	int other = location == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
@@ -337,13 +337,17 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	if (err)
 		goto resume;
 
+	mark = vgpu_core_now_ns();
 	for (size_t i = 0; i < count; i++) {
 		err = remap(chunks[i]);
 		if (err && !first_err)
 			first_err = err; /* that chunk keeps its old mapping */
 		chunks[i]->moved = !err;
 	}
+	time->page_table_ns += vgpu_core_now_ns() - mark;
+	mark = vgpu_core_now_ns();
 	vgpu_hal_as_tlb_invalidate(vm->as);
+	time->tlb_ns += vgpu_core_now_ns() - mark;
 	for (size_t i = 0; i < count; i++) {
 		if (chunks[i]->moved) {
 			commit(chunks[i], old ? &old[i] : &inline_old);
@@ -357,7 +361,9 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 		vgpu_core_set_error("VM '%s': cannot rewrite page tables for a moved chunk: %s",
 		                    vm->name, strerror(-err));
 resume:
+	mark = vgpu_core_now_ns();
 	resume_channels(vm, suspended);
+	time->resume_ns += vgpu_core_now_ns() - mark;
 	if (suspended) {
 		time->pause_ns += vgpu_core_now_ns() - paused;
 		time->vm_suspensions++;

@@ -22,6 +22,9 @@ void vgpu_core_time_add(struct vgpu_core_time *sum, const struct vgpu_core_time 
 	sum->setup_ns += add->setup_ns;
 	sum->copy_ns += add->copy_ns;
 	sum->other_ns += add->other_ns;
+	sum->page_table_ns += add->page_table_ns;
+	sum->tlb_ns += add->tlb_ns;
+	sum->resume_ns += add->resume_ns;
 	sum->total_ns += add->total_ns;
 	sum->drain_ns += add->drain_ns;
 	sum->pause_ns += add->pause_ns;

@@ -9,7 +9,10 @@
  *   setup   host memory, IOMMU and DMA-window mappings, queuing copies,
  *   copy    waiting for the copy engine,
  *   other   suspending, draining, PTE rewrite, TLB invalidation, freeing
- *           VRAM, resuming, mapping the new buffer;
+ *           VRAM, resuming, mapping the new buffer; of which
+ *             page_table  rewriting the moved chunks' PTEs,
+ *             tlb         invalidating the VM's TLB,
+ *             resume      resuming the VM's channels;
  * and for the victims
  *   drain   waiting for their channels to finish what was queued,
  *   pause   from suspend to resume (their submissions wait in the shadow).
@@ -29,6 +32,9 @@ struct vgpu_core_time {
 	uint64_t setup_ns;
 	uint64_t copy_ns;
 	uint64_t other_ns;
+	uint64_t page_table_ns; /* part of other */
+	uint64_t tlb_ns;        /* part of other */
+	uint64_t resume_ns;     /* part of other */
 	uint64_t total_ns;
 	uint64_t drain_ns;  /* victims */
 	uint64_t pause_ns;  /* victims */

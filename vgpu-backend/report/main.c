@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vgpu-report - the seeds' experiments on simgpu's modeled clock, written
+ * as DIR/REPORT.md with data files and gnuplot scripts (see report.h).
+ *
+ *   vgpu-report [--quick] [--out DIR] [--bench-json FILE] [--only N] [--verbose]
+ *
+ * Exit status: 0 when every shape check passed, 1 when one failed, 2 when
+ * the report could not be made.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "report.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: vgpu-report [--quick] [--out DIR] [--bench-json FILE] [--only N]\n"
+	        "  --out DIR          where REPORT.md, the data files and the gnuplot scripts\n"
+	        "                     go (default build/report); run gnuplot on each .gp there\n"
+	        "                     for the SVGs (./vgpu-dev report does)\n"
+	        "  --quick            the short version CI runs (fewer sizes, one iteration)\n"
+	        "  --bench-json FILE  ./vgpu-dev bench's results, quoted for the daemon's\n"
+	        "                     memory per tenant\n"
+	        "  --only N           only experiment N (1..6)\n"
+	        "Exit status 0 when every shape check passed, 1 when one failed.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "bench-json", required_argument, NULL, 'b' },
+		{ "only", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static void (*const experiments[])(struct report *) = {
+		experiment_memory_sweep, experiment_chunk_sweep, experiment_eviction_breakdown,
+		experiment_fairness, experiment_overhead, experiment_scaling,
+	};
+	struct report report = { .dir = "build/report" };
+	struct timespec start, end;
+	int opt, only = 0;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			report.dir = optarg;
+			break;
+		case 'q':
+			report.quick = true;
+			break;
+		case 'b':
+			report.bench_json = optarg;
+			break;
+		case 'n':
+			only = atoi(optarg);
+			if (only < 1 || only > 6) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'v':
+			report.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (mkdir(report.dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "vgpu-report: cannot create %s: %s\n", report.dir, strerror(errno));
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	report.md = report_file(&report, "REPORT.md");
+	report_md(&report,
+	          "# GPUswap: the seeds' experiments reproduced on simgpu\n\n"
+	          "Made by `./vgpu-dev report` (`vgpu-report%s`). Every figure marked *modeled* "
+	          "comes from simgpu's modeled clock (DESIGN.md §4): identical on every machine "
+	          "and run. The few wall-clock figures (the core's CPU work) say so and depend on "
+	          "the host. Seeds: the thesis (Kehne, *Transparent Memory Extension for Shared "
+	          "GPUs*, KIT 2019; `shared/seeds/000_*`) and the GPUswap paper (VEE'15; "
+	          "`shared/seeds/001_*`). Each experiment ends with its shape checks, which "
+	          "`meson test report-shapes` asserts on a quick version in CI.\n\n",
+	          report.quick ? " --quick" : "");
+	for (int i = 0; i < 6; i++) {
+		if (only && only != i + 1)
+			continue;
+		fprintf(stderr, "vgpu-report: experiment %d\n", i + 1);
+		experiments[i](&report);
+		report_md(&report, "\n");
+		fflush(report.md);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	report_md(&report, "---\nShape checks: %u passed, %u failed. Made in %.0f s of this "
+	          "host's time.\n", report.checks_passed, report.checks_failed,
+	          (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9);
+	fclose(report.md);
+	printf("vgpu-report: wrote %s/REPORT.md\n", report.dir);
+	printf("report shapes: %u passed, %u failed\n", report.checks_passed, report.checks_failed);
+	return report.checks_failed ? 1 : 0;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - vgpu-report: the seeds' experiments reproduced on simgpu with
+ * its modeled clock, written as build/report/REPORT.md with data files and
+ * gnuplot scripts for its SVG plots (`./vgpu-dev report` runs gnuplot).
+ *
+ * What it promises
+ *
+ *  - Every figure it labels "modeled" comes from simgpu's modeled clock
+ *    (vgpu_hal_as_counters busy time): it does not depend on the host, its
+ *    load or the run, so the same options give the same figures on every
+ *    machine. The few figures that only exist in wall-clock time (the
+ *    core's CPU work: eviction set-up, policy, allocation latency against
+ *    the number of VMs) are labelled "wall-clock, this host" and are never
+ *    checked.
+ *  - Each experiment records "shape" checks: statements about the figures
+ *    (GPUswap never slower than whole-buffer swapping, every GPUswap run
+ *    completes at 20 MiB, fairness within one chunk, ...). They are printed
+ *    as "N passed, N failed" and make the exit status 1 when one fails;
+ *    `--quick` runs a smaller version for CI.
+ */
+#ifndef VGPU_REPORT_H
+#define VGPU_REPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KiB ((uint64_t)1 << 10)
+#define MiB ((uint64_t)1 << 20)
+#define GiB ((uint64_t)1 << 30)
+
+struct report {
+	const char *dir;  /* output directory */
+	bool quick;       /* CI's short version */
+	bool verbose;
+	FILE *md;         /* REPORT.md being written */
+	unsigned checks_passed, checks_failed;
+	const char *bench_json; /* bench.json to quote (daemon memory), or NULL */
+};
+
+/* Record a shape check: printed, counted, and listed in REPORT.md. */
+void report_check(struct report *report, bool ok, const char *format, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Append to REPORT.md. */
+void report_md(struct report *report, const char *format, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Open DIR/name for writing (a data file or a gnuplot script); exits with
+ * a message when it cannot. */
+FILE *report_file(struct report *report, const char *name);
+
+/*
+ * Write DIR/name.gp, a gnuplot script drawing DIR/name.svg, and link the
+ * SVG from REPORT.md. body holds the plot commands (after the terminal,
+ * output, title and axis labels are set); data files are named relative to
+ * DIR, where gnuplot runs.
+ */
+void report_plot(struct report *report, const char *name, const char *title,
+                 const char *xlabel, const char *ylabel, const char *body);
+
+/* Progress on stderr. */
+void report_progress(struct report *report, const char *format, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* The experiments, in the order of REPORT.md. */
+void experiment_memory_sweep(struct report *report);
+void experiment_chunk_sweep(struct report *report);
+void experiment_eviction_breakdown(struct report *report);
+void experiment_fairness(struct report *report);
+void experiment_overhead(struct report *report);
+void experiment_scaling(struct report *report);
+
+#endif /* VGPU_REPORT_H */
