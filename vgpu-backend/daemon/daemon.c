@@ -22,7 +22,7 @@
 #include "local_server.h"
 #include "log.h"
 #include "metrics_http.h"
-#include "transport_mdev.h"
+#include "mdev_host.h"
 
 #define REAP_INTERVAL_MS 500
 
@@ -87,11 +87,8 @@ static int create_core(struct vgpud *d)
  * -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/<uuid>. */
 static int start_mdev(struct vgpud *d)
 {
-	struct mdev_server_config config = {
+	struct mdev_host_config config = {
 		.path = d->config.mdev_device,
-		.profiles = d->config.profiles,
-		.profile_count = d->config.profile_count,
-		.host = { .attach = vgpu_device_attach_host, .ctx = d },
 		.libvirt_uri = d->config.libvirt_uri,
 	};
 	int err;
@@ -103,7 +100,7 @@ static int start_mdev(struct vgpud *d)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_server_create(&config, &d->mdev);
+	err = mdev_host_create(d, &config, &d->mdev);
 	if (err)
 		log_error("the mdev transport on %s did not start (see above); fix that, or "
 		          "run without it: --mdev off", d->config.mdev_device);
@@ -272,7 +269,7 @@ void vgpud_destroy(struct vgpud *d)
 	control_server_destroy(d->control);
 	d->control = NULL;
 	/* Both detach every VM of theirs: memory, channels and mappings go back. */
-	mdev_server_destroy(d->mdev);
+	mdev_host_destroy(d->mdev);
 	d->mdev = NULL;
 	local_server_destroy(d->local);
 	d->local = NULL;
@@ -292,7 +289,7 @@ void vgpud_destroy(struct vgpud *d)
 
 void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight)
 {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 
 	pthread_mutex_lock(&d->registry.lock);
 	vgpud_registry_for_each_locked(&d->registry, dev)
@@ -336,7 +333,7 @@ int vgpud_reload_profiles(struct vgpud *d)
 	pthread_mutex_unlock(&d->config_lock);
 	for (i = 0; i < count; i++) {
 		vgpud_apply_profile_weight(d, specs[i].name, specs[i].weight);
-		if (d->mdev && !mdev_server_update_profile(d->mdev, &specs[i]))
+		if (d->mdev && !mdev_host_profile_changed(d->mdev, specs[i].name))
 			log_warn("reload: profile '%s' is not an mdev type yet; restart vgpud to "
 			         "offer it to VFIO VMs", specs[i].name);
 	}

@@ -35,7 +35,7 @@
 
 struct local_server;
 struct control_server;
-struct mdev_server;
+struct mdev_host;
 struct metrics_http;
 
 struct vgpud {
@@ -49,7 +49,7 @@ struct vgpud {
 	struct vgpud_event_routes routes;
 	struct local_server *local;
 	struct control_server *control;
-	struct mdev_server *mdev; /* NULL: mdev transport off or absent */
+	struct mdev_host *mdev; /* NULL: mdev transport off or absent */
 	struct metrics_http *metrics; /* NULL: [daemon] metrics = off */
 
 	int stop_fd;   /* eventfd: vgpud_stop */

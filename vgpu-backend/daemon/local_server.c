@@ -36,7 +36,7 @@ struct local_conn {
 	atomic_bool finished;
 	pthread_mutex_t backend_lock; /* one backend request at a time */
 	uint32_t backend_seq;
-	struct vgpu_device *device;
+	struct vgpud_device *device;
 	char vm_name[VGPU_LOCAL_NAME_MAX];
 	struct local_conn *next;
 };
