@@ -121,6 +121,16 @@ void vgpu_device_mailbox_segment(struct vgpud_device *dev, struct vgpu_bar2_segm
 	out->fd_offset = 0;
 }
 
+bool vgpu_device_holds_resources(struct vgpud_device *dev)
+{
+	struct vgpu_vm_stats stats;
+
+	if (atomic_load(&dev->channels))
+		return true;
+	vgpu_core_vm_stats(dev->vm, &stats);
+	return stats.allocated_bytes || stats.buffers;
+}
+
 uint32_t vgpu_device_vm_id(const struct vgpud_device *dev)
 {
 	return dev->vm_id;

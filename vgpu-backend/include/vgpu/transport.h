@@ -129,6 +129,10 @@ uint32_t vgpu_device_vm_id(const struct vgpud_device *dev);
 uint32_t vgpu_device_reg_read(struct vgpud_device *dev, uint32_t offset);
 void vgpu_device_reg_write(struct vgpud_device *dev, uint32_t offset, uint32_t value);
 
+/* Does the VM hold GPU memory or a channel? (A transport's idle timeout
+ * spares those: only a VM that holds nothing is detached for silence.) */
+bool vgpu_device_holds_resources(struct vgpud_device *dev);
+
 /* The doorbell was rung without a register write (an ioeventfd). */
 void vgpu_device_kick(struct vgpud_device *dev);
 
