@@ -88,6 +88,11 @@ static void on_signal(int sig)
 	signal(sig, SIG_DFL); /* a second one ends the process */
 }
 
+static int usage_error(const char *fmt, const char *arg)
+{
+	return workload_cli_usage_error(TOOL, fmt, arg);
+}
+
 static void on_release(int sig)
 {
 	(void)sig;
@@ -226,7 +231,7 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			if (vgpu_parse_duration(optarg, &hold.ns) || !hold.ns)
-				return workload_cli_usage_error(TOOL, "--hold wants a time such as 60s or 2m, not '%s'",
+				return usage_error("--hold wants a time such as 60s or 2m, not '%s'",
 				                   optarg);
 			break;
 		case 'j':
@@ -241,9 +246,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return workload_cli_usage_error(TOOL, "unexpected argument '%s'", argv[optind]);
+		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
-		return workload_cli_usage_error(TOOL, "%s", "say which workload to run with --workload "
+		return usage_error("%s", "say which workload to run with --workload "
 		                         "(stream, stencil, gups, alloc-leak or escape)");
 
 	ret = vgpu_device_open_drm(path, &dev, why, sizeof(why));

@@ -102,6 +102,11 @@ static void on_signal(int sig)
 	signal(sig, SIG_DFL); /* a second one ends the process */
 }
 
+static int usage_error(const char *fmt, const char *arg)
+{
+	return workload_cli_usage_error(TOOL, fmt, arg);
+}
+
 struct tenant {
 	const char *socket_path;
 	const char *name;
@@ -216,7 +221,7 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			if (workload_cli_parse_u64(optarg, &timeout_ms) || timeout_ms == 0 || timeout_ms > INT_MAX)
-				return workload_cli_usage_error(TOOL, "--timeout-ms wants a positive number of "
+				return usage_error("--timeout-ms wants a positive number of "
 				                   "milliseconds, not '%s'",
 				                   optarg);
 			break;
@@ -225,7 +230,7 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			if (vgpu_parse_duration(optarg, &linger_ns))
-				return workload_cli_usage_error(TOOL, "--linger wants a time such as 10s or 500ms, "
+				return usage_error("--linger wants a time such as 10s or 500ms, "
 				                   "not '%s'",
 				                   optarg);
 			break;
@@ -238,9 +243,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return workload_cli_usage_error(TOOL, "unexpected argument '%s'", argv[optind]);
+		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
-		return workload_cli_usage_error(TOOL, "%s", "say which workload to run with --workload "
+		return usage_error("%s", "say which workload to run with --workload "
 		                         "(stream, stencil, gups, alloc-leak or escape)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
