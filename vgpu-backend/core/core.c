@@ -290,6 +290,7 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	vgpu_return_thread_stop(core);
 	while (!list_empty(&core->vms))
 		vgpu_core_vm_destroy(list_entry(core->vms.next, struct vgpu_vm, link));
+	vgpu_release_abandoned_copies(core); /* else the engine may still write them: kept */
 	vgpu_host_cache_fini(&core->host_cache);
 	vgpu_hal_set_event_handler(core->hal, NULL, NULL);
 	vgpu_dma_fini(&core->dma);
