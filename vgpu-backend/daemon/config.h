@@ -13,6 +13,8 @@
  *   [daemon]                       sockets, timeouts, logging
  *   socket = /run/vgpud/vgpud.sock
  *   metrics = 127.0.0.1:9464       Prometheus endpoint (default off)
+ *   [socket]                       what one user of the sockets may hold
+ *   allowed_profiles = vgpu-1G     profiles a local tenant may ATTACH with
  *   [profile vgpu-2G]              one vGPU type
  *   weight = 2
  *   cap = 2G

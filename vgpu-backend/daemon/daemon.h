@@ -5,9 +5,11 @@
  * transport for tenants, control socket for vgpuctl).
  *
  * Threads: the thread calling vgpud_run (signals, accepting tenants), the
- * control server's thread, the metrics endpoint's (libmicrohttpd's) thread, per attached VM the transport's connection
- * thread and the device's mailbox worker, plus the core's return thread and
- * the HAL's threads.
+ * control server's thread, the metrics endpoint's (libmicrohttpd's) thread,
+ * per attached VM the transport's connection thread (local) or worker
+ * (mdev) and the device's mailbox worker; with mdev, the transport's event
+ * thread and mdev_host's statistics thread; plus the core's return thread
+ * and the HAL's threads.
  *
  * Lock order (outer first): registry -> the core's allocation lock ->
  * event routes. Profiles and per-device locks are leaves taken alone.
