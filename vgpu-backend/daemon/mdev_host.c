@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ struct mdev_host {
 	struct vgpud *d;
 	struct mdev_server *server;
 	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
-	int stop_fd;                /* eventfd: the statistics thread exits */
+	int stop_fd;                /* eventfd: the statistics thread exits now */
+	atomic_bool stopping;       /* ... or at its next round */
 	pthread_t stats_thread;
 	bool stats_started;
 	struct vgpud_ratelimit stats_log_limit;
@@ -195,7 +197,7 @@ static void *stats_main(void *arg)
 	struct mdev_host *h = arg;
 	struct pollfd p = { .fd = h->stop_fd, .events = POLLIN };
 
-	for (;;) {
+	while (!atomic_load(&h->stopping)) {
 		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
 
 		if (n > 0)
@@ -305,10 +307,11 @@ void mdev_host_destroy(struct mdev_host *h)
 	if (!h)
 		return;
 	if (h->stats_started) {
+		atomic_store(&h->stopping, true);
 		if (write(h->stop_fd, &one, sizeof(one)) != sizeof(one))
-			log_warn("mdev: cannot stop the statistics thread: %s", strerror(errno));
-		else
-			pthread_join(h->stats_thread, NULL);
+			log_warn("mdev: cannot wake the statistics thread (%s); it stops within "
+			         "a second", strerror(errno));
+		pthread_join(h->stats_thread, NULL);
 	}
 	mdev_server_destroy(h->server);
 	domain_names_destroy(h->names);
