@@ -162,16 +162,11 @@ size_t vgpud_profiles_snapshot(struct vgpud_profiles *p, struct vgpud_profile *o
 int vgpud_profiles_get(struct vgpud_profiles *p, const char *name,
                        struct vgpud_profile_spec *spec)
 {
-	struct vgpud_profile *profile;
-	int err = 0;
+	struct vgpud_profile profile;
+	int err = vgpud_profiles_find(p, name, &profile);
 
-	pthread_mutex_lock(&p->lock);
-	profile = find(p, name);
-	if (!profile || profile->removed)
-		err = -ENOENT;
-	else
-		*spec = profile->spec;
-	pthread_mutex_unlock(&p->lock);
+	if (!err)
+		*spec = profile.spec;
 	return err;
 }
 

@@ -706,19 +706,21 @@ static int push_types(struct mdev_server *s)
 {
 	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
 	struct vgpu_mdev_set_types st = { .count = s->type_count, .types = (uintptr_t)types };
+	bool described[VGPU_MDEV_MAX_TYPES];
 	int err;
 
+	for (unsigned i = 0; i < s->type_count; i++) /* hooks: no lock held */
+		described[i] = !s->hooks.describe_type(s->hooks.ctx, s->types[i].name, &types[i]);
 	pthread_mutex_lock(&s->lock);
 	for (unsigned i = 0; i < s->type_count; i++) {
-		struct vgpu_mdev_type_info info;
-
-		if (!s->hooks.describe_type(s->hooks.ctx, s->types[i].name, &info)) {
-			memcpy(s->types[i].description, info.description, sizeof(info.description));
-			s->types[i].available = info.available;
+		if (described[i]) {
+			memcpy(s->types[i].description, types[i].description,
+			       sizeof(types[i].description));
+			s->types[i].available = types[i].available;
 		} else { /* the profile is gone (reload): no new mdev of it */
 			s->types[i].available = 0;
 		}
-		types[i] = s->types[i];
+		types[i] = s->types[i]; /* names as registered */
 	}
 	err = control(s, VGPU_MDEV_SET_TYPES, &st);
 	pthread_mutex_unlock(&s->lock);
