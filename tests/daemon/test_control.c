@@ -350,6 +350,20 @@ static void test_socket_limits(void **state)
 	assert_true(ok(r));
 	json_object_put(r);
 
+	/* the host budget: auto = half of the RAM, as vgpuctl config shows */
+	r = harness_control(&h, "{\"command\":\"config\"}");
+	{
+		struct json_object *config, *core, *sock;
+		uint64_t half = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 2;
+
+		assert_true(json_object_object_get_ex(r, "config", &config));
+		assert_true(json_object_object_get_ex(config, "core", &core));
+		assert_int_equal(field(core, "host_budget"), half);
+		assert_true(json_object_object_get_ex(config, "socket", &sock));
+		assert_int_equal(field(sock, "max_connections_per_uid"), 2);
+	}
+	json_object_put(r);
+
 	/* tenants: a profile the socket does not allow */
 	assert_int_equal(tenant_open(&h, &wrong, "wrong", "one"), -EPERM);
 	/* two connections per user */
