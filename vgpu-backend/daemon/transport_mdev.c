@@ -7,6 +7,7 @@
  * its hooks describe (one per profile) and runs one event thread:
  *
  *	CREATE    hooks.create decides; the mdev gets its worker thread
+ *	          (mdev_worker.c)
  *	EXISTS    an mdev from before this vgpud: likewise, never refused
  *	OPEN      on the mdev's worker: hooks.attach, map the mailbox, push
  *	          FEATURES, IRQ_MASK and STATUS into the module's register file
@@ -53,54 +54,7 @@
 
 #include "log.h"
 #include "transport_mdev.h"
-
-/* ------------------------------------------------------------ state */
-
-/* One OPEN, CLOSE, RESET or REMOVE for an mdev's worker. */
-struct mdev_job {
-	uint32_t type; /* VGPU_MDEV_EVENT_*, or JOB_STOP */
-	uint32_t seq;
-	struct mdev_job *next;
-};
-
-#define JOB_STOP 0xffffffffu /* vgpud stops: detach, end the worker */
-
-struct mdev_vgpu {
-	struct vgpu_transport base; /* first: the transport ops get this */
-	struct mdev_server *server;
-	uint32_t id;          /* the module's device_id */
-	uint32_t type_index;
-	char uuid[37];
-	/* device: set and cleared by the worker; the event thread uses it
-	 * (non-blocking calls only) with lock held, so detach never frees it
-	 * under a doorbell. jobs: queued by the event thread. */
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct vgpud_device *device;
-	struct mdev_job *jobs, **jobs_tail;
-	_Atomic(struct vgpud_device *) irq_device; /* for raise_irq, no lock */
-	struct mdev_job last_job; /* REMOVE or JOB_STOP: needs no allocation */
-	pthread_t worker;
-	atomic_bool finished; /* the worker ran its last job */
-	struct mdev_vgpu *next;
-};
-
-struct mdev_server {
-	int fd;
-	int stop_fd; /* eventfd: the event thread exits */
-	struct mdev_server_hooks hooks;
-	int (*control_ioctl)(void *ctx, int fd, unsigned long request, void *arg);
-	void *control_ctx;
-	/* types[].name and sysfs_name are fixed; descriptions under lock */
-	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
-	unsigned type_count;
-	pthread_t thread;
-	/* vgpus (known mdevs) and retired (removed, worker not yet joined):
-	 * changed by the event thread, read by any thread under lock */
-	pthread_mutex_t lock;
-	struct mdev_vgpu *vgpus;
-	struct mdev_vgpu *retired;
-};
+#include "transport_mdev_internal.h"
 
 static struct mdev_vgpu *vgpu_of(struct vgpu_transport *t)
 {
@@ -108,7 +62,7 @@ static struct mdev_vgpu *vgpu_of(struct vgpu_transport *t)
 }
 
 /* An ioctl on the control device: 0 or a negative errno. */
-static int control(struct mdev_server *s, unsigned long request, void *arg)
+int mdev_control(struct mdev_server *s, unsigned long request, void *arg)
 {
 	if (s->control_ioctl)
 		return s->control_ioctl(s->control_ctx, s->fd, request, arg);
@@ -128,7 +82,7 @@ static int op_map_region(struct vgpu_transport *t, const struct vgpu_bar2_segmen
 		.fd_offset = seg->fd_offset,
 	};
 
-	return control(v->server, VGPU_MDEV_MAP_REGION, &r);
+	return mdev_control(v->server, VGPU_MDEV_MAP_REGION, &r);
 }
 
 static int op_unmap_region(struct vgpu_transport *t, uint64_t bar2_offset, uint64_t bytes)
@@ -138,7 +92,7 @@ static int op_unmap_region(struct vgpu_transport *t, uint64_t bar2_offset, uint6
 		.device_id = v->id, .fd = -1, .bar2_offset = bar2_offset, .bytes = bytes,
 	};
 
-	return control(v->server, VGPU_MDEV_UNMAP_REGION, &r);
+	return mdev_control(v->server, VGPU_MDEV_UNMAP_REGION, &r);
 }
 
 static int op_window_block(struct vgpu_transport *t, uint32_t index, uint64_t bar2_offset,
@@ -149,7 +103,7 @@ static int op_window_block(struct vgpu_transport *t, uint32_t index, uint64_t ba
 		.device_id = v->id, .index = index, .bar2_offset = bar2_offset, .bytes = bytes,
 	};
 
-	return control(v->server, VGPU_MDEV_WINDOW_BLOCK, &b);
+	return mdev_control(v->server, VGPU_MDEV_WINDOW_BLOCK, &b);
 }
 
 static int op_window_map(struct vgpu_transport *t, uint32_t index, bool shadow,
@@ -171,7 +125,7 @@ static int op_window_map(struct vgpu_transport *t, uint32_t index, bool shadow,
 		m.segment[i].fd = segments[i].fd;
 		m.segment[i].fd_offset = segments[i].fd_offset;
 	}
-	return control(v->server, VGPU_MDEV_WINDOW_MAP, &m);
+	return mdev_control(v->server, VGPU_MDEV_WINDOW_MAP, &m);
 }
 
 static uint32_t source_of(unsigned vector)
@@ -206,7 +160,7 @@ static void op_raise_irq(struct vgpu_transport *t, unsigned vector)
 			.offset = VGPU_REG_ERROR_CHANNELS, .op = VGPU_MDEV_REG_OR,
 			.value = vgpu_device_reg_read(dev, VGPU_REG_ERROR_CHANNELS),
 		};
-	err = control(v->server, VGPU_MDEV_REG_UPDATE, &u);
+	err = mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
 	if (err && err != -ENOENT)
 		log_debug("mdev %s: raising vector %u failed: %s", v->uuid, vector, strerror(-err));
 }
@@ -226,7 +180,7 @@ static int op_dma(struct mdev_vgpu *v, uint64_t guest_address, void *buf, size_t
 
 		d.buffer = (uintptr_t)buf;
 		d.bytes = n;
-		err = control(v->server, VGPU_MDEV_DMA_RW, &d);
+		err = mdev_control(v->server, VGPU_MDEV_DMA_RW, &d);
 		d.iova += n;
 		buf = (uint8_t *)buf + n;
 		bytes -= n;
@@ -264,21 +218,21 @@ bool mdev_transport_is(const struct vgpu_transport *t)
 
 /* ------------------------------------------------------ to the module */
 
-static void reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, const char *why)
+void mdev_reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, const char *why)
 {
 	struct vgpu_mdev_reply r = { .device_id = id, .seq = seq, .status = status };
 	int err;
 
 	if (why)
 		snprintf(r.message, sizeof(r.message), "%s", why);
-	err = control(s, VGPU_MDEV_REPLY, &r);
+	err = mdev_control(s, VGPU_MDEV_REPLY, &r);
 	if (err)
 		log_warn("mdev device %u: the module no longer waits for our answer (%s)", id,
 		         strerror(-err));
 }
 
 /* Tell the module the type's available_instances, as the hooks say. */
-static void push_available(struct mdev_server *s, unsigned type)
+void mdev_push_available(struct mdev_server *s, unsigned type)
 {
 	struct vgpu_mdev_type_info info;
 	struct vgpu_mdev_set_available a = { .type_index = type };
@@ -286,13 +240,13 @@ static void push_available(struct mdev_server *s, unsigned type)
 
 	if (!s->hooks.describe_type(s->hooks.ctx, s->types[type].name, &info))
 		a.available = info.available;
-	err = control(s, VGPU_MDEV_SET_AVAILABLE, &a);
+	err = mdev_control(s, VGPU_MDEV_SET_AVAILABLE, &a);
 	if (err)
 		log_warn("mdev: cannot update available_instances of %s: %s", s->types[type].name,
 		         strerror(-err));
 }
 
-static int push_registers(struct mdev_vgpu *v, struct vgpud_device *dev)
+int mdev_push_registers(struct mdev_vgpu *v, struct vgpud_device *dev)
 {
 	struct vgpu_mdev_reg_update u = { .device_id = v->id, .count = 3 };
 
@@ -302,163 +256,21 @@ static int push_registers(struct mdev_vgpu *v, struct vgpud_device *dev)
 		                              vgpu_device_reg_read(dev, VGPU_REG_IRQ_MASK), 0 };
 	u.ops[2] = (struct vgpu_mdev_reg_op){ VGPU_REG_STATUS, VGPU_MDEV_REG_SET,
 		                              vgpu_device_reg_read(dev, VGPU_REG_STATUS), 0 };
-	return control(v->server, VGPU_MDEV_REG_UPDATE, &u);
+	return mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
 }
 
 /* STATUS = BACKEND_GONE in the module's register file. The mdev may be
  * closed or removed already (ENODEV/ENOENT): nobody is left to tell. */
-static void push_gone(struct mdev_vgpu *v)
+void mdev_push_gone(struct mdev_vgpu *v)
 {
 	struct vgpu_mdev_reg_update u = { .device_id = v->id, .count = 1 };
 	int err;
 
 	u.ops[0] = (struct vgpu_mdev_reg_op){ VGPU_REG_STATUS, VGPU_MDEV_REG_SET,
 		                              VGPU_STATUS_BACKEND_GONE, 0 };
-	err = control(v->server, VGPU_MDEV_REG_UPDATE, &u);
+	err = mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
 	if (err && err != -ENOENT && err != -ENODEV)
 		log_warn("mdev %s: cannot mark the device gone: %s", v->uuid, strerror(-err));
-}
-
-/* ------------------------------------------------------ a VM's worker */
-
-/* Attach the VM and make the device usable. 0 or a negative errno + why.
- * reset: the same VM again (VFIO_DEVICE_RESET). */
-static int attach(struct mdev_vgpu *v, bool reset, char *why, size_t why_len)
-{
-	struct mdev_server *s = v->server;
-	struct vgpu_bar2_segment seg;
-	struct vgpud_device *dev;
-	int err;
-
-	err = s->hooks.attach(s->hooks.ctx, &v->base, s->types[v->type_index].name, v->uuid, reset,
-	                      &dev, why, why_len);
-	if (err)
-		return err;
-	atomic_store(&v->irq_device, dev);
-	vgpu_device_mailbox_segment(dev, &seg);
-	err = op_map_region(&v->base, &seg);
-	if (err)
-		snprintf(why, why_len, "cannot map the mailbox into the VM: %s", strerror(-err));
-	else if ((err = push_registers(v, dev)))
-		snprintf(why, why_len, "cannot set the device's registers: %s", strerror(-err));
-	if (err) {
-		atomic_store(&v->irq_device, NULL);
-		vgpu_device_detach(dev);
-		return err;
-	}
-	pthread_mutex_lock(&v->lock);
-	v->device = dev;
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-}
-
-static void detach(struct mdev_vgpu *v)
-{
-	struct vgpud_device *dev;
-
-	pthread_mutex_lock(&v->lock);
-	dev = v->device;
-	v->device = NULL; /* doorbells find no device from now on */
-	pthread_mutex_unlock(&v->lock);
-	if (!dev)
-		return;
-	vgpu_device_detach(dev);
-	atomic_store(&v->irq_device, NULL);
-	push_gone(v);
-}
-
-/* Run one job; true when it was the worker's last. */
-static bool run_job(struct mdev_vgpu *v, const struct mdev_job *job)
-{
-	struct mdev_server *s = v->server;
-	char why[VGPU_MDEV_MESSAGE_MAX] = "";
-	int err = 0;
-
-	switch (job->type) {
-	case VGPU_MDEV_EVENT_OPEN:
-		detach(v); /* an OPEN without CLOSE: the module says it cannot happen */
-		err = attach(v, false, why, sizeof(why));
-		reply(s, v->id, job->seq, err, err ? why : NULL);
-		return false;
-	case VGPU_MDEV_EVENT_CLOSE:
-		detach(v);
-		reply(s, v->id, job->seq, 0, NULL);
-		return false;
-	case VGPU_MDEV_EVENT_RESET:
-		detach(v);
-		err = attach(v, true, why, sizeof(why));
-		if (err)
-			log_warn("mdev %s: reset: %s", v->uuid, why);
-		reply(s, v->id, job->seq, err, err ? why : NULL);
-		return false;
-	case VGPU_MDEV_EVENT_REMOVE:
-		detach(v); /* REMOVE without CLOSE: the module says it cannot happen */
-		s->hooks.remove(s->hooks.ctx, s->types[v->type_index].name, v->uuid);
-		push_available(s, v->type_index);
-		return true;
-	default: /* JOB_STOP */
-		detach(v);
-		s->hooks.remove(s->hooks.ctx, s->types[v->type_index].name, v->uuid);
-		return true;
-	}
-}
-
-static void *worker_main(void *arg)
-{
-	struct mdev_vgpu *v = arg;
-	bool last = false;
-
-	while (!last) {
-		struct mdev_job *job;
-
-		pthread_mutex_lock(&v->lock);
-		while (!v->jobs)
-			pthread_cond_wait(&v->wake, &v->lock);
-		job = v->jobs;
-		v->jobs = job->next;
-		if (!v->jobs)
-			v->jobs_tail = &v->jobs;
-		pthread_mutex_unlock(&v->lock);
-		last = run_job(v, job);
-		if (job != &v->last_job)
-			free(job);
-	}
-	atomic_store(&v->finished, true);
-	return NULL;
-}
-
-/* Hand a request to the mdev's worker: OPEN, CLOSE, RESET; REMOVE and
- * JOB_STOP (the last, which cannot fail). 0 or -ENOMEM. */
-static int queue_job(struct mdev_vgpu *v, uint32_t type, uint32_t seq)
-{
-	bool last = type == VGPU_MDEV_EVENT_REMOVE || type == JOB_STOP;
-	struct mdev_job *job = last ? &v->last_job : calloc(1, sizeof(*job));
-
-	if (!job)
-		return -ENOMEM;
-	job->type = type;
-	job->seq = seq;
-	job->next = NULL;
-	pthread_mutex_lock(&v->lock);
-	*v->jobs_tail = job;
-	v->jobs_tail = &job->next;
-	pthread_cond_signal(&v->wake);
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-}
-
-static void free_vgpu(struct mdev_vgpu *v)
-{
-	while (v->jobs) {
-		struct mdev_job *job = v->jobs;
-
-		v->jobs = job->next;
-		if (job != &v->last_job)
-			free(job);
-	}
-	pthread_cond_destroy(&v->wake);
-	pthread_mutex_destroy(&v->lock);
-	free(v);
 }
 
 /* Join and free the removed mdevs whose worker has ended (all: wait). */
@@ -477,7 +289,7 @@ static void reap_retired(struct mdev_server *s, bool all)
 		*p = v->next;
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(v->worker, NULL);
-		free_vgpu(v);
+		mdev_vgpu_free(v);
 	}
 }
 
@@ -524,10 +336,10 @@ static int add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e, char
 	format_uuid(e, v->uuid);
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_cond_init(&v->wake, NULL);
-	err = -pthread_create(&v->worker, NULL, worker_main, v);
+	err = -pthread_create(&v->worker, NULL, mdev_worker_main, v);
 	if (err) {
 		snprintf(why, why_len, "vgpud cannot start a thread: %s", strerror(-err));
-		free_vgpu(v);
+		mdev_vgpu_free(v);
 		return err;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -561,13 +373,13 @@ static void handle_create(struct mdev_server *s, const struct vgpu_mdev_event *e
 		}
 	}
 	if (!existing)
-		reply(s, e->device_id, e->seq, err, err ? why : NULL);
+		mdev_reply(s, e->device_id, e->seq, err, err ? why : NULL);
 	else if (err)
 		log_warn("mdev %s of %s (created before vgpud started): %s", uuid,
 		         type < s->type_count ? s->types[type].name : "an unknown type", why);
 	if (err)
 		return;
-	push_available(s, type);
+	mdev_push_available(s, type);
 	if (!existing)
 		log_info("mdev %u created as %s", e->device_id, s->types[type].name);
 }
@@ -585,7 +397,7 @@ static void handle_remove(struct mdev_server *s, struct mdev_vgpu *v)
 	v->next = s->retired;
 	s->retired = v;
 	pthread_mutex_unlock(&s->lock);
-	queue_job(v, VGPU_MDEV_EVENT_REMOVE, 0);
+	mdev_queue_job(v, VGPU_MDEV_EVENT_REMOVE, 0);
 }
 
 /* BAR0 writes the module applied already; never waits for the core. */
@@ -616,10 +428,10 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 	case VGPU_MDEV_EVENT_CLOSE:
 	case VGPU_MDEV_EVENT_RESET:
 		if (!v)
-			reply(s, e->device_id, e->seq, e->type == VGPU_MDEV_EVENT_CLOSE ? 0 : -ENOENT,
+			mdev_reply(s, e->device_id, e->seq, e->type == VGPU_MDEV_EVENT_CLOSE ? 0 : -ENOENT,
 			      e->type == VGPU_MDEV_EVENT_CLOSE ? NULL : "vgpud does not know this mdev");
-		else if (queue_job(v, e->type, e->seq))
-			reply(s, e->device_id, e->seq, -ENOMEM, "vgpud is out of memory");
+		else if (mdev_queue_job(v, e->type, e->seq))
+			mdev_reply(s, e->device_id, e->seq, -ENOMEM, "vgpud is out of memory");
 		break;
 	case VGPU_MDEV_EVENT_REMOVE:
 		if (v)
@@ -690,7 +502,7 @@ static int check_version(struct mdev_server *s, const char *path)
 {
 	struct vgpu_mdev_version version = { 0 };
 
-	if (!control(s, VGPU_MDEV_GET_VERSION, &version) &&
+	if (!mdev_control(s, VGPU_MDEV_GET_VERSION, &version) &&
 	    version.version == VGPU_MDEV_CONTROL_VERSION &&
 	    version.event_size == sizeof(struct vgpu_mdev_event) &&
 	    version.abi_version >> 16 == VGPU_ABI_VERSION_MAJOR)
@@ -722,7 +534,7 @@ static int push_types(struct mdev_server *s)
 		}
 		types[i] = s->types[i]; /* names as registered */
 	}
-	err = control(s, VGPU_MDEV_SET_TYPES, &st);
+	err = mdev_control(s, VGPU_MDEV_SET_TYPES, &st);
 	pthread_mutex_unlock(&s->lock);
 	if (err)
 		log_error("mdev: registering %u mdev types failed: %s%s", s->type_count,
@@ -827,7 +639,7 @@ int mdev_server_set_stats(struct mdev_server *s, const char *uuid, struct vgpu_m
 		err = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
-	return err ? err : control(s, VGPU_MDEV_SET_STATS, st);
+	return err ? err : mdev_control(s, VGPU_MDEV_SET_STATS, st);
 }
 
 unsigned mdev_server_devices(struct mdev_server *server)
@@ -855,13 +667,13 @@ void mdev_server_destroy(struct mdev_server *s)
 		log_warn("mdev: cannot stop the event thread: %s", strerror(errno));
 	pthread_join(s->thread, NULL);
 	for (struct mdev_vgpu *v = s->vgpus; v; v = v->next)
-		queue_job(v, JOB_STOP, 0);
+		mdev_queue_job(v, JOB_STOP, 0);
 	while (s->vgpus) {
 		struct mdev_vgpu *v = s->vgpus;
 
 		pthread_join(v->worker, NULL);
 		s->vgpus = v->next;
-		free_vgpu(v);
+		mdev_vgpu_free(v);
 	}
 	reap_retired(s, true);
 	close(s->stop_fd);
