@@ -422,6 +422,12 @@ static void test_types_follow_profiles(void **state)
 	description(&f->m, "one", text, sizeof(text));
 	assert_non_null(strstr(text, "weight 5"));
 
+	/* a local tenant of "small" takes an instance too: sysfs follows */
+	assert_int_equal(tenant_open(&f->h, &local, "tenant-small", "small"), 0);
+	assert_true(wait_available(&f->m, "small", 3));
+	tenant_close(&local);
+	assert_true(wait_available(&f->m, "small", 4));
+
 	/* close and remove: the instance goes back */
 	seq = send_device(&f->m, VGPU_MDEV_EVENT_CLOSE, 1, TYPE_ONE);
 	assert_int_equal(reply_status(&f->m, 1, seq), 0);

@@ -170,6 +170,8 @@ static void push_all_stats(struct mdev_host *h)
 {
 	struct vgpud_stats_snapshot snap;
 
+	/* local tenants take instances of the profiles too */
+	mdev_server_refresh_available(h->server);
 	if (vgpud_stats_snapshot_take(h->d, &snap))
 		return;
 	for (size_t i = 0; i < snap.vm_count; i++) {

@@ -15,8 +15,9 @@
  *    its libvirt domain or QEMU -name, which becomes its display name in
  *    the registry (a reset keeps it);
  *  - sysfs statistics: once a second, each mdev VM's figures and name go to
- *    the mdev's vendor/ group (a thread of its own; statistics never wait
- *    for an eviction).
+ *    the mdev's vendor/ group, and every type's available_instances is
+ *    refreshed (local tenants take instances too) (a thread of its own;
+ *    statistics never wait for an eviction).
  */
 #ifndef VGPUD_MDEV_HOST_H
 #define VGPUD_MDEV_HOST_H

@@ -617,6 +617,12 @@ int mdev_server_refresh_types(struct mdev_server *s)
 	return push_types(s);
 }
 
+void mdev_server_refresh_available(struct mdev_server *s)
+{
+	for (unsigned type = 0; type < s->type_count; type++)
+		mdev_push_available(s, type);
+}
+
 bool mdev_server_has_type(struct mdev_server *s, const char *profile)
 {
 	for (unsigned i = 0; i < s->type_count; i++)

@@ -75,6 +75,11 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
  */
 int mdev_server_refresh_types(struct mdev_server *server);
 
+/* Ask describe_type for every type's available_instances again and give
+ * them to the module (instances taken outside the transport: local
+ * tenants of the profile). */
+void mdev_server_refresh_available(struct mdev_server *server);
+
 /* Is profile one of the registered types? */
 bool mdev_server_has_type(struct mdev_server *server, const char *profile);
 
