@@ -92,9 +92,11 @@ static int hook_create(void *ctx, const char *profile, const char *uuid, bool ex
 		err = vgpud_profiles_adopt(&h->d->profiles, profile);
 	else
 		err = vgpud_profiles_acquire(&h->d->profiles, profile, &spec);
-	if (err == -EUSERS)
+	if (err == -EUSERS && !vgpud_profiles_get(&h->d->profiles, profile, &spec))
 		snprintf(why, why_len, "profile %.40s has all %u instances in use; remove one or "
 		         "raise max_instances", profile, spec.max_instances);
+	else if (err == -EUSERS)
+		snprintf(why, why_len, "profile %.40s has all its instances in use", profile);
 	else if (err)
 		snprintf(why, why_len, "there is no vGPU profile %.40s any more", profile);
 	return err;
