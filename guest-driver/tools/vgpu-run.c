@@ -16,11 +16,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "vgpu_compat.h"
 #include "vgpu_guest_drm.h"
 #include "vgpu_workloads.h"
+#include "workload_cli.h"
 
-#define EXIT_VERIFY_FAILED 1
-#define EXIT_USAGE 2
+#define TOOL "vgpu-run"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t hold_released;
@@ -87,49 +88,15 @@ static void on_signal(int sig)
 	signal(sig, SIG_DFL); /* a second one ends the process */
 }
 
+static int usage_error(const char *fmt, const char *arg)
+{
+	return workload_cli_usage_error(TOOL, fmt, arg);
+}
+
 static void on_release(int sig)
 {
 	(void)sig;
 	hold_released = 1;
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vgpu-run: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'vgpu-run --help'.\n");
-	return EXIT_USAGE;
-}
-
-static int parse_u64(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	if (!text || !*text || *text == '-')
-		return -EINVAL;
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	*out = value;
-	return 0;
-}
-
-static void human_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double value = (double)bytes;
-	unsigned int unit = 0;
-
-	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
-		value /= 1024;
-		unit++;
-	}
-	if (unit == 0)
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, len, "%.1f %s", value, units[unit]);
 }
 
 /* The driver's counters around the workload. */
@@ -148,14 +115,6 @@ struct hold {
 	const struct drm_vgpu_stats *before;       /* driver counters at the start */
 	bool have_before;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void hold_before_verify(void *arg, struct vgpu_device *dev,
                                const struct vgpu_buffer *buffers, uint64_t count)
@@ -192,8 +151,8 @@ static void hold_before_verify(void *arg, struct vgpu_device *dev,
 	         (double)hold->ns / 1e9);
 	fputs(line, stderr);
 	fflush(stderr);
-	deadline = monotonic_ns() + hold->ns;
-	while (!hold_released && !stop_requested && monotonic_ns() < deadline) {
+	deadline = vgpu_now_ns() + hold->ns;
+	while (!hold_released && !stop_requested && vgpu_now_ns() < deadline) {
 		struct timespec step = { 0, 20 * 1000 * 1000 };
 
 		nanosleep(&step, NULL);
@@ -207,50 +166,10 @@ static void print_json(const struct run *run, const struct vgpu_device_info *inf
                        const struct vgpu_workload_result *r, uint64_t size)
 {
 	json_object *root = json_object_new_object();
-	json_object *stats, *driver;
+	json_object *driver;
 
 	json_object_object_add(root, "device", json_object_new_string(run->path));
-	json_object_object_add(root, "workload", json_object_new_string(r->workload));
-	json_object_object_add(root, "verified", json_object_new_boolean(r->verified));
-	json_object_object_add(root, "error", json_object_new_int(r->error));
-	json_object_object_add(root, "message", json_object_new_string(r->message));
-	json_object_object_add(root, "size_bytes", json_object_new_uint64(size));
-	json_object_object_add(root, "target_reached", json_object_new_boolean(r->target_reached));
-	json_object_object_add(root, "bytes_allocated", json_object_new_uint64(r->bytes_allocated));
-	json_object_object_add(root, "buffers", json_object_new_uint64(r->buffers));
-	json_object_object_add(root, "iterations", json_object_new_uint64(r->iterations));
-	json_object_object_add(root, "submissions", json_object_new_uint64(r->submissions));
-	json_object_object_add(root, "checksums", json_object_new_uint64(r->checksums));
-	json_object_object_add(root, "mismatches", json_object_new_uint64(r->mismatches));
-	json_object_object_add(root, "wall_seconds", json_object_new_double(r->wall_seconds));
-	json_object_object_add(root, "verify_seconds", json_object_new_double(r->verify_seconds));
-	json_object_object_add(root, "alloc_retries", json_object_new_uint64(r->alloc_retries));
-	json_object_object_add(root, "alloc_ms_max",
-	                       json_object_new_double((double)r->alloc_ns_max / 1e6));
-	json_object_object_add(root, "alloc_ms_mean",
-	                       json_object_new_double(r->buffers ? (double)r->alloc_ns_total /
-	                                                                   1e6 / (double)r->buffers :
-	                                                           0.0));
-	if (info) {
-		json_object_object_add(root, "vram_share_bytes",
-		                       json_object_new_uint64(info->vram_share_bytes));
-		json_object_object_add(root, "cap_bytes", json_object_new_uint64(info->cap_bytes));
-		json_object_object_add(root, "chunk_bytes", json_object_new_uint64(info->chunk_bytes));
-	}
-	if (r->have_stats) {
-		stats = json_object_new_object();
-		json_object_object_add(stats, "allocated_bytes",
-		                       json_object_new_uint64(r->stats.allocated_bytes));
-		json_object_object_add(stats, "resident_bytes",
-		                       json_object_new_uint64(r->stats.resident_bytes));
-		json_object_object_add(stats, "evicted_bytes",
-		                       json_object_new_uint64(r->stats.evicted_bytes));
-		json_object_object_add(stats, "fair_share_bytes",
-		                       json_object_new_uint64(r->stats.fair_share_bytes));
-		json_object_object_add(stats, "evictions", json_object_new_uint64(r->stats.evictions));
-		json_object_object_add(stats, "returns", json_object_new_uint64(r->stats.returns));
-		json_object_object_add(root, "stats_before_free", stats);
-	}
+	workload_cli_add_json(root, info, r, size);
 	if (run->have_counters) {
 		driver = json_object_new_object();
 		json_object_object_add(driver, "mailbox_requests",
@@ -259,81 +178,32 @@ static void print_json(const struct run *run, const struct vgpu_device_info *inf
 		json_object_object_add(driver, "fence_irqs", json_object_new_uint64(run->fence_irqs));
 		json_object_object_add(root, "driver_during_run", driver);
 	}
-	printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-	                                                            JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(root);
+	workload_cli_print_json(root);
 }
 
 static void print_summary(const struct run *run, const struct vgpu_device_info *info,
                           const struct vgpu_workload_result *r, uint64_t size)
 {
-	char a[32], b[32], c[32], d[32];
-
-	human_bytes(size, a, sizeof(a));
 	printf("vgpu-run on %s\n", run->path);
-	if (info) {
-		human_bytes(info->vram_share_bytes, b, sizeof(b));
-		human_bytes(info->chunk_bytes, c, sizeof(c));
-		if (info->cap_bytes)
-			human_bytes(info->cap_bytes, d, sizeof(d));
-		else
-			snprintf(d, sizeof(d), "none");
-		printf("  vGPU        ABI %u.%u, fair share %s, cap %s, chunk %s\n",
-		       info->abi_version >> 16, info->abi_version & 0xffff, b, d, c);
-	}
-	human_bytes(r->bytes_allocated, b, sizeof(b));
-	printf("  workload    %s: %s asked, %s allocated in %" PRIu64 " buffers%s\n", r->workload,
-	       a, b, r->buffers, r->target_reached ? "" : " (target not reached)");
-	printf("  run         %" PRIu64 " iterations, %" PRIu64 " submissions, %.2f s "
-	       "(verification %.2f s)\n",
-	       r->iterations, r->submissions, r->wall_seconds, r->verify_seconds);
-	if (r->buffers)
-		printf("  ALLOC       mean %.2f ms, max %.2f ms, %" PRIu64 " retried (BUSY)\n",
-		       (double)r->alloc_ns_total / 1e6 / (double)r->buffers,
-		       (double)r->alloc_ns_max / 1e6, r->alloc_retries);
-	if (r->have_stats) {
-		human_bytes(r->stats.resident_bytes, a, sizeof(a));
-		human_bytes(r->stats.evicted_bytes, b, sizeof(b));
-		human_bytes(r->stats.fair_share_bytes, c, sizeof(c));
-		printf("  before free resident %s, evicted %s, fair share %s, %u evictions, "
-		       "%u returns\n",
-		       a, b, c, r->stats.evictions, r->stats.returns);
-	}
+	workload_cli_print_summary(info, r, size);
 	if (run->have_counters)
 		printf("  driver      %" PRIu64 " mailbox requests and %" PRIu64 " doorbells for %" PRIu64
 		       " submissions; %" PRIu64 " fence interrupts\n",
 		       run->mailbox_requests, run->doorbells, r->submissions, run->fence_irqs);
-	if (r->message[0])
-		printf("  note        %s\n", r->message);
-	printf("  checksums   %" PRIu64 " verified, %" PRIu64 " wrong\n", r->checksums,
-	       r->mismatches);
-	printf("%s\n", r->verified ? "PASS" : "FAIL");
+	workload_cli_print_verdict(r);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		{ "device", required_argument, NULL, 'D' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "seed", required_argument, NULL, 'e' },
-		{ "priority", required_argument, NULL, 'P' },
-		{ "gpfifo-entries", required_argument, NULL, 'g' },
+		WORKLOAD_CLI_OPTIONS,
 		{ "hold", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vgpu_workload_options options = {
-		.size_bytes = VGPU_WORKLOAD_DEFAULT_SIZE,
-		.buffer_bytes = VGPU_WORKLOAD_DEFAULT_BUFFER,
-		.seed = 1,
-		.priority = VGPU_PRIORITY_DEFAULT,
-		.stop = &stop_requested,
-	};
+	struct vgpu_workload_options options;
 	struct drm_vgpu_stats before, after;
 	struct vgpu_workload_result result;
 	struct vgpu_device *dev = NULL;
@@ -341,63 +211,23 @@ int main(int argc, char **argv)
 	struct hold hold = { 0 };
 	const char *path = NULL;
 	bool json = false, have_workload = false;
-	uint64_t value;
 	char why[512];
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "D:w:S:b:d:i:jh", long_options, NULL)) != -1) {
+	workload_cli_defaults(&options, &stop_requested);
+	while ((opt = getopt_long(argc, argv, "D:" WORKLOAD_CLI_SHORT "jh", long_options, NULL)) !=
+	       -1) {
+		switch (workload_cli_option(TOOL, opt, optarg, &options, &have_workload)) {
+		case WORKLOAD_OPTION_TAKEN:
+			continue;
+		case WORKLOAD_OPTION_BAD:
+			return EXIT_USAGE;
+		case WORKLOAD_OPTION_OTHER:
+			break;
+		}
 		switch (opt) {
 		case 'D':
 			path = optarg;
-			break;
-		case 'w':
-			if (vgpu_workload_parse(optarg, &options.kind))
-				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak, escape)",
-				                   optarg);
-			have_workload = true;
-			break;
-		case 'S':
-			if (vgpu_parse_size(optarg, &options.size_bytes) ||
-			    options.size_bytes < VGPU_PAGE_SIZE)
-				return usage_error("--size wants a size of at least 4K such as 256M "
-				                   "or 1G, not '%s'",
-				                   optarg);
-			break;
-		case 'b':
-			if (vgpu_parse_size(optarg, &options.buffer_bytes) ||
-			    options.buffer_bytes < VGPU_PAGE_SIZE)
-				return usage_error("--buffer-size wants a size of at least 4K such "
-				                   "as 32M, not '%s'",
-				                   optarg);
-			break;
-		case 'd':
-			if (vgpu_parse_duration(optarg, &options.duration_ns))
-				return usage_error("--duration wants a time such as 10s, 500ms or "
-				                   "2m, not '%s'",
-				                   optarg);
-			break;
-		case 'i':
-			if (parse_u64(optarg, &options.iterations) || !options.iterations)
-				return usage_error("--iterations wants a positive number, not '%s'",
-				                   optarg);
-			break;
-		case 'e':
-			if (parse_u64(optarg, &options.seed))
-				return usage_error("--seed wants a number, not '%s'", optarg);
-			break;
-		case 'P':
-			if (parse_u64(optarg, &value) || value > VGPU_PRIORITY_MAX)
-				return usage_error("--priority wants 0..15, not '%s'", optarg);
-			options.priority = (uint32_t)value;
-			break;
-		case 'g':
-			if (parse_u64(optarg, &value) || value < 2 ||
-			    value > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX || (value & (value - 1)))
-				return usage_error("--gpfifo-entries wants a power of two from 2 to "
-				                   "4096, not '%s'",
-				                   optarg);
-			options.gpfifo_entries = (uint32_t)value;
 			break;
 		case 'H':
 			if (vgpu_parse_duration(optarg, &hold.ns) || !hold.ns)

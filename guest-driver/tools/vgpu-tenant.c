@@ -21,9 +21,9 @@
 #include "vgpu_guest.h"
 #include "vgpu_guest_local.h"
 #include "vgpu_workloads.h"
+#include "workload_cli.h"
 
-#define EXIT_VERIFY_FAILED 1
-#define EXIT_USAGE 2
+#define TOOL "vgpu-tenant"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -117,41 +117,7 @@ static void on_signal(int sig)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "vgpu-tenant: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'vgpu-tenant --help'.\n");
-	return EXIT_USAGE;
-}
-
-static int parse_u64(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	if (!text || !*text || *text == '-')
-		return -EINVAL;
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	*out = value;
-	return 0;
-}
-
-static void human_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double value = (double)bytes;
-	unsigned int unit = 0;
-
-	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
-		value /= 1024;
-		unit++;
-	}
-	if (unit == 0)
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, len, "%.1f %s", value, units[unit]);
+	return workload_cli_usage_error(TOOL, fmt, arg);
 }
 
 struct tenant {
@@ -167,93 +133,13 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
                        const struct vgpu_workload_result *r, uint64_t size)
 {
 	json_object *root = json_object_new_object();
-	json_object *stats, *mailbox;
+	json_object *mailbox;
 
 	json_object_object_add(root, "name", json_object_new_string(t->name));
 	json_object_object_add(root, "profile",
 	                       t->profile ? json_object_new_string(t->profile) : NULL);
 	json_object_object_add(root, "socket", json_object_new_string(t->socket_path));
-	json_object_object_add(root, "workload", json_object_new_string(r->workload));
-	json_object_object_add(root, "verified", json_object_new_boolean(r->verified));
-	json_object_object_add(root, "error", json_object_new_int(r->error));
-	json_object_object_add(root, "message", json_object_new_string(r->message));
-	json_object_object_add(root, "size_bytes", json_object_new_uint64(size));
-	json_object_object_add(root, "target_reached", json_object_new_boolean(r->target_reached));
-	json_object_object_add(root, "bytes_allocated", json_object_new_uint64(r->bytes_allocated));
-	json_object_object_add(root, "buffers", json_object_new_uint64(r->buffers));
-	json_object_object_add(root, "iterations", json_object_new_uint64(r->iterations));
-	json_object_object_add(root, "submissions", json_object_new_uint64(r->submissions));
-	json_object_object_add(root, "checksums", json_object_new_uint64(r->checksums));
-	json_object_object_add(root, "mismatches", json_object_new_uint64(r->mismatches));
-	json_object_object_add(root, "wall_seconds", json_object_new_double(r->wall_seconds));
-	json_object_object_add(root, "verify_seconds", json_object_new_double(r->verify_seconds));
-	json_object_object_add(root, "alloc_retries", json_object_new_uint64(r->alloc_retries));
-	json_object_object_add(root, "alloc_ms_max",
-	                       json_object_new_double((double)r->alloc_ns_max / 1e6));
-	json_object_object_add(root, "alloc_ms_mean",
-	                       json_object_new_double(r->buffers ? (double)r->alloc_ns_total /
-	                                                                   1e6 / (double)r->buffers :
-	                                                           0.0));
-	if (r->escapes_tried) {
-		json_object *escapes = json_object_new_array();
-		uint32_t i;
-
-		json_object_object_add(root, "escapes_tried", json_object_new_int(
-		                                                      (int32_t)r->escapes_tried));
-		json_object_object_add(root, "escapes_refused",
-		                       json_object_new_int((int32_t)r->escapes_refused));
-		for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
-			const struct vgpu_escape_attempt *a = &r->escapes[i];
-			json_object *e;
-
-			if (!a->tried)
-				continue;
-			e = json_object_new_object();
-			json_object_object_add(e, "name", json_object_new_string(a->name));
-			json_object_object_add(e, "what", json_object_new_string(a->what));
-			json_object_object_add(e, "gpu_va", json_object_new_uint64(a->gpu_va));
-			json_object_object_add(e, "bytes", json_object_new_uint64(a->bytes));
-			json_object_object_add(e, "refused", json_object_new_boolean(a->refused));
-			json_object_object_add(e, "error", json_object_new_int(a->error));
-			json_object_array_add(escapes, e);
-		}
-		json_object_object_add(root, "escapes", escapes);
-	}
-	if (!strcmp(r->workload, "soak")) {
-		json_object *soak = json_object_new_object();
-
-		json_object_object_add(soak, "steps", json_object_new_uint64(r->iterations));
-		json_object_object_add(soak, "allocs", json_object_new_uint64(r->soak.allocs));
-		json_object_object_add(soak, "alloc_refused",
-		                       json_object_new_uint64(r->soak.alloc_refused));
-		json_object_object_add(soak, "frees", json_object_new_uint64(r->soak.frees));
-		json_object_object_add(soak, "streams", json_object_new_uint64(r->soak.streams));
-		json_object_object_add(soak, "verifies", json_object_new_uint64(r->soak.verifies));
-		json_object_object_add(soak, "detaches", json_object_new_uint64(r->soak.detaches));
-		json_object_object_add(soak, "buffers_dropped",
-		                       json_object_new_uint64(r->soak.buffers_dropped));
-		json_object_object_add(root, "soak", soak);
-	}
-	if (info) {
-		json_object_object_add(root, "vram_share_bytes",
-		                       json_object_new_uint64(info->vram_share_bytes));
-		json_object_object_add(root, "cap_bytes", json_object_new_uint64(info->cap_bytes));
-		json_object_object_add(root, "chunk_bytes", json_object_new_uint64(info->chunk_bytes));
-	}
-	if (r->have_stats) {
-		stats = json_object_new_object();
-		json_object_object_add(stats, "allocated_bytes",
-		                       json_object_new_uint64(r->stats.allocated_bytes));
-		json_object_object_add(stats, "resident_bytes",
-		                       json_object_new_uint64(r->stats.resident_bytes));
-		json_object_object_add(stats, "evicted_bytes",
-		                       json_object_new_uint64(r->stats.evicted_bytes));
-		json_object_object_add(stats, "fair_share_bytes",
-		                       json_object_new_uint64(r->stats.fair_share_bytes));
-		json_object_object_add(stats, "evictions", json_object_new_uint64(r->stats.evictions));
-		json_object_object_add(stats, "returns", json_object_new_uint64(r->stats.returns));
-		json_object_object_add(root, "stats_before_free", stats);
-	}
+	workload_cli_add_json(root, info, r, size);
 	if (t->have_mailbox) {
 		mailbox = json_object_new_object();
 		json_object_object_add(mailbox, "requests", json_object_new_uint64(t->mailbox.requests));
@@ -266,77 +152,19 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 		json_object_object_add(mailbox, "timeouts", json_object_new_uint64(t->mailbox.timeouts));
 		json_object_object_add(root, "mailbox", mailbox);
 	}
-	printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-	                                                            JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(root);
+	workload_cli_print_json(root);
 }
 
 static void print_summary(const struct tenant *t, const struct vgpu_device_info *info,
                           const struct vgpu_workload_result *r, uint64_t size)
 {
-	char a[32], b[32], c[32], d[32];
-
-	human_bytes(size, a, sizeof(a));
 	printf("vgpu-tenant %s (profile %s) on vgpud %s\n", t->name,
 	       t->profile ? t->profile : "default", t->socket_path);
-	if (info) {
-		human_bytes(info->vram_share_bytes, b, sizeof(b));
-		human_bytes(info->chunk_bytes, c, sizeof(c));
-		if (info->cap_bytes)
-			human_bytes(info->cap_bytes, d, sizeof(d));
-		else
-			snprintf(d, sizeof(d), "none");
-		printf("  vGPU        ABI %u.%u, fair share %s, cap %s, chunk %s\n",
-		       info->abi_version >> 16, info->abi_version & 0xffff, b, d, c);
-	}
-	human_bytes(r->bytes_allocated, b, sizeof(b));
-	printf("  workload    %s: %s asked, %s allocated in %" PRIu64 " buffers%s\n", r->workload,
-	       a, b, r->buffers, r->target_reached ? "" : " (target not reached)");
-	printf("  run         %" PRIu64 " iterations, %" PRIu64 " submissions, %.2f s "
-	       "(verification %.2f s)\n",
-	       r->iterations, r->submissions, r->wall_seconds, r->verify_seconds);
-	if (r->buffers)
-		printf("  ALLOC       mean %.2f ms, max %.2f ms, %" PRIu64 " retried (BUSY)\n",
-		       (double)r->alloc_ns_total / 1e6 / (double)r->buffers,
-		       (double)r->alloc_ns_max / 1e6, r->alloc_retries);
-	if (r->have_stats) {
-		human_bytes(r->stats.resident_bytes, a, sizeof(a));
-		human_bytes(r->stats.evicted_bytes, b, sizeof(b));
-		human_bytes(r->stats.fair_share_bytes, c, sizeof(c));
-		printf("  before free resident %s, evicted %s, fair share %s, %u evictions, "
-		       "%u returns\n",
-		       a, b, c, r->stats.evictions, r->stats.returns);
-	}
+	workload_cli_print_summary(info, r, size);
 	if (t->have_mailbox)
 		printf("  mailbox     %" PRIu64 " requests, %" PRIu64 " doorbells\n",
 		       t->mailbox.requests, t->mailbox.doorbells);
-	if (r->escapes_tried) {
-		uint32_t i;
-
-		for (i = 0; i < VGPU_ESCAPE_ATTEMPTS; i++) {
-			const struct vgpu_escape_attempt *e = &r->escapes[i];
-
-			if (!e->tried)
-				continue;
-			human_bytes(e->bytes, b, sizeof(b));
-			printf("  escape      %s: %s at GPU VA 0x%" PRIx64 ": %s\n", e->name, b,
-			       e->gpu_va,
-			       e->refused ? "refused, channel killed" :
-			       e->error   ? strerror(-e->error) :
-			                    "COMPLETED without error");
-		}
-	}
-	if (!strcmp(r->workload, "soak"))
-		printf("  soak        %" PRIu64 " allocs (%" PRIu64 " refused), %" PRIu64
-		       " frees, %" PRIu64 " streams, %" PRIu64 " verifies, %" PRIu64
-		       " detaches (%" PRIu64 " buffers dropped)\n",
-		       r->soak.allocs, r->soak.alloc_refused, r->soak.frees, r->soak.streams,
-		       r->soak.verifies, r->soak.detaches, r->soak.buffers_dropped);
-	if (r->message[0])
-		printf("  note        %s\n", r->message);
-	printf("  checksums   %" PRIu64 " verified, %" PRIu64 " wrong\n", r->checksums,
-	       r->mismatches);
-	printf("%s\n", r->verified ? "PASS" : "FAIL");
+	workload_cli_print_verdict(r);
 }
 
 /* soak's detach step: the VM detaches holding its buffers (the device is
@@ -386,38 +214,35 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "profile", required_argument, NULL, 'p' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "seed", required_argument, NULL, 'e' },
-		{ "priority", required_argument, NULL, 'P' },
-		{ "gpfifo-entries", required_argument, NULL, 'g' },
+		WORKLOAD_CLI_OPTIONS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "linger", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vgpu_workload_options options = {
-		.size_bytes = VGPU_WORKLOAD_DEFAULT_SIZE,
-		.buffer_bytes = VGPU_WORKLOAD_DEFAULT_BUFFER,
-		.seed = 1,
-		.priority = VGPU_PRIORITY_DEFAULT,
-		.stop = &stop_requested,
-	};
+	struct vgpu_workload_options options;
 	struct vgpu_local_device_config config = { 0 };
 	struct vgpu_workload_result result;
 	struct reattach again;
 	struct tenant tenant = { 0 };
 	struct vgpu_device *dev = NULL;
 	struct vgpu_proto *proto;
-	uint64_t value, timeout_ms = 0, linger_ns = 0;
+	uint64_t timeout_ms = 0, linger_ns = 0;
 	char default_name[64], why[512];
 	bool json = false, have_workload = false;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "s:n:p:w:S:b:d:i:jh", long_options, NULL)) != -1) {
+	workload_cli_defaults(&options, &stop_requested);
+	while ((opt = getopt_long(argc, argv, "s:n:p:" WORKLOAD_CLI_SHORT "jh", long_options,
+	                          NULL)) != -1) {
+		switch (workload_cli_option(TOOL, opt, optarg, &options, &have_workload)) {
+		case WORKLOAD_OPTION_TAKEN:
+			continue;
+		case WORKLOAD_OPTION_BAD:
+			return EXIT_USAGE;
+		case WORKLOAD_OPTION_OTHER:
+			break;
+		}
 		switch (opt) {
 		case 's':
 			config.socket_path = optarg;
@@ -429,59 +254,10 @@ int main(int argc, char **argv)
 			config.profile = optarg;
 			break;
 		case 'T':
-			if (parse_u64(optarg, &timeout_ms) || timeout_ms == 0 || timeout_ms > INT_MAX)
+			if (workload_cli_parse_u64(optarg, &timeout_ms) || timeout_ms == 0 || timeout_ms > INT_MAX)
 				return usage_error("--timeout-ms wants a positive number of "
 				                   "milliseconds, not '%s'",
 				                   optarg);
-			break;
-		case 'w':
-			if (vgpu_workload_parse(optarg, &options.kind))
-				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak, escape, soak)",
-				                   optarg);
-			have_workload = true;
-			break;
-		case 'S':
-			if (vgpu_parse_size(optarg, &options.size_bytes) ||
-			    options.size_bytes < VGPU_PAGE_SIZE)
-				return usage_error("--size wants a size of at least 4K such as 256M "
-				                   "or 1G, not '%s'",
-				                   optarg);
-			break;
-		case 'b':
-			if (vgpu_parse_size(optarg, &options.buffer_bytes) ||
-			    options.buffer_bytes < VGPU_PAGE_SIZE)
-				return usage_error("--buffer-size wants a size of at least 4K such "
-				                   "as 32M, not '%s'",
-				                   optarg);
-			break;
-		case 'd':
-			if (vgpu_parse_duration(optarg, &options.duration_ns))
-				return usage_error("--duration wants a time such as 10s, 500ms or "
-				                   "2m, not '%s'",
-				                   optarg);
-			break;
-		case 'i':
-			if (parse_u64(optarg, &options.iterations) || !options.iterations)
-				return usage_error("--iterations wants a positive number, not '%s'",
-				                   optarg);
-			break;
-		case 'e':
-			if (parse_u64(optarg, &options.seed))
-				return usage_error("--seed wants a number, not '%s'", optarg);
-			break;
-		case 'P':
-			if (parse_u64(optarg, &value) || value > VGPU_PRIORITY_MAX)
-				return usage_error("--priority wants 0..15, not '%s'", optarg);
-			options.priority = (uint32_t)value;
-			break;
-		case 'g':
-			if (parse_u64(optarg, &value) || value < 2 || value > (1u << 20) ||
-			    (value & (value - 1)))
-				return usage_error("--gpfifo-entries wants a power of two >= 2, "
-				                   "not '%s'",
-				                   optarg);
-			options.gpfifo_entries = (uint32_t)value;
 			break;
 		case 'j':
 			json = true;

@@ -43,6 +43,7 @@ void harness_config(struct harness *h)
 	c->profiles[2] = (struct vgpud_profile_spec){ "one", 1, 0, 1 };
 	strcpy(c->default_profile, "small");
 	c->swap_timeout_ms = 2000;
+	strcpy(c->allowed_profiles, "*"); /* tenants of every profile */
 }
 
 void harness_start(struct harness *h)

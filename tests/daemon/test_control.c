@@ -5,6 +5,7 @@
  * config, errors, and the daemon-not-running message with exit status 2.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +281,110 @@ static void test_health_config_and_errors(void **state)
 	}
 }
 
+static int connect_control(struct harness *h)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(sock >= 0);
+	strcpy(addr.sun_path, h->config.control_path);
+	assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	return sock;
+}
+
+/* Wait up to timeout_ms for vgpud to close sock (what it sent first goes
+ * to out). true: closed. */
+static bool closed_by_vgpud(int sock, int timeout_ms, char *out, size_t out_len)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	size_t len = 0;
+
+	out[0] = 0;
+	while (poll(&p, 1, timeout_ms) > 0) {
+		ssize_t n = read(sock, out + len, out_len - 1 - len);
+
+		if (n <= 0)
+			return true;
+		len += (size_t)n;
+		out[len] = 0;
+	}
+	return false;
+}
+
+/* Issue 12 item 5: the sockets bound what one user can hold. */
+static void test_socket_limits(void **state)
+{
+	struct harness h;
+	struct tenant quiet, busy, extra, wrong;
+	struct json_object *r;
+	char text[512];
+	uint32_t handle;
+	uint64_t va;
+	int silent[2];
+	(void)state;
+
+	harness_config(&h);
+	h.config.control_max_connections_per_uid = 2;
+	h.config.control_idle_timeout_ms = 300;
+	h.config.max_connections_per_uid = 2;
+	h.config.idle_timeout_ms = 300;
+	strcpy(h.config.allowed_profiles, "small, big");
+	harness_start(&h);
+
+	/* control: two silent connections are all this user gets ... */
+	silent[0] = connect_control(&h);
+	silent[1] = connect_control(&h);
+	{
+		int third = connect_control(&h);
+
+		assert_true(closed_by_vgpud(third, 5000, text, sizeof(text)));
+		assert_non_null(strstr(text, "control_max_connections_per_uid"));
+		close(third);
+	}
+	/* ... until the idle timeout closes them */
+	assert_true(closed_by_vgpud(silent[0], 5000, text, sizeof(text)));
+	assert_true(closed_by_vgpud(silent[1], 5000, text, sizeof(text)));
+	close(silent[0]);
+	close(silent[1]);
+	r = harness_control(&h, "{\"command\":\"health\"}");
+	assert_true(ok(r));
+	json_object_put(r);
+
+	/* the host budget: auto = half of the RAM, as vgpuctl config shows */
+	r = harness_control(&h, "{\"command\":\"config\"}");
+	{
+		struct json_object *config, *core, *sock;
+		uint64_t half = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 2;
+
+		assert_true(json_object_object_get_ex(r, "config", &config));
+		assert_true(json_object_object_get_ex(config, "core", &core));
+		assert_int_equal(field(core, "host_budget"), half);
+		assert_true(json_object_object_get_ex(config, "socket", &sock));
+		assert_int_equal(field(sock, "max_connections_per_uid"), 2);
+	}
+	json_object_put(r);
+
+	/* tenants: a profile the socket does not allow */
+	assert_int_equal(tenant_open(&h, &wrong, "wrong", "one"), -EPERM);
+	/* two connections per user */
+	assert_int_equal(tenant_open(&h, &quiet, "quiet", "small"), 0);
+	assert_int_equal(tenant_open(&h, &busy, "busy", "big"), 0);
+	assert_int_not_equal(tenant_open(&h, &extra, "extra", "small"), 0);
+	/* one holds memory, one nothing: the idle timeout detaches only that */
+	assert_int_equal(tenant_hello(&busy), 0);
+	assert_int_equal(tenant_alloc(&busy, 1 << 20, 0, &handle, &va), 0);
+	assert_true(harness_wait_vms(&h, 1, 5000));
+	r = harness_control(&h, "{\"command\":\"stats\",\"vm\":\"busy\"}");
+	assert_true(ok(r));
+	json_object_put(r);
+	/* its slot is free again */
+	assert_int_equal(tenant_open(&h, &extra, "extra", "small"), 0);
+	tenant_close(&extra);
+	tenant_close(&quiet);
+	tenant_close(&busy);
+	harness_stop(&h);
+}
+
 static void test_vgpuctl(void **state)
 {
 	struct fixture *f = *state;
@@ -406,6 +511,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_set_weight_and_profiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_config_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vgpuctl, setup, teardown),
+		cmocka_unit_test(test_socket_limits),
 	};
 
 	if (argc < 2) {

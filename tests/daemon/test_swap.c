@@ -98,9 +98,9 @@ static void copy_control(void *dst, const void *src, uint32_t bytes, bool to_rea
 	}
 }
 
-static struct vgpu_device *only_device(struct harness *h)
+static struct vgpud_device *only_device(struct harness *h)
 {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 
 	pthread_mutex_lock(&h->d->registry.lock);
 	dev = h->d->registry.first;

@@ -133,6 +133,7 @@ static void test_listen_address(void **state)
 	char why[512];
 	char shown[96];
 	char *flag[] = { "vgpud", "--metrics", "[::1]:9464", NULL };
+	enum vgpud_config_action action;
 	char *bad_flag[] = { "vgpud", "--metrics", "9464:127.0.0.1", NULL };
 	FILE *saved;
 
@@ -160,7 +161,7 @@ static void test_listen_address(void **state)
 	/* the key: default off, a flag, validation */
 	vgpud_config_defaults(&c);
 	assert_string_equal(c.metrics, "off");
-	assert_int_equal(vgpud_config_from_args(&c, 3, flag), 0);
+	assert_int_equal(vgpud_config_from_args(&c, 3, flag, &action), 0);
 	assert_string_equal(c.metrics, "[::1]:9464");
 	strcpy(c.metrics, "nowhere");
 	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
@@ -168,7 +169,7 @@ static void test_listen_address(void **state)
 	saved = stderr;
 	stderr = fopen("/dev/null", "w");
 	vgpud_config_defaults(&c);
-	assert_true(vgpud_config_from_args(&c, 3, bad_flag) < 0);
+	assert_true(vgpud_config_from_args(&c, 3, bad_flag, &action) < 0);
 	fclose(stderr);
 	stderr = saved;
 }
@@ -192,6 +193,50 @@ static void test_config_validate(void **state)
 	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
 }
 
+/* [socket] and the host budget: bounded by default (issue 12 item 5). */
+static void test_resource_bounds(void **state)
+{
+	char *conf = write_temp("[core]\nhost_budget = auto\n"
+	                        "[socket]\nallowed_profiles = vgpu-2G, vgpu-4G\n"
+	                        "idle_timeout_ms = 1500\nmax_connections_per_uid = 3\n"
+	                        "control_idle_timeout_ms = 700\n"
+	                        "control_max_connections_per_uid = 2\n");
+	struct vgpud_config c;
+	char why[512];
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	(void)state;
+	vgpud_config_defaults(&c);
+	/* defaults: half of the RAM, the default profile only, limits on */
+	assert_int_equal(c.host_budget_bytes, VGPUD_HOST_BUDGET_AUTO);
+	assert_int_equal(vgpud_config_host_budget(&c), (uint64_t)pages * (uint64_t)page / 2);
+	assert_true(vgpud_config_profile_allowed(&c, "vgpu-1G"));
+	assert_true(vgpud_config_profile_allowed(&c, NULL)); /* the default */
+	assert_true(vgpud_config_profile_allowed(&c, ""));
+	assert_false(vgpud_config_profile_allowed(&c, "vgpu-2G"));
+	assert_true(c.idle_timeout_ms > 0 && c.max_connections_per_uid > 0);
+	assert_true(c.control_idle_timeout_ms > 0 && c.control_max_connections_per_uid > 0);
+
+	assert_int_equal(vgpud_config_load_file(&c, conf, why, sizeof(why)), 0);
+	assert_int_equal(c.host_budget_bytes, VGPUD_HOST_BUDGET_AUTO);
+	assert_false(vgpud_config_profile_allowed(&c, "vgpu-1G"));
+	assert_false(vgpud_config_profile_allowed(&c, NULL));
+	assert_true(vgpud_config_profile_allowed(&c, "vgpu-2G"));
+	assert_true(vgpud_config_profile_allowed(&c, "vgpu-4G"));
+	assert_false(vgpud_config_profile_allowed(&c, "vgpu-4"));
+	assert_int_equal(c.idle_timeout_ms, 1500);
+	assert_int_equal(c.max_connections_per_uid, 3);
+	assert_int_equal(c.control_idle_timeout_ms, 700);
+	assert_int_equal(c.control_max_connections_per_uid, 2);
+	strcpy(c.allowed_profiles, "*");
+	assert_true(vgpud_config_profile_allowed(&c, "anything"));
+	c.host_budget_bytes = 0; /* explicit: no limit */
+	assert_int_equal(vgpud_config_host_budget(&c), 0);
+	c.max_connections_per_uid = 0;
+	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	unlink(conf);
+}
+
 static void test_flags(void **state)
 {
 	char *conf = write_temp("[core]\nchunk_size = 2M\npolicy = priority\n"
@@ -205,12 +250,14 @@ static void test_flags(void **state)
 	char *bad_profile[] = { "vgpud", "--profile", "x:weight", NULL };
 	char *extra[] = { "vgpud", "surplus", NULL };
 	char *help[] = { "vgpud", "--help", NULL };
+	enum vgpud_config_action action;
 	struct vgpud_config c;
 	FILE *saved;
 
 	(void)state;
 	vgpud_config_defaults(&c);
-	assert_int_equal(vgpud_config_from_args(&c, 15, argv), 0);
+	assert_int_equal(vgpud_config_from_args(&c, 15, argv, &action), 0);
+	assert_int_equal(action, VGPUD_CONFIG_RUN);
 	assert_int_equal(c.chunk_bytes, 8ull << 20); /* flag over file */
 	assert_string_equal(c.policy, "priority");    /* file over default */
 	assert_int_equal(c.gpu.vram_bytes, 512ull << 20);
@@ -227,17 +274,18 @@ static void test_flags(void **state)
 	saved = stderr;
 	stderr = fopen("/dev/null", "w");
 	vgpud_config_defaults(&c);
-	assert_true(vgpud_config_from_args(&c, 3, bad) < 0);
+	assert_true(vgpud_config_from_args(&c, 3, bad, &action) < 0);
 	vgpud_config_defaults(&c);
-	assert_true(vgpud_config_from_args(&c, 3, bad_profile) < 0);
+	assert_true(vgpud_config_from_args(&c, 3, bad_profile, &action) < 0);
 	vgpud_config_defaults(&c);
-	assert_true(vgpud_config_from_args(&c, 2, extra) < 0);
+	assert_true(vgpud_config_from_args(&c, 2, extra, &action) < 0);
 	fclose(stderr);
 	stderr = saved;
 	saved = stdout;
 	stdout = fopen("/dev/null", "w");
 	vgpud_config_defaults(&c);
-	assert_int_equal(vgpud_config_from_args(&c, 2, help), 1);
+	assert_int_equal(vgpud_config_from_args(&c, 2, help, &action), 0);
+	assert_int_equal(action, VGPUD_CONFIG_PRINTED); /* --help printed: exit 0 */
 	fclose(stdout);
 	stdout = saved;
 }
@@ -385,6 +433,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_config_validate),
 		cmocka_unit_test(test_listen_address),
 		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_resource_bounds),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_handle_table),

@@ -148,7 +148,7 @@ ctl() { "$VGPUCTL" --socket "$CONTROL" "$@"; }
 echo "runtime directory $RUN_DIR (removed at exit)"
 echo "\$ vgpud --gpu $GPU --vram $VRAM --chunk-size $CHUNK --log-level warn"
 "$VGPUD" --config "$RUN_DIR/vgpud.conf" --gpu "$GPU" --vram "$VRAM" --chunk-size "$CHUNK" \
-	--socket "$SOCKET" --control-socket "$CONTROL" --log-level warn 2>"$LOG" &
+	--allowed-profiles '*' --socket "$SOCKET" --control-socket "$CONTROL" --log-level warn 2>"$LOG" &
 VGPUD_PID=$!
 PIDS+=("$VGPUD_PID")
 ready=0

@@ -83,6 +83,8 @@ int daemon_start(struct daemon_runner *runner, const char *const *extra_args)
 	argv[argc++] = runner->socket;
 	argv[argc++] = "--control-socket";
 	argv[argc++] = runner->control;
+	argv[argc++] = "--allowed-profiles"; /* tenants of every profile */
+	argv[argc++] = "*";
 	for (i = 0; extra_args && extra_args[i] && argc < MAX_ARGS - 1; i++)
 		argv[argc++] = extra_args[i];
 	argv[argc] = NULL;

@@ -355,9 +355,9 @@ static struct json_object *listed(struct json_object *list, const char *name)
 	return NULL;
 }
 
-static struct vgpu_device *device_named(struct harness *h, const char *name)
+static struct vgpud_device *device_named(struct harness *h, const char *name)
 {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 
 	pthread_mutex_lock(&h->d->registry.lock);
 	dev = vgpud_registry_find_locked(&h->d->registry, name);

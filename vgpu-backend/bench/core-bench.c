@@ -41,6 +41,7 @@
 #include "vgpu/core.h"
 #include "vgpu/simgpu.h"
 #include "vgpu/simgpu_commands.h"
+#include "vgpu/util.h"
 
 #define KiB ((uint64_t)1 << 10)
 #define MiB ((uint64_t)1 << 20)
@@ -50,14 +51,6 @@
 #define RELOCATION_BYTES (256 * MiB) /* per round: 4 allocations of 64 MiB */
 
 static struct json_object *json; /* NULL without --json */
-
-static uint64_t now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
 
 static void die(const char *what, int err)
 {
@@ -173,15 +166,15 @@ static void bench_alloc_latency(int rounds, int cycles)
 		for (int z = 0; z < ALLOC_SIZES; z++, size *= 2) {
 			for (int i = 0; i < cycles; i++) {
 				struct vgpu_buffer_info buffer;
-				uint64_t t0 = now_ns(), t1;
+				uint64_t t0 = vgpu_monotonic_ns(), t1;
 				int err = vgpu_core_alloc(vm, size, VGPU_PRIORITY_DEFAULT, 0, &buffer);
 
-				t1 = now_ns();
+				t1 = vgpu_monotonic_ns();
 				if (err)
 					die("alloc", err);
 				vgpu_core_free(vm, buffer.handle);
 				alloc_ns[i] = t1 - t0;
-				free_ns[i] = now_ns() - t1;
+				free_ns[i] = vgpu_monotonic_ns() - t1;
 			}
 			percentiles(alloc_ns, (size_t)cycles, &a_med[z][round], &a_p99[z][round]);
 			percentiles(free_ns, (size_t)cycles, &f_med[z][round], &f_p99[z][round]);
@@ -367,10 +360,10 @@ static double memcpy_warm_gbps(struct memcpy_ref *m)
 	uint64_t t0, t;
 
 	barrier_on(m->dst);
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	memcpy(m->dst, m->src, m->bytes);
 	barrier_on(m->dst);
-	t = now_ns() - t0;
+	t = vgpu_monotonic_ns() - t0;
 	return m->bytes / (double)t;
 }
 
@@ -392,10 +385,10 @@ static double memcpy_fresh_gbps(struct memcpy_ref *m)
 	if (dst == MAP_FAILED)
 		die("mmap", -errno);
 	barrier_on(dst);
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	memcpy(dst, m->src, m->bytes);
 	barrier_on(dst);
-	t = now_ns() - t0;
+	t = vgpu_monotonic_ns() - t0;
 	if (dst[m->bytes - 1] != 0x5a || dst[0] != 0x5a)
 		die("fresh memcpy: wrong bytes", -EIO);
 	munmap(dst, m->bytes);
@@ -604,7 +597,7 @@ static void bench_submission(void)
 		die("alloc", err);
 	sim_guest_set_interrupts(guest, false);
 	vgpu_core_stats(s.core, &before);
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	for (int i = 0; i < SUBMISSIONS; i++) {
 		uint32_t n = simgpu_push_memset(words, buffer.gpu_va, (uint32_t)i, 4096);
 
@@ -617,7 +610,7 @@ static void bench_submission(void)
 	vgpu_core_stats(s.core, &after);
 	printf("5. Submission path without memory pressure\n");
 	printf("   %d guest submissions (MEMSET + semaphore, no interrupt) in %.1f ms\n",
-	       SUBMISSIONS, (now_ns() - t0) / 1e6);
+	       SUBMISSIONS, (vgpu_monotonic_ns() - t0) / 1e6);
 	printf("   core entry points invoked meanwhile: %" PRIu64 " (expected 0: %s), HAL events "
 	       "handled: %" PRIu64 "\n",
 	       after.entries - before.entries, after.entries == before.entries ? "ok" : "NOT OK",
@@ -663,7 +656,7 @@ int main(int argc, char **argv)
 	int rounds = 9, alloc_rounds = 5, alloc_cycles = 2000, opt, fresh_rounds;
 	const char *json_path = NULL;
 	double load_before;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = vgpu_monotonic_ns();
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -701,11 +694,11 @@ int main(int argc, char **argv)
 	bench_relocation(rounds);
 	bench_relocation_fresh(fresh_rounds);
 	bench_submission();
-	printf("\ncore-bench: done in %.1f s (load average %.2f)\n", (now_ns() - t0) / 1e9,
+	printf("\ncore-bench: done in %.1f s (load average %.2f)\n", (vgpu_monotonic_ns() - t0) / 1e9,
 	       load_average_1m());
 	json_number(json, "core_bench_load_average_before", load_before);
 	json_number(json, "core_bench_load_average_after", load_average_1m());
-	json_number(json, "core_bench_seconds", (now_ns() - t0) / 1e9);
+	json_number(json, "core_bench_seconds", (vgpu_monotonic_ns() - t0) / 1e9);
 	if (json_write(json, json_path, "core-bench"))
 		return 1;
 	json_object_put(json);

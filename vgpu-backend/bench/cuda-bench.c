@@ -73,6 +73,7 @@
 #include "vgpu/hal_open.h"
 #include "vgpu/simgpu_commands.h"
 #include "vgpu/simgpu_kernels.h"
+#include "vgpu/util.h"
 
 #define KiB ((uint64_t)1 << 10)
 #define MiB ((uint64_t)1 << 20)
@@ -123,17 +124,9 @@ static struct options opt;
 
 /* ------------------------------------------------------------------ basics */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 static double seconds_since(uint64_t start)
 {
-	return (double)(now_ns() - start) / 1e9;
+	return (double)(vgpu_monotonic_ns() - start) / 1e9;
 }
 
 /* The driver, opened beside cudagpu in the same (primary) context, for the
@@ -788,7 +781,7 @@ static void guest_push(struct guest *g, const uint32_t *words, uint32_t count)
 static void guest_entry(struct guest *g, const char *what)
 {
 	uint32_t bytes = g->push_used - g->entry_start;
-	uint64_t start = now_ns();
+	uint64_t start = vgpu_monotonic_ns();
 
 	if (!bytes)
 		return;
@@ -810,7 +803,7 @@ static void guest_entry(struct guest *g, const char *what)
 			break;
 		if (spins % 1024 == 1023)
 			guest_check_alive(g, what);
-		if (now_ns() - start > FENCE_TIMEOUT_S * NS_PER_S)
+		if (vgpu_monotonic_ns() - start > FENCE_TIMEOUT_S * NS_PER_S)
 			fail("%s: the GPU fetched no ring entry for %u s (the ring is full)", what,
 			     FENCE_TIMEOUT_S);
 		sched_yield();
@@ -831,17 +824,17 @@ static void guest_fence(struct guest *g, const char *what)
 	           simgpu_push_semaphore_release(words, g->ram_va + GUEST_SEMAPHORE_OFFSET, seq,
 	                                         true));
 	guest_entry(g, what);
-	start = now_ns();
+	start = vgpu_monotonic_ns();
 	while (guest_semaphore(g) < seq) {
-		uint64_t waited = now_ns() - start;
+		uint64_t waited = vgpu_monotonic_ns() - start;
 
 		if (++spins % 1024 == 0) {
 			guest_check_alive(g, what);
 			/* The interrupt comes after the semaphore write: give the
 			 * write a second to show, then say which one is missing. */
 			if (!interrupt_seen && atomic_load(&fence_events[g->info.id]) >= seq)
-				interrupt_seen = now_ns();
-			if (interrupt_seen && now_ns() - interrupt_seen > NS_PER_S &&
+				interrupt_seen = vgpu_monotonic_ns();
+			if (interrupt_seen && vgpu_monotonic_ns() - interrupt_seen > NS_PER_S &&
 			    guest_semaphore(g) < seq)
 				fail("%s: the fence's interrupt arrived but its semaphore in guest "
 				     "RAM still reads %" PRIu64 " (expected %" PRIu64 ")",
@@ -1295,7 +1288,7 @@ static void evict_and_return(struct vgpu_core *core, struct tenant *victim,
 
 static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
 {
-	struct phase_clock clock = { .name = "relocation", .start = now_ns() };
+	struct phase_clock clock = { .name = "relocation", .start = vgpu_monotonic_ns() };
 	struct series evict = { 0 }, evict_pass = { 0 }, evict_copy = { 0 };
 	struct series ret = { 0 }, ret_pass = { 0 }, ret_copy = { 0 };
 	struct series dtoh = { 0 }, htod = { 0 }, evict_ratio = { 0 }, ret_ratio = { 0 };
@@ -1409,7 +1402,7 @@ static double run_stream(struct tenant *t, uint32_t passes, const char *what)
 	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
 	uint64_t t0;
 
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	guest_push(t->guest, words, simgpu_push_launch_stream(words, buf->gpu_va, buf->bytes, passes));
 	guest_entry(t->guest, what);
 	guest_fence(t->guest, what);
@@ -1420,7 +1413,7 @@ static double run_stream(struct tenant *t, uint32_t passes, const char *what)
 
 static void phase_stream(struct vgpu_hal *hal, struct json_object *root)
 {
-	struct phase_clock clock = { .name = "stream", .start = now_ns() };
+	struct phase_clock clock = { .name = "stream", .start = vgpu_monotonic_ns() };
 	struct series resident = { 0 }, evicted = { 0 }, ratio = { 0 };
 	struct vgpu_buffer_info pressure_buf;
 	struct tenant app, pressure;
@@ -1505,10 +1498,10 @@ static void measure_one_eviction(struct vgpu_core *core, struct tenant *allocato
 
 	cudagpu_map_timing(allocator->hal, &m0);
 	vgpu_core_stats(core, &a);
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	tenant_alloc(allocator, chunk, VGPU_PRIORITY_DEFAULT, false,
 	             "allocating one chunk in a second VM to force an eviction");
-	t1 = now_ns();
+	t1 = vgpu_monotonic_ns();
 	vgpu_core_stats(core, &b);
 	cudagpu_map_timing(allocator->hal, &m1);
 	time_delta(&d, &a.eviction, &b.eviction);
@@ -1531,7 +1524,7 @@ static void measure_one_eviction(struct vgpu_core *core, struct tenant *allocato
 
 static void phase_latency(struct vgpu_hal *hal, struct json_object *root)
 {
-	struct phase_clock clock = { .name = "latency", .start = now_ns() };
+	struct phase_clock clock = { .name = "latency", .start = vgpu_monotonic_ns() };
 	struct json_object *array = json_object_new_array();
 	const unsigned k = opt.latency_evictions;
 
@@ -1638,7 +1631,7 @@ static double submit_ring(struct tenant *t, uint64_t va, unsigned n, uint64_t se
                           uint64_t *check)
 {
 	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	uint64_t t0 = now_ns();
+	uint64_t t0 = vgpu_monotonic_ns();
 	double seconds;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -1659,7 +1652,7 @@ static double submit_direct(cg_deviceptr dst, unsigned n, uint64_t seed_base, ui
 	double seconds;
 
 	driver_enter();
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	for (unsigned i = 0; i < n; i++)
 		cu(cudagpu_launch_fill(&api, &kernels, cu_stream, dst, SUBMIT_FILL_BYTES / 8,
 		                       seed_base + i, 0),
@@ -1673,7 +1666,7 @@ static double submit_direct(cg_deviceptr dst, unsigned n, uint64_t seed_base, ui
 
 static void phase_submit(struct vgpu_hal *hal, struct json_object *root)
 {
-	struct phase_clock clock = { .name = "submit", .start = now_ns() };
+	struct phase_clock clock = { .name = "submit", .start = vgpu_monotonic_ns() };
 	struct series ring = { 0 }, direct = { 0 }, ratio = { 0 };
 	uint64_t *check = xcalloc(SUBMIT_FILL_BYTES / 8, sizeof(uint64_t));
 	const unsigned n = opt.launches;
@@ -1857,7 +1850,7 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 			run->hot_evicted_bytes += app.pieces[i].bytes;
 	free(evicted);
 
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	for (unsigned sweep = 0; sweep < UM_SWEEPS; sweep++) {
 		for (size_t i = 0; i < app.piece_count; i++)
 			guest_push(app.guest, words,
@@ -1866,7 +1859,7 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 		guest_entry(app.guest, what);
 	}
 	guest_fence(app.guest, what);
-	t1 = now_ns();
+	t1 = vgpu_monotonic_ns();
 	for (size_t i = 0; i < app.piece_count; i++)
 		guest_push(app.guest, words,
 		           simgpu_push_launch_checksum(words, app.pieces[i].va, app.pieces[i].bytes,
@@ -1936,14 +1929,14 @@ static void um_managed(const struct um_layout *l, uint64_t *results_host,
 		   "cuLaunchKernel(vgpu_fill) on managed memory");
 	cu(api.cuStreamSynchronize(cu_stream), what);
 	memset(results_host, 0, l->piece_count * sizeof(uint64_t));
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	for (unsigned sweep = 0; sweep < UM_SWEEPS; sweep++)
 		for (size_t i = 0; i < l->piece_count; i++)
 			cu(cudagpu_launch_stream(&api, &kernels, cu_stream, m + l->pieces[i].va,
 			                         l->pieces[i].bytes / 8, l->hot[i] ? UM_HOT_PASSES : 1),
 			   "cuLaunchKernel(vgpu_stream) on managed memory");
 	cu(api.cuStreamSynchronize(cu_stream), what);
-	t1 = now_ns();
+	t1 = vgpu_monotonic_ns();
 	for (size_t i = 0; i < l->piece_count; i++)
 		cu(cudagpu_launch_checksum(&api, &kernels, cu_stream, m + l->pieces[i].va,
 		                           l->pieces[i].bytes / 8, results_device + i * 8),
@@ -1961,7 +1954,7 @@ static void um_managed(const struct um_layout *l, uint64_t *results_host,
 
 static void phase_um(struct json_object *root)
 {
-	struct phase_clock clock = { .name = "um", .start = now_ns() };
+	struct phase_clock clock = { .name = "um", .start = vgpu_monotonic_ns() };
 	struct json_object *array = json_object_new_array();
 	struct series s_random[UM_FACTORS] = { 0 }, s_priority[UM_FACTORS] = { 0 };
 	struct series s_managed[UM_FACTORS] = { 0 }, r_random[UM_FACTORS] = { 0 };
@@ -2651,7 +2644,7 @@ int main(int argc, char **argv)
 	struct json_object *root, *config;
 	struct vgpu_hal *hal = NULL;
 	char why[512], device[256];
-	uint64_t start = now_ns();
+	uint64_t start = vgpu_monotonic_ns();
 	int err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -33,6 +33,7 @@
 #include "bench-common.h"
 #include "vgpu/device_abi.h"
 #include "vgpu/local_device.h"
+#include "vgpu/util.h"
 
 #define TENANTS 64
 #define ROUND_TRIPS 20000
@@ -43,14 +44,6 @@ struct tenant {
 	uint8_t *bar2;
 	uint32_t head, tail, seq;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct vgpu_mailbox_header *header(struct tenant *t)
 {
@@ -268,22 +261,22 @@ int main(int argc, char **argv)
 		struct vgpu_free_request free_request = { 0, 0 };
 		struct vgpu_alloc_response allocated;
 
-		t0 = now_ns();
+		t0 = vgpu_monotonic_ns();
 		if (call(&t, VGPU_OP_ALLOC, &alloc, sizeof(alloc), &response) != VGPU_STATUS_OK)
 			goto fail;
-		t1 = now_ns();
+		t1 = vgpu_monotonic_ns();
 		alloc_ns[i] = t1 - t0;
 		memcpy(&allocated, response.payload, sizeof(allocated));
 		free_request.handle = allocated.handle;
-		t0 = now_ns();
+		t0 = vgpu_monotonic_ns();
 		if (call(&t, VGPU_OP_FREE, &free_request, sizeof(free_request), &response) !=
 		    VGPU_STATUS_OK)
 			goto fail;
-		t1 = now_ns();
+		t1 = vgpu_monotonic_ns();
 		free_ns[i] = t1 - t0;
-		t0 = now_ns();
+		t0 = vgpu_monotonic_ns();
 		call(&t, VGPU_OP_STATS, NULL, 0, &response);
-		stats_ns[i] = now_ns() - t0;
+		stats_ns[i] = vgpu_monotonic_ns() - t0;
 	}
 	printf("\nmailbox round trips, no memory pressure (64 KiB buffers; request slot ->\n"
 	       "doorbell (eventfd) -> vgpud worker -> core -> response -> interrupt (eventfd));\n"
@@ -297,7 +290,7 @@ int main(int argc, char **argv)
 
 	/* 2. 64 tenants */
 	sample(pid, &rss0, &cpu0);
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	for (i = 0; i < TENANTS; i++) {
 		struct vgpu_alloc_request alloc = { 4 << 20, 7, 0 };
 		struct vgpu_channel_create_request create = { 0, 0 };
@@ -311,7 +304,7 @@ int main(int argc, char **argv)
 		            VGPU_STATUS_OK)
 			goto fail;
 	}
-	t1 = now_ns();
+	t1 = vgpu_monotonic_ns();
 	sample(pid, &rss1, &cpu1);
 	sleep(5);
 	sample(pid, &rss2, &cpu2);

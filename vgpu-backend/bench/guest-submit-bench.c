@@ -48,6 +48,7 @@
 #include "vgpu_guest.h"
 #include "vgpu_guest_local.h"
 #include "vgpu_guest_simgpu.h"
+#include "vgpu/util.h"
 
 #ifndef VGPUD_PATH
 #define VGPUD_PATH "vgpud"
@@ -63,14 +64,6 @@
 enum work { WORK_NOP, WORK_STREAM };
 
 static const char *const work_names[] = { "nop", "stream-64K" };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static pid_t daemon_pid; /* vgpud, while it runs: die() ends it */
 static int gpu_cpu = -1;  /* pinned: the GPUs' threads on this CPU, */
@@ -244,18 +237,18 @@ static void run_segment(struct target *t, enum work work, double seconds, uint64
 
 	if (vgpu_channel_wait(t->channel, submit_batch(t, work, 16), 60000))
 		die(t->name, "waiting for the warm-up fence failed");
-	start = now_ns();
+	start = vgpu_monotonic_ns();
 	end = start + (uint64_t)(seconds * 1e9);
 	fence = 0;
 	/* Check the clock every 64 submissions only. */
-	while (now_ns() < end) {
+	while (vgpu_monotonic_ns() < end) {
 		fence = submit_batch(t, work, 64);
 		count += 64;
 	}
 	if (vgpu_channel_wait(t->channel, fence, 60000))
 		die(t->name, "waiting for the last fence failed");
 	*total += count;
-	*ns += now_ns() - start;
+	*ns += vgpu_monotonic_ns() - start;
 }
 
 static uint64_t space_waits(struct target *t)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core_internal.h"
+#include "vgpu/util.h"
 
 static _Thread_local char last_error[512];
 
@@ -36,10 +37,7 @@ void vgpu_core_clear_error(void)
 
 uint64_t vgpu_core_now_ns(void)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	return vgpu_monotonic_ns();
 }
 
 void vgpu_core_count_entry(struct vgpu_core *core)
@@ -49,15 +47,7 @@ void vgpu_core_count_entry(struct vgpu_core *core)
 
 const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-	unsigned unit = 0;
-
-	while (unit < 4 && bytes >= 1024 && !(bytes % 1024)) {
-		bytes /= 1024;
-		unit++;
-	}
-	snprintf(buf, len, "%" PRIu64 " %s", bytes, units[unit]);
-	return buf;
+	return vgpu_format_size(bytes, buf, len);
 }
 
 int vgpu_core_reserve_touched(struct vgpu_core *core, size_t count)
@@ -300,6 +290,7 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	vgpu_return_thread_stop(core);
 	while (!list_empty(&core->vms))
 		vgpu_core_vm_destroy(list_entry(core->vms.next, struct vgpu_vm, link));
+	vgpu_release_abandoned_copies(core); /* else the engine may still write them: kept */
 	vgpu_host_cache_fini(&core->host_cache);
 	vgpu_hal_set_event_handler(core->hal, NULL, NULL);
 	vgpu_dma_fini(&core->dma);

@@ -183,6 +183,9 @@ struct vgpu_core {
 	struct vgpu_host_budget host;
 	struct vgpu_host_cache host_cache;
 	struct vgpu_dma dma;
+	/* Staged memory and windows of copies that timed out, freed once the
+	 * copy engine is idle (relocation.c). Allocation lock. */
+	struct vgpu_abandoned_copy *abandoned_copies;
 
 	/* Channel id -> channel, for event dispatch. channels_lock. */
 	pthread_mutex_t channels_lock;
@@ -236,6 +239,10 @@ bool vgpu_chunk_is_selected(const struct vgpu_chunk *chunk);
  * fragmented for large pages). *page_size receives the size used. */
 int vgpu_chunk_vram_alloc(struct vgpu_core *core, const struct vgpu_chunk *chunk,
                           uint64_t **pages, uint32_t *page_size);
+/* Free the staged memory and windows of timed-out copies once the copy
+ * engine is done with them (relocation.c). Allocation lock. */
+void vgpu_release_abandoned_copies(struct vgpu_core *core);
+
 void vgpu_chunk_vram_free(struct vgpu_core *core, uint64_t bytes, uint64_t *pages,
                           uint32_t page_size);
 /* Reserve budget for bytes of host memory (trimming the host cache so that

@@ -103,6 +103,7 @@ void vgpu_dma_begin(struct vgpu_dma *dma)
 {
 	pthread_mutex_lock(&dma->lock);
 	dma->generation++;
+	dma->abandoned += dma->submitted - dma->completed; /* a batch that timed out */
 	dma->submitted = 0;
 	dma->completed = 0;
 	dma->error = 0;
@@ -136,8 +137,20 @@ void vgpu_dma_on_copy_done(struct vgpu_dma *dma, uint64_t cookie, int status)
 		if (status && !dma->error)
 			dma->error = status;
 		pthread_cond_broadcast(&dma->cond);
+	} else if (dma->abandoned) {
+		dma->abandoned--;
 	}
 	pthread_mutex_unlock(&dma->lock);
+}
+
+bool vgpu_dma_idle(struct vgpu_dma *dma)
+{
+	bool idle;
+
+	pthread_mutex_lock(&dma->lock);
+	idle = !dma->abandoned && dma->submitted == dma->completed;
+	pthread_mutex_unlock(&dma->lock);
+	return idle;
 }
 
 int vgpu_dma_wait(struct vgpu_dma *dma, uint64_t in_flight, unsigned timeout_ms)

@@ -35,6 +35,7 @@ struct vgpu_dma {
 	uint64_t submitted;
 	uint64_t completed;
 	int error; /* first failed copy of the batch */
+	uint64_t abandoned; /* copies of earlier batches (timed out) still running */
 };
 
 int vgpu_dma_init(struct vgpu_dma *dma, struct vgpu_hal *hal, const struct vgpu_hal_caps *caps);
@@ -57,6 +58,8 @@ int vgpu_dma_copy(struct vgpu_dma *dma, uint64_t dst_va, uint64_t src_va, uint64
 /* Wait until at most in_flight copies of the batch are outstanding (0: all
  * done). 0, the first copy error, or -ETIMEDOUT after timeout_ms. */
 int vgpu_dma_wait(struct vgpu_dma *dma, uint64_t in_flight, unsigned timeout_ms);
+/* No copy of this batch or an earlier one is running. */
+bool vgpu_dma_idle(struct vgpu_dma *dma);
 /* Event thread: a VGPU_EVENT_COPY_DONE. */
 void vgpu_dma_on_copy_done(struct vgpu_dma *dma, uint64_t cookie, int status);
 

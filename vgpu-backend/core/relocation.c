@@ -178,6 +178,63 @@ static void unmap_group(struct vgpu_dma *dma, struct vgpu_chunk **chunks, size_t
 	vgpu_dma_flush(dma);
 }
 
+/* A chunk's staged memory and copy windows, kept after its copy timed out:
+ * the engine may still write there. */
+struct vgpu_abandoned_copy {
+	uint64_t bytes;
+	uint64_t *new_vram;
+	uint32_t new_vram_page_size;
+	struct vgpu_hal_host_buf *new_host;
+	uint64_t new_iova;
+	struct window window;
+	struct vgpu_abandoned_copy *next;
+};
+
+/* Keep chunks[0..count)'s staging and windows until the engine is idle
+ * (its host budget reservation stays with it). */
+static void abandon_copies(struct vgpu_core *core, struct vgpu_chunk **chunks, size_t count,
+                           const struct window *windows)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct vgpu_abandoned_copy *a = calloc(1, sizeof(*a));
+
+		if (a) { /* else leaked: the memory may still be written */
+			a->bytes = chunks[i]->bytes;
+			a->new_vram = chunks[i]->new_vram;
+			a->new_vram_page_size = chunks[i]->new_vram_page_size;
+			a->new_host = chunks[i]->new_host;
+			a->new_iova = chunks[i]->new_iova;
+			a->window = windows[i];
+			a->next = core->abandoned_copies;
+			core->abandoned_copies = a;
+		}
+		chunks[i]->new_host = NULL;
+		chunks[i]->new_vram = NULL;
+	}
+}
+
+void vgpu_release_abandoned_copies(struct vgpu_core *core)
+{
+	struct vgpu_abandoned_copy *a;
+
+	if (!core->abandoned_copies || !vgpu_dma_idle(&core->dma))
+		return;
+	while ((a = core->abandoned_copies)) {
+		core->abandoned_copies = a->next;
+		if (a->window.mapped) {
+			vgpu_dma_unmap(&core->dma, a->window.src, a->bytes);
+			vgpu_dma_unmap(&core->dma, a->window.dst, a->bytes);
+		}
+		vgpu_chunk_vram_free(core, a->bytes, a->new_vram, a->new_vram_page_size);
+		if (a->new_host) {
+			vgpu_host_budget_release(&core->host, a->bytes);
+			vgpu_chunk_host_free(core, a->bytes, a->new_host, a->new_iova);
+		}
+		free(a);
+	}
+	vgpu_dma_flush(&core->dma);
+}
+
 /* Copy every chunk to its staged memory; 0 only if all copies succeeded. */
 static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
                        size_t count, struct vgpu_core_time *time)
@@ -191,6 +248,7 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 
 	if (!windows)
 		return -ENOMEM;
+	vgpu_release_abandoned_copies(core);
 	vgpu_dma_begin(dma);
 	while (first < count && !err) {
 		mark = vgpu_core_now_ns();
@@ -221,13 +279,8 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 	}
 	if (wait_err == -ETIMEDOUT) {
 		/* A copy may still write its destination: keep the windows and
-		 * the staged memory (leaked) rather than let it be reused. */
-		for (size_t i = 0; i < count; i++) {
-			if (chunks[i]->new_host)
-				vgpu_host_budget_release(&core->host, chunks[i]->bytes);
-			chunks[i]->new_host = NULL;
-			chunks[i]->new_vram = NULL;
-		}
+		 * the staged memory until the engine is idle, then free them. */
+		abandon_copies(core, chunks, count, windows);
 		free(windows);
 		vgpu_core_set_error("VM '%s': the copy engine did not finish within %u ms", vm->name,
 		                    COPY_WAIT_MS);

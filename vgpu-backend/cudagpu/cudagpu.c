@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cudagpu_internal.h"
+#include "vgpu/util.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
@@ -34,10 +35,7 @@ void cudagpu_config_defaults(struct cudagpu_config *config)
 
 uint64_t cg_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return vgpu_monotonic_ns();
 }
 
 int cg_errno(cg_result result)

@@ -293,7 +293,7 @@ static enum vgpu_status status_of(int err)
 	}
 }
 
-enum vgpu_status channel_window_create(struct vgpu_device *dev, uint32_t index,
+enum vgpu_status channel_window_create(struct vgpud_device *dev, uint32_t index,
                                        uint32_t gpfifo_entries,
                                        struct vgpu_channel_create_response *response,
                                        struct channel_window **out)
@@ -378,7 +378,7 @@ fail:
 
 void channel_window_destroy(struct channel_window *win)
 {
-	struct vgpu_device *dev = win->dev;
+	struct vgpud_device *dev = win->dev;
 	struct vgpu_transport *t = transport_of(win);
 
 	vgpud_event_routes_clear(&dev->daemon->routes, win->hal_channel_id, dev);

@@ -37,13 +37,13 @@
 #include "vgpu/core.h"
 #include "vgpu/device_abi.h"
 
-struct vgpu_device;
+struct vgpud_device;
 
 #define CHANNEL_WINDOW_NOTIFIER_BYTES 4096u
 #define CHANNEL_WINDOW_PUSHBUF_MIN_BYTES (64u * 1024u)
 
 struct channel_window {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 	uint32_t index;
 	struct vgpu_core_channel *channel;
 	uint32_t hal_channel_id;
@@ -79,7 +79,7 @@ struct channel_window {
  * it to the guest (transport map_region), and fill *response. Returns
  * VGPU_STATUS_OK or a status for the guest after logging why.
  */
-enum vgpu_status channel_window_create(struct vgpu_device *dev, uint32_t index,
+enum vgpu_status channel_window_create(struct vgpud_device *dev, uint32_t index,
                                        uint32_t gpfifo_entries,
                                        struct vgpu_channel_create_response *response,
                                        struct channel_window **out);

@@ -20,7 +20,7 @@
 
 enum key_type {
 	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN,
-	T_MODEL
+	T_MODEL, T_BUDGET
 };
 
 struct key {
@@ -73,8 +73,9 @@ static const struct key keys[] = {
 	{ "core", "policy", T_STRING, STR(policy), "NAME",
 	  "eviction policy: random, priority or refbits (default random)" },
 	{ "core", "seed", T_U64, OFF(seed), 0, "N", "seed of the policy's random choices" },
-	{ "core", "host_budget", T_SIZE, OFF(host_budget_bytes), 0, "SIZE",
-	  "host memory for evicted chunks, all VMs together (0 = no limit; default 0)" },
+	{ "core", "host_budget", T_BUDGET, OFF(host_budget_bytes), 0, "SIZE",
+	  "host memory for evicted chunks, all VMs together (auto = half of the RAM at "
+	  "start, 0 = no limit; default auto)" },
 	{ "core", "host_cache", T_SIZE, OFF(host_cache_bytes), 0, "SIZE",
 	  "freed host buffers kept for reuse by evictions, within the budget (default 256M)" },
 	{ "core", "return_interval_ms", T_U32, OFF(return_interval_ms), 0, "MS",
@@ -114,6 +115,20 @@ static const struct key keys[] = {
 	{ "daemon", "metrics", T_LISTEN, STR(metrics), "ADDRESS:PORT",
 	  "Prometheus metrics over HTTP (GET /metrics) on this address, e.g. "
 	  "127.0.0.1:9464 or [::1]:9464, or off (default off)" },
+
+	{ "socket", "allowed_profiles", T_STRING, STR(allowed_profiles), "LIST",
+	  "profiles a tenant of the socket may ATTACH with, comma-separated, or * for any "
+	  "(default: the default profile only)" },
+	{ "socket", "idle_timeout_ms", T_U32, OFF(idle_timeout_ms), 0, "MS",
+	  "a tenant that holds no GPU memory or channel and sends nothing for this long is "
+	  "detached (0 = never; default 60000)" },
+	{ "socket", "max_connections_per_uid", T_U32, OFF(max_connections_per_uid), 0, "N",
+	  "tenant connections one user may have open at once (default 128)" },
+	{ "socket", "control_idle_timeout_ms", T_U32, OFF(control_idle_timeout_ms), 0, "MS",
+	  "a control connection that sends nothing for this long is closed (default 30000)" },
+	{ "socket", "control_max_connections_per_uid", T_U32,
+	  OFF(control_max_connections_per_uid), 0, "N",
+	  "control connections one user may have open at once (default 16)" },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -133,7 +148,7 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->chunk_bytes = VGPU_CORE_DEFAULT_CHUNK_BYTES;
 	strcpy(config->policy, "random");
 	config->seed = 1;
-	config->host_budget_bytes = 0;
+	config->host_budget_bytes = VGPUD_HOST_BUDGET_AUTO;
 	{
 		struct vgpu_core_config core;
 
@@ -153,6 +168,10 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->mdev_mode = VGPUD_MDEV_AUTO;
 	strcpy(config->mdev_device, VGPU_MDEV_CONTROL_PATH);
 	strcpy(config->metrics, VGPUD_DEFAULT_METRICS);
+	config->idle_timeout_ms = 60000;
+	config->max_connections_per_uid = 128;
+	config->control_idle_timeout_ms = 30000;
+	config->control_max_connections_per_uid = 16;
 	memcpy(config->profiles, builtin_profiles, sizeof(builtin_profiles));
 	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
 }
@@ -297,6 +316,7 @@ static const char *type_expectation(enum key_type type)
 	case T_MDEV_MODE: return "auto, on or off";
 	case T_MODEL: return SIMGPU_MODELS;
 	case T_LISTEN: return VGPUD_LISTEN_ADDRESS_FORMS;
+	case T_BUDGET: return "auto, 0 (no limit) or a size such as 8G";
 	}
 	return "a value";
 }
@@ -319,6 +339,12 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 
 	switch (key->type) {
 	case T_SIZE:
+		return vgpud_parse_size(value, field);
+	case T_BUDGET:
+		if (!strcmp(value, "auto")) {
+			*(uint64_t *)field = VGPUD_HOST_BUDGET_AUTO;
+			return 0;
+		}
 		return vgpud_parse_size(value, field);
 	case T_RATE:
 		return parse_scaled(value, field, 1000);
@@ -448,14 +474,120 @@ static char *trim(char *s)
 	return s;
 }
 
+/* Where parse_file is: the file, the line, the section it is in. */
+struct parse_state {
+	const char *path;
+	unsigned lineno;
+	char section[128];                        /* "" before the first header */
+	char profile[VGPUD_PROFILE_NAME_MAX];     /* [profile NAME]: NAME */
+	struct vgpud_config *config;              /* NULL: profiles only */
+	struct vgpud_profile_spec *specs;
+	size_t *count;
+};
+
+/* "[core]" or "[profile NAME]" (s without the trailing ']'). */
+static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_len)
+{
+	char detail[512];
+
+	s = trim(s);
+	ps->profile[0] = '\0';
+	if (!strncmp(s, "profile", 7) && isspace((unsigned char)s[7])) {
+		char *name = trim(s + 8);
+
+		if (!profile_add(ps->specs, ps->count, name, detail, sizeof(detail))) {
+			set_why(why, why_len, "%s:%u: %s", ps->path, ps->lineno, detail);
+			return -EINVAL;
+		}
+		snprintf(ps->profile, sizeof(ps->profile), "%s", name);
+		strcpy(ps->section, "profile");
+		return 0;
+	}
+	if (!strcmp(s, "simgpu") || !strcmp(s, "core") || !strcmp(s, "daemon") ||
+	    !strcmp(s, "socket")) {
+		snprintf(ps->section, sizeof(ps->section), "%s", s);
+		return 0;
+	}
+	set_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
+	        "[socket] or [profile NAME]", ps->path, ps->lineno, s);
+	return -EINVAL;
+}
+
+/* "key = value" in the current section. */
+static int parse_assignment(struct parse_state *ps, char *key, char *value, char *why,
+                            size_t why_len)
+{
+	char detail[512];
+	const struct key *k;
+	int err;
+
+	if (!ps->section[0]) {
+		set_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
+		        "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
+		return -EINVAL;
+	}
+	if (!strcmp(ps->section, "profile")) {
+		struct vgpud_profile_spec *spec = profile_find(ps->specs, *ps->count, ps->profile);
+
+		err = profile_set(spec, key, value, detail, sizeof(detail));
+		if (err)
+			set_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
+			        ps->profile, detail);
+		return err;
+	}
+	if (!ps->config)
+		return 0; /* profiles only */
+	k = find_key(ps->section, key);
+	if (!k) {
+		set_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
+		        "keys", ps->path, ps->lineno, key, ps->section);
+		return -EINVAL;
+	}
+	err = set_key(ps->config, k, value);
+	if (err) {
+		describe_error(k, value, detail, sizeof(detail));
+		set_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
+		        detail);
+	}
+	return err;
+}
+
+/* One line (without its newline): blank, comment, header or assignment. */
+static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_len)
+{
+	char *s = trim(line), *eq;
+
+	if (!*s || *s == '#' || *s == ';')
+		return 0;
+	if (*s == '[') {
+		char *close = strchr(s, ']');
+
+		if (!close || close[1]) {
+			set_why(why, why_len, "%s:%u: a section header looks like [core] or "
+			        "[profile NAME]", ps->path, ps->lineno);
+			return -EINVAL;
+		}
+		*close = '\0';
+		return parse_section(ps, s + 1, why, why_len);
+	}
+	eq = strchr(s, '=');
+	if (!eq) {
+		set_why(why, why_len, "%s:%u: expected 'key = value'", ps->path, ps->lineno);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	return parse_assignment(ps, trim(s), trim(eq + 1), why, why_len);
+}
+
 /* Parse path; keys go to config (unless NULL), profiles to specs/count. */
 static int parse_file(const char *path, struct vgpud_config *config,
                       struct vgpud_profile_spec *specs, size_t *count, char *why,
                       size_t why_len)
 {
-	char line[1024], section[128] = "", profile[VGPUD_PROFILE_NAME_MAX] = "";
-	char detail[512];
-	unsigned lineno = 0;
+	struct parse_state ps = {
+		.path = path, .config = config, .specs = specs, .count = count,
+	};
+	char line[1024];
 	FILE *f = fopen(path, "re");
 	int err = 0;
 
@@ -466,93 +598,15 @@ static int parse_file(const char *path, struct vgpud_config *config,
 		return err;
 	}
 	*count = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *s, *eq, *key, *value;
-
-		lineno++;
+	while (!err && fgets(line, sizeof(line), f)) {
+		ps.lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
 			set_why(why, why_len, "%s:%u: line longer than %zu characters", path,
-			        lineno, sizeof(line) - 2);
+			        ps.lineno, sizeof(line) - 2);
 			err = -EINVAL;
 			break;
 		}
-		s = trim(line);
-		if (!*s || *s == '#' || *s == ';')
-			continue;
-		if (*s == '[') {
-			char *close = strchr(s, ']');
-
-			if (!close || close[1]) {
-				set_why(why, why_len, "%s:%u: a section header looks like [core] or "
-				        "[profile NAME]", path, lineno);
-				err = -EINVAL;
-				break;
-			}
-			*close = '\0';
-			s = trim(s + 1);
-			profile[0] = '\0';
-			if (!strncmp(s, "profile", 7) && isspace((unsigned char)s[7])) {
-				char *name = trim(s + 8);
-
-				if (!profile_add(specs, count, name, detail, sizeof(detail))) {
-					set_why(why, why_len, "%s:%u: %s", path, lineno, detail);
-					err = -EINVAL;
-					break;
-				}
-				snprintf(profile, sizeof(profile), "%s", name);
-				strcpy(section, "profile");
-			} else if (!strcmp(s, "simgpu") || !strcmp(s, "core") ||
-			           !strcmp(s, "daemon")) {
-				snprintf(section, sizeof(section), "%s", s);
-			} else {
-				set_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], "
-				        "[core], [daemon] or [profile NAME]", path, lineno, s);
-				err = -EINVAL;
-				break;
-			}
-			continue;
-		}
-		eq = strchr(s, '=');
-		if (!eq) {
-			set_why(why, why_len, "%s:%u: expected 'key = value'", path, lineno);
-			err = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		key = trim(s);
-		value = trim(eq + 1);
-		if (!section[0]) {
-			set_why(why, why_len, "%s:%u: '%s' outside a section: put it under "
-			        "[simgpu], [core], [daemon] or [profile NAME]", path, lineno, key);
-			err = -EINVAL;
-			break;
-		}
-		if (!strcmp(section, "profile")) {
-			struct vgpud_profile_spec *spec = profile_find(specs, *count, profile);
-
-			err = profile_set(spec, key, value, detail, sizeof(detail));
-			if (err) {
-				set_why(why, why_len, "%s:%u: [profile %s]: %s", path, lineno,
-				        profile, detail);
-				break;
-			}
-		} else if (config) {
-			const struct key *k = find_key(section, key);
-
-			if (!k) {
-				set_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see "
-				        "vgpud --help for the keys", path, lineno, key, section);
-				err = -EINVAL;
-				break;
-			}
-			err = set_key(config, k, value);
-			if (err) {
-				describe_error(k, value, detail, sizeof(detail));
-				set_why(why, why_len, "%s:%u: %s = '%s': %s", path, lineno, key,
-				        value, detail);
-				break;
-			}
-		}
+		err = parse_line(&ps, line, why, why_len);
 	}
 	fclose(f);
 	return err;
@@ -633,9 +687,11 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		}
 	}
 	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
-	    !config->max_buffers_per_vm) {
-		set_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget and "
-		        "max_buffers_per_vm must be at least 1");
+	    !config->max_buffers_per_vm || !config->max_connections_per_uid ||
+	    !config->control_max_connections_per_uid) {
+		set_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
+		        "max_buffers_per_vm, max_connections_per_uid and "
+		        "control_max_connections_per_uid must be at least 1");
 		return -EINVAL;
 	}
 	return 0;
@@ -745,90 +801,132 @@ void vgpud_config_usage(FILE *out)
 
 enum { OPT_PROFILE = 1000, OPT_CHECK, OPT_VERSION, OPT_KEY_BASE = 2000 };
 
-int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv)
-{
+/* The long options: every key as --key-name, then the others. */
+struct flag_table {
 	struct option options[KEY_COUNT + 8];
 	char names[KEY_COUNT][48];
-	const char *config_path = NULL;
-	char why[512];
-	bool check = false;
+};
+
+static void flag_table_init(struct flag_table *t)
+{
 	size_t i, n = 0;
-	int opt, err;
 
 	for (i = 0; i < KEY_COUNT; i++) {
 		size_t j;
 
-		snprintf(names[i], sizeof(names[i]), "%s", keys[i].name);
-		for (j = 0; names[i][j]; j++)
-			if (names[i][j] == '_')
-				names[i][j] = '-';
-		options[n++] = (struct option){ names[i], required_argument, NULL,
-			                        OPT_KEY_BASE + (int)i };
+		snprintf(t->names[i], sizeof(t->names[i]), "%s", keys[i].name);
+		for (j = 0; t->names[i][j]; j++)
+			if (t->names[i][j] == '_')
+				t->names[i][j] = '-';
+		t->options[n++] = (struct option){ t->names[i], required_argument, NULL,
+			                           OPT_KEY_BASE + (int)i };
 	}
-	options[n++] = (struct option){ "config", required_argument, NULL, 'c' };
-	options[n++] = (struct option){ "profile", required_argument, NULL, OPT_PROFILE };
-	options[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
-	options[n++] = (struct option){ "check-config", no_argument, NULL, OPT_CHECK };
-	options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	options[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
-	options[n] = (struct option){ 0 };
+	t->options[n++] = (struct option){ "config", required_argument, NULL, 'c' };
+	t->options[n++] = (struct option){ "profile", required_argument, NULL, OPT_PROFILE };
+	t->options[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
+	t->options[n++] = (struct option){ "check-config", no_argument, NULL, OPT_CHECK };
+	t->options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	t->options[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	t->options[n] = (struct option){ 0 };
+}
 
-	/* Pass 1: the configuration file, help and version. */
+/* Pass 1: --help, --version (printed: *printed), and the configuration file. */
+static int load_config_file(struct vgpud_config *config, const struct flag_table *t, int argc,
+                            char **argv, bool *printed)
+{
+	const char *config_path = NULL;
+	char why[512];
+	int opt, err;
+
+	*printed = false;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
-		if (opt == 'c')
+	while ((opt = getopt_long(argc, argv, "c:vh", t->options, NULL)) != -1) {
+		if (opt == 'c') {
 			config_path = optarg;
-		else if (opt == 'h') {
+		} else if (opt == 'h') {
 			vgpud_config_usage(stdout);
-			return 1;
+			*printed = true;
+			return 0;
 		} else if (opt == OPT_VERSION) {
 			printf("vgpud %s (device ABI %u.%u)\n", VGPUD_VERSION, 1u, 0u);
-			return 1;
+			*printed = true;
+			return 0;
 		}
 	}
 	if (!config_path && access(VGPUD_DEFAULT_CONFIG_FILE, F_OK) == 0)
 		config_path = VGPUD_DEFAULT_CONFIG_FILE;
-	if (config_path) {
-		err = vgpud_config_load_file(config, config_path, why, sizeof(why));
-		if (err) {
-			fprintf(stderr, "vgpud: %s\n", why);
-			return err;
-		}
-	}
+	if (!config_path)
+		return 0;
+	err = vgpud_config_load_file(config, config_path, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "vgpud: %s\n", why);
+	return err;
+}
 
+/* One flag of pass 2 (opt as getopt_long returned it). */
+static int apply_flag(struct vgpud_config *config, const struct flag_table *t, int opt,
+                      const char *arg, bool *check)
+{
+	char why[512];
+
+	if (opt == 'c' || opt == 'h')
+		return 0; /* pass 1's */
+	if (opt == 'v') {
+		config->log_level = VGPUD_LOG_DEBUG;
+		return 0;
+	}
+	if (opt == OPT_CHECK) {
+		*check = true;
+		return 0;
+	}
+	if (opt == OPT_PROFILE) {
+		if (parse_profile_flag(config->profiles, &config->profile_count, arg, why,
+		                       sizeof(why))) {
+			fprintf(stderr, "vgpud: %s\n", why);
+			return -EINVAL;
+		}
+		if (config->profile_flag_count < VGPUD_MAX_PROFILES &&
+		    strlen(arg) < sizeof(config->profile_flags[0]))
+			strcpy(config->profile_flags[config->profile_flag_count++], arg);
+		return 0;
+	}
+	if (opt >= OPT_KEY_BASE && opt < OPT_KEY_BASE + (int)KEY_COUNT) {
+		const struct key *k = &keys[opt - OPT_KEY_BASE];
+
+		if (!set_key(config, k, arg))
+			return 0;
+		describe_error(k, arg, why, sizeof(why));
+		fprintf(stderr, "vgpud: --%s '%s': %s\n", t->names[opt - OPT_KEY_BASE], arg, why);
+		return -EINVAL;
+	}
+	fprintf(stderr, "vgpud: see 'vgpud --help' for the options\n");
+	return -EINVAL;
+}
+
+int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv,
+                           enum vgpud_config_action *action)
+{
+	struct flag_table t;
+	char why[512];
+	bool check = false, printed;
+	int opt, err;
+
+	flag_table_init(&t);
+	err = load_config_file(config, &t, argc, argv, &printed);
+	if (err)
+		return err;
+	if (printed) {
+		*action = VGPUD_CONFIG_PRINTED;
+		return 0;
+	}
 	/* Pass 2: every other flag, over the file. */
 	optind = 1;
 	opterr = 1;
-	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
-		if (opt == 'c' || opt == 'h') {
-			continue;
-		} else if (opt == 'v') {
-			config->log_level = VGPUD_LOG_DEBUG;
-		} else if (opt == OPT_CHECK) {
-			check = true;
-		} else if (opt == OPT_PROFILE) {
-			if (parse_profile_flag(config->profiles, &config->profile_count, optarg, why,
-			                       sizeof(why))) {
-				fprintf(stderr, "vgpud: %s\n", why);
-				return -EINVAL;
-			}
-			if (config->profile_flag_count < VGPUD_MAX_PROFILES &&
-			    strlen(optarg) < sizeof(config->profile_flags[0]))
-				strcpy(config->profile_flags[config->profile_flag_count++], optarg);
-		} else if (opt >= OPT_KEY_BASE && opt < OPT_KEY_BASE + (int)KEY_COUNT) {
-			const struct key *k = &keys[opt - OPT_KEY_BASE];
-
-			if (set_key(config, k, optarg)) {
-				describe_error(k, optarg, why, sizeof(why));
-				fprintf(stderr, "vgpud: --%s '%s': %s\n", names[opt - OPT_KEY_BASE],
-				        optarg, why);
-				return -EINVAL;
-			}
-		} else {
-			fprintf(stderr, "vgpud: see 'vgpud --help' for the options\n");
-			return -EINVAL;
-		}
+	while ((opt = getopt_long(argc, argv, "c:vh", t.options, NULL)) != -1) {
+		err = apply_flag(config, &t, opt, optarg, &check);
+		if (err)
+			return err;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "vgpud: unexpected argument '%s'; see 'vgpud --help'\n",
@@ -839,7 +937,40 @@ int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv)
 		fprintf(stderr, "vgpud: %s\n", why);
 		return -EINVAL;
 	}
-	if (check)
-		return 2;
+	*action = check ? VGPUD_CONFIG_CHECK : VGPUD_CONFIG_RUN;
 	return 0;
+}
+
+uint64_t vgpud_config_host_budget(const struct vgpud_config *config)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (config->host_budget_bytes != VGPUD_HOST_BUDGET_AUTO)
+		return config->host_budget_bytes;
+	if (pages <= 0 || page <= 0)
+		return 0; /* unknown: no limit, as before there was a default */
+	return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+bool vgpud_config_profile_allowed(const struct vgpud_config *config, const char *profile)
+{
+	const char *list = config->allowed_profiles;
+	size_t len;
+
+	if (!profile || !profile[0])
+		profile = config->default_profile;
+	if (!list[0])
+		return !strcmp(profile, config->default_profile);
+	len = strlen(profile);
+	while (*list) {
+		size_t item;
+
+		while (*list == ',' || isspace((unsigned char)*list))
+			list++;
+		item = strcspn(list, ", \t");
+		if ((item == 1 && list[0] == '*') || (item == len && !strncmp(list, profile, len)))
+			return true;
+		list += item;
+	}
+	return false;
 }

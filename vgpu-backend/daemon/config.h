@@ -13,6 +13,8 @@
  *   [daemon]                       sockets, timeouts, logging
  *   socket = /run/vgpud/vgpud.sock
  *   metrics = 127.0.0.1:9464       Prometheus endpoint (default off)
+ *   [socket]                       what one user of the sockets may hold
+ *   allowed_profiles = vgpu-1G     profiles a local tenant may ATTACH with
  *   [profile vgpu-2G]              one vGPU type
  *   weight = 2
  *   cap = 2G
@@ -39,6 +41,8 @@
 #define VGPUD_MAX_PROFILES 64
 #define VGPUD_PATH_MAX 108 /* sun_path */
 #define VGPUD_DEFAULT_METRICS "off"
+/* host_budget = auto: half of the machine's RAM when vgpud starts */
+#define VGPUD_HOST_BUDGET_AUTO UINT64_MAX
 
 /* [daemon] mdev: serve VFIO mdev VMs through vgpu_mdev.ko's control device. */
 enum vgpud_mdev_mode {
@@ -65,7 +69,7 @@ struct vgpud_config {
 	uint64_t chunk_bytes;
 	char policy[32];
 	uint64_t seed;
-	uint64_t host_budget_bytes; /* 0 = no limit */
+	uint64_t host_budget_bytes; /* 0 = no limit; VGPUD_HOST_BUDGET_AUTO until vgpud runs */
 	uint64_t host_cache_bytes;  /* freed host buffers kept for reuse */
 	uint32_t return_interval_ms;
 	uint32_t drain_timeout_ms;
@@ -85,6 +89,14 @@ struct vgpud_config {
 	char libvirt_uri[256];      /* names of mdev VMs; "" = default, "none" = off */
 	char metrics[80];           /* HTTP /metrics: listen_address.h; default "off" */
 
+	/* [socket]: what the tenant and control sockets allow */
+	char allowed_profiles[512];  /* tenants may ATTACH with these: "a,b"; "*" = any;
+	                                "" = the default profile only */
+	uint32_t idle_timeout_ms;    /* a tenant holding nothing, silent this long: detached */
+	uint32_t max_connections_per_uid; /* tenant connections of one user at once */
+	uint32_t control_idle_timeout_ms; /* a silent control connection: closed */
+	uint32_t control_max_connections_per_uid;
+
 	/* [profile NAME] sections */
 	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];
 	size_t profile_count;
@@ -100,15 +112,28 @@ struct vgpud_config {
 /* Defaults, including the built-in profiles vgpu-1G, vgpu-2G, vgpu-4G. */
 void vgpud_config_defaults(struct vgpud_config *config);
 
+/* What the command line asks for. */
+enum vgpud_config_action {
+	VGPUD_CONFIG_RUN,     /* start vgpud */
+	VGPUD_CONFIG_PRINTED, /* --help or --version was printed: exit 0 */
+	VGPUD_CONFIG_CHECK,   /* --check-config: print the configuration, exit 0 */
+};
+
 /*
  * Parse argv into config (which holds defaults). Reads the configuration
  * file named by --config (or VGPUD_DEFAULT_CONFIG_FILE if it exists and no
- * --config is given) first, then applies the other flags. Returns 0 to
- * run, 1 when --help/--version was printed (exit 0), 2 for --check-config
- * (print the configuration, exit 0), or a negative errno after printing
- * what was wrong to stderr (exit 2).
+ * --config is given) first, then applies the other flags. 0 and *action,
+ * or a negative errno after printing what was wrong to stderr (exit 2).
  */
-int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv);
+int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv,
+                           enum vgpud_config_action *action);
+
+/* host_budget as it applies: auto resolved to half of the RAM now. */
+uint64_t vgpud_config_host_budget(const struct vgpud_config *config);
+
+/* May a tenant of the local socket ATTACH with profile (NULL or "": the
+ * default profile)? allowed_profiles decides. */
+bool vgpud_config_profile_allowed(const struct vgpud_config *config, const char *profile);
 
 /* Parse a configuration file into config. Errors: -errno after writing
  * "FILE:LINE: what" into why. */

@@ -42,6 +42,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	struct json_object *gpu = json_object_new_object();
 	struct json_object *core = json_object_new_object();
 	struct json_object *daemon = json_object_new_object();
+	struct json_object *sock = json_object_new_object();
 	struct json_object *list = json_object_new_array();
 	size_t i;
 
@@ -63,7 +64,10 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(core, "chunk_size", c->chunk_bytes);
 	add_str(core, "policy", c->policy);
 	add_u64(core, "seed", c->seed);
-	add_u64(core, "host_budget", c->host_budget_bytes);
+	if (c->host_budget_bytes == VGPUD_HOST_BUDGET_AUTO) /* --check-config: not resolved */
+		add_str(core, "host_budget", "auto");
+	else
+		add_u64(core, "host_budget", c->host_budget_bytes);
 	add_u64(core, "host_cache", c->host_cache_bytes);
 	add_u64(core, "return_interval_ms", c->return_interval_ms);
 	add_u64(core, "drain_timeout_ms", c->drain_timeout_ms);
@@ -85,6 +89,13 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(daemon, "metrics", c->metrics);
 	add_str(daemon, "config_file", c->config_file);
 	json_object_object_add(root, "daemon", daemon);
+
+	add_str(sock, "allowed_profiles", c->allowed_profiles);
+	add_u64(sock, "idle_timeout_ms", c->idle_timeout_ms);
+	add_u64(sock, "max_connections_per_uid", c->max_connections_per_uid);
+	add_u64(sock, "control_idle_timeout_ms", c->control_idle_timeout_ms);
+	add_u64(sock, "control_max_connections_per_uid", c->control_max_connections_per_uid);
+	json_object_object_add(root, "socket", sock);
 
 	if (profiles) {
 		struct vgpud_profile snapshot[VGPUD_MAX_PROFILES];

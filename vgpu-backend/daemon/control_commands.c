@@ -23,7 +23,7 @@
 #include "metrics.h"
 #include "metrics_http.h"
 #include "stats_snapshot.h"
-#include "transport_mdev.h"
+#include "mdev_host.h"
 
 static struct json_object *error_response(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -224,7 +224,7 @@ static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *on
 static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *req)
 {
 	const char *name = get_string(req, "vm");
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 	struct json_object *response;
 	uint64_t weight;
 	int err;
@@ -302,8 +302,8 @@ static struct json_object *cmd_set_profile(struct vgpud *d, struct json_object *
 	if (has_weight)
 		vgpud_apply_profile_weight(d, name, weight32);
 	vgpud_profiles_get(&d->profiles, name, &spec);
-	if (has_max && d->mdev)
-		mdev_server_update_profile(d->mdev, &spec);
+	if (d->mdev) /* the mdev type's description and available_instances */
+		mdev_host_profile_changed(d->mdev, name);
 	log_info("profile '%s' changed: weight %u, cap %llu, max_instances %u", name, spec.weight,
 	         (unsigned long long)spec.cap_bytes, spec.max_instances);
 	response = ok_response();

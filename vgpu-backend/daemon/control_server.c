@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -20,6 +21,8 @@
 
 struct control_client {
 	int fd;     /* -1: free */
+	uid_t uid;  /* the peer's */
+	int64_t last_ms; /* when it last sent something */
 	char *buf;  /* CONTROL_MAX_LINE + 1 */
 	size_t len;
 };
@@ -29,9 +32,19 @@ struct control_server {
 	char path[108];
 	int listen_fd;
 	int stop_fd;
+	uint32_t idle_timeout_ms;
+	uint32_t max_connections_per_uid;
 	pthread_t thread;
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void client_close(struct control_client *c)
 {
@@ -108,27 +121,89 @@ static bool client_read(struct control_server *server, struct control_client *c)
 	return true;
 }
 
+/* Send a one-line JSON error and close fd. */
+static void refuse(int fd, const char *line)
+{
+	write_all(fd, line, strlen(line));
+	close(fd);
+}
+
+/* A free slot for a new connection of uid, or -1 (*why says which limit). */
+static int find_slot(struct control_server *server, uid_t uid, const char **why)
+{
+	int i, slot = -1;
+	unsigned mine = 0;
+
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		if (server->clients[i].fd < 0) {
+			if (slot < 0)
+				slot = i;
+		} else if (server->clients[i].uid == uid) {
+			mine++;
+		}
+	}
+	if (mine >= server->max_connections_per_uid) {
+		*why = "{\"ok\":false,\"error\":\"too many control connections of this user "
+		       "(control_max_connections_per_uid); close one or retry later\"}\n";
+		return -1;
+	}
+	if (slot < 0)
+		*why = "{\"ok\":false,\"error\":\"too many control connections; retry later\"}\n";
+	return slot;
+}
+
 static void accept_clients(struct control_server *server)
 {
 	for (;;) {
 		int fd = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC), i;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		const char *why = NULL;
 
 		if (fd < 0)
 			return;
-		for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
-			if (server->clients[i].fd < 0)
-				break;
-		if (i == CONTROL_MAX_CLIENTS) {
-			const char *busy = "{\"ok\":false,\"error\":\"too many control connections; "
-			                   "retry later\"}\n";
-
-			write_all(fd, busy, strlen(busy));
-			close(fd);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			refuse(fd, "{\"ok\":false,\"error\":\"no peer credentials\"}\n");
+			continue;
+		}
+		i = find_slot(server, cred.uid, &why);
+		if (i < 0) {
+			log_debug("control socket: refusing a connection of user %u (pid %d)",
+			          (unsigned)cred.uid, (int)cred.pid);
+			refuse(fd, why);
 			continue;
 		}
 		server->clients[i].fd = fd;
+		server->clients[i].uid = cred.uid;
+		server->clients[i].last_ms = now_ms();
 		server->clients[i].len = 0;
 	}
+}
+
+/* Close connections silent for idle_timeout_ms; the poll timeout until the
+ * next one would be (-1: none). */
+static int close_idle(struct control_server *server)
+{
+	int64_t now = now_ms(), next = -1;
+
+	if (!server->idle_timeout_ms)
+		return -1;
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *c = &server->clients[i];
+		int64_t left;
+
+		if (c->fd < 0)
+			continue;
+		left = c->last_ms + server->idle_timeout_ms - now;
+		if (left <= 0) {
+			log_debug("control socket: closing a connection idle for %u ms",
+			          server->idle_timeout_ms);
+			client_close(c);
+		} else if (next < 0 || left < next) {
+			next = left;
+		}
+	}
+	return (int)next;
 }
 
 static void *control_main(void *arg)
@@ -138,6 +213,7 @@ static void *control_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
 		int map[CONTROL_MAX_CLIENTS + 2];
+		int timeout = close_idle(server);
 		nfds_t n = 0, i;
 
 		pfd[n] = (struct pollfd){ .fd = server->stop_fd, .events = POLLIN };
@@ -150,7 +226,7 @@ static void *control_main(void *arg)
 			pfd[n] = (struct pollfd){ .fd = server->clients[i].fd, .events = POLLIN };
 			map[n++] = (int)i;
 		}
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("control socket: poll failed: %s", strerror(errno));
@@ -163,16 +239,20 @@ static void *control_main(void *arg)
 		for (i = 2; i < n; i++) {
 			struct control_client *c = &server->clients[map[i]];
 
-			if (pfd[i].revents && !client_read(server, c))
+			if (!pfd[i].revents)
+				continue;
+			c->last_ms = now_ms();
+			if (!client_read(server, c))
 				client_close(c);
 		}
 	}
 	return NULL;
 }
 
-int control_server_create(struct vgpud *d, const char *path, const char *group,
+int control_server_create(struct vgpud *d, const struct control_server_config *config,
                           struct control_server **out)
 {
+	const char *path = config->path, *group = config->group;
 	struct control_server *server = calloc(1, sizeof(*server));
 	int i, err;
 
@@ -180,6 +260,8 @@ int control_server_create(struct vgpud *d, const char *path, const char *group,
 		return -ENOMEM;
 	server->daemon = d;
 	server->stop_fd = -1;
+	server->idle_timeout_ms = config->idle_timeout_ms;
+	server->max_connections_per_uid = config->max_connections_per_uid;
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		server->clients[i].fd = -1;
 	server->listen_fd = vgpud_listen_unix(path, SOCK_STREAM, group, "control socket");

@@ -5,8 +5,10 @@
  * (CONTROL_API.md). Served by one thread; requests are short, but one
  * that needs the core's statistics may wait for an eviction in progress.
  * A client may send several requests on one connection. At most
- * CONTROL_MAX_CLIENTS connections at once; a line longer than
- * CONTROL_MAX_LINE bytes gets an error and the connection is closed.
+ * CONTROL_MAX_CLIENTS connections at once, max_connections_per_uid of one
+ * peer user (SO_PEERCRED); a connection that sends nothing for
+ * idle_timeout_ms is closed; a line longer than CONTROL_MAX_LINE bytes
+ * gets an error and the connection is closed. Refusals get a JSON error.
  */
 #ifndef VGPUD_CONTROL_SERVER_H
 #define VGPUD_CONTROL_SERVER_H
@@ -14,10 +16,19 @@
 struct vgpud;
 struct control_server;
 
-#define CONTROL_MAX_CLIENTS 16
+#include <stdint.h>
+
+#define CONTROL_MAX_CLIENTS 64
 #define CONTROL_MAX_LINE 65536
 
-int control_server_create(struct vgpud *d, const char *path, const char *group,
+struct control_server_config {
+	const char *path;
+	const char *group;                /* owning group name, NULL/"" = unchanged */
+	uint32_t idle_timeout_ms;         /* 0 = never */
+	uint32_t max_connections_per_uid; /* >= 1 */
+};
+
+int control_server_create(struct vgpud *d, const struct control_server_config *config,
                           struct control_server **out);
 void control_server_destroy(struct control_server *server);
 

@@ -22,7 +22,7 @@
 #include "local_server.h"
 #include "log.h"
 #include "metrics_http.h"
-#include "transport_mdev.h"
+#include "mdev_host.h"
 
 #define REAP_INTERVAL_MS 500
 
@@ -70,7 +70,7 @@ static int create_core(struct vgpud *d)
 	config.chunk_bytes = d->config.chunk_bytes;
 	config.policy = d->config.policy;
 	config.seed = d->config.seed;
-	config.host_budget_bytes = d->config.host_budget_bytes;
+	config.host_budget_bytes = d->config.host_budget_bytes; /* auto resolved */
 	config.host_cache_bytes = d->config.host_cache_bytes;
 	config.return_interval_ms = d->config.return_interval_ms;
 	config.drain_timeout_ms = d->config.drain_timeout_ms;
@@ -87,11 +87,8 @@ static int create_core(struct vgpud *d)
  * -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/<uuid>. */
 static int start_mdev(struct vgpud *d)
 {
-	struct mdev_server_config config = {
+	struct mdev_host_config config = {
 		.path = d->config.mdev_device,
-		.profiles = d->config.profiles,
-		.profile_count = d->config.profile_count,
-		.host = { .attach = vgpu_device_attach_host, .ctx = d },
 		.libvirt_uri = d->config.libvirt_uri,
 	};
 	int err;
@@ -103,11 +100,31 @@ static int start_mdev(struct vgpud *d)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_server_create(&config, &d->mdev);
+	err = mdev_host_create(d, &config, &d->mdev);
 	if (err)
 		log_error("the mdev transport on %s did not start (see above); fix that, or "
 		          "run without it: --mdev off", d->config.mdev_device);
 	return err;
+}
+
+/* The local socket's attach: the profiles its tenants may ask for
+ * ([socket] allowed_profiles), then the device model's attach. */
+static int attach_local_tenant(void *ctx, struct vgpu_transport *t,
+                               const struct vgpu_attach_params *params,
+                               struct vgpud_device **out, char *why, size_t why_len)
+{
+	struct vgpud *d = ctx;
+
+	if (!vgpud_config_profile_allowed(&d->config, params->profile)) {
+		snprintf(why, why_len, "profile '%s' is not allowed on this socket; ask for one "
+		         "of allowed_profiles ([socket], now '%s')",
+		         params->profile && params->profile[0] ? params->profile
+		                                               : d->config.default_profile,
+		         d->config.allowed_profiles[0] ? d->config.allowed_profiles
+		                                       : d->config.default_profile);
+		return -EPERM;
+	}
+	return vgpu_device_attach_host(d, t, params, out, why, why_len);
 }
 
 /* The Prometheus endpoint (config metrics = ADDRESS:PORT | off). */
@@ -129,11 +146,13 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 {
 	struct local_server_config local_config;
 	struct vgpud *d = calloc(1, sizeof(*d));
+	char budget[32];
 	int err;
 
 	if (!d)
 		return -ENOMEM;
 	d->config = *config;
+	d->config.host_budget_bytes = vgpud_config_host_budget(config); /* auto: half the RAM */
 	d->signal_fd = signal_fd;
 	pthread_mutex_init(&d->config_lock, NULL);
 	vgpud_log_set_level((enum vgpud_log_level)config->log_level);
@@ -162,13 +181,19 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	local_config.group = d->config.socket_group;
 	local_config.attach_timeout_ms = d->config.attach_timeout_ms;
 	local_config.swap_timeout_ms = d->config.swap_timeout_ms;
-	local_config.host.attach = vgpu_device_attach_host;
+	local_config.idle_timeout_ms = d->config.idle_timeout_ms;
+	local_config.max_connections_per_uid = d->config.max_connections_per_uid;
+	local_config.host.attach = attach_local_tenant;
 	local_config.host.ctx = d;
 	err = local_server_create(&local_config, &d->local);
 	if (err)
 		goto fail;
-	err = control_server_create(d, d->config.control_path, d->config.socket_group,
-	                            &d->control);
+	err = control_server_create(d, &(struct control_server_config){
+		.path = d->config.control_path,
+		.group = d->config.socket_group,
+		.idle_timeout_ms = d->config.control_idle_timeout_ms,
+		.max_connections_per_uid = d->config.control_max_connections_per_uid,
+	}, &d->control);
 	if (err)
 		goto fail;
 	err = start_metrics(d);
@@ -178,12 +203,17 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	if (err)
 		goto fail;
 
+	if (d->config.host_budget_bytes)
+		snprintf(budget, sizeof(budget), "%llu MiB",
+		         (unsigned long long)(d->config.host_budget_bytes >> 20));
+	else
+		snprintf(budget, sizeof(budget), "unlimited");
 	log_info("vgpud %s ready: %s with %llu MiB VRAM, %llu KiB chunks, policy %s, host "
 	         "budget %s; tenants on %s%s%s, control on %s", VGPUD_VERSION, d->caps.name,
 	         (unsigned long long)(d->caps.vram_bytes >> 20),
 	         (unsigned long long)(d->config.chunk_bytes >> 10),
 	         vgpu_core_policy_name(d->core),
-	         d->config.host_budget_bytes ? "limited" : "unlimited", d->config.socket_path,
+	         budget, d->config.socket_path,
 	         d->mdev ? " and mdevs through " : "", d->mdev ? d->config.mdev_device : "",
 	         d->config.control_path);
 	*out = d;
@@ -272,7 +302,7 @@ void vgpud_destroy(struct vgpud *d)
 	control_server_destroy(d->control);
 	d->control = NULL;
 	/* Both detach every VM of theirs: memory, channels and mappings go back. */
-	mdev_server_destroy(d->mdev);
+	mdev_host_destroy(d->mdev);
 	d->mdev = NULL;
 	local_server_destroy(d->local);
 	d->local = NULL;
@@ -292,7 +322,7 @@ void vgpud_destroy(struct vgpud *d)
 
 void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight)
 {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 
 	pthread_mutex_lock(&d->registry.lock);
 	vgpud_registry_for_each_locked(&d->registry, dev)
@@ -336,7 +366,7 @@ int vgpud_reload_profiles(struct vgpud *d)
 	pthread_mutex_unlock(&d->config_lock);
 	for (i = 0; i < count; i++) {
 		vgpud_apply_profile_weight(d, specs[i].name, specs[i].weight);
-		if (d->mdev && !mdev_server_update_profile(d->mdev, &specs[i]))
+		if (d->mdev && !mdev_host_profile_changed(d->mdev, specs[i].name))
 			log_warn("reload: profile '%s' is not an mdev type yet; restart vgpud to "
 			         "offer it to VFIO VMs", specs[i].name);
 	}

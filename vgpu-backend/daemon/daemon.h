@@ -5,9 +5,11 @@
  * transport for tenants, control socket for vgpuctl).
  *
  * Threads: the thread calling vgpud_run (signals, accepting tenants), the
- * control server's thread, the metrics endpoint's (libmicrohttpd's) thread, per attached VM the transport's connection
- * thread and the device's mailbox worker, plus the core's return thread and
- * the HAL's threads.
+ * control server's thread, the metrics endpoint's (libmicrohttpd's) thread,
+ * per attached VM the transport's connection thread (local) or worker
+ * (mdev) and the device's mailbox worker; with mdev, the transport's event
+ * thread and mdev_host's statistics thread; plus the core's return thread
+ * and the HAL's threads.
  *
  * Lock order (outer first): registry -> the core's allocation lock ->
  * event routes. Profiles and per-device locks are leaves taken alone.
@@ -35,7 +37,7 @@
 
 struct local_server;
 struct control_server;
-struct mdev_server;
+struct mdev_host;
 struct metrics_http;
 
 struct vgpud {
@@ -49,7 +51,7 @@ struct vgpud {
 	struct vgpud_event_routes routes;
 	struct local_server *local;
 	struct control_server *control;
-	struct mdev_server *mdev; /* NULL: mdev transport off or absent */
+	struct mdev_host *mdev; /* NULL: mdev transport off or absent */
 	struct metrics_http *metrics; /* NULL: [daemon] metrics = off */
 
 	int stop_fd;   /* eventfd: vgpud_stop */

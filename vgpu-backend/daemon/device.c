@@ -32,7 +32,7 @@ static unsigned vector_of(uint32_t irq)
 	}
 }
 
-static void signal_sources(struct vgpu_device *dev, uint32_t irqs)
+static void signal_sources(struct vgpud_device *dev, uint32_t irqs)
 {
 	uint32_t bit;
 
@@ -41,20 +41,20 @@ static void signal_sources(struct vgpu_device *dev, uint32_t irqs)
 			dev->transport->ops->raise_irq(dev->transport, vector_of(bit));
 }
 
-void vgpu_device_raise(struct vgpu_device *dev, uint32_t irq)
+void vgpu_device_raise(struct vgpud_device *dev, uint32_t irq)
 {
 	atomic_fetch_or(&dev->irq_status, irq);
 	signal_sources(dev, irq & atomic_load(&dev->irq_mask));
 }
 
-void vgpu_device_channel_fence(struct vgpu_device *dev, uint32_t index)
+void vgpu_device_channel_fence(struct vgpud_device *dev, uint32_t index)
 {
 	atomic_fetch_add_explicit(&dev->fences, 1, memory_order_relaxed);
 	atomic_fetch_or(&dev->fence_channels, 1u << index);
 	vgpu_device_raise(dev, VGPU_IRQ_FENCE);
 }
 
-void vgpu_device_channel_error(struct vgpu_device *dev, uint32_t index)
+void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index)
 {
 	atomic_fetch_add_explicit(&dev->channel_errors, 1, memory_order_relaxed);
 	atomic_fetch_or(&dev->error_channels, 1u << index);
@@ -63,7 +63,7 @@ void vgpu_device_channel_error(struct vgpu_device *dev, uint32_t index)
 
 /* ---------------------------------------------------------------- BAR0 */
 
-uint32_t vgpu_device_reg_read(struct vgpu_device *dev, uint32_t offset)
+uint32_t vgpu_device_reg_read(struct vgpud_device *dev, uint32_t offset)
 {
 	switch (offset) {
 	case VGPU_REG_MAGIC: return VGPU_MAGIC;
@@ -82,7 +82,7 @@ uint32_t vgpu_device_reg_read(struct vgpu_device *dev, uint32_t offset)
 	}
 }
 
-void vgpu_device_kick(struct vgpu_device *dev)
+void vgpu_device_kick(struct vgpud_device *dev)
 {
 	atomic_fetch_add_explicit(&dev->doorbells, 1, memory_order_relaxed);
 	pthread_mutex_lock(&dev->lock);
@@ -91,7 +91,7 @@ void vgpu_device_kick(struct vgpu_device *dev)
 	pthread_mutex_unlock(&dev->lock);
 }
 
-void vgpu_device_reg_write(struct vgpu_device *dev, uint32_t offset, uint32_t value)
+void vgpu_device_reg_write(struct vgpud_device *dev, uint32_t offset, uint32_t value)
 {
 	uint32_t old;
 
@@ -113,7 +113,7 @@ void vgpu_device_reg_write(struct vgpu_device *dev, uint32_t offset, uint32_t va
 	}
 }
 
-void vgpu_device_mailbox_segment(struct vgpu_device *dev, struct vgpu_bar2_segment *out)
+void vgpu_device_mailbox_segment(struct vgpud_device *dev, struct vgpu_bar2_segment *out)
 {
 	out->bar2_offset = VGPU_MAILBOX_OFFSET;
 	out->bytes = VGPU_MAILBOX_SIZE;
@@ -121,7 +121,17 @@ void vgpu_device_mailbox_segment(struct vgpu_device *dev, struct vgpu_bar2_segme
 	out->fd_offset = 0;
 }
 
-uint32_t vgpu_device_vm_id(const struct vgpu_device *dev)
+bool vgpu_device_holds_resources(struct vgpud_device *dev)
+{
+	struct vgpu_vm_stats stats;
+
+	if (atomic_load(&dev->channels))
+		return true;
+	vgpu_core_vm_stats(dev->vm, &stats);
+	return stats.allocated_bytes || stats.buffers;
+}
+
+uint32_t vgpu_device_vm_id(const struct vgpud_device *dev)
 {
 	return dev->vm_id;
 }
@@ -130,7 +140,7 @@ uint32_t vgpu_device_vm_id(const struct vgpu_device *dev)
 
 static void *worker_main(void *arg)
 {
-	struct vgpu_device *dev = arg;
+	struct vgpud_device *dev = arg;
 	const unsigned budget = dev->daemon->config.mailbox_budget;
 
 	pthread_mutex_lock(&dev->lock);
@@ -171,7 +181,7 @@ static void *worker_main(void *arg)
 
 /* -------------------------------------------------------------- lifetime */
 
-static void device_free(struct vgpu_device *dev)
+static void device_free(struct vgpud_device *dev)
 {
 	if (dev->mailbox)
 		munmap(dev->mailbox, VGPU_MAILBOX_SIZE);
@@ -183,7 +193,7 @@ static void device_free(struct vgpu_device *dev)
 	free(dev);
 }
 
-static int create_mailbox(struct vgpu_device *dev)
+static int create_mailbox(struct vgpud_device *dev)
 {
 	void *map;
 
@@ -215,12 +225,44 @@ static void set_why(char *why, size_t len, const char *fmt, ...)
 }
 
 int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
-                            const struct vgpu_attach_params *params, struct vgpu_device **out,
+                            const struct vgpu_attach_params *params, struct vgpud_device **out,
                             char *why, size_t why_len)
 {
-	struct vgpud *d = ctx;
+	return vgpud_device_attach(ctx, t, params, false, out, why, why_len);
+}
+
+/* The profile's settings for the VM, and (unless held) an instance of it. */
+static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance_held,
+                        char *why, size_t why_len)
+{
+	int err;
+
+	if (instance_held)
+		err = vgpud_profiles_get(&d->profiles, dev->profile, &dev->profile_spec);
+	else
+		err = vgpud_profiles_acquire(&d->profiles, dev->profile, &dev->profile_spec);
+	dev->holds_instance = !err && !instance_held;
+	if (err == -ENOENT)
+		set_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
+		        "profiles", dev->profile);
+	else if (err)
+		set_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
+		        "detach a VM of it or raise max_instances", dev->profile);
+	return err;
+}
+
+static void put_profile(struct vgpud *d, struct vgpud_device *dev)
+{
+	if (dev->holds_instance)
+		vgpud_profiles_release(&d->profiles, dev->profile);
+}
+
+int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
+                        const struct vgpu_attach_params *params, bool instance_held,
+                        struct vgpud_device **out, char *why, size_t why_len)
+{
 	struct vgpu_vm_config vm_config;
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 	const char *profile = params->profile && params->profile[0] ? params->profile
 	                                                             : d->profiles.default_name;
 	int err;
@@ -242,14 +284,8 @@ int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
 	clock_gettime(CLOCK_REALTIME, &dev->attached_at);
 
-	err = vgpud_profiles_acquire(&d->profiles, profile, &dev->profile_spec);
+	err = take_profile(d, dev, instance_held, why, why_len);
 	if (err) {
-		if (err == -ENOENT)
-			set_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists "
-			        "the profiles", profile);
-		else
-			set_why(why, why_len, "profile '%s' has no instance left (max_instances "
-			        "reached); detach a VM of it or raise max_instances", profile);
 		device_free(dev);
 		return err;
 	}
@@ -305,12 +341,12 @@ int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
 fail_vm:
 	vgpu_core_vm_destroy(dev->vm);
 fail_profile:
-	vgpud_profiles_release(&d->profiles, dev->profile);
+	put_profile(d, dev);
 	device_free(dev);
 	return err;
 }
 
-void vgpu_device_detach(struct vgpu_device *dev)
+void vgpu_device_detach(struct vgpud_device *dev)
 {
 	struct vgpud *d = dev->daemon;
 
@@ -326,7 +362,7 @@ void vgpu_device_detach(struct vgpu_device *dev)
 	vgpu_device_destroy_windows(dev);
 	vgpu_core_release_va(dev->vm, dev->va_window_base);
 	vgpu_core_vm_destroy(dev->vm);
-	vgpud_profiles_release(&d->profiles, dev->profile);
+	put_profile(d, dev);
 	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",
 	         dev->name, dev->vm_id);
 	device_free(dev);

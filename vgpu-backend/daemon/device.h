@@ -46,7 +46,7 @@
 struct vgpud;
 struct channel_window;
 
-struct vgpu_device {
+struct vgpud_device {
 	struct vgpud *daemon;
 	struct vgpu_transport *transport;
 	struct vgpu_vm *vm;
@@ -54,6 +54,7 @@ struct vgpu_device {
 	char name[VGPU_VM_NAME_MAX];
 	char profile[VGPUD_PROFILE_NAME_MAX];
 	struct vgpud_profile_spec profile_spec; /* as at attach */
+	bool holds_instance; /* of the profile: detach gives it back */
 	/* GPU VA range reserved in the core (vgpu_core_reserve_va) for the
 	 * notifier and pushbuffer areas of the channel windows:
 	 * VGPU_CHANNEL_WINDOW_STRIDE per window index, same offsets as in BAR2. */
@@ -106,27 +107,35 @@ struct vgpu_device {
 	char display_name[VGPU_VM_NAME_MAX];
 	const char *name_source;
 
-	struct vgpu_device *registry_next;
+	struct vgpud_device *registry_next;
 };
 
-/* The vgpu_device_host attach of vgpud (ctx = struct vgpud). */
+/* The vgpu_device_host attach of vgpud (ctx = struct vgpud): takes an
+ * instance of the profile for the VM. */
 int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
-                            const struct vgpu_attach_params *params, struct vgpu_device **out,
+                            const struct vgpu_attach_params *params, struct vgpud_device **out,
                             char *why, size_t why_len);
+
+/* Attach; instance_held: the caller holds an instance of the profile for
+ * this VM already (an mdev of it exists, mdev_host.h), so the device takes
+ * and gives back none. 0, or a negative errno + why. */
+int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
+                        const struct vgpu_attach_params *params, bool instance_held,
+                        struct vgpud_device **out, char *why, size_t why_len);
 
 /* Set a pending interrupt source (VGPU_IRQ_*) and signal its vector if it is
  * enabled. Any thread; never blocks. */
-void vgpu_device_raise(struct vgpu_device *dev, uint32_t irq);
+void vgpu_device_raise(struct vgpud_device *dev, uint32_t irq);
 
 /* From the event routes (HAL event thread). */
-void vgpu_device_channel_fence(struct vgpu_device *dev, uint32_t index);
-void vgpu_device_channel_error(struct vgpu_device *dev, uint32_t index);
+void vgpu_device_channel_fence(struct vgpud_device *dev, uint32_t index);
+void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index);
 
 /* The mailbox handler (requests.c): ctx = the device. */
 void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
                                 struct vgpu_response *response);
 
 /* Release every channel window (detach, from requests.c's table). */
-void vgpu_device_destroy_windows(struct vgpu_device *dev);
+void vgpu_device_destroy_windows(struct vgpud_device *dev);
 
 #endif /* VGPUD_DEVICE_H */

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
+#include "vgpu/util.h"
 #endif
 
 #define MAX_ENTRIES 256
@@ -93,14 +94,6 @@ const char *domain_name_source_string(enum domain_name_source source)
 	case DOMAIN_NAME_QEMU: return "qemu";
 	default: return "uuid";
 	}
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------ pure parts */
@@ -491,7 +484,7 @@ static void resolve_due(struct domain_names *dn, const unsigned *index, unsigned
 		}
 	}
 
-	now = now_ns();
+	now = vgpu_monotonic_ns();
 	pthread_mutex_lock(&dn->lock);
 	dn->proc_scans += count;
 	for (unsigned i = 0; i < count; i++) {
@@ -522,7 +515,7 @@ static void *resolver_main(void *arg)
 
 	pthread_mutex_lock(&dn->lock);
 	while (!dn->stop) {
-		uint64_t now = now_ns(), next = UINT64_MAX;
+		uint64_t now = vgpu_monotonic_ns(), next = UINT64_MAX;
 		unsigned count = 0;
 
 		for (unsigned i = 0; i < MAX_ENTRIES; i++) {
@@ -629,7 +622,7 @@ void domain_names_watch(struct domain_names *dn, const char *uuid)
 		memcpy(e->uuid, uuid, DOMAIN_UUID_LEN);
 		e->generation = generation;
 		e->resolving = true;
-		e->due_ns = now_ns();
+		e->due_ns = vgpu_monotonic_ns();
 		pthread_cond_signal(&dn->wake);
 	} else {
 		log_warn("more than %d mdevs: the VM of %s keeps its UUID as its name", MAX_ENTRIES,

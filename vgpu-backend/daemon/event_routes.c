@@ -26,7 +26,7 @@ void vgpud_event_routes_fini(struct vgpud_event_routes *r)
 }
 
 void vgpud_event_routes_set(struct vgpud_event_routes *r, uint32_t channel_id,
-                            struct vgpu_device *device, uint32_t index)
+                            struct vgpud_device *device, uint32_t index)
 {
 	if (channel_id >= r->count)
 		return;
@@ -37,7 +37,7 @@ void vgpud_event_routes_set(struct vgpud_event_routes *r, uint32_t channel_id,
 }
 
 void vgpud_event_routes_clear(struct vgpud_event_routes *r, uint32_t channel_id,
-                              struct vgpu_device *device)
+                              struct vgpud_device *device)
 {
 	if (channel_id >= r->count)
 		return;

@@ -22,10 +22,10 @@
 
 #include "vgpu/core.h"
 
-struct vgpu_device;
+struct vgpud_device;
 
 struct vgpud_event_route {
-	struct vgpu_device *device; /* NULL: no route */
+	struct vgpud_device *device; /* NULL: no route */
 	uint32_t index;
 };
 
@@ -39,10 +39,10 @@ struct vgpud_event_routes {
 int vgpud_event_routes_init(struct vgpud_event_routes *r, uint32_t max_channels);
 void vgpud_event_routes_fini(struct vgpud_event_routes *r);
 void vgpud_event_routes_set(struct vgpud_event_routes *r, uint32_t channel_id,
-                            struct vgpu_device *device, uint32_t index);
+                            struct vgpud_device *device, uint32_t index);
 /* Remove the route if it still points at device. */
 void vgpud_event_routes_clear(struct vgpud_event_routes *r, uint32_t channel_id,
-                              struct vgpu_device *device);
+                              struct vgpud_device *device);
 
 /* The core's event callbacks (struct vgpu_core_config on_fence /
  * on_channel_error) with ctx = the routes. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vgpu/device_abi.h"
@@ -36,8 +37,9 @@ struct local_conn {
 	atomic_bool finished;
 	pthread_mutex_t backend_lock; /* one backend request at a time */
 	uint32_t backend_seq;
-	struct vgpu_device *device;
+	struct vgpud_device *device;
 	char vm_name[VGPU_LOCAL_NAME_MAX];
+	uid_t uid; /* the peer's (SO_PEERCRED) */
 	struct local_conn *next;
 };
 
@@ -46,6 +48,8 @@ struct local_server {
 	char group[64];
 	uint32_t attach_timeout_ms;
 	uint32_t swap_timeout_ms;
+	uint32_t idle_timeout_ms;
+	uint32_t max_connections_per_uid;
 	struct vgpu_device_host host;
 	int listen_fd;
 	pthread_mutex_t lock;
@@ -387,10 +391,41 @@ static int serve_message(struct local_conn *conn, bool *detach_requested, uint32
 	return -EPROTO;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long serve may wait for the tenant (-1: forever); true when it has
+ * been idle for idle_timeout_ms holding nothing: time to detach it. */
+static bool idle_expired(struct local_conn *conn, int64_t *last_activity, int *wait_ms)
+{
+	const int64_t limit = conn->server->idle_timeout_ms;
+	int64_t idle = now_ms() - *last_activity;
+
+	*wait_ms = -1;
+	if (!limit)
+		return false;
+	if (idle < limit) {
+		*wait_ms = (int)(limit - idle);
+		return false;
+	}
+	if (vgpu_device_holds_resources(conn->device)) {
+		*last_activity = now_ms(); /* quiet but holding memory: look again later */
+		*wait_ms = (int)limit;
+		return false;
+	}
+	return true;
+}
+
 static void serve(struct local_conn *conn)
 {
 	bool detach_requested = false;
 	uint32_t detach_seq = 0;
+	int64_t last_activity = now_ms();
 	int err = 0;
 
 	while (!atomic_load(&conn->dead)) {
@@ -398,13 +433,23 @@ static void serve(struct local_conn *conn)
 			{ .fd = conn->sock, .events = POLLIN },
 			{ .fd = conn->kick_fd, .events = POLLIN },
 		};
+		int wait_ms, n;
 
-		if (poll(pfd, 2, -1) < 0) {
+		if (idle_expired(conn, &last_activity, &wait_ms)) {
+			log_info("tenant '%s' holds nothing and sent nothing for %u ms "
+			         "(idle_timeout_ms); detaching it", conn->vm_name,
+			         conn->server->idle_timeout_ms);
+			break;
+		}
+		n = poll(pfd, 2, wait_ms);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			err = -errno;
 			break;
 		}
+		if (n > 0)
+			last_activity = now_ms();
 		if (pfd[1].revents & POLLIN) {
 			uint64_t count;
 
@@ -480,6 +525,8 @@ int local_server_create(const struct local_server_config *config, struct local_s
 	snprintf(server->group, sizeof(server->group), "%s", config->group ? config->group : "");
 	server->attach_timeout_ms = config->attach_timeout_ms;
 	server->swap_timeout_ms = config->swap_timeout_ms;
+	server->idle_timeout_ms = config->idle_timeout_ms;
+	server->max_connections_per_uid = config->max_connections_per_uid;
 	server->host = config->host;
 	server->listen_fd = fd;
 	pthread_mutex_init(&server->lock, NULL);
@@ -492,11 +539,50 @@ int local_server_fd(struct local_server *server)
 	return server->listen_fd;
 }
 
+/* May the peer on sock have another connection? (At most
+ * LOCAL_MAX_CONNECTIONS in all, max_connections_per_uid per peer user.) */
+static bool admit(struct local_server *server, int sock, uid_t *uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	unsigned all = 0, mine = 0;
+	struct local_conn *conn;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_warn("refusing a tenant connection: no peer credentials: %s", strerror(errno));
+		return false;
+	}
+	*uid = cred.uid;
+	pthread_mutex_lock(&server->lock);
+	for (conn = server->conns; conn; conn = conn->next) {
+		if (atomic_load(&conn->finished))
+			continue;
+		all++;
+		mine += conn->uid == cred.uid;
+	}
+	pthread_mutex_unlock(&server->lock);
+	if (all >= LOCAL_MAX_CONNECTIONS) {
+		vgpud_log_ratelimited(&server->refusals, VGPUD_LOG_WARN,
+		                      "refusing a tenant connection: %d are open already",
+		                      LOCAL_MAX_CONNECTIONS);
+		return false;
+	}
+	if (mine >= server->max_connections_per_uid) {
+		vgpud_log_ratelimited(&server->refusals, VGPUD_LOG_WARN,
+		                      "refusing a tenant connection of user %u (pid %d): it has "
+		                      "%u open (max_connections_per_uid)", (unsigned)cred.uid,
+		                      (int)cred.pid, mine);
+		return false;
+	}
+	return true;
+}
+
 void local_server_accept(struct local_server *server)
 {
 	for (;;) {
 		struct local_conn *conn;
 		unsigned i;
+		uid_t uid;
 		int sock = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC), err;
 
 		if (sock < 0) {
@@ -506,10 +592,7 @@ void local_server_accept(struct local_server *server)
 				log_warn("cannot accept a tenant connection: %s", strerror(errno));
 			return;
 		}
-		if (local_server_connections(server) >= LOCAL_MAX_CONNECTIONS) {
-			vgpud_log_ratelimited(&server->refusals, VGPUD_LOG_WARN,
-			                      "refusing a tenant connection: %d are open already",
-			                      LOCAL_MAX_CONNECTIONS);
+		if (!admit(server, sock, &uid)) {
 			close(sock);
 			continue;
 		}
@@ -522,6 +605,7 @@ void local_server_accept(struct local_server *server)
 		conn->base.kind = "local socket";
 		conn->server = server;
 		conn->sock = sock;
+		conn->uid = uid;
 		conn->backend = conn->kick_fd = -1;
 		for (i = 0; i < VGPU_MSIX_VECTORS; i++)
 			conn->irq_fds[i] = -1;

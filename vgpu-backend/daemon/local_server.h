@@ -5,7 +5,11 @@
  * connection a struct vgpu_transport plus a thread that reads the main
  * socket and the kick eventfd.
  *
- * A connection must ATTACH within attach_timeout_ms. After that its thread
+ * A peer user (SO_PEERCRED) may hold max_connections_per_uid connections at
+ * once; more are closed at accept. A connection must ATTACH within
+ * attach_timeout_ms; an attached tenant that holds nothing (no GPU memory,
+ * no channel) and sends nothing for idle_timeout_ms is detached, so
+ * attaching and going quiet holds no resources for long. After ATTACH its thread
  * answers REG_READ, applies REG_WRITE, turns kicks into doorbells, and on
  * DETACH, end of file or a malformed message detaches the device (which
  * releases everything) and closes the connection. Window swaps and region
@@ -33,6 +37,10 @@ struct local_server_config {
 	const char *group;     /* owning group name, NULL/"" = unchanged */
 	uint32_t attach_timeout_ms;
 	uint32_t swap_timeout_ms;
+	/* an attached tenant that holds no GPU memory or channel and sends
+	 * nothing (no message, no kick) for this long is detached; 0 = never */
+	uint32_t idle_timeout_ms;
+	uint32_t max_connections_per_uid; /* connections of one peer user at once */
 	struct vgpu_device_host host;
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "vgpu/util.h"
 
 #define RATELIMIT_INTERVAL_NS 5000000000ull
 #define RATELIMIT_BURST 10u
@@ -82,18 +83,10 @@ void vgpud_log(enum vgpud_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void vgpud_log_ratelimited(struct vgpud_ratelimit *rl, enum vgpud_log_level level,
                            const char *fmt, ...)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = vgpu_monotonic_ns();
 	va_list ap;
 
 	if ((int)level > atomic_load(&current_level))

@@ -39,15 +39,16 @@ int main(int argc, char **argv)
 	struct vgpud_config config;
 	struct vgpud *d;
 	sigset_t signals;
+	enum vgpud_config_action action;
 	int signal_fd, ret;
 
 	vgpud_config_defaults(&config);
-	ret = vgpud_config_from_args(&config, argc, argv);
-	if (ret == 1)
-		return 0;
+	ret = vgpud_config_from_args(&config, argc, argv, &action);
 	if (ret < 0)
 		return 2;
-	if (ret == 2) {
+	if (action == VGPUD_CONFIG_PRINTED)
+		return 0;
+	if (action == VGPUD_CONFIG_CHECK) {
 		struct json_object *json = vgpud_config_to_json(&config, NULL);
 
 		printf("%s\n", json_object_to_json_string_ext(json, JSON_C_TO_STRING_PRETTY));

@@ -55,6 +55,21 @@ int vgpud_profiles_acquire(struct vgpud_profiles *p, const char *name,
 	return err;
 }
 
+int vgpud_profiles_adopt(struct vgpud_profiles *p, const char *name)
+{
+	struct vgpud_profile *profile;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&p->lock);
+	profile = find(p, name);
+	if (profile && !profile->removed) {
+		profile->instances++;
+		err = 0;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
 /* Drop removed profiles nobody uses any more. Called with the lock held. */
 static void compact(struct vgpud_profiles *p)
 {
@@ -147,6 +162,16 @@ size_t vgpud_profiles_snapshot(struct vgpud_profiles *p, struct vgpud_profile *o
 int vgpud_profiles_get(struct vgpud_profiles *p, const char *name,
                        struct vgpud_profile_spec *spec)
 {
+	struct vgpud_profile profile;
+	int err = vgpud_profiles_find(p, name, &profile);
+
+	if (!err)
+		*spec = profile.spec;
+	return err;
+}
+
+int vgpud_profiles_find(struct vgpud_profiles *p, const char *name, struct vgpud_profile *out)
+{
 	struct vgpud_profile *profile;
 	int err = 0;
 
@@ -155,7 +180,7 @@ int vgpud_profiles_get(struct vgpud_profiles *p, const char *name,
 	if (!profile || profile->removed)
 		err = -ENOENT;
 	else
-		*spec = profile->spec;
+		*out = *profile;
 	pthread_mutex_unlock(&p->lock);
 	return err;
 }

@@ -47,6 +47,9 @@ void vgpud_profiles_fini(struct vgpud_profiles *p);
 int vgpud_profiles_acquire(struct vgpud_profiles *p, const char *name,
                            struct vgpud_profile_spec *spec);
 void vgpud_profiles_release(struct vgpud_profiles *p, const char *name);
+/* Count an instance of name that exists already whatever the limit (an
+ * mdev created before this vgpud started). -ENOENT. */
+int vgpud_profiles_adopt(struct vgpud_profiles *p, const char *name);
 
 /* Change one profile; a NULL field stays as it is. -ENOENT, -EINVAL. */
 int vgpud_profiles_update(struct vgpud_profiles *p, const char *name, const uint32_t *weight,
@@ -63,5 +66,7 @@ size_t vgpud_profiles_snapshot(struct vgpud_profiles *p, struct vgpud_profile *o
 /* The spec of name as it is now; -ENOENT. */
 int vgpud_profiles_get(struct vgpud_profiles *p, const char *name,
                        struct vgpud_profile_spec *spec);
+/* The spec and instance count of name as they are now; -ENOENT. */
+int vgpud_profiles_find(struct vgpud_profiles *p, const char *name, struct vgpud_profile *out);
 
 #endif /* VGPUD_PROFILES_H */

@@ -19,19 +19,19 @@ void vgpud_registry_fini(struct vgpud_registry *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
-bool vgpud_registry_matches_locked(const struct vgpu_device *dev, const char *name)
+bool vgpud_registry_matches_locked(const struct vgpud_device *dev, const char *name)
 {
 	return !strcmp(dev->name, name) || (dev->display_name[0] && !strcmp(dev->display_name, name));
 }
 
-const char *vgpud_registry_report_name_locked(const struct vgpu_device *dev)
+const char *vgpud_registry_report_name_locked(const struct vgpud_device *dev)
 {
 	return dev->display_name[0] ? dev->display_name : dev->name;
 }
 
-struct vgpu_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name)
+struct vgpud_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name)
 {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 
 	vgpud_registry_for_each_locked(r, dev)
 		if (vgpud_registry_matches_locked(dev, name))
@@ -40,10 +40,10 @@ struct vgpu_device *vgpud_registry_find_locked(struct vgpud_registry *r, const c
 }
 
 /* Is name free for dev (no other registered device answers to it)? */
-static bool name_free_locked(struct vgpud_registry *r, const struct vgpu_device *dev,
+static bool name_free_locked(struct vgpud_registry *r, const struct vgpud_device *dev,
                              const char *name)
 {
-	struct vgpu_device *other;
+	struct vgpud_device *other;
 
 	vgpud_registry_for_each_locked(r, other)
 		if (other != dev && vgpud_registry_matches_locked(other, name))
@@ -51,14 +51,15 @@ static bool name_free_locked(struct vgpud_registry *r, const struct vgpu_device 
 	return true;
 }
 
-void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpu_device *dev,
-                                     const char *name, const char *source, char *given,
-                                     size_t given_len)
+/* Give dev the display name name (or name#N); true when that changed it. */
+static bool set_display_name_locked(struct vgpud_registry *r, struct vgpud_device *dev,
+                                    const char *name, const char *source, char *given,
+                                    size_t given_len)
 {
 	char candidate[sizeof(dev->display_name)];
+	bool changed;
 	unsigned n;
 
-	pthread_mutex_lock(&r->lock);
 	snprintf(candidate, sizeof(candidate), "%s", name);
 	for (n = 2; !name_free_locked(r, dev, candidate) && n < 1000; n++) {
 		char suffix[8];
@@ -71,16 +72,41 @@ void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpu_devic
 	/* the attach name itself needs no display name */
 	if (!strcmp(candidate, dev->name))
 		candidate[0] = 0;
+	changed = strcmp(dev->display_name, candidate) || dev->name_source != source;
 	memcpy(dev->display_name, candidate, sizeof(dev->display_name));
 	dev->name_source = source;
 	if (given_len)
 		snprintf(given, given_len, "%s", candidate[0] ? candidate : dev->name);
+	return changed;
+}
+
+void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpud_device *dev,
+                                     const char *name, const char *source, char *given,
+                                     size_t given_len)
+{
+	pthread_mutex_lock(&r->lock);
+	set_display_name_locked(r, dev, name, source, given, given_len);
 	pthread_mutex_unlock(&r->lock);
 }
 
-int vgpud_registry_add(struct vgpud_registry *r, struct vgpu_device *dev)
+int vgpud_registry_name_vm(struct vgpud_registry *r, const char *vm_name, const char *name,
+                           const char *source, char *given, size_t given_len, bool *changed)
 {
-	struct vgpu_device **link;
+	struct vgpud_device *dev;
+
+	pthread_mutex_lock(&r->lock);
+	vgpud_registry_for_each_locked(r, dev)
+		if (!strcmp(dev->name, vm_name))
+			break;
+	if (dev)
+		*changed = set_display_name_locked(r, dev, name, source, given, given_len);
+	pthread_mutex_unlock(&r->lock);
+	return dev ? 0 : -ENOENT;
+}
+
+int vgpud_registry_add(struct vgpud_registry *r, struct vgpud_device *dev)
+{
+	struct vgpud_device **link;
 
 	pthread_mutex_lock(&r->lock);
 	if (vgpud_registry_find_locked(r, dev->name)) {
@@ -98,9 +124,9 @@ int vgpud_registry_add(struct vgpud_registry *r, struct vgpu_device *dev)
 	return 0;
 }
 
-void vgpud_registry_remove(struct vgpud_registry *r, struct vgpu_device *dev)
+void vgpud_registry_remove(struct vgpud_registry *r, struct vgpud_device *dev)
 {
-	struct vgpu_device **link;
+	struct vgpud_device **link;
 
 	pthread_mutex_lock(&r->lock);
 	for (link = &r->first; *link; link = &(*link)->registry_next) {

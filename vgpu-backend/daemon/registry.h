@@ -19,11 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vgpu_device;
+struct vgpud_device;
 
 struct vgpud_registry {
 	pthread_mutex_t lock;
-	struct vgpu_device *first;
+	struct vgpud_device *first;
 	size_t count;
 	uint64_t attached_total;
 	uint64_t detached_total;
@@ -33,8 +33,8 @@ void vgpud_registry_init(struct vgpud_registry *r);
 void vgpud_registry_fini(struct vgpud_registry *r);
 
 /* -EEXIST when a device of that VM name is registered. */
-int vgpud_registry_add(struct vgpud_registry *r, struct vgpu_device *dev);
-void vgpud_registry_remove(struct vgpud_registry *r, struct vgpu_device *dev);
+int vgpud_registry_add(struct vgpud_registry *r, struct vgpud_device *dev);
+void vgpud_registry_remove(struct vgpud_registry *r, struct vgpud_device *dev);
 
 /*
  * Give dev the display name name (source: "libvirt", "qemu"; for the
@@ -42,16 +42,23 @@ void vgpud_registry_remove(struct vgpud_registry *r, struct vgpu_device *dev);
  * vGPUs), dev gets "name#2", "name#3", ... The name given is copied into
  * given. Any thread; dev must stay attached meanwhile.
  */
-void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpu_device *dev,
+void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpud_device *dev,
                                      const char *name, const char *source, char *given,
                                      size_t given_len);
 
+/* The same for the VM attached as vm_name, which may detach meanwhile:
+ * -ENOENT when it is not attached. *changed: the display name or its
+ * source changed (source is compared as a pointer: pass the constant
+ * strings of domain_name_source_string). */
+int vgpud_registry_name_vm(struct vgpud_registry *r, const char *vm_name, const char *name,
+                           const char *source, char *given, size_t given_len, bool *changed);
+
 /* With r->lock held: */
-struct vgpu_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name);
+struct vgpud_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name);
 /* The name reports use: the display name if there is one, else the name. */
-const char *vgpud_registry_report_name_locked(const struct vgpu_device *dev);
+const char *vgpud_registry_report_name_locked(const struct vgpud_device *dev);
 /* Does dev answer to name (its name or its display name)? */
-bool vgpud_registry_matches_locked(const struct vgpu_device *dev, const char *name);
+bool vgpud_registry_matches_locked(const struct vgpud_device *dev, const char *name);
 #define vgpud_registry_for_each_locked(r, dev) \
 	for ((dev) = (r)->first; (dev); (dev) = (dev)->registry_next)
 

@@ -45,7 +45,7 @@ static void reply(struct vgpu_response *response, enum vgpu_status status, const
 		memcpy(response->payload, payload, size);
 }
 
-static void handle_hello(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+static void handle_hello(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
                          struct vgpu_response *response)
 {
 	struct vgpu_hello_response r = {
@@ -73,7 +73,7 @@ _Static_assert(VGPU_HAL_PAGE_MASK_4K == 1 && VGPU_HAL_PAGE_MASK_64K == 2 &&
                        VGPU_HAL_PAGE_MASK_2M == 4,
                "QUERY's page size bits differ from the HAL's");
 
-static void handle_query(struct vgpu_device *dev, struct vgpu_response *response)
+static void handle_query(struct vgpud_device *dev, struct vgpu_response *response)
 {
 	struct vgpu_vm_stats stats;
 	struct vgpu_query_response r;
@@ -88,7 +88,7 @@ static void handle_query(struct vgpu_device *dev, struct vgpu_response *response
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
-static void handle_stats(struct vgpu_device *dev, struct vgpu_response *response)
+static void handle_stats(struct vgpud_device *dev, struct vgpu_response *response)
 {
 	struct vgpu_vm_stats stats;
 	struct vgpu_stats_response r;
@@ -104,7 +104,7 @@ static void handle_stats(struct vgpu_device *dev, struct vgpu_response *response
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
-static void handle_alloc(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+static void handle_alloc(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
                          struct vgpu_response *response)
 {
 	struct vgpu_buffer_info info;
@@ -139,7 +139,7 @@ static void handle_alloc(struct vgpu_device *dev, const struct vgpu_mailbox_requ
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
-static void handle_free(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+static void handle_free(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
                         struct vgpu_response *response)
 {
 	uint64_t handle;
@@ -152,7 +152,7 @@ static void handle_free(struct vgpu_device *dev, const struct vgpu_mailbox_reque
 	reply(response, status_of_errno(err), NULL, 0);
 }
 
-static void handle_set_priority(struct vgpu_device *dev, const struct vgpu_mailbox_request *req,
+static void handle_set_priority(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
                                 struct vgpu_response *response)
 {
 	uint64_t handle;
@@ -164,7 +164,7 @@ static void handle_set_priority(struct vgpu_device *dev, const struct vgpu_mailb
 	reply(response, status_of_errno(err), NULL, 0);
 }
 
-static void handle_channel_create(struct vgpu_device *dev,
+static void handle_channel_create(struct vgpud_device *dev,
                                   const struct vgpu_mailbox_request *req,
                                   struct vgpu_response *response)
 {
@@ -193,7 +193,7 @@ static void handle_channel_create(struct vgpu_device *dev,
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
-static void handle_channel_destroy(struct vgpu_device *dev,
+static void handle_channel_destroy(struct vgpud_device *dev,
                                    const struct vgpu_mailbox_request *req,
                                    struct vgpu_response *response)
 {
@@ -212,7 +212,7 @@ static void handle_channel_destroy(struct vgpu_device *dev,
 	reply(response, VGPU_STATUS_OK, NULL, 0);
 }
 
-void vgpu_device_destroy_windows(struct vgpu_device *dev)
+void vgpu_device_destroy_windows(struct vgpud_device *dev)
 {
 	unsigned i;
 
@@ -228,7 +228,7 @@ void vgpu_device_destroy_windows(struct vgpu_device *dev)
 void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
                                 struct vgpu_response *response)
 {
-	struct vgpu_device *dev = ctx;
+	struct vgpud_device *dev = ctx;
 	struct vgpu_mailbox_request req;
 	const char *why;
 	enum vgpu_status status;

@@ -13,22 +13,18 @@
 #include "device.h"
 #include "registry.h"
 
-static bool is_mdev(const struct vgpu_device *dev)
-{
-	return !strcmp(dev->transport->kind, "mdev");
-}
-
 /* With the registry lock held. */
-static void take_vm_locked(struct vgpu_device *dev, struct vgpud_vm_snapshot *vm)
+static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *vm)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->id = dev->vm_id;
 	snprintf(vm->attach_name, sizeof(vm->attach_name), "%s", dev->name);
 	/* the libvirt domain (or QEMU -name) of an mdev VM once known */
 	snprintf(vm->name, sizeof(vm->name), "%s", vgpud_registry_report_name_locked(dev));
-	if (is_mdev(dev)) /* mdev VMs are attached by mdev UUID */
+	if (dev->transport->named_by_uuid) /* mdev VMs are attached by mdev UUID */
 		snprintf(vm->uuid, sizeof(vm->uuid), "%s", dev->name);
-	vm->name_source = dev->name_source ? dev->name_source : is_mdev(dev) ? "uuid" : "tenant";
+	vm->name_source = dev->name_source ? dev->name_source
+	                  : dev->transport->named_by_uuid ? "uuid" : "tenant";
 	snprintf(vm->profile, sizeof(vm->profile), "%s", dev->profile);
 	vm->transport = dev->transport->kind;
 	vgpu_core_vm_stats(dev->vm, &vm->stats);
@@ -44,7 +40,7 @@ static void take_vm_locked(struct vgpu_device *dev, struct vgpud_vm_snapshot *vm
 
 int vgpud_stats_snapshot_take(struct vgpud *d, struct vgpud_stats_snapshot *out)
 {
-	struct vgpu_device *dev;
+	struct vgpud_device *dev;
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));

@@ -3,33 +3,37 @@
  * transport_mdev.c - vgpud's mdev transport: vgpu/transport.h over the
  * control device of vgpu_mdev.ko (vgpu/mdev_control.h, host-kmod/README.md).
  *
- * One server per vgpud: it opens /dev/vgpu_mdev, registers one mdev type per
- * configured profile (type directory "vgpu-<name without a vgpu- prefix>",
- * available_instances = max_instances minus the mdevs of that type, 256 for
- * "no limit") and runs one thread that reads the module's events:
+ * One server per vgpud: it opens /dev/vgpu_mdev, registers the mdev types
+ * its hooks describe (one per profile) and runs one event thread:
  *
- *	CREATE   accept unless the profile's max_instances mdevs exist
- *	OPEN     attach the VM (under the mdev UUID; the stats thread renames it
- *	         once domain_names.h finds its libvirt domain or QEMU -name;
- *	         a RESET keeps the name), map its mailbox, push
- *	         FEATURES, IRQ_MASK and STATUS into the module's register file
- *	CLOSE    detach (on a worker thread: detach may wait for an eviction),
- *	RESET    detach + attach likewise; the kernel waits for our reply
+ *	CREATE    hooks.create decides; the mdev gets its worker thread
+ *	          (mdev_worker.c)
+ *	EXISTS    an mdev from before this vgpud: likewise, never refused
+ *	OPEN      on the mdev's worker: hooks.attach, map the mailbox, push
+ *	          FEATURES, IRQ_MASK and STATUS into the module's register file
+ *	CLOSE     on the worker: detach (it may wait for an eviction)
+ *	RESET     on the worker: detach + hooks.attach (the same VM again)
+ *	REMOVE    on the worker: detach if still attached, hooks.remove; the
+ *	          worker ends and the event thread reaps it
  *	REG_WRITE doorbells -> vgpu_device_kick, IRQ_ACK/IRQ_MASK ->
- *	         vgpu_device_reg_write (the module has applied them already)
- *	REMOVE / EXISTS bookkeeping
+ *	          vgpu_device_reg_write (the module has applied them already):
+ *	          on the event thread, which never waits for the core
+ *
+ * The module sends one request per mdev at a time and waits for its reply;
+ * a worker answers its own mdev's requests, so a VM whose reset waits for
+ * the core holds up nothing but itself.
  *
  * Registers. The module answers the guest's BAR0 reads from its own
  * register file, so whatever the device model changes must be pushed:
  * raise_irq ORs the source's bit into IRQ_STATUS, moves the device model's
  * pending FENCE_CHANNELS / ERROR_CHANNELS bits into the module's
  * (read-to-clear there) and raises the vector, in one REG_UPDATE. Detach's
- * STATUS = BACKEND_GONE is pushed when detach returns. A second thread
- * pushes the statistics of the mdev's sysfs vendor/ group once a second.
+ * STATUS = BACKEND_GONE is pushed when detach returns.
  *
  * Failure. The module is always reachable; an op fails only when the device
  * is closed or removed (ENODEV/ENOENT), which the kernel follows with CLOSE
- * or REMOVE events that detach the device here.
+ * or REMOVE events that detach the device here. Every ioctl's result is
+ * checked: what cannot be undone is logged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,72 +48,28 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vgpu/core.h"
 #include "vgpu/device_abi.h"
 #include "vgpu/mdev_control.h"
 #include "vgpu/transport.h"
 
-#include "config.h"
-#include "daemon.h"
-#include "device.h"
-#include "domain_names.h"
 #include "log.h"
 #include "transport_mdev.h"
-
-/* ------------------------------------------------------------ state */
-
-#define MDEV_UNLIMITED_INSTANCES 256u
-#define MDEV_STATS_INTERVAL_MS 1000
-
-struct mdev_vgpu {
-	struct vgpu_transport base; /* first: the transport ops get this */
-	struct mdev_server *server;
-	uint32_t id;          /* the module's device_id */
-	uint32_t type_index;
-	char uuid[37];
-	pthread_mutex_t lock; /* device, busy, querying */
-	pthread_cond_t idle;  /* querying became false */
-	struct vgpu_device *device;
-	_Atomic(struct vgpu_device *) irq_device; /* for raise_irq, no lock */
-	bool busy;            /* a worker is detaching/resetting it */
-	bool querying;        /* the stats thread reads device's statistics */
-	/* the VM's name from domain_names.h as given to the registry ("" =
-	 * the UUID), what sysfs vendor/vm shows; under lock */
-	char found_name[DOMAIN_NAME_MAX];
-	char name[DOMAIN_NAME_MAX];
-	enum domain_name_source name_source;
-	pthread_t worker;
-	bool worker_started;
-	struct mdev_vgpu *next;
-};
-
-struct mdev_server {
-	int fd;
-	int stop_fd; /* eventfd: the thread exits */
-	struct vgpu_device_host host;
-	struct vgpud_profile_spec profiles[VGPU_MDEV_MAX_TYPES];
-	unsigned type_count;
-	unsigned instances[VGPU_MDEV_MAX_TYPES];
-	pthread_t thread;
-	pthread_t stats_thread;
-	/* vgpus (changed by the event thread only), instances and
-	 * profiles[].max_instances (changed by mdev_server_update_profile) */
-	pthread_mutex_t lock;
-	struct mdev_vgpu *vgpus;
-	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
-};
+#include "transport_mdev_internal.h"
 
 static struct mdev_vgpu *vgpu_of(struct vgpu_transport *t)
 {
 	return (struct mdev_vgpu *)t;
 }
 
-/* ------------------------------------------------------ transport ops */
-
-static int ioctl_errno(int fd, unsigned long cmd, void *arg)
+/* An ioctl on the control device: 0 or a negative errno. */
+int mdev_control(struct mdev_server *s, unsigned long request, void *arg)
 {
-	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+	if (s->control_ioctl)
+		return s->control_ioctl(s->control_ctx, s->fd, request, arg);
+	return ioctl(s->fd, request, arg) < 0 ? -errno : 0;
 }
+
+/* ------------------------------------------------------ transport ops */
 
 static int op_map_region(struct vgpu_transport *t, const struct vgpu_bar2_segment *seg)
 {
@@ -122,7 +82,7 @@ static int op_map_region(struct vgpu_transport *t, const struct vgpu_bar2_segmen
 		.fd_offset = seg->fd_offset,
 	};
 
-	return ioctl_errno(v->server->fd, VGPU_MDEV_MAP_REGION, &r);
+	return mdev_control(v->server, VGPU_MDEV_MAP_REGION, &r);
 }
 
 static int op_unmap_region(struct vgpu_transport *t, uint64_t bar2_offset, uint64_t bytes)
@@ -132,7 +92,7 @@ static int op_unmap_region(struct vgpu_transport *t, uint64_t bar2_offset, uint6
 		.device_id = v->id, .fd = -1, .bar2_offset = bar2_offset, .bytes = bytes,
 	};
 
-	return ioctl_errno(v->server->fd, VGPU_MDEV_UNMAP_REGION, &r);
+	return mdev_control(v->server, VGPU_MDEV_UNMAP_REGION, &r);
 }
 
 static int op_window_block(struct vgpu_transport *t, uint32_t index, uint64_t bar2_offset,
@@ -143,7 +103,7 @@ static int op_window_block(struct vgpu_transport *t, uint32_t index, uint64_t ba
 		.device_id = v->id, .index = index, .bar2_offset = bar2_offset, .bytes = bytes,
 	};
 
-	return ioctl_errno(v->server->fd, VGPU_MDEV_WINDOW_BLOCK, &b);
+	return mdev_control(v->server, VGPU_MDEV_WINDOW_BLOCK, &b);
 }
 
 static int op_window_map(struct vgpu_transport *t, uint32_t index, bool shadow,
@@ -165,7 +125,7 @@ static int op_window_map(struct vgpu_transport *t, uint32_t index, bool shadow,
 		m.segment[i].fd = segments[i].fd;
 		m.segment[i].fd_offset = segments[i].fd_offset;
 	}
-	return ioctl_errno(v->server->fd, VGPU_MDEV_WINDOW_MAP, &m);
+	return mdev_control(v->server, VGPU_MDEV_WINDOW_MAP, &m);
 }
 
 static uint32_t source_of(unsigned vector)
@@ -181,8 +141,9 @@ static uint32_t source_of(unsigned vector)
 static void op_raise_irq(struct vgpu_transport *t, unsigned vector)
 {
 	struct mdev_vgpu *v = vgpu_of(t);
-	struct vgpu_device *dev = atomic_load(&v->irq_device);
+	struct vgpud_device *dev = atomic_load(&v->irq_device);
 	struct vgpu_mdev_reg_update u = { .device_id = v->id, .irq_vectors = 1u << vector };
+	int err;
 
 	if (vector >= VGPU_MSIX_VECTORS)
 		return;
@@ -199,8 +160,9 @@ static void op_raise_irq(struct vgpu_transport *t, unsigned vector)
 			.offset = VGPU_REG_ERROR_CHANNELS, .op = VGPU_MDEV_REG_OR,
 			.value = vgpu_device_reg_read(dev, VGPU_REG_ERROR_CHANNELS),
 		};
-	if (ioctl(v->server->fd, VGPU_MDEV_REG_UPDATE, &u) < 0 && errno != ENOENT)
-		log_debug("mdev %s: raising vector %u failed: %s", v->uuid, vector, strerror(errno));
+	err = mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
+	if (err && err != -ENOENT)
+		log_debug("mdev %s: raising vector %u failed: %s", v->uuid, vector, strerror(-err));
 }
 
 static int op_dma(struct mdev_vgpu *v, uint64_t guest_address, void *buf, size_t bytes,
@@ -218,7 +180,7 @@ static int op_dma(struct mdev_vgpu *v, uint64_t guest_address, void *buf, size_t
 
 		d.buffer = (uintptr_t)buf;
 		d.bytes = n;
-		err = ioctl_errno(v->server->fd, VGPU_MDEV_DMA_RW, &d);
+		err = mdev_control(v->server, VGPU_MDEV_DMA_RW, &d);
 		d.iova += n;
 		buf = (uint8_t *)buf + n;
 		bytes -= n;
@@ -248,54 +210,43 @@ static const struct vgpu_transport_ops mdev_transport_ops = {
 	.dma_write = op_dma_write,
 };
 
-/* ------------------------------------------------------ requests */
 
-static void reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, const char *why)
+bool mdev_transport_is(const struct vgpu_transport *t)
+{
+	return t->ops == &mdev_transport_ops;
+}
+
+/* ------------------------------------------------------ to the module */
+
+void mdev_reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, const char *why)
 {
 	struct vgpu_mdev_reply r = { .device_id = id, .seq = seq, .status = status };
+	int err;
 
 	if (why)
 		snprintf(r.message, sizeof(r.message), "%s", why);
-	if (ioctl(s->fd, VGPU_MDEV_REPLY, &r) < 0)
+	err = mdev_control(s, VGPU_MDEV_REPLY, &r);
+	if (err)
 		log_warn("mdev device %u: the module no longer waits for our answer (%s)", id,
-		         strerror(errno));
+		         strerror(-err));
 }
 
-/* Tell the module the type's available_instances. Called with s->lock held. */
-static void push_available_locked(struct mdev_server *s, unsigned type)
+/* Tell the module the type's available_instances, as the hooks say. */
+void mdev_push_available(struct mdev_server *s, unsigned type)
 {
-	const struct vgpud_profile_spec *p = &s->profiles[type];
+	struct vgpu_mdev_type_info info;
 	struct vgpu_mdev_set_available a = { .type_index = type };
+	int err;
 
-	if (!p->max_instances)
-		a.available = MDEV_UNLIMITED_INSTANCES;
-	else if (s->instances[type] < p->max_instances)
-		a.available = p->max_instances - s->instances[type];
-	if (ioctl(s->fd, VGPU_MDEV_SET_AVAILABLE, &a) < 0)
-		log_warn("mdev: cannot update available_instances of %s: %s", p->name,
-		         strerror(errno));
+	if (!s->hooks.describe_type(s->hooks.ctx, s->types[type].name, &info))
+		a.available = info.available;
+	err = mdev_control(s, VGPU_MDEV_SET_AVAILABLE, &a);
+	if (err)
+		log_warn("mdev: cannot update available_instances of %s: %s", s->types[type].name,
+		         strerror(-err));
 }
 
-static void push_available(struct mdev_server *s, unsigned type)
-{
-	pthread_mutex_lock(&s->lock);
-	push_available_locked(s, type);
-	pthread_mutex_unlock(&s->lock);
-}
-
-/* The profile's instance limit is reached (then *max is that limit). */
-static bool type_full(struct mdev_server *s, unsigned type, unsigned *max)
-{
-	bool full;
-
-	pthread_mutex_lock(&s->lock);
-	*max = s->profiles[type].max_instances;
-	full = *max && s->instances[type] >= *max;
-	pthread_mutex_unlock(&s->lock);
-	return full;
-}
-
-static void push_registers(struct mdev_vgpu *v, struct vgpu_device *dev)
+int mdev_push_registers(struct mdev_vgpu *v, struct vgpud_device *dev)
 {
 	struct vgpu_mdev_reg_update u = { .device_id = v->id, .count = 3 };
 
@@ -305,122 +256,44 @@ static void push_registers(struct mdev_vgpu *v, struct vgpu_device *dev)
 		                              vgpu_device_reg_read(dev, VGPU_REG_IRQ_MASK), 0 };
 	u.ops[2] = (struct vgpu_mdev_reg_op){ VGPU_REG_STATUS, VGPU_MDEV_REG_SET,
 		                              vgpu_device_reg_read(dev, VGPU_REG_STATUS), 0 };
-	if (ioctl(v->server->fd, VGPU_MDEV_REG_UPDATE, &u) < 0)
-		log_warn("mdev %s: cannot set its registers: %s", v->uuid, strerror(errno));
+	return mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
 }
 
-static void push_gone(struct mdev_vgpu *v)
+/* STATUS = BACKEND_GONE in the module's register file. The mdev may be
+ * closed or removed already (ENODEV/ENOENT): nobody is left to tell. */
+void mdev_push_gone(struct mdev_vgpu *v)
 {
 	struct vgpu_mdev_reg_update u = { .device_id = v->id, .count = 1 };
+	int err;
 
 	u.ops[0] = (struct vgpu_mdev_reg_op){ VGPU_REG_STATUS, VGPU_MDEV_REG_SET,
 		                              VGPU_STATUS_BACKEND_GONE, 0 };
-	ioctl(v->server->fd, VGPU_MDEV_REG_UPDATE, &u);
+	err = mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
+	if (err && err != -ENOENT && err != -ENODEV)
+		log_warn("mdev %s: cannot mark the device gone: %s", v->uuid, strerror(-err));
 }
 
-/* Attach the VM and make the device usable. 0 or a negative errno + why.
- * reset: the same VM again (VFIO_DEVICE_RESET), which keeps its name. */
-static int attach(struct mdev_vgpu *v, bool reset, char *why, size_t why_len)
+/* Join and free the removed mdevs whose worker has ended (all: wait). */
+static void reap_retired(struct mdev_server *s, bool all)
 {
-	struct mdev_server *s = v->server;
-	struct vgpu_attach_params params = {
-		.vm_name = v->uuid,
-		.profile = s->profiles[v->type_index].name,
-	};
-	struct vgpu_mdev_stats st = { .device_id = v->id };
-	char found[DOMAIN_NAME_MAX], given[DOMAIN_NAME_MAX];
-	enum domain_name_source source;
-	struct vgpu_bar2_segment seg;
-	struct vgpu_device *dev;
-	int err;
+	struct mdev_vgpu **p = &s->retired;
 
-	err = s->host.attach(s->host.ctx, &v->base, &params, &dev, why, why_len);
-	if (err)
-		return err;
-	atomic_store(&v->irq_device, dev);
-	vgpu_device_mailbox_segment(dev, &seg);
-	err = op_map_region(&v->base, &seg);
-	if (err) {
-		snprintf(why, why_len, "cannot map the mailbox into the VM: %s", strerror(-err));
-		atomic_store(&v->irq_device, NULL);
-		vgpu_device_detach(dev);
-		return err;
-	}
-	push_registers(v, dev);
-	pthread_mutex_lock(&v->lock);
-	if (!reset) {
-		v->found_name[0] = v->name[0] = 0;
-		v->name_source = DOMAIN_NAME_NONE;
-	}
-	source = v->name_source;
-	memcpy(found, v->found_name, sizeof(found));
-	pthread_mutex_unlock(&v->lock);
-	if (source != DOMAIN_NAME_NONE) /* a reset keeps the VM's name: at once */
-		vgpud_registry_set_display_name(&dev->daemon->registry, dev, found,
-		                                domain_name_source_string(source), given,
-		                                sizeof(given));
-	else /* who opened it: the stats thread applies the name once it is known */
-		domain_names_watch(s->names, v->uuid);
-	snprintf(st.vm_name, sizeof(st.vm_name), "%s",
-	         source != DOMAIN_NAME_NONE ? given : v->uuid);
-	ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
-	pthread_mutex_lock(&v->lock);
-	v->device = dev;
-	if (source != DOMAIN_NAME_NONE)
-		memcpy(v->name, given, sizeof(given));
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-}
+	while (*p) {
+		struct mdev_vgpu *v = *p;
 
-/* Worker thread for CLOSE and RESET: detach may wait for an eviction. */
-struct mdev_job {
-	struct mdev_vgpu *v;
-	uint32_t type;
-	uint32_t seq;
-};
-
-static void *job_main(void *arg)
-{
-	struct mdev_job *job = arg;
-	struct mdev_vgpu *v = job->v;
-	struct vgpu_device *dev;
-	char why[VGPU_MDEV_MESSAGE_MAX] = "";
-	int err = 0;
-
-	pthread_mutex_lock(&v->lock);
-	while (v->querying)
-		pthread_cond_wait(&v->idle, &v->lock);
-	dev = v->device;
-	v->device = NULL;
-	pthread_mutex_unlock(&v->lock);
-	if (dev) {
-		vgpu_device_detach(dev);
-		atomic_store(&v->irq_device, NULL);
-		push_gone(v);
-	}
-	if (job->type == VGPU_MDEV_EVENT_RESET) {
-		err = attach(v, true, why, sizeof(why));
-		if (err)
-			log_warn("mdev %s: reset: %s", v->uuid, why);
-	}
-	/* Not busy before the reply: the reply lets the guest go on, and its
-	 * first doorbell after a reset must not find the device busy (the
-	 * event thread drops doorbells then). */
-	pthread_mutex_lock(&v->lock);
-	v->busy = false;
-	pthread_mutex_unlock(&v->lock);
-	reply(v->server, v->id, job->seq, err, err ? why : NULL);
-	free(job);
-	return NULL;
-}
-
-static void join_worker(struct mdev_vgpu *v)
-{
-	if (v->worker_started) {
+		if (!all && !atomic_load(&v->finished)) {
+			p = &v->next;
+			continue;
+		}
+		pthread_mutex_lock(&s->lock);
+		*p = v->next;
+		pthread_mutex_unlock(&s->lock);
 		pthread_join(v->worker, NULL);
-		v->worker_started = false;
+		mdev_vgpu_free(v);
 	}
 }
+
+/* ------------------------------------------------------ events */
 
 static struct mdev_vgpu *find_vgpu(struct mdev_server *s, uint32_t id)
 {
@@ -432,164 +305,141 @@ static struct mdev_vgpu *find_vgpu(struct mdev_server *s, uint32_t id)
 	return NULL;
 }
 
-static struct mdev_vgpu *add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e)
+/* The mdev's UUID as the kernel writes it (lower case). */
+static void format_uuid(const struct vgpu_mdev_event *e, char out[37])
 {
 	const uint8_t *u = e->payload.device.uuid;
-	struct mdev_vgpu *v = calloc(1, sizeof(*v));
 
-	if (!v)
-		return NULL;
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+	         u[13], u[14], u[15]);
+}
+
+/* A known mdev with its worker. 0, or a negative errno + why. */
+static int add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e, char *why,
+                    size_t why_len)
+{
+	struct mdev_vgpu *v = calloc(1, sizeof(*v));
+	int err;
+
+	if (!v) {
+		snprintf(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
 	v->base.ops = &mdev_transport_ops;
 	v->base.kind = "mdev";
+	v->base.named_by_uuid = true;
 	v->server = s;
 	v->id = e->device_id;
 	v->type_index = e->payload.device.type_index;
-	snprintf(v->uuid, sizeof(v->uuid),
-	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-	         u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-	         u[15]);
+	v->jobs_tail = &v->jobs;
+	format_uuid(e, v->uuid);
 	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->idle, NULL);
+	pthread_cond_init(&v->wake, NULL);
+	err = -pthread_create(&v->worker, NULL, mdev_worker_main, v);
+	if (err) {
+		snprintf(why, why_len, "vgpud cannot start a thread: %s", strerror(-err));
+		mdev_vgpu_free(v);
+		return err;
+	}
 	pthread_mutex_lock(&s->lock);
 	v->next = s->vgpus;
 	s->vgpus = v;
-	if (v->type_index < s->type_count)
-		s->instances[v->type_index]++;
 	pthread_mutex_unlock(&s->lock);
-	return v;
+	return 0;
 }
 
-static void remove_vgpu(struct mdev_server *s, struct mdev_vgpu *v)
+/* CREATE (existing = false; the module waits for the answer) or EXISTS. */
+static void handle_create(struct mdev_server *s, const struct vgpu_mdev_event *e, bool existing)
+{
+	unsigned type = e->payload.device.type_index;
+	char why[VGPU_MDEV_MESSAGE_MAX] = "", uuid[37];
+	int err;
+
+	format_uuid(e, uuid);
+	if (type >= s->type_count) {
+		err = -EINVAL;
+		snprintf(why, sizeof(why), "unknown mdev type");
+	} else if (find_vgpu(s, e->device_id)) {
+		err = -EEXIST;
+		snprintf(why, sizeof(why), "vgpud: device table");
+	} else {
+		err = s->hooks.create(s->hooks.ctx, s->types[type].name, uuid, existing, why,
+		                      sizeof(why));
+		if (!err) {
+			err = add_vgpu(s, e, why, sizeof(why));
+			if (err)
+				s->hooks.remove(s->hooks.ctx, s->types[type].name, uuid);
+		}
+	}
+	if (!existing)
+		mdev_reply(s, e->device_id, e->seq, err, err ? why : NULL);
+	else if (err)
+		log_warn("mdev %s of %s (created before vgpud started): %s", uuid,
+		         type < s->type_count ? s->types[type].name : "an unknown type", why);
+	if (err)
+		return;
+	mdev_push_available(s, type);
+	if (!existing)
+		log_info("mdev %u created as %s", e->device_id, s->types[type].name);
+}
+
+static void handle_remove(struct mdev_server *s, struct mdev_vgpu *v)
 {
 	struct mdev_vgpu **p;
 
-	join_worker(v);
-	pthread_mutex_lock(&v->lock);
-	while (v->querying)
-		pthread_cond_wait(&v->idle, &v->lock);
-	v->busy = true;
-	pthread_mutex_unlock(&v->lock);
-	if (v->device) { /* REMOVE without CLOSE: the module says it cannot happen */
-		vgpu_device_detach(v->device);
-		v->device = NULL;
-	}
 	pthread_mutex_lock(&s->lock);
 	for (p = &s->vgpus; *p; p = &(*p)->next)
 		if (*p == v) {
 			*p = v->next;
 			break;
 		}
-	if (v->type_index < s->type_count && s->instances[v->type_index])
-		s->instances[v->type_index]--;
+	v->next = s->retired;
+	s->retired = v;
 	pthread_mutex_unlock(&s->lock);
-	domain_names_forget(s->names, v->uuid);
-	pthread_cond_destroy(&v->idle);
-	pthread_mutex_destroy(&v->lock);
-	free(v);
+	mdev_queue_job(v, VGPU_MDEV_EVENT_REMOVE, 0);
 }
 
-static void start_job(struct mdev_vgpu *v, const struct vgpu_mdev_event *e)
+/* BAR0 writes the module applied already; never waits for the core. */
+static void handle_reg_write(struct mdev_vgpu *v, const struct vgpu_mdev_event_regs *regs)
 {
-	struct mdev_job *job = malloc(sizeof(*job));
-	int err;
-
-	join_worker(v); /* the kernel sends one request per device at a time */
-	if (!job) {
-		reply(v->server, v->id, e->seq, -ENOMEM, "vgpud is out of memory");
-		return;
-	}
-	job->v = v;
-	job->type = e->type;
-	job->seq = e->seq;
 	pthread_mutex_lock(&v->lock);
-	v->busy = true; /* the stats thread starts no query; job_main waits for one */
-	pthread_mutex_unlock(&v->lock);
-	err = -pthread_create(&v->worker, NULL, job_main, job);
-	if (err) {
-		pthread_mutex_lock(&v->lock);
-		v->busy = false;
-		pthread_mutex_unlock(&v->lock);
-		free(job);
-		reply(v->server, v->id, e->seq, err, "vgpud cannot start a thread");
-		return;
+	if (v->device) {
+		if (regs->changed & VGPU_MDEV_REG_IRQ_ACK)
+			vgpu_device_reg_write(v->device, VGPU_REG_IRQ_ACK, regs->irq_ack);
+		if (regs->changed & VGPU_MDEV_REG_IRQ_MASK)
+			vgpu_device_reg_write(v->device, VGPU_REG_IRQ_MASK, regs->irq_mask);
+		if (regs->changed & VGPU_MDEV_REG_DOORBELL)
+			vgpu_device_kick(v->device);
 	}
-	v->worker_started = true;
+	pthread_mutex_unlock(&v->lock);
 }
 
 static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 {
 	struct mdev_vgpu *v = find_vgpu(s, e->device_id);
-	char why[VGPU_MDEV_MESSAGE_MAX] = "";
-	unsigned type = e->payload.device.type_index;
-	unsigned max;
-	int err;
 
 	switch (e->type) {
 	case VGPU_MDEV_EVENT_CREATE:
-		if (type >= s->type_count) {
-			reply(s, e->device_id, e->seq, -EINVAL, "unknown mdev type");
-			break;
-		}
-		if (type_full(s, type, &max)) {
-			snprintf(why, sizeof(why),
-			         "profile %.40s has all %u instances in use; remove one or raise "
-			         "max_instances", s->profiles[type].name, max);
-			reply(s, e->device_id, e->seq, -ENOSPC, why);
-			break;
-		}
-		if (v || !add_vgpu(s, e)) {
-			reply(s, e->device_id, e->seq, v ? -EEXIST : -ENOMEM, "vgpud: device table");
-			break;
-		}
-		reply(s, e->device_id, e->seq, 0, NULL);
-		push_available(s, type);
-		log_info("mdev %u created as %s", e->device_id, s->profiles[type].name);
-		break;
 	case VGPU_MDEV_EVENT_EXISTS:
-		if (!v && type < s->type_count && add_vgpu(s, e))
-			push_available(s, type);
+		handle_create(s, e, e->type == VGPU_MDEV_EVENT_EXISTS);
 		break;
 	case VGPU_MDEV_EVENT_OPEN:
-		if (!v) {
-			reply(s, e->device_id, e->seq, -ENOENT, "vgpud does not know this mdev");
-			break;
-		}
-		join_worker(v);
-		err = attach(v, false, why, sizeof(why));
-		reply(s, e->device_id, e->seq, err, err ? why : NULL);
-		break;
 	case VGPU_MDEV_EVENT_CLOSE:
 	case VGPU_MDEV_EVENT_RESET:
-		if (!v) {
-			reply(s, e->device_id, e->seq, e->type == VGPU_MDEV_EVENT_CLOSE ? 0 : -ENOENT,
-			      NULL);
-			break;
-		}
-		start_job(v, e);
+		if (!v)
+			mdev_reply(s, e->device_id, e->seq, e->type == VGPU_MDEV_EVENT_CLOSE ? 0 : -ENOENT,
+			      e->type == VGPU_MDEV_EVENT_CLOSE ? NULL : "vgpud does not know this mdev");
+		else if (mdev_queue_job(v, e->type, e->seq))
+			mdev_reply(s, e->device_id, e->seq, -ENOMEM, "vgpud is out of memory");
 		break;
 	case VGPU_MDEV_EVENT_REMOVE:
-		if (v) {
-			type = v->type_index;
-			remove_vgpu(s, v);
-			if (type < s->type_count)
-				push_available(s, type);
-		}
+		if (v)
+			handle_remove(s, v);
 		break;
 	case VGPU_MDEV_EVENT_REG_WRITE:
-		if (!v)
-			break;
-		pthread_mutex_lock(&v->lock);
-		if (v->device && !v->busy) {
-			if (e->payload.regs.changed & VGPU_MDEV_REG_IRQ_ACK)
-				vgpu_device_reg_write(v->device, VGPU_REG_IRQ_ACK,
-				                      e->payload.regs.irq_ack);
-			if (e->payload.regs.changed & VGPU_MDEV_REG_IRQ_MASK)
-				vgpu_device_reg_write(v->device, VGPU_REG_IRQ_MASK,
-				                      e->payload.regs.irq_mask);
-			if (e->payload.regs.changed & VGPU_MDEV_REG_DOORBELL)
-				vgpu_device_kick(v->device);
-		}
-		pthread_mutex_unlock(&v->lock);
+		if (v)
+			handle_reg_write(v, &e->payload.regs);
 		break;
 	case VGPU_MDEV_EVENT_PIN_RELEASED:
 		log_debug("mdev %u: pin %llu released by the guest's memory going away",
@@ -599,106 +449,6 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 		log_warn("mdev: unknown event %u from vgpu_mdev.ko", e->type);
 		break;
 	}
-}
-
-/*
- * The name domain_names.h found for the VM (its libvirt domain or QEMU
- * -name), given to the registry once it is known or changes: vgpuctl, the
- * control API and sysfs vendor/vm use it from then on.
- */
-static void apply_name(struct mdev_server *s, struct mdev_vgpu *v, struct vgpu_device *dev)
-{
-	char found[DOMAIN_NAME_MAX], given[DOMAIN_NAME_MAX];
-	enum domain_name_source source;
-	bool changed;
-
-	source = domain_names_get(s->names, v->uuid, found, sizeof(found));
-	if (source == DOMAIN_NAME_NONE)
-		return;
-	pthread_mutex_lock(&v->lock);
-	changed = source != v->name_source || strcmp(found, v->found_name);
-	pthread_mutex_unlock(&v->lock);
-	if (!changed)
-		return;
-	vgpud_registry_set_display_name(&dev->daemon->registry, dev, found,
-	                                domain_name_source_string(source), given, sizeof(given));
-	log_info("mdev %s: the VM is %s '%s'%s%s%s", v->uuid,
-	         source == DOMAIN_NAME_LIBVIRT ? "libvirt domain" : "QEMU -name", found,
-	         strcmp(found, given) ? " (another VM has that name: reported as '" : "",
-	         strcmp(found, given) ? given : "", strcmp(found, given) ? "')" : "");
-	pthread_mutex_lock(&v->lock);
-	memcpy(v->found_name, found, sizeof(found));
-	memcpy(v->name, given, sizeof(given));
-	v->name_source = source;
-	pthread_mutex_unlock(&v->lock);
-}
-
-/*
- * The stats thread: vendor/ statistics of every attached VM, once a second.
- * vgpu_core_vm_stats may wait for the core (an eviction), so no lock is
- * held meanwhile; "querying" keeps the device from being detached under it.
- */
-static void push_stats(struct mdev_server *s)
-{
-	uint32_t ids[256];
-	unsigned n = 0;
-	struct mdev_vgpu *v;
-
-	pthread_mutex_lock(&s->lock);
-	for (v = s->vgpus; v && n < 256; v = v->next)
-		ids[n++] = v->id;
-	pthread_mutex_unlock(&s->lock);
-
-	for (unsigned i = 0; i < n; i++) {
-		struct vgpu_mdev_stats st = { .device_id = ids[i] };
-		struct vgpu_device *dev = NULL;
-		struct vgpu_vm_stats vs;
-
-		pthread_mutex_lock(&s->lock);
-		for (v = s->vgpus; v && v->id != ids[i]; v = v->next)
-			;
-		if (v) {
-			pthread_mutex_lock(&v->lock);
-			if (v->device && !v->busy) {
-				dev = v->device;
-				v->querying = true;
-			}
-			pthread_mutex_unlock(&v->lock);
-		}
-		pthread_mutex_unlock(&s->lock);
-		if (!dev)
-			continue;
-		vgpu_core_vm_stats(dev->vm, &vs);
-		apply_name(s, v, dev); /* dev stays attached while querying */
-		pthread_mutex_lock(&v->lock); /* v stays: remove_vgpu waits for querying */
-		v->querying = false;
-		pthread_cond_broadcast(&v->idle);
-		snprintf(st.vm_name, sizeof(st.vm_name), "%s", v->name[0] ? v->name : vs.name);
-		pthread_mutex_unlock(&v->lock);
-		st.allocated_bytes = vs.allocated_bytes;
-		st.resident_bytes = vs.resident_bytes;
-		st.evicted_bytes = vs.evicted_bytes;
-		st.fair_share_bytes = vs.fair_share_bytes;
-		st.evictions = (uint32_t)vs.evictions;
-		st.returns = (uint32_t)vs.returns;
-		ioctl(s->fd, VGPU_MDEV_SET_STATS, &st);
-	}
-}
-
-static void *stats_main(void *arg)
-{
-	struct mdev_server *s = arg;
-	struct pollfd p = { .fd = s->stop_fd, .events = POLLIN };
-
-	for (;;) {
-		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
-
-		if (n > 0)
-			break; /* stop */
-		if (n == 0)
-			push_stats(s);
-	}
-	return NULL;
 }
 
 static void *server_main(void *arg)
@@ -730,45 +480,92 @@ static void *server_main(void *arg)
 		}
 		for (ssize_t i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
 			handle_event(s, &ev[i]);
+		reap_retired(s, false);
 	}
 	return NULL;
 }
 
 /* ------------------------------------------------------ server */
 
-static void type_info(const struct vgpud_profile_spec *p, struct vgpu_mdev_type_info *t)
+static int open_control(const char *path, int *fd)
 {
-	const char *name = strncmp(p->name, "vgpu-", 5) ? p->name : p->name + 5;
-	size_t i;
+	*fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (*fd >= 0)
+		return 0;
+	log_error("mdev: cannot open %s: %s%s", path, strerror(errno),
+	          errno == ENOENT ? " (load vgpu_mdev.ko)" :
+	          errno == EBUSY ? " (another vgpud is connected)" : "");
+	return -errno;
+}
 
-	memset(t, 0, sizeof(*t));
-	snprintf(t->sysfs_name, sizeof(t->sysfs_name), "%.31s", name[0] ? name : p->name);
-	for (i = 0; t->sysfs_name[i]; i++) {
-		char c = t->sysfs_name[i];
+static int check_version(struct mdev_server *s, const char *path)
+{
+	struct vgpu_mdev_version version = { 0 };
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '_' || c == '.'))
-			t->sysfs_name[i] = '_';
+	if (!mdev_control(s, VGPU_MDEV_GET_VERSION, &version) &&
+	    version.version == VGPU_MDEV_CONTROL_VERSION &&
+	    version.event_size == sizeof(struct vgpu_mdev_event) &&
+	    version.abi_version >> 16 == VGPU_ABI_VERSION_MAJOR)
+		return 0;
+	log_error("mdev: %s speaks control version %u / device ABI %#x, vgpud %u / %#x: install "
+	          "matching vgpu_mdev.ko and vgpud", path, version.version, version.abi_version,
+	          VGPU_MDEV_CONTROL_VERSION, VGPU_ABI_VERSION);
+	return -EPROTO;
+}
+
+/* Give the module s->types[0..type_count) with fresh descriptions. */
+static int push_types(struct mdev_server *s)
+{
+	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
+	struct vgpu_mdev_set_types st = { .count = s->type_count, .types = (uintptr_t)types };
+	bool described[VGPU_MDEV_MAX_TYPES];
+	int err;
+
+	for (unsigned i = 0; i < s->type_count; i++) /* hooks: no lock held */
+		described[i] = !s->hooks.describe_type(s->hooks.ctx, s->types[i].name, &types[i]);
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < s->type_count; i++) {
+		if (described[i]) {
+			memcpy(s->types[i].description, types[i].description,
+			       sizeof(types[i].description));
+			s->types[i].available = types[i].available;
+		} else { /* the profile is gone (reload): no new mdev of it */
+			s->types[i].available = 0;
+		}
+		types[i] = s->types[i]; /* names as registered */
 	}
-	snprintf(t->name, sizeof(t->name), "%s", p->name);
-	if (p->cap_bytes)
-		snprintf(t->description, sizeof(t->description),
-		         "vGPU profile %s: weight %u, GPU memory cap %llu MiB, oversubscribed by "
-		         "vgpud (GPUswap)", p->name, p->weight,
-		         (unsigned long long)(p->cap_bytes >> 20));
-	else
-		snprintf(t->description, sizeof(t->description),
-		         "vGPU profile %s: weight %u, no GPU memory cap, oversubscribed by vgpud "
-		         "(GPUswap)", p->name, p->weight);
-	t->available = p->max_instances ? p->max_instances : MDEV_UNLIMITED_INSTANCES;
+	err = mdev_control(s, VGPU_MDEV_SET_TYPES, &st);
+	pthread_mutex_unlock(&s->lock);
+	if (err)
+		log_error("mdev: registering %u mdev types failed: %s%s", s->type_count,
+		          strerror(-err),
+		          err == -EBUSY ? " (mdevs of other profiles still exist: remove them)" : "");
+	return err;
+}
+
+/* The mdev types of config->profiles (names fixed from now on). */
+static int register_types(struct mdev_server *s, const struct mdev_server_config *config)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < config->profile_count && n < VGPU_MDEV_MAX_TYPES; i++) {
+		if (s->hooks.describe_type(s->hooks.ctx, config->profiles[i], &s->types[n])) {
+			log_warn("mdev: profile '%s' has no mdev type", config->profiles[i]);
+			continue;
+		}
+		n++;
+	}
+	if (config->profile_count > VGPU_MDEV_MAX_TYPES)
+		log_warn("mdev: only the first %u profiles become mdev types", VGPU_MDEV_MAX_TYPES);
+	if (!n)
+		return -EINVAL;
+	s->type_count = n;
+	return push_types(s);
 }
 
 int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out)
 {
 	const char *path = config->path ? config->path : VGPU_MDEV_CONTROL_PATH;
-	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
-	struct vgpu_mdev_set_types st = { .types = (uintptr_t)types };
-	struct vgpu_mdev_version version;
 	struct mdev_server *s;
 	int err;
 
@@ -777,74 +574,28 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (s->fd < 0) {
-		err = -errno;
-		log_error("mdev: cannot open %s: %s%s", path, strerror(errno),
-		          errno == ENOENT ? " (load vgpu_mdev.ko)" :
-		          errno == EBUSY ? " (another vgpud is connected)" : "");
-		free(s);
-		return err;
-	}
-	if (ioctl(s->fd, VGPU_MDEV_GET_VERSION, &version) < 0 ||
-	    version.version != VGPU_MDEV_CONTROL_VERSION ||
-	    version.event_size != sizeof(struct vgpu_mdev_event) ||
-	    version.abi_version >> 16 != VGPU_ABI_VERSION_MAJOR) {
-		log_error("mdev: %s speaks control version %u / device ABI %#x, vgpud %u / %#x: "
-		          "install matching vgpu_mdev.ko and vgpud", path, version.version,
-		          version.abi_version, VGPU_MDEV_CONTROL_VERSION, VGPU_ABI_VERSION);
-		err = -EPROTO;
+	s->hooks = config->hooks;
+	s->control_ioctl = config->control_ioctl;
+	s->control_ctx = config->control_ctx;
+	s->stop_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	err = open_control(path, &s->fd);
+	if (err)
+		goto fail;
+	err = check_version(s, path);
+	if (!err)
+		err = register_types(s, config);
+	if (err)
 		goto fail_fd;
-	}
-	s->host = config->host;
-	s->type_count = config->profile_count < VGPU_MDEV_MAX_TYPES ? config->profile_count
-	                                                             : VGPU_MDEV_MAX_TYPES;
-	if (config->profile_count > s->type_count)
-		log_warn("mdev: only the first %u profiles become mdev types", s->type_count);
-	for (unsigned i = 0; i < s->type_count; i++) {
-		s->profiles[i] = config->profiles[i];
-		type_info(&s->profiles[i], &types[i]);
-	}
-	st.count = s->type_count;
-	if (ioctl(s->fd, VGPU_MDEV_SET_TYPES, &st) < 0) {
-		err = -errno;
-		log_error("mdev: registering %u mdev types failed: %s%s", s->type_count,
-		          strerror(errno),
-		          errno == EBUSY ? " (mdevs of other profiles still exist: remove them)" : "");
-		goto fail_fd;
-	}
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (s->stop_fd < 0) {
 		err = -errno;
+		log_error("mdev: eventfd: %s", strerror(errno));
 		goto fail_fd;
-	}
-	pthread_mutex_init(&s->lock, NULL);
-	{
-		struct domain_names_config nc = {
-			.libvirt_uri = config->libvirt_uri && config->libvirt_uri[0]
-			                       ? config->libvirt_uri : NULL,
-		};
-
-		err = domain_names_create(&nc, &s->names);
-		if (err) {
-			close(s->stop_fd);
-			goto fail_fd;
-		}
 	}
 	err = -pthread_create(&s->thread, NULL, server_main, s);
 	if (err) {
-		domain_names_destroy(s->names);
-		close(s->stop_fd);
-		goto fail_fd;
-	}
-	err = -pthread_create(&s->stats_thread, NULL, stats_main, s);
-	if (err) {
-		uint64_t one = 1;
-
-		if (write(s->stop_fd, &one, sizeof(one)) < 0)
-			abort();
-		pthread_join(s->thread, NULL);
-		domain_names_destroy(s->names);
+		log_error("mdev: cannot start the event thread: %s", strerror(-err));
 		close(s->stop_fd);
 		goto fail_fd;
 	}
@@ -855,22 +606,46 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 
 fail_fd:
 	close(s->fd);
+fail:
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return err;
 }
 
-bool mdev_server_update_profile(struct mdev_server *s, const struct vgpud_profile_spec *spec)
+int mdev_server_refresh_types(struct mdev_server *s)
 {
-	for (unsigned type = 0; type < s->type_count; type++) {
-		if (strcmp(s->profiles[type].name, spec->name))
-			continue;
-		pthread_mutex_lock(&s->lock);
-		s->profiles[type].max_instances = spec->max_instances;
-		push_available_locked(s, type);
-		pthread_mutex_unlock(&s->lock);
-		return true;
-	}
+	return push_types(s);
+}
+
+void mdev_server_refresh_available(struct mdev_server *s)
+{
+	for (unsigned type = 0; type < s->type_count; type++)
+		mdev_push_available(s, type);
+}
+
+bool mdev_server_has_type(struct mdev_server *s, const char *profile)
+{
+	for (unsigned i = 0; i < s->type_count; i++)
+		if (!strcmp(s->types[i].name, profile))
+			return true;
 	return false;
+}
+
+int mdev_server_set_stats(struct mdev_server *s, const char *uuid, struct vgpu_mdev_stats *st)
+{
+	struct mdev_vgpu *v;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&s->lock);
+	for (v = s->vgpus; v; v = v->next)
+		if (!strcmp(v->uuid, uuid))
+			break;
+	if (v) {
+		st->device_id = v->id;
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err ? err : mdev_control(s, VGPU_MDEV_SET_STATS, st);
 }
 
 unsigned mdev_server_devices(struct mdev_server *server)
@@ -894,26 +669,19 @@ void mdev_server_destroy(struct mdev_server *s)
 
 	if (!s)
 		return;
-	if (write(s->stop_fd, &one, sizeof(one)) < 0)
+	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
 		log_warn("mdev: cannot stop the event thread: %s", strerror(errno));
 	pthread_join(s->thread, NULL);
-	pthread_join(s->stats_thread, NULL);
+	for (struct mdev_vgpu *v = s->vgpus; v; v = v->next)
+		mdev_queue_job(v, JOB_STOP, 0);
 	while (s->vgpus) {
 		struct mdev_vgpu *v = s->vgpus;
 
-		join_worker(v);
-		if (v->device) {
-			vgpu_device_detach(v->device);
-			atomic_store(&v->irq_device, NULL);
-			push_gone(v);
-			v->device = NULL;
-		}
+		pthread_join(v->worker, NULL);
 		s->vgpus = v->next;
-		pthread_cond_destroy(&v->idle);
-		pthread_mutex_destroy(&v->lock);
-		free(v);
+		mdev_vgpu_free(v);
 	}
-	domain_names_destroy(s->names);
+	reap_retired(s, true);
 	close(s->stop_fd);
 	close(s->fd);
 	pthread_mutex_destroy(&s->lock);

@@ -3,11 +3,20 @@
  * transport_mdev.h - vgpud's mdev transport: vgpu/transport.h over the
  * control device of vgpu_mdev.ko (/dev/vgpu_mdev, vgpu/mdev_control.h).
  *
- * One server per vgpud (the module accepts one connection at a time). It
- * registers one mdev type per profile and attaches a VM (named by the mdev
- * UUID) through config->host when QEMU opens an mdev; see transport_mdev.c
- * for the events and host-kmod/README.md for the module's side. daemon.c
- * starts it next to the local server ([daemon] mdev = auto|on|off).
+ * The transport carries bytes: it registers the mdev types it is given,
+ * turns the module's events into calls of its hooks and of the device model
+ * (vgpu/transport.h), and the device model's ops into ioctls. Every decision
+ * (which profiles are types and how they read, whether an mdev may be
+ * created, what the VM is called) is made by whoever passes the hooks: in
+ * vgpud that is mdev_host.h. See transport_mdev.c for the events and
+ * host-kmod/README.md for the module's side.
+ *
+ * Threads. One event thread reads the module's events; it never waits for
+ * the core or a VM. Each mdev has a worker thread that runs its OPEN, CLOSE,
+ * RESET and REMOVE (which wait for the core: attach, detach) in the order
+ * the module sent them, so one VM's slow reset never delays another VM's
+ * doorbell. Hooks are called from the event thread (create) or the mdev's
+ * worker (attach, remove), never with a lock of the transport held.
  */
 #ifndef VGPUD_TRANSPORT_MDEV_H
 #define VGPUD_TRANSPORT_MDEV_H
@@ -15,43 +24,75 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "device.h"
+#include "vgpu/mdev_control.h"
+#include "vgpu/transport.h"
 
 struct mdev_server;
 
+/* What the transport asks of its owner. Each returns 0 or a negative
+ * errno after writing what was wrong (and what to do) into why. */
+struct mdev_server_hooks {
+	void *ctx;
+	/* The mdev type of profile: sysfs name, name (= profile),
+	 * description, available_instances. -ENOENT: no such profile. */
+	int (*describe_type)(void *ctx, const char *profile, struct vgpu_mdev_type_info *out);
+	/* An mdev of profile was created (existing: it was created before
+	 * this vgpud connected; the module asks nothing then). */
+	int (*create)(void *ctx, const char *profile, const char *uuid, bool existing,
+	              char *why, size_t why_len);
+	/* The mdev is gone (no device attached any more). */
+	void (*remove)(void *ctx, const char *profile, const char *uuid);
+	/* QEMU opened the mdev (reset: VFIO_DEVICE_RESET of an open one, the
+	 * same VM again): attach a device for it on t. */
+	int (*attach)(void *ctx, struct vgpu_transport *t, const char *profile, const char *uuid,
+	              bool reset, struct vgpud_device **out, char *why, size_t why_len);
+};
+
 struct mdev_server_config {
 	const char *path; /* NULL: VGPU_MDEV_CONTROL_PATH */
-	const struct vgpud_profile_spec *profiles;
-	size_t profile_count; /* 1..VGPU_MDEV_MAX_TYPES are registered */
-	struct vgpu_device_host host;
-	/* VMs are attached by mdev UUID, then named by their libvirt domain
-	 * (asked at this URI; NULL or "": default, "none": never) or QEMU's
-	 * -name (domain_names.h) */
-	const char *libvirt_uri;
+	const char *const *profiles; /* names; the first VGPU_MDEV_MAX_TYPES become types */
+	size_t profile_count;
+	struct mdev_server_hooks hooks;
+	/* The control device's ioctl(2) (NULL: the real one): the transport
+	 * tests put a fake vgpu_mdev.ko here. Returns 0 or a negative errno. */
+	int (*control_ioctl)(void *ctx, int fd, unsigned long request, void *arg);
+	void *control_ctx;
 };
 
 /*
  * Open the control device, register the profiles as mdev types and start
- * the event and statistics threads. 0, or a negative errno after logging
- * what was wrong (-ENOENT: no such device, the module is not loaded;
- * -EBUSY: another vgpud is connected; -EPROTO: version mismatch).
+ * the event thread. 0, or a negative errno after logging what was wrong
+ * (-ENOENT: no such device, the module is not loaded; -EBUSY: another
+ * vgpud is connected; -EPROTO: version mismatch).
  */
 int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
 
 /*
- * A profile changed (set-profile, reload): its type's instance limit
- * becomes spec->max_instances and the module's available_instances follows
- * at once (existing mdevs stay even above a lowered limit). Weight and cap
- * need nothing here: a VM is attached with the profile's current values.
- * The type's description in sysfs keeps the values it was registered with.
- * false when no mdev type has that name (types are fixed at start: a new
- * profile becomes a type when vgpud restarts).
+ * Ask describe_type again for every registered type and give the module
+ * the new descriptions and available_instances (a profile changed:
+ * set-profile, reload). Type names never change while mdevs exist.
+ * 0 or a negative errno (logged).
  */
-bool mdev_server_update_profile(struct mdev_server *server, const struct vgpud_profile_spec *spec);
+int mdev_server_refresh_types(struct mdev_server *server);
+
+/* Ask describe_type for every type's available_instances again and give
+ * them to the module (instances taken outside the transport: local
+ * tenants of the profile). */
+void mdev_server_refresh_available(struct mdev_server *server);
+
+/* Is profile one of the registered types? */
+bool mdev_server_has_type(struct mdev_server *server, const char *profile);
+
+/* The statistics of the mdev's sysfs vendor/ group (st->device_id is
+ * filled in here). 0, -ENOENT (no such mdev), or the ioctl's error. */
+int mdev_server_set_stats(struct mdev_server *server, const char *uuid,
+                          struct vgpu_mdev_stats *st);
 
 /* The mdevs the server knows (created, whether open or not). */
 unsigned mdev_server_devices(struct mdev_server *server);
+
+/* Is t one of this transport's VMs? */
+bool mdev_transport_is(const struct vgpu_transport *t);
 
 /* Detach every attached VM and close the control device. NULL is a no-op. */
 void mdev_server_destroy(struct mdev_server *server);

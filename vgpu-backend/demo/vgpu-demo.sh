@@ -208,7 +208,7 @@ start_vgpud() {
 	DAEMON_SOCKET="$RUN_DIR/$name.sock"
 	DAEMON_CONTROL="$RUN_DIR/$name.control.sock"
 	"$VGPUD" --config "$RUN_DIR/vgpud.conf" --gpu "$GPU" --vram "$VRAM" --chunk-size "$CHUNK" \
-		--socket "$DAEMON_SOCKET" --control-socket "$DAEMON_CONTROL" \
+		--allowed-profiles '*' --socket "$DAEMON_SOCKET" --control-socket "$DAEMON_CONTROL" \
 		--log-level warn 2>"$RUN_DIR/$name.log" &
 	DAEMON_PID=$!
 	PIDS+=("$DAEMON_PID")

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "vgpu/channel_shadow.h"
+#include "vgpu/util.h"
 
 /* Rounds that only yield before the first sleep. */
 #define BACKOFF_YIELD_ROUNDS 8
@@ -17,10 +18,7 @@
 
 uint64_t shadow_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return vgpu_monotonic_ns();
 }
 
 uint64_t shadow_deadline_ns(unsigned timeout_ms)

@@ -21,11 +21,11 @@ void sim_report_text(const struct sim_run *run, FILE *out)
 
 	vgpu_core_stats(run->core, &stats);
 	fprintf(out, "%s: GPU %s VRAM (%s free), chunk %s, policy %s, seed %" PRIu64 "%s%s\n",
-	        run->scenario->path, sim_format_size(gpu->vram, a, sizeof(a)),
-	        sim_format_size(stats.vram_free_bytes, b, sizeof(b)),
-	        sim_format_size(gpu->chunk, c, sizeof(c)), gpu->policy, gpu->seed,
+	        run->scenario->path, vgpu_format_size(gpu->vram, a, sizeof(a)),
+	        vgpu_format_size(stats.vram_free_bytes, b, sizeof(b)),
+	        vgpu_format_size(gpu->chunk, c, sizeof(c)), gpu->policy, gpu->seed,
 	        gpu->host_mem ? ", host budget " : "",
-	        gpu->host_mem ? sim_format_size(gpu->host_mem, d, sizeof(d)) : "");
+	        gpu->host_mem ? vgpu_format_size(gpu->host_mem, d, sizeof(d)) : "");
 	fprintf(out, "%-12s %6s %11s %11s %11s %11s %9s %8s %12s %8s\n", "vm", "weight",
 	        "allocated", "resident", "evicted", "fair share", "evictions", "returns",
 	        "modeled ms", "verify");
@@ -44,7 +44,7 @@ void sim_report_text(const struct sim_run *run, FILE *out)
 	        " returned; %" PRIu64 " eviction passes, %" PRIu64 " return passes; host memory %s\n",
 	        stats.chunks_evicted, stats.chunks_placed_on_host, stats.chunks_returned,
 	        stats.eviction.passes, stats.return_pass.passes,
-	        sim_format_size(stats.host_used_bytes, a, sizeof(a)));
+	        vgpu_format_size(stats.host_used_bytes, a, sizeof(a)));
 	fprintf(out, "invariants: %s\n", run->invariants[0] ? run->invariants : "ok");
 	fprintf(out, "expects: %u passed, %u failed; verifies failed: %u; GPU work failed: %u\n",
 	        run->expects_passed, run->expects_failed, run->verifies_failed, run->kernels_failed);

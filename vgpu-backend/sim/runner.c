@@ -11,17 +11,10 @@
 #include "vgpu/simgpu.h"
 #include "vgpu/simgpu_commands.h"
 #include "vgpu/simgpu_kernels.h"
+#include "vgpu/util.h"
 
 #define KERNEL_TIMEOUT_MS 120000
 #define STENCIL_WIDTH 1024u /* cells of 4 bytes: one 4 KiB row */
-
-static uint64_t now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
 
 static void say(struct sim_run *run, const struct sim_step *step, const char *format, ...)
         __attribute__((format(printf, 3, 4)));
@@ -166,7 +159,7 @@ static int step_alloc(struct sim_run *run, const struct sim_step *step)
 	if (err) {
 		vm->allocs_failed++;
 		say(run, step, "alloc %s %s %s refused: %s", step->vm, step->buffers[0],
-		    sim_format_size(step->size, size, sizeof(size)), vgpu_core_last_error());
+		    vgpu_format_size(step->size, size, sizeof(size)), vgpu_core_last_error());
 		return 0; /* reported, not fatal */
 	}
 	buffer->live = true;
@@ -182,7 +175,7 @@ static int step_alloc(struct sim_run *run, const struct sim_step *step)
 	}
 	if (run->verbose)
 		say(run, step, "alloc %s %s: %s at %#" PRIx64, step->vm, step->buffers[0],
-		    sim_format_size(buffer->info.bytes, size, sizeof(size)), buffer->info.gpu_va);
+		    vgpu_format_size(buffer->info.bytes, size, sizeof(size)), buffer->info.gpu_va);
 	return 0;
 }
 
@@ -245,7 +238,7 @@ static void kernel_stencil(struct sim_run *run, const struct sim_step *step, str
 
 	if (!height || out->info.bytes < (uint64_t)height * 4 * STENCIL_WIDTH || in == out) {
 		say(run, step, "stencil needs an input of at least %s and a different output at "
-		    "least as large; skipped", sim_format_size(4 * STENCIL_WIDTH, size, sizeof(size)));
+		    "least as large; skipped", vgpu_format_size(4 * STENCIL_WIDTH, size, sizeof(size)));
 		run->kernels_failed++;
 		return;
 	}
@@ -475,18 +468,18 @@ static int step_expect(struct sim_run *run, const struct sim_step *step)
 		if (run->verbose)
 			say(run, step, "expect %s %s %s %s: ok (%s)", step->vm, names[step->quantity],
 			    ops[step->compare], step->other_vm[0] ? step->other_vm
-			                                          : sim_format_size(wanted, w, sizeof(w)),
-			    sim_format_size(actual, a, sizeof(a)));
+			                                          : vgpu_format_size(wanted, w, sizeof(w)),
+			    vgpu_format_size(actual, a, sizeof(a)));
 		return 0;
 	}
 	run->expects_failed++;
 	say(run, step, "expect failed: VM '%s'%s%s %s is %s, wanted %s %s%s%s%s", step->vm,
 	    step->of_buffer ? " buffer " : "", step->of_buffer ? step->buffers[0] : "",
-	    names[step->quantity], sim_format_size(actual, a, sizeof(a)), ops[step->compare],
-	    sim_format_size(wanted, w, sizeof(w)), step->other_vm[0] ? " (VM '" : "",
+	    names[step->quantity], vgpu_format_size(actual, a, sizeof(a)), ops[step->compare],
+	    vgpu_format_size(wanted, w, sizeof(w)), step->other_vm[0] ? " (VM '" : "",
 	    step->other_vm[0] ? step->other_vm : "", step->other_vm[0] ? "')" : "");
 	if (step->compare == COMPARE_WITHIN_CHUNK)
-		say(run, NULL, "    (~ allows one chunk: %s)", sim_format_size(slack, s, sizeof(s)));
+		say(run, NULL, "    (~ allows one chunk: %s)", vgpu_format_size(slack, s, sizeof(s)));
 	return 0;
 }
 
@@ -579,7 +572,7 @@ static int create_gpu(struct sim_run *run)
 	err = simgpu_create(&config, &run->hal);
 	if (err) {
 		say(run, NULL, "%s:%u: cannot create a GPU with %s of VRAM: %s", run->scenario->path,
-		    gpu->line, sim_format_size(gpu->vram, size, sizeof(size)), strerror(-err));
+		    gpu->line, vgpu_format_size(gpu->vram, size, sizeof(size)), strerror(-err));
 		return err;
 	}
 	vgpu_core_config_defaults(&core);
@@ -602,7 +595,7 @@ static int create_gpu(struct sim_run *run)
 
 int sim_run(struct sim_run *run, const struct sim_scenario *scenario, FILE *log, bool verbose)
 {
-	uint64_t start = now_ns();
+	uint64_t start = vgpu_monotonic_ns();
 	int err;
 
 	memset(run, 0, sizeof(*run));
@@ -632,7 +625,7 @@ int sim_run(struct sim_run *run, const struct sim_scenario *scenario, FILE *log,
 			vm->modeled_ns = modeled_ns(vm);
 		}
 	}
-	run->wall_ns = now_ns() - start;
+	run->wall_ns = vgpu_monotonic_ns() - start;
 	return 0;
 }
 

@@ -42,19 +42,6 @@ static int syntax(struct parser *p, const char *format, ...)
 	return -EINVAL;
 }
 
-const char *sim_format_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-	unsigned unit = 0;
-
-	while (unit < 4 && bytes >= 1024 && !(bytes % 1024)) {
-		bytes /= 1024;
-		unit++;
-	}
-	snprintf(buf, len, "%" PRIu64 " %s", bytes, units[unit]);
-	return buf;
-}
-
 int sim_parse_size(const char *text, uint64_t *out)
 {
 	char *end;

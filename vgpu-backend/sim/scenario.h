@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "vgpu/util.h" /* vgpu_format_size */
 
 #define SIM_NAME_MAX 48
 #define SIM_RUN_BUFFERS_MAX 8
@@ -96,8 +97,6 @@ struct sim_scenario {
 int sim_scenario_load(const char *path, struct sim_scenario *out, char *error, size_t error_len);
 void sim_scenario_free(struct sim_scenario *scenario);
 
-/* "2 GiB", "1400 MiB", "4096 bytes" */
-const char *sim_format_size(uint64_t bytes, char *buf, size_t len);
 /* Parse a size with an optional binary suffix. */
 int sim_parse_size(const char *text, uint64_t *out);
 

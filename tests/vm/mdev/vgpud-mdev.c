@@ -2,9 +2,9 @@
 /*
  * vgpud-mdev - the real vgpud (in-process: vgpud_create/vgpud_start, simgpu
  * with 256 MiB of VRAM, its built-in profiles) serving vgpu_mdev.ko through
- * vgpu-backend/daemon/transport_mdev.c, until SIGTERM/SIGINT. A test harness
- * for the mdev transport on its own: vgpud's own mdev server is off here
- * (vgpud itself starts it with --mdev auto|on; tests/vm/run uses that).
+ * vgpu-backend/daemon/transport_mdev.c (started by vgpud itself, as with
+ * --mdev on), until SIGTERM/SIGINT. A test harness for the mdev transport
+ * without vgpud's command line (tests/vm/run starts the real vgpud).
  *
  * Usage: vgpud-mdev --dir DIR [--ready-file PATH]
  *   DIR holds vgpud's local and control sockets.
@@ -20,14 +20,12 @@
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
-#include "transport_mdev.h"
+#include "mdev_host.h"
 
 int main(int argc, char **argv)
 {
 	const char *dir = NULL, *ready = NULL;
-	struct mdev_server_config mc = { 0 };
 	struct vgpud_config *config;
-	struct mdev_server *ms;
 	struct vgpud *d;
 	sigset_t set;
 	int sig, err;
@@ -52,7 +50,7 @@ int main(int argc, char **argv)
 		return 1;
 	vgpud_config_defaults(config);
 	config->gpu.vram_bytes = 256ull << 20;
-	config->mdev_mode = VGPUD_MDEV_OFF; /* this harness opens the control device */
+	config->mdev_mode = VGPUD_MDEV_ON; /* VGPU_MDEV_CONTROL_PATH */
 	snprintf(config->socket_path, sizeof(config->socket_path), "%s/vgpud.sock", dir);
 	snprintf(config->control_path, sizeof(config->control_path), "%s/vgpud-control.sock", dir);
 	vgpud_log_set_level(VGPUD_LOG_DEBUG);
@@ -66,17 +64,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vgpud-mdev: vgpud_start: %s\n", strerror(-err));
 		return 1;
 	}
-	mc.profiles = d->config.profiles;
-	mc.profile_count = d->config.profile_count;
-	mc.host.attach = vgpu_device_attach_host;
-	mc.host.ctx = d;
-	err = mdev_server_create(&mc, &ms);
-	if (err) {
-		fprintf(stderr, "vgpud-mdev: mdev_server_create: %s\n", strerror(-err));
-		vgpud_stop(d);
-		vgpud_destroy(d);
-		return 1;
-	}
 	if (ready) {
 		FILE *f = fopen(ready, "w");
 
@@ -88,8 +75,7 @@ int main(int argc, char **argv)
 	while (sigwait(&set, &sig))
 		;
 	fprintf(stderr, "vgpud-mdev: signal %d: %u mdev(s) known, shutting down\n", sig,
-		mdev_server_devices(ms));
-	mdev_server_destroy(ms);
+		mdev_host_devices(d->mdev));
 	vgpud_stop(d);
 	vgpud_destroy(d);
 	free(config);

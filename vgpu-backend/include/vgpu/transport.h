@@ -2,7 +2,7 @@
 /*
  * transport.h - how a vGPU instance in vgpud reaches its VM.
  *
- * vgpud's device model (one struct vgpu_device per VM: BAR0 registers, the
+ * vgpud's device model (one struct vgpud_device per VM: BAR0 registers, the
  * mailbox server, channel windows, interrupts; device_abi.h) knows nothing
  * about how the VM is connected. A transport does: the local UNIX-socket
  * transport for processes that act as a VM (vgpu/local_protocol.h), and the
@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 struct vgpu_transport;
-struct vgpu_device;
+struct vgpud_device;
 
 /* A page-aligned range of BAR2 and the shared memory behind it. */
 struct vgpu_bar2_segment {
@@ -89,7 +89,10 @@ struct vgpu_transport_ops {
 
 struct vgpu_transport {
 	const struct vgpu_transport_ops *ops;
-	const char *kind; /* "local", "mdev": for logs and vgpuctl */
+	const char *kind; /* "local socket", "mdev": for logs and vgpuctl, never compared */
+	/* The VM is attached under its mdev UUID (reports show it as "uuid"
+	 * and name it "uuid" until a better name is known). */
+	bool named_by_uuid;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -109,25 +112,29 @@ struct vgpu_attach_params {
  */
 struct vgpu_device_host {
 	int (*attach)(void *ctx, struct vgpu_transport *t, const struct vgpu_attach_params *params,
-	              struct vgpu_device **out, char *why, size_t why_len);
+	              struct vgpud_device **out, char *why, size_t why_len);
 	void *ctx;
 };
 
 /* The mailbox memory (BAR2 [VGPU_MAILBOX_OFFSET, +VGPU_MAILBOX_SIZE)): the
  * transport maps it into the VM right after attach. The fd stays valid
  * until vgpu_device_detach. */
-void vgpu_device_mailbox_segment(struct vgpu_device *dev, struct vgpu_bar2_segment *out);
+void vgpu_device_mailbox_segment(struct vgpud_device *dev, struct vgpu_bar2_segment *out);
 
 /* vgpud's id of the device's VM. */
-uint32_t vgpu_device_vm_id(const struct vgpu_device *dev);
+uint32_t vgpu_device_vm_id(const struct vgpud_device *dev);
 
 /* Trapped BAR0 accesses (VGPU_REG_*). Unaligned or unknown offsets read as
  * 0 and ignore writes. Never wait for the core. */
-uint32_t vgpu_device_reg_read(struct vgpu_device *dev, uint32_t offset);
-void vgpu_device_reg_write(struct vgpu_device *dev, uint32_t offset, uint32_t value);
+uint32_t vgpu_device_reg_read(struct vgpud_device *dev, uint32_t offset);
+void vgpu_device_reg_write(struct vgpud_device *dev, uint32_t offset, uint32_t value);
+
+/* Does the VM hold GPU memory or a channel? (A transport's idle timeout
+ * spares those: only a VM that holds nothing is detached for silence.) */
+bool vgpu_device_holds_resources(struct vgpud_device *dev);
 
 /* The doorbell was rung without a register write (an ioeventfd). */
-void vgpu_device_kick(struct vgpu_device *dev);
+void vgpu_device_kick(struct vgpud_device *dev);
 
 /*
  * The VM is gone (detach requested, connection lost, transport dead).
@@ -138,7 +145,7 @@ void vgpu_device_kick(struct vgpu_device *dev);
  * progress. After it returns the device is freed and no op of t is called
  * for it again.
  */
-void vgpu_device_detach(struct vgpu_device *dev);
+void vgpu_device_detach(struct vgpud_device *dev);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/* mdev_host.c - vgpud's decisions for its mdev VMs, see mdev_host.h. */
+#include "mdev_host.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "device.h"
+#include "domain_names.h"
+#include "log.h"
+#include "profiles.h"
+#include "registry.h"
+#include "stats_snapshot.h"
+#include "transport_mdev.h"
+
+#define MDEV_UNLIMITED_INSTANCES 256u
+#define MDEV_STATS_INTERVAL_MS 1000
+
+struct mdev_host {
+	struct vgpud *d;
+	struct mdev_server *server;
+	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
+	int stop_fd;                /* eventfd: the statistics thread exits now */
+	atomic_bool stopping;       /* ... or at its next round */
+	pthread_t stats_thread;
+	bool stats_started;
+	struct vgpud_ratelimit stats_log_limit;
+};
+
+/* ------------------------------------------------------------ types */
+
+static void describe(const struct vgpud_profile *p, struct vgpu_mdev_type_info *t)
+{
+	const struct vgpud_profile_spec *spec = &p->spec;
+	const char *name = strncmp(spec->name, "vgpu-", 5) ? spec->name : spec->name + 5;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->sysfs_name, sizeof(t->sysfs_name), "%.31s", name[0] ? name : spec->name);
+	for (size_t i = 0; t->sysfs_name[i]; i++) {
+		char c = t->sysfs_name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_' || c == '.'))
+			t->sysfs_name[i] = '_';
+	}
+	snprintf(t->name, sizeof(t->name), "%s", spec->name);
+	if (spec->cap_bytes)
+		snprintf(t->description, sizeof(t->description),
+		         "vGPU profile %s: weight %u, GPU memory cap %llu MiB, oversubscribed by "
+		         "vgpud (GPUswap)", spec->name, spec->weight,
+		         (unsigned long long)(spec->cap_bytes >> 20));
+	else
+		snprintf(t->description, sizeof(t->description),
+		         "vGPU profile %s: weight %u, no GPU memory cap, oversubscribed by vgpud "
+		         "(GPUswap)", spec->name, spec->weight);
+	if (!spec->max_instances)
+		t->available = MDEV_UNLIMITED_INSTANCES;
+	else if (p->instances < spec->max_instances)
+		t->available = spec->max_instances - p->instances;
+}
+
+static int hook_describe_type(void *ctx, const char *profile, struct vgpu_mdev_type_info *out)
+{
+	struct mdev_host *h = ctx;
+	struct vgpud_profile p;
+	int err = vgpud_profiles_find(&h->d->profiles, profile, &p);
+
+	if (!err)
+		describe(&p, out);
+	return err;
+}
+
+/* ------------------------------------------------------------ instances */
+
+static int hook_create(void *ctx, const char *profile, const char *uuid, bool existing,
+                       char *why, size_t why_len)
+{
+	struct mdev_host *h = ctx;
+	struct vgpud_profile_spec spec;
+	int err;
+
+	(void)uuid;
+	if (existing)
+		err = vgpud_profiles_adopt(&h->d->profiles, profile);
+	else
+		err = vgpud_profiles_acquire(&h->d->profiles, profile, &spec);
+	if (err == -EUSERS && !vgpud_profiles_get(&h->d->profiles, profile, &spec))
+		snprintf(why, why_len, "profile %.40s has all %u instances in use; remove one or "
+		         "raise max_instances", profile, spec.max_instances);
+	else if (err == -EUSERS)
+		snprintf(why, why_len, "profile %.40s has all its instances in use", profile);
+	else if (err)
+		snprintf(why, why_len, "there is no vGPU profile %.40s any more", profile);
+	return err;
+}
+
+static void hook_remove(void *ctx, const char *profile, const char *uuid)
+{
+	struct mdev_host *h = ctx;
+
+	vgpud_profiles_release(&h->d->profiles, profile);
+	domain_names_forget(h->names, uuid);
+}
+
+/* ------------------------------------------------------------ names */
+
+/*
+ * The name domain_names.h found for the VM attached as uuid (its libvirt
+ * domain or QEMU -name), given to the registry: vgpuctl, the control API
+ * and sysfs vendor/vm use it from then on. given: what the VM is reported
+ * as (unchanged when no name is known).
+ */
+static void apply_name(struct mdev_host *h, const char *uuid, char *given, size_t given_len)
+{
+	enum domain_name_source source;
+	char found[DOMAIN_NAME_MAX];
+	bool changed;
+
+	source = domain_names_get(h->names, uuid, found, sizeof(found));
+	if (source == DOMAIN_NAME_NONE)
+		return;
+	if (vgpud_registry_name_vm(&h->d->registry, uuid, found, domain_name_source_string(source),
+	                           given, given_len, &changed) || !changed)
+		return;
+	log_info("mdev %s: the VM is %s '%s'%s%s%s", uuid,
+	         source == DOMAIN_NAME_LIBVIRT ? "libvirt domain" : "QEMU -name", found,
+	         strcmp(found, given) ? " (another VM has that name: reported as '" : "",
+	         strcmp(found, given) ? given : "", strcmp(found, given) ? "')" : "");
+}
+
+static void push_stats(struct mdev_host *h, const char *uuid, struct vgpu_mdev_stats *st)
+{
+	int err = mdev_server_set_stats(h->server, uuid, st);
+
+	if (err && err != -ENOENT && err != -ENODEV)
+		vgpud_log_ratelimited(&h->stats_log_limit, VGPUD_LOG_WARN,
+		                      "mdev %s: cannot update its sysfs statistics: %s", uuid,
+		                      strerror(-err));
+}
+
+static int hook_attach(void *ctx, struct vgpu_transport *t, const char *profile,
+                       const char *uuid, bool reset, struct vgpud_device **out, char *why,
+                       size_t why_len)
+{
+	struct mdev_host *h = ctx;
+	struct vgpu_attach_params params = { .vm_name = uuid, .profile = profile };
+	struct vgpu_mdev_stats st = { 0 };
+	int err;
+
+	err = vgpud_device_attach(h->d, t, &params, true, out, why, why_len);
+	if (err)
+		return err;
+	if (!reset) /* who opened it: the statistics thread applies the name once known */
+		domain_names_watch(h->names, uuid);
+	snprintf(st.vm_name, sizeof(st.vm_name), "%s", uuid);
+	apply_name(h, uuid, st.vm_name, sizeof(st.vm_name)); /* a reset keeps the name */
+	push_stats(h, uuid, &st);
+	return 0;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static void push_all_stats(struct mdev_host *h)
+{
+	struct vgpud_stats_snapshot snap;
+
+	/* local tenants take instances of the profiles too */
+	mdev_server_refresh_available(h->server);
+	if (vgpud_stats_snapshot_take(h->d, &snap))
+		return;
+	for (size_t i = 0; i < snap.vm_count; i++) {
+		const struct vgpud_vm_snapshot *vm = &snap.vms[i];
+		struct vgpu_mdev_stats st = {
+			.allocated_bytes = vm->stats.allocated_bytes,
+			.resident_bytes = vm->stats.resident_bytes,
+			.evicted_bytes = vm->stats.evicted_bytes,
+			.fair_share_bytes = vm->stats.fair_share_bytes,
+			.evictions = (uint32_t)vm->stats.evictions,
+			.returns = (uint32_t)vm->stats.returns,
+		};
+
+		if (!vm->uuid[0])
+			continue; /* not an mdev VM */
+		snprintf(st.vm_name, sizeof(st.vm_name), "%s", vm->name);
+		apply_name(h, vm->uuid, st.vm_name, sizeof(st.vm_name));
+		push_stats(h, vm->uuid, &st);
+	}
+	vgpud_stats_snapshot_free(&snap);
+}
+
+static void *stats_main(void *arg)
+{
+	struct mdev_host *h = arg;
+	struct pollfd p = { .fd = h->stop_fd, .events = POLLIN };
+
+	while (!atomic_load(&h->stopping)) {
+		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
+
+		if (n > 0)
+			break; /* stop */
+		if (n == 0)
+			push_all_stats(h);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ life cycle */
+
+static int start_names(struct mdev_host *h, const struct mdev_host_config *config)
+{
+	struct domain_names_config nc = {
+		.libvirt_uri = config->libvirt_uri && config->libvirt_uri[0] ? config->libvirt_uri
+		                                                             : NULL,
+	};
+
+	return domain_names_create(&nc, &h->names);
+}
+
+static int start_server(struct mdev_host *h, const struct mdev_host_config *config)
+{
+	struct vgpud_profile profiles[VGPUD_MAX_PROFILES];
+	const char *names[VGPUD_MAX_PROFILES];
+	size_t count = vgpud_profiles_snapshot(&h->d->profiles, profiles, VGPUD_MAX_PROFILES);
+	struct mdev_server_config sc = {
+		.path = config->path,
+		.profiles = names,
+		.profile_count = count,
+		.hooks = {
+			.ctx = h,
+			.describe_type = hook_describe_type,
+			.create = hook_create,
+			.remove = hook_remove,
+			.attach = hook_attach,
+		},
+		.control_ioctl = config->control_ioctl,
+		.control_ctx = config->control_ctx,
+	};
+
+	for (size_t i = 0; i < count; i++)
+		names[i] = profiles[i].spec.name;
+	return mdev_server_create(&sc, &h->server);
+}
+
+static int start_stats(struct mdev_host *h)
+{
+	int err;
+
+	h->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (h->stop_fd < 0) {
+		err = -errno;
+		log_error("mdev: eventfd: %s", strerror(errno));
+		return err;
+	}
+	err = -pthread_create(&h->stats_thread, NULL, stats_main, h);
+	if (err) {
+		log_error("mdev: cannot start the statistics thread: %s", strerror(-err));
+		return err;
+	}
+	h->stats_started = true;
+	return 0;
+}
+
+int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
+                     struct mdev_host **out)
+{
+	struct mdev_host *h = calloc(1, sizeof(*h));
+	int err;
+
+	if (!h)
+		return -ENOMEM;
+	h->d = d;
+	h->stop_fd = -1;
+	err = start_names(h, config);
+	if (!err)
+		err = start_server(h, config);
+	if (!err)
+		err = start_stats(h);
+	if (err) {
+		mdev_host_destroy(h);
+		return err;
+	}
+	*out = h;
+	return 0;
+}
+
+bool mdev_host_profile_changed(struct mdev_host *h, const char *profile)
+{
+	if (!mdev_server_has_type(h->server, profile))
+		return false;
+	mdev_server_refresh_types(h->server);
+	return true;
+}
+
+unsigned mdev_host_devices(struct mdev_host *h)
+{
+	return mdev_server_devices(h->server);
+}
+
+void mdev_host_destroy(struct mdev_host *h)
+{
+	uint64_t one = 1;
+
+	if (!h)
+		return;
+	if (h->stats_started) {
+		atomic_store(&h->stopping, true);
+		if (write(h->stop_fd, &one, sizeof(one)) != sizeof(one))
+			log_warn("mdev: cannot wake the statistics thread (%s); it stops within "
+			         "a second", strerror(errno));
+		pthread_join(h->stats_thread, NULL);
+	}
+	mdev_server_destroy(h->server);
+	domain_names_destroy(h->names);
+	if (h->stop_fd >= 0)
+		close(h->stop_fd);
+	free(h);
+}
