@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "address_space.h"
+#include "gpu_kernels.h"
 #include "vgpu/hal.h"
 #include "vgpu/simgpu_commands.h"
 
@@ -37,7 +38,8 @@ struct priv_slot {
 	uint64_t ticket;
 };
 
-/* The entry PFIFO is executing, kept across turns while it waits. */
+/* The entry PFIFO is executing, kept across turns while it waits or after
+ * its turn ended inside it. */
 struct pushbuffer_run {
 	bool active;
 	bool privileged;
@@ -47,7 +49,8 @@ struct pushbuffer_run {
 	uint32_t *words;
 	uint32_t capacity; /* words allocated */
 	uint32_t count;    /* words of this pushbuffer */
-	uint32_t position; /* next word to execute */
+	uint32_t position; /* the command executing or next to execute */
+	struct command_progress command; /* where the command at position stands */
 };
 
 struct simgpu_channel {
