@@ -86,6 +86,9 @@ int pfifo_add_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 void pfifo_remove_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 {
 	pthread_mutex_lock(&pfifo->lock);
+	/* no new turn for ch: with short turns it would otherwise get the
+	 * engine again before this thread gets the lock back */
+	ch->removing = true;
 	while (pfifo->executing == ch)
 		pthread_cond_wait(&pfifo->channel_idle, &pfifo->lock);
 	if (pfifo->channels[ch->id] == ch) {
@@ -253,7 +256,7 @@ static bool pfifo_round(struct pfifo *pfifo)
 	for (i = 0; i < slots && !pfifo->stop; i++) {
 		struct simgpu_channel *ch = pfifo->channels[i];
 
-		if (!ch || ch->failed)
+		if (!ch || ch->failed || ch->removing)
 			continue;
 		if (serve_channel(pfifo, ch))
 			progress = true;
