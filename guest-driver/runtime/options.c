@@ -90,6 +90,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "alloc-leak";
 	case VGPU_WORKLOAD_ESCAPE:
 		return "escape";
+	case VGPU_WORKLOAD_COPY_FLOOD:
+		return "copy-flood";
 	}
 	return "unknown";
 }
@@ -108,6 +110,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_ALLOC_LEAK;
 	else if (!strcmp(name, "escape"))
 		*out = VGPU_WORKLOAD_ESCAPE;
+	else if (!strcmp(name, "copy-flood"))
+		*out = VGPU_WORKLOAD_COPY_FLOOD;
 	else
 		return -EINVAL;
 	return 0;

@@ -2,9 +2,10 @@
 /*
  * vgpu-tenant - "a VM without a VM": attach to vgpud over its local
  * transport exactly as a VM's vGPU device would, run one verified GPU
- * workload through a directly mapped channel, print a summary. The workload
- * escape is hostile: it checks that the GPU refuses access to memory the VM
- * does not own.
+ * workload through a directly mapped channel, print a summary. The workloads
+ * escape and copy-flood are hostile: the GPU must refuse access to memory the
+ * VM does not own, and must share its engine with others however much work
+ * one VM queues.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -64,6 +65,12 @@ static void usage(FILE *out)
 	        "                                       the channel of every try and its own\n"
 	        "                                       data still verifies; fails if any try\n"
 	        "                                       completes\n"
+	        "                           copy-flood  hostile: fill --size (at least two\n"
+	        "                                       buffers), then submit 1 MiB of\n"
+	        "                                       pushbuffer of nothing but COPYs of a\n"
+	        "                                       whole buffer until SIGINT/SIGTERM (or\n"
+	        "                                       the GPU did it all); passes when its\n"
+	        "                                       own data still verifies\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -205,6 +212,15 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 			json_object_array_add(escapes, e);
 		}
 		json_object_object_add(root, "escapes", escapes);
+	}
+	if (r->flood_copies) {
+		json_object_object_add(root, "flood_copies", json_object_new_uint64(r->flood_copies));
+		json_object_object_add(root, "flood_copies_done",
+		                       json_object_new_uint64(r->flood_copies_done));
+		json_object_object_add(root, "flood_copy_bytes",
+		                       json_object_new_uint64(r->flood_copy_bytes));
+		json_object_object_add(root, "flood_pushbuffer_bytes",
+		                       json_object_new_uint64(r->flood_pushbuffer_bytes));
 	}
 	if (info) {
 		json_object_object_add(root, "vram_share_bytes",
@@ -382,7 +398,7 @@ int main(int argc, char **argv)
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))
 				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak, escape)",
+				                   "alloc-leak, escape, copy-flood)",
 				                   optarg);
 			have_workload = true;
 			break;
@@ -449,7 +465,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak or escape)");
+		                         "(stream, stencil, gups, alloc-leak, escape or "
+		                         "copy-flood)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;

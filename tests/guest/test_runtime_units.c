@@ -247,6 +247,9 @@ static void test_parse_durations_and_names(void **state)
 	assert_int_equal(vgpu_workload_parse("escape", &kind), 0);
 	assert_int_equal(kind, VGPU_WORKLOAD_ESCAPE);
 	assert_string_equal(vgpu_workload_name(VGPU_WORKLOAD_ESCAPE), "escape");
+	assert_int_equal(vgpu_workload_parse("copy-flood", &kind), 0);
+	assert_int_equal(kind, VGPU_WORKLOAD_COPY_FLOOD);
+	assert_string_equal(vgpu_workload_name(VGPU_WORKLOAD_COPY_FLOOD), "copy-flood");
 }
 
 int main(void)
