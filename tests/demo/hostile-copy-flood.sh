@@ -26,6 +26,11 @@
 #      answered within 100 ms, vm-flood's own data verified and it exited 0
 #      (its channel was not killed: each copy is far below the watchdog),
 #      no channel error anywhere, vgpuctl health ok, vgpud stops with 0.
+#   5. The watchdog: the same tenant on a vgpud started with
+#      --watchdog-ns 20000: its first 16 MiB COPY needs 37 us of modeled
+#      time, so the GPU kills that channel; vgpud counts and logs the channel
+#      error ("watchdog timeout"), the tenant sees its channel die (-EIO) as
+#      for any fatal fault, and exits 1.
 #
 # Usage: tests/demo/hostile-copy-flood.sh [--build-dir DIR] [--keep]
 #   $VGPUD, $VGPUCTL and $VGPU_TENANT override single binaries.
@@ -46,7 +51,7 @@ while [ $# -gt 0 ]; do
 		shift ;;
 	--keep) KEEP=1 ;;
 	-h | --help)
-		sed -n '3,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		sed -n '3,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
 	*) echo "hostile-copy-flood: unknown argument '$1'; try --help" >&2; exit 64 ;;
 	esac
@@ -112,21 +117,24 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # ------------------------------------------------------------ vgpud
 echo "runtime directory $RUN_DIR (removed at exit)"
-echo "\$ vgpud --vram $VRAM --chunk-size $CHUNK"
-"$VGPUD" --config "$RUN_DIR/vgpud.conf" --gpu simgpu --vram "$VRAM" --chunk-size "$CHUNK" \
-	--socket "$SOCKET" --control-socket "$CONTROL" --log-level warn 2>"$LOG" &
-VGPUD_PID=$!
-PIDS+=("$VGPUD_PID")
-for ((i = 0; i < 100; i++)); do
-	ctl health >/dev/null 2>&1 && break
-	kill -0 "$VGPUD_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if ! ctl health >/dev/null 2>&1; then
-	echo "hostile-copy-flood: vgpud did not start; its log:" >&2
-	cat "$LOG" >&2
-	exit 2
-fi
+start_vgpud() { # extra vgpud flags...
+	echo "\$ vgpud --vram $VRAM --chunk-size $CHUNK $*"
+	"$VGPUD" --config "$RUN_DIR/vgpud.conf" --gpu simgpu --vram "$VRAM" --chunk-size "$CHUNK" \
+		--socket "$SOCKET" --control-socket "$CONTROL" --log-level warn "$@" 2>"$LOG" &
+	VGPUD_PID=$!
+	PIDS+=("$VGPUD_PID")
+	for ((i = 0; i < 100; i++)); do
+		ctl health >/dev/null 2>&1 && break
+		kill -0 "$VGPUD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! ctl health >/dev/null 2>&1; then
+		echo "hostile-copy-flood: vgpud did not start; its log:" >&2
+		cat "$LOG" >&2
+		exit 2
+	fi
+}
+start_vgpud
 
 # ------------------------------------------------------------ tenants
 declare -A TPID=() STATUS=() ERRORS=()
@@ -214,6 +222,26 @@ VGPUD_STATUS=$REAPED_STATUS
 echo "honest tenants done after $HONEST_SECONDS s; vgpud stopped with status $VGPUD_STATUS"
 echo
 
+# ------------------------------------------------------------ watchdog
+# The same tenant on a vgpud whose watchdog allows one command 20 us of
+# modeled time: a 16 MiB COPY (37 us) is too long, so the GPU kills the
+# channel of the first one, and the tenant is told as for any fatal fault.
+WATCHDOG_LOG_MAIN=$LOG
+LOG="$RUN_DIR/vgpud-watchdog.log"
+start_vgpud --watchdog-ns 20000
+W=vm-watchdog
+start_tenant $W copy-flood 32M 16M
+for ((i = 0; i < 300; i++)); do
+	reported "$W" && break
+	kill -0 "${TPID[$W]}" 2>/dev/null || break
+	sleep 0.1
+done
+finish "$W"
+reap "$VGPUD_PID" 10
+WATCHDOG_VGPUD_STATUS=$REAPED_STATUS
+WATCHDOG_LINES=$(grep -c "VM '$W': channel error.*watchdog timeout" "$LOG")
+LOG=$WATCHDOG_LOG_MAIN
+
 # ------------------------------------------------------------ verdict
 for name in "${HONEST_NAMES[@]}"; do
 	check "$name exited 0 (status ${STATUS[$name]:-?})" test "${STATUS[$name]:-1}" = 0
@@ -236,14 +264,22 @@ check "afterwards: no VM attached, nothing allocated" \
 	test "$(jq -r '.gpu.vms == 0 and .gpu.allocated == 0' <<<"$GPU_JSON" 2>/dev/null)" = true
 check "vgpud stopped with status 0 ($VGPUD_STATUS)" test "$VGPUD_STATUS" = 0
 
+check "watchdog: $W exited 1, its channel killed (status ${STATUS[$W]:-?}): \"$(result "$W" '.message')\"" \
+	test "${STATUS[$W]:-0}" = 1 -a "$(result "$W" '.error == -5 and (.message | contains("killed the channel"))')" = true
+check "watchdog: vgpud counted channel errors for $W (${ERRORS[$W]:-?})" test "${ERRORS[$W]:-0}" -ge 1
+check "watchdog: vgpud's log names the watchdog ($WATCHDOG_LINES lines)" test "$WATCHDOG_LINES" -ge 1
+check "watchdog: vgpud stopped with status 0 ($WATCHDOG_VGPUD_STATUS)" test "$WATCHDOG_VGPUD_STATUS" = 0
+
 if [ "$failed" -ne 0 ]; then
-	for name in "$F" "${HONEST_NAMES[@]}"; do
+	for name in "$F" "${HONEST_NAMES[@]}" "$W"; do
 		echo "--- $name result:"
 		cat "$RUN_DIR/$name.json"
 		[ -s "$RUN_DIR/$name.err" ] && { echo "--- $name stderr:"; tail -20 "$RUN_DIR/$name.err"; }
 	done
 	echo "--- vgpud log:"
 	tail -40 "$LOG"
+	echo "--- vgpud (watchdog) log:"
+	tail -20 "$RUN_DIR/vgpud-watchdog.log"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
