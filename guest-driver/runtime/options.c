@@ -92,6 +92,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "escape";
 	case VGPU_WORKLOAD_SOAK:
 		return "soak";
+	case VGPU_WORKLOAD_COPY_FLOOD:
+		return "copy-flood";
 	}
 	return "unknown";
 }
@@ -112,6 +114,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_ESCAPE;
 	else if (!strcmp(name, "soak"))
 		*out = VGPU_WORKLOAD_SOAK;
+	else if (!strcmp(name, "copy-flood"))
+		*out = VGPU_WORKLOAD_COPY_FLOOD;
 	else
 		return -EINVAL;
 	return 0;

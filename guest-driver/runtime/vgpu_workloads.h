@@ -68,6 +68,21 @@
  *               or the iterations (steps); neither: 1000 steps. An ALLOC
  *               refused (-ENOMEM, -ENOSPC, or BUSY once its retries are
  *               spent) is counted and the step skipped.
+ *   copy-flood  hostile to the GPU's scheduler: allocates and fills size
+ *               bytes (at least two buffers), copies buffer 0 over buffer
+ *               1, then queues VGPU_FLOOD_BYTES of pushbuffer at once
+ *               holding nothing but maximal COPY commands (all of buffer 1
+ *               back and forth between buffers 0 and 1). A channel's
+ *               pushbuffer ring holds two of its largest submissions (about
+ *               120 KiB each), so the flood uses as many extra channels as
+ *               it needs (five). Each copy is as long as the VM's memory
+ *               allows, so the flood keeps a GPU busy far longer than a
+ *               test runs; it ends when stop is set (the usual way) or when
+ *               the GPU completed all of it. Then it destroys the flood
+ *               channels without waiting for them and verifies its buffers
+ *               (copies of identical data change nothing) on its first
+ *               channel. iterations counts the flood's submissions;
+ *               duration and iterations are ignored.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -95,10 +110,14 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_ALLOC_LEAK,
 	VGPU_WORKLOAD_ESCAPE,
 	VGPU_WORKLOAD_SOAK,
+	VGPU_WORKLOAD_COPY_FLOOD,
 };
 
 /* soak without duration or iterations: this many steps. */
 #define VGPU_SOAK_DEFAULT_STEPS 1000
+
+/* copy-flood: pushbuffer bytes it submits in all (simgpu's largest entry). */
+#define VGPU_FLOOD_BYTES (1u << 20)
 
 #define VGPU_WORKLOAD_DEFAULT_SIZE (256ull << 20)
 #define VGPU_WORKLOAD_DEFAULT_BUFFER (32ull << 20)
@@ -198,6 +217,12 @@ struct vgpu_workload_result {
 	struct vgpu_escape_attempt escapes[VGPU_ESCAPE_ATTEMPTS];
 	/* soak: what its steps did. */
 	struct vgpu_soak_counts soak;
+	/* copy-flood: COPYs submitted, of which the GPU completed before the
+	 * flood ended, each copy_bytes long, in pushbuffer_bytes. */
+	uint64_t flood_copies;
+	uint64_t flood_copies_done;
+	uint64_t flood_copy_bytes;
+	uint64_t flood_pushbuffer_bytes;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -210,7 +235,7 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
 /* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
- * "soak". -EINVAL. */
+ * "soak", "copy-flood". -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

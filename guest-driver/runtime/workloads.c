@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * workloads.c - stream, stencil, gups, alloc-leak, the hostile escape and
- * soak on a vGPU, verified by checksum (see vgpu_workloads.h).
+ * workloads.c - stream, stencil, gups, alloc-leak, soak and the hostile
+ * escape and copy-flood on a vGPU, verified by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -993,6 +993,146 @@ static int run_soak(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	return ret;
 }
 
+/* copy-flood -------------------------------------------------------------- */
+
+#define FLOOD_POLL_MS 20
+#define FLOOD_IN_FLIGHT 2 /* submissions per flood channel */
+
+/* Buffer 1 holds a copy of buffer 0's first data_bytes[1] bytes. */
+static int expected_flood(struct run *run, uint64_t index, uint64_t *checksum)
+{
+	*checksum = vgpu_reference_fill_stream_checksum(
+	        vgpu_workload_buffer_seed(run->options->seed, index == 1 ? 0 : index, 0),
+	        run->data_bytes[index], 0);
+	return 0;
+}
+
+/* Wait for fence on ch: 0 when passed, 1 when the run was stopped first. */
+static int flood_wait(struct run *run, struct vgpu_channel *ch, uint64_t fence)
+{
+	while (!vgpu_channel_fence_passed(ch, fence)) {
+		int ret;
+
+		if (stopped(run))
+			return 1;
+		ret = vgpu_channel_wait(ch, fence, FLOOD_POLL_MS);
+		if (ret && ret != -ETIMEDOUT)
+			return fail_channel(run, ret, "flooding the GPU with copies");
+	}
+	return 0;
+}
+
+static int run_copy_flood(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	struct vgpu_workload_result *r = run->result;
+	struct vgpu_channel *flood[VGPU_MAX_CHANNELS] = { NULL };
+	uint64_t *fences = NULL, a, b, bytes, fence = 0, total;
+	uint32_t per_submission, submissions, channels = 0, made = 0, s, *words;
+	int ret;
+
+	if (size < 2 * VGPU_PAGE_SIZE)
+		return fail(run, -EINVAL, "copy-flood needs at least two pages (--size 8K)");
+	if (buffer_bytes > size / 2)
+		buffer_bytes = size / 2 - size / 2 % VGPU_PAGE_SIZE;
+	ret = allocate_filled(run, size, buffer_bytes);
+	if (ret)
+		return ret;
+	a = run->buffers[0].gpu_va;
+	b = run->buffers[1].gpu_va;
+	bytes = run->data_bytes[1]; /* <= data_bytes[0] */
+	r->flood_copy_bytes = bytes;
+
+	/* buffer 1 := buffer 0, so the flood's copies change nothing */
+	ret = begin(run, &words);
+	if (!ret)
+		ret = submit_words(run, words, simgpu_push_copy(words, b, a, bytes),
+		                   VGPU_SUBMIT_INTERRUPT, &fence);
+	if (!ret)
+		ret = wait_fence(run, fence);
+	if (ret)
+		return ret;
+
+	/* VGPU_FLOOD_BYTES of COPYs in the largest submissions a channel
+	 * takes, FLOOD_IN_FLIGHT per channel (its pushbuffer ring holds that
+	 * many), on as many channels as it needs: all queued at once */
+	total = VGPU_FLOOD_BYTES / (4 * (1 + SIMGPU_COPY_ARG_WORDS));
+	per_submission = vgpu_channel_max_words(run->ch) / (1 + SIMGPU_COPY_ARG_WORDS);
+	submissions = (uint32_t)((total + per_submission - 1) / per_submission);
+	channels = (submissions + FLOOD_IN_FLIGHT - 1) / FLOOD_IN_FLIGHT;
+	if (channels >= VGPU_MAX_CHANNELS)
+		return fail(run, -ENOSPC, "copy-flood would need %u channels", channels);
+	fences = calloc(submissions, sizeof(*fences));
+	if (!fences)
+		return fail(run, -ENOMEM, "out of host memory");
+	for (s = 0; s < channels; s++) {
+		ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &flood[s]);
+		if (ret) {
+			fail_device(run, ret);
+			goto out;
+		}
+	}
+	for (made = 0; made < submissions && !stopped(run); made++) {
+		struct vgpu_channel *ch = flood[made / FLOOD_IN_FLIGHT];
+		uint64_t copies = total - r->flood_copies, k;
+		uint32_t n = 0;
+
+		if (copies > per_submission)
+			copies = per_submission;
+		ret = vgpu_channel_begin(ch, (uint32_t)copies * (1 + SIMGPU_COPY_ARG_WORDS), &words);
+		if (ret) {
+			fail_channel(run, ret, "flooding the GPU with copies");
+			goto out;
+		}
+		for (k = 0; k < copies; k++)
+			n += simgpu_push_copy(words + n, k % 2 ? b : a, k % 2 ? a : b, bytes);
+		ret = vgpu_channel_submit(ch, n, VGPU_SUBMIT_INTERRUPT, &fences[made]);
+		if (ret) {
+			fail_channel(run, ret, "flooding the GPU with copies");
+			goto out;
+		}
+		r->submissions++;
+		r->flood_copies += copies;
+		r->flood_pushbuffer_bytes += (uint64_t)n * 4;
+	}
+	r->iterations = made;
+	/* until the GPU did it all, or the run is stopped */
+	for (s = 0; s < made; s++) {
+		ret = flood_wait(run, flood[s / FLOOD_IN_FLIGHT], fences[s]);
+		if (ret)
+			break;
+	}
+	if (ret < 0)
+		goto out;
+	for (s = 0; s < made; s++)
+		if (vgpu_channel_fence_passed(flood[s / FLOOD_IN_FLIGHT], fences[s]))
+			r->flood_copies_done += s + 1 < made ? per_submission
+			                                     : r->flood_copies - (uint64_t)s * per_submission;
+
+	/* Let the rest go: the GPU drops it with the channels. */
+	for (s = 0; s < channels; s++) {
+		vgpu_channel_set_timeout(flood[s], 1);
+		vgpu_channel_destroy(flood[s]);
+		flood[s] = NULL;
+	}
+	ret = verify(run, expected_flood, 0, run->count, 1);
+	if (!ret && !r->mismatches)
+		snprintf(r->message, sizeof(r->message),
+		         "copy flood: the GPU completed %" PRIu64 " of %" PRIu64
+		         " COPYs of %" PRIu64 " bytes (%" PRIu64
+		         " bytes of pushbuffer on %u channels) before it ended; own data intact",
+		         r->flood_copies_done, r->flood_copies, bytes, r->flood_pushbuffer_bytes,
+		         channels);
+out:
+	for (s = 0; s < channels; s++) {
+		if (flood[s]) {
+			vgpu_channel_set_timeout(flood[s], 1);
+			vgpu_channel_destroy(flood[s]);
+		}
+	}
+	free(fences);
+	return ret;
+}
+
 /* ------------------------------------------------------------------------ */
 
 int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
@@ -1040,6 +1180,9 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 		break;
 	case VGPU_WORKLOAD_SOAK:
 		ret = run_soak(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_COPY_FLOOD:
+		ret = run_copy_flood(&run, size, buffer_bytes);
 		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);

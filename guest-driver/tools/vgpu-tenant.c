@@ -2,9 +2,10 @@
 /*
  * vgpu-tenant - "a VM without a VM": attach to vgpud over its local
  * transport exactly as a VM's vGPU device would, run one verified GPU
- * workload through a directly mapped channel, print a summary. The workload
- * escape is hostile: it checks that the GPU refuses access to memory the VM
- * does not own.
+ * workload through a directly mapped channel, print a summary. The workloads
+ * escape and copy-flood are hostile: the GPU must refuse access to memory the
+ * VM does not own, and must share its engine with others however much work
+ * one VM queues.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -76,6 +77,12 @@ static void usage(FILE *out)
 	        "                                       --duration or --iterations steps\n"
 	        "                                       (default 1000 steps); ./vgpu-dev soak\n"
 	        "                                       runs 64 of them\n"
+	        "                           copy-flood  hostile: fill --size (at least two\n"
+	        "                                       buffers), then submit 1 MiB of\n"
+	        "                                       pushbuffer of nothing but COPYs of a\n"
+	        "                                       whole buffer until SIGINT/SIGTERM (or\n"
+	        "                                       the GPU did it all); passes when its\n"
+	        "                                       own data still verifies\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -280,7 +287,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak, escape or soak)");
+		                         "(stream, stencil, gups, alloc-leak, escape, soak or "
+		                         "copy-flood)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;

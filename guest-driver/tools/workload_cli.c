@@ -54,7 +54,8 @@ static const char *apply(int opt, const char *arg, struct vgpu_workload_options 
 	case 'w':
 		*have_workload = true;
 		return vgpu_workload_parse(arg, &o->kind)
-		               ? "unknown workload '%s' (stream, stencil, gups, alloc-leak, escape, soak)"
+		               ? "unknown workload '%s' (stream, stencil, gups, alloc-leak, escape, soak, "
+		                 "copy-flood)"
 		               : NULL;
 	case 'S':
 		return vgpu_parse_size(arg, &o->size_bytes) || o->size_bytes < VGPU_PAGE_SIZE
@@ -204,6 +205,15 @@ void workload_cli_add_json(json_object *root, const struct vgpu_device_info *inf
 		add_escapes(root, r);
 	if (!strcmp(r->workload, "soak"))
 		add_soak(root, r);
+	if (r->flood_copies) {
+		json_object_object_add(root, "flood_copies", json_object_new_uint64(r->flood_copies));
+		json_object_object_add(root, "flood_copies_done",
+		                       json_object_new_uint64(r->flood_copies_done));
+		json_object_object_add(root, "flood_copy_bytes",
+		                       json_object_new_uint64(r->flood_copy_bytes));
+		json_object_object_add(root, "flood_pushbuffer_bytes",
+		                       json_object_new_uint64(r->flood_pushbuffer_bytes));
+	}
 	if (info) {
 		json_object_object_add(root, "vram_share_bytes",
 		                       json_object_new_uint64(info->vram_share_bytes));

@@ -250,6 +250,9 @@ static void test_parse_durations_and_names(void **state)
 	assert_int_equal(vgpu_workload_parse("soak", &kind), 0);
 	assert_int_equal(kind, VGPU_WORKLOAD_SOAK);
 	assert_string_equal(vgpu_workload_name(VGPU_WORKLOAD_SOAK), "soak");
+	assert_int_equal(vgpu_workload_parse("copy-flood", &kind), 0);
+	assert_int_equal(kind, VGPU_WORKLOAD_COPY_FLOOD);
+	assert_string_equal(vgpu_workload_name(VGPU_WORKLOAD_COPY_FLOOD), "copy-flood");
 }
 
 int main(void)

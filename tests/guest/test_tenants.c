@@ -215,7 +215,7 @@ static void test_usage(void **state)
 		                               "--size", "--buffer-size", "--duration",
 		                               "--iterations", "--seed", "--json", "stream",
 		                               "stencil", "gups", "alloc-leak", "escape",
-		                               "Exit status" };
+		                               "copy-flood", "Exit status" };
 	struct tenant_run run;
 	char *text;
 	size_t i;

@@ -300,12 +300,20 @@ void sleep_ms(unsigned ms)
 
 int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len)
 {
-	const char *env = getenv("VGPU_HAL");
 	struct simgpu_config sim;
-	int err;
 
 	simgpu_config_defaults(&sim);
 	sim.pfifo_idle_sleep_max_us = 200;
+	return hal_suite_open_config(&sim, out, why, why_len);
+}
+
+int hal_suite_open_config(const struct simgpu_config *config, struct vgpu_hal **out, char *why,
+                          size_t why_len)
+{
+	const char *env = getenv("VGPU_HAL");
+	struct simgpu_config sim = *config;
+	int err;
+
 	if (!env || strcmp(env, "simgpu-2m"))
 		return vgpu_hal_open_from_env(&sim, HAL_TEST_VRAM_BYTES, out, why, why_len);
 	/* simgpu behind the 2 MiB-page double (tests/core/hal_2m_shim.h): cudagpu's

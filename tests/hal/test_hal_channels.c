@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "hal_conformance.h"
+#include "vgpu/simgpu.h"
 
 static const enum vgpu_hal_target data_targets[] = {
 	VGPU_TARGET_VRAM,
@@ -32,6 +34,14 @@ static struct tmem *data_mem(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes
 	if (target == VGPU_TARGET_VRAM)
 		return mem_vram(as, va, bytes, suite.vram_page, flags);
 	return mem_sysmem(as, va, bytes, suite.vram_page, target, flags);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
 }
 
 static void assert_no_fence(struct tchan *tc, uint64_t value, unsigned start)
@@ -243,6 +253,105 @@ static void test_semaphore_acquire(void **state)
 	chan_destroy(other);
 	chan_destroy(waiter);
 	space_destroy(sp);
+}
+
+/*
+ * A channel whose one GPFIFO entry is a pushbuffer slice full of 16 MiB
+ * COPYs (about 2300 of them: half a terabyte of traffic on a CPU stand-in)
+ * does not hold up another channel: that one's small entries complete, each
+ * before the flood's entry does, and destroying the flooding channel drops
+ * the rest. The backend shares the engine (simgpu: time slices of modeled
+ * time; cudagpu: a bounded number of 4 MiB windows issued per turn).
+ */
+static void test_copy_flood_does_not_starve(void **state)
+{
+	const uint64_t half = 16 * MIB;
+	struct tspace *sp = space_create(), *other_sp = space_create();
+	struct tchan *flood = chan_create(sp, 0), *other = chan_create(other_sp, 0);
+	struct tmem *data = mem_vram(sp->as, DATA_VA, 2 * half, suite.vram_page, 0);
+	struct tmem *small = mem_vram(other_sp->as, DATA_VA, suite.vram_page, suite.vram_page, 0);
+	uint32_t *words = xmalloc(CMD_SLICE_BYTES), n = 0;
+	uint32_t copy_words = 1 + SIMGPU_COPY_ARG_WORDS, release_words = 1 + SIMGPU_SEMAPHORE_ARG_WORDS;
+	unsigned start = event_mark(), i;
+
+	/* the slice, less the room chan_push keeps for fences (64 bytes) */
+	while ((n + copy_words + release_words) * 4 <= CMD_SLICE_BYTES - 64) {
+		bool forward = (n / copy_words) % 2 == 0;
+
+		n += simgpu_push_copy(words + n, forward ? DATA_VA + half : DATA_VA,
+		                      forward ? DATA_VA : DATA_VA + half, half);
+	}
+	n += simgpu_push_semaphore_release(words + n, flood->sem_va, 777, true);
+	chan_push(flood, words, n);
+	vgpu_hal_channel_kick(flood->channel);
+	assert_true(chan_wait_gp_get(flood, 1)); /* fetched: the flood runs */
+	for (i = 0; i < 5; i++) {
+		n = simgpu_push_memset(words, DATA_VA, i, suite.vram_page);
+		assert_true(chan_run(other, words, n));
+		assert_no_fence(flood, 777, start);
+	}
+	assert_int_equal(vgpu_hal_channel_state(flood->channel, NULL), VGPU_CHANNEL_OK);
+	chan_destroy(flood);
+	assert_true(chan_sync(other));
+	chan_destroy(other);
+	mem_free(small);
+	mem_free(data);
+	space_destroy(other_sp);
+	space_destroy(sp);
+	free(words);
+}
+
+/*
+ * A SEMAPHORE_ACQUIRE that waits longer than the acquire timeout (here
+ * 100 ms, on a GPU of its own: the suite's has the 10 s default) is killed
+ * by the watchdog: VGPU_FAULT_TIMEOUT at the command's VA, after no less
+ * than the timeout.
+ */
+static void test_acquire_timeout(void **state)
+{
+	struct simgpu_config sim;
+	struct vgpu_hal *hal;
+	struct vgpu_hal_as *as;
+	struct vgpu_hal_channel *ch;
+	struct vgpu_hal_channel_info info;
+	struct vgpu_hal_event error = { 0 };
+	uint32_t page = suite.vram_page, words[SIMGPU_COMMAND_MAX_WORDS], n;
+	uint64_t frame, va = CMD_VA, gate = CMD_VA + 4096, started, elapsed_ms;
+	char why[256] = "";
+	unsigned i;
+
+	simgpu_config_defaults(&sim);
+	sim.pfifo_idle_sleep_max_us = 200;
+	sim.vram_bytes = HAL_TEST_VRAM_BYTES;
+	sim.acquire_timeout_ms = 100;
+	assert_int_equal(hal_suite_open_config(&sim, &hal, why, sizeof(why)), 0);
+	assert_int_equal(vgpu_hal_as_create(hal, &as), 0);
+	assert_int_equal(vgpu_hal_vram_alloc(hal, page, 1, &frame), 0);
+	assert_int_equal(vgpu_hal_as_map(as, va, page, 1, VGPU_TARGET_VRAM, &frame, 0), 0);
+	assert_int_equal(vgpu_hal_channel_create(as, 0, &ch, &info), 0);
+	n = simgpu_push_semaphore_acquire(words, gate, 1);
+	write_ok(as, va, words, (uint64_t)n * 4);
+	started = now_ms();
+	simgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 0, va, n * 4);
+	simgpu_control_write_gp_put(info.control, 1);
+	vgpu_hal_channel_kick(ch);
+	for (i = 0; i < HAL_TEST_TIMEOUT_MS; i++) {
+		if (vgpu_hal_channel_state(ch, &error) == VGPU_CHANNEL_ERROR)
+			break;
+		sleep_ms(1);
+	}
+	elapsed_ms = now_ms() - started;
+	assert_int_equal(vgpu_hal_channel_state(ch, NULL), VGPU_CHANNEL_ERROR);
+	assert_int_equal(error.type, VGPU_EVENT_CHANNEL_ERROR);
+	assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
+	assert_true(error.address == va);
+	assert_true(elapsed_ms >= 100);
+	vgpu_hal_channel_destroy(ch);
+	assert_int_equal(vgpu_hal_as_unmap(as, va, page), 0);
+	vgpu_hal_as_tlb_invalidate(as);
+	vgpu_hal_vram_free(hal, page, 1, &frame);
+	vgpu_hal_as_destroy(as);
+	vgpu_hal_destroy(hal);
 }
 
 /* With fetch disabled GP_GET stays and nothing runs; GP_PUT writes are
@@ -986,6 +1095,8 @@ static const struct CMUnitTest channel_tests[] = {
 	HAL_TEST(test_channel_fence_and_gp_get),
 	HAL_TEST(test_channel_memset_copy),
 	HAL_TEST(test_semaphore_acquire),
+	HAL_TEST(test_copy_flood_does_not_starve),
+	HAL_TEST(test_acquire_timeout),
 	HAL_TEST(test_set_fetch),
 	HAL_TEST(test_priv_fence_after_work),
 	HAL_TEST(test_priv_nop_and_full_ring),

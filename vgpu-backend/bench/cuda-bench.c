@@ -749,6 +749,7 @@ static const char *fault_name(enum vgpu_hal_error_cause cause)
 		[VGPU_FAULT_READ_ONLY] = "read-only", [VGPU_FAULT_PRIVILEGED] = "privileged",
 		[VGPU_FAULT_IOMMU] = "IOMMU", [VGPU_FAULT_BAD_COMMAND] = "bad command",
 		[VGPU_FAULT_BAD_KERNEL_ARGS] = "bad kernel arguments",
+		[VGPU_FAULT_TIMEOUT] = "watchdog timeout",
 	};
 
 	return (unsigned)cause < sizeof(names) / sizeof(names[0]) && names[cause] ? names[cause]

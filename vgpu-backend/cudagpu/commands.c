@@ -4,7 +4,10 @@
  * turn: fetch its next GPFIFO entry (runs of NOPs at once), copy the
  * pushbuffer out, check every command against the channel's address space
  * (a command that leaves it kills the channel with simgpu's error) and issue
- * it on the channel's CUDA stream. The format is simgpu's
+ * it on the channel's CUDA stream. A turn issues at most
+ * config.timeslice_commands units (commands, 4 MiB windows of a COPY or
+ * MEMSET, which resume next turn); a SEMAPHORE_ACQUIRE that cannot complete
+ * yields the turn and times out after config.acquire_timeout_ms. The format is simgpu's
  * (vgpu/simgpu_commands.h), so a guest drives both backends alike.
  */
 #include <endian.h>
@@ -22,6 +25,7 @@
 
 enum run_status {
 	RUN_DONE,
+	RUN_YIELDED, /* the turn's budget is spent; carry on next turn */
 	RUN_BLOCKED,
 	RUN_FAULT,
 };
@@ -45,6 +49,7 @@ struct run_context {
 	struct cudagpu *gpu;
 	struct cg_channel *ch;
 	struct cg_issue_scratch *scratch;
+	uint32_t budget; /* units the turn may still issue */
 	uint64_t fault_va;
 	enum vgpu_hal_error_cause cause;
 };
@@ -263,23 +268,39 @@ static enum run_status check_ranges(struct run_context *rc, uint64_t dst, uint64
 	return RUN_DONE;
 }
 
+/* Before each 4 MiB window of a COPY/MEMSET: false (keeping done) when the
+ * turn's budget is spent; the command's first window this turn always goes. */
+static bool window_allowed(struct run_context *rc, uint64_t done, bool first)
+{
+	if (!first && !rc->budget) {
+		rc->ch->command_done = done;
+		return false;
+	}
+	if (rc->budget)
+		rc->budget--;
+	return true;
+}
+
 static enum run_status run_copy(struct run_context *rc, uint64_t dst, uint64_t src,
                                 uint64_t bytes)
 {
 	const struct cuda_api *api = &rc->gpu->api;
-	uint64_t done;
+	uint64_t done = rc->ch->command_done, start = done;
 
 	if (!bytes)
 		return RUN_DONE;
 	if (dst + bytes < dst || src + bytes < src)
 		return run_fault(rc, dst, VGPU_FAULT_UNMAPPED);
-	if (check_ranges(rc, dst, src, bytes, true) != RUN_DONE)
+	if (!done && check_ranges(rc, dst, src, bytes, true) != RUN_DONE)
 		return RUN_FAULT;
-	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+	for (; done < bytes; done += COMMAND_WINDOW) {
 		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
 		unsigned ns, nd, i = 0, j = 0;
 		uint64_t si = 0, dj = 0;
 		cg_result r = CG_SUCCESS;
+
+		if (!window_allowed(rc, done, done == start))
+			return RUN_YIELDED;
 
 		if (resolve_window(rc, src + done, n, CG_READ, rc->scratch->a, &ns) ||
 		    resolve_window(rc, dst + done, n, CG_WRITE, rc->scratch->b, &nd))
@@ -310,17 +331,20 @@ static enum run_status run_memset(struct run_context *rc, uint64_t dst, uint32_t
                                   uint64_t bytes)
 {
 	const struct cuda_api *api = &rc->gpu->api;
-	uint64_t done, offset = 0;
+	uint64_t done = rc->ch->command_done, start = done, offset = done;
 
 	if (!bytes)
 		return RUN_DONE;
 	if (dst + bytes < dst)
 		return run_fault(rc, dst, VGPU_FAULT_UNMAPPED);
-	if (check_ranges(rc, dst, 0, bytes, false) != RUN_DONE)
+	if (!done && check_ranges(rc, dst, 0, bytes, false) != RUN_DONE)
 		return RUN_FAULT;
-	for (done = 0; done < bytes; done += COMMAND_WINDOW) {
+	for (; done < bytes; done += COMMAND_WINDOW) {
 		uint64_t n = bytes - done < COMMAND_WINDOW ? bytes - done : COMMAND_WINDOW;
 		unsigned count, i;
+
+		if (!window_allowed(rc, done, done == start))
+			return RUN_YIELDED;
 
 		if (resolve_window(rc, dst + done, n, CG_WRITE, rc->scratch->b, &count))
 			return RUN_FAULT;
@@ -360,6 +384,21 @@ static int semaphore_reached(struct run_context *rc, uint64_t va, uint64_t value
 	if (err || r != CG_SUCCESS)
 		return -1;
 	return le64toh(current) >= value;
+}
+
+/* An acquire that cannot complete yet yields the turn, until it has waited
+ * config.acquire_timeout_ms: then the watchdog kills the channel. */
+static enum run_status acquire_waits(struct run_context *rc, uint64_t command_va)
+{
+	struct cg_channel *ch = rc->ch;
+	uint64_t limit_ns = (uint64_t)rc->gpu->config.acquire_timeout_ms * 1000000u;
+	uint64_t now = cg_now_ns();
+
+	if (!ch->acquire_since_ns)
+		ch->acquire_since_ns = now;
+	else if (limit_ns && now - ch->acquire_since_ns >= limit_ns)
+		return run_fault(rc, command_va, VGPU_FAULT_TIMEOUT);
+	return RUN_BLOCKED;
 }
 
 static enum run_status run_command(struct run_context *rc, uint32_t header, const uint32_t *args,
@@ -425,12 +464,12 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 				return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		}
 		if (gpu->api.cuEventQuery(ch->acquire_event) != CG_SUCCESS)
-			return RUN_BLOCKED;
+			return acquire_waits(rc, command_va);
 		reached = semaphore_reached(rc, va, arg64(args, 2));
 		if (reached < 0)
 			return RUN_FAULT;
 		if (!reached)
-			return RUN_BLOCKED;
+			return acquire_waits(rc, command_va);
 		cg_event_put(gpu, ch->acquire_event);
 		ch->acquire_event = NULL;
 		return RUN_DONE;
@@ -464,10 +503,13 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 	}
 }
 
-/* Run the channel's entry from where it stopped. */
+/* Run the channel's entry from where it stopped, for one turn: until the
+ * entry is done, an acquire waits, or the turn's budget is spent (the first
+ * command of a turn always runs). */
 static enum run_status run_entry(struct run_context *rc)
 {
 	struct cg_channel *ch = rc->ch;
+	bool first = true;
 
 	while (ch->position < ch->word_count) {
 		uint32_t header = le32toh(ch->words[ch->position]);
@@ -475,12 +517,19 @@ static enum run_status run_entry(struct run_context *rc)
 		uint64_t command_va = ch->pushbuffer_va + (uint64_t)ch->position * 4;
 		enum run_status s;
 
+		if (!first && !rc->budget)
+			return RUN_YIELDED;
+		first = false;
 		if (nargs > ch->word_count - ch->position - 1)
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		s = run_command(rc, header, ch->words + ch->position + 1, command_va);
 		if (s != RUN_DONE)
 			return s;
+		if (rc->budget)
+			rc->budget--;
 		ch->position += 1 + nargs;
+		ch->command_done = 0;
+		ch->acquire_since_ns = 0;
 	}
 	return RUN_DONE;
 }
@@ -516,6 +565,8 @@ static enum run_status load_pushbuffer(struct run_context *rc, uint64_t va, uint
 		return RUN_FAULT;
 	ch->word_count = bytes / 4;
 	ch->position = 0;
+	ch->command_done = 0;
+	ch->acquire_since_ns = 0;
 	ch->pushbuffer_va = va;
 	return RUN_DONE;
 }
@@ -614,7 +665,10 @@ static int fetch_entry(struct cudagpu *gpu, struct cg_channel *ch,
 bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
                          struct cg_issue_scratch *scratch)
 {
-	struct run_context rc = { .gpu = gpu, .ch = ch, .scratch = scratch };
+	struct run_context rc = {
+		.gpu = gpu, .ch = ch, .scratch = scratch,
+		.budget = gpu->config.timeslice_commands,
+	};
 	struct simgpu_gpfifo_entry entry;
 	enum run_status s;
 	uint32_t gp_get_before = ch->gp_get;
@@ -659,6 +713,8 @@ bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
 	}
 	if (s == RUN_BLOCKED)
 		return false;
+	if (s == RUN_YIELDED)
+		return true;
 	entry_finished(&rc);
 	return true;
 }

@@ -144,11 +144,14 @@ struct cg_channel {
 	bool error;
 	struct vgpu_hal_event last_error;
 	uint64_t *priv_ticket; /* per ring slot: 0 = user, else ticket (NOP: ~0) */
-	/* The entry in progress (a SEMAPHORE_ACQUIRE not yet satisfied). */
+	/* The entry in progress (a SEMAPHORE_ACQUIRE not yet satisfied, or a
+	 * turn that ended inside it). */
 	bool running;
 	uint32_t *words;
 	uint32_t word_count, position;
 	uint64_t pushbuffer_va;
+	uint64_t command_done;     /* bytes of the COPY/MEMSET at position issued */
+	uint64_t acquire_since_ns; /* the ACQUIRE at position first waited; 0 = not */
 	cg_event acquire_event; /* earlier work of the channel, done? */
 	cg_event entry_start;   /* recorded before the entry's first command */
 	/* RANDOM_ACCESS start states (pinned host memory, grown on demand). */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * pfifo.c - cudagpu's submission thread, which plays PFIFO: it round-robins
- * runnable channels one GPFIFO entry per turn (commands.c), then polls the
+ * runnable channels, at most one GPFIFO entry and config.timeslice_commands
+ * units of it per turn (commands.c), then polls the
  * completions (CUDA events) and delivers the HAL's events with no cudagpu
  * lock held. Also the event pool and the completion list it polls.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -209,8 +211,17 @@ static void *pfifo_main(void *arg)
 			pthread_mutex_lock(&gpu->pfifo_lock);
 			continue;
 		}
-		if (!progress)
+		if (!progress) {
 			wait_for_work(gpu, gpu->done_head != NULL);
+		} else {
+			/* Turns are short now: between rounds, let the HAL's
+			 * callers (channel_gp_get, channel_state, priv_submit,
+			 * destroy) have the lock, or a channel that always has
+			 * work would keep them out. */
+			pthread_mutex_unlock(&gpu->pfifo_lock);
+			sched_yield();
+			pthread_mutex_lock(&gpu->pfifo_lock);
+		}
 	}
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	free(scratch);

@@ -66,6 +66,16 @@ static const struct key keys[] = {
 	  "give PTEs referenced bits (needed by policy refbits; default no)" },
 	{ "simgpu", "pfifo_idle_sleep_max_us", T_U32, OFF(gpu.pfifo_idle_sleep_max_us), 0, "US",
 	  "longest PFIFO sleep while idle: bounds doorbell-less latency (default 1000)" },
+	{ "simgpu", "timeslice_ns", T_U32, OFF(gpu.timeslice_ns), 0, "NS",
+	  "modeled engine time one channel may run per PFIFO turn (default 100000)" },
+	{ "simgpu", "timeslice_commands", T_U32, OFF(gpu.timeslice_commands), 0, "N",
+	  "commands one channel may complete per PFIFO turn, also with gpu = cuda (default 256)" },
+	{ "simgpu", "watchdog_ns", T_U64, OFF(gpu.watchdog_ns), 0, "NS",
+	  "kill a channel whose one command runs longer, in modeled time (0 = never; "
+	  "default 5000000000)" },
+	{ "simgpu", "acquire_timeout_ms", T_U32, OFF(gpu.acquire_timeout_ms), 0, "MS",
+	  "kill a channel whose semaphore acquire waits longer, also with gpu = cuda (0 = never; "
+	  "default 10000)" },
 
 	{ "core", "chunk_size", T_SIZE, OFF(chunk_bytes), 0, "SIZE",
 	  "accounting and eviction granularity, a multiple of the GPU's page (4K on simgpu, "

@@ -59,6 +59,10 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(gpu, "max_address_spaces", c->gpu.max_address_spaces);
 	json_object_object_add(gpu, "reference_bits", json_object_new_boolean(c->gpu.reference_bits));
 	add_u64(gpu, "pfifo_idle_sleep_max_us", c->gpu.pfifo_idle_sleep_max_us);
+	add_u64(gpu, "timeslice_ns", c->gpu.timeslice_ns);
+	add_u64(gpu, "timeslice_commands", c->gpu.timeslice_commands);
+	add_u64(gpu, "watchdog_ns", c->gpu.watchdog_ns);
+	add_u64(gpu, "acquire_timeout_ms", c->gpu.acquire_timeout_ms);
 	json_object_object_add(root, "simgpu", gpu);
 
 	add_u64(core, "chunk_size", c->chunk_bytes);

@@ -68,6 +68,10 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 		cudagpu_config_defaults(&config);
 		config.device = spec->cuda_device;
 		config.vram_bytes = vram_bytes;
+		if (sim) {
+			config.timeslice_commands = sim->timeslice_commands;
+			config.acquire_timeout_ms = sim->acquire_timeout_ms;
+		}
 		return cudagpu_create(&config, out, why, why_len);
 	}
 

@@ -108,6 +108,7 @@ static void free_channel(struct simgpu_channel *ch)
 		close(ch->memfd);
 	free(ch->priv_slots);
 	free(ch->run.words);
+	command_progress_release(&ch->run.command);
 	free(ch);
 }
 

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "address_space.h"
+#include "gpu_kernels.h"
 #include "vgpu/hal.h"
 #include "vgpu/simgpu_commands.h"
 
@@ -37,7 +38,8 @@ struct priv_slot {
 	uint64_t ticket;
 };
 
-/* The entry PFIFO is executing, kept across turns while it waits. */
+/* The entry PFIFO is executing, kept across turns while it waits or after
+ * its turn ended inside it. */
 struct pushbuffer_run {
 	bool active;
 	bool privileged;
@@ -47,7 +49,8 @@ struct pushbuffer_run {
 	uint32_t *words;
 	uint32_t capacity; /* words allocated */
 	uint32_t count;    /* words of this pushbuffer */
-	uint32_t position; /* next word to execute */
+	uint32_t position; /* the command executing or next to execute */
+	struct command_progress command; /* where the command at position stands */
 };
 
 struct simgpu_channel {
@@ -67,6 +70,7 @@ struct simgpu_channel {
 	/* under the PFIFO lock */
 	bool fetch_enabled;
 	bool failed;
+	bool removing; /* being destroyed: PFIFO gives it no more turns */
 	struct vgpu_hal_event error;
 	uint32_t gp_get;
 	struct priv_slot *priv_slots; /* one per ring slot */

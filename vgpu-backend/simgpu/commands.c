@@ -4,6 +4,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <time.h>
 
 #include "gpu_kernels.h"
 #include "simgpu_device.h"
@@ -58,10 +59,42 @@ static int semaphore_check(struct engine_context *ctx, struct simgpu_address_spa
 	return ret;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* An unsatisfied acquire: wait (yield) or, past the limit, time out. */
+static enum run_status acquire_waits(struct engine_context *ctx, struct simgpu_channel *ch,
+                                     uint64_t command_va)
+{
+	struct command_progress *progress = &ch->run.command;
+	uint64_t limit_ns = (uint64_t)ch->gpu->config.acquire_timeout_ms * 1000000u;
+	uint64_t now = monotonic_ns();
+
+	if (!progress->wait_start_ns)
+		progress->wait_start_ns = now;
+	else if (limit_ns && now - progress->wait_start_ns >= limit_ns)
+		return bad(ctx, command_va, VGPU_FAULT_TIMEOUT);
+	return RUN_BLOCKED;
+}
+
+/* What a resumable operation's return value means for the run. */
+static enum run_status resumable(int ret)
+{
+	if (ret == GPU_YIELD)
+		return RUN_YIELDED;
+	return ret ? RUN_FAULT : RUN_DONE;
+}
+
 static enum run_status run_command(struct engine_context *ctx, struct simgpu_channel *ch,
                                    uint32_t header, const uint32_t *args, uint64_t command_va)
 {
 	struct simgpu_address_space *as = ch->as;
+	struct command_progress *progress = &ch->run.command;
 	unsigned opcode = SIMGPU_COMMAND_OPCODE(header);
 	unsigned flags = SIMGPU_COMMAND_FLAGS(header);
 	unsigned nargs = SIMGPU_COMMAND_ARG_WORDS(header);
@@ -96,22 +129,21 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 		ret = semaphore_check(ctx, as, va, arg64(args, 2));
 		if (ret < 0)
 			return RUN_FAULT;
-		return ret ? RUN_BLOCKED : RUN_DONE;
+		return ret ? acquire_waits(ctx, ch, command_va) : RUN_DONE;
 
 	case SIMGPU_OP_COPY:
 		if (nargs != SIMGPU_COPY_ARG_WORDS || flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
-		if (gpu_copy(ctx, as, arg64(args, 0), arg64(args, 2), arg64(args, 4)))
-			return RUN_FAULT;
-		return RUN_DONE;
+		return resumable(gpu_copy(ctx, as, arg64(args, 0), arg64(args, 2), arg64(args, 4),
+		                          &progress->done));
 
 	case SIMGPU_OP_MEMSET:
 		if (nargs != SIMGPU_MEMSET_ARG_WORDS || flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
-		if (gpu_memset(ctx, as, arg64(args, 0), le32toh(args[2]),
-		               (uint64_t)le32toh(args[3]) | (uint64_t)le32toh(args[4]) << 32))
-			return RUN_FAULT;
-		return RUN_DONE;
+		return resumable(gpu_memset(ctx, as, arg64(args, 0), le32toh(args[2]),
+		                            (uint64_t)le32toh(args[3]) |
+		                                    (uint64_t)le32toh(args[4]) << 32,
+		                            &progress->done));
 
 	case SIMGPU_OP_LAUNCH: {
 		uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
@@ -123,10 +155,10 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 		count = (nargs - 1) / 2;
 		for (i = 0; i < count; i++)
 			kernel_args[i] = arg64(args, 1 + 2 * i);
-		ret = gpu_kernel_launch(ctx, as, le32toh(args[0]), kernel_args, count);
+		ret = gpu_kernel_launch(ctx, as, le32toh(args[0]), kernel_args, count, progress);
 		if (ret == -EINVAL)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
-		return ret ? RUN_FAULT : RUN_DONE;
+		return resumable(ret);
 	}
 
 	case SIMGPU_OP_PRIV_FENCE:
@@ -140,23 +172,49 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 	}
 }
 
-enum run_status commands_run(struct engine_context *ctx, struct simgpu_channel *ch)
+enum run_status commands_run(struct engine_context *ctx, struct simgpu_channel *ch,
+                             uint64_t turn_start_ps)
 {
+	const struct simgpu_config *config = &ch->gpu->config;
+	uint64_t turn_end_ps = turn_start_ps + (uint64_t)config->timeslice_ns * 1000u;
+	uint64_t watchdog_ps = config->watchdog_ns * 1000u;
 	struct pushbuffer_run *run = &ch->run;
+	struct command_progress *progress = &run->command;
+	uint32_t completed = 0;
 
 	ctx->privileged = run->privileged;
 	while (run->position < run->count) {
 		uint32_t header = le32toh(run->words[run->position]);
 		uint32_t nargs = SIMGPU_COMMAND_ARG_WORDS(header);
 		uint64_t command_va = run->va + (uint64_t)run->position * 4;
+		uint64_t started_ps = ctx->charged_ps;
 		enum run_status status;
 
+		if (completed && (completed >= config->timeslice_commands ||
+		                  ctx->charged_ps >= turn_end_ps))
+			return RUN_YIELDED;
 		if (nargs > run->count - run->position - 1)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		/* stop inside the command at the end of the turn, or when it
+		 * reaches the watchdog's limit */
+		ctx->yield_at_ps = turn_end_ps;
+		if (watchdog_ps) {
+			uint64_t left = watchdog_ps > progress->spent_ps
+			                        ? watchdog_ps - progress->spent_ps : 0;
+
+			if (started_ps + left < ctx->yield_at_ps)
+				ctx->yield_at_ps = started_ps + left;
+		}
 		status = run_command(ctx, ch, header, run->words + run->position + 1, command_va);
+		ctx->yield_at_ps = UINT64_MAX;
+		progress->spent_ps += ctx->charged_ps - started_ps;
+		if (status == RUN_YIELDED && watchdog_ps && progress->spent_ps >= watchdog_ps)
+			return bad(ctx, command_va, VGPU_FAULT_TIMEOUT);
 		if (status != RUN_DONE)
 			return status;
+		command_progress_reset(progress);
 		run->position += 1 + nargs;
+		completed++;
 	}
 	return RUN_DONE;
 }

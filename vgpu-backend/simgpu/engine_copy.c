@@ -43,6 +43,7 @@ static void *copy_engine_thread(void *arg)
 	for (;;) {
 		struct copy_request *request;
 		struct vgpu_hal_event event;
+		uint64_t done = 0;
 		int status;
 
 		while (!engine->stop && !engine->head)
@@ -55,8 +56,9 @@ static void *copy_engine_thread(void *arg)
 			engine->tail = NULL;
 		pthread_mutex_unlock(&engine->lock);
 
+		/* the copy engine never yields (yield_at_ps stays UINT64_MAX) */
 		status = gpu_copy(&engine->context, request->as, request->dst, request->src,
-		                  request->bytes);
+		                  request->bytes, &done);
 		event = (struct vgpu_hal_event){
 			.type = VGPU_EVENT_COPY_DONE,
 			.value = request->cookie,

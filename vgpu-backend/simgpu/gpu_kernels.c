@@ -3,6 +3,8 @@
 #include "gpu_kernels.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "simgpu_device.h"
@@ -22,18 +24,42 @@ static bool words_ok(uint64_t va, uint64_t bytes)
 	return range_ok(va, bytes) && va % 8 == 0 && bytes % 8 == 0;
 }
 
-int gpu_copy(struct engine_context *ctx, struct simgpu_address_space *as, uint64_t dst,
-             uint64_t src, uint64_t bytes)
+void command_progress_reset(struct command_progress *progress)
 {
-	while (bytes) {
+	uint32_t *rows = progress->rows;
+	size_t rows_bytes = progress->rows_bytes;
+
+	memset(progress, 0, sizeof(*progress));
+	progress->rows = rows;
+	progress->rows_bytes = rows_bytes;
+}
+
+void command_progress_release(struct command_progress *progress)
+{
+	free(progress->rows);
+	progress->rows = NULL;
+	progress->rows_bytes = 0;
+}
+
+/* After a span: more to do and the engine's turn is over. */
+static bool must_yield(const struct engine_context *ctx, uint64_t done, uint64_t bytes)
+{
+	return done < bytes && engine_should_yield(ctx);
+}
+
+int gpu_copy(struct engine_context *ctx, struct simgpu_address_space *as, uint64_t dst,
+             uint64_t src, uint64_t bytes, uint64_t *done)
+{
+	while (*done < bytes) {
 		struct access_span from, to;
-		uint64_t n = 0;
+		uint64_t n = 0, left = bytes - *done;
 		int ret;
 
 		access_begin(ctx, as);
-		ret = access_translate(ctx, as, src, bytes, ACCESS_READ, false, &from);
+		ret = access_translate(ctx, as, src + *done, left, ACCESS_READ, false, &from);
 		if (ret == 0)
-			ret = access_translate(ctx, as, dst, from.bytes, ACCESS_WRITE, false, &to);
+			ret = access_translate(ctx, as, dst + *done, from.bytes, ACCESS_WRITE, false,
+			                       &to);
 		if (ret == 0) {
 			n = to.bytes; /* <= from.bytes */
 			memmove(to.host, from.host, n);
@@ -43,31 +69,31 @@ int gpu_copy(struct engine_context *ctx, struct simgpu_address_space *as, uint64
 		access_end(ctx, as);
 		if (ret)
 			return ret;
-		src += n;
-		dst += n;
-		bytes -= n;
+		*done += n;
+		if (must_yield(ctx, *done, bytes))
+			return GPU_YIELD;
 	}
 	return 0;
 }
 
 int gpu_memset(struct engine_context *ctx, struct simgpu_address_space *as, uint64_t dst,
-               uint32_t pattern, uint64_t bytes)
+               uint32_t pattern, uint64_t bytes, uint64_t *done)
 {
 	uint8_t pattern_bytes[256 + 4];
-	uint64_t done = 0;
 	unsigned i;
 
 	for (i = 0; i < sizeof(pattern_bytes); i++)
 		pattern_bytes[i] = (uint8_t)(pattern >> (8 * (i % 4)));
-	while (done < bytes) {
+	while (*done < bytes) {
 		struct access_span span;
 		uint64_t filled = 0;
 		int ret;
 
 		access_begin(ctx, as);
-		ret = access_translate(ctx, as, dst + done, bytes - done, ACCESS_WRITE, true, &span);
+		ret = access_translate(ctx, as, dst + *done, bytes - *done, ACCESS_WRITE, true,
+		                       &span);
 		if (ret == 0) {
-			unsigned phase = (unsigned)((done) % 4);
+			unsigned phase = (unsigned)(*done % 4);
 
 			while (filled < span.bytes) {
 				uint64_t n = span.bytes - filled;
@@ -81,63 +107,66 @@ int gpu_memset(struct engine_context *ctx, struct simgpu_address_space *as, uint
 		access_end(ctx, as);
 		if (ret)
 			return ret;
-		done += span.bytes;
+		*done += span.bytes;
+		if (must_yield(ctx, *done, bytes))
+			return GPU_YIELD;
 	}
 	return 0;
 }
 
 static int kernel_fill(struct engine_context *ctx, struct simgpu_address_space *as,
-                       const uint64_t *args)
+                       const uint64_t *args, struct command_progress *p)
 {
-	uint64_t dst = args[0], bytes = args[1], seed = args[2], done = 0;
+	uint64_t dst = args[0], bytes = args[1], seed = args[2];
 
 	if (!words_ok(dst, bytes))
 		return -EINVAL;
-	while (done < bytes) {
+	while (p->done < bytes) {
 		struct access_span span;
 		int ret;
 
 		access_begin(ctx, as);
-		ret = access_translate(ctx, as, dst + done, bytes - done, ACCESS_WRITE, true, &span);
+		ret = access_translate(ctx, as, dst + p->done, bytes - p->done, ACCESS_WRITE, true,
+		                       &span);
 		if (ret == 0) {
 			uint64_t *words = (uint64_t *)span.host, i;
 
 			for (i = 0; i < span.bytes / 8; i++)
-				words[i] = simgpu_fill_word(seed, done + i * 8);
+				words[i] = simgpu_fill_word(seed, p->done + i * 8);
 		}
 		access_end(ctx, as);
 		if (ret)
 			return ret;
-		done += span.bytes;
+		p->done += span.bytes;
+		if (must_yield(ctx, p->done, bytes))
+			return GPU_YIELD;
 	}
 	return 0;
 }
 
 static int kernel_copy(struct engine_context *ctx, struct simgpu_address_space *as,
-                       const uint64_t *args)
+                       const uint64_t *args, struct command_progress *p)
 {
 	if (!range_ok(args[0], args[2]) || !range_ok(args[1], args[2]))
 		return -EINVAL;
-	return gpu_copy(ctx, as, args[0], args[1], args[2]);
+	return gpu_copy(ctx, as, args[0], args[1], args[2], &p->done);
 }
 
 static int kernel_stream(struct engine_context *ctx, struct simgpu_address_space *as,
-                         const uint64_t *args)
+                         const uint64_t *args, struct command_progress *p)
 {
-	uint64_t buffer = args[0], bytes = args[1], passes = args[2], pass;
+	uint64_t buffer = args[0], bytes = args[1], passes = args[2];
 
 	if (!words_ok(buffer, bytes) || passes == 0 ||
 	    passes > ctx->gpu->config.max_stream_passes)
 		return -EINVAL;
-	for (pass = 0; pass < passes; pass++) {
-		uint64_t done = 0;
-
-		while (done < bytes) {
+	while (p->step < passes) {
+		while (p->done < bytes) {
 			struct access_span span;
 			int ret;
 
 			access_begin(ctx, as);
-			ret = access_translate(ctx, as, buffer + done, bytes - done,
+			ret = access_translate(ctx, as, buffer + p->done, bytes - p->done,
 			                       ACCESS_READ_WRITE, true, &span);
 			if (ret == 0) {
 				uint64_t *words = (uint64_t *)span.host, i;
@@ -148,7 +177,15 @@ static int kernel_stream(struct engine_context *ctx, struct simgpu_address_space
 			access_end(ctx, as);
 			if (ret)
 				return ret;
-			done += span.bytes;
+			p->done += span.bytes;
+			if (p->done == bytes) {
+				p->done = 0;
+				p->step++;
+				if (p->step == passes)
+					return 0;
+			}
+			if (engine_should_yield(ctx))
+				return GPU_YIELD;
 		}
 	}
 	return 0;
@@ -167,12 +204,17 @@ static void stencil_row(const uint32_t *north, const uint32_t *centre, const uin
 	}
 }
 
+/*
+ * Rows 0..2 of p->rows hold input rows (north and centre are two of them,
+ * kept across yields), row 3 the output row. p->step is the next output
+ * row; p->done is 1 once row 0 has been read.
+ */
 static int kernel_stencil(struct engine_context *ctx, struct simgpu_address_space *as,
-                          const uint64_t *args)
+                          const uint64_t *args, struct command_progress *p)
 {
 	uint64_t in = args[0], out = args[1], width = args[2], height = args[3];
-	uint64_t row_bytes, total, y;
-	uint32_t *buffers[3], *output, *north, *centre;
+	uint64_t row_bytes, total;
+	uint32_t *output;
 	int ret;
 
 	if (width == 0 || width > SIMGPU_STENCIL_MAX_WIDTH || height == 0 || height > VA_LIMIT)
@@ -185,55 +227,64 @@ static int kernel_stencil(struct engine_context *ctx, struct simgpu_address_spac
 		return -EINVAL;
 	if (in < out + total && out < in + total)
 		return -EINVAL; /* overlapping */
-	buffers[0] = engine_context_scratch(ctx, 4 * row_bytes);
-	if (!buffers[0])
-		return -EINVAL;
-	buffers[1] = buffers[0] + width;
-	buffers[2] = buffers[1] + width;
-	output = buffers[2] + width;
+	if (p->rows_bytes < 4 * row_bytes) {
+		uint32_t *grown = realloc(p->rows, 4 * row_bytes);
 
-	ret = gpu_read(ctx, as, in, buffers[0], row_bytes);
-	if (ret)
-		return ret;
-	north = centre = buffers[0];
-	for (y = 0; y < height; y++) {
-		uint32_t *south = centre;
+		if (!grown)
+			return -EINVAL;
+		p->rows = grown;
+		p->rows_bytes = 4 * row_bytes;
+	}
+	output = p->rows + 3 * width;
+
+	if (!p->done) {
+		ret = gpu_read(ctx, as, in, p->rows, row_bytes);
+		if (ret)
+			return ret;
+		p->north = p->centre = 0;
+		p->done = 1;
+	}
+	while (p->step < height) {
+		uint64_t y = p->step;
+		unsigned south = p->centre;
 
 		if (y + 1 < height) {
-			/* the buffer neither north nor centre uses */
-			unsigned i;
-
-			for (i = 0; i < 3; i++)
-				if (buffers[i] != north && buffers[i] != centre)
+			/* the row neither north nor centre uses */
+			for (south = 0; south < 3; south++)
+				if (south != p->north && south != p->centre)
 					break;
-			south = buffers[i];
-			ret = gpu_read(ctx, as, in + (y + 1) * row_bytes, south, row_bytes);
+			ret = gpu_read(ctx, as, in + (y + 1) * row_bytes, p->rows + south * width,
+			               row_bytes);
 			if (ret)
 				return ret;
 		}
-		stencil_row(north, centre, south, output, (uint32_t)width);
+		stencil_row(p->rows + p->north * width, p->rows + p->centre * width,
+		            p->rows + south * width, output, (uint32_t)width);
 		ret = gpu_write(ctx, as, out + y * row_bytes, output, row_bytes);
 		if (ret)
 			return ret;
-		north = centre;
-		centre = south;
+		p->north = p->centre;
+		p->centre = south;
+		p->step++;
+		if (p->step < height && engine_should_yield(ctx))
+			return GPU_YIELD;
 	}
 	return 0;
 }
 
 static int kernel_random_access(struct engine_context *ctx, struct simgpu_address_space *as,
-                                const uint64_t *args)
+                                const uint64_t *args, struct command_progress *p)
 {
-	uint64_t table = args[0], bytes = args[1], updates = args[2], state = args[3];
-	uint64_t words, i;
+	uint64_t table = args[0], bytes = args[1], updates = args[2];
+	uint64_t words;
 
 	if (!words_ok(table, bytes) || updates > ctx->gpu->config.max_random_updates)
 		return -EINVAL;
 	words = bytes / 8;
-	if (state == 0)
-		state = SIMGPU_RANDOM_DEFAULT_SEED;
-	for (i = 0; i < updates; i++) {
-		uint64_t key = simgpu_xorshift64(&state);
+	if (p->step == 0)
+		p->value = args[3] ? args[3] : SIMGPU_RANDOM_DEFAULT_SEED;
+	while (p->step < updates) {
+		uint64_t key = simgpu_xorshift64(&p->value);
 		uint64_t va = table + (key % words) * 8;
 		struct access_span span;
 		int ret;
@@ -245,43 +296,50 @@ static int kernel_random_access(struct engine_context *ctx, struct simgpu_addres
 		access_end(ctx, as);
 		if (ret)
 			return ret;
+		p->step++;
+		if (must_yield(ctx, p->step, updates))
+			return GPU_YIELD;
 	}
 	return 0;
 }
 
 static int kernel_checksum(struct engine_context *ctx, struct simgpu_address_space *as,
-                           const uint64_t *args)
+                           const uint64_t *args, struct command_progress *p)
 {
-	uint64_t src = args[0], bytes = args[1], result = args[2], done = 0;
-	uint64_t checksum = SIMGPU_CHECKSUM_INITIAL;
+	uint64_t src = args[0], bytes = args[1], result = args[2];
 
 	if (!words_ok(src, bytes) || !words_ok(result, 8))
 		return -EINVAL;
-	while (done < bytes) {
+	if (p->done == 0)
+		p->value = SIMGPU_CHECKSUM_INITIAL;
+	while (p->done < bytes) {
 		struct access_span span;
 		int ret;
 
 		access_begin(ctx, as);
-		ret = access_translate(ctx, as, src + done, bytes - done, ACCESS_READ, true, &span);
+		ret = access_translate(ctx, as, src + p->done, bytes - p->done, ACCESS_READ, true,
+		                       &span);
 		if (ret == 0) {
 			const uint64_t *words = (const uint64_t *)span.host;
 			uint64_t i;
 
 			for (i = 0; i < span.bytes / 8; i++)
-				checksum = simgpu_checksum_step(checksum, words[i]);
+				p->value = simgpu_checksum_step(p->value, words[i]);
 		}
 		access_end(ctx, as);
 		if (ret)
 			return ret;
-		done += span.bytes;
+		p->done += span.bytes;
+		if (must_yield(ctx, p->done, bytes))
+			return GPU_YIELD;
 	}
-	return gpu_write(ctx, as, result, &checksum, sizeof(checksum));
+	return gpu_write(ctx, as, result, &p->value, sizeof(p->value));
 }
 
 struct kernel_descriptor {
 	uint32_t args;
 	int (*run)(struct engine_context *ctx, struct simgpu_address_space *as,
-	           const uint64_t *args);
+	           const uint64_t *args, struct command_progress *progress);
 };
 
 static const struct kernel_descriptor kernels[] = {
@@ -294,7 +352,8 @@ static const struct kernel_descriptor kernels[] = {
 };
 
 int gpu_kernel_launch(struct engine_context *ctx, struct simgpu_address_space *as,
-                      uint32_t kernel, const uint64_t *args, uint32_t nargs)
+                      uint32_t kernel, const uint64_t *args, uint32_t nargs,
+                      struct command_progress *progress)
 {
 	const struct kernel_descriptor *descriptor;
 
@@ -303,5 +362,5 @@ int gpu_kernel_launch(struct engine_context *ctx, struct simgpu_address_space *a
 	descriptor = &kernels[kernel];
 	if (!descriptor->run || descriptor->args != nargs)
 		return -EINVAL;
-	return descriptor->run(ctx, as, args);
+	return descriptor->run(ctx, as, args, progress);
 }

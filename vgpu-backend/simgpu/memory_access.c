@@ -3,7 +3,6 @@
 #include "memory_access.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "simgpu_device.h"
@@ -14,27 +13,13 @@ int engine_context_init(struct engine_context *ctx, struct simgpu *gpu,
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->gpu = gpu;
 	ctx->engine = engine;
+	ctx->yield_at_ps = UINT64_MAX;
 	return iotlb_init(&ctx->iotlb, gpu->config.iotlb_entries);
 }
 
 void engine_context_destroy(struct engine_context *ctx)
 {
 	iotlb_destroy(&ctx->iotlb);
-	free(ctx->scratch);
-	ctx->scratch = NULL;
-}
-
-void *engine_context_scratch(struct engine_context *ctx, size_t bytes)
-{
-	if (ctx->scratch_bytes < bytes) {
-		void *grown = realloc(ctx->scratch, bytes);
-
-		if (!grown)
-			return NULL;
-		ctx->scratch = grown;
-		ctx->scratch_bytes = bytes;
-	}
-	return ctx->scratch;
 }
 
 void access_begin(struct engine_context *ctx, struct simgpu_address_space *as)
@@ -71,6 +56,7 @@ void access_charge(struct engine_context *ctx, struct simgpu_address_space *as, 
 		picoseconds += clock_transaction_ps(model, target, bytes);
 	}
 	as->busy_ps[ctx->engine] += picoseconds;
+	ctx->charged_ps += picoseconds;
 	gpu_clock_add(&ctx->gpu->clock, ctx->engine, picoseconds);
 }
 

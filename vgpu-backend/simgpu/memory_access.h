@@ -12,6 +12,13 @@
  * transaction charged to the modeled clock and the address space's counters
  * (with the referenced bit set when the capability is on).
  *
+ * Every charge also advances the engine context's own modeled clock
+ * (charged_ps). Resumable work (the compute engine's commands and kernels,
+ * gpu_kernels.h) checks engine_should_yield after each span: once charged_ps
+ * reaches yield_at_ps the work stops at that span boundary, keeps its place,
+ * and PFIFO gives the engine to the next channel. The copy engine never sets
+ * yield_at_ps, so its copies run to their end.
+ *
  * A failed translation records the fault (VA and cause) in the engine
  * context and returns -EFAULT; the caller ends the section and kills the
  * channel (or fails the copy).
@@ -46,9 +53,15 @@ struct engine_context {
 	struct iotlb iotlb;
 	bool privileged; /* may access privileged pages */
 	struct gpu_fault fault;
-	uint32_t *scratch; /* kernel scratch (stencil rows) */
-	size_t scratch_bytes;
+	uint64_t charged_ps;  /* modeled time this engine has charged, ever */
+	uint64_t yield_at_ps; /* stop resumable work here; UINT64_MAX = never */
 };
+
+/* Resumable work must stop at its next span boundary. */
+static inline bool engine_should_yield(const struct engine_context *ctx)
+{
+	return ctx->charged_ps >= ctx->yield_at_ps;
+}
 
 struct access_span {
 	uint8_t *host;
@@ -59,8 +72,6 @@ struct access_span {
 int engine_context_init(struct engine_context *ctx, struct simgpu *gpu,
                         enum vgpu_hal_engine engine);
 void engine_context_destroy(struct engine_context *ctx);
-/* Scratch memory of at least bytes, NULL when out of memory. */
-void *engine_context_scratch(struct engine_context *ctx, size_t bytes);
 
 void access_begin(struct engine_context *ctx, struct simgpu_address_space *as);
 void access_end(struct engine_context *ctx, struct simgpu_address_space *as);

@@ -86,6 +86,9 @@ int pfifo_add_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 void pfifo_remove_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 {
 	pthread_mutex_lock(&pfifo->lock);
+	/* no new turn for ch: with short turns it would otherwise get the
+	 * engine again before this thread gets the lock back */
+	ch->removing = true;
 	while (pfifo->executing == ch)
 		pthread_cond_wait(&pfifo->channel_idle, &pfifo->lock);
 	if (pfifo->channels[ch->id] == ch) {
@@ -147,6 +150,7 @@ static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)
 	run->va = entry.pushbuffer_va;
 	run->count = entry.length_bytes / 4;
 	run->position = 0;
+	command_progress_reset(&run->command);
 	run->loaded = false;
 	run->active = run->count > 0;
 	return true;
@@ -184,6 +188,7 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	struct engine_context *ctx = &pfifo->compute;
 	struct gpu_fault fault;
 	enum run_status status;
+	uint64_t turn_start_ps;
 	bool fetched = false;
 
 	channel_publish_gp_get(ch);
@@ -225,10 +230,11 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	pfifo->executing = ch;
 	pthread_mutex_unlock(&pfifo->lock);
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, (int32_t)ch->id);
+	turn_start_ps = ctx->charged_ps;
 	if (load_pushbuffer(ctx, ch))
 		status = RUN_FAULT;
 	else
-		status = commands_run(ctx, ch);
+		status = commands_run(ctx, ch, turn_start_ps);
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, -1);
 	pthread_mutex_lock(&pfifo->lock);
 
@@ -250,7 +256,7 @@ static bool pfifo_round(struct pfifo *pfifo)
 	for (i = 0; i < slots && !pfifo->stop; i++) {
 		struct simgpu_channel *ch = pfifo->channels[i];
 
-		if (!ch || ch->failed)
+		if (!ch || ch->failed || ch->removing)
 			continue;
 		if (serve_channel(pfifo, ch))
 			progress = true;

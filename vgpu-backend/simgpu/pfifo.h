@@ -4,10 +4,21 @@
  *
  * One thread visits the live channels round-robin. Per turn a channel gets
  * at most ONE GPFIFO entry: it continues its in-flight entry (one waiting on
- * a SEMAPHORE_ACQUIRE) or, when fetching is enabled and GP_PUT != GP_GET,
- * fetches the next entry, advances and publishes GP_GET and executes the
- * entry on the compute engine. A channel whose acquire is not yet satisfied
- * keeps its place and the turn moves on.
+ * a SEMAPHORE_ACQUIRE, or one whose previous turn ended inside it) or, when
+ * fetching is enabled and GP_PUT != GP_GET, fetches the next entry, advances
+ * and publishes GP_GET and executes the entry on the compute engine.
+ *
+ * A turn is also bounded in work (commands.h): at most
+ * config.timeslice_commands commands and config.timeslice_ns of modeled
+ * engine time, after which the channel keeps its place - in the pushbuffer
+ * and inside a long COPY, MEMSET or kernel - and the turn moves on. A
+ * channel whose acquire is not yet satisfied keeps its place and the turn
+ * moves on too; it costs no engine time and is polled again next round (and,
+ * once every channel idles, at the idle sleeps below). So one channel's huge
+ * pushbuffer delays another's small command by at most one time slice per
+ * channel per round. The watchdog (commands.h) kills a channel whose single
+ * command runs, or whose acquire waits, past the configured limits, with a
+ * VGPU_EVENT_CHANNEL_ERROR of cause VGPU_FAULT_TIMEOUT, as any fatal fault.
  *
  * Polling is adaptive: rounds follow each other without pause while any
  * channel makes progress; after a few idle rounds PFIFO sleeps on a condition

@@ -58,6 +58,10 @@ void simgpu_config_defaults(struct simgpu_config *config)
 	config->tlb_entries = 512;
 	config->iotlb_entries = 256;
 	config->pfifo_idle_sleep_max_us = 1000;
+	config->timeslice_ns = 100000;
+	config->timeslice_commands = 256;
+	config->watchdog_ns = UINT64_C(5000000000);
+	config->acquire_timeout_ms = 10000;
 	config->max_stream_passes = 4096;
 	config->max_random_updates = UINT64_C(1) << 32;
 }
@@ -127,6 +131,9 @@ static int check_config(struct simgpu_config *config)
 	if (config->pfifo_idle_sleep_max_us == 0 || config->pfifo_idle_sleep_max_us > 1000000)
 		return -EINVAL;
 	if (config->max_stream_passes == 0)
+		return -EINVAL;
+	if (config->timeslice_ns == 0 || config->timeslice_commands == 0 ||
+	    config->watchdog_ns > UINT64_C(3600) * 1000000000u)
 		return -EINVAL;
 	return 0;
 }

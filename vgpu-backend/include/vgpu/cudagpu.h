@@ -73,6 +73,17 @@ struct cudagpu_config {
 	uint32_t max_gpfifo_entries;     /* default 65536 */
 	uint32_t max_stream_passes;      /* as simgpu, default 4096 */
 	uint64_t max_random_updates;     /* as simgpu, default 2^32 */
+	/* The submission thread's turns, as simgpu's PFIFO (vgpu/simgpu.h):
+	 * a channel's turn issues at most timeslice_commands units (a command,
+	 * or 4 MiB of a COPY/MEMSET, which resumes next turn; default 256, at
+	 * least 1), so one channel's huge pushbuffer cannot hold the thread
+	 * while others wait. The GPU itself time-slices the streams. */
+	uint32_t timeslice_commands;
+	/* A SEMAPHORE_ACQUIRE that waits longer (wall time) kills its channel
+	 * with VGPU_FAULT_TIMEOUT; 0 = never; default 10000. A kernel already
+	 * issued cannot be stopped short of resetting the whole context, so
+	 * cudagpu has no watchdog on a command's running time. */
+	uint32_t acquire_timeout_ms;
 };
 
 void cudagpu_config_defaults(struct cudagpu_config *config);

@@ -194,7 +194,9 @@ enum vgpu_hal_error_cause {
 	VGPU_FAULT_PRIVILEGED = 3,     /* user access to a privileged page */
 	VGPU_FAULT_IOMMU = 4,          /* PTE pointed at an unmapped IOVA */
 	VGPU_FAULT_BAD_COMMAND = 5,    /* malformed pushbuffer or GPFIFO entry */
-	VGPU_FAULT_BAD_KERNEL_ARGS = 6 /* LAUNCH with invalid arguments */
+	VGPU_FAULT_BAD_KERNEL_ARGS = 6, /* LAUNCH with invalid arguments */
+	VGPU_FAULT_TIMEOUT = 7          /* watchdog: one command ran, or a semaphore
+	                                   acquire waited, past the GPU's limit */
 };
 
 struct vgpu_hal_event {

@@ -38,7 +38,9 @@ int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why,
 const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, size_t len);
 
 /*
- * Open the backend. simgpu uses *sim (NULL: defaults). vram_bytes, when
+ * Open the backend. simgpu uses *sim (NULL: defaults); cuda takes from it
+ * the settings both share, timeslice_commands and acquire_timeout_ms (the
+ * PFIFO's turns and the acquire watchdog). vram_bytes, when
  * nonzero, is the VRAM size (simgpu: overrides sim->vram_bytes) or the VRAM
  * budget (cuda). On failure returns the backend's negative errno and says
  * why; for cuda -ENOENT (no driver), -ENODEV (no device) and -ENOTSUP (no

@@ -38,8 +38,14 @@
  *    crash simgpu.
  *  - Channels in the format of vgpu/simgpu_commands.h: control page and GPFIFO
  *    ring in memfd-backed shared memory (vgpu_hal_channel_info.memfd), GP_GET
- *    written only by simgpu, a PFIFO that round-robins runnable channels one
- *    GPFIFO entry per turn. Each channel owns one privileged page at
+ *    written only by simgpu, a PFIFO that round-robins runnable channels at
+ *    most one GPFIFO entry per turn, each turn bounded by a time slice
+ *    (config.timeslice_ns of modeled time, config.timeslice_commands
+ *    commands): long COPY, MEMSET and kernels are split at page spans and
+ *    resumed, an unsatisfied SEMAPHORE_ACQUIRE yields, and a watchdog kills
+ *    a channel whose one command runs too long (config.watchdog_ns) or whose
+ *    acquire waits too long (config.acquire_timeout_ms), so no channel can
+ *    starve the others. Each channel owns one privileged page at
  *    caps.va_reserved_base + id * 4 KiB of its address space holding the
  *    pushbuffers of privileged entries; which ring slots are privileged is
  *    recorded inside simgpu, so a guest can neither forge nor replay one.
@@ -148,6 +154,34 @@ struct simgpu_config {
 	/* Longest PFIFO sleep while idle, in microseconds (default 1000). It
 	 * bounds how late a GP_PUT written without a kick is noticed. */
 	uint32_t pfifo_idle_sleep_max_us;
+
+	/*
+	 * PFIFO time slicing: a channel's turn on the compute engine ends once
+	 * it has completed timeslice_commands commands (default 256) or used
+	 * timeslice_ns of modeled engine time (default 100000: 100 us, about
+	 * 45 MB of VRAM-to-VRAM COPY or 1.2 MB to or from system RAM at the
+	 * default bandwidths). A longer COPY, MEMSET or kernel stops at a page
+	 * span (STENCIL: a row; RANDOM_ACCESS: an update) and resumes on the
+	 * channel's next turn; results and modeled times are those of an
+	 * unsplit run. Both at least 1.
+	 */
+	uint32_t timeslice_ns;
+	uint32_t timeslice_commands;
+
+	/*
+	 * Watchdog: a channel whose single command has used more than
+	 * watchdog_ns of modeled engine time (summed over its turns; default
+	 * 5e9, 5 s; at most 3600 s) is killed like a fatal fault: state
+	 * VGPU_CHANNEL_ERROR, one VGPU_EVENT_CHANNEL_ERROR with cause
+	 * VGPU_FAULT_TIMEOUT and the command's VA. A SEMAPHORE_ACQUIRE that is
+	 * not satisfied yields the engine each turn (no busy wait, no other
+	 * channel waits for it) and is killed the same way once it has waited
+	 * acquire_timeout_ms of wall time (default 10000: the GPU idles while
+	 * an acquire waits, so modeled time does not pass; real GPUs time out
+	 * acquires too). 0 switches either check off.
+	 */
+	uint64_t watchdog_ns;
+	uint32_t acquire_timeout_ms;
 
 	/* Bounds on kernel arguments (larger values are
 	 * VGPU_FAULT_BAD_KERNEL_ARGS): STREAM passes (default 4096) and

@@ -42,7 +42,9 @@
  *                     the flag, raises VGPU_EVENT_FENCE (value, address = va).
  *  SEMAPHORE_ACQUIRE  va(64), value(64). Waits until the 64-bit word at va
  *                     (8-byte aligned) is >= value (unsigned). A waiting
- *                     channel does not hold up other channels.
+ *                     channel does not hold up other channels; one that
+ *                     waits past the GPU's acquire timeout is killed
+ *                     (VGPU_FAULT_TIMEOUT, see vgpu/simgpu.h).
  *  COPY               dst(64), src(64), bytes(64). Byte copy; the ranges
  *                     should not overlap (if they do, the result is the
  *                     page-by-page forward copy).
