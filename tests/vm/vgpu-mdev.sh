@@ -62,9 +62,10 @@ vm_kernel_env
 run=$(vm_new_run_dir vgpu-mdev)
 vm_log "kernel $KVER ($KPKGVER), run dir $run"
 
-# Builds live in a fixed place so that unchanged sources give byte-identical
-# files and the L2 initramfs comes from the cache.
-build=$VGPU_CACHE/build/vgpu-mdev-$KVER
+# Builds live in a fixed place per clone so that unchanged sources give
+# byte-identical files and the L2 initramfs comes from the cache (one place
+# for every clone would let make keep another clone's newer objects).
+build=$VGPU_CACHE/build/vgpu-mdev-$KVER-$(printf '%s' "$root" | sha256sum | cut -c1-8)
 mkdir -p "$build"
 vm_lock "$VGPU_CACHE/build/vgpu-mdev.lock" 9
 vm_sync_tree "$root/host-kmod" "$build/host-kmod" . -maxdepth 1 -type f \( -name '*.[ch]' -o -name Kbuild \)
