@@ -194,7 +194,10 @@ enum vgpu_hal_error_cause {
 	VGPU_FAULT_PRIVILEGED = 3,     /* user access to a privileged page */
 	VGPU_FAULT_IOMMU = 4,          /* PTE pointed at an unmapped IOVA */
 	VGPU_FAULT_BAD_COMMAND = 5,    /* malformed pushbuffer or GPFIFO entry */
-	VGPU_FAULT_BAD_KERNEL_ARGS = 6 /* LAUNCH with invalid arguments */
+	VGPU_FAULT_BAD_KERNEL_ARGS = 6, /* LAUNCH with invalid arguments */
+	VGPU_FAULT_TIMEOUT = 7         /* killed by the host: the channel made no
+	                                  progress within a time limit (e.g. it
+	                                  did not drain for a relocation) */
 };
 
 struct vgpu_hal_event {
@@ -268,6 +271,7 @@ struct vgpu_hal_ops {
 	int (*channel_priv_submit)(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
 	                           uint64_t *ticket);
 	void (*channel_kick)(struct vgpu_hal_channel *ch);
+	void (*channel_kill)(struct vgpu_hal_channel *ch, enum vgpu_hal_error_cause cause);
 	int (*channel_priv_nops)(struct vgpu_hal_channel *ch, uint32_t count); /* optional */
 
 	/* Copy engine */
@@ -523,6 +527,20 @@ static inline enum vgpu_hal_channel_state
 vgpu_hal_channel_state(struct vgpu_hal_channel *ch, struct vgpu_hal_event *last_error)
 {
 	return ch->hal->ops->channel_state(ch, last_error);
+}
+
+/*
+ * Kill the channel's context as a fatal fault would: the channel goes to
+ * VGPU_CHANNEL_ERROR with cause (and address 0), VGPU_EVENT_CHANNEL_ERROR is
+ * raised once, and nothing of the channel runs any more (a command in
+ * progress is abandoned at its next step; work already done stays done).
+ * Killing a channel already in error does nothing. Does not wait for the
+ * channel's work; safe from any thread but the event thread.
+ */
+static inline void vgpu_hal_channel_kill(struct vgpu_hal_channel *ch,
+                                         enum vgpu_hal_error_cause cause)
+{
+	ch->hal->ops->channel_kill(ch, cause);
 }
 
 /*
