@@ -6,10 +6,16 @@
  * address space; a buffer owns its chunks (one array). Everything below is
  * protected by the core's allocation lock (core->lock) unless a field says
  * otherwise.
+ *
+ * Lock order: core->lock, then core->channels_lock, then a shadow's short
+ * lock; core->stats_lock is a leaf. Only core->lock is ever held while
+ * waiting (for a drain, a window swap or a copy); statistics readers take
+ * only the short locks, so they never wait for an eviction.
  */
 #ifndef VGPU_CORE_INTERNAL_H
 #define VGPU_CORE_INTERNAL_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -126,7 +132,7 @@ struct vgpu_vm {
 	bool touched;                   /* in the current pass's list of VMs */
 	size_t cursor;                  /* policy cursor (CLOCK hand) */
 
-	struct list_head channels;
+	struct list_head channels;      /* also under core->channels_lock */
 	uint32_t channel_count;
 	struct list_head reservations;
 	uint64_t reserved_va_bytes;
@@ -137,8 +143,16 @@ struct vgpu_vm {
 	uint64_t drain_ns;
 	uint64_t allocs, alloc_failures;
 	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS];
-	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels */
+	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels;
+	                                            also under channels_lock */
 	_Atomic uint64_t channel_errors;         /* event thread */
+
+	/* The statistics above changed since they were last published. */
+	bool stats_dirty;
+	/* As published at the end of the last operation that changed them
+	 * (vgpu_stats_publish_locked); core->stats_lock. Fair share, shadow
+	 * and channel-error figures are added when read. */
+	struct vgpu_vm_stats published;
 };
 
 struct vgpu_core_channel {
@@ -168,8 +182,20 @@ struct vgpu_core {
 	struct vgpu_policy_context policy_context;
 
 	struct vgpu_fifo_lock lock; /* the allocation lock, see core.h */
+	/* vgpu_core_stop was called: waits on tenants end at once. */
+	atomic_bool stopping;
 
-	struct list_head vms;
+	/*
+	 * Statistics as of the end of the last operation under core->lock
+	 * (published by vgpu_core_unlock, and between the VMs of a long
+	 * pass). stats_lock guards them, every VM's published figures and the
+	 * links of core->vms (readers compute fair shares over the list); it
+	 * is a leaf lock, never held while waiting.
+	 */
+	pthread_mutex_t stats_lock;
+	struct vgpu_core_stats published;
+
+	struct list_head vms; /* links also under stats_lock */
 	uint32_t vm_count;
 	uint32_t next_vm_id;
 	struct vgpu_victim_heap victims; /* every VM, largest ratio first */
@@ -203,8 +229,21 @@ struct vgpu_core {
 };
 
 /* ---- core.c ------------------------------------------------------------- */
+/*
+ * Errors: every public function that fails returns a negative errno and
+ * has set the calling thread's last error (vgpu_core_last_error) to a
+ * sentence saying what was wrong and what to do; vgpu_core_fail does both
+ * in one step: return vgpu_core_fail(-ENOMEM, "...").
+ */
 void vgpu_core_set_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+int vgpu_core_fail(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
 void vgpu_core_clear_error(void);
+/* The allocation lock. vgpu_core_unlock first publishes the statistics the
+ * operation changed (vgpu_stats_publish_locked). */
+void vgpu_core_lock(struct vgpu_core *core);
+void vgpu_core_unlock(struct vgpu_core *core);
+/* In every function that must be called with the allocation lock held. */
+#define vgpu_core_assert_locked(core) assert(vgpu_fifo_lock_held(&(core)->lock))
 uint64_t vgpu_core_now_ns(void);
 void vgpu_core_count_entry(struct vgpu_core *core);
 /* The VMs a pass selected chunks of (core->touched); room for one entry
@@ -308,6 +347,9 @@ void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel);
 void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out);
 
 /* ---- stats.c ------------------------------------------------------------ */
+/* Publish the statistics of the core and of every VM whose figures changed
+ * (vm->stats_dirty) for the readers (vgpu_core_stats, vgpu_core_vm_stats). */
+void vgpu_stats_publish_locked(struct vgpu_core *core);
 unsigned vgpu_latency_bucket(uint64_t ns);
 void vgpu_core_time_add(struct vgpu_core_time *sum, const struct vgpu_core_time *add);
 /* Water-filling fair shares: see core.h. out[i] for VM i. */

@@ -139,6 +139,7 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	uint64_t need = pending->bytes, available = free_bytes, host_bytes = 0;
 	int err = 0;
 
+	vgpu_core_assert_locked(core);
 	for (uint32_t i = 0; i < pending->chunk_count; i++) {
 		struct vgpu_chunk *chunk = &pending->chunks[i];
 

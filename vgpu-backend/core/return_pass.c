@@ -86,6 +86,7 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 	uint64_t start = vgpu_core_now_ns(), mark, free_bytes;
 	int moved = 0, err = 0;
 
+	vgpu_core_assert_locked(core);
 	free_bytes = vgpu_hal_vram_free_bytes(core->hal);
 	if (!core->evicted_bytes || free_bytes < core->min_page)
 		return 0;
@@ -147,9 +148,9 @@ int vgpu_core_return_pass(struct vgpu_core *core)
 
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock(core);
 	result = vgpu_return_pass_locked(core);
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	return result;
 }
 
@@ -182,9 +183,9 @@ static void *return_thread(void *arg)
 		if (!atomic_exchange_explicit(&core->return_pending, false, memory_order_acq_rel))
 			continue;
 		pthread_mutex_unlock(&core->return_mutex);
-		vgpu_fifo_lock(&core->lock);
+		vgpu_core_lock(core);
 		vgpu_return_pass_locked(core);
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		pthread_mutex_lock(&core->return_mutex);
 		clock_gettime(CLOCK_MONOTONIC, &deadline); /* the next interval starts now */
 	}
