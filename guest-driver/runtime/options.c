@@ -90,6 +90,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "alloc-leak";
 	case VGPU_WORKLOAD_ESCAPE:
 		return "escape";
+	case VGPU_WORKLOAD_NEVER_RELEASE:
+		return "never-release";
 	}
 	return "unknown";
 }
@@ -108,6 +110,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_ALLOC_LEAK;
 	else if (!strcmp(name, "escape"))
 		*out = VGPU_WORKLOAD_ESCAPE;
+	else if (!strcmp(name, "never-release"))
+		*out = VGPU_WORKLOAD_NEVER_RELEASE;
 	else
 		return -EINVAL;
 	return 0;

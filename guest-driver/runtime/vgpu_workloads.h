@@ -46,6 +46,18 @@
  *               fails the run (error -EACCES when one completed; the
  *               message names it). No iterations: duration and iterations
  *               are ignored.
+ *   never-release
+ *               hostile: allocates and fills size bytes like the others,
+ *               then submits a SEMAPHORE_ACQUIRE on a word of its notifier
+ *               page that nothing ever releases, and holds everything for
+ *               the duration (until stopped when there is none). Meanwhile
+ *               it asks the backend for its STATS every 20 ms and records
+ *               the slowest answer (stats_probes, stats_ms_max): a backend
+ *               that waits for the stuck channel while relocating this VM
+ *               must still answer. Afterwards it verifies its data on a
+ *               fresh channel (as filled) and reports whether the backend
+ *               killed the stuck channel (acquire_killed; -EIO from the
+ *               runtime). Passes when the data verifies.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -72,6 +84,7 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_GUPS,
 	VGPU_WORKLOAD_ALLOC_LEAK,
 	VGPU_WORKLOAD_ESCAPE,
+	VGPU_WORKLOAD_NEVER_RELEASE,
 };
 
 #define VGPU_WORKLOAD_DEFAULT_SIZE (256ull << 20)
@@ -152,6 +165,12 @@ struct vgpu_workload_result {
 	uint32_t escapes_tried;
 	uint32_t escapes_refused;
 	struct vgpu_escape_attempt escapes[VGPU_ESCAPE_ATTEMPTS];
+	/* never-release: whether the stuck channel was killed, and the STATS
+	 * requests made while it held (count, slowest round trip). */
+	bool acquire_submitted;
+	bool acquire_killed;
+	uint64_t stats_probes;
+	uint64_t stats_ns_max;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -163,7 +182,8 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
                       struct vgpu_workload_result *out);
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
-/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape".
+/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
+ * "never-release".
  * -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 

@@ -64,6 +64,14 @@ static void usage(FILE *out)
 	        "                                       the channel of every try and its own\n"
 	        "                                       data still verifies; fails if any try\n"
 	        "                                       completes\n"
+	        "                           never-release\n"
+	        "                                       hostile: allocate and fill --size,\n"
+	        "                                       submit a SEMAPHORE_ACQUIRE nothing\n"
+	        "                                       releases, hold for --duration (or\n"
+	        "                                       until SIGTERM) asking for STATS every\n"
+	        "                                       20 ms, then verify on a fresh channel;\n"
+	        "                                       reports whether vgpud killed the\n"
+	        "                                       stuck channel\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -205,6 +213,13 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 			json_object_array_add(escapes, e);
 		}
 		json_object_object_add(root, "escapes", escapes);
+	}
+	if (r->acquire_submitted) {
+		json_object_object_add(root, "acquire_killed",
+		                       json_object_new_boolean(r->acquire_killed));
+		json_object_object_add(root, "stats_probes", json_object_new_uint64(r->stats_probes));
+		json_object_object_add(root, "stats_ms_max",
+		                       json_object_new_double((double)r->stats_ns_max / 1e6));
 	}
 	if (info) {
 		json_object_object_add(root, "vram_share_bytes",
@@ -382,7 +397,7 @@ int main(int argc, char **argv)
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))
 				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak, escape)",
+				                   "alloc-leak, escape, never-release)",
 				                   optarg);
 			have_workload = true;
 			break;
@@ -449,7 +464,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak or escape)");
+		                         "(stream, stencil, gups, alloc-leak, escape or "
+		                         "never-release)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;
