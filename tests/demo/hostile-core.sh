@@ -266,7 +266,7 @@ acquire)
 	check "vm-stuck's STATS requests answered within ${PROBE_MAX_MS} ms while it was relocated ($(result vm-stuck '.stats_probes') requests, slowest $(result vm-stuck '.stats_ms_max') ms)" \
 		test "$(result vm-stuck ".stats_probes > 10 and .stats_ms_max <= $PROBE_MAX_MS")" = true
 	check "vgpud's log says why it killed the channel" \
-		grep -q "VM 'vm-stuck'.*did not drain" "$LOG"
+		grep -q "VM 'vm-stuck': channel error.*no progress within a time limit" "$LOG"
 	;;
 killed)
 	for ((i = 0; i < 100; i++)); do
@@ -275,6 +275,8 @@ killed)
 	done
 	check "vgpud suspended vm-stuck's channel to relocate it" test "$(suspensions vm-stuck)" -gt 0
 	kill -KILL "${TPID[vm-stuck]}"
+	{ wait "${TPID[vm-stuck]}"; } 2>/dev/null
+	forget_pid "${TPID[vm-stuck]}"
 	echo "  vm-stuck killed $(($(now_ms) - VICTIM_START)) ms after vm-victim started"
 	wait_exit vm-victim 60
 	VICTIM_STATUS=$?
