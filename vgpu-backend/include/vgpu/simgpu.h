@@ -149,6 +149,12 @@ struct simgpu_config {
 	 * bounds how late a GP_PUT written without a kick is noticed. */
 	uint32_t pfifo_idle_sleep_max_us;
 
+	/* Copy engine pacing, for tests that need a relocation to last: each
+	 * vgpu_hal_copy takes at least bytes / copy_wall_bandwidth seconds of
+	 * wall time (bytes per second; 0, the default: as fast as the host
+	 * copies). The modeled clock is not affected. */
+	uint64_t copy_wall_bandwidth;
+
 	/* Bounds on kernel arguments (larger values are
 	 * VGPU_FAULT_BAD_KERNEL_ARGS): STREAM passes (default 4096) and
 	 * RANDOM_ACCESS updates (default 2^32). */
