@@ -47,6 +47,7 @@ void vgpu_core_clear_error(void)
 void vgpu_core_lock(struct vgpu_core *core)
 {
 	vgpu_fifo_lock(&core->lock);
+	vgpu_vm_apply_requested_weights_locked(core);
 }
 
 void vgpu_core_unlock(struct vgpu_core *core)
@@ -267,6 +268,7 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	atomic_init(&core->events, 0);
 	atomic_init(&core->return_pending, false);
 	atomic_init(&core->stopping, false);
+	atomic_init(&core->weights_requested, false);
 
 	err = vgpu_fifo_lock_init(&core->lock);
 	if (err) {

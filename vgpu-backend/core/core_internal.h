@@ -7,10 +7,10 @@
  * protected by the core's allocation lock (core->lock) unless a field says
  * otherwise.
  *
- * Lock order: core->lock, then core->channels_lock, then a shadow's short
- * lock; core->stats_lock is a leaf. Only core->lock is ever held while
- * waiting (for a drain, a window swap or a copy); statistics readers take
- * only the short locks, so they never wait for an eviction.
+ * Lock order: core->lock, then core->channels_lock, then core->stats_lock,
+ * then a shadow's short lock (each may be skipped). Only core->lock is ever
+ * held while waiting (for a drain, a window swap or a copy); statistics
+ * readers take only the short locks, so they never wait for an eviction.
  */
 #ifndef VGPU_CORE_INTERNAL_H
 #define VGPU_CORE_INTERNAL_H
@@ -146,6 +146,9 @@ struct vgpu_vm {
 	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels;
 	                                            also under channels_lock */
 	_Atomic uint64_t channel_errors;         /* event thread */
+	/* vgpu_core_set_weight's weight until the next locked operation
+	 * applies it (0: none); see vgpu_vm_apply_requested_weights_locked. */
+	_Atomic uint32_t weight_requested;
 
 	/* The statistics above changed since they were last published. */
 	bool stats_dirty;
@@ -184,13 +187,15 @@ struct vgpu_core {
 	struct vgpu_fifo_lock lock; /* the allocation lock, see core.h */
 	/* vgpu_core_stop was called: waits on tenants end at once. */
 	atomic_bool stopping;
+	/* Some VM has a weight_requested. */
+	atomic_bool weights_requested;
 
 	/*
 	 * Statistics as of the end of the last operation under core->lock
 	 * (published by vgpu_core_unlock, and between the VMs of a long
 	 * pass). stats_lock guards them, every VM's published figures and the
 	 * links of core->vms (readers compute fair shares over the list); it
-	 * is a leaf lock, never held while waiting.
+	 * is never held while waiting.
 	 */
 	pthread_mutex_t stats_lock;
 	struct vgpu_core_stats published;
@@ -312,6 +317,8 @@ void vgpu_buffer_destroy(struct vgpu_buffer *buffer);
 /* ---- vm.c --------------------------------------------------------------- */
 void vgpu_vm_rekey(struct vgpu_vm *vm); /* victim key := resident bytes */
 void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta);
+/* Apply the weights vgpu_core_set_weight requested (vgpu_core_lock does). */
+void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core);
 
 /* ---- eviction.c --------------------------------------------------------- */
 /*

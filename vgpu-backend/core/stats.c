@@ -5,6 +5,7 @@
  * the allocation lock into copies guarded by the short stats_lock, so a
  * reader never waits for an eviction (issue 16).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,7 +124,10 @@ static void publish_vm_locked(struct vgpu_vm *vm)
 
 	memcpy(out->name, vm->name, sizeof(out->name));
 	out->id = vm->id;
-	out->weight = vm->weight;
+	/* a weight set meanwhile stays shown (vgpu_core_set_weight) */
+	out->weight = atomic_load_explicit(&vm->weight_requested, memory_order_relaxed);
+	if (!out->weight)
+		out->weight = vm->weight;
 	out->cap_bytes = vm->cap_bytes;
 	out->chunk_bytes = vm->chunk_bytes;
 	out->allocated_bytes = vm->allocated_bytes;
@@ -173,6 +177,32 @@ void vgpu_stats_publish_locked(struct vgpu_core *core)
 }
 
 /*
+ * What a reader gets for vm: the published figures, its fair share among
+ * the published VMs, and the live shadow and channel-error counts. With
+ * core->channels_lock and then core->stats_lock held (the order readers
+ * take them in; neither is held while waiting).
+ */
+static void read_vm_stats(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_vm_stats *out)
+{
+	struct vgpu_shadow_stats shadow;
+
+	*out = vm->published;
+	out->fair_share_bytes = fair_share_of(core, vm);
+	vgpu_vm_shadow_stats(vm, &shadow);
+	out->suspensions = shadow.suspensions;
+	out->suspended_ns = shadow.suspended_ns;
+	out->guest_blocked_ns = shadow.guest_blocked_ns;
+	out->channel_errors = atomic_load_explicit(&vm->channel_errors, memory_order_relaxed);
+}
+
+static void read_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
+{
+	*out = core->published;
+	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
+	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);
+}
+
+/*
  * Never takes the allocation lock: the figures are those published at the
  * end of the last operation (an eviction in progress publishes after each
  * VM it moved), plus the live shadow and channel-error counts.
@@ -180,21 +210,13 @@ void vgpu_stats_publish_locked(struct vgpu_core *core)
 void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
 {
 	struct vgpu_core *core = vm->core;
-	struct vgpu_shadow_stats shadow;
 
 	vgpu_core_count_entry(core);
-	pthread_mutex_lock(&core->stats_lock);
-	*out = vm->published;
-	out->fair_share_bytes = fair_share_of(core, vm);
-	pthread_mutex_unlock(&core->stats_lock);
-
 	pthread_mutex_lock(&core->channels_lock);
-	vgpu_vm_shadow_stats(vm, &shadow);
+	pthread_mutex_lock(&core->stats_lock);
+	read_vm_stats(core, vm, out);
+	pthread_mutex_unlock(&core->stats_lock);
 	pthread_mutex_unlock(&core->channels_lock);
-	out->suspensions = shadow.suspensions;
-	out->suspended_ns = shadow.suspended_ns;
-	out->guest_blocked_ns = shadow.guest_blocked_ns;
-	out->channel_errors = atomic_load_explicit(&vm->channel_errors, memory_order_relaxed);
 }
 
 /* Not counted as an entry: benchmarks call it around the code they watch.
@@ -202,8 +224,36 @@ void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
 void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
 {
 	pthread_mutex_lock(&core->stats_lock);
-	*out = core->published;
+	read_core_stats(core, out);
 	pthread_mutex_unlock(&core->stats_lock);
-	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
-	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);
+}
+
+int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
+                             struct vgpu_vm_stats **vms_out, size_t *count_out)
+{
+	struct vgpu_vm_stats *vms;
+	struct list_head *pos;
+	size_t count = 0, i = 0;
+
+	if (!core || !core_out || !vms_out || !count_out)
+		return vgpu_core_fail(-EINVAL, "vgpu_core_stats_snapshot needs a core and places "
+		                               "for the figures");
+	vgpu_core_count_entry(core);
+	pthread_mutex_lock(&core->channels_lock);
+	pthread_mutex_lock(&core->stats_lock);
+	list_for_each(pos, &core->vms)
+		count++;
+	vms = calloc(count ? count : 1, sizeof(*vms));
+	if (vms) {
+		list_for_each(pos, &core->vms)
+			read_vm_stats(core, list_entry(pos, struct vgpu_vm, link), &vms[i++]);
+		read_core_stats(core, core_out);
+	}
+	pthread_mutex_unlock(&core->stats_lock);
+	pthread_mutex_unlock(&core->channels_lock);
+	if (!vms)
+		return vgpu_core_fail(-ENOMEM, "out of memory for the statistics of %zu VMs", count);
+	*vms_out = vms;
+	*count_out = count;
+	return 0;
 }

@@ -134,6 +134,7 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vm->victim.index = VGPU_VICTIM_NOT_QUEUED;
 	vm->winner.index = VGPU_VICTIM_NOT_QUEUED;
 	atomic_init(&vm->channel_errors, 0);
+	atomic_init(&vm->weight_requested, 0);
 
 	vgpu_core_lock(core);
 	if (find_vm(core, config->name)) {
@@ -235,23 +236,47 @@ const char *vgpu_core_vm_name(const struct vgpu_vm *vm)
 	return vm->name;
 }
 
+/*
+ * A new weight never waits for the allocation lock (vgpuctl set-weight must
+ * answer during an eviction): it is stored in vm->weight_requested and
+ * applied by the next operation that takes the lock (vgpu_core_lock), before
+ * any eviction or return pass could use it; readers see it at once.
+ */
 int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight)
 {
 	struct vgpu_core *core = vm->core;
 
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX) {
-		vgpu_core_set_error("VM '%s': weight %u is out of range; use 1 to %u", vm->name,
-		                    weight, VGPU_CORE_WEIGHT_MAX);
-		return -EINVAL;
-	}
-	vgpu_core_lock(core);
-	vm->weight = weight;
-	vm->winner.weight = weight;
-	vgpu_vm_rekey(vm);
-	vgpu_core_unlock(core);
+	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX)
+		return vgpu_core_fail(-EINVAL, "VM '%s': weight %u is out of range; use 1 to %u",
+		                      vm->name, weight, VGPU_CORE_WEIGHT_MAX);
+	pthread_mutex_lock(&core->stats_lock);
+	atomic_store_explicit(&vm->weight_requested, weight, memory_order_relaxed);
+	vm->published.weight = weight;
+	atomic_store_explicit(&core->weights_requested, true, memory_order_release);
+	pthread_mutex_unlock(&core->stats_lock);
 	return 0;
+}
+
+void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core)
+{
+	struct list_head *pos;
+
+	vgpu_core_assert_locked(core);
+	if (!atomic_exchange_explicit(&core->weights_requested, false, memory_order_acquire))
+		return;
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+		uint32_t weight = atomic_exchange_explicit(&vm->weight_requested, 0,
+		                                           memory_order_relaxed);
+
+		if (!weight)
+			continue;
+		vm->weight = weight;
+		vm->winner.weight = weight;
+		vgpu_vm_rekey(vm);
+	}
 }
 
 int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)

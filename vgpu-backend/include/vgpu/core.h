@@ -50,8 +50,9 @@
  * Locking
  *
  *  - One allocation lock, FIFO-fair (a ticket lock), serialises everything
- *    that changes memory state: alloc, free, set_weight, set_priority, VM
- *    and channel create/destroy, the return pass and the invariant check.
+ *    that changes memory state: alloc, free, set_priority, VM and channel
+ *    create/destroy, the return pass and the invariant check (set_weight
+ *    only records the weight; the next of these applies it).
  *    It is held for a whole eviction (policy pass and relocation), so
  *    allocations arriving meanwhile wait for it and are then served in
  *    arrival order (thesis §5.3.6). A free that arrives during a relocation
@@ -268,7 +269,8 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va);
 int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va);
 
 /* Change a VM's weight (1..VGPU_CORE_WEIGHT_MAX). Takes effect at the next
- * eviction or return pass; nothing moves now. */
+ * eviction or return pass; nothing moves now. Never waits for the
+ * allocation lock (statistics show the new weight at once). */
 int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
 
 /*
@@ -301,6 +303,16 @@ void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out);
 
 /* A snapshot of the core's statistics (vgpu/core_stats.h). */
 void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out);
+
+/*
+ * The core's statistics and every VM's (as vgpu_core_vm_stats), taken
+ * together: one consistent snapshot, in VM creation order, matched to VMs
+ * by vgpu_vm_stats.id (vgpu_core_vm_id). *vms_out is malloc'ed (free it);
+ * safe while VMs are created and destroyed. 0, -EINVAL, -ENOMEM. Like
+ * every statistics call it never waits for an eviction.
+ */
+int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
+                             struct vgpu_vm_stats **vms_out, size_t *count_out);
 
 /*
  * Check the core's invariants: every chunk in exactly one set (resident or
