@@ -45,6 +45,9 @@ static void usage(FILE *out)
 	        "  -p, --profile NAME       vGPU profile, e.g. vgpu-1G (default: vgpud's)\n"
 	        "      --timeout-ms N       how long one mailbox request may take\n"
 	        "                           (default %d)\n"
+	        "      --never-ack-swaps    hostile: never answer vgpud's window swaps\n"
+	        "                           (vgpud must cut this tenant off when it\n"
+	        "                           relocates its memory)\n"
 	        "\n"
 	        "Workload:\n"
 	        "  -w, --workload NAME      stream      STREAM passes over the data\n"
@@ -347,6 +350,7 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "profile", required_argument, NULL, 'p' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "never-ack-swaps", no_argument, NULL, 'A' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "buffer-size", required_argument, NULL, 'b' },
@@ -393,6 +397,9 @@ int main(int argc, char **argv)
 				return usage_error("--timeout-ms wants a positive number of "
 				                   "milliseconds, not '%s'",
 				                   optarg);
+			break;
+		case 'A':
+			config.never_ack_window_swaps = true;
 			break;
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))

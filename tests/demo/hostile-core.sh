@@ -35,6 +35,12 @@
 #   sigterm  the default drain timeout (10 s). While vgpud waits for the
 #            stuck channel to drain, vgpud gets SIGTERM: it must exit, with
 #            status 0, within 5 s.
+#   swap-ack the hostile tenant is vm-noack instead (vgpu-tenant
+#            --never-ack-swaps --workload stream 64M): its channel drains,
+#            but it never acknowledges a window swap. vgpud (swap timeout
+#            1 s) must cut it off and detach it, complete vm-victim's
+#            allocations, and answer `vgpuctl status` meanwhile as in
+#            acquire.
 # Every scenario checks that the honest tenants verified, and (but sigterm)
 # that vgpud is healthy afterwards and stops with status 0.
 #
@@ -52,7 +58,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 usage() {
 	cat <<'EOF'
-Usage: tests/demo/hostile-core.sh acquire|killed|sigterm [--build-dir DIR] [--keep]
+Usage: tests/demo/hostile-core.sh acquire|killed|sigterm|swap-ack [--build-dir DIR] [--keep]
 
 A tenant whose channel never drains (a SEMAPHORE_ACQUIRE nothing releases)
 is evicted for another tenant's allocation, next to two honest tenants.
@@ -60,6 +66,7 @@ is evicted for another tenant's allocation, next to two honest tenants.
            and STATS answer meanwhile
   killed   the stuck tenant is SIGKILLed while vgpud relocates it
   sigterm  vgpud gets SIGTERM while it waits for the stuck channel
+  swap-ack a tenant that never acknowledges window swaps is evicted instead
 
   --build-dir DIR  where the binaries are (default: build/plain); $VGPUD,
                    $VGPUCTL and $VGPU_TENANT override single binaries
@@ -69,7 +76,7 @@ EOF
 
 SCENARIO="${1:-}"
 case "$SCENARIO" in
-acquire | killed | sigterm) shift ;;
+acquire | killed | sigterm | swap-ack) shift ;;
 -h | --help) usage; exit 0 ;;
 *) usage >&2; exit 64 ;;
 esac
@@ -154,8 +161,8 @@ finish() {
 
 echo "scenario $SCENARIO; runtime directory $RUN_DIR"
 "$VGPUD" --config "$RUN_DIR/vgpud.conf" --vram 128M --chunk-size 2M \
-	--drain-timeout-ms "$DRAIN_TIMEOUT_MS" --socket "$SOCKET" --control-socket "$CONTROL" \
-	--log-level info 2>"$LOG" &
+	--drain-timeout-ms "$DRAIN_TIMEOUT_MS" --swap-timeout-ms 1000 \
+	--socket "$SOCKET" --control-socket "$CONTROL" --log-level info 2>"$LOG" &
 VGPUD_PID=$!
 PIDS+=("$VGPUD_PID")
 for ((i = 0; i < 100; i++)); do
@@ -218,18 +225,24 @@ start_tenant vm-stream stream 24M vgpu-1G --duration "${DEADLINE}s"
 start_tenant vm-gups gups 16M vgpu-2G --duration "${DEADLINE}s"
 check "the honest tenants hold their memory" \
 	eval 'wait_allocated vm-stream $((24 * MiB)) && wait_allocated vm-gups $((16 * MiB))'
-start_tenant vm-stuck never-release 64M vgpu-1G
-check "vm-stuck holds its memory behind an acquire nothing releases" \
-	wait_allocated vm-stuck $((64 * MiB))
-sleep 0.3 # the acquire is submitted right after the fill
+if [ "$SCENARIO" = swap-ack ]; then
+	start_tenant vm-noack stream 64M vgpu-1G --never-ack-swaps --duration "${DEADLINE}s"
+	check "vm-noack holds its memory (and will never acknowledge a window swap)" \
+		wait_allocated vm-noack $((64 * MiB))
+else
+	start_tenant vm-stuck never-release 64M vgpu-1G
+	check "vm-stuck holds its memory behind an acquire nothing releases" \
+		wait_allocated vm-stuck $((64 * MiB))
+	sleep 0.3 # the acquire is submitted right after the fill
+fi
 
 start_tenant vm-victim alloc-leak 48M vgpu-4G --duration 1s
 VICTIM_START=$(now_ms)
 
-case "$SCENARIO" in
-acquire)
-	probes=()
-	answered=0
+# probe_status_while_victim_allocates: vgpuctl status every 50 ms until
+# vm-victim is done; checks the victim's result and the probes' timings.
+probe_status_while_victim_allocates() {
+	local probes=() answered=0 t0 sorted count median worst
 	while kill -0 "${TPID[vm-victim]}" 2>/dev/null && [ "$(elapsed)" -lt "$DEADLINE" ]; do
 		t0=$(now_ms)
 		if timeout 5 "$VGPUCTL" --socket "$CONTROL" status --json >/dev/null 2>&1; then
@@ -257,6 +270,21 @@ acquire)
 		test "${worst:-999999}" -le "$PROBE_MAX_MS"
 	check "the median status probe answered within ${PROBE_MEDIAN_MS} ms (${median:-?} ms)" \
 		test "${median:-999999}" -le "$PROBE_MEDIAN_MS"
+}
+
+case "$SCENARIO" in
+swap-ack)
+	probe_status_while_victim_allocates
+	check "vgpud cut vm-noack off for not acknowledging a window swap" \
+		grep -q "tenant 'vm-noack': .*no acknowledgement within swap_timeout_ms; detaching it" "$LOG"
+	wait_exit vm-noack 30
+	NOACK_STATUS=$?
+	check "vm-noack ended (its device gone: exit $NOACK_STATUS)" test "$NOACK_STATUS" != 124
+	check "vm-noack is detached" \
+		test "$(ctl status --json | jq '[.vms[] | select(.name == "vm-noack")] | length')" = 0
+	;;
+acquire)
+	probe_status_while_victim_allocates
 	kill -TERM "${TPID[vm-stuck]}" 2>/dev/null
 	wait_exit vm-stuck 30
 	STUCK_STATUS=$?
