@@ -285,6 +285,13 @@ swap-ack)
 	;;
 acquire)
 	probe_status_while_victim_allocates
+	# Killed once, the channel drains at once: later evictions of the
+	# same VM (vm-victim allocates several buffers) do not wait again.
+	STUCK_STATS=$(ctl stats vm-stuck)
+	check "vm-stuck's channel was killed once ($(jq -r .channel_errors <<<"$STUCK_STATS") channel errors)" \
+		test "$(jq -r .channel_errors <<<"$STUCK_STATS")" = 1
+	check "vm-stuck was evicted $(jq -r .evictions <<<"$STUCK_STATS") chunks, its relocations waited $(($(jq -r .drain_ns <<<"$STUCK_STATS") / 1000000)) ms for it in all (under two drain timeouts)" \
+		test "$(jq -r ".evictions > 0 and .drain_ns < 2 * $DRAIN_TIMEOUT_MS * 1000000" <<<"$STUCK_STATS")" = true
 	kill -TERM "${TPID[vm-stuck]}" 2>/dev/null
 	wait_exit vm-stuck 30
 	STUCK_STATUS=$?
