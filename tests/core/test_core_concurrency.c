@@ -12,7 +12,9 @@
  *  - the allocation lock serves waiters in arrival order;
  *  - statistics (core-wide and per VM, what `vgpuctl status` and a guest's
  *    QUERY read) answer while another VM's eviction of 256 MiB runs on a
- *    copy engine slowed to 1 GiB/s (issue 16).
+ *    copy engine slowed to 1 GiB/s (issue 16);
+ *  - a VM not involved in an eviction frees and allocates while the
+ *    eviction waits for a victim's channel that never drains (issue 12).
  *
  * With --hal-2m the first two run on the test double of a GPU with 2 MiB
  * VRAM pages only (hal_2m_shim.h), with 2 MiB chunks.
@@ -366,6 +368,77 @@ static void test_stats_during_eviction(void **state)
 	core_harness_teardown(&h);
 }
 
+/*
+ * Other VMs' requests go on while an eviction waits for a victim's channel:
+ * a's channel never drains (an acquire nothing releases; drain timeout 2 s)
+ * while b's allocation evicts a. Meanwhile c, not involved, frees a buffer,
+ * allocates from what it freed and reads its statistics: all done while b's
+ * allocation still waits, and quickly (a bound of 1 s, half the drain
+ * timeout, generous for a loaded machine). Then a's channel is killed,
+ * b's allocation completes, the invariants hold.
+ */
+static void test_requests_during_drain(void **state)
+{
+	struct core_harness_config config = { .chunk_bytes = MiB, .drain_timeout_ms = 2000 };
+	struct evicting_alloc alloc = { 0 };
+	struct vgpu_buffer_info info, c_held, c_new;
+	struct vgpu_core_stats core_stats;
+	struct vgpu_vm_stats stats;
+	struct harness_guest guest;
+	struct vgpu_vm *a, *b, *c;
+	uint64_t a_bytes, free_bytes, deadline, start, took;
+	uint32_t words[16], n;
+	pthread_t thread;
+	bool b_done_meanwhile;
+
+	setup(&config);
+	a = harness_vm(&h, "a", 1, 0, 0);
+	b = harness_vm(&h, "b", 1, 0, 0);
+	c = harness_vm(&h, "c", 1, 0, 0);
+	harness_guest_setup(&h, a, &guest, 16, 0, 1);
+	vgpu_core_stats(h.core, &core_stats);
+	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &c_held), 0);
+	/* a holds all but 28 MiB (its guest's log included), c 8 MiB. */
+	vgpu_core_stats(h.core, &core_stats);
+	a_bytes = (core_stats.vram_free_bytes - 20 * MiB) / (4 * MiB) * (4 * MiB);
+	for (uint64_t held = 0; held < a_bytes; held += 4 * MiB)
+		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
+	vgpu_core_stats(h.core, &core_stats);
+	free_bytes = core_stats.vram_free_bytes;
+	n = simgpu_push_semaphore_acquire(words, guest.semaphore_va + 64, UINT64_MAX);
+	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
+	harness_sleep_ms(20);
+
+	/* b needs 4 MiB more than is free: a is the victim. */
+	alloc.vm = b;
+	alloc.bytes = free_bytes + 4 * MiB;
+	atomic_init(&alloc.done, false);
+	assert_int_equal(pthread_create(&thread, NULL, evicting_alloc_main, &alloc), 0);
+	deadline = harness_now_ns() + 10000000000ull;
+	while (harness_stats(a).suspensions == 0 && harness_now_ns() < deadline)
+		harness_sleep_ms(1);
+	assert_true(harness_stats(a).suspensions > 0); /* the drain waits now */
+
+	start = harness_now_ns();
+	assert_int_equal(vgpu_core_free(c, c_held.handle), 0);
+	assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &c_new), 0);
+	vgpu_core_vm_stats(c, &stats);
+	took = harness_now_ns() - start;
+	b_done_meanwhile = atomic_load(&alloc.done);
+	pthread_join(thread, NULL);
+	print_message("c's free, alloc and stats took %.1f ms while b's allocation waited "
+	              "for a's channel (b done after %.0f ms)\n",
+	              (double)took / 1e6, (double)alloc.ns / 1e6);
+	assert_false(b_done_meanwhile);
+	assert_true(took < 1000000000ull);
+	assert_int_equal(stats.allocated_bytes, 2 * MiB);
+	assert_int_equal(alloc.err, 0);
+	assert_int_equal(harness_stats(a).channel_errors, 1);
+	harness_assert_invariants(&h);
+	harness_guest_teardown(&guest);
+	core_harness_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +446,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_relocation_with_live_guest),
 		cmocka_unit_test(test_concurrent_allocators),
 		cmocka_unit_test(test_stats_during_eviction),
+		cmocka_unit_test(test_requests_during_drain),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--hal-2m")) {

@@ -380,7 +380,8 @@ static void alloc_unreserve(struct vgpu_buffer *buffer)
 	vgpu_va_free(&vm->va, gpu_va, bytes);
 }
 
-/* Make room: evict (GPUswap) when free VRAM is short of the buffer. */
+/* Make room: evict (GPUswap) when free VRAM is short of the buffer. No
+ * other pass runs (see vgpu_core_alloc). */
 static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
                            struct vgpu_core_time *pass, bool *evicted)
 {
@@ -391,6 +392,13 @@ static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
 		return 0;
 	*evicted = true;
 	return vgpu_evict_for(core, vm, buffer, free_bytes, pass);
+}
+
+/* Another pass dropped the lock while it waits on a tenant, and this
+ * allocation needs VRAM that pass has not left free: it must wait. */
+static bool alloc_must_wait_for_pass(struct vgpu_core *core, const struct vgpu_buffer *buffer)
+{
+	return core->pass_running && vgpu_pass_vram_available_locked(core) < buffer->bytes;
 }
 
 /* Place: every chunk gets its memory and mapping. */
@@ -474,10 +482,18 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	rounded = (bytes + core->min_page - 1) / core->min_page * core->min_page;
 
 	start = vgpu_core_now_ns();
-	vgpu_core_lock(core);
-	err = alloc_check_cap(vm, rounded);
-	if (!err)
-		err = alloc_reserve(vm, rounded, priority, &buffer);
+	for (;;) {
+		vgpu_core_lock_vm(core, vm);
+		err = alloc_check_cap(vm, rounded);
+		if (!err)
+			err = alloc_reserve(vm, rounded, priority, &buffer);
+		if (err || !alloc_must_wait_for_pass(core, buffer))
+			break;
+		alloc_unreserve(buffer);
+		buffer = NULL;
+		vgpu_core_unlock(core);
+		vgpu_pass_wait(core);
+	}
 	if (!err)
 		err = alloc_make_room(vm, buffer, &pass, &evicted);
 	if (!err)
@@ -540,7 +556,7 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
@@ -570,7 +586,7 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 		                    priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX);
 		return -EINVAL;
 	}
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
@@ -599,7 +615,7 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);

@@ -61,7 +61,7 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for a channel", vm->name);
 	channel->vm = vm;
 
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	err = vgpu_hal_channel_create(vm->as, gpfifo_entries, &channel->hal, info);
 	if (err) {
 		vgpu_core_set_error("VM '%s': cannot create a channel with %u GPFIFO entries: %s%s",
@@ -138,7 +138,7 @@ void vgpu_core_channel_destroy(struct vgpu_core_channel *channel)
 		return;
 	core = channel->vm->core;
 	vgpu_core_count_entry(core);
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, channel->vm);
 	vgpu_channel_destroy_locked(channel);
 	vgpu_core_unlock(core);
 }

@@ -44,12 +44,6 @@ void vgpu_core_clear_error(void)
 	last_error[0] = '\0';
 }
 
-void vgpu_core_lock(struct vgpu_core *core)
-{
-	vgpu_fifo_lock(&core->lock);
-	vgpu_vm_apply_requested_weights_locked(core);
-}
-
 void vgpu_core_unlock(struct vgpu_core *core)
 {
 	vgpu_stats_publish_locked(core);
@@ -277,6 +271,8 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	}
 	pthread_mutex_init(&core->channels_lock, NULL);
 	pthread_mutex_init(&core->stats_lock, NULL);
+	pthread_mutex_init(&core->pass_mutex, NULL);
+	pthread_cond_init(&core->pass_done, NULL);
 	pthread_mutex_init(&core->return_mutex, NULL);
 	{
 		pthread_condattr_t attr;
@@ -323,6 +319,8 @@ fail_locks:
 	pthread_cond_destroy(&core->return_cond);
 	pthread_mutex_destroy(&core->return_mutex);
 	pthread_mutex_destroy(&core->stats_lock);
+	pthread_cond_destroy(&core->pass_done);
+	pthread_mutex_destroy(&core->pass_mutex);
 	pthread_mutex_destroy(&core->channels_lock);
 	vgpu_fifo_lock_fini(&core->lock);
 fail_free:
@@ -347,6 +345,8 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	pthread_cond_destroy(&core->return_cond);
 	pthread_mutex_destroy(&core->return_mutex);
 	pthread_mutex_destroy(&core->stats_lock);
+	pthread_cond_destroy(&core->pass_done);
+	pthread_mutex_destroy(&core->pass_mutex);
 	pthread_mutex_destroy(&core->channels_lock);
 	vgpu_fifo_lock_fini(&core->lock);
 	free(core);

@@ -190,6 +190,15 @@ struct vgpu_core {
 	/* Some VM has a weight_requested. */
 	atomic_bool weights_requested;
 
+	/* A pass is running and may have dropped the lock (pass.c); VRAM it
+	 * promised to the allocation it makes room for. Under core->lock. */
+	bool pass_running;
+	uint64_t vram_promised;
+	/* pass_running as waiters without the lock see it (pass_mutex). */
+	pthread_mutex_t pass_mutex;
+	pthread_cond_t pass_done;
+	bool pass_active;
+
 	/*
 	 * Statistics as of the end of the last operation under core->lock
 	 * (published by vgpu_core_unlock, and between the VMs of a long
@@ -243,9 +252,16 @@ struct vgpu_core {
 void vgpu_core_set_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 int vgpu_core_fail(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
 void vgpu_core_clear_error(void);
-/* The allocation lock. vgpu_core_unlock first publishes the statistics the
- * operation changed (vgpu_stats_publish_locked). */
+/*
+ * The allocation lock. vgpu_core_lock is for operations on the whole core
+ * (VM creation, the return pass, the invariant check): it also waits while
+ * a pass has dropped the lock (pass.c). vgpu_core_lock_vm is for an
+ * operation on one VM: it waits only while a pass that involves that VM
+ * has dropped the lock. vgpu_core_unlock first publishes the statistics
+ * the operation changed (vgpu_stats_publish_locked).
+ */
 void vgpu_core_lock(struct vgpu_core *core);
+void vgpu_core_lock_vm(struct vgpu_core *core, struct vgpu_vm *vm);
 void vgpu_core_unlock(struct vgpu_core *core);
 /* In every function that must be called with the allocation lock held. */
 #define vgpu_core_assert_locked(core) assert(vgpu_fifo_lock_held(&(core)->lock))
@@ -258,6 +274,28 @@ void vgpu_core_touch(struct vgpu_core *core, struct vgpu_vm *vm);
 void vgpu_core_untouch_all(struct vgpu_core *core);
 /* Human-readable size ("64 MiB") into buf. */
 const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- pass.c ------------------------------------------------------------- */
+/*
+ * An eviction or return pass runs under the allocation lock but drops it
+ * while it waits on a tenant (its victims' channels draining and resuming,
+ * their window swaps), so that other VMs' requests go on meanwhile. While a
+ * pass runs (core->pass_running), operations that could disturb it wait
+ * for its end without the lock: any operation on a VM it involves
+ * (vm->touched), another pass, and core-wide operations. VRAM the pass
+ * promised to the allocation it makes room for (core->vram_promised) is
+ * not free for others.
+ */
+void vgpu_pass_begin_locked(struct vgpu_core *core);
+void vgpu_pass_end_locked(struct vgpu_core *core);
+/* Around a wait on a tenant inside a pass: publish, drop the lock; take it
+ * back (behind the operations that queued meanwhile). */
+void vgpu_pass_unlock(struct vgpu_core *core);
+void vgpu_pass_relock(struct vgpu_core *core);
+/* Without the lock: wait until no pass runs. */
+void vgpu_pass_wait(struct vgpu_core *core);
+/* Free VRAM minus what a running pass promised (lock held). */
+uint64_t vgpu_pass_vram_available_locked(struct vgpu_core *core);
 
 /* ---- events.c ----------------------------------------------------------- */
 void vgpu_core_handle_event(void *ctx, const struct vgpu_hal_event *event);

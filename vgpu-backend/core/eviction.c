@@ -16,7 +16,8 @@
  * Before anything moves, the host budget must hold every selected chunk and
  * each gets its host memory (pinned, IOMMU-mapped); if either fails the
  * allocation fails with -ENOMEM and nothing has changed. Then the victims'
- * chunks move one VM at a time (relocation.c).
+ * chunks move one VM at a time (relocation.c), dropping the allocation lock
+ * while a victim's channels drain and resume (pass.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -130,6 +131,7 @@ static void finish_pass(struct vgpu_core *core, struct vgpu_buffer *pending, boo
 	for (size_t v = 0; v < core->touched_count; v++)
 		vgpu_vm_rekey(core->touched[v]);
 	vgpu_core_untouch_all(core);
+	vgpu_pass_end_locked(core);
 }
 
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
@@ -139,7 +141,7 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	uint64_t need = pending->bytes, available = free_bytes, host_bytes = 0;
 	int err = 0;
 
-	vgpu_core_assert_locked(core);
+	vgpu_pass_begin_locked(core);
 	for (uint32_t i = 0; i < pending->chunk_count; i++) {
 		struct vgpu_chunk *chunk = &pending->chunks[i];
 
@@ -176,6 +178,9 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	}
 	mark = vgpu_core_now_ns();
 	time->policy_ns += mark - start;
+	/* What the new buffer will take of VRAM is not free for others
+	 * while the victims move (pass.c). */
+	core->vram_promised = need;
 
 	if (!err && !vgpu_host_budget_fits(&core->host, host_bytes)) {
 		char size[32], wanted[32], left[32], limit[32];

@@ -21,7 +21,8 @@
  *   6. free the old memory (scrub and free the VRAM pages, or give back the
  *      host buffer and its IOMMU mapping): nothing maps it any more.
  * Only this VM stops; the others keep running (the copy engine runs next to
- * compute).
+ * compute). Steps 1 and 5 wait on the tenant: the caller's pass drops the
+ * allocation lock for them (pass.c), so other VMs' requests go on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -167,7 +168,6 @@ static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t 
 		drain_or_kill(core, channel->shadow, deadline_ns);
 	}
 	time->drain_ns += vgpu_core_now_ns() - start;
-	vm->drain_ns += vgpu_core_now_ns() - start;
 	return 0;
 }
 
@@ -386,7 +386,7 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
                      size_t count, struct vgpu_core_time *time)
 {
 	struct old_memory *old, inline_old;
-	uint64_t paused;
+	uint64_t paused, drained_before;
 	size_t suspended = 0;
 	int location = chunks[0]->location;
 	int other = location == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
@@ -403,7 +403,13 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	old = calloc(count, sizeof(*old));
 
 	paused = vgpu_core_now_ns();
+	/* Waiting for the VM's channels is waiting on a tenant: without the
+	 * allocation lock (pass.c); nothing of this VM changes meanwhile. */
+	drained_before = time->drain_ns;
+	vgpu_pass_unlock(core);
 	err = suspend_and_drain(core, vm, &suspended, time);
+	vgpu_pass_relock(core);
+	vm->drain_ns += time->drain_ns - drained_before;
 	if (err)
 		goto resume;
 	err = copy_chunks(core, vm, chunks, count, time);
@@ -430,7 +436,11 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 		vgpu_core_set_error("VM '%s': cannot rewrite page tables for a moved chunk: %s",
 		                    vm->name, strerror(-err));
 resume:
-	resume_channels(core, vm, suspended);
+	if (suspended) {
+		vgpu_pass_unlock(core);
+		resume_channels(core, vm, suspended);
+		vgpu_pass_relock(core);
+	}
 	if (suspended) {
 		time->pause_ns += vgpu_core_now_ns() - paused;
 		time->vm_suspensions++;

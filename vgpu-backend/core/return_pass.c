@@ -7,7 +7,8 @@
  * VM with the least resident bytes ÷ weight (counting chunks already chosen
  * for it in this pass; ties to the lower VM id) that owns a chunk that fits;
  * the policy picks which of its chunks; VRAM is taken for it at once. The
- * chosen chunks then move one VM at a time, like an eviction.
+ * chosen chunks then move one VM at a time, like an eviction (dropping the
+ * allocation lock while the VM's channels drain and resume, pass.c).
  *
  * Frees only mark work as pending; the background thread wakes every
  * return_interval_ms and runs a pass if anything is pending, so a burst of
@@ -90,6 +91,7 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 	free_bytes = vgpu_hal_vram_free_bytes(core->hal);
 	if (!core->evicted_bytes || free_bytes < core->min_page)
 		return 0;
+	vgpu_pass_begin_locked(core);
 	select_chunks(core, free_bytes);
 	mark = vgpu_core_now_ns();
 	pass.policy_ns = mark - start;
@@ -127,6 +129,7 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		vgpu_vm_rekey(core->touched[v]);
 	}
 	vgpu_core_untouch_all(core);
+	vgpu_pass_end_locked(core);
 	if (err)
 		vgpu_return_mark_pending(core); /* try again next interval */
 

@@ -191,7 +191,7 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 		return;
 	core = vm->core;
 	vgpu_core_count_entry(core);
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	while (!list_empty(&vm->channels))
 		vgpu_channel_destroy_locked(
 		        list_entry(vm->channels.next, struct vgpu_core_channel, link));
@@ -297,7 +297,7 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
 	reservation = calloc(1, sizeof(*reservation));
 	if (!reservation)
 		return -ENOMEM;
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	err = vgpu_va_alloc(&vm->va, bytes, VGPU_PAGE_64K, &reservation->va);
 	if (err) {
 		vgpu_core_unlock(core);
@@ -325,7 +325,7 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_core_lock(core);
+	vgpu_core_lock_vm(core, vm);
 	list_for_each(pos, &vm->reservations) {
 		struct vgpu_va_reservation *reservation =
 		        list_entry(pos, struct vgpu_va_reservation, link);

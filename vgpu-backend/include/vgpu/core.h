@@ -52,15 +52,20 @@
  *  - One allocation lock, FIFO-fair (a ticket lock), serialises everything
  *    that changes memory state: alloc, free, set_priority, VM and channel
  *    create/destroy, the return pass and the invariant check (set_weight
- *    only records the weight; the next of these applies it).
- *    It is held for a whole eviction (policy pass and relocation), so
- *    allocations arriving meanwhile wait for it and are then served in
- *    arrival order (thesis §5.3.6). A free that arrives during a relocation
- *    also waits. Every wait inside it is bounded: a victim's channels get
- *    the drain timeout to drain (and as long to resume); a channel that
- *    does not make it is killed (its context, as a fatal fault would; the
- *    guest sees a channel error, cause VGPU_FAULT_TIMEOUT) and the
- *    relocation goes on. After vgpu_core_stop such waits end at once.
+ *    only records the weight; the next of these applies it). An eviction
+ *    (policy pass and relocation) or a return pass holds it, but drops it
+ *    while it waits on a tenant (a victim's channels draining and resuming,
+ *    its window swaps): meanwhile operations on VMs the pass does not
+ *    involve go on (frees, channels, statistics, allocations that fit in
+ *    VRAM the pass has not promised to its requester), while operations on
+ *    its VMs, allocations that need a pass of their own, VM creation and
+ *    the invariant check wait for its end; allocations otherwise are served
+ *    in arrival order (thesis §5.3.6). Every wait on a tenant is bounded: a
+ *    victim's channels get the drain timeout to drain (and as long to
+ *    resume); a channel that does not make it is killed (its context, as a
+ *    fatal fault would; the guest sees a channel error, cause
+ *    VGPU_FAULT_TIMEOUT) and the relocation goes on. After vgpu_core_stop
+ *    such waits end at once.
  *  - Statistics (vgpu_core_stats, vgpu_core_vm_stats) never take the
  *    allocation lock: each operation publishes the figures it changed when
  *    it ends (an eviction also after each VM it moved) under a short leaf
