@@ -141,6 +141,9 @@ struct vgpu_workload_options {
 	 * submitted, with its target filled in. */
 	void (*before_escape)(void *arg, struct vgpu_device *dev,
 	                      const struct vgpu_escape_attempt *attempt);
+	/* Optional (never-release): called once its memory is filled and the
+	 * acquire submitted, when the hold begins. */
+	void (*on_hold)(void *arg);
 	void *hook_arg;
 };
 

@@ -782,6 +782,8 @@ static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_byt
 	if (ret)
 		return ret;
 	r->acquire_submitted = true;
+	if (run->options->on_hold)
+		run->options->on_hold(run->options->hook_arg);
 
 	run->phase_start_ns = now_ns();
 	hold_until = run->options->duration_ns ? run->phase_start_ns + run->options->duration_ns

@@ -74,7 +74,8 @@ static void usage(FILE *out)
 	        "                                       until SIGTERM) asking for STATS every\n"
 	        "                                       20 ms, then verify on a fresh channel;\n"
 	        "                                       reports whether vgpud killed the\n"
-	        "                                       stuck channel\n"
+	        "                                       stuck channel (the hold's start is\n"
+	        "                                       announced on stderr)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -105,6 +106,15 @@ static void usage(FILE *out)
 	        "Exit status: 0 every checksum matched; 1 the workload failed or data did\n"
 	        "not verify; 2 bad usage, or vgpud could not be reached.\n",
 	        VGPU_LOCAL_DEFAULT_SOCKET, VGPU_PROTO_DEFAULT_TIMEOUT_MS, VGPU_PRIORITY_DEFAULT);
+}
+
+/* never-release: tell whoever watches stderr (tests) that the hold began. */
+static void announce_hold(void *arg)
+{
+	const char *name = arg;
+
+	fprintf(stderr, "vgpu-tenant %s: holding its memory behind the acquire\n", name);
+	fflush(stderr);
 }
 
 static void on_signal(int sig)
@@ -489,6 +499,8 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	options.on_hold = announce_hold;
+	options.hook_arg = (void *)config.vm_name;
 	vgpu_workload_run(dev, &options, &result);
 
 	if (linger_ns) {
