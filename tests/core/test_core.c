@@ -146,6 +146,31 @@ static void test_bad_input(void **state)
 	assert_int_equal(vgpu_core_free(b, other.handle), 0);
 	assert_int_equal(vgpu_core_free(b, other.handle), -ENOENT);
 
+	/* One error convention: every failure says why in the last error
+	 * (a successful call clears it first). */
+	{
+		uint64_t va;
+
+#define assert_fails_saying_why(call, want)                                        \
+	do {                                                                          \
+		assert_int_equal(vgpu_core_set_weight(a, 1), 0);                      \
+		assert_string_equal(vgpu_core_last_error(), "no error");              \
+		assert_int_equal((call), (want));                                     \
+		assert_string_not_equal(vgpu_core_last_error(), "no error");          \
+	} while (0)
+		assert_fails_saying_why(vgpu_core_free(NULL, 1), -EINVAL);
+		assert_fails_saying_why(vgpu_core_set_priority(NULL, 1, 3), -EINVAL);
+		assert_fails_saying_why(vgpu_core_buffer_chunks(NULL, 1, NULL, 0), -EINVAL);
+		assert_fails_saying_why(vgpu_core_release_va(NULL, 0), -EINVAL);
+		assert_fails_saying_why(vgpu_core_release_va(a, 0x1000), -ENOENT);
+		assert_fails_saying_why(vgpu_core_reserve_va(a, 0, &va), -EINVAL);
+		assert_fails_saying_why(vgpu_core_set_weight(a, 0), -EINVAL);
+		assert_fails_saying_why(vgpu_core_alloc(a, MiB, 7, 1, &buffer), -EINVAL);
+		assert_fails_saying_why(vgpu_core_vm_create(NULL, NULL, NULL), -EINVAL);
+		assert_fails_saying_why(vgpu_core_create(NULL, NULL, NULL), -EINVAL);
+#undef assert_fails_saying_why
+	}
+
 	vgpu_vm_config_defaults(&config);
 	config.name = "a";
 	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EEXIST);

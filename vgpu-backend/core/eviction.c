@@ -98,7 +98,9 @@ static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
 			continue;
 		chunks = malloc(selected * sizeof(*chunks));
 		if (!chunks)
-			return -ENOMEM;
+			return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for the list of %zu "
+			                               "chunks to evict",
+			                      vm->name, selected);
 		for (size_t i = set->candidates; i < set->count; i++)
 			if (!set->items[i]->pending)
 				chunks[count++] = set->items[i];

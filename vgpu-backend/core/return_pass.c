@@ -104,7 +104,9 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		int vm_err;
 
 		if (!chunks) {
-			err = -ENOMEM;
+			err = vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for the list of %zu "
+			                              "chunks to return",
+			                     vm->name, count);
 			break;
 		}
 		for (size_t i = 0; i < count; i++)

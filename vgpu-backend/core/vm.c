@@ -154,14 +154,18 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vm->victim.id = vm->winner.id = vm->id;
 	vm->victim.weight = vm->winner.weight = vm->weight;
 	err = vgpu_victim_heap_push(&core->victims, &vm->victim);
-	if (err)
+	if (err) {
+		vgpu_core_set_error("VM '%s': out of memory for the victim order", config->name);
 		goto fail_as;
+	}
 	/* The return pass can then always queue every VM without failing. */
 	err = vgpu_victim_heap_reserve(&core->winners, core->vm_count + 1);
 	if (!err)
 		err = vgpu_core_reserve_touched(core, core->vm_count + 1);
-	if (err)
+	if (err) {
+		vgpu_core_set_error("VM '%s': out of memory for the return order", config->name);
 		goto fail_heap;
+	}
 	vgpu_va_init(&vm->va, VM_VA_BASE, core->caps.va_reserved_base);
 	core->next_vm_id++;
 	pthread_mutex_lock(&core->stats_lock);
@@ -296,7 +300,7 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
 	bytes = (bytes + VGPU_PAGE_64K - 1) & ~(uint64_t)(VGPU_PAGE_64K - 1);
 	reservation = calloc(1, sizeof(*reservation));
 	if (!reservation)
-		return -ENOMEM;
+		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for a reservation", vm->name);
 	vgpu_core_lock_vm(core, vm);
 	err = vgpu_va_alloc(&vm->va, bytes, VGPU_PAGE_64K, &reservation->va);
 	if (err) {
@@ -321,7 +325,7 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
 	struct list_head *pos;
 
 	if (!vm)
-		return -EINVAL;
+		return vgpu_core_fail(-EINVAL, "vgpu_core_release_va needs a VM");
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
