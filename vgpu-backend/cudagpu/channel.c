@@ -213,6 +213,12 @@ void cg_channel_kill_op(struct vgpu_hal_channel *base, enum vgpu_hal_error_cause
 		cg_channel_kill(gpu, ch, 0, cause);
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	pthread_cond_broadcast(&gpu->pfifo_wake); /* delivers the error event */
+	/* What the channel already issued to its stream ends (the built-in
+	 * kernels and copies are finite; an acquire waits on the host, not on
+	 * the GPU): from then on nothing of the channel touches its memory,
+	 * which the caller may move. */
+	cg_enter(gpu);
+	gpu->api.cuStreamSynchronize(ch->stream);
 }
 
 enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *base,

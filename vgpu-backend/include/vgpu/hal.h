@@ -532,10 +532,13 @@ vgpu_hal_channel_state(struct vgpu_hal_channel *ch, struct vgpu_hal_event *last_
 /*
  * Kill the channel's context as a fatal fault would: the channel goes to
  * VGPU_CHANNEL_ERROR with cause (and address 0), VGPU_EVENT_CHANNEL_ERROR is
- * raised once, and nothing of the channel runs any more (a command in
- * progress is abandoned at its next step; work already done stays done).
- * Killing a channel already in error does nothing. Does not wait for the
- * channel's work; safe from any thread but the event thread.
+ * raised once, and nothing of the channel runs any more. Work already done
+ * stays done; a command step already on an engine finishes first (the call
+ * waits for it: on return nothing of the channel touches memory, so the
+ * caller may move the channel's memory). It never waits for the channel to
+ * make progress (an acquire that cannot complete ends at once). Killing a
+ * channel already in error does nothing. Safe from any thread but the event
+ * thread.
  */
 static inline void vgpu_hal_channel_kill(struct vgpu_hal_channel *ch,
                                          enum vgpu_hal_error_cause cause)
