@@ -9,7 +9,8 @@
  *    in order, the guest never sees the backend's entries, data intact;
  *  - several threads allocate, fill (on their VM's channel), check and free
  *    under pressure at once, with the return thread running;
- *  - the allocation lock serves waiters in arrival order;
+ *  - the allocation lock serves waiters in arrival order and knows its
+ *    owner;
  *  - statistics (core-wide and per VM, what `vgpuctl status` and a guest's
  *    QUERY read) answer while another VM's eviction of 256 MiB runs on a
  *    copy engine slowed to 1 GiB/s (issue 16);
@@ -257,9 +258,12 @@ static void *waiter(void *arg)
 	arrived++;
 	pthread_cond_broadcast(&arrival_cond);
 	pthread_mutex_unlock(&arrival_lock);
+	assert_false(vgpu_fifo_lock_held(&fifo)); /* another thread holds it, or none */
 	vgpu_fifo_lock(&fifo);
+	assert_true(vgpu_fifo_lock_held(&fifo)); /* the owner is recorded */
 	order[served++] = id;
 	vgpu_fifo_unlock(&fifo);
+	assert_false(vgpu_fifo_lock_held(&fifo));
 	return NULL;
 }
 
@@ -268,7 +272,9 @@ static void test_fifo_lock_order(void **state)
 	pthread_t threads[WAITERS];
 
 	assert_int_equal(vgpu_fifo_lock_init(&fifo), 0);
+	assert_false(vgpu_fifo_lock_held(&fifo));
 	vgpu_fifo_lock(&fifo);
+	assert_true(vgpu_fifo_lock_held(&fifo));
 	for (int i = 0; i < WAITERS; i++) {
 		assert_int_equal(pthread_create(&threads[i], NULL, waiter, (void *)(intptr_t)i), 0);
 		/* Wait until thread i has queued (its ticket is i + 1). */
