@@ -94,6 +94,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "soak";
 	case VGPU_WORKLOAD_COPY_FLOOD:
 		return "copy-flood";
+	case VGPU_WORKLOAD_NEVER_RELEASE:
+		return "never-release";
 	}
 	return "unknown";
 }
@@ -116,6 +118,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_SOAK;
 	else if (!strcmp(name, "copy-flood"))
 		*out = VGPU_WORKLOAD_COPY_FLOOD;
+	else if (!strcmp(name, "never-release"))
+		*out = VGPU_WORKLOAD_NEVER_RELEASE;
 	else
 		return -EINVAL;
 	return 0;

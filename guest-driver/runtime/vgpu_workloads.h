@@ -83,6 +83,18 @@
  *               (copies of identical data change nothing) on its first
  *               channel. iterations counts the flood's submissions;
  *               duration and iterations are ignored.
+ *   never-release
+ *               hostile: allocates and fills size bytes like the others,
+ *               then submits a SEMAPHORE_ACQUIRE on a word of its notifier
+ *               page that nothing ever releases, and holds everything for
+ *               the duration (until stopped when there is none). Meanwhile
+ *               it asks the backend for its STATS every 20 ms and records
+ *               the slowest answer (stats_probes, stats_ms_max): a backend
+ *               that waits for the stuck channel while relocating this VM
+ *               must still answer. Afterwards it verifies its data on a
+ *               fresh channel (as filled) and reports whether the backend
+ *               killed the stuck channel (acquire_killed; -EIO from the
+ *               runtime). Passes when the data verifies.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -111,6 +123,7 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_ESCAPE,
 	VGPU_WORKLOAD_SOAK,
 	VGPU_WORKLOAD_COPY_FLOOD,
+	VGPU_WORKLOAD_NEVER_RELEASE,
 };
 
 /* soak without duration or iterations: this many steps. */
@@ -174,6 +187,9 @@ struct vgpu_workload_options {
 	 * submitted, with its target filled in. */
 	void (*before_escape)(void *arg, struct vgpu_device *dev,
 	                      const struct vgpu_escape_attempt *attempt);
+	/* Optional (never-release): called once its memory is filled and the
+	 * acquire submitted, when the hold begins. */
+	void (*on_hold)(void *arg);
 	void *hook_arg;
 	/* soak's detach step: close *dev (the VM detaches holding its
 	 * buffers) and attach again into *dev; 0, or a negative errno with
@@ -223,6 +239,12 @@ struct vgpu_workload_result {
 	uint64_t flood_copies_done;
 	uint64_t flood_copy_bytes;
 	uint64_t flood_pushbuffer_bytes;
+	/* never-release: whether the stuck channel was killed, and the STATS
+	 * requests made while it held (count, slowest round trip). */
+	bool acquire_submitted;
+	bool acquire_killed;
+	uint64_t stats_probes;
+	uint64_t stats_ns_max;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -235,7 +257,7 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
 /* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
- * "soak", "copy-flood". -EINVAL. */
+ * "soak", "copy-flood", "never-release". -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

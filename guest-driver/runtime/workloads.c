@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * workloads.c - stream, stencil, gups, alloc-leak, soak and the hostile
- * escape and copy-flood on a vGPU, verified by checksum (see vgpu_workloads.h).
+ * escape, copy-flood and never-release on a vGPU, verified by checksum (see
+ * vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1133,6 +1134,86 @@ out:
 	return ret;
 }
 
+/* never-release ----------------------------------------------------------- */
+
+#define STATS_PROBE_NS 20000000ull
+/* How long the stuck channel's fate is awaited once the hold is over. */
+#define NEVER_RELEASE_SETTLE_MS 100
+
+/* One STATS request, timed. */
+static void probe_stats(struct run *run)
+{
+	struct vgpu_stats_response stats;
+	uint64_t start = now_ns(), elapsed;
+
+	if (vgpu_device_stats(run->dev, &stats))
+		return;
+	elapsed = now_ns() - start;
+	run->result->stats_probes++;
+	if (elapsed > run->result->stats_ns_max)
+		run->result->stats_ns_max = elapsed;
+}
+
+static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	struct vgpu_workload_result *r = run->result;
+	struct vgpu_channel *stuck;
+	uint64_t fence = 0, hold_until;
+	uint32_t *words;
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	if (ret)
+		return ret;
+	/* The last scratch word: nothing writes it, so it stays 0. */
+	ret = begin(run, &words);
+	if (ret)
+		return ret;
+	ret = submit_words(run, words,
+	                   simgpu_push_semaphore_acquire(
+	                           words,
+	                           vgpu_channel_scratch_va(run->ch,
+	                                                   vgpu_channel_scratch_count(run->ch) - 1),
+	                           UINT64_MAX),
+	                   0, &fence);
+	if (ret)
+		return ret;
+	r->acquire_submitted = true;
+	if (run->options->on_hold)
+		run->options->on_hold(run->options->hook_arg);
+
+	run->phase_start_ns = now_ns();
+	hold_until = run->options->duration_ns ? run->phase_start_ns + run->options->duration_ns
+	                                       : UINT64_MAX;
+	while (!stopped(run) && now_ns() < hold_until) {
+		probe_stats(run);
+		sleep_ns(STATS_PROBE_NS);
+	}
+	ret = vgpu_channel_wait(run->ch, fence, NEVER_RELEASE_SETTLE_MS);
+	r->acquire_killed = ret == -EIO;
+	if (ret == 0)
+		return fail(run, -EPROTO, "the acquire on a word nothing releases completed");
+
+	/* Its data, on a fresh channel; the stuck one goes (a channel still
+	 * waiting is destroyed without waiting for it). */
+	stuck = run->ch;
+	ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+	if (ret) {
+		run->ch = stuck;
+		return fail_device(run, ret);
+	}
+	vgpu_channel_set_timeout(stuck, 1);
+	vgpu_channel_destroy(stuck);
+	ret = verify(run, expected_fill, 0, run->count, 1);
+	if (ret)
+		return ret;
+	snprintf(r->message, sizeof(r->message),
+	         "held %" PRIu64 " bytes behind an acquire nothing releases; the channel %s; "
+	         "slowest of %" PRIu64 " STATS requests meanwhile %.1f ms",
+	         run->held, r->acquire_killed ? "was killed by the backend" : "was still waiting",
+	         r->stats_probes, (double)r->stats_ns_max / 1e6);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 
 int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
@@ -1183,6 +1264,9 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 		break;
 	case VGPU_WORKLOAD_COPY_FLOOD:
 		ret = run_copy_flood(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_NEVER_RELEASE:
+		ret = run_never_release(&run, size, buffer_bytes);
 		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);

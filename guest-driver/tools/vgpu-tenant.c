@@ -46,6 +46,9 @@ static void usage(FILE *out)
 	        "  -p, --profile NAME       vGPU profile, e.g. vgpu-1G (default: vgpud's)\n"
 	        "      --timeout-ms N       how long one mailbox request may take\n"
 	        "                           (default %d)\n"
+	        "      --never-ack-swaps    hostile: never answer vgpud's window swaps\n"
+	        "                           (vgpud must cut this tenant off when it\n"
+	        "                           relocates its memory)\n"
 	        "\n"
 	        "Workload:\n"
 	        "  -w, --workload NAME      stream      STREAM passes over the data\n"
@@ -83,6 +86,15 @@ static void usage(FILE *out)
 	        "                                       whole buffer until SIGINT/SIGTERM (or\n"
 	        "                                       the GPU did it all); passes when its\n"
 	        "                                       own data still verifies\n"
+	        "                           never-release\n"
+	        "                                       hostile: allocate and fill --size,\n"
+	        "                                       submit a SEMAPHORE_ACQUIRE nothing\n"
+	        "                                       releases, hold for --duration (or\n"
+	        "                                       until SIGTERM) asking for STATS every\n"
+	        "                                       20 ms, then verify on a fresh channel;\n"
+	        "                                       reports whether vgpud killed the\n"
+	        "                                       stuck channel (the hold's start is\n"
+	        "                                       announced on stderr)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -114,6 +126,15 @@ static void usage(FILE *out)
 	        "Exit status: 0 every checksum matched; 1 the workload failed or data did\n"
 	        "not verify; 2 bad usage, or vgpud could not be reached.\n",
 	        VGPU_LOCAL_DEFAULT_SOCKET, VGPU_PROTO_DEFAULT_TIMEOUT_MS, VGPU_PRIORITY_DEFAULT);
+}
+
+/* never-release: tell whoever watches stderr (tests) that the hold began. */
+static void announce_hold(void *arg)
+{
+	const char *name = arg;
+
+	fprintf(stderr, "vgpu-tenant %s: holding its memory behind the acquire\n", name);
+	fflush(stderr);
 }
 
 static void on_signal(int sig)
@@ -222,6 +243,7 @@ int main(int argc, char **argv)
 		{ "profile", required_argument, NULL, 'p' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		WORKLOAD_CLI_OPTIONS,
+		{ "never-ack-swaps", no_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "linger", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -266,6 +288,9 @@ int main(int argc, char **argv)
 				                   "milliseconds, not '%s'",
 				                   optarg);
 			break;
+		case 'A':
+			config.never_ack_window_swaps = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -287,8 +312,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak, escape, soak or "
-		                         "copy-flood)");
+		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
+		                         "copy-flood or never-release)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;
@@ -308,6 +333,8 @@ int main(int argc, char **argv)
 	again = (struct reattach){ &config, (int)timeout_ms, &dev };
 	options.reattach = reattach;
 	options.reattach_arg = &again;
+	options.on_hold = announce_hold;
+	options.hook_arg = (void *)config.vm_name;
 	vgpu_workload_run(dev, &options, &result);
 
 	if (linger_ns) {

@@ -55,7 +55,7 @@ static const char *apply(int opt, const char *arg, struct vgpu_workload_options 
 		*have_workload = true;
 		return vgpu_workload_parse(arg, &o->kind)
 		               ? "unknown workload '%s' (stream, stencil, gups, alloc-leak, escape, soak, "
-		                 "copy-flood)"
+		                 "copy-flood, never-release)"
 		               : NULL;
 	case 'S':
 		return vgpu_parse_size(arg, &o->size_bytes) || o->size_bytes < VGPU_PAGE_SIZE
@@ -205,6 +205,12 @@ void workload_cli_add_json(json_object *root, const struct vgpu_device_info *inf
 		add_escapes(root, r);
 	if (!strcmp(r->workload, "soak"))
 		add_soak(root, r);
+	if (r->acquire_submitted) {
+		json_object_object_add(root, "acquire_killed", json_object_new_boolean(r->acquire_killed));
+		json_object_object_add(root, "stats_probes", json_object_new_uint64(r->stats_probes));
+		json_object_object_add(root, "stats_ms_max",
+		                       json_object_new_double((double)r->stats_ns_max / 1e6));
+	}
 	if (r->flood_copies) {
 		json_object_object_add(root, "flood_copies", json_object_new_uint64(r->flood_copies));
 		json_object_object_add(root, "flood_copies_done",

@@ -41,6 +41,7 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	gpu.vram_bytes = config->vram_bytes ? config->vram_bytes : 64 * MiB;
 	gpu.reserved_vram_bytes = 4 * MiB;
 	gpu.reference_bits = config->reference_bits;
+	gpu.copy_wall_bandwidth = config->copy_wall_bandwidth;
 	gpu.pfifo_idle_sleep_max_us = 200;
 	if (config->gpu && strcmp(config->gpu, "simgpu")) {
 		struct vgpu_hal_spec spec;

@@ -29,6 +29,7 @@ struct core_harness_config {
 	uint32_t return_interval_ms; /* 0 = no thread */
 	uint32_t drain_timeout_ms;   /* 0 = the core's default */
 	bool reference_bits;
+	uint64_t copy_wall_bandwidth; /* simgpu's copy engine pacing (0: none) */
 	/* Wrap the simgpu in the test double of a GPU with 2 MiB VRAM pages
 	 * only (hal_2m_shim.h); misaligned_iovas is its option. */
 	bool hal_2m;

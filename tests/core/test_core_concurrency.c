@@ -9,7 +9,13 @@
  *    in order, the guest never sees the backend's entries, data intact;
  *  - several threads allocate, fill (on their VM's channel), check and free
  *    under pressure at once, with the return thread running;
- *  - the allocation lock serves waiters in arrival order.
+ *  - the allocation lock serves waiters in arrival order and knows its
+ *    owner;
+ *  - statistics (core-wide and per VM, what `vgpuctl status` and a guest's
+ *    QUERY read) answer while another VM's eviction of 256 MiB runs on a
+ *    copy engine slowed to 1 GiB/s (issue 16);
+ *  - a VM not involved in an eviction frees and allocates while the
+ *    eviction waits for a victim's channel that never drains (issue 12).
  *
  * With --hal-2m the first two run on the test double of a GPU with 2 MiB
  * VRAM pages only (hal_2m_shim.h), with 2 MiB chunks.
@@ -19,6 +25,8 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -250,9 +258,12 @@ static void *waiter(void *arg)
 	arrived++;
 	pthread_cond_broadcast(&arrival_cond);
 	pthread_mutex_unlock(&arrival_lock);
+	assert_false(vgpu_fifo_lock_held(&fifo)); /* another thread holds it, or none */
 	vgpu_fifo_lock(&fifo);
+	assert_true(vgpu_fifo_lock_held(&fifo)); /* the owner is recorded */
 	order[served++] = id;
 	vgpu_fifo_unlock(&fifo);
+	assert_false(vgpu_fifo_lock_held(&fifo));
 	return NULL;
 }
 
@@ -261,7 +272,9 @@ static void test_fifo_lock_order(void **state)
 	pthread_t threads[WAITERS];
 
 	assert_int_equal(vgpu_fifo_lock_init(&fifo), 0);
+	assert_false(vgpu_fifo_lock_held(&fifo));
 	vgpu_fifo_lock(&fifo);
+	assert_true(vgpu_fifo_lock_held(&fifo));
 	for (int i = 0; i < WAITERS; i++) {
 		assert_int_equal(pthread_create(&threads[i], NULL, waiter, (void *)(intptr_t)i), 0);
 		/* Wait until thread i has queued (its ticket is i + 1). */
@@ -284,12 +297,162 @@ static void test_fifo_lock_order(void **state)
 	vgpu_fifo_lock_fini(&fifo);
 }
 
+struct evicting_alloc {
+	struct vgpu_vm *vm;
+	uint64_t bytes;
+	int err;
+	uint64_t ns;
+	atomic_bool done;
+};
+
+static void *evicting_alloc_main(void *arg)
+{
+	struct evicting_alloc *a = arg;
+	struct vgpu_buffer_info info;
+	uint64_t start = harness_now_ns();
+
+	a->err = vgpu_core_alloc(a->vm, a->bytes, 7, 0, &info);
+	a->ns = harness_now_ns() - start;
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+/*
+ * A reader never waits for an eviction: while b's allocation evicts 256 MiB
+ * of a at 1 GiB/s (at least 256 ms under the allocation lock), every
+ * vgpu_core_stats and vgpu_core_vm_stats answers within 100 ms. The bound
+ * is generous for a loaded 2-core machine (a read is a copy under a short
+ * lock: microseconds when it gets the CPU) and still fails a reader that
+ * waits for the eviction.
+ */
+static void test_stats_during_eviction(void **state)
+{
+	struct core_harness_config config = {
+		.vram_bytes = 324 * MiB, /* 320 MiB for VMs */
+		.chunk_bytes = 4 * MiB,
+		.copy_wall_bandwidth = 1ull << 30,
+	};
+	struct evicting_alloc alloc = { 0 };
+	struct vgpu_buffer_info info;
+	struct vgpu_core_stats core_stats;
+	struct vgpu_vm_stats vm_stats;
+	uint64_t worst = 0, probes = 0;
+	struct vgpu_vm *a, *b;
+	pthread_t thread;
+
+	setup(&config);
+	a = harness_vm(&h, "a", 1, 0, 0);
+	b = harness_vm(&h, "b", 100, 0, 0); /* a stays the victim throughout */
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(vgpu_core_alloc(a, 32 * MiB, 7, 0, &info), 0);
+	alloc.vm = b;
+	alloc.bytes = 320 * MiB;
+	atomic_init(&alloc.done, false);
+	assert_int_equal(pthread_create(&thread, NULL, evicting_alloc_main, &alloc), 0);
+	while (!atomic_load(&alloc.done)) {
+		uint64_t start = harness_now_ns(), took;
+
+		vgpu_core_stats(h.core, &core_stats);
+		vgpu_core_vm_stats(a, &vm_stats);
+		took = harness_now_ns() - start;
+		if (took > worst)
+			worst = took;
+		probes++;
+		harness_sleep_ms(5);
+	}
+	pthread_join(thread, NULL);
+	assert_int_equal(alloc.err, 0);
+	print_message("eviction of %llu MiB took %.0f ms; %llu statistics reads meanwhile, "
+	              "slowest %.2f ms\n",
+	              (unsigned long long)(harness_stats(a).evicted_bytes / MiB),
+	              (double)alloc.ns / 1e6, (unsigned long long)probes, (double)worst / 1e6);
+	assert_true(harness_stats(a).evicted_bytes >= 256 * MiB);
+	assert_true(alloc.ns >= 250000000ull);
+	assert_true(probes >= 10);
+	assert_true(worst < 100000000ull);
+	harness_assert_invariants(&h);
+	core_harness_teardown(&h);
+}
+
+/*
+ * Other VMs' requests go on while an eviction waits for a victim's channel:
+ * a's channel never drains (an acquire nothing releases; drain timeout 2 s)
+ * while b's allocation evicts a. Meanwhile c, not involved, frees a buffer,
+ * allocates from what it freed and reads its statistics: all done while b's
+ * allocation still waits, and quickly (a bound of 1 s, half the drain
+ * timeout, generous for a loaded machine). Then a's channel is killed,
+ * b's allocation completes, the invariants hold.
+ */
+static void test_requests_during_drain(void **state)
+{
+	struct core_harness_config config = { .chunk_bytes = MiB, .drain_timeout_ms = 2000 };
+	struct evicting_alloc alloc = { 0 };
+	struct vgpu_buffer_info info, c_held, c_new;
+	struct vgpu_core_stats core_stats;
+	struct vgpu_vm_stats stats;
+	struct harness_guest guest;
+	struct vgpu_vm *a, *b, *c;
+	uint64_t a_bytes, free_bytes, deadline, start, took;
+	uint32_t words[16], n;
+	pthread_t thread;
+	bool b_done_meanwhile;
+
+	setup(&config);
+	a = harness_vm(&h, "a", 1, 0, 0);
+	b = harness_vm(&h, "b", 1, 0, 0);
+	c = harness_vm(&h, "c", 1, 0, 0);
+	harness_guest_setup(&h, a, &guest, 16, 0, 1);
+	vgpu_core_stats(h.core, &core_stats);
+	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &c_held), 0);
+	/* a holds all but 28 MiB (its guest's log included), c 8 MiB. */
+	vgpu_core_stats(h.core, &core_stats);
+	a_bytes = (core_stats.vram_free_bytes - 20 * MiB) / (4 * MiB) * (4 * MiB);
+	for (uint64_t held = 0; held < a_bytes; held += 4 * MiB)
+		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
+	vgpu_core_stats(h.core, &core_stats);
+	free_bytes = core_stats.vram_free_bytes;
+	n = simgpu_push_semaphore_acquire(words, guest.semaphore_va + 64, UINT64_MAX);
+	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
+	harness_sleep_ms(20);
+
+	/* b needs 4 MiB more than is free: a is the victim. */
+	alloc.vm = b;
+	alloc.bytes = free_bytes + 4 * MiB;
+	atomic_init(&alloc.done, false);
+	assert_int_equal(pthread_create(&thread, NULL, evicting_alloc_main, &alloc), 0);
+	deadline = harness_now_ns() + 10000000000ull;
+	while (harness_stats(a).suspensions == 0 && harness_now_ns() < deadline)
+		harness_sleep_ms(1);
+	assert_true(harness_stats(a).suspensions > 0); /* the drain waits now */
+
+	start = harness_now_ns();
+	assert_int_equal(vgpu_core_free(c, c_held.handle), 0);
+	assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &c_new), 0);
+	vgpu_core_vm_stats(c, &stats);
+	took = harness_now_ns() - start;
+	b_done_meanwhile = atomic_load(&alloc.done);
+	pthread_join(thread, NULL);
+	print_message("c's free, alloc and stats took %.1f ms while b's allocation waited "
+	              "for a's channel (b done after %.0f ms)\n",
+	              (double)took / 1e6, (double)alloc.ns / 1e6);
+	assert_false(b_done_meanwhile);
+	assert_true(took < 1000000000ull);
+	assert_int_equal(stats.allocated_bytes, 2 * MiB);
+	assert_int_equal(alloc.err, 0);
+	assert_int_equal(harness_stats(a).channel_errors, 1);
+	harness_assert_invariants(&h);
+	harness_guest_teardown(&guest);
+	core_harness_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_lock_order),
 		cmocka_unit_test(test_relocation_with_live_guest),
 		cmocka_unit_test(test_concurrent_allocators),
+		cmocka_unit_test(test_stats_during_eviction),
+		cmocka_unit_test(test_requests_during_drain),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--hal-2m")) {

@@ -2,16 +2,21 @@
 /*
  * test_control.c - vgpud's control socket (JSON lines) and vgpuctl's output:
  * status table and JSON, watch, types, set-weight, set-profile, health,
- * config, errors, and the daemon-not-running message with exit status 2.
+ * config, errors, and the daemon-not-running message with exit status 2;
+ * list and a guest's QUERY answer during another VM's large eviction.
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -504,6 +509,103 @@ static void test_vgpuctl(void **state)
 	assert_string_equal(out, "");
 }
 
+struct evicting_tenant {
+	struct tenant *tenant;
+	uint64_t bytes;
+	int status;
+	atomic_bool done;
+};
+
+static void *evicting_alloc_main(void *arg)
+{
+	struct evicting_tenant *e = arg;
+
+	e->status = tenant_alloc(e->tenant, e->bytes, 7, NULL, NULL);
+	atomic_store(&e->done, true);
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Issue 16: `list` (vgpuctl status) and a guest's QUERY answer while another
+ * VM's eviction of 256 MiB or more is in progress: beta's allocation evicts
+ * alpha's memory on a copy engine slowed to 256 MiB/s of wall time (about a
+ * second), while gamma, not involved, asks. Every answer within 100 ms (a
+ * generous bound for a loaded machine: an answer takes microseconds of
+ * work, while one that waited for the eviction would take about a second).
+ */
+static void test_status_during_large_eviction(void **state)
+{
+	struct harness h;
+	struct tenant alpha, beta, gamma;
+	struct evicting_tenant e = { .tenant = &beta, .bytes = 384ull << 20 };
+	uint64_t list_worst = 0, query_worst = 0, probes = 0;
+	struct json_object *r;
+	pthread_t thread;
+
+	(void)state;
+	harness_config(&h);
+	h.config.gpu.vram_bytes = 404ull << 20; /* 400 MiB for VMs */
+	h.config.chunk_bytes = 4ull << 20;
+	h.config.gpu.copy_wall_bandwidth = 256ull << 20;
+	harness_start(&h);
+	assert_int_equal(tenant_open(&h, &alpha, "alpha", "big"), 0);
+	assert_int_equal(tenant_open(&h, &beta, "beta", "big"), 0);
+	assert_int_equal(tenant_open(&h, &gamma, "gamma", "small"), 0);
+	assert_int_equal(tenant_hello(&alpha), VGPU_STATUS_OK);
+	assert_int_equal(tenant_hello(&beta), VGPU_STATUS_OK);
+	assert_int_equal(tenant_hello(&gamma), VGPU_STATUS_OK);
+	/* alpha stays the victim while beta's allocation is pending */
+	r = harness_control(&h, "{\"command\":\"set-weight\",\"vm\":\"beta\",\"weight\":1000}");
+	assert_true(ok(r));
+	json_object_put(r);
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(tenant_alloc(&alpha, 32ull << 20, 7, NULL, NULL), VGPU_STATUS_OK);
+
+	atomic_init(&e.done, false);
+	assert_int_equal(pthread_create(&thread, NULL, evicting_alloc_main, &e), 0);
+	while (!atomic_load(&e.done)) {
+		uint64_t start = now_ns(), listed, queried;
+
+		r = harness_control(&h, "{\"command\":\"list\"}");
+		listed = now_ns();
+		assert_true(ok(r));
+		json_object_put(r);
+		assert_int_equal(tenant_call(&gamma, VGPU_OP_QUERY, NULL, 0, NULL), VGPU_STATUS_OK);
+		queried = now_ns();
+		if (listed - start > list_worst)
+			list_worst = listed - start;
+		if (queried - listed > query_worst)
+			query_worst = queried - listed;
+		probes++;
+		usleep(10000);
+	}
+	pthread_join(thread, NULL);
+	assert_int_equal(e.status, VGPU_STATUS_OK);
+	r = harness_control(&h, "{\"command\":\"list\"}");
+	print_message("alpha evicted %llu MiB; %llu probes meanwhile: slowest list %.2f ms, "
+	              "slowest QUERY %.2f ms\n",
+	              (unsigned long long)(field(vm_named(r, "alpha"), "evicted") >> 20),
+	              (unsigned long long)probes, (double)list_worst / 1e6,
+	              (double)query_worst / 1e6);
+	assert_true(field(vm_named(r, "alpha"), "evicted") >= 256ull << 20);
+	json_object_put(r);
+	assert_true(probes >= 5);
+	assert_true(list_worst < 100000000ull);
+	assert_true(query_worst < 100000000ull);
+	tenant_close(&gamma);
+	tenant_close(&beta);
+	tenant_close(&alpha);
+	harness_stop(&h);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +614,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_health_config_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vgpuctl, setup, teardown),
 		cmocka_unit_test(test_socket_limits),
+		cmocka_unit_test(test_status_during_large_eviction),
 	};
 
 	if (argc < 2) {

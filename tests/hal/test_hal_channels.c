@@ -354,6 +354,35 @@ static void test_acquire_timeout(void **state)
 	vgpu_hal_destroy(hal);
 }
 
+/* A channel waiting on an acquire nothing releases is killed by the host:
+ * one CHANNEL_ERROR with VGPU_FAULT_TIMEOUT, nothing after the acquire
+ * runs, a second kill changes nothing, and another channel goes on. */
+static void test_channel_kill(void **state)
+{
+	struct tspace *sp = space_create();
+	struct tchan *stuck = chan_create(sp, 0), *other = chan_create(sp, 0);
+	uint64_t gate = space_sem_va(sp, 21);
+	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	unsigned start = event_mark();
+
+	n = simgpu_push_semaphore_acquire(words, gate, 1);
+	n += simgpu_push_semaphore_release(words + n, stuck->sem_va, 1000, true);
+	chan_push(stuck, words, n);
+	vgpu_hal_channel_kick(stuck->channel);
+	assert_true(chan_wait_gp_get(stuck, 1)); /* fetched, waiting */
+	vgpu_hal_channel_kill(stuck->channel, VGPU_FAULT_TIMEOUT);
+	expect_error(stuck, start, VGPU_FAULT_TIMEOUT, "killed by the host");
+	assert_int_equal(vgpu_hal_channel_state(stuck->channel, NULL), VGPU_CHANNEL_ERROR);
+	vgpu_hal_channel_kill(stuck->channel, VGPU_FAULT_TIMEOUT);
+	assert_true(chan_sync(other));
+	assert_int_equal(count_events(VGPU_EVENT_CHANNEL_ERROR, stuck->info.id, start), 1);
+	assert_no_fence(stuck, 1000, start);
+	assert_int_equal(vgpu_hal_channel_state(other->channel, NULL), VGPU_CHANNEL_OK);
+	chan_destroy(other);
+	chan_destroy(stuck);
+	space_destroy(sp);
+}
+
 /* With fetch disabled GP_GET stays and nothing runs; GP_PUT writes are
  * kept and run once fetch is enabled again. */
 static void test_set_fetch(void **state)
@@ -1097,6 +1126,7 @@ static const struct CMUnitTest channel_tests[] = {
 	HAL_TEST(test_semaphore_acquire),
 	HAL_TEST(test_copy_flood_does_not_starve),
 	HAL_TEST(test_acquire_timeout),
+	HAL_TEST(test_channel_kill),
 	HAL_TEST(test_set_fetch),
 	HAL_TEST(test_priv_fence_after_work),
 	HAL_TEST(test_priv_nop_and_full_ring),

@@ -140,7 +140,7 @@ static void test_misuse_is_reported(void **state)
 	struct vgpu_shadow_stats stats;
 
 	assert_false(vgpu_shadow_is_suspended(h->shadow));
-	assert_int_equal(vgpu_shadow_resume(h->shadow), -EINVAL);
+	assert_int_equal(vgpu_shadow_resume_timeout(h->shadow, 0), -EINVAL);
 	assert_int_equal(vgpu_shadow_drain(h->shadow, 10), -EINVAL);
 	assert_int_equal(vgpu_shadow_suspend(h->shadow), 0);
 	assert_true(vgpu_shadow_is_suspended(h->shadow));

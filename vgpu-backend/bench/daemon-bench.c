@@ -77,7 +77,7 @@ static int call(struct tenant *t, uint16_t opcode, const void *payload, uint16_t
 
 static int open_tenant(const char *socket, const char *name, struct tenant *t)
 {
-	struct vgpu_local_device_config config = { socket, name, NULL };
+	struct vgpu_local_device_config config = { .socket_path = socket, .vm_name = name };
 	struct vgpu_hello_request hello = { VGPU_ABI_VERSION, 0 };
 	struct vgpu_response response;
 	int err;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * buffer.c - allocating and freeing buffers: cap check, address range,
- * chunks, eviction when VRAM is short, placement, per-VM handles.
+ * buffer.c - allocating and freeing buffers: per-VM handles, and
+ * vgpu_core_alloc as the steps of DESIGN.md §3 (check the cap, reserve the
+ * address range and bookkeeping, make room by eviction when VRAM is short,
+ * place the chunks, commit the accounting).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -288,65 +290,67 @@ static void record_latency(struct vgpu_vm *vm, uint64_t ns)
 	vm->alloc_latency[vgpu_latency_bucket(ns)]++;
 }
 
-int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
-                    struct vgpu_buffer_info *out)
+/*
+ * vgpu_core_alloc in the steps of DESIGN.md §3: check, reserve, make room,
+ * place, commit. Each step that fails leaves the thread's last error set
+ * (alloc_error fills in a generic sentence where a step did not).
+ */
+
+/* Check the arguments (no lock needed). */
+static int alloc_check_args(struct vgpu_vm *vm, uint64_t bytes, unsigned priority,
+                            uint32_t flags)
 {
-	struct vgpu_core *core;
-	struct vgpu_buffer *buffer = NULL;
-	struct vgpu_core_time pass = { 0 };
-	uint64_t start, rounded, gpu_va = 0, free_bytes;
-	bool evicted = false;
-	int err;
+	struct vgpu_core *core = vm->core;
 
-	if (!vm || !out) {
-		vgpu_core_set_error("vgpu_core_alloc needs a VM and a place for the buffer info");
-		return -EINVAL;
-	}
-	core = vm->core;
-	vgpu_core_count_entry(core);
-	vgpu_core_clear_error();
-	if (!bytes || bytes > UINT64_MAX - core->min_page) {
-		vgpu_core_set_error("VM '%s': cannot allocate %" PRIu64 " bytes; ask for 1 byte "
-		                    "or more",
-		                    vm->name, bytes);
-		return -EINVAL;
-	}
-	if (priority > VGPU_PRIORITY_MAX) {
-		vgpu_core_set_error("VM '%s': priority %u is out of range; use %d (evicted first) "
-		                    "to %d, default %d",
-		                    vm->name, priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX,
-		                    VGPU_PRIORITY_DEFAULT);
-		return -EINVAL;
-	}
-	if (flags & ~VGPU_ALLOC_FLAGS_ALL) {
-		vgpu_core_set_error("VM '%s': unknown allocation flags %#x; pass 0", vm->name, flags);
-		return -EINVAL;
-	}
-	/* Whole GPU pages: a buffer never shares a page with another. */
-	rounded = (bytes + core->min_page - 1) / core->min_page * core->min_page;
+	if (!bytes || bytes > UINT64_MAX - core->min_page)
+		return vgpu_core_fail(-EINVAL,
+		                      "VM '%s': cannot allocate %" PRIu64 " bytes; ask for 1 byte "
+		                      "or more",
+		                      vm->name, bytes);
+	if (priority > VGPU_PRIORITY_MAX)
+		return vgpu_core_fail(-EINVAL,
+		                      "VM '%s': priority %u is out of range; use %d (evicted "
+		                      "first) to %d, default %d",
+		                      vm->name, priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX,
+		                      VGPU_PRIORITY_DEFAULT);
+	if (flags & ~VGPU_ALLOC_FLAGS_ALL)
+		return vgpu_core_fail(-EINVAL, "VM '%s': unknown allocation flags %#x; pass 0",
+		                      vm->name, flags);
+	return 0;
+}
 
-	start = vgpu_core_now_ns();
-	vgpu_fifo_lock(&core->lock);
+/* Check the VM's cap and the buffer's chunk count (lock held). */
+static int alloc_check_cap(struct vgpu_vm *vm, uint64_t rounded)
+{
 	if (vm->cap_bytes && (vm->allocated_bytes > vm->cap_bytes ||
 	                      rounded > vm->cap_bytes - vm->allocated_bytes)) {
-		core->stats.allocs_failed_cap++;
-		err = -EDQUOT;
-		goto fail;
+		vm->core->stats.allocs_failed_cap++;
+		return -EDQUOT;
 	}
-	if (rounded / vm->chunk_bytes >= UINT32_MAX) {
-		err = -ENOSPC; /* more chunks than a buffer can have */
-		goto fail;
-	}
+	if (rounded / vm->chunk_bytes >= UINT32_MAX)
+		return -ENOSPC; /* more chunks than a buffer can have */
+	return 0;
+}
+
+/* Reserve the address range, the buffer and room in the VM's sets and
+ * handle table, so that nothing after the eviction can fail on memory for
+ * bookkeeping. */
+static int alloc_reserve(struct vgpu_vm *vm, uint64_t rounded, unsigned priority,
+                         struct vgpu_buffer **out)
+{
+	struct vgpu_core *core = vm->core;
+	struct vgpu_buffer *buffer;
+	uint64_t gpu_va;
+	int err;
+
 	err = vgpu_va_alloc(&vm->va, rounded, core->buffer_align, &gpu_va);
 	if (err)
-		goto fail;
+		return err;
 	buffer = buffer_new(vm, gpu_va, rounded, priority);
 	if (!buffer) {
 		err = -ENOMEM;
 		goto fail_va;
 	}
-	/* Reserve now so that nothing after the eviction can fail on memory
-	 * for bookkeeping. */
 	for (int location = 0; location < LOC_COUNT; location++) {
 		err = vgpu_chunk_set_reserve(&vm->sets[location],
 		                             vm->sets[location].count + buffer->chunk_count);
@@ -356,25 +360,68 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	err = slot_reserve(vm);
 	if (err)
 		goto fail_buffer;
+	*out = buffer;
+	return 0;
 
-	free_bytes = vgpu_hal_vram_free_bytes(core->hal);
-	if (free_bytes < rounded) {
-		evicted = true;
-		err = vgpu_evict_for(core, vm, buffer, free_bytes, &pass);
-		if (err)
-			goto fail_buffer;
-	}
-	err = place_chunks(core, buffer);
-	if (err) {
+fail_buffer:
+	buffer_free_struct(buffer);
+fail_va:
+	vgpu_va_free(&vm->va, gpu_va, rounded);
+	return err;
+}
+
+/* Give back what alloc_reserve took. */
+static void alloc_unreserve(struct vgpu_buffer *buffer)
+{
+	struct vgpu_vm *vm = buffer->vm;
+	uint64_t gpu_va = buffer->gpu_va, bytes = buffer->bytes;
+
+	buffer_free_struct(buffer);
+	vgpu_va_free(&vm->va, gpu_va, bytes);
+}
+
+/* Make room: evict (GPUswap) when free VRAM is short of the buffer. No
+ * other pass runs (see vgpu_core_alloc). */
+static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
+                           struct vgpu_core_time *pass, bool *evicted)
+{
+	struct vgpu_core *core = vm->core;
+	uint64_t free_bytes = vgpu_hal_vram_free_bytes(core->hal);
+
+	if (free_bytes >= buffer->bytes)
+		return 0;
+	*evicted = true;
+	return vgpu_evict_for(core, vm, buffer, free_bytes, pass);
+}
+
+/* Another pass dropped the lock while it waits on a tenant, and this
+ * allocation needs VRAM that pass has not left free: it must wait. */
+static bool alloc_must_wait_for_pass(struct vgpu_core *core, const struct vgpu_buffer *buffer)
+{
+	return core->pass_running && vgpu_pass_vram_available_locked(core) < buffer->bytes;
+}
+
+/* Place: every chunk gets its memory and mapping. */
+static int alloc_place(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
+{
+	int err = place_chunks(vm->core, buffer);
+
+	if (err)
 		vgpu_core_set_error("VM '%s': cannot map the new buffer: %s", vm->name,
 		                    strerror(-err));
-		goto fail_buffer;
-	}
+	return err;
+}
+
+/* Commit: account the chunks, publish the handle. Cannot fail. */
+static void alloc_commit(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
+                         struct vgpu_buffer_info *out)
+{
+	struct vgpu_core *core = vm->core;
 
 	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
 		struct vgpu_chunk *chunk = &buffer->chunks[i];
 
-		vgpu_chunk_insert(chunk); /* reserved above: cannot fail */
+		vgpu_chunk_insert(chunk); /* reserved: cannot fail */
 		vgpu_vm_account(vm, chunk->location, (int64_t)chunk->bytes);
 		if (chunk->location == LOC_EVICTED) {
 			vm->evictions++;
@@ -386,42 +433,88 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	slot_publish(vm, buffer);
 	list_add_tail(&buffer->link, &vm->buffers);
 	vm->buffer_count++;
-	vm->allocated_bytes += rounded;
-	core->allocated_bytes += rounded;
+	vm->allocated_bytes += buffer->bytes;
+	core->allocated_bytes += buffer->bytes;
 	vgpu_vm_rekey(vm);
+	vm->allocs++;
 
 	out->handle = buffer->handle;
 	out->gpu_va = buffer->gpu_va;
 	out->bytes = buffer->bytes;
-	vm->allocs++;
-	if (evicted) {
-		uint64_t total = vgpu_core_now_ns() - start;
-		uint64_t known = pass.policy_ns + pass.setup_ns + pass.copy_ns;
+}
 
-		pass.total_ns = total;
-		pass.other_ns = total > known ? total - known : 0;
-		pass.passes = 1;
-		vgpu_core_time_add(&core->stats.eviction, &pass);
-	}
-	record_latency(vm, vgpu_core_now_ns() - start);
-	vgpu_fifo_unlock(&core->lock);
-	return 0;
+/* The eviction pass's time, into the core's statistics. */
+static void alloc_account_pass(struct vgpu_core *core, struct vgpu_core_time *pass,
+                               uint64_t start, bool succeeded)
+{
+	uint64_t total = vgpu_core_now_ns() - start;
 
-fail_buffer:
-	buffer_free_struct(buffer);
-fail_va:
-	vgpu_va_free(&vm->va, gpu_va, rounded);
-fail:
-	vm->alloc_failures++;
-	if (evicted) {
-		/* Some VRAM may have been freed for nothing: let the return
-		 * pass use it. */
-		vgpu_return_mark_pending(core);
-		pass.total_ns = vgpu_core_now_ns() - start;
-		vgpu_core_time_add(&core->stats.eviction, &pass);
+	pass->total_ns = total;
+	if (succeeded) {
+		uint64_t known = pass->policy_ns + pass->setup_ns + pass->copy_ns;
+
+		pass->other_ns = total > known ? total - known : 0;
+		pass->passes = 1;
 	}
-	alloc_error(vm, rounded, err);
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_time_add(&core->stats.eviction, pass);
+}
+
+int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
+                    struct vgpu_buffer_info *out)
+{
+	struct vgpu_core *core;
+	struct vgpu_buffer *buffer = NULL;
+	struct vgpu_core_time pass = { 0 };
+	uint64_t start, rounded;
+	bool evicted = false;
+	int err;
+
+	if (!vm || !out)
+		return vgpu_core_fail(-EINVAL,
+		                      "vgpu_core_alloc needs a VM and a place for the buffer info");
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	vgpu_core_clear_error();
+	err = alloc_check_args(vm, bytes, priority, flags);
+	if (err)
+		return err;
+	/* Whole GPU pages: a buffer never shares a page with another. */
+	rounded = (bytes + core->min_page - 1) / core->min_page * core->min_page;
+
+	start = vgpu_core_now_ns();
+	for (;;) {
+		vgpu_core_lock_vm(core, vm);
+		err = alloc_check_cap(vm, rounded);
+		if (!err)
+			err = alloc_reserve(vm, rounded, priority, &buffer);
+		if (err || !alloc_must_wait_for_pass(core, buffer))
+			break;
+		alloc_unreserve(buffer);
+		buffer = NULL;
+		vgpu_core_unlock(core);
+		vgpu_pass_wait(core);
+	}
+	if (!err)
+		err = alloc_make_room(vm, buffer, &pass, &evicted);
+	if (!err)
+		err = alloc_place(vm, buffer);
+	if (!err)
+		alloc_commit(vm, buffer, out);
+	else if (buffer)
+		alloc_unreserve(buffer);
+
+	if (err) {
+		vm->alloc_failures++;
+		vm->stats_dirty = true;
+		if (evicted) /* VRAM may have been freed for nothing: return it */
+			vgpu_return_mark_pending(core);
+		alloc_error(vm, rounded, err);
+	}
+	if (evicted)
+		alloc_account_pass(core, &pass, start, !err);
+	if (!err)
+		record_latency(vm, vgpu_core_now_ns() - start);
+	vgpu_core_unlock(core);
 	return err;
 }
 
@@ -430,6 +523,7 @@ void vgpu_buffer_destroy(struct vgpu_buffer *buffer)
 	struct vgpu_vm *vm = buffer->vm;
 	struct vgpu_core *core = vm->core;
 
+	vgpu_core_assert_locked(core);
 	/* Unmap and invalidate before any page can be reused. */
 	vgpu_hal_as_unmap(vm->as, buffer->gpu_va, buffer->bytes);
 	vgpu_hal_as_tlb_invalidate(vm->as);
@@ -458,21 +552,21 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 	struct vgpu_buffer *buffer;
 
 	if (!vm)
-		return -EINVAL;
+		return vgpu_core_fail(-EINVAL, "vgpu_core_free needs a VM");
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_buffer_lookup(vm, handle);
 	if (!buffer) {
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64 "; it was never "
 		                    "allocated, already freed, or belongs to another VM",
 		                    vm->name, handle);
 		return -ENOENT;
 	}
 	vgpu_buffer_destroy(buffer);
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	vgpu_return_mark_pending(core);
 	return 0;
 }
@@ -483,7 +577,7 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 	struct vgpu_buffer *buffer;
 
 	if (!vm)
-		return -EINVAL;
+		return vgpu_core_fail(-EINVAL, "vgpu_core_set_priority needs a VM");
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
@@ -492,10 +586,10 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 		                    priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX);
 		return -EINVAL;
 	}
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_buffer_lookup(vm, handle);
 	if (!buffer) {
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
 		return -ENOENT;
 	}
@@ -504,7 +598,7 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 	buffer->priority = priority;
 	for (int location = 0; location < LOC_COUNT; location++)
 		vgpu_levels_update(buffer, location);
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	return 0;
 }
 
@@ -516,13 +610,15 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
 	int count;
 
 	if (!vm || (max && !out))
-		return -EINVAL;
+		return vgpu_core_fail(-EINVAL, "vgpu_core_buffer_chunks needs a VM and, with max "
+		                               "> 0, a place for the chunks");
 	core = vm->core;
 	vgpu_core_count_entry(core);
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_clear_error();
+	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_buffer_lookup(vm, handle);
 	if (!buffer) {
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
 		return -ENOENT;
 	}
@@ -535,6 +631,6 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
 		out[i].location = (enum vgpu_chunk_location)chunk->location;
 	}
 	count = buffer->chunk_count > INT32_MAX ? INT32_MAX : (int)buffer->chunk_count;
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	return count;
 }

@@ -23,6 +23,7 @@ static void shadow_stats_add(struct vgpu_shadow_stats *sum, const struct vgpu_sh
 	sum->channel_errors += add->channel_errors;
 }
 
+/* core->channels_lock (or the allocation lock) held. */
 void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out)
 {
 	struct list_head *pos;
@@ -57,10 +58,10 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 	vgpu_core_clear_error();
 	channel = calloc(1, sizeof(*channel));
 	if (!channel)
-		return -ENOMEM;
+		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for a channel", vm->name);
 	channel->vm = vm;
 
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock_vm(core, vm);
 	err = vgpu_hal_channel_create(vm->as, gpfifo_entries, &channel->hal, info);
 	if (err) {
 		vgpu_core_set_error("VM '%s': cannot create a channel with %u GPFIFO entries: %s%s",
@@ -86,17 +87,18 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 	}
 	pthread_mutex_lock(&core->channels_lock);
 	core->channel_table[channel->id] = channel;
-	pthread_mutex_unlock(&core->channels_lock);
 	list_add_tail(&channel->link, &vm->channels);
+	pthread_mutex_unlock(&core->channels_lock);
 	vm->channel_count++;
-	vgpu_fifo_unlock(&core->lock);
+	vm->stats_dirty = true;
+	vgpu_core_unlock(core);
 	*out = channel;
 	return 0;
 
 fail_hal:
 	vgpu_hal_channel_destroy(channel->hal);
 fail:
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	free(channel);
 	return err;
 }
@@ -107,20 +109,24 @@ void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel)
 	struct vgpu_core *core = vm->core;
 	struct vgpu_shadow_stats stats;
 
-	/* Unpublish first: from now on no event reaches the shadow. The
-	 * channel is never suspended here (relocations finish under the
-	 * allocation lock, which we hold), so no drain needs its fence. */
+	vgpu_core_assert_locked(core);
+	/* Unpublish first: from now on no event reaches the shadow and no
+	 * statistics reader sees the channel (its figures move to the VM's
+	 * retired ones). The channel is never suspended here (relocations
+	 * finish under the allocation lock, which we hold), so no drain needs
+	 * its fence. */
 	pthread_mutex_lock(&core->channels_lock);
 	if (core->channel_table[channel->id] == channel)
 		core->channel_table[channel->id] = NULL;
-	pthread_mutex_unlock(&core->channels_lock);
-
 	vgpu_shadow_stats(channel->shadow, &stats);
 	shadow_stats_add(&vm->retired_shadow, &stats);
+	list_del(&channel->link);
+	pthread_mutex_unlock(&core->channels_lock);
+
 	vgpu_shadow_channel_destroy(channel->shadow);
 	vgpu_hal_channel_destroy(channel->hal);
-	list_del(&channel->link);
 	vm->channel_count--;
+	vm->stats_dirty = true;
 	free(channel);
 }
 
@@ -132,9 +138,9 @@ void vgpu_core_channel_destroy(struct vgpu_core_channel *channel)
 		return;
 	core = channel->vm->core;
 	vgpu_core_count_entry(core);
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock_vm(core, channel->vm);
 	vgpu_channel_destroy_locked(channel);
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 }
 
 struct vgpu_hal_channel *vgpu_core_channel_hal(struct vgpu_core_channel *channel)

@@ -30,9 +30,31 @@ void vgpu_core_set_error(const char *format, ...)
 	va_end(args);
 }
 
+int vgpu_core_fail(int err, const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(last_error, sizeof(last_error), format, args);
+	va_end(args);
+	return err;
+}
+
 void vgpu_core_clear_error(void)
 {
 	last_error[0] = '\0';
+}
+
+void vgpu_core_unlock(struct vgpu_core *core)
+{
+	vgpu_stats_publish_locked(core);
+	vgpu_fifo_unlock(&core->lock);
+}
+
+void vgpu_core_stop(struct vgpu_core *core)
+{
+	if (core)
+		atomic_store_explicit(&core->stopping, true, memory_order_release);
 }
 
 uint64_t vgpu_core_now_ns(void)
@@ -204,7 +226,7 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 
 	core = calloc(1, sizeof(*core));
 	if (!core)
-		return -ENOMEM;
+		return vgpu_core_fail(-ENOMEM, "out of memory for the core");
 	core->hal = hal;
 	core->caps = caps;
 	core->min_page = min_page;
@@ -229,11 +251,18 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	atomic_init(&core->entries, 0);
 	atomic_init(&core->events, 0);
 	atomic_init(&core->return_pending, false);
+	atomic_init(&core->stopping, false);
+	atomic_init(&core->weights_requested, false);
 
 	err = vgpu_fifo_lock_init(&core->lock);
-	if (err)
+	if (err) {
+		vgpu_core_set_error("cannot create the core's allocation lock: %s", strerror(-err));
 		goto fail_free;
+	}
 	pthread_mutex_init(&core->channels_lock, NULL);
+	pthread_mutex_init(&core->stats_lock, NULL);
+	pthread_mutex_init(&core->pass_mutex, NULL);
+	pthread_cond_init(&core->pass_done, NULL);
 	pthread_mutex_init(&core->return_mutex, NULL);
 	{
 		pthread_condattr_t attr;
@@ -247,7 +276,8 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	core->channel_table = calloc(caps.max_channels ? caps.max_channels : 1,
 	                             sizeof(*core->channel_table));
 	if (!core->channel_table) {
-		err = -ENOMEM;
+		err = vgpu_core_fail(-ENOMEM, "out of memory for the table of %u channels",
+		                     caps.max_channels);
 		goto fail_locks;
 	}
 	err = vgpu_dma_init(&core->dma, hal, &caps);
@@ -265,6 +295,8 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 			goto fail_dma;
 		}
 	}
+	vgpu_core_lock(core);
+	vgpu_core_unlock(core); /* the first statistics */
 	*out = core;
 	return 0;
 
@@ -276,6 +308,9 @@ fail_table:
 fail_locks:
 	pthread_cond_destroy(&core->return_cond);
 	pthread_mutex_destroy(&core->return_mutex);
+	pthread_mutex_destroy(&core->stats_lock);
+	pthread_cond_destroy(&core->pass_done);
+	pthread_mutex_destroy(&core->pass_mutex);
 	pthread_mutex_destroy(&core->channels_lock);
 	vgpu_fifo_lock_fini(&core->lock);
 fail_free:
@@ -300,6 +335,9 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	free(core->channel_table);
 	pthread_cond_destroy(&core->return_cond);
 	pthread_mutex_destroy(&core->return_mutex);
+	pthread_mutex_destroy(&core->stats_lock);
+	pthread_cond_destroy(&core->pass_done);
+	pthread_mutex_destroy(&core->pass_mutex);
 	pthread_mutex_destroy(&core->channels_lock);
 	vgpu_fifo_lock_fini(&core->lock);
 	free(core);

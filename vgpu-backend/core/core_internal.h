@@ -6,10 +6,16 @@
  * address space; a buffer owns its chunks (one array). Everything below is
  * protected by the core's allocation lock (core->lock) unless a field says
  * otherwise.
+ *
+ * Lock order: core->lock, then core->channels_lock, then core->stats_lock,
+ * then a shadow's short lock (each may be skipped). Only core->lock is ever
+ * held while waiting (for a drain, a window swap or a copy); statistics
+ * readers take only the short locks, so they never wait for an eviction.
  */
 #ifndef VGPU_CORE_INTERNAL_H
 #define VGPU_CORE_INTERNAL_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -126,7 +132,7 @@ struct vgpu_vm {
 	bool touched;                   /* in the current pass's list of VMs */
 	size_t cursor;                  /* policy cursor (CLOCK hand) */
 
-	struct list_head channels;
+	struct list_head channels;      /* also under core->channels_lock */
 	uint32_t channel_count;
 	struct list_head reservations;
 	uint64_t reserved_va_bytes;
@@ -137,8 +143,19 @@ struct vgpu_vm {
 	uint64_t drain_ns;
 	uint64_t allocs, alloc_failures;
 	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS];
-	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels */
+	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels;
+	                                            also under channels_lock */
 	_Atomic uint64_t channel_errors;         /* event thread */
+	/* vgpu_core_set_weight's weight until the next locked operation
+	 * applies it (0: none); see vgpu_vm_apply_requested_weights_locked. */
+	_Atomic uint32_t weight_requested;
+
+	/* The statistics above changed since they were last published. */
+	bool stats_dirty;
+	/* As published at the end of the last operation that changed them
+	 * (vgpu_stats_publish_locked); core->stats_lock. Fair share, shadow
+	 * and channel-error figures are added when read. */
+	struct vgpu_vm_stats published;
 };
 
 struct vgpu_core_channel {
@@ -168,8 +185,31 @@ struct vgpu_core {
 	struct vgpu_policy_context policy_context;
 
 	struct vgpu_fifo_lock lock; /* the allocation lock, see core.h */
+	/* vgpu_core_stop was called: waits on tenants end at once. */
+	atomic_bool stopping;
+	/* Some VM has a weight_requested. */
+	atomic_bool weights_requested;
 
-	struct list_head vms;
+	/* A pass is running and may have dropped the lock (pass.c); VRAM it
+	 * promised to the allocation it makes room for. Under core->lock. */
+	bool pass_running;
+	uint64_t vram_promised;
+	/* pass_running as waiters without the lock see it (pass_mutex). */
+	pthread_mutex_t pass_mutex;
+	pthread_cond_t pass_done;
+	bool pass_active;
+
+	/*
+	 * Statistics as of the end of the last operation under core->lock
+	 * (published by vgpu_core_unlock, and between the VMs of a long
+	 * pass). stats_lock guards them, every VM's published figures and the
+	 * links of core->vms (readers compute fair shares over the list); it
+	 * is never held while waiting.
+	 */
+	pthread_mutex_t stats_lock;
+	struct vgpu_core_stats published;
+
+	struct list_head vms; /* links also under stats_lock */
 	uint32_t vm_count;
 	uint32_t next_vm_id;
 	struct vgpu_victim_heap victims; /* every VM, largest ratio first */
@@ -206,8 +246,28 @@ struct vgpu_core {
 };
 
 /* ---- core.c ------------------------------------------------------------- */
+/*
+ * Errors: every public function that fails returns a negative errno and
+ * has set the calling thread's last error (vgpu_core_last_error) to a
+ * sentence saying what was wrong and what to do; vgpu_core_fail does both
+ * in one step: return vgpu_core_fail(-ENOMEM, "...").
+ */
 void vgpu_core_set_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+int vgpu_core_fail(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
 void vgpu_core_clear_error(void);
+/*
+ * The allocation lock. vgpu_core_lock is for operations on the whole core
+ * (VM creation, the return pass, the invariant check): it also waits while
+ * a pass has dropped the lock (pass.c). vgpu_core_lock_vm is for an
+ * operation on one VM: it waits only while a pass that involves that VM
+ * has dropped the lock. vgpu_core_unlock first publishes the statistics
+ * the operation changed (vgpu_stats_publish_locked).
+ */
+void vgpu_core_lock(struct vgpu_core *core);
+void vgpu_core_lock_vm(struct vgpu_core *core, struct vgpu_vm *vm);
+void vgpu_core_unlock(struct vgpu_core *core);
+/* In every function that must be called with the allocation lock held. */
+#define vgpu_core_assert_locked(core) assert(vgpu_fifo_lock_held(&(core)->lock))
 uint64_t vgpu_core_now_ns(void);
 void vgpu_core_count_entry(struct vgpu_core *core);
 /* The VMs a pass selected chunks of (core->touched); room for one entry
@@ -217,6 +277,28 @@ void vgpu_core_touch(struct vgpu_core *core, struct vgpu_vm *vm);
 void vgpu_core_untouch_all(struct vgpu_core *core);
 /* Human-readable size ("64 MiB") into buf. */
 const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- pass.c ------------------------------------------------------------- */
+/*
+ * An eviction or return pass runs under the allocation lock but drops it
+ * while it waits on a tenant (its victims' channels draining and resuming,
+ * their window swaps), so that other VMs' requests go on meanwhile. While a
+ * pass runs (core->pass_running), operations that could disturb it wait
+ * for its end without the lock: any operation on a VM it involves
+ * (vm->touched), another pass, and core-wide operations. VRAM the pass
+ * promised to the allocation it makes room for (core->vram_promised) is
+ * not free for others.
+ */
+void vgpu_pass_begin_locked(struct vgpu_core *core);
+void vgpu_pass_end_locked(struct vgpu_core *core);
+/* Around a wait on a tenant inside a pass: publish, drop the lock; take it
+ * back (behind the operations that queued meanwhile). */
+void vgpu_pass_unlock(struct vgpu_core *core);
+void vgpu_pass_relock(struct vgpu_core *core);
+/* Without the lock: wait until no pass runs. */
+void vgpu_pass_wait(struct vgpu_core *core);
+/* Free VRAM minus what a running pass promised (lock held). */
+uint64_t vgpu_pass_vram_available_locked(struct vgpu_core *core);
 
 /* ---- events.c ----------------------------------------------------------- */
 void vgpu_core_handle_event(void *ctx, const struct vgpu_hal_event *event);
@@ -280,6 +362,8 @@ void vgpu_buffer_destroy(struct vgpu_buffer *buffer);
 /* ---- vm.c --------------------------------------------------------------- */
 void vgpu_vm_rekey(struct vgpu_vm *vm); /* victim key := resident bytes */
 void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta);
+/* Apply the weights vgpu_core_set_weight requested (vgpu_core_lock does). */
+void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core);
 
 /* ---- eviction.c --------------------------------------------------------- */
 /*
@@ -315,6 +399,9 @@ void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel);
 void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out);
 
 /* ---- stats.c ------------------------------------------------------------ */
+/* Publish the statistics of the core and of every VM whose figures changed
+ * (vm->stats_dirty) for the readers (vgpu_core_stats, vgpu_core_vm_stats). */
+void vgpu_stats_publish_locked(struct vgpu_core *core);
 unsigned vgpu_latency_bucket(uint64_t ns);
 void vgpu_core_time_add(struct vgpu_core_time *sum, const struct vgpu_core_time *add);
 /* Water-filling fair shares: see core.h. out[i] for VM i. */

@@ -16,7 +16,8 @@
  * Before anything moves, the host budget must hold every selected chunk and
  * each gets its host memory (pinned, IOMMU-mapped); if either fails the
  * allocation fails with -ENOMEM and nothing has changed. Then the victims'
- * chunks move one VM at a time (relocation.c).
+ * chunks move one VM at a time (relocation.c), dropping the allocation lock
+ * while a victim's channels drain and resume (pass.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -97,7 +98,9 @@ static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
 			continue;
 		chunks = malloc(selected * sizeof(*chunks));
 		if (!chunks)
-			return -ENOMEM;
+			return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for the list of %zu "
+			                               "chunks to evict",
+			                      vm->name, selected);
 		for (size_t i = set->candidates; i < set->count; i++)
 			if (!set->items[i]->pending)
 				chunks[count++] = set->items[i];
@@ -130,6 +133,7 @@ static void finish_pass(struct vgpu_core *core, struct vgpu_buffer *pending, boo
 	for (size_t v = 0; v < core->touched_count; v++)
 		vgpu_vm_rekey(core->touched[v]);
 	vgpu_core_untouch_all(core);
+	vgpu_pass_end_locked(core);
 }
 
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
@@ -139,6 +143,7 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	uint64_t need = pending->bytes, available = free_bytes, host_bytes = 0;
 	int err = 0;
 
+	vgpu_pass_begin_locked(core);
 	for (uint32_t i = 0; i < pending->chunk_count; i++) {
 		struct vgpu_chunk *chunk = &pending->chunks[i];
 
@@ -175,6 +180,9 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	}
 	mark = vgpu_core_now_ns();
 	time->policy_ns += mark - start;
+	/* What the new buffer will take of VRAM is not free for others
+	 * while the victims move (pass.c). */
+	core->vram_promised = need;
 
 	if (!err && !vgpu_host_budget_fits(&core->host, host_bytes)) {
 		char size[32], wanted[32], left[32], limit[32];

@@ -210,7 +210,7 @@ int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len
 
 	if (why_len)
 		why[0] = '\0';
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock(core);
 	list_for_each(pos, &core->vms) {
 		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
 
@@ -246,6 +246,6 @@ int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len
 	else if (core->touched_count)
 		fail(&check, "a pass left %zu VMs marked", core->touched_count);
 out:
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	return check.err;
 }

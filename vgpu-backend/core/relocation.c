@@ -6,7 +6,9 @@
  * For one VM at a time:
  *   1. suspend every channel of the VM (shadow channels: the guest keeps
  *      submitting into shadow pages), then drain them (a privileged fence
- *      behind everything the guest had queued);
+ *      behind everything the guest had queued); a channel that has not
+ *      drained within the drain timeout is killed (its context, as a fatal
+ *      fault would: the guest sees a channel error) and counts as drained;
  *   2. map each chunk's source and destination into the core's private DMA
  *      address space (a group of chunks at a time, before the group's first
  *      copy) and queue the copies on the copy engine, several in flight;
@@ -14,11 +16,13 @@
  *      new memory (VRAM, or the IOMMU-mapped host buffer with target SYSMEM
  *      non-coherent) and invalidate the VM's TLB;
  *   4. move the chunks to the other set;
- *   5. resume the channels;
+ *   5. resume the channels (bounded the same way: one that cannot be
+ *      resumed within the drain timeout is killed, then resumed);
  *   6. free the old memory (scrub and free the VRAM pages, or give back the
  *      host buffer and its IOMMU mapping): nothing maps it any more.
  * Only this VM stops; the others keep running (the copy engine runs next to
- * compute).
+ * compute). Steps 1 and 5 wait on the tenant: the caller's pass drops the
+ * allocation lock for them (pass.c), so other VMs' requests go on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,13 +33,71 @@
 #define COPY_WAIT_MS 60000 /* copies do not depend on guest work */
 
 /*
- * Resume the first `suspended` channels of vm together: work one channel
- * queued before the suspension may wait (SEMAPHORE_ACQUIRE) for a release
- * the guest put into another channel's shadow, so resuming them one after
- * the other could wait forever; vgpu_shadow_resume_all takes turns.
+ * Waits on a tenant (drain, resume) are bounded by the drain timeout and
+ * taken in slices of this length, so that a core shutting down
+ * (vgpu_core_stop) need not wait a whole timeout.
  */
-static void resume_channels(struct vgpu_vm *vm, size_t suspended)
+#define WAIT_SLICE_MS 50
+
+static bool core_stopping(const struct vgpu_core *core)
 {
+	return atomic_load_explicit(&core->stopping, memory_order_acquire);
+}
+
+/* Milliseconds from now to deadline_ns, at most WAIT_SLICE_MS. */
+static unsigned slice_ms(uint64_t deadline_ns)
+{
+	uint64_t now = vgpu_core_now_ns();
+	uint64_t left_ms = deadline_ns > now ? (deadline_ns - now + 999999) / 1000000 : 0;
+
+	return left_ms < WAIT_SLICE_MS ? (unsigned)left_ms : WAIT_SLICE_MS;
+}
+
+/*
+ * A channel that does not drain or resume in time is killed, as a fatal
+ * fault would kill it (the guest sees a channel error, cause
+ * VGPU_FAULT_TIMEOUT): a context that makes no progress must not hold up
+ * the relocation, and with it every allocation (issue 12). A killed channel
+ * counts as drained, and resumes at once.
+ */
+static void kill_channel(struct vgpu_shadow_channel *shadow)
+{
+	vgpu_hal_channel_kill(vgpu_shadow_hal_channel(shadow), VGPU_FAULT_TIMEOUT);
+}
+
+/*
+ * Resume count channels of one VM together: work one channel queued before
+ * the suspension may wait (SEMAPHORE_ACQUIRE) for a release the guest put
+ * into another channel's shadow, so resuming them one after the other could
+ * wait forever; vgpu_shadow_resume_all takes turns. Those not resumed by
+ * deadline_ns (or once the core stops) are killed and then resumed.
+ */
+static void resume_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel **shadows,
+                           size_t count, uint64_t deadline_ns)
+{
+	int err;
+
+	do {
+		/* -EIO: a channel was killed; it is resumed all the same. */
+		err = vgpu_shadow_resume_all(shadows, count, slice_ms(deadline_ns));
+	} while (err == -ETIMEDOUT && vgpu_core_now_ns() < deadline_ns && !core_stopping(core));
+	if (err != -ETIMEDOUT && err != 0 && err != -EIO) {
+		/* A HAL failure: nothing better than to kill and restore. */
+		err = -ETIMEDOUT;
+	}
+	if (err != -ETIMEDOUT)
+		return;
+	for (size_t i = 0; i < count; i++)
+		if (vgpu_shadow_is_suspended(shadows[i]))
+			kill_channel(shadows[i]);
+	vgpu_shadow_resume_all(shadows, count, 0); /* killed: restored at once */
+}
+
+/* Resume the first `suspended` channels of vm, within the drain timeout. */
+static void resume_channels(struct vgpu_core *core, struct vgpu_vm *vm, size_t suspended)
+{
+	uint64_t deadline_ns =
+	        vgpu_core_now_ns() + (uint64_t)core->config.drain_timeout_ms * 1000000ull;
 	struct vgpu_shadow_channel **shadows;
 	struct list_head *pos;
 	size_t i = 0;
@@ -50,22 +112,39 @@ static void resume_channels(struct vgpu_vm *vm, size_t suspended)
 			break;
 		if (shadows)
 			shadows[i] = channel->shadow;
-		else
-			vgpu_shadow_resume(channel->shadow); /* out of memory: one by one */
+		else /* out of memory: one by one */
+			resume_or_kill(core, &channel->shadow, 1, deadline_ns);
 		i++;
 	}
 	if (shadows) {
-		/* -EIO: a channel was killed; it is resumed all the same. */
-		vgpu_shadow_resume_all(shadows, i, VGPU_SHADOW_WAIT_FOREVER);
+		resume_or_kill(core, shadows, i, deadline_ns);
 		free(shadows);
 	}
+}
+
+/*
+ * Drain one suspended channel by deadline_ns; one that has not drained by
+ * then (or when the core stops) is killed.
+ */
+static void drain_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel *shadow,
+                          uint64_t deadline_ns)
+{
+	int err;
+
+	do {
+		err = vgpu_shadow_drain(shadow, slice_ms(deadline_ns));
+	} while (err == -ETIMEDOUT && vgpu_core_now_ns() < deadline_ns && !core_stopping(core));
+	if (!err)
+		return;
+	kill_channel(shadow);
+	vgpu_shadow_drain(shadow, 0); /* a killed channel counts as drained */
 }
 
 static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t *suspended,
                              struct vgpu_core_time *time)
 {
 	struct list_head *pos;
-	uint64_t start;
+	uint64_t start, deadline_ns;
 	int err;
 
 	*suspended = 0;
@@ -80,23 +159,16 @@ static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t 
 		}
 		(*suspended)++;
 	}
+	/* One deadline for all of the VM's channels. */
 	start = vgpu_core_now_ns();
+	deadline_ns = start + (uint64_t)core->config.drain_timeout_ms * 1000000ull;
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
-		err = vgpu_shadow_drain(channel->shadow, core->config.drain_timeout_ms);
-		if (err) {
-			vgpu_core_set_error("VM '%s': channel %u did not drain within %u ms (%s); "
-			                    "its queued GPU work runs too long; retry later or "
-			                    "raise the drain timeout",
-			                    vm->name, channel->id, core->config.drain_timeout_ms,
-			                    strerror(-err));
-			break;
-		}
+		drain_or_kill(core, channel->shadow, deadline_ns);
 	}
 	time->drain_ns += vgpu_core_now_ns() - start;
-	vm->drain_ns += vgpu_core_now_ns() - start;
-	return err;
+	return 0;
 }
 
 struct window {
@@ -367,12 +439,13 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
                      size_t count, struct vgpu_core_time *time)
 {
 	struct old_memory *old, inline_old;
-	uint64_t paused, mark;
+	uint64_t paused, mark, drained_before;
 	size_t suspended = 0;
 	int location = chunks[0]->location;
 	int other = location == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
 	int err, first_err = 0;
 
+	vgpu_core_assert_locked(core);
 	for (size_t i = 0; i < count; i++)
 		chunks[i]->moved = false;
 	/* Inserting into the other set must not fail after the copy. */
@@ -383,7 +456,13 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	old = calloc(count, sizeof(*old));
 
 	paused = vgpu_core_now_ns();
+	/* Waiting for the VM's channels is waiting on a tenant: without the
+	 * allocation lock (pass.c); nothing of this VM changes meanwhile. */
+	drained_before = time->drain_ns;
+	vgpu_pass_unlock(core);
 	err = suspend_and_drain(core, vm, &suspended, time);
+	vgpu_pass_relock(core);
+	vm->drain_ns += time->drain_ns - drained_before;
 	if (err)
 		goto resume;
 	err = copy_chunks(core, vm, chunks, count, time);
@@ -415,7 +494,11 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 		                    vm->name, strerror(-err));
 resume:
 	mark = vgpu_core_now_ns();
-	resume_channels(vm, suspended);
+	if (suspended) {
+		vgpu_pass_unlock(core);
+		resume_channels(core, vm, suspended);
+		vgpu_pass_relock(core);
+	}
 	time->resume_ns += vgpu_core_now_ns() - mark;
 	if (suspended) {
 		time->pause_ns += vgpu_core_now_ns() - paused;
@@ -426,5 +509,8 @@ resume:
 			release_old(core, &old[i]);
 		free(old);
 	}
+	/* A pass may move several VMs: readers see each one done. */
+	vm->stats_dirty = true;
+	vgpu_stats_publish_locked(core);
 	return err;
 }

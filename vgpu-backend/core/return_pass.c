@@ -7,7 +7,8 @@
  * VM with the least resident bytes ÷ weight (counting chunks already chosen
  * for it in this pass; ties to the lower VM id) that owns a chunk that fits;
  * the policy picks which of its chunks; VRAM is taken for it at once. The
- * chosen chunks then move one VM at a time, like an eviction.
+ * chosen chunks then move one VM at a time, like an eviction (dropping the
+ * allocation lock while the VM's channels drain and resume, pass.c).
  *
  * Frees only mark work as pending; the background thread wakes every
  * return_interval_ms and runs a pass if anything is pending, so a burst of
@@ -86,9 +87,11 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 	uint64_t start = vgpu_core_now_ns(), mark, free_bytes;
 	int moved = 0, err = 0;
 
+	vgpu_core_assert_locked(core);
 	free_bytes = vgpu_hal_vram_free_bytes(core->hal);
 	if (!core->evicted_bytes || free_bytes < core->min_page)
 		return 0;
+	vgpu_pass_begin_locked(core);
 	select_chunks(core, free_bytes);
 	mark = vgpu_core_now_ns();
 	pass.policy_ns = mark - start;
@@ -101,7 +104,9 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		int vm_err;
 
 		if (!chunks) {
-			err = -ENOMEM;
+			err = vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for the list of %zu "
+			                              "chunks to return",
+			                     vm->name, count);
 			break;
 		}
 		for (size_t i = 0; i < count; i++)
@@ -126,6 +131,7 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		vgpu_vm_rekey(core->touched[v]);
 	}
 	vgpu_core_untouch_all(core);
+	vgpu_pass_end_locked(core);
 	if (err)
 		vgpu_return_mark_pending(core); /* try again next interval */
 
@@ -147,9 +153,9 @@ int vgpu_core_return_pass(struct vgpu_core *core)
 
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock(core);
 	result = vgpu_return_pass_locked(core);
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	return result;
 }
 
@@ -182,9 +188,9 @@ static void *return_thread(void *arg)
 		if (!atomic_exchange_explicit(&core->return_pending, false, memory_order_acq_rel))
 			continue;
 		pthread_mutex_unlock(&core->return_mutex);
-		vgpu_fifo_lock(&core->lock);
+		vgpu_core_lock(core);
 		vgpu_return_pass_locked(core);
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		pthread_mutex_lock(&core->return_mutex);
 		clock_gettime(CLOCK_MONOTONIC, &deadline); /* the next interval starts now */
 	}

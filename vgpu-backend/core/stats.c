@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * stats.c - per-VM and core-wide statistics, fair shares and the latency
- * histogram.
+ * histogram. Statistics are published at the end of each operation under
+ * the allocation lock into copies guarded by the short stats_lock, so a
+ * reader never waits for an eviction (issue 16).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,26 +85,33 @@ void vgpu_fair_shares(uint64_t vram, size_t count, const uint32_t *weights,
 	}
 }
 
+/*
+ * Fair share of target among the VMs as last published. stats_lock held:
+ * it guards the published figures and the links of core->vms.
+ */
 static uint64_t fair_share_of(struct vgpu_core *core, const struct vgpu_vm *target)
 {
-	size_t count = core->vm_count, index = 0, target_index = 0;
-	uint32_t *weights = calloc(count + 1, sizeof(*weights));
-	uint64_t *allocated = calloc(count + 1, sizeof(*allocated));
-	uint64_t *shares = calloc(count + 1, sizeof(*shares));
-	uint64_t share = 0;
+	size_t count = 0, index = 0, target_index = 0;
+	uint32_t *weights;
+	uint64_t *allocated, *shares, share = 0;
 	struct list_head *pos;
 
+	list_for_each(pos, &core->vms)
+		count++;
+	weights = calloc(count + 1, sizeof(*weights));
+	allocated = calloc(count + 1, sizeof(*allocated));
+	shares = calloc(count + 1, sizeof(*shares));
 	if (weights && allocated && shares) {
 		list_for_each(pos, &core->vms) {
 			struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
 
 			if (vm == target)
 				target_index = index;
-			weights[index] = vm->weight;
-			allocated[index] = vm->allocated_bytes;
+			weights[index] = vm->published.weight;
+			allocated[index] = vm->published.allocated_bytes;
 			index++;
 		}
-		vgpu_fair_shares(core->caps.vram_bytes, count, weights, allocated, shares);
+		vgpu_fair_shares(core->caps.vram_bytes, index, weights, allocated, shares);
 		share = shares[target_index];
 	}
 	free(weights);
@@ -110,23 +120,22 @@ static uint64_t fair_share_of(struct vgpu_core *core, const struct vgpu_vm *targ
 	return share;
 }
 
-void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
+/* The figures kept under the allocation lock, into vm->published. */
+static void publish_vm_locked(struct vgpu_vm *vm)
 {
-	struct vgpu_core *core = vm->core;
-	struct vgpu_shadow_stats shadow;
+	struct vgpu_vm_stats *out = &vm->published;
 
-	vgpu_core_count_entry(core);
-	memset(out, 0, sizeof(*out));
-	vgpu_fifo_lock(&core->lock);
 	memcpy(out->name, vm->name, sizeof(out->name));
 	out->id = vm->id;
-	out->weight = vm->weight;
+	/* a weight set meanwhile stays shown (vgpu_core_set_weight) */
+	out->weight = atomic_load_explicit(&vm->weight_requested, memory_order_relaxed);
+	if (!out->weight)
+		out->weight = vm->weight;
 	out->cap_bytes = vm->cap_bytes;
 	out->chunk_bytes = vm->chunk_bytes;
 	out->allocated_bytes = vm->allocated_bytes;
 	out->resident_bytes = vm->resident_bytes;
 	out->evicted_bytes = vm->evicted_bytes;
-	out->fair_share_bytes = fair_share_of(core, vm);
 	out->buffers = vm->buffer_count;
 	out->resident_chunks = vm->sets[LOC_RESIDENT].count;
 	out->evicted_chunks = vm->sets[LOC_EVICTED].count;
@@ -134,36 +143,120 @@ void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
 	out->evicted_bytes_total = vm->evicted_bytes_total;
 	out->returns = vm->returns;
 	out->returned_bytes_total = vm->returned_bytes_total;
-	vgpu_vm_shadow_stats(vm, &shadow);
-	out->suspensions = shadow.suspensions;
-	out->suspended_ns = shadow.suspended_ns;
-	out->guest_blocked_ns = shadow.guest_blocked_ns;
 	out->drain_ns = vm->drain_ns;
 	out->allocs = vm->allocs;
 	out->alloc_failures = vm->alloc_failures;
 	memcpy(out->alloc_latency, vm->alloc_latency, sizeof(out->alloc_latency));
 	out->channels = vm->channel_count;
-	out->channel_errors = atomic_load_explicit(&vm->channel_errors, memory_order_relaxed);
-	vgpu_fifo_unlock(&core->lock);
 }
 
-/* Not counted as an entry: benchmarks call it around the code they watch. */
-void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
+void vgpu_stats_publish_locked(struct vgpu_core *core)
 {
-	vgpu_fifo_lock(&core->lock);
-	*out = core->stats;
-	out->vram_bytes = core->caps.vram_bytes;
-	out->vram_free_bytes = vgpu_hal_vram_free_bytes(core->hal);
-	out->allocated_bytes = core->allocated_bytes;
-	out->resident_bytes = core->resident_bytes;
-	out->evicted_bytes = core->evicted_bytes;
-	out->host_budget_bytes = core->host.limit;
-	out->host_used_bytes = core->host.used;
-	out->host_cached_bytes = core->host_cache.bytes;
-	out->host_cache_hits = core->host_cache.hits;
-	out->host_cache_misses = core->host_cache.misses;
-	out->vms = core->vm_count;
+	uint64_t vram_free = vgpu_hal_vram_free_bytes(core->hal);
+	struct list_head *pos;
+
+	vgpu_core_assert_locked(core);
+	pthread_mutex_lock(&core->stats_lock);
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+
+		if (vm->stats_dirty)
+			publish_vm_locked(vm);
+		vm->stats_dirty = false;
+	}
+	core->published = core->stats;
+	core->published.vram_bytes = core->caps.vram_bytes;
+	core->published.vram_free_bytes = vram_free;
+	core->published.allocated_bytes = core->allocated_bytes;
+	core->published.resident_bytes = core->resident_bytes;
+	core->published.evicted_bytes = core->evicted_bytes;
+	core->published.host_budget_bytes = core->host.limit;
+	core->published.host_used_bytes = core->host.used;
+	core->published.host_cached_bytes = core->host_cache.bytes;
+	core->published.host_cache_hits = core->host_cache.hits;
+	core->published.host_cache_misses = core->host_cache.misses;
+	core->published.vms = core->vm_count;
+	pthread_mutex_unlock(&core->stats_lock);
+}
+
+/*
+ * What a reader gets for vm: the published figures, its fair share among
+ * the published VMs, and the live shadow and channel-error counts. With
+ * core->channels_lock and then core->stats_lock held (the order readers
+ * take them in; neither is held while waiting).
+ */
+static void read_vm_stats(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_vm_stats *out)
+{
+	struct vgpu_shadow_stats shadow;
+
+	*out = vm->published;
+	out->fair_share_bytes = fair_share_of(core, vm);
+	vgpu_vm_shadow_stats(vm, &shadow);
+	out->suspensions = shadow.suspensions;
+	out->suspended_ns = shadow.suspended_ns;
+	out->guest_blocked_ns = shadow.guest_blocked_ns;
+	out->channel_errors = atomic_load_explicit(&vm->channel_errors, memory_order_relaxed);
+}
+
+static void read_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
+{
+	*out = core->published;
 	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
 	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);
-	vgpu_fifo_unlock(&core->lock);
+}
+
+/*
+ * Never takes the allocation lock: the figures are those published at the
+ * end of the last operation (an eviction in progress publishes after each
+ * VM it moved), plus the live shadow and channel-error counts.
+ */
+void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
+{
+	struct vgpu_core *core = vm->core;
+
+	vgpu_core_count_entry(core);
+	pthread_mutex_lock(&core->channels_lock);
+	pthread_mutex_lock(&core->stats_lock);
+	read_vm_stats(core, vm, out);
+	pthread_mutex_unlock(&core->stats_lock);
+	pthread_mutex_unlock(&core->channels_lock);
+}
+
+/* Not counted as an entry: benchmarks call it around the code they watch.
+ * Never takes the allocation lock (see vgpu_core_vm_stats). */
+void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
+{
+	pthread_mutex_lock(&core->stats_lock);
+	read_core_stats(core, out);
+	pthread_mutex_unlock(&core->stats_lock);
+}
+
+int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
+                             struct vgpu_vm_stats **vms_out, size_t *count_out)
+{
+	struct vgpu_vm_stats *vms;
+	struct list_head *pos;
+	size_t count = 0, i = 0;
+
+	if (!core || !core_out || !vms_out || !count_out)
+		return vgpu_core_fail(-EINVAL, "vgpu_core_stats_snapshot needs a core and places "
+		                               "for the figures");
+	vgpu_core_count_entry(core);
+	pthread_mutex_lock(&core->channels_lock);
+	pthread_mutex_lock(&core->stats_lock);
+	list_for_each(pos, &core->vms)
+		count++;
+	vms = calloc(count ? count : 1, sizeof(*vms));
+	if (vms) {
+		list_for_each(pos, &core->vms)
+			read_vm_stats(core, list_entry(pos, struct vgpu_vm, link), &vms[i++]);
+		read_core_stats(core, core_out);
+	}
+	pthread_mutex_unlock(&core->stats_lock);
+	pthread_mutex_unlock(&core->channels_lock);
+	if (!vms)
+		return vgpu_core_fail(-ENOMEM, "out of memory for the statistics of %zu VMs", count);
+	*vms_out = vms;
+	*count_out = count;
+	return 0;
 }

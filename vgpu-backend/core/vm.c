@@ -23,6 +23,7 @@ void vgpu_vm_config_defaults(struct vgpu_vm_config *config)
 
 void vgpu_vm_rekey(struct vgpu_vm *vm)
 {
+	vm->stats_dirty = true;
 	vm->victim.bytes = vm->resident_bytes;
 	vm->victim.weight = vm->weight;
 	vgpu_victim_heap_update(&vm->core->victims, &vm->victim);
@@ -32,6 +33,7 @@ void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta)
 {
 	struct vgpu_core *core = vm->core;
 
+	vm->stats_dirty = true;
 	if (location == LOC_RESIDENT) {
 		vm->resident_bytes += (uint64_t)delta;
 		core->resident_bytes += (uint64_t)delta;
@@ -115,7 +117,7 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 		return err;
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
-		return -ENOMEM;
+		return vgpu_core_fail(-ENOMEM, "out of memory for VM '%s'", config->name);
 	vm->core = core;
 	snprintf(vm->name, sizeof(vm->name), "%s", config->name);
 	vm->weight = config->weight;
@@ -132,8 +134,9 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vm->victim.index = VGPU_VICTIM_NOT_QUEUED;
 	vm->winner.index = VGPU_VICTIM_NOT_QUEUED;
 	atomic_init(&vm->channel_errors, 0);
+	atomic_init(&vm->weight_requested, 0);
 
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock(core);
 	if (find_vm(core, config->name)) {
 		vgpu_core_set_error("a VM called '%s' exists already; choose another name",
 		                    config->name);
@@ -151,19 +154,26 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vm->victim.id = vm->winner.id = vm->id;
 	vm->victim.weight = vm->winner.weight = vm->weight;
 	err = vgpu_victim_heap_push(&core->victims, &vm->victim);
-	if (err)
+	if (err) {
+		vgpu_core_set_error("VM '%s': out of memory for the victim order", config->name);
 		goto fail_as;
+	}
 	/* The return pass can then always queue every VM without failing. */
 	err = vgpu_victim_heap_reserve(&core->winners, core->vm_count + 1);
 	if (!err)
 		err = vgpu_core_reserve_touched(core, core->vm_count + 1);
-	if (err)
+	if (err) {
+		vgpu_core_set_error("VM '%s': out of memory for the return order", config->name);
 		goto fail_heap;
+	}
 	vgpu_va_init(&vm->va, VM_VA_BASE, core->caps.va_reserved_base);
 	core->next_vm_id++;
+	pthread_mutex_lock(&core->stats_lock);
 	list_add_tail(&vm->link, &core->vms);
+	pthread_mutex_unlock(&core->stats_lock);
 	core->vm_count++;
-	vgpu_fifo_unlock(&core->lock);
+	vm->stats_dirty = true;
+	vgpu_core_unlock(core);
 	*out = vm;
 	return 0;
 
@@ -172,7 +182,7 @@ fail_heap:
 fail_as:
 	vgpu_hal_as_destroy(vm->as);
 fail:
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	free(vm);
 	return err;
 }
@@ -185,7 +195,7 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 		return;
 	core = vm->core;
 	vgpu_core_count_entry(core);
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock_vm(core, vm);
 	while (!list_empty(&vm->channels))
 		vgpu_channel_destroy_locked(
 		        list_entry(vm->channels.next, struct vgpu_core_channel, link));
@@ -201,9 +211,11 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 	vgpu_hal_as_destroy(vm->as);
 	vgpu_victim_heap_remove(&core->victims, &vm->victim);
 	vgpu_victim_heap_remove(&core->winners, &vm->winner);
+	pthread_mutex_lock(&core->stats_lock);
 	list_del(&vm->link);
+	pthread_mutex_unlock(&core->stats_lock);
 	core->vm_count--;
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 
 	vgpu_return_mark_pending(core);
 	for (int location = 0; location < LOC_COUNT; location++)
@@ -228,23 +240,47 @@ const char *vgpu_core_vm_name(const struct vgpu_vm *vm)
 	return vm->name;
 }
 
+/*
+ * A new weight never waits for the allocation lock (vgpuctl set-weight must
+ * answer during an eviction): it is stored in vm->weight_requested and
+ * applied by the next operation that takes the lock (vgpu_core_lock), before
+ * any eviction or return pass could use it; readers see it at once.
+ */
 int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight)
 {
 	struct vgpu_core *core = vm->core;
 
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX) {
-		vgpu_core_set_error("VM '%s': weight %u is out of range; use 1 to %u", vm->name,
-		                    weight, VGPU_CORE_WEIGHT_MAX);
-		return -EINVAL;
-	}
-	vgpu_fifo_lock(&core->lock);
-	vm->weight = weight;
-	vm->winner.weight = weight;
-	vgpu_vm_rekey(vm);
-	vgpu_fifo_unlock(&core->lock);
+	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX)
+		return vgpu_core_fail(-EINVAL, "VM '%s': weight %u is out of range; use 1 to %u",
+		                      vm->name, weight, VGPU_CORE_WEIGHT_MAX);
+	pthread_mutex_lock(&core->stats_lock);
+	atomic_store_explicit(&vm->weight_requested, weight, memory_order_relaxed);
+	vm->published.weight = weight;
+	atomic_store_explicit(&core->weights_requested, true, memory_order_release);
+	pthread_mutex_unlock(&core->stats_lock);
 	return 0;
+}
+
+void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core)
+{
+	struct list_head *pos;
+
+	vgpu_core_assert_locked(core);
+	if (!atomic_exchange_explicit(&core->weights_requested, false, memory_order_acquire))
+		return;
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+		uint32_t weight = atomic_exchange_explicit(&vm->weight_requested, 0,
+		                                           memory_order_relaxed);
+
+		if (!weight)
+			continue;
+		vm->weight = weight;
+		vm->winner.weight = weight;
+		vgpu_vm_rekey(vm);
+	}
 }
 
 int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
@@ -264,11 +300,11 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
 	bytes = (bytes + VGPU_PAGE_64K - 1) & ~(uint64_t)(VGPU_PAGE_64K - 1);
 	reservation = calloc(1, sizeof(*reservation));
 	if (!reservation)
-		return -ENOMEM;
-	vgpu_fifo_lock(&core->lock);
+		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for a reservation", vm->name);
+	vgpu_core_lock_vm(core, vm);
 	err = vgpu_va_alloc(&vm->va, bytes, VGPU_PAGE_64K, &reservation->va);
 	if (err) {
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		free(reservation);
 		vgpu_core_set_error("VM '%s': no free GPU address range of %" PRIu64 " bytes; free "
 		                    "buffers or release reservations",
@@ -279,7 +315,7 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
 	list_add_tail(&reservation->link, &vm->reservations);
 	vm->reserved_va_bytes += bytes;
 	*va = reservation->va;
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	return 0;
 }
 
@@ -289,11 +325,11 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
 	struct list_head *pos;
 
 	if (!vm)
-		return -EINVAL;
+		return vgpu_core_fail(-EINVAL, "vgpu_core_release_va needs a VM");
 	core = vm->core;
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
-	vgpu_fifo_lock(&core->lock);
+	vgpu_core_lock_vm(core, vm);
 	list_for_each(pos, &vm->reservations) {
 		struct vgpu_va_reservation *reservation =
 		        list_entry(pos, struct vgpu_va_reservation, link);
@@ -305,11 +341,11 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
 		vgpu_va_free(&vm->va, va, reservation->bytes);
 		vm->reserved_va_bytes -= reservation->bytes;
 		list_del(&reservation->link);
-		vgpu_fifo_unlock(&core->lock);
+		vgpu_core_unlock(core);
 		free(reservation);
 		return 0;
 	}
-	vgpu_fifo_unlock(&core->lock);
+	vgpu_core_unlock(core);
 	vgpu_core_set_error("VM '%s' has no address range reserved at %#" PRIx64, vm->name, va);
 	return -ENOENT;
 }

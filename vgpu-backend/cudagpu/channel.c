@@ -203,6 +203,24 @@ uint32_t cg_channel_gp_get(struct vgpu_hal_channel *base)
 	return gp_get;
 }
 
+void cg_channel_kill_op(struct vgpu_hal_channel *base, enum vgpu_hal_error_cause cause)
+{
+	struct cg_channel *ch = cg_channel_of(base);
+	struct cudagpu *gpu = cg_gpu_of_channel(ch);
+
+	pthread_mutex_lock(&gpu->pfifo_lock);
+	if (!ch->error)
+		cg_channel_kill(gpu, ch, 0, cause);
+	pthread_mutex_unlock(&gpu->pfifo_lock);
+	pthread_cond_broadcast(&gpu->pfifo_wake); /* delivers the error event */
+	/* What the channel already issued to its stream ends (the built-in
+	 * kernels and copies are finite; an acquire waits on the host, not on
+	 * the GPU): from then on nothing of the channel touches its memory,
+	 * which the caller may move. */
+	cg_enter(gpu);
+	gpu->api.cuStreamSynchronize(ch->stream);
+}
+
 enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *base,
                                              struct vgpu_hal_event *last_error)
 {

@@ -365,6 +365,7 @@ static const struct vgpu_hal_ops cudagpu_ops = {
 	.channel_state = cg_channel_state,
 	.channel_priv_submit = cg_channel_priv_submit,
 	.channel_kick = cg_channel_kick,
+	.channel_kill = cg_channel_kill_op,
 	.channel_priv_nops = cg_channel_priv_nops,
 	.copy = cg_copy,
 	.engine_current_channel = cg_engine_current_channel,

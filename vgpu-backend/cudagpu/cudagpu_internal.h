@@ -346,6 +346,9 @@ int cg_channel_priv_submit(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd c
                            uint64_t *ticket);
 int cg_channel_priv_nops(struct vgpu_hal_channel *ch, uint32_t count);
 void cg_channel_kick(struct vgpu_hal_channel *ch);
+/* The HAL's channel_kill: cg_channel_kill under pfifo_lock, once; then
+ * waits for the work the channel already issued to its stream. */
+void cg_channel_kill_op(struct vgpu_hal_channel *ch, enum vgpu_hal_error_cause cause);
 int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 /* commands.c: the submission thread's scratch (only it uses it). */

@@ -297,6 +297,9 @@ void vgpud_destroy(struct vgpud *d)
 		return;
 	if (d->thread_started)
 		vgpud_stop(d);
+	/* No wait on a tenant may hold up the shutdown: a relocation in
+	 * progress kills what has not drained instead of waiting for it. */
+	vgpu_core_stop(d->core);
 	metrics_http_destroy(d->metrics);
 	d->metrics = NULL;
 	control_server_destroy(d->control);

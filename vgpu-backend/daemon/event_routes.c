@@ -57,7 +57,7 @@ static const char *cause_name(enum vgpu_hal_error_cause cause)
 	case VGPU_FAULT_IOMMU: return "unmapped IOMMU address";
 	case VGPU_FAULT_BAD_COMMAND: return "bad command";
 	case VGPU_FAULT_BAD_KERNEL_ARGS: return "bad kernel arguments";
-	case VGPU_FAULT_TIMEOUT: return "watchdog timeout";
+	case VGPU_FAULT_TIMEOUT: return "watchdog timeout: no progress within a time limit";
 	}
 	return "unknown cause";
 }

@@ -13,8 +13,11 @@
 #include "device.h"
 #include "registry.h"
 
-/* With the registry lock held. */
-static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *vm)
+/* With the registry lock held: what the daemon knows of the device, and
+ * the GPU's counters for its address space (a HAL call that never waits).
+ * The core's figures are added later, without the registry lock. */
+static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *vm,
+                           uint32_t *core_id)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->id = dev->vm_id;
@@ -27,7 +30,7 @@ static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *v
 	                  : dev->transport->named_by_uuid ? "uuid" : "tenant";
 	snprintf(vm->profile, sizeof(vm->profile), "%s", dev->profile);
 	vm->transport = dev->transport->kind;
-	vgpu_core_vm_stats(dev->vm, &vm->stats);
+	*core_id = vgpu_core_vm_id(dev->vm); /* an accessor: takes no lock */
 	vgpu_hal_as_counters(vgpu_core_vm_address_space(dev->vm), &vm->counters);
 	vm->channels = atomic_load(&dev->channels);
 	vm->requests = atomic_load(&dev->requests);
@@ -38,32 +41,68 @@ static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *v
 	vm->attached_at = (int64_t)dev->attached_at.tv_sec;
 }
 
+/* The core's figures of the VM with core id core_id, if it still exists. */
+static bool find_core_stats(const struct vgpu_vm_stats *stats, size_t count, uint32_t core_id,
+                            struct vgpu_vm_stats *out)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (stats[i].id == core_id) {
+			*out = stats[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 int vgpud_stats_snapshot_take(struct vgpud *d, struct vgpud_stats_snapshot *out)
 {
+	struct vgpu_vm_stats *core_vms = NULL;
 	struct vgpud_device *dev;
-	size_t n = 0;
+	uint32_t *core_ids;
+	size_t n = 0, kept = 0, core_count = 0;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	out->hal = d->caps.name ? d->caps.name : "?";
 	out->policy = vgpu_core_policy_name(d->core);
 	out->chunk_bytes = d->config.chunk_bytes;
 
+	/* The registry lock only for the daemon's own figures: a device
+	 * found under it stays valid only while it is held. */
 	pthread_mutex_lock(&d->registry.lock);
 	out->vms = calloc(d->registry.count ? d->registry.count : 1, sizeof(*out->vms));
-	if (!out->vms) {
+	core_ids = calloc(d->registry.count ? d->registry.count : 1, sizeof(*core_ids));
+	if (!out->vms || !core_ids) {
 		pthread_mutex_unlock(&d->registry.lock);
+		free(core_ids);
+		vgpud_stats_snapshot_free(out);
 		return -ENOMEM;
 	}
 	vgpud_registry_for_each_locked(&d->registry, dev) {
-		take_vm_locked(dev, &out->vms[n]);
-		out->total_compute_ns += out->vms[n].counters.busy_ns[VGPU_ENGINE_COMPUTE];
+		take_vm_locked(dev, &out->vms[n], &core_ids[n]);
 		n++;
 	}
-	out->vm_count = n;
-	/* under the lock: no VM attaches or detaches between the per-VM
-	 * figures and the totals */
-	vgpu_core_stats(d->core, &out->core);
 	pthread_mutex_unlock(&d->registry.lock);
+
+	/* The core's figures: one consistent snapshot that never waits for
+	 * an eviction. A VM that detached meanwhile is left out. */
+	err = vgpu_core_stats_snapshot(d->core, &out->core, &core_vms, &core_count);
+	if (err) {
+		free(core_ids);
+		vgpud_stats_snapshot_free(out);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!find_core_stats(core_vms, core_count, core_ids[i], &out->vms[i].stats))
+			continue;
+		if (kept != i)
+			out->vms[kept] = out->vms[i];
+		out->total_compute_ns += out->vms[kept].counters.busy_ns[VGPU_ENGINE_COMPUTE];
+		kept++;
+	}
+	out->vm_count = kept;
+	free(core_vms);
+	free(core_ids);
 	return 0;
 }
 

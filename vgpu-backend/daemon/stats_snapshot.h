@@ -4,12 +4,14 @@
  * once: the one place the control API's list/status/stats (CONTROL_API.md)
  * and the metrics endpoint (metrics.h) read statistics from.
  *
- * vgpud_stats_snapshot_take walks the registry with its lock held and asks
- * the core for each VM's statistics meanwhile (lock order: registry, then
- * the core; daemon.h), so it may wait for an eviction in progress. Any
- * thread may call it. The snapshot it fills is plain data owned by the
- * caller: formatting it takes no lock, and a VM that detaches afterwards
- * does not invalidate it.
+ * vgpud_stats_snapshot_take copies the daemon's figures of each attached
+ * VM with the registry lock held, then, without it, takes one consistent
+ * snapshot of the core's statistics (vgpu_core_stats_snapshot) and joins
+ * the two by the core's VM id; a VM that detached in between is left out.
+ * Neither step waits for an eviction in progress: the core publishes its
+ * statistics outside its allocation lock. Any thread may call it. The
+ * snapshot it fills is plain data owned by the caller: formatting it takes
+ * no lock, and a VM that detaches afterwards does not invalidate it.
  */
 #ifndef VGPUD_STATS_SNAPSHOT_H
 #define VGPUD_STATS_SNAPSHOT_H

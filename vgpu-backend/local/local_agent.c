@@ -11,7 +11,8 @@
  *                 (waiting accesses retry against the new pages), ack.
  *
  * If vgpud goes away mid-swap, blocked windows are backed by zero pages and
- * released, so no thread of the process waits forever.
+ * released, so no thread of the process waits forever. A device opened with
+ * never_ack_window_swaps (hostile-tenant tests) ignores both swap requests.
  */
 #include <errno.h>
 #include <poll.h>
@@ -203,6 +204,11 @@ static void *agent_main(void *arg)
 			/* End of file or garbage from vgpud: the device is gone. */
 			atomic_store(&dev->gone, true);
 			break;
+		}
+		if (dev->never_ack_window_swaps && (msg.header.type == VGPU_LOCAL_WINDOW_BLOCK ||
+		                                    msg.header.type == VGPU_LOCAL_WINDOW_MAP)) {
+			vgpu_local_msg_close_fds(&msg); /* hostile: no ack, ever */
+			continue;
 		}
 		switch (msg.header.type) {
 		case VGPU_LOCAL_MAP_REGION:

@@ -251,6 +251,7 @@ int vgpu_local_device_open(const struct vgpu_local_device_config *config,
 		dev->irq_fds[i] = -1;
 	pthread_mutex_init(&dev->request_lock, NULL);
 	dev->next_seq = 2;
+	dev->never_ack_window_swaps = config->never_ack_window_swaps;
 
 	path = socket_path_of(config);
 	err = make_fds(dev, &peer_backend);

@@ -34,6 +34,7 @@ struct vgpu_local_device {
 	pthread_t agent;
 	bool agent_started;
 	uint64_t swaps; /* WINDOW_MAP requests serviced (agent only) */
+	bool never_ack_window_swaps; /* config: hostile tests */
 };
 
 /* Start/stop the agent thread of dev. */

@@ -14,6 +14,9 @@
 /* How often a waiting drain re-reads the channel state, in case the core
  * does not forward VGPU_EVENT_CHANNEL_ERROR. */
 #define DRAIN_POLL_NS (1 * SHADOW_NS_PER_MS)
+/* How long destroy lets a suspended channel resume before it gives the
+ * guest its pages back anyway. */
+#define DESTROY_RESUME_MS 1000
 
 static bool is_power_of_two(uint32_t value)
 {
@@ -311,11 +314,6 @@ int vgpu_shadow_resume_timeout(struct vgpu_shadow_channel *sc, unsigned timeout_
 	return ret;
 }
 
-int vgpu_shadow_resume(struct vgpu_shadow_channel *sc)
-{
-	return vgpu_shadow_resume_timeout(sc, VGPU_SHADOW_WAIT_FOREVER);
-}
-
 /* Where a channel's resume stands, to tell a turn that moved it forward. */
 static uint64_t resume_progress(struct vgpu_shadow_channel *sc)
 {
@@ -378,9 +376,10 @@ void vgpu_shadow_channel_destroy(struct vgpu_shadow_channel *sc)
 		return;
 	pthread_mutex_lock(&sc->op_lock);
 	if (sc->suspended) {
-		ret = resume_locked(sc, VGPU_SHADOW_WAIT_FOREVER);
-		/* A HAL failure other than a dead channel: the guest must not
-		 * keep pointing at pages about to be released. */
+		ret = resume_locked(sc, DESTROY_RESUME_MS);
+		/* Not resumed in time, or a HAL failure other than a dead
+		 * channel: the guest must not keep pointing at pages about to
+		 * be released. */
 		if (ret && ret != -EIO)
 			restore_guest(sc, true);
 	}

@@ -23,8 +23,6 @@ uint64_t shadow_now_ns(void)
 
 uint64_t shadow_deadline_ns(unsigned timeout_ms)
 {
-	if (timeout_ms == VGPU_SHADOW_WAIT_FOREVER)
-		return UINT64_MAX;
 	return shadow_now_ns() + (uint64_t)timeout_ms * SHADOW_NS_PER_MS;
 }
 

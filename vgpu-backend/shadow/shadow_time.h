@@ -13,8 +13,7 @@
 /* Nanoseconds on CLOCK_MONOTONIC. */
 uint64_t shadow_now_ns(void);
 
-/* Absolute deadline timeout_ms from now; UINT64_MAX for
- * VGPU_SHADOW_WAIT_FOREVER. */
+/* Absolute deadline timeout_ms from now. */
 uint64_t shadow_deadline_ns(unsigned timeout_ms);
 
 /*

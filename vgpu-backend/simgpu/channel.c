@@ -215,6 +215,13 @@ uint32_t simgpu_channel_gp_get(struct vgpu_hal_channel *hal_ch)
 	return gp_get;
 }
 
+void simgpu_channel_kill(struct vgpu_hal_channel *hal_ch, enum vgpu_hal_error_cause cause)
+{
+	struct simgpu_channel *ch = to_simgpu_channel(hal_ch);
+
+	pfifo_kill_channel(&ch->gpu->pfifo, ch, cause);
+}
+
 enum vgpu_hal_channel_state simgpu_channel_state(struct vgpu_hal_channel *hal_ch,
                                                  struct vgpu_hal_event *last_error)
 {

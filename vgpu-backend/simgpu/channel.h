@@ -104,5 +104,6 @@ enum vgpu_hal_channel_state simgpu_channel_state(struct vgpu_hal_channel *ch,
 int simgpu_channel_priv_submit(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
                                uint64_t *ticket);
 void simgpu_channel_kick(struct vgpu_hal_channel *ch);
+void simgpu_channel_kill(struct vgpu_hal_channel *ch, enum vgpu_hal_error_cause cause);
 
 #endif /* SIMGPU_CHANNEL_H */

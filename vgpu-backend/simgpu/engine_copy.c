@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "address_space.h"
 #include "gpu_kernels.h"
@@ -35,6 +36,32 @@ void copy_engine_destroy(struct copy_engine *engine)
 	engine_context_destroy(&engine->context);
 }
 
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* config.copy_wall_bandwidth: make a copy that began at start_ns last at
+ * least bytes / bandwidth of wall time. */
+static void pace_copy(const struct copy_engine *engine, uint64_t bytes, uint64_t start_ns)
+{
+	uint64_t bandwidth = engine->gpu->config.copy_wall_bandwidth, due, now;
+	struct timespec left;
+
+	if (!bandwidth)
+		return;
+	due = start_ns + (uint64_t)((unsigned __int128)bytes * 1000000000u / bandwidth);
+	now = wall_ns();
+	if (now >= due)
+		return;
+	left.tv_sec = (time_t)((due - now) / 1000000000u);
+	left.tv_nsec = (long)((due - now) % 1000000000u);
+	nanosleep(&left, NULL);
+}
+
 static void *copy_engine_thread(void *arg)
 {
 	struct copy_engine *engine = arg;
@@ -43,7 +70,7 @@ static void *copy_engine_thread(void *arg)
 	for (;;) {
 		struct copy_request *request;
 		struct vgpu_hal_event event;
-		uint64_t done = 0;
+		uint64_t done = 0, start_ns;
 		int status;
 
 		while (!engine->stop && !engine->head)
@@ -57,8 +84,10 @@ static void *copy_engine_thread(void *arg)
 		pthread_mutex_unlock(&engine->lock);
 
 		/* the copy engine never yields (yield_at_ps stays UINT64_MAX) */
+		start_ns = wall_ns();
 		status = gpu_copy(&engine->context, request->as, request->dst, request->src,
 		                  request->bytes, &done);
+		pace_copy(engine, request->bytes, start_ns);
 		event = (struct vgpu_hal_event){
 			.type = VGPU_EVENT_COPY_DONE,
 			.value = request->cookie,

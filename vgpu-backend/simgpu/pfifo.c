@@ -117,6 +117,21 @@ static void fail_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
 	pthread_mutex_lock(&pfifo->lock);
 }
 
+void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
+                        enum vgpu_hal_error_cause cause)
+{
+	struct gpu_fault fault = { .address = 0, .cause = cause };
+
+	pthread_mutex_lock(&pfifo->lock);
+	/* The command step in progress ends first: its result is not
+	 * half-written when the channel stops. */
+	while (pfifo->executing == ch)
+		pthread_cond_wait(&pfifo->channel_idle, &pfifo->lock);
+	if (!ch->failed)
+		fail_channel(pfifo, ch, &fault);
+	pthread_mutex_unlock(&pfifo->lock);
+}
+
 /* Fetch the entry at GP_GET into ch->run; false when the entry is bad (the
  * fault is filled in). Called with the lock held. */
 static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)

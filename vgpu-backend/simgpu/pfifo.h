@@ -72,6 +72,10 @@ void pfifo_remove_channel(struct pfifo *pfifo, struct simgpu_channel *ch);
 
 /* Ask the scheduler to poll now. */
 void pfifo_wake(struct pfifo *pfifo);
+/* Put ch in error with cause, as a fault would (VGPU_EVENT_CHANNEL_ERROR
+ * once); waits for the channel's command step in progress, if any. */
+void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
+                        enum vgpu_hal_error_cause cause);
 /* Same, with the PFIFO lock held. */
 void pfifo_wake_locked(struct pfifo *pfifo);
 

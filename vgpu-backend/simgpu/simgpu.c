@@ -420,6 +420,7 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.channel_state = simgpu_channel_state,
 	.channel_priv_submit = simgpu_channel_priv_submit,
 	.channel_kick = simgpu_channel_kick,
+	.channel_kill = simgpu_channel_kill,
 	.copy = simgpu_copy,
 	.engine_current_channel = simgpu_engine_current_channel,
 	.engine_modeled_ns = simgpu_engine_modeled_ns,

@@ -77,9 +77,6 @@ struct vgpu_shadow_stats {
 	uint64_t channel_errors;   /* resumes that found the channel killed */
 };
 
-/* Timeout value meaning "no limit" for vgpu_shadow_resume_timeout. */
-#define VGPU_SHADOW_WAIT_FOREVER (~0u)
-
 /*
  * Shadow the HAL channel ch whose window info describes (as returned by
  * vgpu_hal_channel_create), through the transport ops/ops_ctx. Takes the
@@ -91,8 +88,9 @@ int vgpu_shadow_channel_create(struct vgpu_hal_channel *ch, const struct vgpu_ha
                                const struct vgpu_guest_window_ops *ops, void *ops_ctx,
                                struct vgpu_shadow_channel **out);
 
-/* Resume first if suspended (waiting as vgpu_shadow_resume does), release the
- * shadow pages and free. NULL is ignored. */
+/* Resume first if suspended (for at most a second; a channel not resumed by
+ * then gets the guest's ring and real pages back as a killed one does),
+ * release the shadow pages and free. NULL is ignored. */
 void vgpu_shadow_channel_destroy(struct vgpu_shadow_channel *sc);
 
 /*
@@ -125,23 +123,19 @@ int vgpu_shadow_drain(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
  * execute, in order, exactly once. Need not follow a drain (the fill then
  * also waits for the pre-suspension entries to be fetched).
  *
- * Waits while the channel makes progress (fetching must be enabled); the
- * guest keeps submitting into the shadow meanwhile. Work queued before the
- * suspension must be able to run: to resume several channels whose work may
- * depend on each other use vgpu_shadow_resume_all.
+ * Waits while the channel makes progress (fetching must be enabled), but at
+ * most timeout_ms; the guest keeps submitting into the shadow meanwhile.
+ * Work queued before the suspension must be able to run: to resume several
+ * channels whose work may depend on each other use vgpu_shadow_resume_all.
  *
  * Returns 0 when resumed; -EIO when the channel is (or was found) killed: it
  * is resumed all the same (the guest's ring and GP_PUT are restored and the
- * real pages mapped; its GP_GET is wherever the GPU stopped); -EINVAL when
- * not suspended.
- */
-int vgpu_shadow_resume(struct vgpu_shadow_channel *sc);
-
-/*
- * vgpu_shadow_resume, but gives up when the channel has not reached the
- * guest's position within timeout_ms (VGPU_SHADOW_WAIT_FOREVER: no limit):
- * -ETIMEDOUT, the channel stays suspended with the guest untouched and the
- * call may be repeated (the fill continues where it stopped).
+ * real pages mapped; its GP_GET is wherever the GPU stopped); -ETIMEDOUT when
+ * the channel has not reached the guest's position within timeout_ms: it
+ * stays suspended with the guest untouched and the call may be repeated (the
+ * fill continues where it stopped; a channel that never gets there can be
+ * killed, vgpu_hal_channel_kill, and then resumes at once); -EINVAL when not
+ * suspended. Nothing here waits without a bound.
  */
 int vgpu_shadow_resume_timeout(struct vgpu_shadow_channel *sc, unsigned timeout_ms);
 
@@ -151,7 +145,7 @@ int vgpu_shadow_resume_timeout(struct vgpu_shadow_channel *sc, unsigned timeout_
  * waits for another's post-suspension work (a SEMAPHORE_ACQUIRE on a value
  * that a submission still sitting in the other's shadow releases) cannot hold
  * the others up: its NOP fill cannot finish until the other channel runs,
- * which a plain vgpu_shadow_resume of the first would wait for forever.
+ * which resuming the first alone would wait for until it times out.
  * 0 when all are resumed; -EIO when all are resumed but some channel was found
  * killed; -ETIMEDOUT when some are still suspended after timeout_ms (the rest
  * are resumed; call again); another negative errno from the HAL.

@@ -50,12 +50,26 @@
  * Locking
  *
  *  - One allocation lock, FIFO-fair (a ticket lock), serialises everything
- *    that changes or reads memory state: alloc, free, set_weight,
- *    set_priority, VM and channel create/destroy, the return pass, stats and
- *    the invariant check. It is held for a whole eviction (policy pass and
- *    relocation, including the waits for drains and copies), so allocations
- *    arriving meanwhile wait for it and are then served in arrival order
- *    (thesis §5.3.6). A free that arrives during a relocation also waits.
+ *    that changes memory state: alloc, free, set_priority, VM and channel
+ *    create/destroy, the return pass and the invariant check (set_weight
+ *    only records the weight; the next of these applies it). An eviction
+ *    (policy pass and relocation) or a return pass holds it, but drops it
+ *    while it waits on a tenant (a victim's channels draining and resuming,
+ *    its window swaps): meanwhile operations on VMs the pass does not
+ *    involve go on (frees, channels, statistics, allocations that fit in
+ *    VRAM the pass has not promised to its requester), while operations on
+ *    its VMs, allocations that need a pass of their own, VM creation and
+ *    the invariant check wait for its end; allocations otherwise are served
+ *    in arrival order (thesis §5.3.6). Every wait on a tenant is bounded: a
+ *    victim's channels get the drain timeout to drain (and as long to
+ *    resume); a channel that does not make it is killed (its context, as a
+ *    fatal fault would; the guest sees a channel error, cause
+ *    VGPU_FAULT_TIMEOUT) and the relocation goes on. After vgpu_core_stop
+ *    such waits end at once.
+ *  - Statistics (vgpu_core_stats, vgpu_core_vm_stats) never take the
+ *    allocation lock: each operation publishes the figures it changed when
+ *    it ends (an eviction also after each VM it moved) under a short leaf
+ *    lock, and readers copy them, so they answer while an eviction runs.
  *  - A short mutex guards the channel-id table; the HAL event handler takes
  *    only that (and the copy-completion lock), never the allocation lock, so
  *    events are dispatched while a relocation waits for them.
@@ -64,11 +78,12 @@
  *    core.
  *  - Suspending a channel waits for guest accesses to its window that are in
  *    progress (vgpu_guest_window_ops.block): a transport must not call into
- *    the core while it holds such an access open.
+ *    the core while it holds such an access open, and must bound how long
+ *    block and map take (a frontend that does not answer is cut off).
  *
- * Errors are negative errno values. After a failure,
- * vgpu_core_last_error() returns a sentence (for the calling thread) saying
- * what was wrong and what to do.
+ * Errors are negative errno values. Every function that fails has set, for
+ * the calling thread, the sentence vgpu_core_last_error() returns: what was
+ * wrong and what to do (a caller passes it on, e.g. into a daemon's `why`).
  */
 #ifndef VGPU_CORE_H
 #define VGPU_CORE_H
@@ -128,7 +143,8 @@ struct vgpu_core_config {
 	uint32_t return_interval_ms;   /* background return pass period; 0 = no
 	                                  thread (call vgpu_core_return_pass) */
 	uint32_t drain_timeout_ms;     /* how long a victim's channels may take to
-	                                  drain before the eviction gives up */
+	                                  drain (and then to resume) before the
+	                                  channels that did not are killed */
 	uint32_t copies_in_flight;     /* copy-engine operations queued at once */
 	vgpu_core_event_fn on_fence;         /* VGPU_EVENT_FENCE, optional */
 	vgpu_core_event_fn on_channel_error; /* VGPU_EVENT_CHANNEL_ERROR, optional */
@@ -216,6 +232,15 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
  * core. The HAL stays; its event handler is removed. NULL is ignored. */
 void vgpu_core_destroy(struct vgpu_core *core);
 
+/*
+ * The process is stopping (e.g. SIGTERM): from now on no wait on a tenant
+ * lasts: a relocation in progress or to come kills the channels that have
+ * not drained (or resumed) instead of waiting out the drain timeout, so
+ * that the VMs can be detached and the core destroyed promptly. Any
+ * thread; the core keeps working otherwise. NULL is ignored.
+ */
+void vgpu_core_stop(struct vgpu_core *core);
+
 /* Name of the policy in use. */
 const char *vgpu_core_policy_name(const struct vgpu_core *core);
 
@@ -249,7 +274,8 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va);
 int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va);
 
 /* Change a VM's weight (1..VGPU_CORE_WEIGHT_MAX). Takes effect at the next
- * eviction or return pass; nothing moves now. */
+ * eviction or return pass; nothing moves now. Never waits for the
+ * allocation lock (statistics show the new weight at once). */
 int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
 
 /*
@@ -259,8 +285,8 @@ int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
  * success fills *out. The contents of a new buffer are unspecified.
  * -EINVAL bad argument; -EDQUOT the VM's cap would be exceeded; -ENOMEM the
  * host budget (or host memory) cannot hold what must be evicted; -ENOSPC no
- * GPU virtual address range left; -ETIMEDOUT a victim's channels did not
- * drain (the allocation fails; chunks already moved stay moved).
+ * GPU virtual address range left. A victim's channel that does not drain
+ * within the drain timeout is killed; the allocation goes on.
  */
 int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
                     struct vgpu_buffer_info *out);
@@ -282,6 +308,16 @@ void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out);
 
 /* A snapshot of the core's statistics (vgpu/core_stats.h). */
 void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out);
+
+/*
+ * The core's statistics and every VM's (as vgpu_core_vm_stats), taken
+ * together: one consistent snapshot, in VM creation order, matched to VMs
+ * by vgpu_vm_stats.id (vgpu_core_vm_id). *vms_out is malloc'ed (free it);
+ * safe while VMs are created and destroyed. 0, -EINVAL, -ENOMEM. Like
+ * every statistics call it never waits for an eviction.
+ */
+int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
+                             struct vgpu_vm_stats **vms_out, size_t *count_out);
 
 /*
  * Check the core's invariants: every chunk in exactly one set (resident or

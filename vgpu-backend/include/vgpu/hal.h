@@ -195,8 +195,12 @@ enum vgpu_hal_error_cause {
 	VGPU_FAULT_IOMMU = 4,          /* PTE pointed at an unmapped IOVA */
 	VGPU_FAULT_BAD_COMMAND = 5,    /* malformed pushbuffer or GPFIFO entry */
 	VGPU_FAULT_BAD_KERNEL_ARGS = 6, /* LAUNCH with invalid arguments */
-	VGPU_FAULT_TIMEOUT = 7          /* watchdog: one command ran, or a semaphore
-	                                   acquire waited, past the GPU's limit */
+	VGPU_FAULT_TIMEOUT = 7          /* no progress within a time limit: the
+	                                   GPU's watchdog (one command ran, or a
+	                                   semaphore acquire waited, past its
+	                                   limit) or the host (vgpu_hal_channel_kill:
+	                                   the channel did not drain for a
+	                                   relocation) */
 };
 
 struct vgpu_hal_event {
@@ -270,6 +274,7 @@ struct vgpu_hal_ops {
 	int (*channel_priv_submit)(struct vgpu_hal_channel *ch, enum vgpu_hal_priv_cmd cmd,
 	                           uint64_t *ticket);
 	void (*channel_kick)(struct vgpu_hal_channel *ch);
+	void (*channel_kill)(struct vgpu_hal_channel *ch, enum vgpu_hal_error_cause cause);
 	int (*channel_priv_nops)(struct vgpu_hal_channel *ch, uint32_t count); /* optional */
 
 	/* Copy engine */
@@ -525,6 +530,23 @@ static inline enum vgpu_hal_channel_state
 vgpu_hal_channel_state(struct vgpu_hal_channel *ch, struct vgpu_hal_event *last_error)
 {
 	return ch->hal->ops->channel_state(ch, last_error);
+}
+
+/*
+ * Kill the channel's context as a fatal fault would: the channel goes to
+ * VGPU_CHANNEL_ERROR with cause (and address 0), VGPU_EVENT_CHANNEL_ERROR is
+ * raised once, and nothing of the channel runs any more. Work already done
+ * stays done; a command step already on an engine finishes first (the call
+ * waits for it: on return nothing of the channel touches memory, so the
+ * caller may move the channel's memory). It never waits for the channel to
+ * make progress (an acquire that cannot complete ends at once). Killing a
+ * channel already in error does nothing. Safe from any thread but the event
+ * thread.
+ */
+static inline void vgpu_hal_channel_kill(struct vgpu_hal_channel *ch,
+                                         enum vgpu_hal_error_cause cause)
+{
+	ch->hal->ops->channel_kill(ch, cause);
 }
 
 /*

@@ -18,6 +18,7 @@
 #ifndef VGPU_LOCAL_DEVICE_H
 #define VGPU_LOCAL_DEVICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,6 +33,10 @@ struct vgpu_local_device_config {
 	const char *socket_path; /* NULL: $VGPUD_SOCKET or VGPU_LOCAL_DEFAULT_SOCKET */
 	const char *vm_name;     /* how vgpud and vgpuctl name this tenant */
 	const char *profile;     /* vGPU profile, e.g. "vgpu-1G"; NULL: vgpud's default */
+	/* Hostile-tenant tests only: never answer vgpud's window swaps
+	 * (WINDOW_BLOCK, WINDOW_MAP), as a frontend that hangs would; vgpud
+	 * must cut the tenant off after its swap timeout. */
+	bool never_ack_window_swaps;
 };
 
 /* Connect and attach one vGPU instance. Negative errno on failure; a

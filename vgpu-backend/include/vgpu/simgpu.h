@@ -182,6 +182,11 @@ struct simgpu_config {
 	 */
 	uint64_t watchdog_ns;
 	uint32_t acquire_timeout_ms;
+	/* Copy engine pacing, for tests that need a relocation to last: each
+	 * vgpu_hal_copy takes at least bytes / copy_wall_bandwidth seconds of
+	 * wall time (bytes per second; 0, the default: as fast as the host
+	 * copies). The modeled clock is not affected. */
+	uint64_t copy_wall_bandwidth;
 
 	/* Bounds on kernel arguments (larger values are
 	 * VGPU_FAULT_BAD_KERNEL_ARGS): STREAM passes (default 4096) and
