@@ -164,7 +164,7 @@ finish() {
 
 echo "scenario $SCENARIO; runtime directory $RUN_DIR"
 "$VGPUD" --config "$RUN_DIR/vgpud.conf" --vram 128M --chunk-size 2M \
-	--drain-timeout-ms "$DRAIN_TIMEOUT_MS" --swap-timeout-ms 1000 \
+	--drain-timeout-ms "$DRAIN_TIMEOUT_MS" --swap-timeout-ms 1000 --allowed-profiles '*' \
 	--socket "$SOCKET" --control-socket "$CONTROL" --log-level info 2>"$LOG" &
 VGPUD_PID=$!
 PIDS+=("$VGPUD_PID")

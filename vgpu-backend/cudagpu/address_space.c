@@ -564,7 +564,7 @@ int cg_copy(struct vgpu_hal_as *base, uint64_t dst_va, uint64_t src_va, uint64_t
 	done->as = as;
 	done->cookie = cookie;
 	cg_enter(gpu);
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	pthread_mutex_lock(&gpu->memory_lock);
 	err = cg_resolve(gpu, as, src_va, bytes, CG_READ, CG_RESOLVE_ENGINE, src,
 	                 MAX_COPY_SEGMENTS, &nsrc, &fault_va, &cause);

@@ -87,7 +87,7 @@ int cg_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries,
 		err = -EIO;
 		goto fail;
 	}
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	for (id = 0; id < gpu->config.max_channels; id++)
 		if (!gpu->channels[id])
 			break;
@@ -143,14 +143,14 @@ void cg_channel_destroy(struct vgpu_hal_channel *base)
 		 ~(uint64_t)(CG_SMALL_PAGE - 1));
 
 	cg_enter(gpu);
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	gpu->channels[ch->id] = NULL;
 	if (gpu->current_channel == (int32_t)ch->id)
 		gpu->current_channel = -1;
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	/* The work already issued completes; its completions are dropped. */
 	gpu->api.cuStreamSynchronize(ch->stream);
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	for (link = &gpu->done_head; *link;) {
 		struct cg_completion *done = *link;
 
@@ -185,7 +185,7 @@ void cg_channel_set_fetch(struct vgpu_hal_channel *base, bool enabled)
 	struct cg_channel *ch = cg_channel_of(base);
 	struct cudagpu *gpu = cg_gpu_of_channel(ch);
 
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	ch->fetch = enabled;
 	pthread_cond_broadcast(&gpu->pfifo_wake);
 	pthread_mutex_unlock(&gpu->pfifo_lock);
@@ -197,7 +197,7 @@ uint32_t cg_channel_gp_get(struct vgpu_hal_channel *base)
 	struct cudagpu *gpu = cg_gpu_of_channel(ch);
 	uint32_t gp_get;
 
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	gp_get = ch->gp_get;
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	return gp_get;
@@ -208,7 +208,7 @@ void cg_channel_kill_op(struct vgpu_hal_channel *base, enum vgpu_hal_error_cause
 	struct cg_channel *ch = cg_channel_of(base);
 	struct cudagpu *gpu = cg_gpu_of_channel(ch);
 
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	if (!ch->error)
 		cg_channel_kill(gpu, ch, 0, cause);
 	pthread_mutex_unlock(&gpu->pfifo_lock);
@@ -228,7 +228,7 @@ enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *base,
 	struct cudagpu *gpu = cg_gpu_of_channel(ch);
 	enum vgpu_hal_channel_state state;
 
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	state = ch->error ? VGPU_CHANNEL_ERROR : VGPU_CHANNEL_OK;
 	if (ch->error && last_error)
 		*last_error = ch->last_error;
@@ -250,7 +250,7 @@ static int append_privileged(struct cg_channel *ch, enum vgpu_hal_priv_cmd cmd, 
 	uint32_t gp_put, appended = 0;
 	int ret;
 
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	gp_put = le32toh(__atomic_load_n(cg_control_word(ch, SIMGPU_CONTROL_GP_PUT),
 	                                 __ATOMIC_ACQUIRE));
 	if (ch->error || gp_put >= ch->entries) {
@@ -306,7 +306,7 @@ int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine eng
 
 	if (engine != VGPU_ENGINE_COMPUTE)
 		return -1;
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	current = gpu->current_channel;
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	return current;
@@ -319,7 +319,7 @@ uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
 
 	if (engine >= VGPU_ENGINE_COUNT)
 		return 0;
-	pthread_mutex_lock(&gpu->pfifo_lock);
+	cg_pfifo_lock(gpu);
 	ns = gpu->busy_ns[engine];
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	return ns;

@@ -211,6 +211,7 @@ struct cudagpu {
 	struct cudagpu_map_timing map_timing;
 
 	pthread_mutex_t pfifo_lock;
+	uint32_t pfifo_lock_waiters; /* HAL callers waiting for pfifo_lock (atomic) */
 	pthread_cond_t pfifo_wake;
 	pthread_t pfifo_thread;
 	bool pfifo_started, stopping;
@@ -332,6 +333,16 @@ static inline void cg_publish_gp_get(struct cg_channel *ch)
 /* pfifo_lock held: kill the channel with an error; the event follows. */
 void cg_channel_kill(struct cudagpu *gpu, struct cg_channel *ch, uint64_t address,
                      enum vgpu_hal_error_cause cause);
+
+/* pfifo_lock for a HAL caller (anyone but the submission thread): counted,
+ * so that the submission thread, which takes the lock again right after
+ * each round, hands it over instead of winning it back every time. */
+static inline void cg_pfifo_lock(struct cudagpu *gpu)
+{
+	__atomic_add_fetch(&gpu->pfifo_lock_waiters, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&gpu->pfifo_lock);
+	__atomic_sub_fetch(&gpu->pfifo_lock_waiters, 1, __ATOMIC_RELAXED);
+}
 
 int cg_pfifo_start(struct cudagpu *gpu);
 void cg_pfifo_stop(struct cudagpu *gpu);

@@ -183,6 +183,17 @@ static void wait_for_work(struct cudagpu *gpu, bool busy)
 	pthread_cond_timedwait(&gpu->pfifo_wake, &gpu->pfifo_lock, &until);
 }
 
+/* Between rounds, pfifo_lock unlocked: yield until the HAL callers waiting
+ * for it had it (bounded, in case one is descheduled for long). */
+static void hand_over_lock(struct cudagpu *gpu)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		sched_yield();
+		if (!__atomic_load_n(&gpu->pfifo_lock_waiters, __ATOMIC_RELAXED))
+			break;
+	}
+}
+
 static void *pfifo_main(void *arg)
 {
 	struct cudagpu *gpu = arg;
@@ -216,10 +227,11 @@ static void *pfifo_main(void *arg)
 		} else {
 			/* Turns are short now: between rounds, let the HAL's
 			 * callers (channel_gp_get, channel_state, priv_submit,
-			 * destroy) have the lock, or a channel that always has
-			 * work would keep them out. */
+			 * kick, destroy) have the lock, or a channel that always
+			 * has work would keep them out: a mutex is not fair, and
+			 * this thread would win it back at once. */
 			pthread_mutex_unlock(&gpu->pfifo_lock);
-			sched_yield();
+			hand_over_lock(gpu);
 			pthread_mutex_lock(&gpu->pfifo_lock);
 		}
 	}
@@ -257,7 +269,7 @@ void cg_pfifo_stop(struct cudagpu *gpu)
 	uint32_t i;
 
 	if (gpu->pfifo_started) {
-		pthread_mutex_lock(&gpu->pfifo_lock);
+		cg_pfifo_lock(gpu);
 		gpu->stopping = true;
 		pthread_cond_broadcast(&gpu->pfifo_wake);
 		pthread_mutex_unlock(&gpu->pfifo_lock);
