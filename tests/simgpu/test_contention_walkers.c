@@ -116,7 +116,7 @@ static void run(enum cs_walker_policy policy, uint32_t tenants, uint32_t walkers
 	cfg.policy = policy;
 	cfg.walkers = walkers;
 	cfg.queue_entries = queue;
-	*h = (struct harness){ .rng = seed | 1, .nwalkers = walkers };
+	*h = (struct harness){ .rng = seed * 0x9e3779b97f4a7c15ull | 1, .nwalkers = walkers };
 	h->events = cs_events_create();
 	h->walkers = cs_walkers_create(&cfg, tenants, walk_start, h);
 	assert_non_null(h->events);
