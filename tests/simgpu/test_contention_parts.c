@@ -167,7 +167,7 @@ static uint64_t one_access(struct cs_model *m, uint64_t va, uint64_t t0)
 	struct completion c = { 0 };
 
 	assert_int_equal(cs_model_access(m, 0, 0, va, false, t0, access_done, &c), 0);
-	cs_model_run_until(m, t0 + 100000);
+	assert_int_equal(cs_model_run_until(m, t0 + 100000), 0);
 	assert_int_equal(c.done, 1);
 	return c.at - t0;
 }

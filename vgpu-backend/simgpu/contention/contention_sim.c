@@ -67,6 +67,8 @@ static json_object *figures_json(const struct cs_tenant_figures *f)
 	json_object_object_add(o, "bandwidth_share", json_object_new_double(f->bandwidth_share));
 	json_object_object_add(o, "row_hit_rate", json_object_new_double(f->row_hit_rate));
 	json_object_object_add(o, "walker_share", json_object_new_double(f->walker_share));
+	json_object_object_add(o, "l2_tlb_share", json_object_new_double(f->l2_tlb_share));
+	json_object_object_add(o, "sched_top_share", json_object_new_double(f->sched_top_share));
 	return o;
 }
 

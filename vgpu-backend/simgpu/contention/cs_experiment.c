@@ -115,10 +115,10 @@ int cs_run_alone(const struct cs_model_config *cfg, const struct cs_tenant_spec 
 	if (!m)
 		return -EINVAL;
 	ret = cs_model_attach_kernel(m, 0, spec->kernel, spec->args, spec->nargs);
-	if (ret == 0) {
-		cs_model_run_until(m, cycles);
+	if (ret == 0)
+		ret = cs_model_run_until(m, cycles);
+	if (ret == 0)
 		cs_model_figures(m, 0, out);
-	}
 	cs_model_destroy(m);
 	return ret;
 }
@@ -148,8 +148,9 @@ int cs_run_mix(const struct cs_model_config *cfg, const struct cs_tenant_spec *s
 		return -EINVAL;
 	for (i = 0; i < n && ret == 0; i++)
 		ret = cs_model_attach_kernel(m, i, specs[i].kernel, specs[i].args, specs[i].nargs);
+	if (ret == 0)
+		ret = cs_model_run_until(m, cycles);
 	if (ret == 0) {
-		cs_model_run_until(m, cycles);
 		for (i = 0; i < n; i++) {
 			double sd;
 

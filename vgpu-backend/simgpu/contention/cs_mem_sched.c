@@ -17,6 +17,7 @@ struct cs_mem_sched {
 	struct cs_mem_sched_config cfg;
 	uint32_t apps;
 	uint32_t turn; /* RR */
+	uint64_t epochs;
 	uint64_t epoch_start;
 	uint32_t order[CS_MAX_TENANTS]; /* app ids, highest priority first */
 	uint32_t rank[CS_MAX_TENANTS];
@@ -110,6 +111,7 @@ static void end_epoch(struct cs_mem_sched *s)
 	if (s->cfg.policy == CS_SCHED_ITS || s->cfg.policy == CS_SCHED_WEIS)
 		order_by(s, key);
 	s->app[s->order[0]].epochs_on_top++;
+	s->epochs++;
 }
 
 static size_t oldest(const struct cs_sched_view *view, size_t n, bool hits_only, bool any_app,
@@ -189,6 +191,11 @@ void cs_mem_sched_count_bytes(struct cs_mem_sched *s, uint32_t app, uint64_t byt
 uint32_t cs_mem_sched_rank(const struct cs_mem_sched *s, uint32_t app)
 {
 	return app < s->apps ? s->rank[app] : UINT32_MAX;
+}
+
+uint64_t cs_mem_sched_epochs(const struct cs_mem_sched *s)
+{
+	return s->epochs;
 }
 
 uint64_t cs_mem_sched_epochs_on_top(const struct cs_mem_sched *s, uint32_t app)

@@ -68,7 +68,8 @@ void cs_mem_sched_count_bytes(struct cs_mem_sched *s, uint32_t app, uint64_t byt
 
 /* The application's rank (0 = highest priority) now. */
 uint32_t cs_mem_sched_rank(const struct cs_mem_sched *s, uint32_t app);
-/* Epochs that made app the highest-priority one (ITS/WEIS/PRIORITY). */
+/* Epochs ended so far, and those after which app came first. */
+uint64_t cs_mem_sched_epochs(const struct cs_mem_sched *s);
 uint64_t cs_mem_sched_epochs_on_top(const struct cs_mem_sched *s, uint32_t app);
 
 const char *cs_mem_policy_name(enum cs_mem_policy policy);

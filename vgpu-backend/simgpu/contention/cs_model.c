@@ -787,10 +787,11 @@ int cs_model_attach_kernel(struct cs_model *m, uint32_t tenant, uint32_t kernel,
 	return 0;
 }
 
-void cs_model_run_until(struct cs_model *m, uint64_t until)
+int cs_model_run_until(struct cs_model *m, uint64_t until)
 {
-	while (cs_events_run_one(m->events, until))
+	while (!m->error && cs_events_run_one(m->events, until))
 		;
+	return m->error;
 }
 
 uint64_t cs_model_now(const struct cs_model *m)
@@ -805,6 +806,8 @@ void cs_model_counters(const struct cs_model *m, uint32_t tenant, struct cs_tena
 		return;
 	*out = m->tenant[tenant].c;
 	out->l2_tlb_entries_held = cs_sa_cache_occupancy(m->l2_tlb, tenant);
+	out->sched_epochs = cs_mem_sched_epochs(m->sched);
+	out->sched_epochs_on_top = cs_mem_sched_epochs_on_top(m->sched, tenant);
 	cs_walkers_stats(m->walkers, tenant, &out->walkers);
 	cs_dram_app_stats(m->dram, tenant, &out->dram);
 }
@@ -838,4 +841,6 @@ void cs_model_figures(const struct cs_model *m, uint32_t tenant, struct cs_tenan
 	out->row_hit_rate = ratio((double)c.dram.row_hits, (double)accesses);
 	out->walker_share = ratio((double)c.walkers.busy_cycles,
 	                          (double)cycles * m->cfg.walkers.walkers);
+	out->l2_tlb_share = ratio((double)c.l2_tlb_entries_held, (double)m->cfg.l2_tlb_entries);
+	out->sched_top_share = ratio((double)c.sched_epochs_on_top, (double)c.sched_epochs);
 }

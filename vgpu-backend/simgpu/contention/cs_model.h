@@ -66,6 +66,7 @@ struct cs_tenant_counters {
 	uint64_t walks, walk_latency_sum, walk_memory_accesses;
 	uint64_t l2_accesses, l2_misses;
 	uint32_t l2_tlb_entries_held; /* at the end */
+	uint64_t sched_epochs, sched_epochs_on_top; /* memory scheduler epochs; with it first */
 	struct cs_walkers_stats walkers;
 	struct cs_dram_app_stats dram;
 };
@@ -84,6 +85,8 @@ struct cs_tenant_figures {
 	double bandwidth_share;     /* of the DRAM's peak */
 	double row_hit_rate;
 	double walker_share;        /* mean fraction of walkers busy for it */
+	double l2_tlb_share;        /* fraction of L2 TLB entries it holds at the end */
+	double sched_top_share;     /* fraction of scheduler epochs it was first */
 };
 
 typedef void (*cs_access_done_fn)(void *arg, uint64_t now);
@@ -109,8 +112,9 @@ int cs_model_attach_kernel(struct cs_model *m, uint32_t tenant, uint32_t kernel,
 int cs_model_access(struct cs_model *m, uint32_t tenant, uint32_t sm, uint64_t va, bool write,
                     uint64_t issue_time, cs_access_done_fn done, void *arg);
 
-/* Runs the modeled clock up to cycle `until` (absolute). */
-void cs_model_run_until(struct cs_model *m, uint64_t until);
+/* Runs the modeled clock up to cycle `until` (absolute). 0, or -ENOMEM when
+ * the model ran out of memory (its figures are then incomplete). */
+int cs_model_run_until(struct cs_model *m, uint64_t until);
 uint64_t cs_model_now(const struct cs_model *m);
 
 void cs_model_counters(const struct cs_model *m, uint32_t tenant, struct cs_tenant_counters *out);
