@@ -7,9 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Weight of the newest epoch in the measures: a warp task commits its
+ * instructions at its end, hundreds of cycles after its misses, so one
+ * 1024-cycle epoch alone is noisy. */
+#define SMOOTHING 0.25
+
 struct app_monitor {
 	uint64_t instructions, misses, bytes; /* this epoch */
-	double mpki, bandwidth;               /* last epoch's measure */
+	double avg_instructions, avg_misses;  /* per epoch, smoothed */
+	double mpki, bandwidth;               /* the measures, smoothed */
 	uint64_t epochs_on_top;
 };
 
@@ -102,9 +108,12 @@ static void end_epoch(struct cs_mem_sched *s)
 	for (i = 0; i < s->apps; i++) {
 		struct app_monitor *a = &s->app[i];
 
+		a->avg_instructions += SMOOTHING * ((double)a->instructions - a->avg_instructions);
+		a->avg_misses += SMOOTHING * ((double)a->misses - a->avg_misses);
 		if (a->instructions)
-			a->mpki = 1000.0 * (double)a->misses / (double)a->instructions;
-		a->bandwidth = (double)a->bytes / s->cfg.epoch_cycles;
+			a->mpki = 1000.0 * a->avg_misses / a->avg_instructions;
+		a->bandwidth += SMOOTHING *
+		                ((double)a->bytes / s->cfg.epoch_cycles - a->bandwidth);
 		a->instructions = a->misses = a->bytes = 0;
 		key[i] = s->cfg.policy == CS_SCHED_ITS ? a->mpki : a->bandwidth;
 	}

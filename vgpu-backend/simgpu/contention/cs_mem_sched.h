@@ -17,9 +17,12 @@
  *
  * The model feeds the monitor: instructions committed, L2 misses and DRAM
  * bytes per application. An epoch is epoch_cycles of the modeled clock
- * (seed 004 uses 1024); an application that committed no instruction in an
- * epoch keeps its last MPKI (0 before its first), so one that ITS starved
- * for an epoch is measured again instead of being starved for good.
+ * (seed 004 uses 1024); at each epoch's end the misses, instructions and
+ * bytes of the epoch enter moving averages (weight 1/4 for the newest), since
+ * a warp task commits its instructions at its end, hundreds of cycles after
+ * its misses. An application that committed no instruction in an epoch keeps
+ * its last MPKI (0 before its first), so one that ITS starved for an epoch is
+ * measured again instead of being starved for good.
  */
 #ifndef SIMGPU_CS_MEM_SCHED_H
 #define SIMGPU_CS_MEM_SCHED_H

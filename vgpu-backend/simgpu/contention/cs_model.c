@@ -98,6 +98,8 @@ struct mem_op {
 	uint32_t tenant;
 	uint64_t line; /* physical line number */
 	bool write;
+	bool stalled_once;
+	uint32_t evictor;
 	cs_access_done_fn done;
 	void *arg;
 	struct mem_op *next_waiter;
@@ -162,6 +164,11 @@ struct cs_model {
 	struct model_walk *walk_hash[HASH_BUCKETS];
 	struct mem_op *mshr_hash[HASH_BUCKETS];
 	struct pool op_pool, walk_pool, single_pool;
+	/* the write-back buffer, split among tenants like seed 004's L2: the
+	 * write-backs each tenant's misses caused, in flight to DRAM, and its
+	 * misses waiting for room */
+	uint32_t writebacks[CS_MAX_TENANTS];
+	struct mem_op *stalled[CS_MAX_TENANTS], *stalled_tail[CS_MAX_TENANTS];
 	int error;
 };
 
@@ -182,6 +189,7 @@ void cs_model_config_defaults(struct cs_model_config *cfg)
 		.l2_bytes = 2u << 20,
 		.l2_ways = 16,
 		.l2_latency = 40,
+		.l2_writebacks = 512,
 	};
 	cs_walkers_config_defaults(&cfg->walkers);
 	cs_dram_config_defaults(&cfg->dram);
@@ -205,14 +213,35 @@ static void at(struct cs_model *m, uint64_t time, cs_event_fn fn, void *arg)
 /* ------------------------------------------------------------------------ */
 /* L2 cache and DRAM                                                        */
 
-static void writeback(struct cs_model *m, uint32_t tenant, uint64_t line);
+static void writeback(struct cs_model *m, uint32_t tenant, uint64_t line, uint32_t evictor);
 
-static void op_free_done(void *arg, uint64_t now)
+static void l2_arrive(void *target, void *arg, uint64_t now);
+
+static uint32_t writeback_room(const struct cs_model *m)
+{
+	uint32_t room = m->cfg.l2_writebacks / m->tenants;
+
+	return room ? room : 1;
+}
+
+/* A write-back reached DRAM: its buffer entry lets stalled misses go on. */
+static void writeback_done(void *arg, uint64_t now)
 {
 	struct mem_op *op = arg;
+	struct cs_model *m = op->m;
+	uint32_t t = op->evictor;
 
-	(void)now;
-	pool_put(&op->m->op_pool, op);
+	pool_put(&m->op_pool, op);
+	m->writebacks[t]--;
+	while (m->stalled[t] && m->writebacks[t] < writeback_room(m)) {
+		struct mem_op *next = m->stalled[t];
+
+		m->stalled[t] = next->next_waiter;
+		if (!m->stalled[t])
+			m->stalled_tail[t] = NULL;
+		next->next_waiter = NULL;
+		l2_arrive(m, next, now);
+	}
 }
 
 static void l2_fill(struct cs_model *m, uint32_t tenant, uint64_t line, bool dirty)
@@ -221,10 +250,11 @@ static void l2_fill(struct cs_model *m, uint32_t tenant, uint64_t line, bool dir
 
 	cs_sa_cache_insert(m->l2, tenant, line, dirty, &victim);
 	if (victim.valid && victim.dirty)
-		writeback(m, victim.tenant, victim.key);
+		writeback(m, victim.tenant, victim.key, tenant);
 }
 
-static void writeback(struct cs_model *m, uint32_t tenant, uint64_t line)
+/* Writes tenant's dirty line back; the evictor's buffer share holds it. */
+static void writeback(struct cs_model *m, uint32_t tenant, uint64_t line, uint32_t evictor)
 {
 	struct mem_op *op = pool_get(&m->op_pool);
 
@@ -234,7 +264,9 @@ static void writeback(struct cs_model *m, uint32_t tenant, uint64_t line)
 	}
 	op->m = m;
 	op->dram = (struct cs_dram_req){ .pa = line * CS_LINE_BYTES, .app = tenant, .write = true,
-		                         .done = op_free_done, .arg = op };
+		                         .done = writeback_done, .arg = op };
+	op->evictor = evictor;
+	m->writebacks[evictor]++;
 	cs_dram_submit(m->dram, &op->dram, cs_events_now(m->events));
 }
 
@@ -265,10 +297,24 @@ static void l2_arrive(void *target, void *arg, uint64_t now)
 	struct mem_op *op = arg, *pending;
 	struct tenant *t = &m->tenant[op->tenant];
 
-	t->c.l2_accesses++;
+	if (!op->stalled_once)
+		t->c.l2_accesses++;
 	if (cs_sa_cache_lookup(m->l2, op->tenant, op->line, op->write)) {
 		op->done(op->arg, now);
 		pool_put(&m->op_pool, op);
+		return;
+	}
+	if (m->writebacks[op->tenant] >= writeback_room(m)) {
+		/* a miss may evict a dirty line: wait for room in the buffer */
+		uint32_t id = op->tenant;
+
+		op->stalled_once = true;
+		op->next_waiter = NULL;
+		if (m->stalled_tail[id])
+			m->stalled_tail[id]->next_waiter = op;
+		else
+			m->stalled[id] = op;
+		m->stalled_tail[id] = op;
 		return;
 	}
 	if (op->write) {
@@ -689,7 +735,7 @@ struct cs_model *cs_model_create(const struct cs_model_config *cfg, uint32_t ten
 	    (cfg->page_shift != 12 && cfg->page_shift != 21) || cfg->issue_width == 0 ||
 	    cfg->l1_tlb_entries == 0 || cfg->l1_tlb_mshrs == 0 ||
 	    cfg->l1_mshrs < CS_TASK_MAX_LINES || cfg->l2_tlb_ways == 0 || cfg->pwc_entries == 0 ||
-	    cfg->l2_ways == 0 || cfg->l2_bytes < CS_LINE_BYTES * cfg->l2_ways)
+	    cfg->l2_ways == 0 || cfg->l2_writebacks == 0 || cfg->l2_bytes < CS_LINE_BYTES * cfg->l2_ways)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m)

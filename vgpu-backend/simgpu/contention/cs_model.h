@@ -11,9 +11,12 @@
  *   through cs_walkers; a walk reads 1..levels page-table entries, fewer
  *   when the page-walk cache holds the upper levels, each through the L2
  *   cache and DRAM -> (at most l1_mshrs lines in flight per SM; a translated
- *   page's lines wait in order for room) -> the L2 cache (l2_latency; write-back, write-allocate
- *   without fetch for full-line writes, misses to one line merged) -> DRAM
- *   (cs_dram, scheduled by cs_mem_sched).
+ *   page's lines wait in order for room) -> the L2 cache (l2_latency;
+ *   write-back, write-allocate without fetch for full-line writes, misses to
+ *   one line merged; the write-back buffer of l2_writebacks entries is split
+ *   equally among tenants, like seed 004's L2 partitions: while a tenant's
+ *   misses have its share of write-backs in flight to DRAM, its next misses
+ *   wait in order) -> DRAM (cs_dram, scheduled by cs_mem_sched).
  * Tenant t's physical memory is its virtual addresses offset by t << 41, its
  * page tables (4 levels for 4 KiB pages, 3 for 2 MiB) elsewhere in its range.
  *
@@ -53,6 +56,7 @@ struct cs_model_config {
 	uint32_t pwc_entries;                 /* 128, fully associative */
 	uint32_t l2_bytes, l2_ways;           /* 2 MiB, 16 */
 	uint32_t l2_latency;
+	uint32_t l2_writebacks;               /* write-back buffer: 512 (64 per channel) */
 	struct cs_walkers_config walkers;
 	struct cs_dram_config dram;
 	struct cs_mem_sched_config sched;
