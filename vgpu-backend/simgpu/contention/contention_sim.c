@@ -215,6 +215,17 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (cfg.sched.policy == CS_SCHED_PRIORITY) {
+		uint32_t seen = 0, i;
+
+		for (i = 0; i < n; i++)
+			if (cfg.sched.priority[i] < n)
+				seen |= 1u << cfg.sched.priority[i];
+		if (seen != (1u << n) - 1) {
+			fprintf(stderr, "contention-sim: --priority must order all %u tenants\n", n);
+			return 2;
+		}
+	}
 	ret = cs_run_mix(&cfg, specs, n, cycles, NULL, &result);
 	if (ret) {
 		fprintf(stderr, "contention-sim: %s (configuration rejected)\n", strerror(-ret));
