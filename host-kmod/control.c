@@ -39,15 +39,15 @@ bool vgpu_mdev_controller_present(void)
 	return present;
 }
 
-void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev_event *rec,
+void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_event *rec,
 				 u32 type)
 {
-	const u8 *g = vdev->mdev->uuid.b;
+	const u8 *g = vgpu->mdev->uuid.b;
 	u8 *u = rec->payload.device.uuid;
 
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
-	rec->device_id = vdev->id;
+	rec->device_id = vgpu->id;
 	/*
 	 * guid_t (as mdev parses it) to RFC 4122 byte order: the string in
 	 * sysfs and uuid_unparse(uuid) agree
@@ -56,9 +56,9 @@ void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev
 	u[4] = g[5]; u[5] = g[4];
 	u[6] = g[7]; u[7] = g[6];
 	memcpy(u + 8, g + 8, 8);
-	rec->payload.device.type_index = vdev->type->index;
-	rec->payload.device.session = vdev->session;
-	rec->payload.device.open = vdev->open;
+	rec->payload.device.type_index = vgpu->type->index;
+	rec->payload.device.session = vgpu->session;
+	rec->payload.device.open = vgpu->open;
 }
 
 /* Queue a standalone record (ownership passes to the queue). */
@@ -77,26 +77,26 @@ void vgpu_mdev_queue_record(struct vgpu_mdev_pending *p)
 	kfree(p);
 }
 
-void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vgpu)
 {
 	struct vgpu_mdev_control *ctl;
 
 	spin_lock(&vgpu_mdev.event_lock);
 	ctl = vgpu_mdev.controller;
-	if (ctl && !vdev->events_off && list_empty(&vdev->regs_event.link)) {
-		list_add_tail(&vdev->regs_event.link, &ctl->events);
+	if (ctl && !vgpu->events_off && list_empty(&vgpu->regs_event.link)) {
+		list_add_tail(&vgpu->regs_event.link, &ctl->events);
 		wake_up_interruptible(&ctl->wq);
 	}
 	spin_unlock(&vgpu_mdev.event_lock);
 }
 
 /* The device is going away: take its slots off the queue for good. */
-void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vgpu)
 {
 	spin_lock(&vgpu_mdev.event_lock);
-	vdev->events_off = true;
-	list_del_init(&vdev->regs_event.link);
-	list_del_init(&vdev->request.link);
+	vgpu->events_off = true;
+	list_del_init(&vgpu->regs_event.link);
+	list_del_init(&vgpu->request.link);
 	spin_unlock(&vgpu_mdev.event_lock);
 }
 
@@ -105,7 +105,7 @@ void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vdev)
  * -ENODEV without vgpud (or if it goes away meanwhile), -ETIMEDOUT, -EINTR
  * (killable waits only). The caller serializes requests per device.
  */
-int vgpu_mdev_request(struct vgpu_mdev_device *vdev, u32 type, unsigned int timeout_ms,
+int vgpu_mdev_request(struct vgpu_mdev_device *vgpu, u32 type, unsigned int timeout_ms,
 		      bool killable)
 {
 	unsigned long timeout = msecs_to_jiffies(timeout_ms);
@@ -115,39 +115,39 @@ int vgpu_mdev_request(struct vgpu_mdev_device *vdev, u32 type, unsigned int time
 
 	spin_lock(&vgpu_mdev.event_lock);
 	ctl = vgpu_mdev.controller;
-	if (!ctl || vdev->events_off) {
+	if (!ctl || vgpu->events_off) {
 		spin_unlock(&vgpu_mdev.event_lock);
 		return -ENODEV;
 	}
 	if (!++ctl->next_seq)
 		++ctl->next_seq;
-	vdev->request_seq = ctl->next_seq;
-	vdev->request_done = false;
-	vdev->request_status = 0;
-	vgpu_mdev_fill_device_event(vdev, &vdev->request.rec, type);
-	vdev->request.rec.seq = vdev->request_seq;
-	list_add_tail(&vdev->request.link, &ctl->events);
+	vgpu->request_seq = ctl->next_seq;
+	vgpu->request_done = false;
+	vgpu->request_status = 0;
+	vgpu_mdev_fill_device_event(vgpu, &vgpu->request.rec, type);
+	vgpu->request.rec.seq = vgpu->request_seq;
+	list_add_tail(&vgpu->request.link, &ctl->events);
 	wake_up_interruptible(&ctl->wq);
 	spin_unlock(&vgpu_mdev.event_lock);
 
 	if (killable)
-		left = wait_event_killable_timeout(vdev->request_wq, READ_ONCE(vdev->request_done),
+		left = wait_event_killable_timeout(vgpu->request_wq, READ_ONCE(vgpu->request_done),
 						   timeout);
 	else
-		left = wait_event_timeout(vdev->request_wq, READ_ONCE(vdev->request_done), timeout);
+		left = wait_event_timeout(vgpu->request_wq, READ_ONCE(vgpu->request_done), timeout);
 
 	spin_lock(&vgpu_mdev.event_lock);
-	if (vdev->request_done)
-		ret = vdev->request_status;
+	if (vgpu->request_done)
+		ret = vgpu->request_status;
 	else
 		ret = left < 0 ? -EINTR : -ETIMEDOUT;
-	vdev->request_seq = 0;
-	list_del_init(&vdev->request.link);
+	vgpu->request_seq = 0;
+	list_del_init(&vgpu->request.link);
 	spin_unlock(&vgpu_mdev.event_lock);
 	return ret;
 }
 
-static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_reply *r)
+static int vgpu_mdev_reply(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_reply *r)
 {
 	char msg[VGPU_MDEV_MESSAGE_MAX];
 	int ret = 0;
@@ -156,10 +156,10 @@ static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 	if (r->reserved || r->status > 0 || r->status < -MAX_ERRNO || !r->seq)
 		return -EINVAL;
 	spin_lock(&vgpu_mdev.event_lock);
-	if (vdev->request_seq == r->seq && !vdev->request_done) {
-		vdev->request_done = true;
-		vdev->request_status = r->status;
-		wake_up(&vdev->request_wq);
+	if (vgpu->request_seq == r->seq && !vgpu->request_done) {
+		vgpu->request_done = true;
+		vgpu->request_status = r->status;
+		wake_up(&vgpu->request_wq);
 	} else {
 		ret = -ESRCH; /* not asked, or the asker gave up */
 	}
@@ -168,7 +168,7 @@ static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 		for (i = 0; i + 1 < sizeof(msg) && r->message[i]; i++)
 			msg[i] = isprint(r->message[i]) ? r->message[i] : '?';
 		msg[i] = 0;
-		dev_warn(&vdev->mdev->dev, "vgpud: %s (%d)\n", i ? msg : "refused", r->status);
+		dev_warn(&vgpu->mdev->dev, "vgpud: %s (%d)\n", i ? msg : "refused", r->status);
 	}
 	return ret;
 }
@@ -176,7 +176,7 @@ static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 static int vgpu_mdev_control_open(struct inode *inode, struct file *file)
 {
 	struct vgpu_mdev_control *ctl;
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 	int id;
 
 	ctl = kzalloc(sizeof(*ctl), GFP_KERNEL);
@@ -200,13 +200,13 @@ static int vgpu_mdev_control_open(struct inode *inode, struct file *file)
 	 * devices created under an earlier vgpud: tell this one (the idr only
 	 * changes under vgpu_mdev.lock)
 	 */
-	idr_for_each_entry(&vgpu_mdev.devices, vdev, id) {
+	idr_for_each_entry(&vgpu_mdev.devices, vgpu, id) {
 		struct vgpu_mdev_pending *p = kzalloc(sizeof(*p), GFP_KERNEL);
 
 		if (!p)
 			break;
 		p->kind = VGPU_MDEV_PENDING_RECORD;
-		vgpu_mdev_fill_device_event(vdev, &p->rec, VGPU_MDEV_EVENT_EXISTS);
+		vgpu_mdev_fill_device_event(vgpu, &p->rec, VGPU_MDEV_EVENT_EXISTS);
 		vgpu_mdev_queue_record(p);
 	}
 	mutex_unlock(&vgpu_mdev.lock);
@@ -220,7 +220,7 @@ static int vgpu_mdev_control_release(struct inode *inode, struct file *file)
 {
 	struct vgpu_mdev_control *ctl = file->private_data;
 	struct vgpu_mdev_pending *p, *next;
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 	LIST_HEAD(records);
 	int id;
 
@@ -238,8 +238,8 @@ static int vgpu_mdev_control_release(struct inode *inode, struct file *file)
 
 	/* release everyone who waits for this vgpud */
 	mutex_lock(&vgpu_mdev.lock);
-	idr_for_each_entry(&vgpu_mdev.devices, vdev, id)
-		vgpu_mdev_device_backend_gone(vdev);
+	idr_for_each_entry(&vgpu_mdev.devices, vgpu, id)
+		vgpu_mdev_device_backend_gone(vgpu);
 	mutex_unlock(&vgpu_mdev.lock);
 
 	kfree(ctl);
@@ -268,7 +268,7 @@ static bool vgpu_mdev_pop(struct vgpu_mdev_control *ctl, struct vgpu_mdev_event 
 			spin_unlock(&vgpu_mdev.event_lock);
 			return true;
 		case VGPU_MDEV_PENDING_REGS:
-			if (vgpu_mdev_regs_fill_event(p->vdev, rec)) {
+			if (vgpu_mdev_regs_fill_event(p->vgpu, rec)) {
 				spin_unlock(&vgpu_mdev.event_lock);
 				return true;
 			}
@@ -343,7 +343,7 @@ union vgpu_mdev_device_arg {
 static long vgpu_mdev_device_ioctl(unsigned int cmd, void __user *uarg)
 {
 	union vgpu_mdev_device_arg *a;
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 	unsigned long flags;
 	size_t size = _IOC_SIZE(cmd);
 	long ret;
@@ -373,77 +373,77 @@ static long vgpu_mdev_device_ioctl(unsigned int cmd, void __user *uarg)
 		ret = -EFAULT;
 		goto out_free;
 	}
-	vdev = vgpu_mdev_device_get(a->device_id);
-	if (!vdev) {
+	vgpu = vgpu_mdev_device_get(a->device_id);
+	if (!vgpu) {
 		ret = -ENOENT;
 		goto out_free;
 	}
 
 	switch (cmd) {
 	case VGPU_MDEV_REPLY:
-		ret = vgpu_mdev_reply(vdev, &a->reply);
+		ret = vgpu_mdev_reply(vgpu, &a->reply);
 		break;
 	case VGPU_MDEV_REG_UPDATE:
 		ret = a->update.flags ? -EINVAL :
-		      vgpu_mdev_regs_update(vdev, a->update.ops, a->update.count);
+		      vgpu_mdev_regs_update(vgpu, a->update.ops, a->update.count);
 		if (!ret && a->update.irq_vectors)
-			vgpu_mdev_raise(vdev, a->update.irq_vectors);
+			vgpu_mdev_raise(vgpu, a->update.irq_vectors);
 		break;
 	case VGPU_MDEV_REG_READ:
 		ret = a->read.reserved ? -EINVAL :
-		      vgpu_mdev_regs_read(vdev, a->read.offset, &a->read.value);
+		      vgpu_mdev_regs_read(vgpu, a->read.offset, &a->read.value);
 		if (!ret && copy_to_user(uarg, a, size))
 			ret = -EFAULT;
 		break;
 	case VGPU_MDEV_MAP_REGION:
-		ret = vgpu_mdev_map_region(vdev, &a->region);
+		ret = vgpu_mdev_map_region(vgpu, &a->region);
 		break;
 	case VGPU_MDEV_UNMAP_REGION:
-		ret = vgpu_mdev_unmap_region(vdev, &a->region);
+		ret = vgpu_mdev_unmap_region(vgpu, &a->region);
 		break;
 	case VGPU_MDEV_WINDOW_BLOCK:
-		ret = vgpu_mdev_window_block(vdev, &a->block);
+		ret = vgpu_mdev_window_block(vgpu, &a->block);
 		break;
 	case VGPU_MDEV_WINDOW_MAP:
-		ret = vgpu_mdev_window_map(vdev, &a->map);
+		ret = vgpu_mdev_window_map(vgpu, &a->map);
 		break;
 	case VGPU_MDEV_RAISE_IRQ:
 		ret = 0;
 		if (a->irq.vectors & ~(u32)GENMASK(VGPU_MSIX_VECTORS - 1, 0))
 			ret = -EINVAL;
 		else
-			vgpu_mdev_raise(vdev, a->irq.vectors);
+			vgpu_mdev_raise(vgpu, a->irq.vectors);
 		break;
 	case VGPU_MDEV_DMA_RW:
-		ret = vgpu_mdev_dma_rw(vdev, &a->dma);
+		ret = vgpu_mdev_dma_rw(vgpu, &a->dma);
 		break;
 	case VGPU_MDEV_PIN:
-		ret = vgpu_mdev_pin(vdev, &a->pin);
+		ret = vgpu_mdev_pin(vgpu, &a->pin);
 		if (!ret && copy_to_user(uarg, a, size))
 			ret = -EFAULT; /* the pin stays until close */
 		break;
 	case VGPU_MDEV_UNPIN:
-		ret = a->pin.npages || a->pin.iova ? -EINVAL : vgpu_mdev_unpin(vdev, a->pin.pin_id);
+		ret = a->pin.npages || a->pin.iova ? -EINVAL : vgpu_mdev_unpin(vgpu, a->pin.pin_id);
 		break;
 	case VGPU_MDEV_SET_STATS:
 		ret = -EINVAL;
 		if (!a->stats.flags &&
 		    strnlen(a->stats.vm_name, sizeof(a->stats.vm_name)) <
 		    sizeof(a->stats.vm_name)) {
-			spin_lock_irqsave(&vdev->reg_lock, flags);
-			vdev->stats = a->stats;
-			spin_unlock_irqrestore(&vdev->reg_lock, flags);
+			spin_lock_irqsave(&vgpu->reg_lock, flags);
+			vgpu->stats = a->stats;
+			spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 			ret = 0;
 		}
 		break;
 	case VGPU_MDEV_SET_KICK_EVENTFD:
-		ret = vgpu_mdev_set_kick(vdev, a->kick.fd);
+		ret = vgpu_mdev_set_kick(vgpu, a->kick.fd);
 		break;
 	default:
 		ret = -ENOTTY;
 		break;
 	}
-	vgpu_mdev_device_put(vdev);
+	vgpu_mdev_device_put(vgpu);
 out_free:
 	kfree(a);
 	return ret;
