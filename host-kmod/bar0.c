@@ -8,13 +8,13 @@
  * and are relayed to vgpud as coalesced pending state: one REG_WRITE event
  * per device carries everything written since the previous one, so a
  * guest that writes in a loop cannot grow a queue. A doorbell goes to
- * vgpud's kick eventfd instead when it set one.
+ * vgpud's kick eventfd instead when it set one (vgpu_mdev_eventfd_set).
  *
  * Only naturally aligned 32-bit accesses have side effects; smaller reads
  * return the bytes of the register, smaller writes are ignored.
  */
 #include <linux/eventfd.h>
-#include <linux/file.h>
+#include <linux/lockdep.h>
 
 #include "vgpu_mdev.h"
 
@@ -42,8 +42,10 @@ void vgpu_mdev_regs_reset(struct vgpu_mdev_device *vgpu)
 static u32 vgpu_mdev_reg_read_locked(struct vgpu_mdev_device *vgpu, unsigned int reg,
 				     bool side_effects)
 {
-	u32 value = vgpu->regs[reg];
+	u32 value;
 
+	lockdep_assert_held(&vgpu->reg_lock);
+	value = vgpu->regs[reg];
 	if (side_effects &&
 	    (reg == REG(VGPU_REG_FENCE_CHANNELS) || reg == REG(VGPU_REG_ERROR_CHANNELS)))
 		vgpu->regs[reg] = 0; /* read-to-clear */
@@ -53,6 +55,7 @@ static u32 vgpu_mdev_reg_read_locked(struct vgpu_mdev_device *vgpu, unsigned int
 /* Returns true if vgpud should hear about it. */
 static bool vgpu_mdev_reg_write_locked(struct vgpu_mdev_device *vgpu, unsigned int reg, u32 value)
 {
+	lockdep_assert_held(&vgpu->reg_lock);
 	switch (reg) {
 	case REG(VGPU_REG_MAILBOX_DOORBELL):
 		if (vgpu->kick) {
@@ -183,25 +186,4 @@ bool vgpu_mdev_regs_fill_event(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_e
 	}
 	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 	return any;
-}
-
-int vgpu_mdev_set_kick(struct vgpu_mdev_device *vgpu, int fd)
-{
-	struct eventfd_ctx *ctx = NULL, *old;
-	unsigned long flags;
-
-	if (fd >= 0) {
-		ctx = eventfd_ctx_fdget(fd);
-		if (IS_ERR(ctx))
-			return PTR_ERR(ctx);
-	} else if (fd != -1) {
-		return -EINVAL;
-	}
-	spin_lock_irqsave(&vgpu->reg_lock, flags);
-	old = vgpu->kick;
-	vgpu->kick = ctx;
-	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
-	if (old)
-		eventfd_ctx_put(old);
-	return 0;
 }

@@ -82,9 +82,9 @@ void vgpu_mdev_bar2_free(struct vgpu_mdev_device *vgpu)
 		__free_page(vgpu->scratch);
 }
 
-/* bar2_lock held for writing. */
-static void vgpu_mdev_zap(struct vgpu_mdev_device *vgpu, u32 first, u32 npages)
+static void vgpu_mdev_zap_locked(struct vgpu_mdev_device *vgpu, u32 first, u32 npages)
 {
+	lockdep_assert_held_write(&vgpu->bar2_lock);
 	if (vgpu->bar2_file)
 		unmap_mapping_range(vgpu->bar2_file->f_mapping, (loff_t)first << PAGE_SHIFT,
 				    (loff_t)npages << PAGE_SHIFT, 1);
@@ -113,7 +113,7 @@ void vgpu_mdev_bar2_reset(struct vgpu_mdev_device *vgpu)
 	unsigned int i;
 
 	down_write(&vgpu->bar2_lock);
-	vgpu_mdev_zap(vgpu, 0, VGPU_MDEV_BAR2_PAGES);
+	vgpu_mdev_zap_locked(vgpu, 0, VGPU_MDEV_BAR2_PAGES);
 	vgpu_mdev_release_pages(vgpu->bar2_pages, VGPU_MDEV_BAR2_PAGES);
 	for (i = 0; i < VGPU_MAX_CHANNELS; i++)
 		WRITE_ONCE(vgpu->windows[i].blocked, false);
@@ -374,7 +374,7 @@ static int vgpu_mdev_replace(struct vgpu_mdev_device *vgpu, u32 first, u32 npage
 		up_write(&vgpu->bar2_lock);
 		return -ENODEV;
 	}
-	vgpu_mdev_zap(vgpu, first, npages);
+	vgpu_mdev_zap_locked(vgpu, first, npages);
 	for (i = 0; i < npages; i++)
 		swap(vgpu->bar2_pages[first + i], pages[i]);
 	up_write(&vgpu->bar2_lock);
@@ -455,7 +455,7 @@ int vgpu_mdev_window_block(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev
 		w->npages = npages;
 		WRITE_ONCE(w->blocked, true);
 		/* after this no PTE to the current pages exists */
-		vgpu_mdev_zap(vgpu, first, npages);
+		vgpu_mdev_zap_locked(vgpu, first, npages);
 	}
 	up_write(&vgpu->bar2_lock);
 	return ret;

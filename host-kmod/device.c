@@ -154,7 +154,7 @@ static void vgpu_mdev_close_device(struct vfio_device *vdev)
 			dev_warn(&vgpu->mdev->dev, "vgpud did not confirm the close (%d)\n", ret);
 	}
 	vgpu_mdev_irq_disable_all(vgpu);
-	vgpu_mdev_set_kick(vgpu, -1);
+	vgpu_mdev_eventfd_clear(vgpu, &vgpu->kick);
 	vgpu_mdev_dma_close(vgpu);
 	spin_lock_irqsave(&vgpu->reg_lock, flags);
 	vgpu->open = false;
@@ -423,7 +423,7 @@ static long vgpu_mdev_ioctl(struct vfio_device *vdev, unsigned int cmd, unsigned
 				return PTR_ERR(data);
 		}
 		mutex_lock(&vgpu->state_lock);
-		ret = vgpu_mdev_set_irqs(vgpu, &hdr, data);
+		ret = vgpu_mdev_set_irqs_locked(vgpu, &hdr, data);
 		mutex_unlock(&vgpu->state_lock);
 		kfree(data);
 		return ret;

@@ -57,14 +57,16 @@ int vgpu_mdev_irq_info(struct vgpu_mdev_device *vgpu, struct vfio_irq_info *info
 }
 
 /*
- * Fire INTx if its level is high and nothing masks it. reg_lock held;
- * never from an eventfd wakeup (see the unmask handler).
+ * Fire INTx if its level is high and nothing masks it; never from an
+ * eventfd wakeup (see the unmask handler).
  */
 void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vgpu)
 {
-	u32 status = vgpu->regs[VGPU_REG_IRQ_STATUS / 4];
-	u32 mask = vgpu->regs[VGPU_REG_IRQ_MASK / 4];
+	u32 status, mask;
 
+	lockdep_assert_held(&vgpu->reg_lock);
+	status = vgpu->regs[VGPU_REG_IRQ_STATUS / 4];
+	mask = vgpu->regs[VGPU_REG_IRQ_MASK / 4];
 	vgpu->intx_level = (status & mask) != 0;
 	if (vgpu->irq_type == VFIO_PCI_INTX_IRQ_INDEX && vgpu->intx_trigger &&
 	    vgpu->intx_level && !vgpu->intx_masked && !vgpu->intx_disabled) {
@@ -105,26 +107,45 @@ static void vgpu_mdev_intx_unmask_thread(void *opaque, void *unused)
 	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 }
 
-/* Replace *slot with the eventfd fd (-1: none). reg_lock not held. */
-static int vgpu_mdev_set_trigger(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot,
-				 s32 fd)
+/*
+ * The device's eventfds (interrupt triggers, vgpud's kick) live in slots
+ * that signallers read under reg_lock, so an old one is released only once
+ * nobody can signal it any more.
+ */
+static void vgpu_mdev_eventfd_swap(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot,
+				   struct eventfd_ctx *ctx)
 {
-	struct eventfd_ctx *ctx = NULL, *old;
+	struct eventfd_ctx *old;
 	unsigned long flags;
 
-	if (fd >= 0) {
-		ctx = eventfd_ctx_fdget(fd);
-		if (IS_ERR(ctx))
-			return PTR_ERR(ctx);
-	} else if (fd != -1) {
-		return -EINVAL;
-	}
 	spin_lock_irqsave(&vgpu->reg_lock, flags);
 	old = *slot;
 	*slot = ctx;
 	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 	if (old)
 		eventfd_ctx_put(old);
+}
+
+void vgpu_mdev_eventfd_clear(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot)
+{
+	vgpu_mdev_eventfd_swap(vgpu, slot, NULL);
+}
+
+/* *slot := the eventfd fd, or none for -1. */
+int vgpu_mdev_eventfd_set(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot, s32 fd)
+{
+	struct eventfd_ctx *ctx;
+
+	if (fd == -1) {
+		vgpu_mdev_eventfd_clear(vgpu, slot);
+		return 0;
+	}
+	if (fd < 0)
+		return -EINVAL;
+	ctx = eventfd_ctx_fdget(fd);
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	vgpu_mdev_eventfd_swap(vgpu, slot, ctx);
 	return 0;
 }
 
@@ -214,7 +235,7 @@ static int vgpu_mdev_set_intx(struct vgpu_mdev_device *vgpu, struct vfio_irq_set
 	case VFIO_IRQ_SET_ACTION_TRIGGER:
 		if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count) {
 			vfio_virqfd_disable(&vgpu->intx_unmask);
-			vgpu_mdev_set_trigger(vgpu, &vgpu->intx_trigger, -1);
+			vgpu_mdev_eventfd_clear(vgpu, &vgpu->intx_trigger);
 			vgpu_mdev_set_irq_type(vgpu);
 			return 0;
 		}
@@ -224,7 +245,7 @@ static int vgpu_mdev_set_intx(struct vgpu_mdev_device *vgpu, struct vfio_irq_set
 				return -EINVAL;
 			if (fd < 0)
 				vfio_virqfd_disable(&vgpu->intx_unmask);
-			ret = vgpu_mdev_set_trigger(vgpu, &vgpu->intx_trigger, fd);
+			ret = vgpu_mdev_eventfd_set(vgpu, &vgpu->intx_trigger, fd);
 			vgpu_mdev_set_irq_type(vgpu);
 			return ret;
 		}
@@ -248,9 +269,9 @@ static int vgpu_mdev_set_msi(struct vgpu_mdev_device *vgpu, struct vfio_irq_set 
 	if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count) {
 		if (msix)
 			for (i = 0; i < VGPU_MSIX_VECTORS; i++)
-				vgpu_mdev_set_trigger(vgpu, &vgpu->msix_trigger[i], -1);
+				vgpu_mdev_eventfd_clear(vgpu, &vgpu->msix_trigger[i]);
 		else
-			vgpu_mdev_set_trigger(vgpu, &vgpu->msi_trigger, -1);
+			vgpu_mdev_eventfd_clear(vgpu, &vgpu->msi_trigger);
 		vgpu_mdev_set_irq_type(vgpu);
 		return 0;
 	}
@@ -265,7 +286,7 @@ static int vgpu_mdev_set_msi(struct vgpu_mdev_device *vgpu, struct vfio_irq_set 
 				ret = -EINVAL;
 				break;
 			}
-			ret = vgpu_mdev_set_trigger(vgpu, slot, fd);
+			ret = vgpu_mdev_eventfd_set(vgpu, slot, fd);
 			if (ret)
 				break;
 		} else if (vgpu_mdev_irq_bool(hdr, data, i)) {
@@ -276,10 +297,12 @@ static int vgpu_mdev_set_msi(struct vgpu_mdev_device *vgpu, struct vfio_irq_set 
 	return ret;
 }
 
-/* state_lock held */
-int vgpu_mdev_set_irqs(struct vgpu_mdev_device *vgpu, struct vfio_irq_set *hdr, void *data)
+int vgpu_mdev_set_irqs_locked(struct vgpu_mdev_device *vgpu, struct vfio_irq_set *hdr,
+			      void *data)
 {
 	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+
+	lockdep_assert_held(&vgpu->state_lock);
 
 	switch (hdr->index) {
 	case VFIO_PCI_INTX_IRQ_INDEX:
@@ -296,9 +319,9 @@ int vgpu_mdev_set_irqs(struct vgpu_mdev_device *vgpu, struct vfio_irq_set *hdr, 
 		if ((hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK) != VFIO_IRQ_SET_ACTION_TRIGGER)
 			return -EINVAL;
 		if (dtype == VFIO_IRQ_SET_DATA_NONE && !hdr->count)
-			return vgpu_mdev_set_trigger(vgpu, slot, -1);
+			return vgpu_mdev_eventfd_set(vgpu, slot, -1);
 		if (dtype == VFIO_IRQ_SET_DATA_EVENTFD)
-			return vgpu_mdev_set_trigger(vgpu, slot, *(s32 *)data);
+			return vgpu_mdev_eventfd_set(vgpu, slot, *(s32 *)data);
 		if (hdr->count && vgpu_mdev_irq_bool(hdr, data, 0))
 			vgpu_mdev_signal(vgpu, slot);
 		return 0;
@@ -313,12 +336,12 @@ void vgpu_mdev_irq_disable_all(struct vgpu_mdev_device *vgpu)
 	unsigned int i;
 
 	vfio_virqfd_disable(&vgpu->intx_unmask);
-	vgpu_mdev_set_trigger(vgpu, &vgpu->intx_trigger, -1);
-	vgpu_mdev_set_trigger(vgpu, &vgpu->msi_trigger, -1);
+	vgpu_mdev_eventfd_clear(vgpu, &vgpu->intx_trigger);
+	vgpu_mdev_eventfd_clear(vgpu, &vgpu->msi_trigger);
 	for (i = 0; i < VGPU_MSIX_VECTORS; i++)
-		vgpu_mdev_set_trigger(vgpu, &vgpu->msix_trigger[i], -1);
-	vgpu_mdev_set_trigger(vgpu, &vgpu->req_trigger, -1);
-	vgpu_mdev_set_trigger(vgpu, &vgpu->err_trigger, -1);
+		vgpu_mdev_eventfd_clear(vgpu, &vgpu->msix_trigger[i]);
+	vgpu_mdev_eventfd_clear(vgpu, &vgpu->req_trigger);
+	vgpu_mdev_eventfd_clear(vgpu, &vgpu->err_trigger);
 	vgpu_mdev_set_irq_type(vgpu);
 }
 

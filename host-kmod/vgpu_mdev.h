@@ -235,7 +235,6 @@ int vgpu_mdev_regs_update(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_
 			  unsigned int count);
 int vgpu_mdev_regs_read(struct vgpu_mdev_device *vgpu, u32 offset, u32 *value);
 bool vgpu_mdev_regs_fill_event(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_event *rec);
-int vgpu_mdev_set_kick(struct vgpu_mdev_device *vgpu, int fd);
 
 /* bar2.c */
 int vgpu_mdev_bar2_init(struct vgpu_mdev_device *vgpu);
@@ -255,7 +254,10 @@ void vgpu_mdev_bar2_reset(struct vgpu_mdev_device *vgpu);
 
 /* irq.c */
 int vgpu_mdev_irq_info(struct vgpu_mdev_device *vgpu, struct vfio_irq_info *info);
-int vgpu_mdev_set_irqs(struct vgpu_mdev_device *vgpu, struct vfio_irq_set *hdr, void *data);
+int vgpu_mdev_set_irqs_locked(struct vgpu_mdev_device *vgpu, struct vfio_irq_set *hdr,
+			      void *data);
+int vgpu_mdev_eventfd_set(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot, s32 fd);
+void vgpu_mdev_eventfd_clear(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot);
 void vgpu_mdev_irq_disable_all(struct vgpu_mdev_device *vgpu);
 void vgpu_mdev_raise(struct vgpu_mdev_device *vgpu, u32 vectors);
 void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vgpu);
