@@ -3,7 +3,7 @@
  * vgpu_fence.c - waiting for a fence: a 64-bit little-endian word in a
  * channel's notifier area that the GPU advances (SEMAPHORE_RELEASE).
  *
- * A waiter sleeps on vgpu_device.fence_wq, which the fence interrupt, the
+ * A waiter sleeps on vgpu_drm_device.fence_wq, which the fence interrupt, the
  * error interrupt and unbind wake. It re-checks the word at least every
  * FENCE_RECHECK_MS (every jiffy without interrupts), so a fence submitted
  * without the interrupt flag, or a lost interrupt, costs latency, never a
@@ -23,7 +23,7 @@
 #define FENCE_RECHECK_MS 100
 
 /* 1: passed, 0: not yet, -EIO: channel killed, -ENODEV: device gone. */
-static int vgpu_fence_check(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+static int vgpu_fence_check(struct vgpu_drm_device *vdev, struct vgpu_channel *ch, u32 offset,
 			    u64 value)
 {
 	const __le64 *word;
@@ -46,7 +46,7 @@ static int vgpu_fence_check(struct vgpu_device *vdev, struct vgpu_channel *ch, u
 }
 
 /* -ENODEV once the backend is gone: the fence would never pass. */
-static int vgpu_fence_backend_check(struct vgpu_device *vdev)
+static int vgpu_fence_backend_check(struct vgpu_drm_device *vdev)
 {
 	int idx, ret = 0;
 
@@ -58,7 +58,7 @@ static int vgpu_fence_backend_check(struct vgpu_device *vdev)
 	return ret;
 }
 
-int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+int vgpu_fence_wait(struct vgpu_drm_device *vdev, struct vgpu_channel *ch, u32 offset,
 		    u64 value, s64 deadline_ns)
 {
 	unsigned long slice_max = vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL ?

@@ -32,12 +32,12 @@ module_param(attach_timeout_ms, int, 0444);
 MODULE_PARM_DESC(attach_timeout_ms,
 		 "How long probe waits for the host backend to become ready (default 10000)");
 
-u32 vgpu_reg_read(struct vgpu_device *vdev, u32 offset)
+u32 vgpu_reg_read(struct vgpu_drm_device *vdev, u32 offset)
 {
 	return ioread32(vdev->regs + offset);
 }
 
-void vgpu_reg_write(struct vgpu_device *vdev, u32 offset, u32 value)
+void vgpu_reg_write(struct vgpu_drm_device *vdev, u32 offset, u32 value)
 {
 	iowrite32(value, vdev->regs + offset);
 }
@@ -53,7 +53,7 @@ static void hook_reg_write(void *ctx, uint32_t offset, uint32_t value)
 }
 
 /* True once the host says its backend is gone (or the device vanished). */
-bool vgpu_backend_gone(struct vgpu_device *vdev)
+bool vgpu_backend_gone(struct vgpu_drm_device *vdev)
 {
 	u32 status;
 
@@ -73,7 +73,7 @@ bool vgpu_backend_gone(struct vgpu_device *vdev)
  */
 static int hook_wait_irq(void *ctx, int timeout_ms)
 {
-	struct vgpu_device *vdev = ctx;
+	struct vgpu_drm_device *vdev = ctx;
 	unsigned long timeout = msecs_to_jiffies(max(timeout_ms, 1));
 
 	if (vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL)
@@ -92,14 +92,14 @@ static const struct vgpu_proto_device_ops vgpu_proto_device_ops = {
 
 static void hook_lock(void *ctx)
 {
-	struct vgpu_device *vdev = ctx;
+	struct vgpu_drm_device *vdev = ctx;
 
 	mutex_lock(&vdev->proto_lock);
 }
 
 static void hook_unlock(void *ctx)
 {
-	struct vgpu_device *vdev = ctx;
+	struct vgpu_drm_device *vdev = ctx;
 
 	mutex_unlock(&vdev->proto_lock);
 }
@@ -155,7 +155,7 @@ static const char *vgpu_host_error_text(int err)
  * normal use (out of memory, limits) are info, the rest warnings; both are
  * rate-limited, since userspace can trigger them at will.
  */
-void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...)
+void vgpu_host_report(struct vgpu_drm_device *vdev, int err, const char *fmt, ...)
 {
 	static DEFINE_RATELIMIT_STATE(rs, 5 * HZ, 10);
 	struct va_format vaf;
@@ -180,7 +180,7 @@ void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...)
  * mailbox usable. -ENODEV if the backend is gone, -ETIMEDOUT if it never
  * came.
  */
-int vgpu_host_wait_ready(struct vgpu_device *vdev)
+int vgpu_host_wait_ready(struct vgpu_drm_device *vdev)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(max(attach_timeout_ms, 0));
 	bool waited = false;
@@ -215,7 +215,7 @@ int vgpu_host_wait_ready(struct vgpu_device *vdev)
  * Attach to the backend's mailbox and negotiate with HELLO. Called from
  * probe after vgpu_host_wait_ready() and after the interrupts are set up.
  */
-int vgpu_host_attach(struct vgpu_device *vdev)
+int vgpu_host_attach(struct vgpu_drm_device *vdev)
 {
 	struct vgpu_proto_config config = {
 		.ops = &vgpu_proto_device_ops,

@@ -50,7 +50,7 @@ const char *vgpu_irq_mode_name(int mode)
 }
 
 /* React to the VGPU_IRQ_* bits in status (already acknowledged). */
-static void vgpu_irq_dispatch(struct vgpu_device *vdev, u32 status)
+static void vgpu_irq_dispatch(struct vgpu_drm_device *vdev, u32 status)
 {
 	if (status & VGPU_IRQ_MAILBOX) {
 		atomic64_inc(&vdev->counters.irq[VGPU_IRQ_SOURCE_MAILBOX]);
@@ -71,7 +71,7 @@ static void vgpu_irq_dispatch(struct vgpu_device *vdev, u32 status)
 /* One interrupt for every source (INTx, MSI, MSI-X before/without HELLO). */
 static irqreturn_t vgpu_irq_shared(int irq, void *arg)
 {
-	struct vgpu_device *vdev = arg;
+	struct vgpu_drm_device *vdev = arg;
 	u32 status = vgpu_reg_read(vdev, VGPU_REG_IRQ_STATUS);
 
 	/* 0: not ours (shared INTx); all ones: the device is gone. */
@@ -82,7 +82,7 @@ static irqreturn_t vgpu_irq_shared(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-static irqreturn_t vgpu_irq_one(struct vgpu_device *vdev, int irq, u32 source_bit)
+static irqreturn_t vgpu_irq_one(struct vgpu_drm_device *vdev, int irq, u32 source_bit)
 {
 	if (!vdev->irq_per_source)
 		return vgpu_irq_shared(irq, vdev);
@@ -118,7 +118,7 @@ static const unsigned int msix_vectors[VGPU_IRQ_SOURCES] = {
 	[VGPU_IRQ_SOURCE_ERROR] = VGPU_MSIX_VECTOR_ERROR,
 };
 
-static void vgpu_irq_free(struct vgpu_device *vdev)
+static void vgpu_irq_free(struct vgpu_drm_device *vdev)
 {
 	unsigned int i;
 
@@ -135,7 +135,7 @@ static void vgpu_irq_free(struct vgpu_device *vdev)
 	vdev->irq_mode = DRM_VGPU_IRQ_MODE_POLL;
 }
 
-static int vgpu_irq_try_msix(struct vgpu_device *vdev)
+static int vgpu_irq_try_msix(struct vgpu_drm_device *vdev)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	unsigned int i;
@@ -160,7 +160,7 @@ static int vgpu_irq_try_msix(struct vgpu_device *vdev)
 	return 0;
 }
 
-static int vgpu_irq_try_single(struct vgpu_device *vdev, unsigned int type)
+static int vgpu_irq_try_single(struct vgpu_drm_device *vdev, unsigned int type)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	int ret;
@@ -188,7 +188,7 @@ static int vgpu_irq_try_single(struct vgpu_device *vdev, unsigned int type)
  * device and platform, falling back step by step; each fallback is logged.
  * Never fails: the last resort is polling.
  */
-int vgpu_irq_init(struct vgpu_device *vdev)
+int vgpu_irq_init(struct vgpu_drm_device *vdev)
 {
 	struct drm_device *drm = &vdev->drm;
 	/* 3: MSI-X, then MSI, then INTx; 2: MSI, then INTx; 1: INTx; 0: poll */
@@ -235,14 +235,14 @@ int vgpu_irq_init(struct vgpu_device *vdev)
 }
 
 /* After HELLO: may each MSI-X vector trust its source? */
-void vgpu_irq_negotiated(struct vgpu_device *vdev, u32 features)
+void vgpu_irq_negotiated(struct vgpu_drm_device *vdev, u32 features)
 {
 	vdev->irq_per_source = vdev->irq_mode == DRM_VGPU_IRQ_MODE_MSIX &&
 			       (features & VGPU_FEATURE_MSIX);
 }
 
 /* Silence the device (unless it is gone) and release the vectors. */
-void vgpu_irq_fini(struct vgpu_device *vdev)
+void vgpu_irq_fini(struct vgpu_drm_device *vdev)
 {
 	if (!pci_dev_is_disconnected(vdev->pdev))
 		vgpu_reg_write(vdev, VGPU_REG_IRQ_MASK, 0);
