@@ -41,11 +41,15 @@ void vgpu_mdev_device_put(struct vgpu_mdev_device *vgpu)
 	put_device(&vgpu->vdev.device);
 }
 
-/* vgpud went away: the VM's device reports it and nothing waits for it. */
+/*
+ * vgpud went away: nothing waits for it, and the VM's device reports it
+ * (STATUS = BACKEND_GONE) and interrupts (VGPU_IRQ_DEVICE_LOST on the error
+ * vector, if the guest enabled it), so the guest fails its pending waits now.
+ */
 void vgpu_mdev_device_backend_gone(struct vgpu_mdev_device *vgpu)
 {
 	unsigned long flags;
-	bool open;
+	bool open, interrupt = false;
 
 	spin_lock(&vgpu_mdev.event_lock);
 	if (vgpu->request_seq && !vgpu->request_done) {
@@ -57,13 +61,17 @@ void vgpu_mdev_device_backend_gone(struct vgpu_mdev_device *vgpu)
 
 	spin_lock_irqsave(&vgpu->reg_lock, flags);
 	open = vgpu->open;
-	if (open) {
+	if (open && !vgpu->backend_gone) {
 		vgpu->backend_gone = true;
 		vgpu->regs[VGPU_REG_STATUS / 4] = VGPU_STATUS_BACKEND_GONE;
+		vgpu->regs[VGPU_REG_IRQ_STATUS / 4] |= VGPU_IRQ_DEVICE_LOST;
+		interrupt = vgpu->regs[VGPU_REG_IRQ_MASK / 4] & VGPU_IRQ_DEVICE_LOST;
 	}
 	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 
 	vgpu_mdev_bar2_unblock_all(vgpu);
+	if (interrupt)
+		vgpu_mdev_raise(vgpu, BIT(VGPU_MSIX_VECTOR_ERROR));
 	if (open)
 		dev_warn(&vgpu->mdev->dev,
 			 "vgpud disconnected while the VM uses this vGPU: it reports BACKEND_GONE until the VM closes it\n");

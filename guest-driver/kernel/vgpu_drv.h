@@ -82,6 +82,9 @@ struct vgpu_drm_device {
 	wait_queue_head_t mailbox_wq;
 	atomic_t mailbox_irq_pending;
 	bool host_unreachable;   /* during unbind: a request timed out */
+	/* The backend went away (VGPU_IRQ_DEVICE_LOST, or STATUS read as
+	 * BACKEND_GONE): every wait fails with -ENODEV, for good. */
+	atomic_t device_lost;
 
 	/* Interrupts (vgpu_irq.c). */
 	int irq_mode;            /* DRM_VGPU_IRQ_MODE_* */
@@ -142,6 +145,7 @@ int vgpu_host_attach(struct vgpu_drm_device *vdev);
 void vgpu_host_report(struct vgpu_drm_device *vdev, int err, const char *fmt, ...) __printf(3, 4);
 bool vgpu_host_gone(int err);
 bool vgpu_backend_gone(struct vgpu_drm_device *vdev);
+void vgpu_device_lost(struct vgpu_drm_device *vdev);
 u32 vgpu_reg_read(struct vgpu_drm_device *vdev, u32 offset);
 void vgpu_reg_write(struct vgpu_drm_device *vdev, u32 offset, u32 value);
 

@@ -7,8 +7,10 @@
  * error interrupt and unbind wake. It re-checks the word at least every
  * FENCE_RECHECK_MS (every jiffy without interrupts), so a fence submitted
  * without the interrupt flag, or a lost interrupt, costs latency, never a
- * hang. A slice without progress also reads VGPU_REG_STATUS, so a wait on
- * a backend that went away ends with -ENODEV. Signals interrupt the wait;
+ * hang. A lost device (VGPU_IRQ_DEVICE_LOST) wakes the waiters, which end
+ * with -ENODEV at once; without that interrupt a slice without progress
+ * reads VGPU_REG_STATUS, so a wait on a backend that went away still ends
+ * with -ENODEV within FENCE_RECHECK_MS. Signals interrupt the wait;
  * the deadline is absolute, so a restarted call waits no longer than the
  * first would have.
  */
@@ -40,6 +42,9 @@ static int vgpu_fence_check(struct vgpu_drm_device *vdev, struct vgpu_channel *c
 		ret = le64_to_cpu(READ_ONCE(*word)) >= value;
 		/* What the GPU wrote before the fence is visible after it. */
 		virt_rmb();
+		/* A lost device never passes the fence (vgpu_device_lost woke us). */
+		if (!ret && atomic_read(&vdev->device_lost))
+			ret = -ENODEV;
 	}
 	drm_dev_exit(idx);
 	return ret;

@@ -52,15 +52,38 @@ static void hook_reg_write(void *ctx, uint32_t offset, uint32_t value)
 	vgpu_reg_write(ctx, offset, value);
 }
 
-/* True once the host says its backend is gone (or the device vanished). */
+/*
+ * The device is lost (its backend went away): say so once, and wake every
+ * mailbox and fence waiter, which then fail with -ENODEV.
+ */
+void vgpu_device_lost(struct vgpu_drm_device *vdev)
+{
+	if (atomic_xchg(&vdev->device_lost, 1))
+		return;
+	drm_err(&vdev->drm, "device lost: the host backend (vgpud) went away; pending requests and fence waits fail with ENODEV\n");
+	atomic_set(&vdev->mailbox_irq_pending, 1);
+	wake_up_all(&vdev->mailbox_wq);
+	wake_up_all(&vdev->fence_wq);
+}
+
+/*
+ * True once the device is lost: the host said so by interrupt before, or
+ * says so now in VGPU_REG_STATUS (or the device vanished).
+ */
 bool vgpu_backend_gone(struct vgpu_drm_device *vdev)
 {
 	u32 status;
 
+	if (atomic_read(&vdev->device_lost))
+		return true;
 	if (pci_dev_is_disconnected(vdev->pdev))
 		return true;
 	status = vgpu_reg_read(vdev, VGPU_REG_STATUS);
-	return status == U32_MAX || (status & VGPU_STATUS_BACKEND_GONE);
+	if (status == U32_MAX || (status & VGPU_STATUS_BACKEND_GONE)) {
+		vgpu_device_lost(vdev);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -79,7 +102,8 @@ static int hook_wait_irq(void *ctx, int timeout_ms)
 	if (vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL)
 		schedule_timeout_uninterruptible(min_t(unsigned long, timeout, 1));
 	else if (wait_event_timeout(vdev->mailbox_wq,
-				    atomic_xchg(&vdev->mailbox_irq_pending, 0), timeout))
+				    atomic_xchg(&vdev->mailbox_irq_pending, 0), timeout) &&
+		 !atomic_read(&vdev->device_lost))
 		return VGPU_IRQ_MAILBOX;
 	return vgpu_backend_gone(vdev) ? -ENODEV : 0;
 }
@@ -104,9 +128,17 @@ static void hook_unlock(void *ctx)
 	mutex_unlock(&vdev->proto_lock);
 }
 
+static void hook_assert_held(void *ctx)
+{
+	struct vgpu_drm_device *vdev = ctx;
+
+	lockdep_assert_held(&vdev->proto_lock);
+}
+
 static const struct vgpu_proto_lock_ops vgpu_proto_lock_ops = {
 	.lock = hook_lock,
 	.unlock = hook_unlock,
+	.assert_held = hook_assert_held,
 };
 
 /* An error after which unbind stops asking the host: it is not answering. */

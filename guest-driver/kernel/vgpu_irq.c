@@ -14,6 +14,8 @@
  * Every register access here traps to the host, so handlers do the least:
  * acknowledge (before looking at the state, so no event is lost), wake the
  * waiters, and read VGPU_REG_ERROR_CHANNELS only for an error interrupt.
+ * VGPU_IRQ_DEVICE_LOST (on the error vector) marks the device lost and wakes
+ * every waiter, which then fails with ENODEV (vgpu_device_lost).
  * Fence waiters re-check their notifier word themselves.
  */
 #include <linux/interrupt.h>
@@ -66,6 +68,10 @@ static void vgpu_irq_dispatch(struct vgpu_drm_device *vdev, u32 status)
 			atomic64_inc(&vdev->counters.irq[VGPU_IRQ_SOURCE_FENCE]);
 		wake_up_all(&vdev->fence_wq);
 	}
+	if (status & VGPU_IRQ_DEVICE_LOST) {
+		atomic64_inc(&vdev->counters.irq[VGPU_IRQ_SOURCE_ERROR]);
+		vgpu_device_lost(vdev);
+	}
 }
 
 /* One interrupt for every source (INTx, MSI, MSI-X before/without HELLO). */
@@ -101,9 +107,26 @@ static irqreturn_t vgpu_irq_fence(int irq, void *arg)
 	return vgpu_irq_one(arg, irq, VGPU_IRQ_FENCE);
 }
 
+/*
+ * The error vector serves two sources: a killed channel and the lost
+ * device. Both are rare, so it reads which (one more trap).
+ */
 static irqreturn_t vgpu_irq_error(int irq, void *arg)
 {
-	return vgpu_irq_one(arg, irq, VGPU_IRQ_CHANNEL_ERROR);
+	struct vgpu_drm_device *vdev = arg;
+	u32 status;
+
+	if (!vdev->irq_per_source)
+		return vgpu_irq_shared(irq, vdev);
+	status = vgpu_reg_read(vdev, VGPU_REG_IRQ_STATUS);
+	if (status == U32_MAX)
+		status = VGPU_IRQ_DEVICE_LOST;
+	status &= VGPU_IRQ_CHANNEL_ERROR | VGPU_IRQ_DEVICE_LOST;
+	if (!status)
+		status = VGPU_IRQ_CHANNEL_ERROR; /* acknowledged meanwhile: look anyway */
+	vgpu_reg_write(vdev, VGPU_REG_IRQ_ACK, status);
+	vgpu_irq_dispatch(vdev, status);
+	return IRQ_HANDLED;
 }
 
 static const irq_handler_t msix_handlers[VGPU_IRQ_SOURCES] = {
