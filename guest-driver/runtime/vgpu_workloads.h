@@ -122,11 +122,11 @@ struct vgpu_workload_options {
 	volatile sig_atomic_t *stop; /* optional */
 	/* Optional, for tests: called once the iterations are done, right
 	 * before verification, with the buffers the workload holds. */
-	void (*before_verify)(void *arg, struct vgpu_device *dev,
-	                      const struct vgpu_buffer *buffers, uint64_t count);
+	void (*before_verify)(void *arg, struct vgpu_guest_device *dev,
+	                      const struct vgpu_guest_buffer *buffers, uint64_t count);
 	/* Optional, for tests (escape): called before each attempt is
 	 * submitted, with its target filled in. */
-	void (*before_escape)(void *arg, struct vgpu_device *dev,
+	void (*before_escape)(void *arg, struct vgpu_guest_device *dev,
 	                      const struct vgpu_escape_attempt *attempt);
 	void *hook_arg;
 };
@@ -159,7 +159,7 @@ struct vgpu_workload_result {
 
 /* Fill in *out; the return value is out->error. A run whose data did not
  * verify returns 0 with out->verified false. */
-int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
+int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_options *options,
                       struct vgpu_workload_result *out);
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);

@@ -25,11 +25,11 @@
 #define ALLOC_RETRY_NS 10000000ull
 
 struct run {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_channel *ch;
 	const struct vgpu_workload_options *options;
 	struct vgpu_workload_result *result;
-	struct vgpu_buffer *buffers;
+	struct vgpu_guest_buffer *buffers;
 	uint64_t *data_bytes; /* bytes of each buffer the workload uses */
 	uint64_t count;
 	uint64_t capacity;
@@ -100,14 +100,14 @@ static int fail_channel(struct run *run, int err, const char *doing)
 
 static int allocate(struct run *run, uint64_t bytes)
 {
-	struct vgpu_buffer buffer;
+	struct vgpu_guest_buffer buffer;
 	uint64_t start, elapsed;
 	unsigned int attempt;
 	int ret;
 
 	if (run->count == run->capacity) {
 		uint64_t capacity = run->capacity ? run->capacity * 2 : 16;
-		struct vgpu_buffer *buffers = realloc(run->buffers, capacity * sizeof(*buffers));
+		struct vgpu_guest_buffer *buffers = realloc(run->buffers, capacity * sizeof(*buffers));
 		uint64_t *data_bytes;
 
 		if (!buffers)
@@ -383,7 +383,7 @@ static int run_stream(struct run *run, uint64_t size, uint64_t buffer_bytes)
 static uint32_t encode_stencil(struct run *run, uint32_t *words, uint64_t index,
                                uint64_t iteration)
 {
-	const struct vgpu_buffer *a = &run->buffers[index], *b = &run->buffers[index + 1];
+	const struct vgpu_guest_buffer *a = &run->buffers[index], *b = &run->buffers[index + 1];
 	uint32_t height = (uint32_t)(run->data_bytes[index] / STENCIL_ROW_BYTES);
 
 	if (iteration & 1)
@@ -536,7 +536,7 @@ static bool overlaps_own(const struct run *run, uint64_t va, uint64_t bytes)
 	uint64_t i;
 
 	for (i = 0; i < run->count; i++) {
-		const struct vgpu_buffer *b = &run->buffers[i];
+		const struct vgpu_guest_buffer *b = &run->buffers[i];
 
 		if (va < b->gpu_va + b->bytes && b->gpu_va < va + bytes)
 			return true;
@@ -549,7 +549,7 @@ static bool overlaps_own(const struct run *run, uint64_t va, uint64_t bytes)
 static int escape_try(struct run *run, enum escape_kind kind, uint64_t first, uint64_t last,
                       struct vgpu_escape_attempt *a)
 {
-	const struct vgpu_buffer *from = &run->buffers[first], *buf = &run->buffers[last];
+	const struct vgpu_guest_buffer *from = &run->buffers[first], *buf = &run->buffers[last];
 	struct vgpu_channel *ch;
 	uint64_t fence = 0;
 	uint32_t *words, used = 0;
@@ -654,7 +654,7 @@ static int run_escape(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	/* The last buffer is the highest (nothing was freed), but say so
 	 * rather than assume it. */
 	for (i = 0; i < run->count; i++) {
-		const struct vgpu_buffer *b = &run->buffers[i];
+		const struct vgpu_guest_buffer *b = &run->buffers[i];
 
 		if (b->gpu_va + b->bytes > top) {
 			top = b->gpu_va + b->bytes;
@@ -740,7 +740,7 @@ static int run_escape(struct run *run, uint64_t size, uint64_t buffer_bytes)
 
 /* ------------------------------------------------------------------------ */
 
-int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
+int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_options *options,
                       struct vgpu_workload_result *out)
 {
 	struct run run = {

@@ -157,8 +157,8 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void hold_before_verify(void *arg, struct vgpu_device *dev,
-                               const struct vgpu_buffer *buffers, uint64_t count)
+static void hold_before_verify(void *arg, struct vgpu_guest_device *dev,
+                               const struct vgpu_guest_buffer *buffers, uint64_t count)
 {
 	const struct hold *hold = arg;
 	struct drm_vgpu_stats now;
@@ -336,7 +336,7 @@ int main(int argc, char **argv)
 	};
 	struct drm_vgpu_stats before, after;
 	struct vgpu_workload_result result;
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	struct run run = { 0 };
 	struct hold hold = { 0 };
 	const char *path = NULL;

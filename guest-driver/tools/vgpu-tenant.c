@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 	struct vgpu_local_device_config config = { 0 };
 	struct vgpu_workload_result result;
 	struct tenant tenant = { 0 };
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	struct vgpu_proto *proto;
 	uint64_t value, timeout_ms = 0, linger_ns = 0;
 	char default_name[64], why[512];

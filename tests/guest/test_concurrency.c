@@ -210,7 +210,7 @@ static void test_gp_put_ordering(void **state)
 {
 	struct window_gpu gpu = { 0 };
 	struct vgpu_channel_stats stats;
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_channel *ch;
 	uint64_t fence = 0, rng = 99;
 	uint32_t *words, n, i;
@@ -331,7 +331,7 @@ static void test_proto_concurrent_callers(void **state)
 /* Two VMs on one simgpu                                                    */
 
 struct vm_thread {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	enum vgpu_workload_kind kind;
 	struct vgpu_workload_result result;
 	int ret;

@@ -158,7 +158,7 @@ static void test_submissions_do_not_trap(void **state)
 		.gpfifo_entries = 64,
 	};
 	struct vgpu_workload_result result;
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_proto *proto;
 	char why[512];
 
