@@ -294,7 +294,10 @@ static void *caller_thread(void *arg)
 
 static void test_proto_concurrent_callers(void **state)
 {
-	static const struct vgpu_proto_lock_ops lock_ops = { mutex_lock, mutex_unlock };
+	static const struct vgpu_proto_lock_ops lock_ops = {
+		.lock = mutex_lock,
+		.unlock = mutex_unlock,
+	};
 	pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 	struct fake_device *fake = fake_device_create();
 	struct vgpu_proto_config config = fake_device_proto_config(fake, 10000);
