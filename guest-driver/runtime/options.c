@@ -90,6 +90,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "alloc-leak";
 	case VGPU_WORKLOAD_ESCAPE:
 		return "escape";
+	case VGPU_WORKLOAD_STALL:
+		return "stall";
 	}
 	return "unknown";
 }
@@ -106,6 +108,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_GUPS;
 	else if (!strcmp(name, "alloc-leak") || !strcmp(name, "alloc"))
 		*out = VGPU_WORKLOAD_ALLOC_LEAK;
+	else if (!strcmp(name, "stall"))
+		*out = VGPU_WORKLOAD_STALL;
 	else if (!strcmp(name, "escape"))
 		*out = VGPU_WORKLOAD_ESCAPE;
 	else

@@ -46,6 +46,17 @@
  *               fails the run (error -EACCES when one completed; the
  *               message names it). No iterations: duration and iterations
  *               are ignored.
+ *   stall       hostile: the never-released acquire. One channel waits on a
+ *               semaphore nobody releases (SEMAPHORE_ACQUIRE of a notifier
+ *               scratch word for a value it never reaches), followed by a
+ *               fence with the interrupt flag; the workload waits for that
+ *               fence for the duration (default VGPU_STALL_DEFAULT_NS) and
+ *               ends with how the wait ended, in error and message: -ENODEV
+ *               the device was lost (its backend went away), -EIO the GPU
+ *               killed the channel (a watchdog), -ETIMEDOUT nothing happened,
+ *               -EPROTO the fence passed. stall_wait_ns says how long it
+ *               waited. It allocates and verifies nothing; size, buffer size
+ *               and iterations are ignored.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -72,6 +83,7 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_GUPS,
 	VGPU_WORKLOAD_ALLOC_LEAK,
 	VGPU_WORKLOAD_ESCAPE,
+	VGPU_WORKLOAD_STALL,
 };
 
 #define VGPU_WORKLOAD_DEFAULT_SIZE (256ull << 20)
@@ -93,6 +105,8 @@ enum vgpu_workload_kind {
 #define VGPU_ESCAPE_ATTEMPTS 3
 /* How long an escape attempt may take to be refused (ms). */
 #define VGPU_ESCAPE_TIMEOUT_MS 30000
+/* How long stall waits without a duration. */
+#define VGPU_STALL_DEFAULT_NS (60ull * 1000000000ull)
 
 /* One escape attempt: what it aimed at and how it ended. */
 struct vgpu_escape_attempt {
@@ -128,6 +142,9 @@ struct vgpu_workload_options {
 	 * submitted, with its target filled in. */
 	void (*before_escape)(void *arg, struct vgpu_guest_device *dev,
 	                      const struct vgpu_escape_attempt *attempt);
+	/* Optional (stall): called once its fence is submitted, right before
+	 * the wait, with how long it will wait at most. */
+	void (*stalled)(void *arg, struct vgpu_guest_device *dev, uint64_t wait_ns);
 	void *hook_arg;
 };
 
@@ -152,6 +169,8 @@ struct vgpu_workload_result {
 	uint32_t escapes_tried;
 	uint32_t escapes_refused;
 	struct vgpu_escape_attempt escapes[VGPU_ESCAPE_ATTEMPTS];
+	/* stall: how long its wait lasted. */
+	uint64_t stall_wait_ns;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -163,7 +182,7 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
                       struct vgpu_workload_result *out);
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
-/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape".
+/* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape", "stall".
  * -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * workloads.c - stream, stencil, gups, alloc-leak and the hostile escape on a
- * vGPU, verified by checksum (see vgpu_workloads.h).
+ * workloads.c - stream, stencil, gups, alloc-leak and the hostile escape and
+ * stall on a vGPU, verified by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -738,6 +738,54 @@ static int run_escape(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	return 0;
 }
 
+/* stall ------------------------------------------------------------------- */
+
+static int run_stall(struct run *run)
+{
+	uint64_t wait_ns = run->options->duration_ns ? run->options->duration_ns :
+	                                               VGPU_STALL_DEFAULT_NS;
+	uint64_t fence, start;
+	uint32_t *words;
+	double waited;
+	int ret;
+
+	ret = begin(run, &words);
+	if (ret)
+		return ret;
+	/* The scratch word is never written: the acquire waits forever. */
+	ret = submit_words(run, words,
+	                   simgpu_push_semaphore_acquire(words, vgpu_channel_scratch_va(run->ch, 0),
+	                                                 UINT64_MAX),
+	                   VGPU_SUBMIT_INTERRUPT, &fence);
+	if (ret)
+		return ret;
+	if (run->options->stalled)
+		run->options->stalled(run->options->hook_arg, run->dev, wait_ns);
+	start = now_ns();
+	ret = vgpu_channel_wait(run->ch, fence,
+	                        wait_ns / 1000000u > INT32_MAX ? INT32_MAX :
+	                                                         (int)(wait_ns / 1000000u));
+	run->result->stall_wait_ns = now_ns() - start;
+	waited = (double)run->result->stall_wait_ns / 1e9;
+	/* Its fence never passes: destroying the channel must not wait for it. */
+	vgpu_channel_set_timeout(run->ch, 1);
+	switch (ret) {
+	case 0:
+		return fail(run, -EPROTO,
+		            "the fence behind a semaphore nobody released passed after %.3f s", waited);
+	case -ENODEV:
+		return fail(run, ret, "device lost after %.3f s of waiting: %s", waited,
+		            vgpu_guest_explain(ret));
+	case -EIO:
+		return fail(run, ret, "the GPU killed the stalled channel after %.3f s", waited);
+	case -ETIMEDOUT:
+		return fail(run, ret, "the stalled fence did not pass in %.3f s, and nothing ended "
+		            "the wait", waited);
+	default:
+		return fail_channel(run, ret, "waiting for the stalled fence");
+	}
+}
+
 /* ------------------------------------------------------------------------ */
 
 int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_options *options,
@@ -783,13 +831,17 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 	case VGPU_WORKLOAD_ESCAPE:
 		ret = run_escape(&run, size, buffer_bytes);
 		break;
+	case VGPU_WORKLOAD_STALL:
+		ret = run_stall(&run);
+		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);
 		break;
 	}
 
-	/* Nothing may still use the buffers when they are freed. */
-	if (ret != -EIO && ret != -ENODEV)
+	/* Nothing may still use the buffers when they are freed (stall's
+	 * channel never finishes; it holds no buffer). */
+	if (ret != -EIO && ret != -ENODEV && options->kind != VGPU_WORKLOAD_STALL)
 		vgpu_channel_finish(run.ch, -1);
 	vgpu_channel_destroy(run.ch);
 	out->have_stats = vgpu_device_stats(dev, &out->stats) == 0;

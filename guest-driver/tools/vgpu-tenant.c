@@ -64,6 +64,11 @@ static void usage(FILE *out)
 	        "                                       the channel of every try and its own\n"
 	        "                                       data still verifies; fails if any try\n"
 	        "                                       completes\n"
+	        "                           stall       hostile: wait (--duration, default\n"
+	        "                                       60s) for a fence behind a semaphore\n"
+	        "                                       nobody releases; ends with how the\n"
+	        "                                       wait ended (device lost, channel\n"
+	        "                                       killed, timeout)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -382,7 +387,7 @@ int main(int argc, char **argv)
 		case 'w':
 			if (vgpu_workload_parse(optarg, &options.kind))
 				return usage_error("unknown workload '%s' (stream, stencil, gups, "
-				                   "alloc-leak, escape)",
+				                   "alloc-leak, escape, stall)",
 				                   optarg);
 			have_workload = true;
 			break;
@@ -449,7 +454,7 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak or escape)");
+		                         "(stream, stencil, gups, alloc-leak, escape or stall)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;
