@@ -322,6 +322,9 @@ static void check_die(void)
 	check(window[1] == 0x600df00d, "the write is visible afterwards");
 	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_BACKEND_GONE,
 	      "STATUS is BACKEND_GONE (%#x)", reg(VGPU_REG_STATUS));
+	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_DEVICE_LOST,
+	      "IRQ_STATUS has DEVICE_LOST (%#x)",
+	      reg(VGPU_REG_IRQ_STATUS));
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "registers still read sanely");
 	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
 	check(true, "a doorbell with no backend is harmless");
