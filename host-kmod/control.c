@@ -148,6 +148,21 @@ int vgpu_mdev_request(struct vgpu_mdev_device *vgpu, u32 type, unsigned int time
 	return ret;
 }
 
+/* What a failed vgpu_mdev_request means, for the kernel log. */
+const char *vgpu_mdev_request_failure(int err, const char *refused)
+{
+	switch (err) {
+	case -ENODEV:
+		return "vgpud is not running; start it and retry";
+	case -ETIMEDOUT:
+		return "vgpud did not answer in time";
+	case -EINTR:
+		return "interrupted while waiting for vgpud";
+	default:
+		return refused;
+	}
+}
+
 static int vgpu_mdev_reply(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_reply *r)
 {
 	char msg[VGPU_MDEV_MESSAGE_MAX];

@@ -133,9 +133,7 @@ static int vgpu_mdev_open_device(struct vfio_device *vdev)
 	ret = vgpu_mdev_request(vgpu, VGPU_MDEV_EVENT_OPEN, vgpu_mdev_request_timeout_ms, true);
 	if (ret) {
 		dev_warn(&vgpu->mdev->dev, "open refused: %s (%d)\n",
-			 ret == -ENODEV ? "vgpud is not running; start it and retry" :
-			 ret == -ETIMEDOUT ? "vgpud did not answer in time" :
-			 "vgpud could not attach the VM", ret);
+			 vgpu_mdev_request_failure(ret, "vgpud could not attach the VM"), ret);
 		vgpu_mdev_dma_close(vgpu);
 		spin_lock_irqsave(&vgpu->reg_lock, flags);
 		vgpu->open = false;
@@ -526,9 +524,7 @@ int vgpu_mdev_probe(struct mdev_device *mdev)
 	ret = vgpu_mdev_request(vgpu, VGPU_MDEV_EVENT_CREATE, vgpu_mdev_request_timeout_ms, true);
 	if (ret) {
 		dev_warn(&mdev->dev, "not created: %s (%d)\n",
-			 ret == -ENODEV ? "vgpud is not running; start it and retry" :
-			 ret == -ETIMEDOUT ? "vgpud did not answer in time" :
-			 "vgpud refused it (see its log)", ret);
+			 vgpu_mdev_request_failure(ret, "vgpud refused it (see its log)"), ret);
 		goto err_unpublish;
 	}
 	ret = vfio_register_emulated_iommu_dev(&vgpu->vdev);

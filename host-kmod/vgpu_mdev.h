@@ -277,6 +277,7 @@ int vgpu_mdev_control_init(void);
 void vgpu_mdev_control_exit(void);
 int vgpu_mdev_request(struct vgpu_mdev_device *vgpu, u32 type, unsigned int timeout_ms,
 		      bool killable);
+const char *vgpu_mdev_request_failure(int err, const char *refused);
 void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vgpu);
 void vgpu_mdev_queue_record(struct vgpu_mdev_pending *p);
 void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vgpu);
