@@ -92,17 +92,21 @@ bool vgpu_backend_gone(struct vgpu_drm_device *vdev)
  * rings after every return. A wait that saw no interrupt looks at
  * VGPU_REG_STATUS (one trapped read per slice, only while the backend is
  * slow), so a request to a backend that went away fails with -ENODEV at
- * once instead of at the protocol timeout.
+ * once instead of at the protocol timeout; a device already lost (or lost
+ * during the wait: vgpu_device_lost wakes us) fails it without sleeping.
  */
 static int hook_wait_irq(void *ctx, int timeout_ms)
 {
 	struct vgpu_drm_device *vdev = ctx;
 	unsigned long timeout = msecs_to_jiffies(max(timeout_ms, 1));
 
+	if (atomic_read(&vdev->device_lost))
+		return -ENODEV;
 	if (vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL)
 		schedule_timeout_uninterruptible(min_t(unsigned long, timeout, 1));
 	else if (wait_event_timeout(vdev->mailbox_wq,
-				    atomic_xchg(&vdev->mailbox_irq_pending, 0), timeout) &&
+				    atomic_xchg(&vdev->mailbox_irq_pending, 0) ||
+				    atomic_read(&vdev->device_lost), timeout) &&
 		 !atomic_read(&vdev->device_lost))
 		return VGPU_IRQ_MAILBOX;
 	return vgpu_backend_gone(vdev) ? -ENODEV : 0;
