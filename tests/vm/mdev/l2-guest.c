@@ -31,34 +31,15 @@
 
 #include <vgpu/device_abi.h>
 
+#define TEST_CHECK_PREFIX "VGPU-L2-CHECK "
+#include "test_check.h"
 #include "test_protocol.h"
 
-static int failed;
 static volatile uint8_t *bar0, *bar2;
 static sigjmp_buf sigbus_jmp;
 static volatile sig_atomic_t sigbus_seen;
 
-static bool check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
 
-	va_start(ap, fmt);
-	printf("VGPU-L2-CHECK %s: ", ok ? "ok" : "FAIL");
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-	va_end(ap);
-	failed += !ok;
-	return ok;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static unsigned long sysfs_ulong(const char *dir, const char *name)
 {
