@@ -169,7 +169,8 @@ struct vgpu_workload_result {
 	uint32_t escapes_tried;
 	uint32_t escapes_refused;
 	struct vgpu_escape_attempt escapes[VGPU_ESCAPE_ATTEMPTS];
-	/* stall: how long its wait lasted. */
+	/* stall: how long its wait lasted, counted from before the stalled
+	 * hook (so it covers anything the hook set off). */
 	uint64_t stall_wait_ns;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;

@@ -759,9 +759,11 @@ static int run_stall(struct run *run)
 	                   VGPU_SUBMIT_INTERRUPT, &fence);
 	if (ret)
 		return ret;
+	/* Timed from before the hook: whatever the hook sets off happens
+	 * within stall_wait_ns. */
+	start = now_ns();
 	if (run->options->stalled)
 		run->options->stalled(run->options->hook_arg, run->dev, wait_ns);
-	start = now_ns();
 	ret = vgpu_channel_wait(run->ch, fence,
 	                        wait_ns / 1000000u > INT32_MAX ? INT32_MAX :
 	                                                         (int)(wait_ns / 1000000u));
