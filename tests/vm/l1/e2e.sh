@@ -89,6 +89,8 @@ dmesg_clean() {
 
 t_job=$(now)
 dmesg -n 1 2>/dev/null # the console is for the job's output
+# L1's /dev is a bare devtmpfs: bash's process substitution needs /dev/fd
+[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
 mkdir -p /tmp/vgpud "$fifo"
 
 # --- 1. modules --------------------------------------------------------------
@@ -445,7 +447,10 @@ done
 say "guests verified and powered off $(elapsed "$t_rel") s after the release"
 
 # --- 8. a new vgpud after the kill; teardown --------------------------------------------
-[[ -n $vgpud_pid ]] && kill -KILL "$vgpud_pid" 2>/dev/null # the kill step did not run
+if [[ -n $vgpud_pid ]]; then # the kill step did not run
+	kill -KILL "$vgpud_pid" 2>/dev/null
+	wait "$vgpud_pid" 2>/dev/null
+fi
 "$E2E_VGPUD" --config "$PWD/vgpud.conf" 2>vgpud-2.log &
 vgpud_pid=$!
 if wait_for 30 grep -q 'ready:' vgpud-2.log; then
