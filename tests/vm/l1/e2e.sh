@@ -89,8 +89,6 @@ dmesg_clean() {
 
 t_job=$(now)
 dmesg -n 1 2>/dev/null # the console is for the job's output
-# L1's /dev is a bare devtmpfs: bash's process substitution needs /dev/fd
-[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
 mkdir -p /tmp/vgpud "$fifo"
 
 # --- 1. modules --------------------------------------------------------------
@@ -371,6 +369,21 @@ others_over() {
 log_has_since() { # INDEX OFFSET PATTERN: PATTERN in guest INDEX's log after OFFSET bytes
 	tail -c +"$(($2 + 1))" "l2-$1.log" 2>/dev/null | grep -qa "$3"
 }
+# watch_log INDEX OFFSET PATTERN SECONDS: wait until PATTERN appears in guest
+# INDEX's log after OFFSET bytes, reacting at once (tail -f, not a polling loop)
+watch_log() {
+	local pid rc
+	rm -f "$fifo/watch"
+	mkfifo "$fifo/watch"
+	timeout "$4" tail -c +"$(($2 + 1))" -f -s 0.05 "l2-$1.log" >"$fifo/watch" &
+	pid=$!
+	grep -qa -m1 "$3" <"$fifo/watch"
+	rc=$?
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "$fifo/watch"
+	return "$rc"
+}
 t_rel=$(now)
 for ((i = 0; i < victim; i++)); do
 	running "$i" && timeout 5 bash -c "echo go >$fifo/ctl$i.in"
@@ -397,14 +410,11 @@ for ((i = 0; i < vms; i++)); do
 		else
 			fail "L2 vm=$i did not hold its memory again within ${hold_timeout}s of its last reset"
 		fi
-		# React to the STALL line at once: tail -f, not a polling loop.
-		if grep -qa -m1 'vgpu-run: STALL waiting' < <(timeout 240 tail -c +$((reset_at + 1)) -f -s 0.05 "l2-$i.log"); then
+		if watch_log "$i" "$reset_at" 'vgpu-run: STALL waiting' 240; then
 			kill -KILL "$vgpud_pid"
 			t_kill=$(now) up_kill=$(cut -d' ' -f1 /proc/uptime)
-			kill "$!" 2>/dev/null # the tail
-			grep -qa -m1 'vgpu-run: stall: ' < <(timeout 30 tail -c +$((reset_at + 1)) -f -s 0.05 "l2-$i.log")
+			watch_log "$i" "$reset_at" 'vgpu-run: stall: ' 30
 			seen=$(elapsed "$t_kill")
-			kill "$!" 2>/dev/null
 			wait "$vgpud_pid" 2>/dev/null
 			vgpud_pid=''
 			line=$(tail -c +$((reset_at + 1)) "l2-$i.log" | grep -a -m1 'vgpu-run: stall: ' | tr -d '\r')
