@@ -52,6 +52,12 @@ static void usage(FILE *out)
 	        "                                       it does not own (see vgpu-tenant\n"
 	        "                                       --help); passes when the GPU\n"
 	        "                                       refuses every try\n"
+	        "                           stall       hostile: waits (--duration, default\n"
+	        "                                       60s) for a fence behind a semaphore\n"
+	        "                                       nobody releases; prints a 'vgpu-run:\n"
+	        "                                       STALL' line when it starts waiting,\n"
+	        "                                       and how the wait ended (device lost,\n"
+	        "                                       channel killed, timeout)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           bytes or a number with K, M, G, T, e.g. 512M\n"
 	        "  -b, --buffer-size SIZE   largest single allocation (default 32M)\n"
@@ -116,8 +122,18 @@ struct hold {
 	bool have_before;
 };
 
-static void hold_before_verify(void *arg, struct vgpu_device *dev,
-                               const struct vgpu_buffer *buffers, uint64_t count)
+/* stall: say (one write) that the wait for the stalled fence begins. */
+static void stall_started(void *arg, struct vgpu_guest_device *dev, uint64_t wait_ns)
+{
+	(void)arg;
+	(void)dev;
+	fprintf(stderr, "vgpu-run: STALL waiting up to %.1f s for a fence behind a semaphore "
+	        "nobody releases\n", (double)wait_ns / 1e9);
+	fflush(stderr);
+}
+
+static void hold_before_verify(void *arg, struct vgpu_guest_device *dev,
+                               const struct vgpu_guest_buffer *buffers, uint64_t count)
 {
 	const struct hold *hold = arg;
 	struct drm_vgpu_stats now;
@@ -206,7 +222,7 @@ int main(int argc, char **argv)
 	struct vgpu_workload_options options;
 	struct drm_vgpu_stats before, after;
 	struct vgpu_workload_result result;
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	struct run run = { 0 };
 	struct hold hold = { 0 };
 	const char *path = NULL;
@@ -249,7 +265,8 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak or escape)");
+		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
+		                         "copy-flood, never-release or stall)");
 
 	ret = vgpu_device_open_drm(path, &dev, why, sizeof(why));
 	if (ret) {
@@ -271,6 +288,7 @@ int main(int argc, char **argv)
 		options.before_verify = hold_before_verify;
 		options.hook_arg = &hold;
 	}
+	options.stalled = stall_started;
 	vgpu_workload_run(dev, &options, &result);
 	if (run.have_counters && vgpu_guest_drm_stats(dev, &after) == 0) {
 		/* Minus the STATS request that read "after" itself. */

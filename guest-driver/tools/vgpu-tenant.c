@@ -95,6 +95,11 @@ static void usage(FILE *out)
 	        "                                       reports whether vgpud killed the\n"
 	        "                                       stuck channel (the hold's start is\n"
 	        "                                       announced on stderr)\n"
+	        "                           stall       hostile: wait (--duration, default\n"
+	        "                                       60s) for a fence behind a semaphore\n"
+	        "                                       nobody releases; ends with how the\n"
+	        "                                       wait ended (device lost, channel\n"
+	        "                                       killed, timeout)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -200,10 +205,10 @@ static void print_summary(const struct tenant *t, const struct vgpu_device_info 
 struct reattach {
 	const struct vgpu_local_device_config *config;
 	int timeout_ms;
-	struct vgpu_device **current; /* main's device, kept in step */
+	struct vgpu_guest_device **current; /* main's device, kept in step */
 };
 
-static int reattach(void *arg, struct vgpu_device **dev, char *why, size_t why_len)
+static int reattach(void *arg, struct vgpu_guest_device **dev, char *why, size_t why_len)
 {
 	struct reattach *r = arg;
 	int ret;
@@ -254,7 +259,7 @@ int main(int argc, char **argv)
 	struct vgpu_workload_result result;
 	struct reattach again;
 	struct tenant tenant = { 0 };
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	struct vgpu_proto *proto;
 	uint64_t timeout_ms = 0, linger_ns = 0;
 	char default_name[64], why[512];
@@ -313,7 +318,7 @@ int main(int argc, char **argv)
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
 		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
-		                         "copy-flood or never-release)");
+		                         "copy-flood, never-release or stall)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;
