@@ -251,6 +251,36 @@ struct vgpu_hal_as_contention {
 	uint64_t core_mhz;
 };
 
+/* The derived figures of a struct vgpu_hal_as_contention (0 where the
+ * denominator is 0). */
+struct vgpu_hal_contention_figures {
+	double avg_walk_latency_cycles;
+	double walks_waited_per_walk; /* seed 003's interleaving, mean */
+	double l2_tlb_hit_rate;
+	double mpki;
+	double bandwidth_bytes_per_s;
+	double ipc;                   /* instruction-equivalents per cycle: progress */
+	double slowdown;              /* IPC / IPC alone: 1 = no loss */
+};
+
+static inline double vgpu_hal_ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static inline void vgpu_hal_contention_derive(const struct vgpu_hal_as_contention *c,
+                                              struct vgpu_hal_contention_figures *out)
+{
+	out->avg_walk_latency_cycles = vgpu_hal_ratio((double)c->walk_latency_cycles, (double)c->walks);
+	out->walks_waited_per_walk = vgpu_hal_ratio((double)c->foreign_walks_waited, (double)c->walks);
+	out->l2_tlb_hit_rate = vgpu_hal_ratio((double)c->l2_tlb_hits, (double)c->l2_tlb_lookups);
+	out->mpki = vgpu_hal_ratio(1000.0 * (double)c->l2_misses, (double)c->instructions);
+	out->bandwidth_bytes_per_s =
+		vgpu_hal_ratio((double)c->dram_bytes, (double)c->cycles) * (double)c->core_mhz * 1e6;
+	out->ipc = vgpu_hal_ratio((double)c->instructions, (double)c->cycles);
+	out->slowdown = vgpu_hal_ratio((double)c->alone_cycles, (double)c->cycles);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The vtable an implementation fills in                                    */
 
