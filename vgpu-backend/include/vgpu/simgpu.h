@@ -57,6 +57,12 @@
  *    bytes read and written per target and busy time per engine, and a
  *    "current channel" register per engine. The same work gives the same
  *    modeled times and counters on every run and every host.
+ *  - Optionally (config.sharing = SIMGPU_SHARING_SPATIAL) the address
+ *    spaces run side by side on their own SMs: kernels take their modeled
+ *    durations from the contention model of the shared TLB, page-table
+ *    walkers and DRAM (walker policy and memory scheduler per GPU), and
+ *    vgpu_hal_as_contention reports each one's figures. Execution, and so
+ *    every byte written, is that of the time-sliced mode.
  *
  * Threading model
  *  - Threads: simgpu starts two threads per GPU.
