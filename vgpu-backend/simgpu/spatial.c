@@ -43,9 +43,17 @@ struct alone_entry {
 	uint64_t cycles;
 };
 
+/*
+ * Locks: lock serializes the modeling (the PFIFO thread simulates under it,
+ * for as long as a kernel's simulation takes) and guards the slots and the
+ * alone cache; figures_lock, taken inside it, guards the slots' as and
+ * figures, so readers of the figures (vgpuctl, /metrics) never wait for a
+ * simulation.
+ */
 struct spatial {
 	struct simgpu *gpu;
 	pthread_mutex_t lock;
+	pthread_mutex_t figures_lock;
 	struct cs_model_config model;
 	uint64_t core_mhz, max_cycles;
 	uint32_t slot_count;
@@ -100,6 +108,7 @@ struct spatial *spatial_create(struct simgpu *gpu, int *err)
 	sp->core_mhz = config->spatial_core_mhz;
 	sp->max_cycles = config->spatial_max_cycles;
 	pthread_mutex_init(&sp->lock, NULL);
+	pthread_mutex_init(&sp->figures_lock, NULL);
 	return sp;
 }
 
@@ -107,6 +116,7 @@ void spatial_destroy(struct spatial *sp)
 {
 	if (!sp)
 		return;
+	pthread_mutex_destroy(&sp->figures_lock);
 	pthread_mutex_destroy(&sp->lock);
 	free(sp->slots);
 	free(sp);
@@ -231,8 +241,10 @@ static struct tenant_slot *slot_of(struct spatial *sp, struct simgpu_address_spa
 	}
 	if (!create || !free_slot)
 		return NULL;
+	pthread_mutex_lock(&sp->figures_lock);
 	memset(free_slot, 0, sizeof(*free_slot));
 	free_slot->as = as;
+	pthread_mutex_unlock(&sp->figures_lock);
 	return free_slot;
 }
 
@@ -333,8 +345,10 @@ void spatial_kernel_done(struct spatial *sp, struct simgpu_address_space *as, ui
 		pthread_mutex_unlock(&sp->lock);
 		return;
 	}
+	pthread_mutex_lock(&sp->figures_lock);
 	add_figures(&slot->figures, &c, sp->model.dram.line_bytes, cycles, alone);
 	slot->figures.corunner_kernels += n - 1;
+	pthread_mutex_unlock(&sp->figures_lock);
 	duration_ps = cycles_to_ps(sp, cycles);
 	slot->last = kernels[0];
 	slot->start_ps = start_ps;
@@ -361,8 +375,11 @@ void spatial_forget(struct spatial *sp, struct simgpu_address_space *as)
 		return;
 	pthread_mutex_lock(&sp->lock);
 	slot = slot_of(sp, as, false);
-	if (slot)
+	if (slot) {
+		pthread_mutex_lock(&sp->figures_lock);
 		memset(slot, 0, sizeof(*slot));
+		pthread_mutex_unlock(&sp->figures_lock);
+	}
 	pthread_mutex_unlock(&sp->lock);
 }
 
@@ -378,7 +395,7 @@ int spatial_as_figures(struct spatial *sp, struct simgpu_address_space *as,
 	out->dram_peak_bytes_per_cycle = (uint32_t)(sp->model.dram.channels *
 	                                             sp->model.dram.line_bytes /
 	                                             sp->model.dram.t_burst);
-	pthread_mutex_lock(&sp->lock);
+	pthread_mutex_lock(&sp->figures_lock);
 	slot = slot_of(sp, as, false);
 	if (slot) {
 		uint32_t mhz = out->core_mhz, peak = out->dram_peak_bytes_per_cycle;
@@ -387,6 +404,6 @@ int spatial_as_figures(struct spatial *sp, struct simgpu_address_space *as,
 		out->core_mhz = mhz;
 		out->dram_peak_bytes_per_cycle = peak;
 	}
-	pthread_mutex_unlock(&sp->lock);
+	pthread_mutex_unlock(&sp->figures_lock);
 	return 0;
 }

@@ -31,7 +31,8 @@
  *    once); other commands charge their fixed costs as in the time-sliced
  *    mode.
  *  - Everything is deterministic given the order in which PFIFO completes
- *    the kernels. All functions are thread-safe.
+ *    the kernels. All functions are thread-safe; spatial_as_figures never
+ *    waits for a kernel's simulation.
  */
 #ifndef SIMGPU_SPATIAL_H
 #define SIMGPU_SPATIAL_H
