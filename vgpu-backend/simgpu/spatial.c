@@ -248,9 +248,28 @@ static struct tenant_slot *slot_of(struct spatial *sp, struct simgpu_address_spa
 	return free_slot;
 }
 
+/* The static priority (memsched prio) ranks tenants by slot: the address
+ * space that launched first ranks first, whichever kernel is being timed. */
+static void priority_by_slot(struct cs_model_config *cfg, const uint32_t *slot_ids, uint32_t n)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++)
+		cfg->sched.priority[i] = i;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && slot_ids[cfg->sched.priority[j - 1]] >
+		                             slot_ids[cfg->sched.priority[j]]; j--) {
+			uint32_t t = cfg->sched.priority[j];
+
+			cfg->sched.priority[j] = cfg->sched.priority[j - 1];
+			cfg->sched.priority[j - 1] = t;
+		}
+}
+
 /* Other tenants' kernels overlapping [start, end), latest-ending first. */
 static uint32_t co_runners(struct spatial *sp, const struct tenant_slot *self, uint64_t start,
-                           uint64_t end, struct kernel_run *out, uint32_t max)
+                           uint64_t end, struct kernel_run *out, uint32_t *slot_ids,
+                           uint32_t max)
 {
 	const struct tenant_slot *chosen[CS_MAX_TENANTS];
 	uint32_t n = 0, i, j;
@@ -270,8 +289,10 @@ static uint32_t co_runners(struct spatial *sp, const struct tenant_slot *self, u
 				n++;
 		}
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		out[i] = chosen[i]->last;
+		slot_ids[i] = (uint32_t)(chosen[i] - sp->slots);
+	}
 	return n;
 }
 
@@ -306,6 +327,8 @@ void spatial_kernel_done(struct spatial *sp, struct simgpu_address_space *as, ui
                          const uint64_t *args, uint32_t nargs, uint64_t fixed_ps)
 {
 	struct kernel_run kernels[CS_MAX_TENANTS];
+	uint32_t slot_ids[CS_MAX_TENANTS];
+	struct cs_model_config cfg;
 	struct cs_tenant_counters c;
 	struct tenant_slot *slot;
 	uint64_t busy_ps, start_ps, alone, cycles = 0, duration_ps, engine_ps = 0, instructions;
@@ -339,9 +362,12 @@ void spatial_kernel_done(struct spatial *sp, struct simgpu_address_space *as, ui
 		pthread_mutex_unlock(&sp->lock);
 		return;
 	}
+	slot_ids[0] = (uint32_t)(slot - sp->slots);
 	n = 1 + co_runners(sp, slot, start_ps, start_ps + cycles_to_ps(sp, alone), kernels + 1,
-	                   CS_MAX_TENANTS - 1);
-	if (simulate(sp, &sp->model, kernels, n, sms, instructions, &cycles, &c)) {
+	                   slot_ids + 1, CS_MAX_TENANTS - 1);
+	cfg = sp->model;
+	priority_by_slot(&cfg, slot_ids, n);
+	if (simulate(sp, &cfg, kernels, n, sms, instructions, &cycles, &c)) {
 		pthread_mutex_unlock(&sp->lock);
 		return;
 	}

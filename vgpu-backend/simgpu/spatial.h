@@ -24,6 +24,8 @@
  *    all its instructions; the cycles that takes, at config.spatial_core_mhz,
  *    are its duration. A kernel longer than config.spatial_max_cycles is
  *    simulated that far and extrapolated at the instruction rate reached.
+ *  - Memory scheduler prio ranks the tenants in the order they first
+ *    launched a kernel (of those alive).
  *  - SMs: the model's SMs are split equally among the tenants that have
  *    launched a kernel and still exist (at least 1 each).
  *  - The compute engine's modeled time grows, for a kernel, by how much it
