@@ -13,7 +13,9 @@
  *    commands exactly as in the time-sliced mode (same turns, same order,
  *    same bytes written, same fences); spatial_kernel_done only replaces
  *    the fixed per-byte cost a completed LAUNCH charged with its modeled
- *    duration.
+ *    duration. PFIFO's time slices and the watchdog still count the fixed
+ *    costs (they bound how long a command holds the engine thread, which
+ *    runs the commands one at a time in both modes).
  *  - A tenant's modeled clock is its compute busy time (the address space's
  *    busy_ps[COMPUTE]: its commands one after another, never idle between
  *    them). A kernel starting at t on it runs side by side with each other
