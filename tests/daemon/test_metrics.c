@@ -387,6 +387,8 @@ static void test_format_odd_names(void **state)
 	/* no GPU time measured: the share is absent, its HELP/TYPE are not */
 	assert_null(strstr(text, "vgpu_vm_gpu_time_share_ratio{"));
 	assert_non_null(strstr(text, "# TYPE vgpu_vm_gpu_time_share_ratio gauge\n"));
+	/* time-sliced GPU: no spatial-sharing figures, not even their families */
+	assert_null(strstr(text, "vgpu_vm_page_walks_total"));
 	free(text);
 
 	/* no VM at all: still valid, every family announced */
@@ -580,6 +582,56 @@ static void test_http_metrics_match_status(void **state)
 	assert_true(sample_value(r.body, "vgpu_vm_info{uuid=\"\",name=\"alpha\",profile=\"small\","
 	                                 "transport=\"local socket\",id=\"1\","
 	                                 "name_source=\"tenant\"} ", &v));
+	json_object_put(list);
+	http_reply_free(&r);
+}
+
+/* Spatial sharing (simgpu): the per-VM shared-path figures in status and
+ * /metrics agree. */
+static int setup_spatial(void **state)
+{
+	static struct fixture f;
+
+	harness_config(&f.h);
+	strcpy(f.h.config.metrics, "127.0.0.1:0");
+	f.h.config.gpu.sharing = SIMGPU_SHARING_SPATIAL;
+	f.h.config.gpu.spatial_walkers = SIMGPU_WALKERS_DWS;
+	harness_start_two_tenants(&f.h, &f.a, &f.b);
+	f.port = metrics_http_port(f.h.d->metrics);
+	*state = &f;
+	return 0;
+}
+
+static void test_http_contention_matches_status(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *list, *vm, *fig;
+	struct http_reply r;
+	double v;
+
+	run_gpu_work(f);
+	http_request(f->port, "GET", "/metrics", NULL, &r);
+	list = control(&f->h, "{\"command\":\"status\"}");
+	assert_int_equal(r.status, 200);
+	check_exposition(r.body);
+	vm = status_vm(list, "alpha");
+	assert_true(json_object_object_get_ex(vm, "contention", &fig));
+	assert_int_equal(field(fig, "kernels"), 1);
+	assert_true(field(fig, "walks") > 0 && field(fig, "cycles") > 0);
+	v = vm_sample(r.body, "vgpu_vm_page_walks_total", "alpha", "small");
+	assert_int_equal((uint64_t)v, field(fig, "walks"));
+	v = vm_sample(r.body, "vgpu_vm_ipc", "alpha", "small");
+	assert_true(v > 0);
+	assert_true(fabs(v - json_object_get_double(json_object_object_get(fig, "ipc"))) < 1e-6);
+	v = vm_sample(r.body, "vgpu_vm_speed_vs_alone_ratio", "alpha", "small");
+	assert_true(fabs(v - json_object_get_double(json_object_object_get(fig, "slowdown"))) <
+	            1e-6);
+	assert_true(vm_sample(r.body, "vgpu_vm_dram_bandwidth_bytes_per_second", "alpha",
+	                      "small") > 0);
+	/* beta ran nothing */
+	vm = status_vm(list, "beta");
+	assert_true(json_object_object_get_ex(vm, "contention", &fig));
+	assert_int_equal(field(fig, "kernels"), 0);
 	json_object_put(list);
 	http_reply_free(&r);
 }
@@ -793,6 +845,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_format_odd_names),
 		cmocka_unit_test_setup_teardown(test_http_metrics_match_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_contention_matches_status, setup_spatial,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_vgpuctl_metrics_equals_http, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scrapes_race_allocations, setup, teardown),
 		cmocka_unit_test(test_port_taken_and_off),

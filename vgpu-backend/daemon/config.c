@@ -20,7 +20,7 @@
 
 enum key_type {
 	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN,
-	T_MODEL, T_BUDGET
+	T_MODEL, T_BUDGET, T_SHARING, T_WALKERS, T_MEMSCHED
 };
 
 struct key {
@@ -73,6 +73,13 @@ static const struct key keys[] = {
 	{ "simgpu", "watchdog_ns", T_U64, OFF(gpu.watchdog_ns), 0, "NS",
 	  "kill a channel whose one command runs longer, in modeled time (0 = never; "
 	  "default 5000000000)" },
+	{ "simgpu", "sharing", T_SHARING, OFF(gpu.sharing), 0, "MODE",
+	  "how VMs share the GPU: time-sliced (default, one command at a time) or spatial "
+	  "(each VM on its own SMs at the same time, kernels timed by the contention model)" },
+	{ "simgpu", "walkers", T_WALKERS, OFF(gpu.spatial_walkers), 0, "POLICY",
+	  "spatial sharing: page-table walker policy shared (default), static, dws or dws++" },
+	{ "simgpu", "memsched", T_MEMSCHED, OFF(gpu.spatial_memsched), 0, "POLICY",
+	  "spatial sharing: DRAM scheduler frfcfs (default), rr, prio, its or weis" },
 	{ "simgpu", "acquire_timeout_ms", T_U32, OFF(gpu.acquire_timeout_ms), 0, "MS",
 	  "kill a channel whose semaphore acquire waits longer, also with gpu = cuda (0 = never; "
 	  "default 10000)" },
@@ -327,6 +334,9 @@ static const char *type_expectation(enum key_type type)
 	case T_MODEL: return SIMGPU_MODELS;
 	case T_LISTEN: return VGPUD_LISTEN_ADDRESS_FORMS;
 	case T_BUDGET: return "auto, 0 (no limit) or a size such as 8G";
+	case T_SHARING: return "time-sliced or spatial";
+	case T_WALKERS: return "shared, static, dws or dws++";
+	case T_MEMSCHED: return "frfcfs, rr, prio, its or weis";
 	}
 	return "a value";
 }
@@ -379,6 +389,12 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 		return parse_mdev_mode(value, field);
 	case T_MODEL:
 		return simgpu_config_model(field, value);
+	case T_SHARING:
+		return simgpu_sharing_parse(value, field);
+	case T_WALKERS:
+		return simgpu_walkers_parse(value, field);
+	case T_MEMSCHED:
+		return simgpu_memsched_parse(value, field);
 	case T_LISTEN: {
 		struct vgpud_listen_address address;
 

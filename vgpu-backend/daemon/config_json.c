@@ -63,6 +63,9 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(gpu, "timeslice_commands", c->gpu.timeslice_commands);
 	add_u64(gpu, "watchdog_ns", c->gpu.watchdog_ns);
 	add_u64(gpu, "acquire_timeout_ms", c->gpu.acquire_timeout_ms);
+	add_str(gpu, "sharing", simgpu_sharing_name(c->gpu.sharing));
+	add_str(gpu, "walkers", simgpu_walkers_name(c->gpu.spatial_walkers));
+	add_str(gpu, "memsched", simgpu_memsched_name(c->gpu.spatial_memsched));
 	json_object_object_add(root, "simgpu", gpu);
 
 	add_u64(core, "chunk_size", c->chunk_bytes);

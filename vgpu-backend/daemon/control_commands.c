@@ -95,6 +95,36 @@ static int get_u64(struct json_object *req, const char *key, bool size, uint64_t
 
 /* The fields of vgpu-sim --json's per-VM objects, plus profile and id, plus
  * what vgpud knows beyond them. */
+static void add_double(struct json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, json_object_new_double(v));
+}
+
+/* Spatial sharing: the VM's shared-path figures (vgpu_hal_as_contention). */
+static struct json_object *contention_json(const struct vgpu_hal_as_contention *c)
+{
+	struct json_object *o = json_object_new_object();
+	struct vgpu_hal_contention_figures f;
+
+	vgpu_hal_contention_derive(c, &f);
+	add_u64(o, "kernels", c->kernels);
+	add_u64(o, "corunner_kernels", c->corunner_kernels);
+	add_u64(o, "walks", c->walks);
+	add_double(o, "avg_walk_latency_cycles", f.avg_walk_latency_cycles);
+	add_u64(o, "foreign_walks_waited", c->foreign_walks_waited);
+	add_double(o, "foreign_walks_waited_per_walk", f.walks_waited_per_walk);
+	add_u64(o, "foreign_walks_waited_max", c->foreign_walks_waited_max);
+	add_double(o, "l2_tlb_hit_rate", f.l2_tlb_hit_rate);
+	add_double(o, "mpki", f.mpki);
+	add_double(o, "bandwidth_bytes_per_s", f.bandwidth_bytes_per_s);
+	add_u64(o, "instructions", c->instructions);
+	add_u64(o, "cycles", c->cycles);
+	add_u64(o, "alone_cycles", c->alone_cycles);
+	add_double(o, "ipc", f.ipc);
+	add_double(o, "slowdown", f.slowdown);
+	return o;
+}
+
 static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
                                    const struct vgpud_vm_snapshot *vm, bool detail)
 {
@@ -127,6 +157,8 @@ static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
 	add_u64(o, "buffers", s->buffers);
 	add_u64(o, "channels", vm->channels);
 	add_str(o, "transport", vm->transport);
+	if (vm->has_contention) /* simgpu's spatial sharing */
+		json_object_object_add(o, "contention", contention_json(&vm->contention));
 	if (!detail)
 		return o;
 

@@ -275,6 +275,70 @@ static void put_vm_gpu_bytes(FILE *out, const struct vgpud_stats_snapshot *s, co
 	}
 }
 
+/* Spatial sharing (simgpu): each VM's figures in the GPU's shared
+ * virtual-memory and memory path (vgpu_hal_as_contention); the families
+ * appear only when some VM has them. */
+enum contention_figure {
+	FIG_WALKS, FIG_WALK_LATENCY, FIG_WAITED, FIG_L2_TLB_HIT, FIG_MPKI, FIG_BANDWIDTH, FIG_IPC,
+	FIG_SLOWDOWN,
+};
+
+static const struct {
+	const char *name, *type, *help;
+} contention_metrics[] = {
+	[FIG_WALKS] = { "vgpu_vm_page_walks_total", "counter",
+	                "Page-table walks of the VM's kernels (spatial sharing)." },
+	[FIG_WALK_LATENCY] = { "vgpu_vm_page_walk_latency_cycles", "gauge",
+	                       "Average page-walk latency, L2 TLB miss to translation, in GPU "
+	                       "core cycles." },
+	[FIG_WAITED] = { "vgpu_vm_foreign_walks_waited_total", "counter",
+	                 "Walks of other VMs the VM's walks waited for (seed 003's interleaving)." },
+	[FIG_L2_TLB_HIT] = { "vgpu_vm_l2_tlb_hit_ratio", "gauge", "The VM's L2 TLB hit rate." },
+	[FIG_MPKI] = { "vgpu_vm_l2_mpki", "gauge",
+	               "L2 cache misses per 1000 instruction-equivalents of the VM's kernels." },
+	[FIG_BANDWIDTH] = { "vgpu_vm_dram_bandwidth_bytes_per_second", "gauge",
+	                    "DRAM bandwidth the VM's kernels achieved while they ran." },
+	[FIG_IPC] = { "vgpu_vm_ipc", "gauge",
+	              "Instruction-equivalents per GPU core cycle of the VM's kernels (progress)." },
+	[FIG_SLOWDOWN] = { "vgpu_vm_speed_vs_alone_ratio", "gauge",
+	                   "The VM's kernels' progress beside the others divided by alone on the "
+	                   "same SMs (1 = no slowdown)." },
+};
+
+static void put_vm_contention(FILE *out, const struct vgpud_stats_snapshot *s)
+{
+	size_t i, m;
+	bool any = false;
+
+	for (i = 0; i < s->vm_count; i++)
+		any = any || s->vms[i].has_contention;
+	if (!any)
+		return;
+	for (m = 0; m < sizeof(contention_metrics) / sizeof(contention_metrics[0]); m++) {
+		put_family(out, contention_metrics[m].name, contention_metrics[m].type,
+		           contention_metrics[m].help);
+		for (i = 0; i < s->vm_count; i++) {
+			const struct vgpu_hal_as_contention *c = &s->vms[i].contention;
+			struct vgpu_hal_contention_figures f;
+
+			if (!s->vms[i].has_contention)
+				continue;
+			vgpu_hal_contention_derive(c, &f);
+			put_vm_sample_start(out, contention_metrics[m].name, &s->vms[i], NULL, NULL);
+			switch ((enum contention_figure)m) {
+			case FIG_WALKS: put_u64(out, c->walks); break;
+			case FIG_WALK_LATENCY: put_double(out, f.avg_walk_latency_cycles); break;
+			case FIG_WAITED: put_u64(out, c->foreign_walks_waited); break;
+			case FIG_L2_TLB_HIT: put_double(out, f.l2_tlb_hit_rate); break;
+			case FIG_MPKI: put_double(out, f.mpki); break;
+			case FIG_BANDWIDTH: put_double(out, f.bandwidth_bytes_per_s); break;
+			case FIG_IPC: put_double(out, f.ipc); break;
+			case FIG_SLOWDOWN: put_double(out, f.slowdown); break;
+			}
+		}
+	}
+}
+
 static void put_vms(FILE *out, const struct vgpud_stats_snapshot *s)
 {
 	size_t i;
@@ -322,6 +386,7 @@ static void put_vms(FILE *out, const struct vgpud_stats_snapshot *s)
 	                 "Bytes the GPU read for the VM, by memory target.", false);
 	put_vm_gpu_bytes(out, s, "vgpu_vm_gpu_written_bytes_total",
 	                 "Bytes the GPU wrote for the VM, by memory target.", true);
+	put_vm_contention(out, s);
 	put_family(out, "vgpu_vm_attached_timestamp_seconds", "gauge",
 	           "When the VM attached, Unix time.");
 	for (i = 0; i < s->vm_count; i++) {

@@ -32,6 +32,8 @@ static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *v
 	vm->transport = dev->transport->kind;
 	*core_id = vgpu_core_vm_id(dev->vm); /* an accessor: takes no lock */
 	vgpu_hal_as_counters(vgpu_core_vm_address_space(dev->vm), &vm->counters);
+	vm->has_contention = vgpu_hal_as_contention(vgpu_core_vm_address_space(dev->vm),
+	                                            &vm->contention) == 0;
 	vm->channels = atomic_load(&dev->channels);
 	vm->requests = atomic_load(&dev->requests);
 	vm->requests_failed = atomic_load(&dev->requests_failed);

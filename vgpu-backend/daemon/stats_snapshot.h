@@ -38,6 +38,8 @@ struct vgpud_vm_snapshot {
 	const char *transport;              /* the transport's kind ("local socket", "mdev") */
 	struct vgpu_vm_stats stats;         /* the core's */
 	struct vgpu_hal_as_counters counters; /* the GPU's, for its address space */
+	bool has_contention;                /* the GPU runs VMs side by side */
+	struct vgpu_hal_as_contention contention; /* then: its shared-path figures */
 	uint64_t channels;                  /* live channel windows */
 	uint64_t requests, requests_failed, ring_errors, doorbells, fence_interrupts;
 	int64_t attached_at;                /* Unix time */

@@ -83,7 +83,8 @@ static uint64_t busy(struct bare *bare)
 	return counters.busy_ns[VGPU_ENGINE_COMPUTE] + counters.busy_ns[VGPU_ENGINE_COPY];
 }
 
-static int setup(struct bare *bare, const struct workload *workload)
+static int setup(struct bare *bare, const struct workload *workload,
+                 enum simgpu_sharing sharing)
 {
 	struct simgpu_config config;
 	uint64_t pages[RAM_BYTES / 4096];
@@ -93,6 +94,8 @@ static int setup(struct bare *bare, const struct workload *workload)
 	config.vram_bytes = workload_bytes(workload) + 8 * MiB;
 	config.reserved_vram_bytes = 8 * MiB;
 	config.pfifo_idle_sleep_max_us = 200;
+	config.sharing = sharing;
+	config.spatial_max_cycles = BARE_SPATIAL_MAX_CYCLES;
 	err = simgpu_create(&config, &bare->hal);
 	if (!err)
 		err = vgpu_hal_as_create(bare->hal, &bare->as);
@@ -114,11 +117,17 @@ static int setup(struct bare *bare, const struct workload *workload)
 
 int bare_gpu_run(const struct workload *workload, uint64_t *runtime_ns, uint64_t *checksum)
 {
+	return bare_gpu_run_sharing(workload, SIMGPU_SHARING_TIME_SLICED, runtime_ns, checksum);
+}
+
+int bare_gpu_run_sharing(const struct workload *workload, enum simgpu_sharing sharing,
+                         uint64_t *runtime_ns, uint64_t *checksum)
+{
 	struct bare bare = { 0 };
 	uint64_t va[WORKLOAD_BUFFERS_MAX], next = BUFFERS_VA, start, hash = 0xcbf29ce484222325ull;
 	uint64_t *vram[WORKLOAD_BUFFERS_MAX] = { 0 };
 	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	int err = setup(&bare, workload);
+	int err = setup(&bare, workload, sharing);
 
 	for (unsigned i = 0; !err && i < workload->buffer_count; i++) {
 		uint64_t bytes = workload->buffers[i].bytes, count = bytes / PAGE;

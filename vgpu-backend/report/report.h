@@ -72,5 +72,7 @@ void experiment_eviction_breakdown(struct report *report);
 void experiment_fairness(struct report *report);
 void experiment_overhead(struct report *report);
 void experiment_scaling(struct report *report);
+void experiment_walkers(struct report *report);  /* seed 003, contention.c */
+void experiment_memsched(struct report *report); /* seed 004, contention.c */
 
 #endif /* VGPU_REPORT_H */

@@ -13,6 +13,32 @@ static const char *verify_name(enum sim_verify_state state)
 	return state == VERIFY_OK ? "ok" : state == VERIFY_FAIL ? "fail" : "not-run";
 }
 
+/* sharing=spatial: each VM's figures in the shared path. */
+static void contention_text(const struct sim_run *run, FILE *out)
+{
+	const struct sim_gpu_config *gpu = &run->scenario->gpu;
+
+	if (gpu->sharing != SIMGPU_SHARING_SPATIAL)
+		return;
+	fprintf(out, "spatial sharing: walkers %s, memory scheduler %s\n",
+	        simgpu_walkers_name(gpu->walkers), simgpu_memsched_name(gpu->memsched));
+	fprintf(out, "%-12s %7s %9s %9s %10s %8s %8s %8s %9s %7s %7s\n", "vm", "kernels", "walks",
+	        "walk cyc", "waited/wk", "max wait", "L2TLB %", "MPKI", "GB/s", "IPC", "vs alone");
+	for (size_t i = 0; i < run->vm_count; i++) {
+		const struct sim_vm *vm = &run->vms[i];
+		struct vgpu_hal_contention_figures f;
+
+		if (!vm->has_contention)
+			continue;
+		vgpu_hal_contention_derive(&vm->contention, &f);
+		fprintf(out, "%-12s %7" PRIu64 " %9" PRIu64 " %9.1f %10.3f %8u %8.1f %8.2f %9.1f %7.3f"
+		        " %7.3f\n", vm->name, vm->contention.kernels, vm->contention.walks,
+		        f.avg_walk_latency_cycles, f.walks_waited_per_walk,
+		        vm->contention.foreign_walks_waited_max, 100 * f.l2_tlb_hit_rate, f.mpki,
+		        f.bandwidth_bytes_per_s / 1e9, f.ipc, f.slowdown);
+	}
+}
+
 void sim_report_text(const struct sim_run *run, FILE *out)
 {
 	const struct sim_gpu_config *gpu = &run->scenario->gpu;
@@ -40,6 +66,7 @@ void sim_report_text(const struct sim_run *run, FILE *out)
 		        s->fair_share_bytes / 1048576.0, s->evictions, s->returns,
 		        vm->modeled_ns / 1e6, verify_name(vm->verify), vm->vm ? "" : " (destroyed)");
 	}
+	contention_text(run, out);
 	fprintf(out, "core: %" PRIu64 " chunks evicted, %" PRIu64 " placed on host, %" PRIu64
 	        " returned; %" PRIu64 " eviction passes, %" PRIu64 " return passes; host memory %s\n",
 	        stats.chunks_evicted, stats.chunks_placed_on_host, stats.chunks_returned,
@@ -55,6 +82,33 @@ void sim_report_text(const struct sim_run *run, FILE *out)
 static json_object *u64(uint64_t value)
 {
 	return json_object_new_uint64(value);
+}
+
+static json_object *contention_json(const struct vgpu_hal_as_contention *c)
+{
+	json_object *o = json_object_new_object();
+	struct vgpu_hal_contention_figures f;
+
+	vgpu_hal_contention_derive(c, &f);
+	json_object_object_add(o, "kernels", u64(c->kernels));
+	json_object_object_add(o, "corunner_kernels", u64(c->corunner_kernels));
+	json_object_object_add(o, "walks", u64(c->walks));
+	json_object_object_add(o, "avg_walk_latency_cycles",
+	                       json_object_new_double(f.avg_walk_latency_cycles));
+	json_object_object_add(o, "foreign_walks_waited", u64(c->foreign_walks_waited));
+	json_object_object_add(o, "foreign_walks_waited_per_walk",
+	                       json_object_new_double(f.walks_waited_per_walk));
+	json_object_object_add(o, "foreign_walks_waited_max", u64(c->foreign_walks_waited_max));
+	json_object_object_add(o, "l2_tlb_hit_rate", json_object_new_double(f.l2_tlb_hit_rate));
+	json_object_object_add(o, "mpki", json_object_new_double(f.mpki));
+	json_object_object_add(o, "bandwidth_bytes_per_s",
+	                       json_object_new_double(f.bandwidth_bytes_per_s));
+	json_object_object_add(o, "instructions", u64(c->instructions));
+	json_object_object_add(o, "cycles", u64(c->cycles));
+	json_object_object_add(o, "alone_cycles", u64(c->alone_cycles));
+	json_object_object_add(o, "ipc", json_object_new_double(f.ipc));
+	json_object_object_add(o, "slowdown", json_object_new_double(f.slowdown));
+	return o;
 }
 
 int sim_report_json(const struct sim_run *run, FILE *out)
@@ -73,6 +127,14 @@ int sim_report_json(const struct sim_run *run, FILE *out)
 	json_object_object_add(gpu, "policy", json_object_new_string(run->scenario->gpu.policy));
 	json_object_object_add(gpu, "seed", u64(run->scenario->gpu.seed));
 	json_object_object_add(gpu, "host_mem", u64(run->scenario->gpu.host_mem));
+	json_object_object_add(gpu, "sharing",
+	                       json_object_new_string(simgpu_sharing_name(run->scenario->gpu.sharing)));
+	if (run->scenario->gpu.sharing == SIMGPU_SHARING_SPATIAL) {
+		json_object_object_add(gpu, "walkers", json_object_new_string(
+			simgpu_walkers_name(run->scenario->gpu.walkers)));
+		json_object_object_add(gpu, "memsched", json_object_new_string(
+			simgpu_memsched_name(run->scenario->gpu.memsched)));
+	}
 	json_object_object_add(root, "gpu", gpu);
 
 	for (size_t i = 0; i < run->vm_count; i++) {
@@ -95,6 +157,8 @@ int sim_report_json(const struct sim_run *run, FILE *out)
 		json_object_object_add(entry, "suspensions", u64(s->suspensions));
 		json_object_object_add(entry, "suspended_ns", u64(s->suspended_ns));
 		json_object_object_add(entry, "destroyed", json_object_new_boolean(!vm->vm));
+		if (vm->has_contention)
+			json_object_object_add(entry, "contention", contention_json(&vm->contention));
 		json_object_array_add(vms, entry);
 	}
 	json_object_object_add(root, "vms", vms);

@@ -89,6 +89,14 @@ static uint64_t modeled_ns(struct sim_vm *vm)
 	return counters.busy_ns[VGPU_ENGINE_COMPUTE];
 }
 
+/* Keep the VM's figures while its address space exists. */
+static void keep_figures(struct sim_vm *vm)
+{
+	vm->modeled_ns = modeled_ns(vm);
+	vm->has_contention = vgpu_hal_as_contention(vgpu_core_vm_address_space(vm->vm),
+	                                            &vm->contention) == 0;
+}
+
 static int gpu_run(struct sim_run *run, const struct sim_step *step, struct sim_vm *vm,
                    const uint32_t *words, uint32_t count)
 {
@@ -390,9 +398,21 @@ static int step_verify(struct sim_run *run, const struct sim_step *step)
 	return 0;
 }
 
-static uint64_t quantity(struct vgpu_vm_stats *stats, enum sim_quantity what)
+static uint64_t quantity(struct sim_vm *vm, enum sim_quantity what)
 {
+	struct vgpu_hal_as_contention c = { 0 };
+	struct vgpu_vm_stats stats_now, *stats = &stats_now;
+
+	vgpu_core_vm_stats(vm->vm, stats);
+	if (what >= QUANTITY_KERNELS)
+		vgpu_hal_as_contention(vgpu_core_vm_address_space(vm->vm), &c);
 	switch (what) {
+	case QUANTITY_KERNELS:
+		return c.kernels;
+	case QUANTITY_WALKS:
+		return c.walks;
+	case QUANTITY_WALKS_WAITED_MAX:
+		return c.foreign_walks_waited_max;
 	case QUANTITY_RESIDENT:
 		return stats->resident_bytes;
 	case QUANTITY_EVICTED:
@@ -425,29 +445,32 @@ static uint64_t buffer_quantity(struct sim_vm *vm, struct sim_buffer *buffer,
 	return sum;
 }
 
+/* Bytes as sizes, counts as numbers. */
+static const char *format_quantity(enum sim_quantity what, uint64_t value, char *buf, size_t len)
+{
+	if (what < QUANTITY_KERNELS)
+		return vgpu_format_size(value, buf, len);
+	snprintf(buf, len, "%" PRIu64, value);
+	return buf;
+}
+
 static int step_expect(struct sim_run *run, const struct sim_step *step)
 {
-	static const char *const names[] = { "resident", "evicted", "allocated", "fair_share" };
+	const char *const *names = sim_quantity_names;
 	static const char *const ops[] = { "=", "<=", ">=", "~" };
 	struct sim_vm *vm = find_vm(run, step->vm);
-	struct vgpu_vm_stats stats;
 	uint64_t actual, wanted = step->size, slack;
 	char a[32], w[32], s[32];
 	bool ok;
 
-	vgpu_core_vm_stats(vm->vm, &stats);
-	actual = quantity(&stats, step->quantity);
+	actual = quantity(vm, step->quantity);
 	if (step->of_buffer) {
 		struct sim_buffer *buffer = find_buffer(vm, step->buffers[0]);
 
 		actual = buffer ? buffer_quantity(vm, buffer, step->quantity) : 0;
 	}
-	if (step->other_vm[0]) {
-		struct vgpu_vm_stats other;
-
-		vgpu_core_vm_stats(find_vm(run, step->other_vm)->vm, &other);
-		wanted = quantity(&other, step->quantity);
-	}
+	if (step->other_vm[0])
+		wanted = quantity(find_vm(run, step->other_vm), step->quantity);
 	slack = vm->chunk;
 	switch (step->compare) {
 	case COMPARE_EQUAL:
@@ -468,15 +491,15 @@ static int step_expect(struct sim_run *run, const struct sim_step *step)
 		if (run->verbose)
 			say(run, step, "expect %s %s %s %s: ok (%s)", step->vm, names[step->quantity],
 			    ops[step->compare], step->other_vm[0] ? step->other_vm
-			                                          : vgpu_format_size(wanted, w, sizeof(w)),
-			    vgpu_format_size(actual, a, sizeof(a)));
+			                                          : format_quantity(step->quantity, wanted, w, sizeof(w)),
+			    format_quantity(step->quantity, actual, a, sizeof(a)));
 		return 0;
 	}
 	run->expects_failed++;
 	say(run, step, "expect failed: VM '%s'%s%s %s is %s, wanted %s %s%s%s%s", step->vm,
 	    step->of_buffer ? " buffer " : "", step->of_buffer ? step->buffers[0] : "",
-	    names[step->quantity], vgpu_format_size(actual, a, sizeof(a)), ops[step->compare],
-	    vgpu_format_size(wanted, w, sizeof(w)), step->other_vm[0] ? " (VM '" : "",
+	    names[step->quantity], format_quantity(step->quantity, actual, a, sizeof(a)), ops[step->compare],
+	    format_quantity(step->quantity, wanted, w, sizeof(w)), step->other_vm[0] ? " (VM '" : "",
 	    step->other_vm[0] ? step->other_vm : "", step->other_vm[0] ? "')" : "");
 	if (step->compare == COMPARE_WITHIN_CHUNK)
 		say(run, NULL, "    (~ allows one chunk: %s)", vgpu_format_size(slack, s, sizeof(s)));
@@ -488,7 +511,7 @@ static int step_destroy(struct sim_run *run, const struct sim_step *step)
 	struct sim_vm *vm = find_vm(run, step->vm);
 
 	vgpu_core_vm_stats(vm->vm, &vm->final);
-	vm->modeled_ns = modeled_ns(vm);
+	keep_figures(vm);
 	vgpu_core_vm_destroy(vm->vm);
 	sim_guest_destroy(vm->guest, true);
 	vm->vm = NULL;
@@ -568,6 +591,9 @@ static int create_gpu(struct sim_run *run)
 	config.vram_bytes = gpu->vram + reserved;
 	config.reserved_vram_bytes = reserved;
 	config.reference_bits = !strcmp(gpu->policy, "refbits");
+	config.sharing = gpu->sharing;
+	config.spatial_walkers = gpu->walkers;
+	config.spatial_memsched = gpu->memsched;
 	config.pfifo_idle_sleep_max_us = 200;
 	err = simgpu_create(&config, &run->hal);
 	if (err) {
@@ -622,7 +648,7 @@ int sim_run(struct sim_run *run, const struct sim_scenario *scenario, FILE *log,
 
 		if (vm->vm) {
 			vgpu_core_vm_stats(vm->vm, &vm->final);
-			vm->modeled_ns = modeled_ns(vm);
+			keep_figures(vm);
 		}
 	}
 	run->wall_ns = vgpu_monotonic_ns() - start;

@@ -35,6 +35,8 @@ struct sim_vm {
 	struct sim_guest *guest;
 	struct vgpu_vm_stats final; /* stats when destroyed */
 	uint64_t modeled_ns;        /* compute time of its address space */
+	bool has_contention;        /* sharing=spatial: ... */
+	struct vgpu_hal_as_contention contention; /* its shared-path figures */
 	uint64_t chunk;
 	enum sim_verify_state verify;
 	uint64_t allocs_failed;

@@ -214,9 +214,22 @@ static int parse_gpu(struct parser *p, char **words, int count)
 			if (parse_number(value, &ms) || ms > 3600000)
 				return syntax(p, "return_interval '%s' is not a number of ms", value);
 			gpu->return_interval_ms = (uint32_t)ms;
+		} else if ((value = option(words[i], "sharing"))) {
+			if (simgpu_sharing_parse(value, &gpu->sharing))
+				return syntax(p, "sharing '%s' is unknown; use time-sliced or spatial",
+				              value);
+		} else if ((value = option(words[i], "walkers"))) {
+			if (simgpu_walkers_parse(value, &gpu->walkers))
+				return syntax(p, "walkers '%s' is unknown; use shared, static, dws or "
+				              "dws++", value);
+		} else if ((value = option(words[i], "memsched"))) {
+			if (simgpu_memsched_parse(value, &gpu->memsched))
+				return syntax(p, "memsched '%s' is unknown; use frfcfs, rr, prio, its "
+				              "or weis", value);
 		} else {
 			return syntax(p, "unknown gpu option '%s'; use vram=, chunk=, policy=, seed=, "
-			              "host_mem=, return_interval=", words[i]);
+			              "host_mem=, return_interval=, sharing=, walkers=, memsched=",
+			              words[i]);
 		}
 	}
 	if (!have_vram)
@@ -371,16 +384,20 @@ static int parse_run(struct parser *p, char **words, int count)
 	return 0;
 }
 
+const char *const sim_quantity_names[SIM_QUANTITIES] = {
+	"resident", "evicted", "allocated", "fair_share", "kernels", "walks", "walks_waited_max",
+};
+
 static int parse_expect(struct parser *p, char **words, int count)
 {
-	static const char *const quantities[] = { "resident", "evicted", "allocated", "fair_share" };
+	const char *const *quantities = sim_quantity_names;
 	static const char *const compares[] = { "=", "<=", ">=", "~" };
 	struct sim_step *step;
 	int err;
 
 	if (count != 5)
 		return syntax(p, "usage: expect <vm>[:<buffer>] resident|evicted|allocated|"
-		              "fair_share =|<=|>=|~ <size>|<vm>");
+		              "fair_share|kernels|walks|walks_waited_max =|<=|>=|~ <size>|<vm>");
 	if (!(step = new_step(p, STEP_EXPECT)))
 		return -ENOMEM;
 	{
@@ -399,19 +416,19 @@ static int parse_expect(struct parser *p, char **words, int count)
 	}
 	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
 	step->quantity = (enum sim_quantity)-1;
-	for (int q = 0; q < 4; q++)
+	for (int q = 0; q < SIM_QUANTITIES; q++)
 		if (!strcmp(words[2], quantities[q]))
 			step->quantity = (enum sim_quantity)q;
 	if ((int)step->quantity < 0)
-		return syntax(p, "unknown quantity '%s'; use resident, evicted, allocated or "
-		              "fair_share", words[2]);
+		return syntax(p, "unknown quantity '%s'; use resident, evicted, allocated, "
+		              "fair_share, kernels, walks or walks_waited_max", words[2]);
 	step->compare = (enum sim_compare)-1;
 	for (int c = 0; c < 4; c++)
 		if (!strcmp(words[3], compares[c]))
 			step->compare = (enum sim_compare)c;
 	if ((int)step->compare < 0)
 		return syntax(p, "unknown comparison '%s'; use =, <=, >= or ~", words[3]);
-	if (step->of_buffer && step->quantity == QUANTITY_FAIR_SHARE)
+	if (step->of_buffer && step->quantity >= QUANTITY_FAIR_SHARE)
 		return syntax(p, "a buffer has no fair share; use resident, evicted or allocated");
 	if (sim_parse_size(words[4], &step->size)) {
 		if (step->of_buffer)

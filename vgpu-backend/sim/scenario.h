@@ -5,6 +5,10 @@
  *   # comment
  *   gpu vram=<size> chunk=<size> policy=random|priority|refbits seed=<n>
  *       [host_mem=<size>] [return_interval=<ms>]
+ *       [sharing=time-sliced|spatial] [walkers=shared|static|dws|dws++]
+ *       [memsched=frfcfs|rr|prio|its|weis]
+ *       (sharing=spatial: the VMs run side by side on their own SMs, their
+ *       kernels timed by simgpu's contention model, vgpu/simgpu.h)
  *   vm <name> [weight=<n>] [cap=<size>] [chunk=<size>]
  *   alloc <vm> <buffer> <size> [prio=<0..15>] [nofill]
  *   free <vm> <buffer>
@@ -13,6 +17,9 @@
  *   tick <ms>
  *   verify <vm>|all
  *   expect <vm> resident|evicted|allocated|fair_share <op> <size>|<vm>
+ *   expect <vm> kernels|walks|walks_waited_max <op> <n>|<vm>
+ *       (sharing=spatial: kernels modeled, page walks, most walks of other
+ *       VMs one walk waited for; vgpu_hal_as_contention)
  *       op: = <= >= ~   (~: within one chunk of the VM)
  *   expect <vm>:<buffer> resident|evicted|allocated <op> <size>
  *       (extension: one buffer's chunks)
@@ -32,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "vgpu/simgpu.h"
 #include "vgpu/util.h" /* vgpu_format_size */
 
 #define SIM_NAME_MAX 48
@@ -51,7 +59,12 @@ enum sim_step_kind {
 };
 
 enum sim_kernel { KERNEL_STREAM, KERNEL_STENCIL, KERNEL_GUPS, KERNEL_CHECKSUM };
-enum sim_quantity { QUANTITY_RESIDENT, QUANTITY_EVICTED, QUANTITY_ALLOCATED, QUANTITY_FAIR_SHARE };
+enum sim_quantity {
+	QUANTITY_RESIDENT, QUANTITY_EVICTED, QUANTITY_ALLOCATED, QUANTITY_FAIR_SHARE,
+	QUANTITY_KERNELS, QUANTITY_WALKS, QUANTITY_WALKS_WAITED_MAX,
+};
+#define SIM_QUANTITIES 7
+extern const char *const sim_quantity_names[SIM_QUANTITIES];
 enum sim_compare { COMPARE_EQUAL, COMPARE_AT_MOST, COMPARE_AT_LEAST, COMPARE_WITHIN_CHUNK };
 
 struct sim_step {
@@ -82,6 +95,9 @@ struct sim_gpu_config {
 	uint64_t seed;
 	uint64_t host_mem;          /* 0 = no limit */
 	uint32_t return_interval_ms;
+	enum simgpu_sharing sharing;
+	enum simgpu_walkers walkers;
+	enum simgpu_memsched memsched;
 	unsigned line;
 };
 

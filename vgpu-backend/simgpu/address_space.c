@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "simgpu_device.h"
+#include "spatial.h"
 
 int simgpu_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 {
@@ -60,6 +61,7 @@ void simgpu_as_destroy(struct vgpu_hal_as *hal_as)
 		return;
 	gpu = as->gpu;
 	copy_engine_wait_idle(&gpu->copy_engine, as);
+	spatial_forget(gpu->spatial, as);
 	page_table_destroy(&as->page_table);
 	tlb_destroy(&as->tlb);
 	pthread_mutex_destroy(&as->lock);
@@ -265,4 +267,11 @@ void simgpu_as_counters(struct vgpu_hal_as *hal_as, struct vgpu_hal_as_counters 
 	for (i = 0; i < VGPU_ENGINE_COUNT; i++)
 		out->busy_ns[i] = as->busy_ps[i] / 1000;
 	pthread_mutex_unlock(&as->lock);
+}
+
+int simgpu_as_contention(struct vgpu_hal_as *hal_as, struct vgpu_hal_as_contention *out)
+{
+	struct simgpu_address_space *as = to_simgpu_as(hal_as);
+
+	return spatial_as_figures(as->gpu->spatial, as, out);
 }

@@ -54,5 +54,6 @@ int simgpu_as_write(struct vgpu_hal_as *as, uint64_t va, const void *src, uint64
 int simgpu_as_test_and_clear_referenced(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
                                         bool *referenced);
 void simgpu_as_counters(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out);
+int simgpu_as_contention(struct vgpu_hal_as *as, struct vgpu_hal_as_contention *out);
 
 #endif /* SIMGPU_ADDRESS_SPACE_H */

@@ -8,6 +8,7 @@
 
 #include "gpu_kernels.h"
 #include "simgpu_device.h"
+#include "spatial.h"
 #include "vgpu/simgpu_commands.h"
 
 static inline uint64_t arg64(const uint32_t *args, unsigned index)
@@ -172,6 +173,22 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 	}
 }
 
+/* Spatial sharing: a completed LAUNCH takes its duration from the
+ * contention model instead of its fixed cost (spatial.h). */
+static void spatial_launch_done(struct simgpu_channel *ch, uint32_t header, const uint32_t *args,
+                                uint64_t fixed_ps)
+{
+	uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
+	uint32_t count = (SIMGPU_COMMAND_ARG_WORDS(header) - 1) / 2, i;
+
+	if (!ch->gpu->spatial || SIMGPU_COMMAND_OPCODE(header) != SIMGPU_OP_LAUNCH)
+		return;
+	for (i = 0; i < count; i++)
+		kernel_args[i] = arg64(args, 1 + 2 * i);
+	spatial_kernel_done(ch->gpu->spatial, ch->as, le32toh(args[0]), kernel_args, count,
+	                    fixed_ps);
+}
+
 enum run_status commands_run(struct engine_context *ctx, struct simgpu_channel *ch,
                              uint64_t turn_start_ps)
 {
@@ -212,6 +229,7 @@ enum run_status commands_run(struct engine_context *ctx, struct simgpu_channel *
 			return bad(ctx, command_va, VGPU_FAULT_TIMEOUT);
 		if (status != RUN_DONE)
 			return status;
+		spatial_launch_done(ch, header, run->words + run->position + 1, progress->spent_ps);
 		command_progress_reset(progress);
 		run->position += 1 + nargs;
 		completed++;

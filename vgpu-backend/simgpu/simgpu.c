@@ -11,6 +11,7 @@
 #include "engine_copy.h"
 #include "host_memory.h"
 #include "simgpu_device.h"
+#include "spatial.h"
 #include "vgpu/simgpu.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -64,6 +65,89 @@ void simgpu_config_defaults(struct simgpu_config *config)
 	config->acquire_timeout_ms = 10000;
 	config->max_stream_passes = 4096;
 	config->max_random_updates = UINT64_C(1) << 32;
+	config->sharing = SIMGPU_SHARING_TIME_SLICED;
+	config->spatial_walkers = SIMGPU_WALKERS_SHARED;
+	config->spatial_memsched = SIMGPU_MEMSCHED_FRFCFS;
+	config->spatial_core_mhz = 1400;
+	config->spatial_max_cycles = 2000000;
+}
+
+static const char *const sharing_names[] = {
+	[SIMGPU_SHARING_TIME_SLICED] = "time-sliced",
+	[SIMGPU_SHARING_SPATIAL] = "spatial",
+};
+static const char *const walkers_names[] = {
+	[SIMGPU_WALKERS_SHARED] = "shared",
+	[SIMGPU_WALKERS_STATIC] = "static",
+	[SIMGPU_WALKERS_DWS] = "dws",
+	[SIMGPU_WALKERS_DWSPP] = "dws++",
+};
+static const char *const memsched_names[] = {
+	[SIMGPU_MEMSCHED_FRFCFS] = "frfcfs",
+	[SIMGPU_MEMSCHED_RR] = "rr",
+	[SIMGPU_MEMSCHED_PRIORITY] = "prio",
+	[SIMGPU_MEMSCHED_ITS] = "its",
+	[SIMGPU_MEMSCHED_WEIS] = "weis",
+};
+
+#define NAMES(array) (sizeof(array) / sizeof(*(array)))
+
+static int parse_name(const char *const *names, unsigned count, const char *name, unsigned *out)
+{
+	unsigned i;
+
+	for (i = 0; name && i < count; i++) {
+		if (!strcmp(names[i], name)) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int simgpu_sharing_parse(const char *name, enum simgpu_sharing *out)
+{
+	unsigned v;
+	int ret = parse_name(sharing_names, NAMES(sharing_names), name, &v);
+
+	if (ret == 0)
+		*out = (enum simgpu_sharing)v;
+	return ret;
+}
+
+int simgpu_walkers_parse(const char *name, enum simgpu_walkers *out)
+{
+	unsigned v;
+	int ret = parse_name(walkers_names, NAMES(walkers_names), name, &v);
+
+	if (ret == 0)
+		*out = (enum simgpu_walkers)v;
+	return ret;
+}
+
+int simgpu_memsched_parse(const char *name, enum simgpu_memsched *out)
+{
+	unsigned v;
+	int ret = parse_name(memsched_names, NAMES(memsched_names), name, &v);
+
+	if (ret == 0)
+		*out = (enum simgpu_memsched)v;
+	return ret;
+}
+
+const char *simgpu_sharing_name(enum simgpu_sharing sharing)
+{
+	return (unsigned)sharing < NAMES(sharing_names) ? sharing_names[sharing] : "?";
+}
+
+const char *simgpu_walkers_name(enum simgpu_walkers walkers)
+{
+	return (unsigned)walkers < NAMES(walkers_names) ? walkers_names[walkers] : "?";
+}
+
+const char *simgpu_memsched_name(enum simgpu_memsched memsched)
+{
+	return (unsigned)memsched < NAMES(memsched_names) ? memsched_names[memsched] : "?";
 }
 
 int simgpu_config_model(struct simgpu_config *config, const char *model)
@@ -413,6 +497,7 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.as_write = simgpu_as_write,
 	.as_test_and_clear_referenced = simgpu_as_test_and_clear_referenced,
 	.as_counters = simgpu_as_counters,
+	.as_contention = simgpu_as_contention,
 	.channel_create = simgpu_channel_create,
 	.channel_destroy = simgpu_channel_destroy,
 	.channel_set_fetch = simgpu_channel_set_fetch,
@@ -474,6 +559,7 @@ static void teardown(struct simgpu *gpu, enum init_stage stage)
 	}
 	if (stage >= STAGE_VRAM)
 		munmap(gpu->vram, gpu->vram_total_bytes);
+	spatial_destroy(gpu->spatial);
 	free(gpu);
 }
 
@@ -500,6 +586,9 @@ int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out)
 	else
 		simgpu_config_defaults(&gpu->config);
 	ret = check_config(&gpu->config);
+	if (ret)
+		goto fail;
+	gpu->spatial = spatial_create(gpu, &ret);
 	if (ret)
 		goto fail;
 	gpu->hal.ops = &simgpu_ops;

@@ -39,6 +39,7 @@ struct simgpu {
 	uint32_t address_space_count; /* under objects_lock */
 	struct simgpu_host_buf *host_buffers; /* live, under objects_lock */
 	struct host_arena_set host_arenas;    /* where host buffers live */
+	struct spatial *spatial;              /* NULL unless config.sharing is spatial */
 };
 
 static inline struct simgpu *to_simgpu(struct vgpu_hal *hal)

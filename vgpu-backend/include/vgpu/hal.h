@@ -224,6 +224,63 @@ struct vgpu_hal_as_counters {
 	uint64_t busy_ns[VGPU_ENGINE_COUNT]; /* modeled time spent for this AS */
 };
 
+/*
+ * Optional: an address space's figures in the GPU's shared virtual-memory
+ * and memory path while tenants run side by side (simgpu's spatial sharing,
+ * seeds 003/004), summed over its kernels. Derived figures: average walk
+ * latency = walk_latency_cycles / walks; L2 TLB hit rate = l2_tlb_hits /
+ * l2_tlb_lookups; MPKI = 1000 * l2_misses / instructions; bandwidth =
+ * dram_bytes / cycles bytes per cycle (x core_mhz * 1e6 per second);
+ * progress (IPC-equivalent) = instructions / cycles; slowdown against
+ * running alone = alone_cycles / cycles (1 = no loss, seed 004's SD).
+ */
+struct vgpu_hal_as_contention {
+	uint64_t kernels;              /* kernels modeled */
+	uint64_t corunner_kernels;     /* other tenants' kernels they overlapped */
+	uint64_t walks;                /* page-table walks */
+	uint64_t walk_latency_cycles;  /* sum, L2 TLB miss to translation */
+	uint64_t foreign_walks_waited; /* sum: other tenants' walks its walks waited for */
+	uint32_t foreign_walks_waited_max;
+	uint32_t dram_peak_bytes_per_cycle;
+	uint64_t l2_tlb_lookups, l2_tlb_hits;
+	uint64_t instructions;         /* instruction-equivalents committed */
+	uint64_t l2_misses;
+	uint64_t dram_bytes;
+	uint64_t cycles;               /* modeled core cycles its kernels took */
+	uint64_t alone_cycles;         /* the same kernels alone on the same SMs */
+	uint64_t core_mhz;
+};
+
+/* The derived figures of a struct vgpu_hal_as_contention (0 where the
+ * denominator is 0). */
+struct vgpu_hal_contention_figures {
+	double avg_walk_latency_cycles;
+	double walks_waited_per_walk; /* seed 003's interleaving, mean */
+	double l2_tlb_hit_rate;
+	double mpki;
+	double bandwidth_bytes_per_s;
+	double ipc;                   /* instruction-equivalents per cycle: progress */
+	double slowdown;              /* IPC / IPC alone: 1 = no loss */
+};
+
+static inline double vgpu_hal_ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static inline void vgpu_hal_contention_derive(const struct vgpu_hal_as_contention *c,
+                                              struct vgpu_hal_contention_figures *out)
+{
+	out->avg_walk_latency_cycles = vgpu_hal_ratio((double)c->walk_latency_cycles, (double)c->walks);
+	out->walks_waited_per_walk = vgpu_hal_ratio((double)c->foreign_walks_waited, (double)c->walks);
+	out->l2_tlb_hit_rate = vgpu_hal_ratio((double)c->l2_tlb_hits, (double)c->l2_tlb_lookups);
+	out->mpki = vgpu_hal_ratio(1000.0 * (double)c->l2_misses, (double)c->instructions);
+	out->bandwidth_bytes_per_s =
+		vgpu_hal_ratio((double)c->dram_bytes, (double)c->cycles) * (double)c->core_mhz * 1e6;
+	out->ipc = vgpu_hal_ratio((double)c->instructions, (double)c->cycles);
+	out->slowdown = vgpu_hal_ratio((double)c->alone_cycles, (double)c->cycles);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The vtable an implementation fills in                                    */
 
@@ -262,6 +319,8 @@ struct vgpu_hal_ops {
 	int (*as_test_and_clear_referenced)(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
 	                                    bool *referenced);
 	void (*as_counters)(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out);
+	int (*as_contention)(struct vgpu_hal_as *as,
+	                     struct vgpu_hal_as_contention *out); /* optional */
 
 	/* Channels */
 	int (*channel_create)(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
@@ -489,6 +548,16 @@ static inline int vgpu_hal_as_test_and_clear_referenced(struct vgpu_hal_as *as, 
 static inline void vgpu_hal_as_counters(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out)
 {
 	as->hal->ops->as_counters(as, out);
+}
+
+/* The AS's figures under spatial sharing (struct vgpu_hal_as_contention):
+ * 0, or -ENOTSUP when the GPU does not run tenants side by side. */
+static inline int vgpu_hal_as_contention(struct vgpu_hal_as *as,
+                                         struct vgpu_hal_as_contention *out)
+{
+	if (!as->hal->ops->as_contention)
+		return -ENOTSUP;
+	return as->hal->ops->as_contention(as, out);
 }
 
 /*

@@ -57,6 +57,12 @@
  *    bytes read and written per target and busy time per engine, and a
  *    "current channel" register per engine. The same work gives the same
  *    modeled times and counters on every run and every host.
+ *  - Optionally (config.sharing = SIMGPU_SHARING_SPATIAL) the address
+ *    spaces run side by side on their own SMs: kernels take their modeled
+ *    durations from the contention model of the shared TLB, page-table
+ *    walkers and DRAM (walker policy and memory scheduler per GPU), and
+ *    vgpu_hal_as_contention reports each one's figures. Execution, and so
+ *    every byte written, is that of the time-sliced mode.
  *
  * Threading model
  *  - Threads: simgpu starts two threads per GPU.
@@ -106,6 +112,28 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+enum simgpu_sharing {
+	SIMGPU_SHARING_TIME_SLICED, /* default: one channel's turn at a time */
+	SIMGPU_SHARING_SPATIAL,     /* tenants side by side on their own SMs */
+};
+
+/* Page-table walker policies (seed 003) and DRAM schedulers (seed 004) of
+ * the spatial mode; vgpu-backend/simgpu/contention/README.md. */
+enum simgpu_walkers {
+	SIMGPU_WALKERS_SHARED,
+	SIMGPU_WALKERS_STATIC,
+	SIMGPU_WALKERS_DWS,
+	SIMGPU_WALKERS_DWSPP,
+};
+
+enum simgpu_memsched {
+	SIMGPU_MEMSCHED_FRFCFS,
+	SIMGPU_MEMSCHED_RR,
+	SIMGPU_MEMSCHED_PRIORITY,
+	SIMGPU_MEMSCHED_ITS,
+	SIMGPU_MEMSCHED_WEIS,
+};
 
 struct simgpu_config {
 	/* Total VRAM in bytes, a multiple of 64 KiB, at least 16 MiB.
@@ -193,7 +221,35 @@ struct simgpu_config {
 	 * RANDOM_ACCESS updates (default 2^32). */
 	uint32_t max_stream_passes;
 	uint64_t max_random_updates;
+
+	/*
+	 * How tenants (address spaces) share the GPU. SIMGPU_SHARING_TIME_SLICED
+	 * (default): the timing above, one command at a time. SPATIAL: every
+	 * address space runs on its own equal share of the SMs at the same
+	 * time (as with MPS); a kernel's modeled duration comes from the
+	 * contention model (simgpu/spatial.h): its request stream through the
+	 * shared L2 TLB, page-table walkers (spatial_walkers) and DRAM
+	 * (spatial_memsched) beside the other tenants' overlapping kernels, at
+	 * spatial_core_mhz (default 1400); a kernel is simulated for at most
+	 * spatial_max_cycles (default 2000000) and extrapolated beyond. The
+	 * functional results (bytes written, fences, order) are the same in
+	 * both modes; vgpu_hal_as_contention reports the per-tenant figures.
+	 */
+	enum simgpu_sharing sharing;
+	enum simgpu_walkers spatial_walkers;   /* default SHARED */
+	enum simgpu_memsched spatial_memsched; /* default FRFCFS */
+	uint32_t spatial_core_mhz;
+	uint64_t spatial_max_cycles;
 };
+
+/* Names as in contention-sim: "time-sliced"/"spatial", "shared"/"static"/
+ * "dws"/"dws++", "frfcfs"/"rr"/"prio"/"its"/"weis". 0 or -EINVAL. */
+int simgpu_sharing_parse(const char *name, enum simgpu_sharing *out);
+int simgpu_walkers_parse(const char *name, enum simgpu_walkers *out);
+int simgpu_memsched_parse(const char *name, enum simgpu_memsched *out);
+const char *simgpu_sharing_name(enum simgpu_sharing sharing);
+const char *simgpu_walkers_name(enum simgpu_walkers walkers);
+const char *simgpu_memsched_name(enum simgpu_memsched memsched);
 
 /* Fill *config with the documented defaults. */
 void simgpu_config_defaults(struct simgpu_config *config);
