@@ -132,6 +132,22 @@ void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
 	pthread_mutex_unlock(&pfifo->lock);
 }
 
+bool pfifo_channel_pending(struct pfifo *pfifo, uint32_t id)
+{
+	struct simgpu_channel *ch;
+	bool pending = false;
+
+	if (id >= pfifo->gpu->config.max_channels)
+		return false;
+	pthread_mutex_lock(&pfifo->lock);
+	ch = pfifo->channels[id];
+	if (ch && !ch->failed)
+		pending = ch->run.active || pfifo->executing == ch ||
+		          channel_read_gp_put(ch) != ch->gp_get;
+	pthread_mutex_unlock(&pfifo->lock);
+	return pending;
+}
+
 /* Fetch the entry at GP_GET into ch->run; false when the entry is bad (the
  * fault is filled in). Called with the lock held. */
 static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)
