@@ -58,6 +58,11 @@ struct pfifo {
 	struct simgpu_channel *executing;
 	uint64_t next_ticket;
 	struct engine_context compute;
+	/* config.paced: wall time and modeled time of the anchor turn;
+	 * anchored false after an idle round (pfifo_pace_turn). */
+	bool pace_anchored;
+	uint64_t pace_wall_ns;
+	uint64_t pace_charged_ps;
 };
 
 int pfifo_init(struct pfifo *pfifo, struct simgpu *gpu);

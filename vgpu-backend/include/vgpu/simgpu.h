@@ -188,6 +188,16 @@ struct simgpu_config {
 	 * copies). The modeled clock is not affected. */
 	uint64_t copy_wall_bandwidth;
 
+	/* Paced mode (LoGA's experiments): the compute engine's modeled clock
+	 * is tied to wall time. Each PFIFO turn lasts at least the modeled
+	 * time it charged: the engine sleeps out the rest with the channel's
+	 * id in the current-channel register, so a host polling that register
+	 * sees context switches at the modeled rate. Pacing is cumulative
+	 * while the engine stays busy (a late turn is made up by the next
+	 * ones) and starts afresh after the engine idled. Default false: as
+	 * fast as the host computes. */
+	bool paced;
+
 	/* Bounds on kernel arguments (larger values are
 	 * VGPU_FAULT_BAD_KERNEL_ARGS): STREAM passes (default 4096) and
 	 * RANDOM_ACCESS updates (default 2^32). */
