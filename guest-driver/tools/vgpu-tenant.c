@@ -118,7 +118,7 @@ static void usage(FILE *out)
 	        "                           memory) for TIME or until SIGINT/SIGTERM (one\n"
 	        "                           that ended the workload does not count), so\n"
 	        "                           that vgpuctl can still read the VM's final\n"
-	        "                           figures, e.g. its modeled_runtime_ns\n"
+	        "                           figures, e.g. its gpu_time_ns\n"
 	        "  -h, --help               this text\n"
 	        "\n"
 	        "SIGINT or SIGTERM ends the workload early; it still verifies and frees.\n"

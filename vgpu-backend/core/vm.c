@@ -242,6 +242,13 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 	free(vm);
 }
 
+bool vgpu_core_scheduler_known(const char *mode_name)
+{
+	enum vgpu_sched_mode mode;
+
+	return mode_name && vgpu_sched_mode_parse(mode_name, &mode) == 0;
+}
+
 int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode_name)
 {
 	struct vgpu_core *core;

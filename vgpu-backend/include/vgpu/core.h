@@ -341,6 +341,9 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
  */
 int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode);
 
+/* Is mode one of the names above? */
+bool vgpu_core_scheduler_known(const char *mode);
+
 /* A snapshot of a VM's statistics. */
 void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out);
 
