@@ -55,8 +55,14 @@
  *  - A modeled clock independent of wall time: every memory transaction costs
  *    latency + bytes / bandwidth of its target. Per-address-space counters of
  *    bytes read and written per target and busy time per engine, and a
- *    "current channel" register per engine. The same work gives the same
- *    modeled times and counters on every run and every host.
+ *    "current channel" register per engine, and per channel the channel
+ *    table's pending bit (vgpu_hal_channel_pending, from PFIFO's own state).
+ *    The same work gives the same modeled times and counters on every run
+ *    and every host.
+ *  - Paced mode (config.paced, off by default): the modeled clock is tied to
+ *    wall time, so polling the registers sees context switches at the
+ *    modeled rate (LoGA's accounting); THROTTLE kernels give loads of a
+ *    chosen kernel length.
  *
  * Threading model
  *  - Threads: simgpu starts two threads per GPU.
