@@ -98,13 +98,15 @@ static void attribute_channels(struct vgpu_core *core)
 	pthread_mutex_unlock(&core->channels_lock);
 }
 
-/* Run the scheduler over every VM and publish the figures. */
-static void decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
+/* Run the scheduler over every VM and publish the figures. True when
+ * some VM is to be throttled. */
+static bool decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
 	uint64_t length = period->nonpoll_before_ns + period->poll_ns;
 	struct list_head *pos;
 	size_t count = 0, i = 0;
+	bool throttle = false;
 
 	pthread_mutex_lock(&core->stats_lock);
 	list_for_each(pos, &core->vms)
@@ -134,6 +136,7 @@ static void decide(struct vgpu_core *core, const struct vgpu_sched_period *perio
 		const struct vgpu_sched_vm *s = &acct->scratch[i++];
 
 		vm->gpu.sched = *s;
+		throttle |= s->throttled;
 		vm->gpu.gpu_time_ns += s->estimate_ns;
 		vm->gpu.share_ppm = length ? (uint32_t)((unsigned __int128)s->estimate_ns * 1000000u /
 		                                        length)
@@ -150,6 +153,7 @@ out:
 		vm->gpu.residue_ns = 0;
 	}
 	pthread_mutex_unlock(&core->stats_lock);
+	return throttle;
 }
 
 static void throttle_vm_locked(struct vgpu_vm *vm)
@@ -211,11 +215,13 @@ static int resume_vm_locked(struct vgpu_vm *vm)
 /*
  * Suspend the VMs the scheduler throttled (enforce) or resume every VM the
  * thread throttled (!enforce). Under the allocation lock, which a
- * relocation holds while it has a VM's channels suspended.
+ * relocation holds while it has a VM's channels suspended. True when some
+ * VM is throttled afterwards.
  */
-static void apply_throttles(struct vgpu_core *core, bool enforce)
+static bool apply_throttles(struct vgpu_core *core, bool enforce)
 {
 	struct list_head *pos;
+	bool any = false;
 
 	vgpu_core_lock(core);
 	core->accounting.throttled_count = 0;
@@ -235,8 +241,10 @@ static void apply_throttles(struct vgpu_core *core, bool enforce)
 		} else if (!want && vm->gpu.throttled) {
 			resume_vm_locked(vm);
 		}
+		any |= vm->gpu.throttled;
 	}
 	vgpu_core_unlock(core);
+	return any;
 }
 
 static bool any_pending(struct vgpu_core *core)
@@ -307,11 +315,10 @@ static void *accounting_thread(void *arg)
 		struct vgpu_sched_period period;
 		uint32_t channels = live_channels(core);
 		uint64_t poll_ns, nonpoll_ns, residue;
+		bool want;
 
-		if (any_throttled) {
-			apply_throttles(core, false);
-			any_throttled = false;
-		}
+		if (any_throttled)
+			any_throttled = apply_throttles(core, false);
 		if (!channels) {
 			last_poll_end = 0; /* the next period starts afresh */
 			sleep_ns(acct, IDLE_CHECK_NS);
@@ -325,17 +332,21 @@ static void *accounting_thread(void *arg)
 		period.nonpoll_next_ns = nonpoll_ns;
 		last_poll_end = phase.end_ns;
 		attribute_channels(core);
-		decide(core, &period);
+		want = decide(core, &period);
 		pthread_mutex_lock(&core->stats_lock);
 		acct->samples += phase.samples;
 		pthread_mutex_unlock(&core->stats_lock);
-		apply_throttles(core, true);
-		any_throttled = true;
+		/* the allocation lock only when someone is (to be) throttled */
+		if (want || any_throttled)
+			any_throttled = apply_throttles(core, true);
+		else
+			acct->throttled_count = 0;
 		residue = residue_phase(core, nonpoll_ns);
 		if (residue < nonpoll_ns)
 			sleep_ns(acct, nonpoll_ns - residue);
 	}
-	apply_throttles(core, false);
+	if (any_throttled)
+		apply_throttles(core, false);
 	return NULL;
 }
 
