@@ -98,6 +98,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "never-release";
 	case VGPU_WORKLOAD_STALL:
 		return "stall";
+	case VGPU_WORKLOAD_THROTTLE:
+		return "throttle";
 	}
 	return "unknown";
 }
@@ -124,6 +126,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_COPY_FLOOD;
 	else if (!strcmp(name, "never-release"))
 		*out = VGPU_WORKLOAD_NEVER_RELEASE;
+	else if (!strcmp(name, "throttle"))
+		*out = VGPU_WORKLOAD_THROTTLE;
 	else
 		return -EINVAL;
 	return 0;

@@ -107,6 +107,13 @@
  *               waited. It allocates and verifies nothing; size, buffer size
  *               and iterations are ignored.
  *
+ *   throttle    LoGA §5.2's load generator: allocates and fills size bytes
+ *               like the others, then each iteration launches one THROTTLE
+ *               kernel of kernel_ns (simgpu: that much engine time, no
+ *               memory; in paced mode that much wall time), waits for it
+ *               and sleeps gap_ns, so the GPU load is kernel ÷ (kernel +
+ *               gap). Verifies its data (as filled) at the end. simgpu
+ *               only: cudagpu has no THROTTLE kernel.
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
  *
@@ -136,7 +143,11 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_COPY_FLOOD,
 	VGPU_WORKLOAD_NEVER_RELEASE,
 	VGPU_WORKLOAD_STALL,
+	VGPU_WORKLOAD_THROTTLE,
 };
+
+/* throttle's defaults: kernels of 1000 us, no gap. */
+#define VGPU_THROTTLE_DEFAULT_KERNEL_NS 1000000ull
 
 /* soak without duration or iterations: this many steps. */
 #define VGPU_SOAK_DEFAULT_STEPS 1000
@@ -191,6 +202,8 @@ struct vgpu_workload_options {
 	uint64_t seed;
 	uint32_t priority;     /* ALLOC priority hint, 0..15 */
 	uint32_t gpfifo_entries; /* 0 = the backend's default */
+	uint64_t kernel_ns;    /* throttle: kernel length; 0 = the default */
+	uint64_t gap_ns;       /* throttle: idle time after each kernel */
 	volatile sig_atomic_t *stop; /* optional */
 	/* Optional, for tests: called once the iterations are done, right
 	 * before verification, with the buffers the workload holds (soak:
@@ -277,7 +290,7 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
 /* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
- * "soak", "copy-flood", "never-release", "stall". -EINVAL. */
+ * "soak", "copy-flood", "never-release", "stall", "throttle". -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

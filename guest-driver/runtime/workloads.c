@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * workloads.c - stream, stencil, gups, alloc-leak, soak and the hostile
- * escape, copy-flood, never-release and stall on a vGPU, verified by
- * checksum (see vgpu_workloads.h).
+ * workloads.c - stream, stencil, gups, alloc-leak, soak, throttle and the
+ * hostile escape, copy-flood, never-release and stall on a vGPU, verified
+ * by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1134,6 +1134,35 @@ out:
 	return ret;
 }
 
+/* throttle ---------------------------------------------------------------- */
+
+static int run_throttle(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	uint64_t kernel_ns = run->options->kernel_ns ? run->options->kernel_ns
+	                                             : VGPU_THROTTLE_DEFAULT_KERNEL_NS;
+	uint64_t iteration = 0, fence = 0;
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	run->phase_start_ns = now_ns();
+	while (!ret && more_iterations(run, iteration)) {
+		uint32_t *words;
+
+		ret = begin(run, &words);
+		if (!ret)
+			ret = submit_words(run, words, simgpu_push_launch_throttle(words, kernel_ns),
+			                   VGPU_SUBMIT_INTERRUPT, &fence);
+		/* throttle waits for each kernel before the next (LoGA §5.2) */
+		if (!ret)
+			ret = wait_fence(run, fence);
+		if (!ret && run->options->gap_ns)
+			sleep_ns(run->options->gap_ns);
+		run->result->iterations = ++iteration;
+	}
+	if (!ret)
+		ret = verify(run, expected_fill, 0, run->count, 1);
+	return ret;
+}
+
 /* never-release ----------------------------------------------------------- */
 
 #define STATS_PROBE_NS 20000000ull
@@ -1320,6 +1349,9 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 		break;
 	case VGPU_WORKLOAD_STALL:
 		ret = run_stall(&run);
+		break;
+	case VGPU_WORKLOAD_THROTTLE:
+		ret = run_throttle(&run, size, buffer_bytes);
 		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);

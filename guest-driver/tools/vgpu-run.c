@@ -58,6 +58,11 @@ static void usage(FILE *out)
 	        "                                       STALL' line when it starts waiting,\n"
 	        "                                       and how the wait ended (device lost,\n"
 	        "                                       channel killed, timeout)\n"
+	        "                           throttle    THROTTLE kernels of --kernel-us,\n"
+	        "                                       each followed by --gap-us idle\n"
+	        "                                       (simgpu only; see vgpu-tenant --help)\n"
+	        "      --kernel-us N        throttle: kernel length in microseconds\n"
+	        "      --gap-us N           throttle: idle time after each kernel\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           bytes or a number with K, M, G, T, e.g. 512M\n"
 	        "  -b, --buffer-size SIZE   largest single allocation (default 32M)\n"
@@ -266,7 +271,7 @@ int main(int argc, char **argv)
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
 		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
-		                         "copy-flood, never-release or stall)");
+		                         "copy-flood, never-release, stall or throttle)");
 
 	ret = vgpu_device_open_drm(path, &dev, why, sizeof(why));
 	if (ret) {

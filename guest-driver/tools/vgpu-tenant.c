@@ -100,6 +100,14 @@ static void usage(FILE *out)
 	        "                                       nobody releases; ends with how the\n"
 	        "                                       wait ended (device lost, channel\n"
 	        "                                       killed, timeout)\n"
+	        "                           throttle    LoGA's load generator: a THROTTLE\n"
+	        "                                       kernel of --kernel-us (default 1000),\n"
+	        "                                       waited for, then --gap-us idle (default\n"
+	        "                                       0), for --duration or --iterations;\n"
+	        "                                       verifies its --size of data at the end\n"
+	        "                                       (simgpu only)\n"
+	        "      --kernel-us N        throttle: kernel length in microseconds\n"
+	        "      --gap-us N           throttle: idle time after each kernel\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -123,7 +131,7 @@ static void usage(FILE *out)
 	        "                           memory) for TIME or until SIGINT/SIGTERM (one\n"
 	        "                           that ended the workload does not count), so\n"
 	        "                           that vgpuctl can still read the VM's final\n"
-	        "                           figures, e.g. its modeled_runtime_ns\n"
+	        "                           figures, e.g. its gpu_time_ns\n"
 	        "  -h, --help               this text\n"
 	        "\n"
 	        "SIGINT or SIGTERM ends the workload early; it still verifies and frees.\n"
@@ -318,7 +326,7 @@ int main(int argc, char **argv)
 	if (!have_workload)
 		return usage_error("%s", "say which workload to run with --workload "
 		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
-		                         "copy-flood, never-release or stall)");
+		                         "copy-flood, never-release, stall or throttle)");
 	if (!config.vm_name) {
 		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
 		config.vm_name = default_name;

@@ -55,7 +55,7 @@ static const char *apply(int opt, const char *arg, struct vgpu_workload_options 
 		*have_workload = true;
 		return vgpu_workload_parse(arg, &o->kind)
 		               ? "unknown workload '%s' (stream, stencil, gups, alloc-leak, escape, soak, "
-		                 "copy-flood, never-release, stall)"
+		                 "copy-flood, never-release, stall, throttle)"
 		               : NULL;
 	case 'S':
 		return vgpu_parse_size(arg, &o->size_bytes) || o->size_bytes < VGPU_PAGE_SIZE
@@ -81,6 +81,17 @@ static const char *apply(int opt, const char *arg, struct vgpu_workload_options 
 			return "--priority wants 0..15, not '%s'";
 		o->priority = (uint32_t)value;
 		return NULL;
+	case 'K':
+		if (workload_cli_parse_u64(arg, &value) || !value || value > 3600000000ull)
+			return "--kernel-us wants a kernel length in microseconds (1..3600000000), "
+			       "not '%s'";
+		o->kernel_ns = value * 1000;
+		return NULL;
+	case 'G':
+		if (workload_cli_parse_u64(arg, &value) || value > 3600000000ull)
+			return "--gap-us wants an idle time in microseconds, not '%s'";
+		o->gap_ns = value * 1000;
+		return NULL;
 	default: /* 'g' */
 		if (workload_cli_parse_u64(arg, &value) || value < 2 ||
 		    value > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX || (value & (value - 1)))
@@ -96,7 +107,7 @@ enum workload_cli_option workload_cli_option(const char *tool, int opt, const ch
 {
 	const char *why;
 
-	if (opt <= 0 || opt > 127 || !strchr("wSbdiePg", opt))
+	if (opt <= 0 || opt > 127 || !strchr("wSbdiePgKG", opt))
 		return WORKLOAD_OPTION_OTHER;
 	why = apply(opt, arg, options, have_workload);
 	if (!why)

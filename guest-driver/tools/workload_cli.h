@@ -22,7 +22,7 @@
 #define EXIT_USAGE 2
 
 /* The workload options, for a tool's struct option table (short letters
- * w, S, b, d, i; long-only e, P, g). */
+ * w, S, b, d, i; long-only e, P, g, K, G). */
 #define WORKLOAD_CLI_OPTIONS                                                                       \
 	{ "workload", required_argument, NULL, 'w' },                                              \
 	{ "size", required_argument, NULL, 'S' },                                                  \
@@ -31,7 +31,9 @@
 	{ "iterations", required_argument, NULL, 'i' },                                            \
 	{ "seed", required_argument, NULL, 'e' },                                                  \
 	{ "priority", required_argument, NULL, 'P' },                                              \
-	{ "gpfifo-entries", required_argument, NULL, 'g' }
+	{ "gpfifo-entries", required_argument, NULL, 'g' },                                        \
+	{ "kernel-us", required_argument, NULL, 'K' },                                             \
+	{ "gap-us", required_argument, NULL, 'G' }
 #define WORKLOAD_CLI_SHORT "w:S:b:d:i:"
 
 /* The defaults of struct vgpu_workload_options; stop: the tool's flag. */

@@ -43,6 +43,9 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	gpu.reference_bits = config->reference_bits;
 	gpu.copy_wall_bandwidth = config->copy_wall_bandwidth;
 	gpu.pfifo_idle_sleep_max_us = 200;
+	gpu.paced = config->paced;
+	if (config->timeslice_ns)
+		gpu.timeslice_ns = config->timeslice_ns;
 	if (config->gpu && strcmp(config->gpu, "simgpu")) {
 		struct vgpu_hal_spec spec;
 		char why[512];
@@ -85,6 +88,7 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	core.return_interval_ms = config->return_interval_ms;
 	if (config->drain_timeout_ms)
 		core.drain_timeout_ms = config->drain_timeout_ms;
+	core.gpu_accounting = config->gpu_accounting;
 	core.on_fence = on_fence;
 	core.on_channel_error = on_error;
 	core.event_ctx = harness;

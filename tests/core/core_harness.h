@@ -38,6 +38,11 @@ struct core_harness_config {
 	 * GPU the setup prints why and exits 77 (meson's "skipped"). */
 	const char *gpu;
 	bool misaligned_iovas;
+	/* GPU time: simgpu's paced mode and timeslice (0: default), and the
+	 * core's accounting thread. */
+	bool paced;
+	uint32_t timeslice_ns;
+	bool gpu_accounting;
 };
 
 struct core_harness {

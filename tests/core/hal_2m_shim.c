@@ -469,6 +469,11 @@ static int32_t shim_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_e
 	return vgpu_hal_engine_current_channel(to_shim(hal)->inner, engine);
 }
 
+static bool shim_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
+{
+	return vgpu_hal_channel_pending(to_shim(hal)->inner, channel_id);
+}
+
 static uint64_t shim_engine_modeled_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
 {
 	return vgpu_hal_engine_modeled_ns(to_shim(hal)->inner, engine);
@@ -502,6 +507,7 @@ static const struct vgpu_hal_ops shim_ops = {
 	.channel_create = shim_channel_create,
 	.copy = shim_copy,
 	.engine_current_channel = shim_engine_current_channel,
+	.channel_pending = shim_channel_pending,
 	.engine_modeled_ns = shim_engine_modeled_ns,
 };
 

@@ -461,6 +461,41 @@ static void test_idle_does_not_save_up(void **state)
 
 /* A best-effort VM beside equal-share ones is never throttled, and the
  * equal-share ones still split what is left evenly between them. */
+/* A throttled VM is charged its measured residue (the work it had queued
+ * before the suspension), and the VMs that ran share only the rest of the
+ * non-polling phase. */
+static void test_residue_of_throttled(void **state)
+{
+	struct vgpu_sched sched;
+	struct vgpu_sched_vm vms[2];
+	struct vgpu_sched_period period = {
+		.nonpoll_before_ns = 10000000, .poll_ns = 2000000, .nonpoll_next_ns = 10000000,
+	};
+
+	vgpu_sched_init(&sched);
+	vgpu_sched_vm_init(&sched, &vms[0], VGPU_SCHED_EQUAL_SHARE, 1);
+	vgpu_sched_vm_init(&sched, &vms[1], VGPU_SCHED_EQUAL_SHARE, 1);
+	vms[0].throttled = true; /* in the non-polling phase just past */
+	vms[0].residue_ns = 4000000;
+	vms[0].used_ns = 1000000;
+	vms[1].used_ns = 1000000;
+	vms[0].active = vms[1].active = true;
+	vgpu_sched_update(&sched, vms, 2, &period);
+	assert_int_equal(vms[0].estimate_ns, 5000000);
+	/* (10 - 4) ms × 1/2 × (2 ÷ 1) + 1 ms */
+	assert_int_equal(vms[1].estimate_ns, 7000000);
+	/* without residue: the GPU time nobody could use goes to the runner */
+	vgpu_sched_init(&sched);
+	vgpu_sched_vm_init(&sched, &vms[0], VGPU_SCHED_EQUAL_SHARE, 1);
+	vgpu_sched_vm_init(&sched, &vms[1], VGPU_SCHED_EQUAL_SHARE, 1);
+	vms[0].throttled = true;
+	vms[0].used_ns = vms[1].used_ns = 1000000;
+	vms[0].active = vms[1].active = true;
+	vgpu_sched_update(&sched, vms, 2, &period);
+	assert_int_equal(vms[0].estimate_ns, 1000000);
+	assert_int_equal(vms[1].estimate_ns, 11000000);
+}
+
 static void test_best_effort_beside_fair(void **state)
 {
 	struct fluid_vm f[3] = { { 2, true, 0 }, { 4, true, 0 }, { 1, true, 0 } };
@@ -494,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_share),
 		cmocka_unit_test(test_idle_does_not_save_up),
 		cmocka_unit_test(test_best_effort_beside_fair),
+		cmocka_unit_test(test_residue_of_throttled),
 	};
 
 	seed = test_seed();

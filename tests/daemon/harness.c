@@ -38,9 +38,9 @@ void harness_config(struct harness *h)
 	snprintf(c->socket_path, sizeof(c->socket_path), "%s/vgpud.sock", h->dir);
 	snprintf(c->control_path, sizeof(c->control_path), "%s/control.sock", h->dir);
 	c->profile_count = 3;
-	c->profiles[0] = (struct vgpud_profile_spec){ "small", 1, 32ull << 20, 4 };
-	c->profiles[1] = (struct vgpud_profile_spec){ "big", 2, 0, 0 };
-	c->profiles[2] = (struct vgpud_profile_spec){ "one", 1, 0, 1 };
+	c->profiles[0] = (struct vgpud_profile_spec){ "small", 1, 32ull << 20, 4, "" };
+	c->profiles[1] = (struct vgpud_profile_spec){ "big", 2, 0, 0, "" };
+	c->profiles[2] = (struct vgpud_profile_spec){ "one", 1, 0, 1, "" };
 	strcpy(c->default_profile, "small");
 	c->swap_timeout_ms = 2000;
 	strcpy(c->allowed_profiles, "*"); /* tenants of every profile */

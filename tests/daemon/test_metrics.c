@@ -471,6 +471,37 @@ static uint64_t field(struct json_object *o, const char *key)
 }
 
 /* Run GPU work in alpha so GPU time is measured. */
+/* alpha's accounted GPU time and share, "" while not measured. */
+static void accounting_of(struct fixture *f, char *out, size_t len)
+{
+	struct json_object *list = control(&f->h, "{\"command\":\"list\"}");
+	struct json_object *vm = status_vm(list, "alpha"), *share;
+
+	out[0] = '\0';
+	if (json_object_object_get_ex(vm, "gpu_time_share", &share) && share)
+		snprintf(out, len, "%llu %.9f", (unsigned long long)field(vm, "gpu_time_ns"),
+		         json_object_get_double(share));
+	json_object_put(list);
+}
+
+/* The accounting thread keeps deciding while a channel exists; once the
+ * work is done and it has measured once, alpha's figures stop changing
+ * (idle: no GPU time, share 0). Wait for that, so that /metrics and status
+ * read the same (up to 10 s on a loaded host). */
+static void wait_accounting_settled(struct fixture *f)
+{
+	char before[64], after[64];
+
+	for (int tries = 0;; tries++) {
+		accounting_of(f, before, sizeof(before));
+		usleep(50000);
+		accounting_of(f, after, sizeof(after));
+		if (before[0] && !strcmp(before, after))
+			return;
+		assert_true(tries < 200);
+	}
+}
+
 static void run_gpu_work(struct fixture *f)
 {
 	struct test_channel c;
@@ -482,6 +513,7 @@ static void run_gpu_work(struct fixture *f)
 	n = simgpu_push_launch_stream(words, va, 1u << 20, 2);
 	test_channel_submit(&c, words, n);
 	assert_int_equal(test_channel_finish(&c, 10000), 0);
+	wait_accounting_settled(f);
 }
 
 static void test_http_metrics_match_status(void **state)
@@ -531,9 +563,15 @@ static void test_http_metrics_match_status(void **state)
 				         names[i], v,
 				         (unsigned long long)field(vm, same[j].field));
 		}
-		v = vm_sample(r.body, "vgpu_vm_modeled_runtime_seconds_total", names[i],
+		v = vm_sample(r.body, "vgpu_vm_debug_modeled_runtime_seconds_total", names[i],
 		              profiles[i]);
-		assert_true(fabs(v * 1e9 - (double)field(vm, "modeled_runtime_ns")) < 1.0);
+		assert_true(fabs(v * 1e9 - (double)field(vm, "debug_modeled_runtime_ns")) < 1.0);
+		v = vm_sample(r.body, "vgpu_vm_gpu_time_seconds_total", names[i], profiles[i]);
+		assert_true(fabs(v * 1e9 - (double)field(vm, "gpu_time_ns")) < 1.0);
+		v = vm_sample(r.body, "vgpu_vm_throttled", names[i], profiles[i]);
+		assert_true(v == 0.0); /* best-effort */
+		v = vm_sample(r.body, "vgpu_vm_throttled_seconds_total", names[i], profiles[i]);
+		assert_true(fabs(v * 1e9 - (double)field(vm, "throttled_ns")) < 1.0);
 		assert_true(json_object_object_get_ex(vm, "gpu_time_share", &share));
 		assert_non_null(share); /* measured (alpha ran work; beta's share is 0) */
 		v = vm_sample(r.body, "vgpu_vm_gpu_time_share_ratio", names[i], profiles[i]);
@@ -547,8 +585,11 @@ static void test_http_metrics_match_status(void **state)
 	assert_int_equal(vm_sample(r.body, "vgpu_vm_allocated_bytes", "beta", "big"), 64u << 20);
 	assert_true(vm_sample(r.body, "vgpu_vm_evicted_bytes", "beta", "big") > 0);
 	assert_true(vm_sample(r.body, "vgpu_vm_evictions_total", "beta", "big") > 0);
-	assert_true(vm_sample(r.body, "vgpu_vm_modeled_runtime_seconds_total", "alpha", "small") >
-	            0);
+	assert_true(vm_sample(r.body, "vgpu_vm_debug_modeled_runtime_seconds_total", "alpha",
+	                      "small") > 0);
+	assert_non_null(strstr(r.body, "vgpu_vm_scheduler_info{uuid=\"\",name=\"alpha\","
+	                               "profile=\"small\",transport=\"local socket\","
+	                               "scheduler=\"best-effort\"} 1\n"));
 	{
 		struct json_object *stats = control(&f->h, "{\"command\":\"stats\",\"vm\":\"alpha\"}");
 		struct json_object *vm, *bytes;

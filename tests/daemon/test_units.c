@@ -316,7 +316,7 @@ static void test_sizes(void **state)
 static void test_profiles(void **state)
 {
 	const struct vgpud_profile_spec specs[] = {
-		{ "a", 1, 0, 2 }, { "b", 2, 1ull << 30, 0 },
+		{ "a", 1, 0, 2, "" }, { "b", 2, 1ull << 30, 0, "" },
 	};
 	struct vgpud_profile_spec spec;
 	struct vgpud_profiles p;

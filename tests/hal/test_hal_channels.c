@@ -370,6 +370,8 @@ static void test_channel_kill(void **state)
 	chan_push(stuck, words, n);
 	vgpu_hal_channel_kick(stuck->channel);
 	assert_true(chan_wait_gp_get(stuck, 1)); /* fetched, waiting */
+	/* an entry waiting on an acquire is work in progress */
+	assert_true(vgpu_hal_channel_pending(suite.hal, stuck->info.id));
 	vgpu_hal_channel_kill(stuck->channel, VGPU_FAULT_TIMEOUT);
 	expect_error(stuck, start, VGPU_FAULT_TIMEOUT, "killed by the host");
 	assert_int_equal(vgpu_hal_channel_state(stuck->channel, NULL), VGPU_CHANNEL_ERROR);
@@ -413,6 +415,50 @@ static void test_set_fetch(void **state)
 	assert_int_equal(count_events(VGPU_EVENT_FENCE, tc->info.id, start), 0);
 	vgpu_hal_channel_set_fetch(tc->channel, true);
 	assert_true(chan_wait_fence(tc, v1, start));
+	chan_destroy(tc);
+	space_destroy(sp);
+}
+
+/* The channel table's pending bit: set while work is queued (fetching off
+ * included) or executing, clear once the channel has run dry, for a free id
+ * and for a killed channel. */
+static bool wait_not_pending(uint32_t id)
+{
+	for (int ms = 0; ms < HAL_TEST_TIMEOUT_MS; ms++) {
+		if (!vgpu_hal_channel_pending(suite.hal, id))
+			return true;
+		sleep_ms(1);
+	}
+	return false;
+}
+
+static void test_channel_pending(void **state)
+{
+	struct tspace *sp = space_create();
+	struct tchan *tc = chan_create(sp, 0);
+	unsigned start = event_mark();
+	uint64_t value;
+
+	assert_false(vgpu_hal_channel_pending(suite.hal, tc->info.id));
+	assert_false(vgpu_hal_channel_pending(suite.hal, suite.caps.max_channels));
+	assert_false(vgpu_hal_channel_pending(suite.hal, UINT32_MAX));
+	/* queued behind disabled fetching: pending, and it stays so */
+	vgpu_hal_channel_set_fetch(tc->channel, false);
+	value = chan_fence(tc);
+	assert_true(vgpu_hal_channel_pending(suite.hal, tc->info.id));
+	sleep_ms(20);
+	assert_true(vgpu_hal_channel_pending(suite.hal, tc->info.id));
+	vgpu_hal_channel_set_fetch(tc->channel, true);
+	assert_true(chan_wait_fence(tc, value, start));
+	assert_true(wait_not_pending(tc->info.id));
+	/* work again, then a kill: a killed channel has nothing pending */
+	vgpu_hal_channel_set_fetch(tc->channel, false);
+	chan_fence(tc);
+	assert_true(vgpu_hal_channel_pending(suite.hal, tc->info.id));
+	start = event_mark();
+	vgpu_hal_channel_kill(tc->channel, VGPU_FAULT_TIMEOUT);
+	assert_true(chan_wait_error(tc, start, NULL));
+	assert_false(vgpu_hal_channel_pending(suite.hal, tc->info.id));
 	chan_destroy(tc);
 	space_destroy(sp);
 }
@@ -1128,6 +1174,7 @@ static const struct CMUnitTest channel_tests[] = {
 	HAL_TEST(test_acquire_timeout),
 	HAL_TEST(test_channel_kill),
 	HAL_TEST(test_set_fetch),
+	HAL_TEST(test_channel_pending),
 	HAL_TEST(test_priv_fence_after_work),
 	HAL_TEST(test_priv_nop_and_full_ring),
 	HAL_TEST(test_priv_nops_batch),

@@ -487,6 +487,69 @@ static void test_watchdog_kills_long_command(void **state)
 	test_gpu_destroy(gpu);
 }
 
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * THROTTLE charges its length of modeled time (plus its pushbuffer's
+ * load); in paced mode it also lasts that long in wall time, with the
+ * channel in the current-channel register and its pending bit set
+ * meanwhile (what the GPU-time accounting polls).
+ */
+static void test_throttle_paced(void **state)
+{
+	const uint64_t kernel_ns = 30000000; /* 30 ms: 300 time slices */
+	struct simgpu_config config;
+	struct test_gpu *gpu;
+	struct test_channel *tc;
+	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint64_t before, start, wall, seen = 0, polls = 0;
+
+	test_config(&config);
+	config.paced = true;
+	gpu = test_gpu_create(&config);
+	tc = test_channel_create(gpu, NULL, 0);
+	assert_true(test_submit_wait(tc, NULL, 0));
+	before = busy_ns(tc->as);
+	start = wall_ns();
+	test_submit(tc, words, simgpu_push_launch_throttle(words, kernel_ns));
+	while (wall_ns() - start < kernel_ns / 2) {
+		int32_t current = vgpu_hal_engine_current_channel(gpu->hal, VGPU_ENGINE_COMPUTE);
+
+		polls++;
+		if (current == (int32_t)tc->info.id &&
+		    vgpu_hal_channel_pending(gpu->hal, tc->info.id))
+			seen++;
+	}
+	assert_true(test_submit_wait(tc, NULL, 0));
+	wall = wall_ns() - start;
+	printf("# paced 30 ms THROTTLE: %.1f ms of wall time; register showed the channel "
+	       "with work pending in %llu of %llu polls\n",
+	       wall / 1e6, (unsigned long long)seen, (unsigned long long)polls);
+	/* modeled: the kernel's length, plus the pushbuffer loads */
+	assert_true(busy_ns(tc->as) - before >= kernel_ns);
+	assert_true(busy_ns(tc->as) - before < kernel_ns + 10000);
+	/* wall: at least the length (only a lower bound: a loaded host may
+	 * run late); the register mostly showed the channel */
+	assert_true(wall >= kernel_ns);
+	assert_true(seen > polls / 2);
+	/* a bad length */
+	test_submit(tc, words, simgpu_push_launch_throttle(words, 0));
+	{
+		struct vgpu_hal_event error;
+
+		assert_true(test_wait_error(tc, &error));
+		assert_int_equal(error.cause, VGPU_FAULT_BAD_KERNEL_ARGS);
+	}
+	test_channel_destroy(tc);
+	test_gpu_destroy(gpu);
+}
+
 /* Configurations the time slice and the watchdog refuse. */
 static void test_config_limits(void **state)
 {
@@ -517,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_acquire_timeout),
 		cmocka_unit_test(test_watchdog_kills_long_command),
 		cmocka_unit_test(test_config_limits),
+		cmocka_unit_test(test_throttle_paced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,9 +112,9 @@ void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel)
 	vgpu_core_assert_locked(core);
 	/* Unpublish first: from now on no event reaches the shadow and no
 	 * statistics reader sees the channel (its figures move to the VM's
-	 * retired ones). The channel is never suspended here (relocations
-	 * finish under the allocation lock, which we hold), so no drain needs
-	 * its fence. */
+	 * retired ones). No relocation has it suspended (relocations finish
+	 * under the allocation lock, which we hold); the accounting thread may
+	 * (throttled): the shadow's destroy resumes it, which needs no fence. */
 	pthread_mutex_lock(&core->channels_lock);
 	if (core->channel_table[channel->id] == channel)
 		core->channel_table[channel->id] = NULL;

@@ -191,6 +191,11 @@ static int check_config(const struct vgpu_core_config *config, uint64_t chunk_by
 			return err;
 		}
 	}
+	if (config->accounting_jitter_percent > VGPU_GPU_TIME_MAX_JITTER) {
+		vgpu_core_set_error("accounting jitter %u%% is too large; use 0..%u",
+		                    config->accounting_jitter_percent, VGPU_GPU_TIME_MAX_JITTER);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -295,11 +300,21 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 			goto fail_dma;
 		}
 	}
+	if (config->gpu_accounting) {
+		err = vgpu_accounting_start(core);
+		if (err) {
+			vgpu_core_set_error("cannot start the GPU-time accounting thread: %s",
+			                    strerror(-err));
+			goto fail_return;
+		}
+	}
 	vgpu_core_lock(core);
 	vgpu_core_unlock(core); /* the first statistics */
 	*out = core;
 	return 0;
 
+fail_return:
+	vgpu_return_thread_stop(core);
 fail_dma:
 	vgpu_hal_set_event_handler(hal, NULL, NULL);
 	vgpu_dma_fini(&core->dma);
@@ -322,6 +337,7 @@ void vgpu_core_destroy(struct vgpu_core *core)
 {
 	if (!core)
 		return;
+	vgpu_accounting_stop(core);
 	vgpu_return_thread_stop(core);
 	while (!list_empty(&core->vms))
 		vgpu_core_vm_destroy(list_entry(core->vms.next, struct vgpu_vm, link));

@@ -30,6 +30,7 @@
 #include "chunk_set.h"
 #include "dma.h"
 #include "fifo_lock.h"
+#include "gpu_accounting.h"
 #include "host_budget.h"
 #include "host_cache.h"
 #include "list.h"
@@ -150,6 +151,9 @@ struct vgpu_vm {
 	 * applies it (0: none); see vgpu_vm_apply_requested_weights_locked. */
 	_Atomic uint32_t weight_requested;
 
+	/* GPU time and scheduling (gpu_accounting.c; locks per field). */
+	struct vgpu_vm_gpu_time gpu;
+
 	/* The statistics above changed since they were last published. */
 	bool stats_dirty;
 	/* As published at the end of the last operation that changed them
@@ -239,6 +243,9 @@ struct vgpu_core {
 	pthread_cond_t return_cond;
 	bool return_stop;
 	atomic_bool return_pending;
+
+	/* The accounting thread (config.gpu_accounting). */
+	struct vgpu_gpu_accounting accounting;
 
 	struct vgpu_core_stats stats; /* the parts under core->lock */
 	_Atomic uint64_t entries;

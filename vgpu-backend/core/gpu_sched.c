@@ -69,18 +69,23 @@ static uint64_t clamp_u64(double value)
 static double estimate_period(struct vgpu_sched_vm *vms, size_t count, uint64_t poll_ns,
                               uint64_t nonpoll_ns)
 {
-	double busy = 0, busy_ran = 0, total = 0;
+	double busy = 0, busy_ran = 0, total = 0, residue = 0, nonpoll_ran;
 
 	for (size_t i = 0; i < count; i++) {
 		busy += (double)vms[i].used_ns;
 		if (!vms[i].throttled)
 			busy_ran += (double)vms[i].used_ns;
+		else
+			residue += (double)vms[i].residue_ns;
 	}
+	nonpoll_ran = (double)nonpoll_ns > residue ? (double)nonpoll_ns - residue : 0;
 	for (size_t i = 0; i < count; i++) {
 		double est = (double)vms[i].used_ns;
 
-		if (!vms[i].throttled && busy_ran > 0 && poll_ns)
-			est += (double)nonpoll_ns * ((double)vms[i].used_ns / (double)poll_ns) *
+		if (vms[i].throttled)
+			est += (double)vms[i].residue_ns;
+		else if (busy_ran > 0 && poll_ns)
+			est += nonpoll_ran * ((double)vms[i].used_ns / (double)poll_ns) *
 			       (busy / busy_ran);
 		vms[i].estimate_ns = clamp_u64(est);
 		total += est;

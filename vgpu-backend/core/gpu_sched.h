@@ -25,13 +25,16 @@
  * phase. LoGA extrapolates the polled share to the whole period; that
  * counts a VM throttled in the non-polling phase as if it had run there,
  * and the GPU time it could not use goes to nobody, so a throttled VM's
- * virtual time runs away and it stays throttled. Here the non-polling
- * phase is shared among the VMs that ran in it, scaled so that the GPU is
- * as busy as in the polling phase:
- *     est = t_app + t_nonpoll × t_app ÷ t_poll × (t_busy ÷ t_busy_ran)
+ * virtual time runs away and it stays throttled. Here a throttled VM is
+ * charged what it was measured to use in the non-polling phase (residue_ns:
+ * the work it had queued before the suspension, which the GPU still runs;
+ * LoGA §4.3), and the rest of the non-polling phase is shared among the
+ * VMs that ran in it, scaled so that the GPU is as busy as in the polling
+ * phase:
+ *     est = t_app + (t_nonpoll - Σ residue) × t_app ÷ t_poll × (t_busy ÷ t_busy_ran)
  * for a VM that was not throttled (t_busy: all VMs' polled time, t_busy_ran:
- * that of the VMs not throttled), est = t_app for one that was. Without
- * throttling this is LoGA's extrapolation exactly.
+ * that of the VMs not throttled), est = t_app + residue for one that was.
+ * Without throttling this is LoGA's extrapolation exactly.
  *
  * Fair queuing (equal-share and weighted VMs, together): each active VM's
  * virtual time advances by
@@ -81,6 +84,8 @@ struct vgpu_sched_vm {
 	enum vgpu_sched_mode mode;
 	uint32_t weight;   /* > 0; 0 is taken as 1 */
 	uint64_t used_ns;  /* GPU time accounted in the polling phase just ended */
+	uint64_t residue_ns; /* throttled: GPU time it was measured to use in the
+	                        non-polling phase before (its queued work) */
 	bool active;       /* it had work in that polling phase */
 	/* kept by vgpu_sched_update */
 	uint64_t vtime_ns; /* fair queuing's virtual time */

@@ -152,7 +152,9 @@ static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t 
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
 		err = vgpu_shadow_suspend(channel->shadow);
-		if (err) {
+		/* -EALREADY: throttled (gpu_accounting.c); the relocation takes
+		 * it over and resumes it with the others */
+		if (err && !(err == -EALREADY && vm->gpu.throttled)) {
 			vgpu_core_set_error("VM '%s': cannot suspend channel %u: %s", vm->name,
 			                    channel->id, strerror(-err));
 			return err;
@@ -498,6 +500,7 @@ resume:
 		vgpu_pass_unlock(core);
 		resume_channels(core, vm, suspended);
 		vgpu_pass_relock(core);
+		vgpu_accounting_vm_resumed_locked(vm); /* if it was throttled */
 	}
 	time->resume_ns += vgpu_core_now_ns() - mark;
 	if (suspended) {

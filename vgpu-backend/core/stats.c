@@ -6,6 +6,7 @@
  * reader never waits for an eviction (issue 16).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,11 +197,23 @@ static void read_vm_stats(struct vgpu_core *core, struct vgpu_vm *vm, struct vgp
 	out->suspended_ns = shadow.suspended_ns;
 	out->guest_blocked_ns = shadow.guest_blocked_ns;
 	out->channel_errors = atomic_load_explicit(&vm->channel_errors, memory_order_relaxed);
+	snprintf(out->scheduler, sizeof(out->scheduler), "%s",
+	         vgpu_sched_mode_name(vm->gpu.sched.mode));
+	out->gpu_time_ns = vm->gpu.gpu_time_ns;
+	out->gpu_share_ppm = vm->gpu.share_ppm;
+	out->throttled = vm->gpu.shown_throttled;
+	out->throttles = vm->gpu.throttles;
+	out->throttled_ns = vm->gpu.throttled_ns;
 }
 
 static void read_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
 {
 	*out = core->published;
+	out->accounting_periods = core->accounting.periods;
+	out->accounting_poll_ns = core->accounting.poll_ns;
+	out->accounting_residue_ns = core->accounting.residue_ns;
+	out->accounting_nonpoll_ns = core->accounting.nonpoll_ns;
+	out->accounting_samples = core->accounting.samples;
 	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
 	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);
 }

@@ -65,6 +65,16 @@ static int check_vm_config(struct vgpu_core *core, const struct vgpu_vm_config *
 		                    config->weight, VGPU_CORE_WEIGHT_MAX);
 		return -EINVAL;
 	}
+	if (config->scheduler) {
+		enum vgpu_sched_mode mode;
+
+		if (vgpu_sched_mode_parse(config->scheduler, &mode)) {
+			vgpu_core_set_error("VM '%s': unknown scheduler '%s'; use best-effort, "
+			                    "equal-share, weighted or fixed-share",
+			                    config->name, config->scheduler);
+			return -EINVAL;
+		}
+	}
 	if (config->chunk_bytes % core->min_page) {
 		vgpu_core_set_error("VM '%s': chunk size %s is not a multiple of the GPU's %s page; "
 		                    "use e.g. %s, or 0 for the core's default",
@@ -169,6 +179,13 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vgpu_va_init(&vm->va, VM_VA_BASE, core->caps.va_reserved_base);
 	core->next_vm_id++;
 	pthread_mutex_lock(&core->stats_lock);
+	{
+		enum vgpu_sched_mode mode = VGPU_SCHED_BEST_EFFORT;
+
+		if (config->scheduler)
+			vgpu_sched_mode_parse(config->scheduler, &mode);
+		vgpu_sched_vm_init(&core->accounting.sched, &vm->gpu.sched, mode, vm->weight);
+	}
 	list_add_tail(&vm->link, &core->vms);
 	pthread_mutex_unlock(&core->stats_lock);
 	core->vm_count++;
@@ -223,6 +240,38 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 	vgpu_va_fini(&vm->va);
 	free(vm->slots);
 	free(vm);
+}
+
+bool vgpu_core_scheduler_known(const char *mode_name)
+{
+	enum vgpu_sched_mode mode;
+
+	return mode_name && vgpu_sched_mode_parse(mode_name, &mode) == 0;
+}
+
+int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode_name)
+{
+	struct vgpu_core *core;
+	enum vgpu_sched_mode mode;
+
+	if (!vm || !mode_name)
+		return vgpu_core_fail(-EINVAL, "vgpu_core_vm_set_scheduler needs a VM and a mode");
+	core = vm->core;
+	vgpu_core_count_entry(core);
+	if (vgpu_sched_mode_parse(mode_name, &mode))
+		return vgpu_core_fail(-EINVAL, "unknown scheduler '%s'; use best-effort, "
+		                               "equal-share, weighted or fixed-share",
+		                      mode_name);
+	pthread_mutex_lock(&core->stats_lock);
+	if (vm->gpu.sched.mode != mode) {
+		struct vgpu_sched_vm *sched = &vm->gpu.sched;
+		uint64_t throttled_ns = sched->throttled_ns;
+
+		vgpu_sched_vm_init(&core->accounting.sched, sched, mode, sched->weight);
+		sched->throttled_ns = throttled_ns;
+	}
+	pthread_mutex_unlock(&core->stats_lock);
+	return 0;
 }
 
 struct vgpu_hal_as *vgpu_core_vm_address_space(struct vgpu_vm *vm)

@@ -37,14 +37,19 @@ static void usage(FILE *out)
 	        "Commands:\n"
 	        "  status [--json]          one row per vGPU: VM, profile, weight, allocated,\n"
 	        "                           resident, evicted, share of VRAM, fair share,\n"
-	        "                           evictions, returns, GPU time share ('-' until\n"
-	        "                           measured). --json: the same as a JSON document\n"
+	        "                           evictions, returns, accounted GPU time, its share\n"
+	        "                           of the last accounting period ('-' until\n"
+	        "                           measured), scheduler and state (running or\n"
+	        "                           throttled). --json: the same as a JSON document\n"
 	        "  watch [--interval SECS] [--count N]\n"
 	        "                           the status table, refreshed every SECS (default 1)\n"
 	        "                           N times (default: until interrupted)\n"
 	        "  types [--json]           vGPU profiles and how many instances are available\n"
 	        "  set-weight VM N          give VM weight N (1..1000000): its share of VRAM\n"
 	        "                           under pressure, from the next eviction on\n"
+	        "  set-scheduler VM MODE    GPU-time scheduling of VM: best-effort (never\n"
+	        "                           throttled), equal-share, weighted (by its weight)\n"
+	        "                           or fixed-share (never more than its share)\n"
 	        "  set-profile NAME [--weight N] [--cap SIZE] [--max-instances N]\n"
 	        "                           change a profile (cap and max-instances apply to\n"
 	        "                           new VMs, the weight to running ones too)\n"
@@ -170,7 +175,8 @@ static void print_status_table(struct json_object *response, FILE *out)
 {
 	static const char *const header[] = { "VM", "PROFILE", "WEIGHT", "ALLOCATED", "RESIDENT",
 		                              "EVICTED", "VRAM%", "FAIR SHARE", "EVICTIONS",
-		                              "RETURNS", "GPU TIME" };
+		                              "RETURNS", "GPU TIME", "GPU%", "SCHEDULER",
+		                              "STATE" };
 	struct json_object *gpu = NULL, *vms = NULL;
 	char a[TABLE_CELL], b[TABLE_CELL], c[TABLE_CELL], d[TABLE_CELL];
 	struct table table;
@@ -187,7 +193,7 @@ static void print_status_table(struct json_object *response, FILE *out)
 	format_size(d, get_u64(gpu, "evicted"));
 	fprintf(out, "GPU %s: %s VRAM, %s free, %s chunks, policy %s; %zu vGPU%s, %s evicted\n",
 	        get_str(gpu, "hal"), a, b, c, get_str(gpu, "policy"), n, n == 1 ? "" : "s", d);
-	if (table_init(&table, 11, header, 0x3))
+	if (table_init(&table, 14, header, 0x3))
 		return;
 	for (i = 0; i < n; i++) {
 		struct json_object *vm = json_object_array_get_idx(vms, i), *share;
@@ -209,10 +215,13 @@ static void print_status_table(struct json_object *response, FILE *out)
 		table_cell(&table, 7, "%s", a);
 		table_cell(&table, 8, "%llu", (unsigned long long)get_u64(vm, "evictions"));
 		table_cell(&table, 9, "%llu", (unsigned long long)get_u64(vm, "returns"));
+		table_cell(&table, 10, "%.3f s", get_u64(vm, "gpu_time_ns") / 1e9);
 		if (json_object_object_get_ex(vm, "gpu_time_share", &share) && share)
-			table_cell(&table, 10, "%.1f%%", 100.0 * json_object_get_double(share));
+			table_cell(&table, 11, "%.1f%%", 100.0 * json_object_get_double(share));
 		else
-			table_cell(&table, 10, "-");
+			table_cell(&table, 11, "-");
+		table_cell(&table, 12, "%s", get_str(vm, "scheduler"));
+		table_cell(&table, 13, "%s", get_str(vm, "scheduling"));
 	}
 	table_print(&table, out);
 	table_fini(&table);
@@ -357,6 +366,25 @@ static int cmd_set_weight(int argc, char **argv)
 	if (!response)
 		return status;
 	printf("%s: weight %llu\n", argv[1], (unsigned long long)weight);
+	json_object_put(response);
+	return 0;
+}
+
+static int cmd_set_scheduler(int argc, char **argv)
+{
+	struct json_object *request, *response;
+	int status = 0;
+
+	if (argc != 3)
+		return usage_error("set-scheduler needs a VM name and a mode (best-effort, "
+		                   "equal-share, weighted or fixed-share)%s", "");
+	request = command("set-scheduler");
+	json_object_object_add(request, "vm", json_object_new_string(argv[1]));
+	json_object_object_add(request, "mode", json_object_new_string(argv[2]));
+	response = call(request, &status);
+	if (!response)
+		return status;
+	printf("%s: scheduler %s\n", argv[1], argv[2]);
 	json_object_put(response);
 	return 0;
 }
@@ -564,6 +592,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(name, "set-weight"))
 		return cmd_set_weight(argc, argv);
+	if (!strcmp(name, "set-scheduler"))
+		return cmd_set_scheduler(argc, argv);
 	if (!strcmp(name, "set-profile"))
 		return cmd_set_profile(argc, argv);
 	if (!strcmp(name, "xml"))

@@ -312,6 +312,29 @@ int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine eng
 	return current;
 }
 
+/* The submission thread's view of the channel table: an entry in progress
+ * (running), work issued to the stream and not completed (inflight), or
+ * GP_PUT ahead of GP_GET. */
+bool cg_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
+{
+	struct cudagpu *gpu = cg_of(hal);
+	struct cg_channel *ch;
+	bool pending = false;
+
+	if (channel_id >= gpu->config.max_channels)
+		return false;
+	cg_pfifo_lock(gpu);
+	ch = gpu->channels[channel_id];
+	if (ch && !ch->error) {
+		uint32_t gp_put = le32toh(__atomic_load_n(cg_control_word(ch, SIMGPU_CONTROL_GP_PUT),
+		                                          __ATOMIC_ACQUIRE));
+
+		pending = ch->running || ch->inflight > 0 || gp_put != ch->gp_get;
+	}
+	pthread_mutex_unlock(&gpu->pfifo_lock);
+	return pending;
+}
+
 uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
 {
 	struct cudagpu *gpu = cg_of(hal);

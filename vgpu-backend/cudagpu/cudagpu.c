@@ -369,5 +369,6 @@ static const struct vgpu_hal_ops cudagpu_ops = {
 	.channel_priv_nops = cg_channel_priv_nops,
 	.copy = cg_copy,
 	.engine_current_channel = cg_engine_current_channel,
+	.channel_pending = cg_channel_pending,
 	.engine_modeled_ns = cg_engine_busy_ns,
 };

@@ -361,6 +361,7 @@ void cg_channel_kick(struct vgpu_hal_channel *ch);
  * waits for the work the channel already issued to its stream. */
 void cg_channel_kill_op(struct vgpu_hal_channel *ch, enum vgpu_hal_error_cause cause);
 int32_t cg_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+bool cg_channel_pending(struct vgpu_hal *hal, uint32_t channel_id);
 uint64_t cg_engine_busy_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 /* commands.c: the submission thread's scratch (only it uses it). */
 #define CG_WINDOW_SEGMENTS 1040u

@@ -64,6 +64,9 @@ static const struct key keys[] = {
 	  "GPU address spaces: one per VM plus one (default 64)" },
 	{ "simgpu", "reference_bits", T_BOOL, OFF(gpu.reference_bits), 0, "BOOL",
 	  "give PTEs referenced bits (needed by policy refbits; default no)" },
+	{ "simgpu", "paced", T_BOOL, OFF(gpu.paced), 0, "BOOL",
+	  "tie the modeled clock to wall time: each PFIFO turn lasts its modeled time, so the "
+	  "GPU-time accounting sees context switches at their modeled rate (default no)" },
 	{ "simgpu", "pfifo_idle_sleep_max_us", T_U32, OFF(gpu.pfifo_idle_sleep_max_us), 0, "US",
 	  "longest PFIFO sleep while idle: bounds doorbell-less latency (default 1000)" },
 	{ "simgpu", "timeslice_ns", T_U32, OFF(gpu.timeslice_ns), 0, "NS",
@@ -99,6 +102,14 @@ static const struct key keys[] = {
 	  "period of the background return pass (default 50)" },
 	{ "core", "drain_timeout_ms", T_U32, OFF(drain_timeout_ms), 0, "MS",
 	  "how long a victim's channels may take to drain (default 10000)" },
+
+	{ "core", "gpu_accounting", T_BOOL, OFF(gpu_accounting), 0, "BOOL",
+	  "run the GPU-time accounting thread (LoGA): per-VM GPU time, shares and the "
+	  "schedulers of the profiles (default yes)" },
+	{ "core", "accounting_poll_us", T_U32, OFF(accounting_poll_us), 0, "US",
+	  "polling phase per channel (default 1000)" },
+	{ "core", "accounting_nonpoll_us", T_U32, OFF(accounting_nonpoll_us), 0, "US",
+	  "non-polling phase per channel (default 5000)" },
 
 	{ "daemon", "gpu", T_STRING, STR(gpu_name), "NAME",
 	  "the GPU to share: simgpu (the built-in software GPU, default), cuda or cuda:N "
@@ -151,9 +162,9 @@ static const struct key keys[] = {
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
 static const struct vgpud_profile_spec builtin_profiles[] = {
-	{ "vgpu-1G", 1, 1ull << 30, 16 },
-	{ "vgpu-2G", 2, 2ull << 30, 8 },
-	{ "vgpu-4G", 4, 4ull << 30, 4 },
+	{ "vgpu-1G", 1, 1ull << 30, 16, "" },
+	{ "vgpu-2G", 2, 2ull << 30, 8, "" },
+	{ "vgpu-4G", 4, 4ull << 30, 4, "" },
 };
 
 void vgpud_config_defaults(struct vgpud_config *config)
@@ -174,6 +185,7 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	}
 	config->return_interval_ms = VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS;
 	config->drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
+	config->gpu_accounting = true;
 	strcpy(config->socket_path, VGPUD_DEFAULT_SOCKET);
 	strcpy(config->control_path, VGPUD_DEFAULT_CONTROL_SOCKET);
 	config->log_level = VGPUD_LOG_INFO;
@@ -459,7 +471,17 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 		}
 		return 0;
 	}
-	set_why(why, why_len, "unknown profile key '%s': use weight, cap or max_instances", key);
+	if (!strcmp(key, "scheduler")) {
+		if (!vgpu_core_scheduler_known(value)) {
+			set_why(why, why_len, "scheduler must be best-effort, equal-share, weighted "
+			        "or fixed-share, not '%s'", value);
+			return -EINVAL;
+		}
+		snprintf(spec->scheduler, sizeof(spec->scheduler), "%s", value);
+		return 0;
+	}
+	set_why(why, why_len, "unknown profile key '%s': use weight, cap, max_instances or "
+	        "scheduler", key);
 	return -EINVAL;
 }
 

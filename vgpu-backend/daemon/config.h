@@ -56,6 +56,7 @@ struct vgpud_profile_spec {
 	uint32_t weight;
 	uint64_t cap_bytes;     /* 0 = no cap */
 	uint32_t max_instances; /* 0 = no limit */
+	char scheduler[16];     /* GPU-time mode of its VMs; "" = best-effort */
 };
 
 struct vgpud_config {
@@ -73,6 +74,9 @@ struct vgpud_config {
 	uint64_t host_cache_bytes;  /* freed host buffers kept for reuse */
 	uint32_t return_interval_ms;
 	uint32_t drain_timeout_ms;
+	bool gpu_accounting;            /* the LoGA accounting thread (default yes) */
+	uint32_t accounting_poll_us;    /* per channel; 0 = the core's 1000 */
+	uint32_t accounting_nonpoll_us; /* per channel; 0 = the core's 5000 */
 
 	/* [daemon] */
 	char socket_path[VGPUD_PATH_MAX];

@@ -23,6 +23,7 @@ struct json_object *vgpud_profile_to_json(const struct vgpud_profile_spec *spec,
 	add_u64(o, "weight", spec->weight);
 	add_u64(o, "cap", spec->cap_bytes);
 	add_u64(o, "max_instances", spec->max_instances);
+	add_str(o, "scheduler", spec->scheduler[0] ? spec->scheduler : "best-effort");
 	if (live) {
 		add_u64(o, "instances", live->instances);
 		if (spec->max_instances)
@@ -66,6 +67,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(gpu, "sharing", simgpu_sharing_name(c->gpu.sharing));
 	add_str(gpu, "walkers", simgpu_walkers_name(c->gpu.spatial_walkers));
 	add_str(gpu, "memsched", simgpu_memsched_name(c->gpu.spatial_memsched));
+	json_object_object_add(gpu, "paced", json_object_new_boolean(c->gpu.paced));
 	json_object_object_add(root, "simgpu", gpu);
 
 	add_u64(core, "chunk_size", c->chunk_bytes);
@@ -78,6 +80,9 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(core, "host_cache", c->host_cache_bytes);
 	add_u64(core, "return_interval_ms", c->return_interval_ms);
 	add_u64(core, "drain_timeout_ms", c->drain_timeout_ms);
+	json_object_object_add(core, "gpu_accounting", json_object_new_boolean(c->gpu_accounting));
+	add_u64(core, "accounting_poll_us", c->accounting_poll_us);
+	add_u64(core, "accounting_nonpoll_us", c->accounting_nonpoll_us);
 	json_object_object_add(root, "core", core);
 
 	add_str(daemon, "socket", c->socket_path);

@@ -148,11 +148,18 @@ static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
 	                       json_object_new_double(vgpud_vm_snapshot_vram_share(snapshot, vm)));
 	add_u64(o, "evictions", s->evictions);
 	add_u64(o, "returns", s->returns);
-	add_u64(o, "modeled_runtime_ns", vgpud_vm_snapshot_runtime_ns(vm));
+	/* GPU time as the accounting thread measured it */
+	add_u64(o, "gpu_time_ns", s->gpu_time_ns);
 	if (vgpud_vm_snapshot_gpu_time_share(snapshot, vm, &share))
 		json_object_object_add(o, "gpu_time_share", json_object_new_double(share));
 	else
 		json_object_object_add(o, "gpu_time_share", NULL); /* not measured yet */
+	add_str(o, "scheduler", s->scheduler);
+	add_str(o, "scheduling", s->throttled ? "throttled" : "running");
+	add_u64(o, "throttled_ns", s->throttled_ns);
+	add_u64(o, "throttles", s->throttles);
+	/* simgpu's ground truth, for tests and debugging only */
+	add_u64(o, "debug_modeled_runtime_ns", vgpud_vm_snapshot_runtime_ns(vm));
 	add_str(o, "verify", "not-run");
 	add_u64(o, "buffers", s->buffers);
 	add_u64(o, "channels", vm->channels);
@@ -288,6 +295,38 @@ static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *r
 	return response;
 }
 
+static struct json_object *cmd_set_scheduler(struct vgpud *d, struct json_object *req)
+{
+	const char *name = get_string(req, "vm"), *mode = get_string(req, "mode");
+	struct vgpud_device *dev;
+	struct json_object *response;
+	int err;
+
+	if (!name || !mode)
+		return error_response("set-scheduler needs \"vm\" (a name) and \"mode\" "
+		                      "(best-effort, equal-share, weighted or fixed-share)");
+	if (!vgpu_core_scheduler_known(mode))
+		return error_response("unknown scheduler '%s': use best-effort, equal-share, "
+		                      "weighted or fixed-share", mode);
+	pthread_mutex_lock(&d->registry.lock);
+	dev = vgpud_registry_find_locked(&d->registry, name);
+	if (!dev) {
+		pthread_mutex_unlock(&d->registry.lock);
+		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
+		                      name);
+	}
+	err = vgpu_core_vm_set_scheduler(dev->vm, mode);
+	pthread_mutex_unlock(&d->registry.lock);
+	if (err)
+		return error_response("cannot set the scheduler of '%s': %s", name,
+		                      vgpu_core_last_error());
+	log_info("VM '%s': scheduler set to %s", name, mode);
+	response = ok_response();
+	add_str(response, "vm", name);
+	add_str(response, "mode", mode);
+	return response;
+}
+
 static struct json_object *cmd_types(struct vgpud *d)
 {
 	struct vgpud_profile snapshot[VGPUD_MAX_PROFILES];
@@ -412,8 +451,8 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
 
 	if (!command)
 		return error_response("a request is a JSON object with a \"command\": one of "
-		                      "health, list, stats, set-weight, types, set-profile, "
-		                      "config, metrics, reload");
+		                      "health, list, stats, set-weight, set-scheduler, types, "
+		                      "set-profile, config, metrics, reload");
 	if (!strcmp(command, "health"))
 		return cmd_health(d, req);
 	if (!strcmp(command, "list") || !strcmp(command, "status"))
@@ -426,6 +465,8 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
 	}
 	if (!strcmp(command, "set-weight"))
 		return cmd_set_weight(d, req);
+	if (!strcmp(command, "set-scheduler"))
+		return cmd_set_scheduler(d, req);
 	if (!strcmp(command, "types"))
 		return cmd_types(d);
 	if (!strcmp(command, "set-profile"))
@@ -442,7 +483,8 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
 	if (!strcmp(command, "reload"))
 		return cmd_reload(d);
 	return error_response("unknown command '%s': use health, list, stats, set-weight, "
-	                      "types, set-profile, config, metrics or reload", command);
+	                      "set-scheduler, types, set-profile, config, metrics or reload",
+	                      command);
 }
 
 char *vgpud_control_handle(struct vgpud *d, const char *request)

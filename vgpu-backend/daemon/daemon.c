@@ -74,6 +74,9 @@ static int create_core(struct vgpud *d)
 	config.host_cache_bytes = d->config.host_cache_bytes;
 	config.return_interval_ms = d->config.return_interval_ms;
 	config.drain_timeout_ms = d->config.drain_timeout_ms;
+	config.gpu_accounting = d->config.gpu_accounting;
+	config.accounting_poll_us = d->config.accounting_poll_us;
+	config.accounting_nonpoll_us = d->config.accounting_nonpoll_us;
 	config.on_fence = vgpud_event_on_fence;
 	config.on_channel_error = vgpud_event_on_channel_error;
 	config.event_ctx = &d->routes;

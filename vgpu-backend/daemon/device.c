@@ -298,6 +298,8 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	vm_config.name = dev->name;
 	vm_config.weight = dev->profile_spec.weight;
 	vm_config.cap_bytes = dev->profile_spec.cap_bytes;
+	if (dev->profile_spec.scheduler[0])
+		vm_config.scheduler = dev->profile_spec.scheduler;
 	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm);
 	if (err) {
 		if (err == -EEXIST)

@@ -219,6 +219,13 @@ static const struct vm_metric vm_metrics[] = {
 	  "the VM.", VM(stats.alloc_failures), VM_NUMBER },
 	{ "vgpu_vm_channel_errors_total", "counter", "Channel errors of the VM (its context "
 	  "killed).", VM(stats.channel_errors), VM_NUMBER },
+	{ "vgpu_vm_gpu_time_seconds_total", "counter", "GPU (compute engine) time of the VM as "
+	  "the accounting thread measured it, extrapolated from its polling phases.",
+	  VM(stats.gpu_time_ns), VM_SECONDS },
+	{ "vgpu_vm_throttled_seconds_total", "counter", "Time the VM's channels were suspended "
+	  "to hold its GPU-time share.", VM(stats.throttled_ns), VM_SECONDS },
+	{ "vgpu_vm_throttles_total", "counter", "Times the VM was throttled for its GPU-time "
+	  "share.", VM(stats.throttles), VM_NUMBER },
 	{ "vgpu_vm_mailbox_requests_total", "counter", "Mailbox requests the VM's driver sent.",
 	  VM(requests), VM_NUMBER },
 	{ "vgpu_vm_mailbox_requests_failed_total", "counter", "Mailbox requests of the VM that "
@@ -364,16 +371,30 @@ static void put_vms(FILE *out, const struct vgpud_stats_snapshot *s)
 		put_vm_sample_start(out, "vgpu_vm_vram_share_ratio", &s->vms[i], NULL, NULL);
 		put_double(out, vgpud_vm_snapshot_vram_share(s, &s->vms[i]));
 	}
-	put_family(out, "vgpu_vm_modeled_runtime_seconds_total", "counter",
-	           "Modeled GPU engine time (compute plus copy) spent for the VM.");
+	put_family(out, "vgpu_vm_debug_modeled_runtime_seconds_total", "counter",
+	           "Debug: simgpu's ground truth, modeled GPU engine time (compute plus copy) "
+	           "spent for the VM; no real GPU gives this.");
 	for (i = 0; i < s->vm_count; i++) {
-		put_vm_sample_start(out, "vgpu_vm_modeled_runtime_seconds_total", &s->vms[i], NULL,
-		                    NULL);
+		put_vm_sample_start(out, "vgpu_vm_debug_modeled_runtime_seconds_total", &s->vms[i],
+		                    NULL, NULL);
 		put_seconds(out, vgpud_vm_snapshot_runtime_ns(&s->vms[i]));
 	}
+	put_family(out, "vgpu_vm_throttled", "gauge",
+	           "1 while the VM's channels are suspended to hold its GPU-time share.");
+	for (i = 0; i < s->vm_count; i++) {
+		put_vm_sample_start(out, "vgpu_vm_throttled", &s->vms[i], NULL, NULL);
+		fputs(s->vms[i].stats.throttled ? "1\n" : "0\n", out);
+	}
+	put_family(out, "vgpu_vm_scheduler_info", "gauge",
+	           "The VM's GPU-time scheduling mode (label scheduler).");
+	for (i = 0; i < s->vm_count; i++) {
+		put_vm_sample_start(out, "vgpu_vm_scheduler_info", &s->vms[i], "scheduler",
+		                    s->vms[i].stats.scheduler);
+		fputs("1\n", out);
+	}
 	put_family(out, "vgpu_vm_gpu_time_share_ratio", "gauge",
-	           "The VM's modeled compute time divided by that of all attached VMs "
-	           "(absent until any was measured).");
+	           "The VM's share of the GPU in the accounting thread's last period "
+	           "(absent until the accounting decided once).");
 	for (i = 0; i < s->vm_count; i++) {
 		double share;
 

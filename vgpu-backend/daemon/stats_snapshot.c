@@ -99,7 +99,6 @@ int vgpud_stats_snapshot_take(struct vgpud *d, struct vgpud_stats_snapshot *out)
 			continue;
 		if (kept != i)
 			out->vms[kept] = out->vms[i];
-		out->total_compute_ns += out->vms[kept].counters.busy_ns[VGPU_ENGINE_COMPUTE];
 		kept++;
 	}
 	out->vm_count = kept;
@@ -128,10 +127,9 @@ uint64_t vgpud_vm_snapshot_runtime_ns(const struct vgpud_vm_snapshot *vm)
 bool vgpud_vm_snapshot_gpu_time_share(const struct vgpud_stats_snapshot *snapshot,
                                       const struct vgpud_vm_snapshot *vm, double *share)
 {
-	if (!snapshot->total_compute_ns)
+	if (!snapshot->core.accounting_periods)
 		return false;
-	*share = (double)vm->counters.busy_ns[VGPU_ENGINE_COMPUTE] /
-	         (double)snapshot->total_compute_ns;
+	*share = vm->stats.gpu_share_ppm / 1e6;
 	return true;
 }
 

@@ -51,9 +51,6 @@ struct vgpud_stats_snapshot {
 	const char *policy;                 /* the eviction policy's name */
 	uint64_t chunk_bytes;
 	struct vgpu_core_stats core;
-	/* Σ over the VMs of modeled compute-engine time: the denominator of
-	 * gpu_time_share (0: nothing measured yet) */
-	uint64_t total_compute_ns;
 	/* the attached VMs, in registry order */
 	struct vgpud_vm_snapshot *vms;
 	size_t vm_count;
@@ -69,11 +66,14 @@ void vgpud_stats_snapshot_free(struct vgpud_stats_snapshot *snapshot);
 /* Does vm answer to name (its attach name or its display name)? */
 bool vgpud_vm_snapshot_matches(const struct vgpud_vm_snapshot *vm, const char *name);
 
-/* Modeled GPU time of the VM: compute plus copy engine, nanoseconds. */
+/* simgpu's ground truth (debug only): modeled GPU time of the VM, compute
+ * plus copy engine, nanoseconds. Reports of GPU time use the accounting's
+ * vgpu_vm_stats.gpu_time_ns. */
 uint64_t vgpud_vm_snapshot_runtime_ns(const struct vgpud_vm_snapshot *vm);
 
-/* The VM's modeled compute time ÷ that of all VMs in the snapshot, in
- * [0, 1]; false (share untouched) while nothing has been measured. */
+/* The VM's share of the GPU in the accounting thread's last period, in
+ * [0, 1]; false (share untouched) while the accounting has decided nothing
+ * (no channel yet, or [core] gpu_accounting = no). */
 bool vgpud_vm_snapshot_gpu_time_share(const struct vgpud_stats_snapshot *snapshot,
                                       const struct vgpud_vm_snapshot *vm, double *share);
 

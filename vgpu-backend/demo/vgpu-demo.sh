@@ -260,7 +260,7 @@ collect_tenant() {
 	local phase="$1" i="$2" control="$3" pid="${TENANT_PID[$1.$2]}"
 	if tenant_reported "$phase" "$i"; then
 		MODELED[$phase.$i]=$("$VGPUCTL" --socket "$control" stats "${NAME[$i]}" 2>/dev/null |
-			jq -r '.modeled_runtime_ns // empty')
+			jq -r '.debug_modeled_runtime_ns // empty')
 	elif kill -0 "$pid" 2>/dev/null; then
 		return 1
 	fi

@@ -336,6 +336,33 @@ static int kernel_checksum(struct engine_context *ctx, struct simgpu_address_spa
 	return gpu_write(ctx, as, result, &p->value, sizeof(p->value));
 }
 
+/* THROTTLE: modeled engine time and nothing else, charged up to the end of
+ * the turn at a time (p->done: ns charged so far). */
+static int kernel_throttle(struct engine_context *ctx, struct simgpu_address_space *as,
+                           const uint64_t *args, struct command_progress *p)
+{
+	uint64_t duration_ns = args[0], watchdog_ns = ctx->gpu->config.watchdog_ns;
+
+	if (!duration_ns || (watchdog_ns && duration_ns > watchdog_ns))
+		return -EINVAL;
+	while (p->done < duration_ns) {
+		uint64_t ns = duration_ns - p->done;
+
+		if (ctx->yield_at_ps != UINT64_MAX && ctx->yield_at_ps > ctx->charged_ps &&
+		    (ctx->yield_at_ps - ctx->charged_ps) / 1000 < ns)
+			ns = (ctx->yield_at_ps - ctx->charged_ps + 999) / 1000;
+		pthread_mutex_lock(&as->lock);
+		as->busy_ps[ctx->engine] += ns * 1000;
+		pthread_mutex_unlock(&as->lock);
+		ctx->charged_ps += ns * 1000;
+		gpu_clock_add(&ctx->gpu->clock, ctx->engine, ns * 1000);
+		p->done += ns;
+		if (must_yield(ctx, p->done, duration_ns))
+			return GPU_YIELD;
+	}
+	return 0;
+}
+
 struct kernel_descriptor {
 	uint32_t args;
 	int (*run)(struct engine_context *ctx, struct simgpu_address_space *as,
@@ -349,6 +376,7 @@ static const struct kernel_descriptor kernels[] = {
 	[SIMGPU_KERNEL_STENCIL] = { 4, kernel_stencil },
 	[SIMGPU_KERNEL_RANDOM_ACCESS] = { 4, kernel_random_access },
 	[SIMGPU_KERNEL_CHECKSUM] = { 3, kernel_checksum },
+	[SIMGPU_KERNEL_THROTTLE] = { 1, kernel_throttle },
 };
 
 int gpu_kernel_launch(struct engine_context *ctx, struct simgpu_address_space *as,

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "channel.h"
@@ -132,6 +133,22 @@ void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
 	pthread_mutex_unlock(&pfifo->lock);
 }
 
+bool pfifo_channel_pending(struct pfifo *pfifo, uint32_t id)
+{
+	struct simgpu_channel *ch;
+	bool pending = false;
+
+	if (id >= pfifo->gpu->config.max_channels)
+		return false;
+	pthread_mutex_lock(&pfifo->lock);
+	ch = pfifo->channels[id];
+	if (ch && !ch->failed)
+		pending = ch->run.active || pfifo->executing == ch ||
+		          channel_read_gp_put(ch) != ch->gp_get;
+	pthread_mutex_unlock(&pfifo->lock);
+	return pending;
+}
+
 /* Fetch the entry at GP_GET into ch->run; false when the entry is bad (the
  * fault is filled in). Called with the lock held. */
 static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)
@@ -197,13 +214,50 @@ static int load_pushbuffer(struct engine_context *ctx, struct simgpu_channel *ch
 	return ret;
 }
 
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A turn is this late: pacing starts afresh rather than catching up. */
+#define PACE_MAX_LAG_NS 200000ull
+
+/*
+ * Paced mode (config.paced): a turn that began at wall time start_ns,
+ * with the engine's modeled time at start_ps, ends no earlier than the
+ * anchor's wall time plus the modeled time charged since the anchor. The
+ * register keeps the channel's id meanwhile. Unlocked.
+ */
+static void pfifo_pace_turn(struct pfifo *pfifo, uint64_t start_ns, uint64_t start_ps)
+{
+	uint64_t due;
+	struct timespec until;
+
+	if (!pfifo->pace_anchored || start_ns > pfifo->pace_wall_ns + PACE_MAX_LAG_NS +
+	                                               (start_ps - pfifo->pace_charged_ps) / 1000) {
+		pfifo->pace_anchored = true;
+		pfifo->pace_wall_ns = start_ns;
+		pfifo->pace_charged_ps = start_ps;
+	}
+	due = pfifo->pace_wall_ns + (pfifo->compute.charged_ps - pfifo->pace_charged_ps) / 1000;
+	if (wall_ns() >= due)
+		return;
+	until.tv_sec = (time_t)(due / 1000000000ull);
+	until.tv_nsec = (long)(due % 1000000000ull);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 /* Give ch its turn: at most one entry. Lock held on entry and exit. */
 static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 {
 	struct engine_context *ctx = &pfifo->compute;
 	struct gpu_fault fault;
 	enum run_status status;
-	uint64_t turn_start_ps;
+	uint64_t turn_start_ps, turn_start_ns;
 	bool fetched = false;
 
 	channel_publish_gp_get(ch);
@@ -246,10 +300,13 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	pthread_mutex_unlock(&pfifo->lock);
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, (int32_t)ch->id);
 	turn_start_ps = ctx->charged_ps;
+	turn_start_ns = pfifo->gpu->config.paced ? wall_ns() : 0;
 	if (load_pushbuffer(ctx, ch))
 		status = RUN_FAULT;
 	else
 		status = commands_run(ctx, ch, turn_start_ps);
+	if (pfifo->gpu->config.paced)
+		pfifo_pace_turn(pfifo, turn_start_ns, turn_start_ps);
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, -1);
 	pthread_mutex_lock(&pfifo->lock);
 
@@ -305,6 +362,8 @@ static void *pfifo_thread(void *arg)
 	uint32_t idle_rounds = 0, sleep_us = 0;
 	uint64_t seen;
 
+	if (pfifo->gpu->config.paced)
+		prctl(PR_SET_TIMERSLACK, 1UL); /* turns end on time, not 50 us late */
 	pthread_mutex_lock(&pfifo->lock);
 	seen = pfifo->wake_requests;
 	while (!pfifo->stop) {
@@ -313,6 +372,7 @@ static void *pfifo_thread(void *arg)
 			sleep_us = 0;
 			continue;
 		}
+		pfifo->pace_anchored = false; /* idle: pacing starts afresh */
 		if (pfifo->wake_requests != seen) {
 			seen = pfifo->wake_requests;
 			idle_rounds = 0;

@@ -58,6 +58,11 @@ struct pfifo {
 	struct simgpu_channel *executing;
 	uint64_t next_ticket;
 	struct engine_context compute;
+	/* config.paced: wall time and modeled time of the anchor turn;
+	 * anchored false after an idle round (pfifo_pace_turn). */
+	bool pace_anchored;
+	uint64_t pace_wall_ns;
+	uint64_t pace_charged_ps;
 };
 
 int pfifo_init(struct pfifo *pfifo, struct simgpu *gpu);
@@ -76,6 +81,11 @@ void pfifo_wake(struct pfifo *pfifo);
  * once); waits for the channel's command step in progress, if any. */
 void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
                         enum vgpu_hal_error_cause cause);
+/* The channel table's status bit (vgpu_hal_channel_pending): channel id
+ * has an entry in progress or GP_PUT != GP_GET; false for a free id or a
+ * failed channel. Takes the PFIFO lock briefly (it is not held while an
+ * entry executes). */
+bool pfifo_channel_pending(struct pfifo *pfifo, uint32_t id);
 /* Same, with the PFIFO lock held. */
 void pfifo_wake_locked(struct pfifo *pfifo);
 

@@ -465,6 +465,11 @@ static int32_t simgpu_engine_current_channel(struct vgpu_hal *hal, enum vgpu_hal
 	return gpu_clock_current_channel(&to_simgpu(hal)->clock, engine);
 }
 
+static bool simgpu_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
+{
+	return pfifo_channel_pending(&to_simgpu(hal)->pfifo, channel_id);
+}
+
 static uint64_t simgpu_engine_modeled_ns(struct vgpu_hal *hal, enum vgpu_hal_engine engine)
 {
 	if ((unsigned)engine >= VGPU_ENGINE_COUNT)
@@ -508,6 +513,7 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.channel_kill = simgpu_channel_kill,
 	.copy = simgpu_copy,
 	.engine_current_channel = simgpu_engine_current_channel,
+	.channel_pending = simgpu_channel_pending,
 	.engine_modeled_ns = simgpu_engine_modeled_ns,
 };
 

@@ -42,6 +42,20 @@
  *    return_interval_ms when a free (or a VM destroy) happened since the last
  *    pass, so a burst of frees costs one pass.
  *
+ * GPU time (LoGA, config.gpu_accounting): one accounting thread per core
+ * polls, through the HAL only, the compute engine's current channel and
+ * that channel's pending bit during short polling phases (1 ms per channel
+ * by default) between longer non-polling phases (5 ms per channel), and
+ * extrapolates each VM's GPU time (vgpu_vm_stats.gpu_time_ns,
+ * gpu_share_ppm). Per VM mode (vgpu_vm_config.scheduler,
+ * vgpu_core_vm_set_scheduler): best-effort is never throttled; equal-share
+ * and weighted VMs share by disengaged fair queuing; a fixed-share VM never
+ * gets more than weight ÷ Σ weights of the non-best-effort VMs. An
+ * over-user's channels are suspended for the next non-polling phase with the
+ * same shadow-window suspend relocation uses (the guest keeps submitting
+ * into its shadow and never blocks) and resumed when the next polling phase
+ * starts. See core/gpu_accounting.h, gpu_time.h and gpu_sched.h.
+ *
  * Fair share (vgpu_vm_stats.fair_share_bytes): VRAM is divided among VMs in
  * proportion to their weights, but no VM's share exceeds what it allocated;
  * what such a VM leaves unused is redistributed among the others, again by
@@ -146,6 +160,12 @@ struct vgpu_core_config {
 	                                  drain (and then to resume) before the
 	                                  channels that did not are killed */
 	uint32_t copies_in_flight;     /* copy-engine operations queued at once */
+	bool gpu_accounting;           /* run the GPU-time accounting thread
+	                                  (LoGA; see "GPU time" above) */
+	uint32_t accounting_poll_us;   /* polling phase per channel; 0 = 1000 */
+	uint32_t accounting_nonpoll_us; /* non-polling phase per channel; 0 = 5000 */
+	uint32_t accounting_jitter_percent; /* phase lengths uniform in mean ±
+	                                  this; 0 = 50, at most 90 */
 	vgpu_core_event_fn on_fence;         /* VGPU_EVENT_FENCE, optional */
 	vgpu_core_event_fn on_channel_error; /* VGPU_EVENT_CHANNEL_ERROR, optional */
 	void *event_ctx;
@@ -153,7 +173,7 @@ struct vgpu_core_config {
 
 /* Defaults: 4 MiB chunks, "random", seed 1, no host budget, a 256 MiB host
  * buffer cache, 50 ms return interval, 10 s drain timeout, 16 copies in
- * flight, no callbacks. */
+ * flight, no GPU-time accounting, no callbacks. */
 void vgpu_core_config_defaults(struct vgpu_core_config *config);
 
 struct vgpu_vm_config {
@@ -162,6 +182,8 @@ struct vgpu_vm_config {
 	uint64_t cap_bytes;   /* most bytes it may hold, resident + evicted; 0 = no cap */
 	uint64_t chunk_bytes; /* a multiple of the GPU's smallest page, at most
 	                         4 GiB; 0 = the core's chunk size */
+	const char *scheduler; /* GPU-time mode: "best-effort" (NULL), "equal-share",
+	                          "weighted" (by weight) or "fixed-share" */
 };
 
 /* Defaults: no name (must be set), weight 1, no cap, the core's chunk size. */
@@ -213,6 +235,13 @@ struct vgpu_vm_stats {
 	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS]; /* successful allocations */
 	uint64_t channels;
 	uint64_t channel_errors;
+	/* GPU time, from the accounting thread (0 while it is off) */
+	char scheduler[16];         /* "best-effort", "equal-share", ... */
+	uint64_t gpu_time_ns;       /* accounted compute time (extrapolated) */
+	uint32_t gpu_share_ppm;     /* share of the last accounting period, ppm */
+	bool throttled;             /* its channels are suspended for its share */
+	uint64_t throttles;         /* times it was throttled */
+	uint64_t throttled_ns;      /* wall time spent throttled */
 };
 
 /* The text describing the last failure of a core call in this thread. */
@@ -302,6 +331,18 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
  * number of chunks, or -ENOENT. */
 int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chunk_info *out,
                             size_t max);
+
+/*
+ * Set vm's GPU-time scheduling mode ("best-effort", "equal-share",
+ * "weighted", "fixed-share"); it takes effect at the accounting thread's
+ * next decision. A VM entering a shared mode starts at the system's
+ * virtual time with no fixed-share credit. -EINVAL for an unknown mode.
+ * Never waits for the allocation lock.
+ */
+int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode);
+
+/* Is mode one of the names above? */
+bool vgpu_core_scheduler_known(const char *mode);
 
 /* A snapshot of a VM's statistics. */
 void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out);

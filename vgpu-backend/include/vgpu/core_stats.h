@@ -69,6 +69,13 @@ struct vgpu_core_stats {
 	                               events dispatched; benchmarks check that
 	                               guest submission causes none */
 	uint64_t events;            /* HAL events received */
+	/* the GPU-time accounting thread (0 while it is off) */
+	uint64_t accounting_periods;    /* decisions taken */
+	uint64_t accounting_poll_ns;    /* Σ polling phases: its busy-loop time */
+	uint64_t accounting_nonpoll_ns; /* Σ non-polling phases */
+	uint64_t accounting_residue_ns; /* of which polled while throttled
+	                                   channels ran their queued work */
+	uint64_t accounting_samples;    /* status reads */
 };
 
 #ifdef __cplusplus

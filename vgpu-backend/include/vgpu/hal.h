@@ -342,6 +342,7 @@ struct vgpu_hal_ops {
 
 	/* Engine status and modeled time */
 	int32_t (*engine_current_channel)(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+	bool (*channel_pending)(struct vgpu_hal *hal, uint32_t channel_id);
 	uint64_t (*engine_modeled_ns)(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 };
 
@@ -689,6 +690,20 @@ static inline int32_t vgpu_hal_engine_current_channel(struct vgpu_hal *hal,
                                                       enum vgpu_hal_engine engine)
 {
 	return hal->ops->engine_current_channel(hal, engine);
+}
+
+/*
+ * The channel table's status bit of channel channel_id (LoGA §4.1): true
+ * while the channel has work executing or queued (an entry in progress,
+ * or GP_PUT ahead of GP_GET in its real ring, fetching enabled or not);
+ * false when it has none, when it was killed, or when no channel has that
+ * id. Together with vgpu_hal_engine_current_channel it tells an accounting
+ * thread whether the engine is busy with that channel or idle. Never
+ * waits; callable from any thread at a high rate.
+ */
+static inline bool vgpu_hal_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
+{
+	return hal->ops->channel_pending(hal, channel_id);
 }
 
 /* Modeled time the engine has been busy since the GPU was created, in ns. */

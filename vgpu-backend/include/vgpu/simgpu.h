@@ -55,8 +55,14 @@
  *  - A modeled clock independent of wall time: every memory transaction costs
  *    latency + bytes / bandwidth of its target. Per-address-space counters of
  *    bytes read and written per target and busy time per engine, and a
- *    "current channel" register per engine. The same work gives the same
- *    modeled times and counters on every run and every host.
+ *    "current channel" register per engine, and per channel the channel
+ *    table's pending bit (vgpu_hal_channel_pending, from PFIFO's own state).
+ *    The same work gives the same modeled times and counters on every run
+ *    and every host.
+ *  - Paced mode (config.paced, off by default): the modeled clock is tied to
+ *    wall time, so polling the registers sees context switches at the
+ *    modeled rate (LoGA's accounting); THROTTLE kernels give loads of a
+ *    chosen kernel length.
  *  - Optionally (config.sharing = SIMGPU_SHARING_SPATIAL) the address
  *    spaces run side by side on their own SMs: kernels take their modeled
  *    durations from the contention model of the shared TLB, page-table
@@ -215,6 +221,16 @@ struct simgpu_config {
 	 * wall time (bytes per second; 0, the default: as fast as the host
 	 * copies). The modeled clock is not affected. */
 	uint64_t copy_wall_bandwidth;
+
+	/* Paced mode (LoGA's experiments): the compute engine's modeled clock
+	 * is tied to wall time. Each PFIFO turn lasts at least the modeled
+	 * time it charged: the engine sleeps out the rest with the channel's
+	 * id in the current-channel register, so a host polling that register
+	 * sees context switches at the modeled rate. Pacing is cumulative
+	 * while the engine stays busy (a late turn is made up by the next
+	 * ones) and starts afresh after the engine idled. Default false: as
+	 * fast as the host computes. */
+	bool paced;
 
 	/* Bounds on kernel arguments (larger values are
 	 * VGPU_FAULT_BAD_KERNEL_ARGS): STREAM passes (default 4096) and

@@ -131,6 +131,7 @@ enum simgpu_kernel {
 	SIMGPU_KERNEL_STENCIL = 4,
 	SIMGPU_KERNEL_RANDOM_ACCESS = 5,
 	SIMGPU_KERNEL_CHECKSUM = 6,
+	SIMGPU_KERNEL_THROTTLE = 7, /* simgpu only; cudagpu rejects it */
 };
 
 #define SIMGPU_KERNEL_MAX_ARGS 8u
@@ -262,6 +263,13 @@ static inline uint32_t simgpu_push_launch_checksum(uint32_t *buf, uint64_t src, 
 	const uint64_t args[] = { src, bytes, result_va };
 
 	return simgpu_push_launch(buf, SIMGPU_KERNEL_CHECKSUM, args, 3);
+}
+
+static inline uint32_t simgpu_push_launch_throttle(uint32_t *buf, uint64_t duration_ns)
+{
+	const uint64_t args[] = { duration_ns };
+
+	return simgpu_push_launch(buf, SIMGPU_KERNEL_THROTTLE, args, 1);
 }
 
 /* ------------------------------------------------------------------------ */

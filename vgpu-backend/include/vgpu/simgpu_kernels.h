@@ -37,6 +37,11 @@
  *  CHECKSUM(src, bytes, result)
  *      src 8-byte aligned, bytes a nonzero multiple of 8, result 8-byte
  *      aligned: writes simgpu_reference_checksum of the range to result.
+ *  THROTTLE(duration_ns)
+ *      1 <= duration_ns <= config.watchdog_ns (when set): occupies the
+ *      compute engine for duration_ns of modeled time and touches no
+ *      memory (LoGA §5.2's throttle: a tight loop of a given length; in
+ *      paced mode it lasts that long in wall time). simgpu only.
  */
 #ifndef VGPU_SIMGPU_KERNELS_H
 #define VGPU_SIMGPU_KERNELS_H

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_gpu_accounting.c - the accounting thread on a paced simgpu (LoGA
+ * §4-5): GPU time measured through the HAL's status reads only, and shares
+ * enforced by throttling through the shadow windows.
+ *
+ * Each tenant is a thread driving a guest channel: THROTTLE kernels of a
+ * given length (two in flight, as an application keeps its queue fed), and
+ * between them the guest double's ordered submissions, which check that
+ * nothing was lost or reordered while the channel was throttled. The
+ * referee is simgpu's per-address-space busy time (ground truth, which
+ * the accounting never reads). Runs are short (about a second each), so
+ * the bounds are generous; the precise figures are the benchmark's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+#include "guest_double.h"
+#include "vgpu/simgpu_commands.h"
+
+#define RUN_MS 1200
+#define WARMUP_MS 200
+#define LOG_SUBMISSIONS 16384
+/* The measured part of a run. */
+#define RUN_WALL_NS ((RUN_MS - WARMUP_MS - 100) * 1000000.0)
+
+struct tenant {
+	struct core_harness *harness;
+	struct harness_guest guest;
+	uint64_t kernel_ns;
+	uint64_t gap_us;
+	uint64_t end_ns;
+	uint64_t kernels;
+	uint64_t throttled_seen; /* iterations that found the channel shadowed */
+	int error;
+	pthread_t thread;
+};
+
+static void sleep_us(unsigned us)
+{
+	struct timespec ts = { 0, (long)us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t semaphore(struct tenant *t)
+{
+	uint64_t value = 0;
+
+	vgpu_hal_as_read(vgpu_core_vm_address_space(t->guest.vm), t->guest.semaphore_va, &value,
+	                 sizeof(value));
+	return value;
+}
+
+static void *tenant_main(void *arg)
+{
+	struct tenant *t = arg;
+	uint32_t words[64];
+
+	while (harness_now_ns() < t->end_ns) {
+		uint32_t n = simgpu_push_launch_throttle(words, t->kernel_ns);
+		int err;
+
+		t->guest.sequence++;
+		n += simgpu_push_semaphore_release(words + n, t->guest.semaphore_va, t->guest.sequence,
+		                                   false);
+		while ((err = guest_submitter_submit_raw(t->guest.submitter, words, n)) == -EAGAIN)
+			sleep_us(50);
+		if (err == -ENOSPC) /* no pushbuffer left: the run ends here */
+			return NULL;
+		if (err) {
+			t->error = err;
+			return NULL;
+		}
+		/* an ordered submission too, while the log has room */
+		err = guest_submitter_submit(t->guest.submitter);
+		if (err && err != -ENOSPC && err != -EAGAIN) {
+			t->error = err;
+			return NULL;
+		}
+		if (guest_window_double_is_shadow(t->guest.window, t->guest.info.id))
+			t->throttled_seen++;
+		t->kernels++;
+		/* two kernels in flight; wait for the older one */
+		while (semaphore(t) + 2 <= t->guest.sequence && harness_now_ns() < t->end_ns + 5e9)
+			sleep_us(20);
+		if (t->gap_us)
+			sleep_us((unsigned)t->gap_us);
+	}
+	return NULL;
+}
+
+static void tenant_setup(struct core_harness *h, struct tenant *t, const char *name,
+                         const char *mode, uint32_t weight, uint64_t kernel_us, uint64_t gap_us)
+{
+	struct vgpu_vm *vm = harness_vm(h, name, weight, 0, 0);
+
+	memset(t, 0, sizeof(*t));
+	t->harness = h;
+	t->kernel_ns = kernel_us * 1000;
+	t->gap_us = gap_us;
+	assert_int_equal(vgpu_core_vm_set_scheduler(vm, mode), 0);
+	harness_guest_setup(h, vm, &t->guest, LOG_SUBMISSIONS, 0, 1);
+}
+
+static uint64_t busy_ns(struct tenant *t)
+{
+	struct vgpu_hal_as_counters counters;
+
+	vgpu_hal_as_counters(vgpu_core_vm_address_space(t->guest.vm), &counters);
+	return counters.busy_ns[VGPU_ENGINE_COMPUTE];
+}
+
+struct run_result {
+	double truth_share[4];    /* of the busy time, ground truth */
+	double truth_fraction[4]; /* of the wall time */
+	double accounted_share[4];
+	uint64_t accounted_ns[4], truth_ns[4];
+};
+
+/* Run the tenants for RUN_MS, measure after WARMUP_MS, then check every
+ * guest's log: its submissions ran once each, in order. */
+static void run(struct tenant *tenants, size_t count, struct run_result *out)
+{
+	uint64_t truth0[4], acct0[4], start, wall, truth_total = 0, acct_total = 0;
+	char why[256];
+
+	start = harness_now_ns();
+	for (size_t i = 0; i < count; i++) {
+		tenants[i].end_ns = start + RUN_MS * 1000000ull;
+		assert_int_equal(pthread_create(&tenants[i].thread, NULL, tenant_main, &tenants[i]),
+		                 0);
+	}
+	harness_sleep_ms(WARMUP_MS);
+	start = harness_now_ns();
+	for (size_t i = 0; i < count; i++) {
+		truth0[i] = busy_ns(&tenants[i]);
+		acct0[i] = harness_stats(tenants[i].guest.vm).gpu_time_ns;
+	}
+	harness_sleep_ms(RUN_MS - WARMUP_MS - 100);
+	wall = harness_now_ns() - start;
+	for (size_t i = 0; i < count; i++) {
+		out->truth_ns[i] = busy_ns(&tenants[i]) - truth0[i];
+		out->accounted_ns[i] = harness_stats(tenants[i].guest.vm).gpu_time_ns - acct0[i];
+		truth_total += out->truth_ns[i];
+		acct_total += out->accounted_ns[i];
+	}
+	for (size_t i = 0; i < count; i++) {
+		out->truth_share[i] = truth_total ? (double)out->truth_ns[i] / truth_total : 0;
+		out->truth_fraction[i] = (double)out->truth_ns[i] / wall;
+		out->accounted_share[i] = acct_total ? (double)out->accounted_ns[i] / acct_total : 0;
+		printf("  %s: ground truth %.1f ms (%.0f%% of the GPU time, %.0f%% of %.0f ms), "
+		       "accounted %.1f ms (%.0f%%), %llu kernels, throttled %llu times\n",
+		       vgpu_core_vm_name(tenants[i].guest.vm), out->truth_ns[i] / 1e6,
+		       100 * out->truth_share[i], 100 * out->truth_fraction[i], wall / 1e6,
+		       out->accounted_ns[i] / 1e6, 100 * out->accounted_share[i],
+		       (unsigned long long)tenants[i].kernels,
+		       (unsigned long long)harness_stats(tenants[i].guest.vm).throttles);
+	}
+	for (size_t i = 0; i < count; i++) {
+		struct tenant *t = &tenants[i];
+		uint64_t submitted;
+
+		pthread_join(t->thread, NULL);
+		assert_int_equal(t->error, 0);
+		submitted = guest_submitter_submitted(t->guest.submitter);
+		assert_int_equal(guest_submitter_wait_executed(t->guest.submitter, submitted, 30000),
+		                 0);
+		if (guest_submitter_verify(t->guest.submitter, why, sizeof(why)))
+			fail_msg("%s: %s", vgpu_core_vm_name(t->guest.vm), why);
+		if (guest_submitter_view_errors(t->guest.submitter, why, sizeof(why)))
+			fail_msg("%s: guest view: %s", vgpu_core_vm_name(t->guest.vm), why);
+		assert_true(submitted > 0);
+	}
+}
+
+static void setup(struct core_harness *h, uint32_t timeslice_ns)
+{
+	struct core_harness_config config = {
+		.vram_bytes = 256 * MiB,
+		.paced = true,
+		.timeslice_ns = timeslice_ns,
+		.gpu_accounting = true,
+		.drain_timeout_ms = 10000,
+	};
+
+	core_harness_setup(h, &config);
+}
+
+static void teardown(struct core_harness *h, struct tenant *tenants, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		assert_false(harness_stats(tenants[i].guest.vm).throttled &&
+		             harness_stats(tenants[i].guest.vm).scheduler[0] == 'b');
+		harness_guest_teardown(&tenants[i].guest);
+	}
+	harness_assert_invariants(h);
+	core_harness_teardown(h);
+}
+
+/* One VM alone: the accounted time follows the ground truth, and a
+ * best-effort VM is never throttled. The accounting sees the register in
+ * wall time; on a loaded host paced simgpu runs late (a turn's wall time
+ * exceeds its modeled time), so the bound is a factor of two. */
+static void test_accounting_follows_ground_truth(void **state)
+{
+	struct core_harness h;
+	struct tenant t[1];
+	struct run_result r;
+
+	setup(&h, 0);
+	tenant_setup(&h, &t[0], "alone", "best-effort", 1, 500, 0);
+	run(t, 1, &r);
+	assert_true(r.truth_ns[0] > 0);
+	assert_true(r.accounted_ns[0] > 0.5 * r.truth_ns[0]);
+	assert_true(r.accounted_ns[0] < 2.0 * r.truth_ns[0]);
+	assert_int_equal(harness_stats(t[0].guest.vm).throttles, 0);
+	assert_string_equal(harness_stats(t[0].guest.vm).scheduler, "best-effort");
+	teardown(&h, t, 1);
+}
+
+/*
+ * A long-kernel VM and a short-kernel VM on a GPU that does not split
+ * kernels (a 10 ms time slice): per-command round robin favours the long
+ * kernels (best-effort); equal-share evens the GPU time out.
+ */
+static void test_equal_share(void **state)
+{
+	struct core_harness h;
+	struct tenant t[2];
+	struct run_result best, equal;
+
+	printf("best-effort:\n");
+	setup(&h, 10000000);
+	tenant_setup(&h, &t[0], "long", "best-effort", 1, 2000, 0);
+	tenant_setup(&h, &t[1], "short", "best-effort", 1, 200, 0);
+	run(t, 2, &best);
+	teardown(&h, t, 2);
+
+	printf("equal-share:\n");
+	setup(&h, 10000000);
+	tenant_setup(&h, &t[0], "long", "equal-share", 1, 2000, 0);
+	tenant_setup(&h, &t[1], "short", "equal-share", 1, 200, 0);
+	run(t, 2, &equal);
+	assert_true(harness_stats(t[0].guest.vm).throttles > 0);
+	assert_true(harness_stats(t[0].guest.vm).throttled_ns > 0);
+	teardown(&h, t, 2);
+
+	/* The scheduler evens out what it measures (the register in wall
+	 * time); the ground truth (modeled time) moves the same way. On a
+	 * loaded host the two differ (a late turn shows in wall time, most
+	 * for short kernels), hence the two checks and the wide bounds. */
+	assert_true(best.truth_share[0] > 0.7);
+	assert_true(best.accounted_share[0] > 0.7);
+	assert_true(equal.accounted_share[0] < 0.75);
+	assert_true(equal.accounted_share[0] > 0.3);
+	assert_true(equal.accounted_share[0] < best.accounted_share[0] - 0.1);
+	assert_true(equal.truth_share[0] < best.truth_share[0] - 0.05);
+}
+
+/* Fixed share: two fixed-share VMs of equal weight, one of them idle; the
+ * busy one gets about half the GPU, not all of it. */
+static void test_fixed_share_caps(void **state)
+{
+	struct core_harness h;
+	struct tenant t[1];
+	struct run_result r;
+	struct vgpu_vm *idle;
+
+	setup(&h, 0);
+	tenant_setup(&h, &t[0], "capped", "fixed-share", 1, 500, 0);
+	idle = harness_vm(&h, "idle", 1, 0, 0);
+	assert_int_equal(vgpu_core_vm_set_scheduler(idle, "fixed-share"), 0);
+	run(t, 1, &r);
+	assert_true(harness_stats(t[0].guest.vm).throttles > 0);
+	/* about half of the wall time, as measured and in truth (a loaded
+	 * host makes the truth lag: no lower bound on it) */
+	assert_true(r.truth_fraction[0] < 0.7);
+	assert_true(r.accounted_ns[0] < 0.7 * RUN_WALL_NS);
+	assert_true(r.accounted_ns[0] > 0.1 * RUN_WALL_NS);
+	assert_true(t[0].kernels > 20);
+	assert_true(t[0].throttled_seen > 0); /* it submitted while throttled */
+	vgpu_core_vm_destroy(idle);
+	teardown(&h, t, 1);
+}
+
+/*
+ * An eviction while the victim is throttled: the relocation finds the
+ * victim's channels suspended by the accounting thread, takes them over and
+ * resumes them with the others. Nothing is lost or reordered, the data
+ * moves intact, the invariants hold.
+ */
+struct evictor {
+	struct vgpu_vm *vm;
+	struct vgpu_buffer_info buffer;
+	int err;
+	unsigned delay_ms;
+};
+
+static void *evict_main(void *arg)
+{
+	struct evictor *e = arg;
+
+	harness_sleep_ms(e->delay_ms);
+	e->err = vgpu_core_alloc(e->vm, 112 * MiB, VGPU_PRIORITY_DEFAULT, 0, &e->buffer);
+	return NULL;
+}
+
+static void test_eviction_while_throttled(void **state)
+{
+	struct core_harness h;
+	struct tenant t[2];
+	struct run_result r;
+	struct vgpu_buffer_info data;
+	struct evictor e = { .delay_ms = 500 };
+	pthread_t thread;
+
+	setup(&h, 10000000);
+	tenant_setup(&h, &t[0], "long", "equal-share", 1, 2000, 0);
+	tenant_setup(&h, &t[1], "short", "equal-share", 1, 200, 0);
+	/* long holds the most: the victim of short's allocation */
+	assert_int_equal(vgpu_core_alloc(t[0].guest.vm, 160 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data),
+	                 0);
+	harness_fill(t[0].guest.vm, &data, 77);
+	e.vm = t[1].guest.vm;
+	assert_int_equal(pthread_create(&thread, NULL, evict_main, &e), 0);
+	run(t, 2, &r);
+	pthread_join(thread, NULL);
+	if (e.err)
+		fail_msg("allocation: %s", vgpu_core_last_error());
+	assert_true(harness_stats(t[0].guest.vm).evictions > 0);
+	assert_true(harness_stats(t[0].guest.vm).throttles > 0);
+	assert_true(harness_check(t[0].guest.vm, &data, 77));
+	assert_int_equal(vgpu_core_free(t[1].guest.vm, e.buffer.handle), 0);
+	assert_int_equal(vgpu_core_free(t[0].guest.vm, data.handle), 0);
+	teardown(&h, t, 2);
+}
+
+static void test_set_scheduler_rejects_unknown(void **state)
+{
+	struct core_harness h;
+	struct core_harness_config config = { .vram_bytes = 64 * MiB };
+	struct vgpu_vm *vm;
+
+	core_harness_setup(&h, &config);
+	vm = harness_vm(&h, "vm", 1, 0, 0);
+	assert_string_equal(harness_stats(vm).scheduler, "best-effort");
+	assert_int_equal(vgpu_core_vm_set_scheduler(vm, "fastest"), -EINVAL);
+	assert_non_null(strstr(vgpu_core_last_error(), "fastest"));
+	assert_int_equal(vgpu_core_vm_set_scheduler(vm, "weighted"), 0);
+	assert_string_equal(harness_stats(vm).scheduler, "weighted");
+	/* accounting off: no GPU time, never throttled */
+	assert_int_equal(harness_stats(vm).gpu_time_ns, 0);
+	assert_false(harness_stats(vm).throttled);
+	core_harness_teardown(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_set_scheduler_rejects_unknown),
+		cmocka_unit_test(test_accounting_follows_ground_truth),
+		cmocka_unit_test(test_equal_share),
+		cmocka_unit_test(test_fixed_share_caps),
+		cmocka_unit_test(test_eviction_while_throttled),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/* gpu_accounting.c - the accounting thread of one GPU, see gpu_accounting.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core_internal.h"
+
+/* With no channel, look again this often. */
+#define IDLE_CHECK_NS 20000000ull
+/* A resume waits at most this long for the GPU to take the channel's NOP
+ * fill (its pre-suspension work has normally run by then: see
+ * residue_phase); one that does not make it stays suspended and is tried
+ * again at the next phase change. */
+#define RESUME_TIMEOUT_MS 20
+
+static bool should_stop(struct vgpu_gpu_accounting *acct)
+{
+	bool stop;
+
+	pthread_mutex_lock(&acct->mutex);
+	stop = acct->stop;
+	pthread_mutex_unlock(&acct->mutex);
+	return stop;
+}
+
+/* Sleep ns (the non-polling phase), or less when asked to stop. */
+static void sleep_ns(struct vgpu_gpu_accounting *acct, uint64_t ns)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ns / 1000000000ull);
+	until.tv_nsec += (long)(ns % 1000000000ull);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&acct->mutex);
+	while (!acct->stop &&
+	       pthread_cond_timedwait(&acct->cond, &acct->mutex, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&acct->mutex);
+}
+
+static uint32_t live_channels(struct vgpu_core *core)
+{
+	uint32_t count = 0;
+
+	pthread_mutex_lock(&core->channels_lock);
+	for (uint32_t id = 0; id < core->channel_table_size; id++)
+		if (core->channel_table[id])
+			count++;
+	pthread_mutex_unlock(&core->channels_lock);
+	return count;
+}
+
+static void read_status(struct vgpu_hal *hal, struct vgpu_gpu_time_sample *sample)
+{
+	sample->channel = vgpu_hal_engine_current_channel(hal, VGPU_ENGINE_COMPUTE);
+	sample->pending = sample->channel >= 0 &&
+	                  vgpu_hal_channel_pending(hal, (uint32_t)sample->channel);
+	sample->t_ns = vgpu_core_now_ns();
+}
+
+/* The polling phase: a busy loop over the two status reads for poll_ns. */
+static void poll_phase(struct vgpu_core *core, uint64_t poll_ns,
+                       struct vgpu_gpu_time_phase *phase)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	struct vgpu_gpu_time_sample sample;
+	uint64_t end;
+
+	read_status(core->hal, &sample);
+	vgpu_gpu_time_phase_begin(phase, acct->channel_ns, core->channel_table_size, &sample);
+	end = sample.t_ns + poll_ns;
+	do {
+		read_status(core->hal, &sample);
+		vgpu_gpu_time_phase_observe(phase, &sample);
+	} while (sample.t_ns < end);
+	vgpu_gpu_time_phase_end(phase, sample.t_ns);
+}
+
+/* Channel ids -> VMs: each VM's polled time. A channel destroyed since the
+ * phase loses its time (its VM may be gone). */
+static void attribute_channels(struct vgpu_core *core)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+
+	pthread_mutex_lock(&core->channels_lock);
+	for (uint32_t id = 0; id < core->channel_table_size; id++) {
+		struct vgpu_core_channel *channel = core->channel_table[id];
+
+		if (channel && acct->channel_ns[id])
+			channel->vm->gpu.polled_ns += acct->channel_ns[id];
+	}
+	pthread_mutex_unlock(&core->channels_lock);
+}
+
+/* Run the scheduler over every VM and publish the figures. True when
+ * some VM is to be throttled. */
+static bool decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	uint64_t length = period->nonpoll_before_ns + period->poll_ns;
+	struct list_head *pos;
+	size_t count = 0, i = 0;
+	bool throttle = false;
+
+	pthread_mutex_lock(&core->stats_lock);
+	list_for_each(pos, &core->vms)
+		count++;
+	if (count > acct->scratch_capacity) {
+		struct vgpu_sched_vm *grown = realloc(acct->scratch, count * sizeof(*grown));
+
+		if (!grown)
+			goto out; /* this period goes unaccounted */
+		acct->scratch = grown;
+		acct->scratch_capacity = count;
+	}
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+		struct vgpu_sched_vm *s = &acct->scratch[i++];
+
+		*s = vm->gpu.sched;
+		s->weight = vm->published.weight;
+		s->used_ns = vm->gpu.polled_ns;
+		s->residue_ns = vm->gpu.residue_ns;
+		s->active = vm->gpu.polled_ns > 0;
+	}
+	vgpu_sched_update(&acct->sched, acct->scratch, count, period);
+	i = 0;
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+		const struct vgpu_sched_vm *s = &acct->scratch[i++];
+
+		vm->gpu.sched = *s;
+		throttle |= s->throttled;
+		vm->gpu.gpu_time_ns += s->estimate_ns;
+		vm->gpu.share_ppm = length ? (uint32_t)((unsigned __int128)s->estimate_ns * 1000000u /
+		                                        length)
+		                           : 0;
+	}
+	acct->periods++;
+	acct->poll_ns += period->poll_ns;
+	acct->nonpoll_ns += period->nonpoll_before_ns;
+out:
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+
+		vm->gpu.polled_ns = 0;
+		vm->gpu.residue_ns = 0;
+	}
+	pthread_mutex_unlock(&core->stats_lock);
+	return throttle;
+}
+
+static void throttle_vm_locked(struct vgpu_vm *vm)
+{
+	struct vgpu_gpu_accounting *acct = &vm->core->accounting;
+	struct list_head *pos;
+
+	list_for_each(pos, &vm->channels) {
+		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
+
+		/* -EALREADY cannot happen (relocations end under the lock);
+		 * another error leaves that channel running */
+		if (vgpu_shadow_suspend(channel->shadow) == 0 &&
+		    acct->throttled_count < vm->core->channel_table_size)
+			acct->throttled_ids[acct->throttled_count++] = channel->id;
+	}
+	vm->gpu.throttled = true;
+	vm->gpu.throttle_start_ns = vgpu_core_now_ns();
+}
+
+static void account_resumed_locked(struct vgpu_vm *vm)
+{
+	uint64_t ns = vgpu_core_now_ns() - vm->gpu.throttle_start_ns;
+
+	vm->gpu.throttled = false;
+	pthread_mutex_lock(&vm->core->stats_lock);
+	vm->gpu.throttled_ns += ns;
+	vm->gpu.shown_throttled = false;
+	pthread_mutex_unlock(&vm->core->stats_lock);
+}
+
+/* 0 when resumed (or nothing to resume), -ETIMEDOUT to try again later. */
+static int resume_vm_locked(struct vgpu_vm *vm)
+{
+	struct vgpu_shadow_channel *shadows[16], **all = shadows;
+	struct list_head *pos;
+	size_t count = 0, i = 0;
+	int err;
+
+	list_for_each(pos, &vm->channels)
+		count++;
+	if (count > 16) {
+		all = calloc(count, sizeof(*all));
+		if (!all)
+			return -ETIMEDOUT;
+	}
+	list_for_each(pos, &vm->channels)
+		all[i++] = list_entry(pos, struct vgpu_core_channel, link)->shadow;
+	/* -EIO: a channel was killed meanwhile; resumed all the same */
+	err = count ? vgpu_shadow_resume_all(all, count, RESUME_TIMEOUT_MS) : 0;
+	if (all != shadows)
+		free(all);
+	if (err == -ETIMEDOUT)
+		return err;
+	account_resumed_locked(vm);
+	return 0;
+}
+
+/*
+ * Suspend the VMs the scheduler throttled (enforce) or resume every VM the
+ * thread throttled (!enforce). Under the allocation lock, which a
+ * relocation holds while it has a VM's channels suspended. True when some
+ * VM is throttled afterwards.
+ */
+static bool apply_throttles(struct vgpu_core *core, bool enforce)
+{
+	struct list_head *pos;
+	bool any = false;
+
+	vgpu_core_lock(core);
+	core->accounting.throttled_count = 0;
+	list_for_each(pos, &core->vms) {
+		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
+		bool want;
+
+		pthread_mutex_lock(&core->stats_lock);
+		want = enforce && vm->gpu.sched.throttled;
+		pthread_mutex_unlock(&core->stats_lock);
+		if (want && !vm->gpu.throttled && !list_empty(&vm->channels)) {
+			throttle_vm_locked(vm);
+			pthread_mutex_lock(&core->stats_lock);
+			vm->gpu.shown_throttled = true;
+			vm->gpu.throttles++;
+			pthread_mutex_unlock(&core->stats_lock);
+		} else if (!want && vm->gpu.throttled) {
+			resume_vm_locked(vm);
+		}
+		any |= vm->gpu.throttled;
+	}
+	vgpu_core_unlock(core);
+	return any;
+}
+
+static bool any_pending(struct vgpu_core *core)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+
+	for (uint32_t i = 0; i < acct->throttled_count; i++)
+		if (vgpu_hal_channel_pending(core->hal, acct->throttled_ids[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The start of a non-polling phase with throttled channels: poll until
+ * none of them has work pending (their queued work ran) or limit_ns
+ * passed, and charge what each ran to its VM's residue. Returns the time
+ * it took.
+ */
+static uint64_t residue_phase(struct vgpu_core *core, uint64_t limit_ns)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	struct vgpu_gpu_time_phase phase;
+	struct vgpu_gpu_time_sample sample;
+	uint64_t end;
+
+	if (!acct->throttled_count)
+		return 0;
+	read_status(core->hal, &sample);
+	vgpu_gpu_time_phase_begin(&phase, acct->channel_ns, core->channel_table_size, &sample);
+	end = sample.t_ns + limit_ns;
+	while (sample.t_ns < end && any_pending(core)) {
+		read_status(core->hal, &sample);
+		vgpu_gpu_time_phase_observe(&phase, &sample);
+	}
+	vgpu_gpu_time_phase_end(&phase, sample.t_ns);
+	pthread_mutex_lock(&core->channels_lock);
+	for (uint32_t i = 0; i < acct->throttled_count; i++) {
+		uint32_t id = acct->throttled_ids[i];
+		struct vgpu_core_channel *channel = core->channel_table[id];
+
+		if (channel)
+			channel->vm->gpu.residue_ns += acct->channel_ns[id];
+	}
+	pthread_mutex_unlock(&core->channels_lock);
+	pthread_mutex_lock(&core->stats_lock);
+	acct->samples += phase.samples;
+	acct->residue_ns += vgpu_gpu_time_phase_length(&phase);
+	pthread_mutex_unlock(&core->stats_lock);
+	return vgpu_gpu_time_phase_length(&phase);
+}
+
+void vgpu_accounting_vm_resumed_locked(struct vgpu_vm *vm)
+{
+	vgpu_core_assert_locked(vm->core);
+	if (vm->gpu.throttled)
+		account_resumed_locked(vm);
+}
+
+static void *accounting_thread(void *arg)
+{
+	struct vgpu_core *core = arg;
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	struct vgpu_gpu_time_phase phase;
+	uint64_t last_poll_end = 0;
+	bool any_throttled = false;
+
+	while (!should_stop(acct)) {
+		struct vgpu_sched_period period;
+		uint32_t channels = live_channels(core);
+		uint64_t poll_ns, nonpoll_ns, residue;
+		bool want;
+
+		if (any_throttled)
+			any_throttled = apply_throttles(core, false);
+		if (!channels) {
+			last_poll_end = 0; /* the next period starts afresh */
+			sleep_ns(acct, IDLE_CHECK_NS);
+			continue;
+		}
+		vgpu_gpu_time_phase_lengths(&acct->time, channels, &acct->rng, &poll_ns,
+		                            &nonpoll_ns);
+		poll_phase(core, poll_ns, &phase);
+		period.nonpoll_before_ns = last_poll_end ? phase.start_ns - last_poll_end : 0;
+		period.poll_ns = vgpu_gpu_time_phase_length(&phase);
+		period.nonpoll_next_ns = nonpoll_ns;
+		last_poll_end = phase.end_ns;
+		attribute_channels(core);
+		want = decide(core, &period);
+		pthread_mutex_lock(&core->stats_lock);
+		acct->samples += phase.samples;
+		pthread_mutex_unlock(&core->stats_lock);
+		/* the allocation lock only when someone is (to be) throttled */
+		if (want || any_throttled)
+			any_throttled = apply_throttles(core, true);
+		else
+			acct->throttled_count = 0;
+		residue = residue_phase(core, nonpoll_ns);
+		if (residue < nonpoll_ns)
+			sleep_ns(acct, nonpoll_ns - residue);
+	}
+	if (any_throttled)
+		apply_throttles(core, false);
+	return NULL;
+}
+
+int vgpu_accounting_start(struct vgpu_core *core)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	const struct vgpu_core_config *config = &core->config;
+	pthread_condattr_t attr;
+	int err;
+
+	vgpu_gpu_time_config_default(&acct->time);
+	if (config->accounting_poll_us)
+		acct->time.poll_ns_per_channel = (uint64_t)config->accounting_poll_us * 1000u;
+	if (config->accounting_nonpoll_us)
+		acct->time.nonpoll_ns_per_channel = (uint64_t)config->accounting_nonpoll_us * 1000u;
+	if (config->accounting_jitter_percent)
+		acct->time.jitter_percent = config->accounting_jitter_percent;
+	if (vgpu_gpu_time_config_check(&acct->time))
+		return -EINVAL;
+	vgpu_rng_seed(&acct->rng, config->seed ^ 0x6c6f6761ull);
+	vgpu_sched_init(&acct->sched);
+	acct->channel_ns = calloc(core->channel_table_size ? core->channel_table_size : 1,
+	                          sizeof(*acct->channel_ns));
+	acct->throttled_ids = calloc(core->channel_table_size ? core->channel_table_size : 1,
+	                             sizeof(*acct->throttled_ids));
+	if (!acct->channel_ns || !acct->throttled_ids) {
+		free(acct->channel_ns);
+		free(acct->throttled_ids);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&acct->mutex, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&acct->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	acct->stop = false;
+	err = pthread_create(&acct->thread, NULL, accounting_thread, core);
+	if (err) {
+		pthread_cond_destroy(&acct->cond);
+		pthread_mutex_destroy(&acct->mutex);
+		free(acct->channel_ns);
+		free(acct->throttled_ids);
+		acct->channel_ns = NULL;
+		return -err;
+	}
+	acct->started = true;
+	return 0;
+}
+
+void vgpu_accounting_stop(struct vgpu_core *core)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+
+	if (!acct->started)
+		return;
+	pthread_mutex_lock(&acct->mutex);
+	acct->stop = true;
+	pthread_cond_broadcast(&acct->cond);
+	pthread_mutex_unlock(&acct->mutex);
+	pthread_join(acct->thread, NULL);
+	pthread_cond_destroy(&acct->cond);
+	pthread_mutex_destroy(&acct->mutex);
+	free(acct->channel_ns);
+	free(acct->throttled_ids);
+	free(acct->scratch);
+	acct->channel_ns = NULL;
+	acct->scratch = NULL;
+	acct->started = false;
+}

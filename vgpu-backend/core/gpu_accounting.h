@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu_accounting.h - the accounting thread of one GPU (LoGA §4.1-4.2): GPU
+ * time per VM from the HAL's status reads, and shares enforced by
+ * suspending an over-user's channels.
+ *
+ * One thread per core (per GPU) alternates
+ *   polling phase      a busy loop reading the compute engine's current
+ *                      channel (vgpu_hal_engine_current_channel) and that
+ *                      channel's pending bit (vgpu_hal_channel_pending),
+ *                      fed to gpu_time.c: time per channel id;
+ *   decision           channel id -> VM through the core's channel table,
+ *                      per-VM polled time into gpu_sched.c, which estimates
+ *                      each VM's GPU time over the period (extrapolated),
+ *                      its share, and who is throttled next;
+ *   non-polling phase  a sleep, during which the VMs decided on are
+ *                      suspended with the shadow-window suspend relocation
+ *                      uses (the guest keeps submitting into its shadow and
+ *                      never blocks); they are resumed when the next
+ *                      polling phase starts, so every VM runs, and is
+ *                      measured, in every polling phase. A suspended
+ *                      channel still runs what it had queued (GPUs cannot
+ *                      stop submitted work, LoGA §4.3): the thread keeps
+ *                      polling at the start of the phase until the
+ *                      throttled channels have no work pending (at most the
+ *                      whole phase) and charges that residue to their VMs,
+ *                      then sleeps the rest.
+ * The lengths come from vgpu_gpu_time_phase_lengths with the number of live
+ * channels (randomised around the configured means). With no channel the
+ * thread only sleeps. It reads nothing but those two HAL registers: no busy
+ * counters, no modeled clock.
+ *
+ * Locks: the thread never holds the allocation lock while it polls or
+ * sleeps. It takes the channel table's lock to map channel ids, the short
+ * stats lock to run the scheduler and publish (readers never wait for it
+ * longer than that), and the allocation lock only around suspending and
+ * resuming channels (core->lock serialises this against relocation: a
+ * relocation that finds a throttled channel suspended takes it over and
+ * resumes it with the VM's other channels, which ends the throttling).
+ */
+#ifndef VGPU_CORE_GPU_ACCOUNTING_H
+#define VGPU_CORE_GPU_ACCOUNTING_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu_sched.h"
+#include "gpu_time.h"
+#include "rng.h"
+
+struct vgpu_core;
+struct vgpu_vm;
+
+/* The thread's state, in struct vgpu_core. */
+struct vgpu_gpu_accounting {
+	struct vgpu_gpu_time_config time;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mutex; /* guards stop */
+	pthread_cond_t cond;
+	bool stop;
+	struct vgpu_rng rng;    /* phase lengths; accounting thread */
+	uint64_t *channel_ns;   /* per channel id, one polling phase */
+	uint32_t *throttled_ids; /* channels suspended for the coming phase */
+	uint32_t throttled_count;
+	struct vgpu_sched sched;     /* stats_lock */
+	struct vgpu_sched_vm *scratch; /* the update's array; stats_lock */
+	size_t scratch_capacity;
+	/* published under stats_lock */
+	uint64_t periods;
+	uint64_t poll_ns;       /* Σ polling phases (the thread's CPU time) */
+	uint64_t nonpoll_ns;    /* Σ non-polling phases */
+	uint64_t residue_ns;    /* Σ polling at their starts (residues) */
+	uint64_t samples;
+};
+
+/* Per VM, in struct vgpu_vm. */
+struct vgpu_vm_gpu_time {
+	struct vgpu_sched_vm sched;  /* stats_lock */
+	uint64_t polled_ns;          /* this polling phase; accounting thread */
+	uint64_t residue_ns;         /* throttled: what its queued work used of
+	                                the non-polling phase; accounting thread */
+	uint64_t gpu_time_ns;        /* Σ estimates; stats_lock */
+	uint32_t share_ppm;          /* of the last period; stats_lock */
+	bool throttled;              /* its channels are suspended for it;
+	                                allocation lock (copied for readers
+	                                under stats_lock: shown_throttled) */
+	bool shown_throttled;        /* stats_lock */
+	uint64_t throttle_start_ns;  /* allocation lock */
+	uint64_t throttled_ns;       /* wall time throttled, ended ones; stats_lock */
+	uint64_t throttles;          /* stats_lock */
+};
+
+/* Start the thread (core->config.gpu_accounting). 0 or a negative errno. */
+int vgpu_accounting_start(struct vgpu_core *core);
+/* Stop it, resuming every VM it throttled. Safe if never started. */
+void vgpu_accounting_stop(struct vgpu_core *core);
+
+/* A relocation took over vm's throttled channels (found them suspended)
+ * and resumed them: the VM is no longer throttled. Allocation lock held. */
+void vgpu_accounting_vm_resumed_locked(struct vgpu_vm *vm);
+
+#endif /* VGPU_CORE_GPU_ACCOUNTING_H */
