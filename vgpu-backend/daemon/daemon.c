@@ -91,6 +91,7 @@ static int start_mdev(struct vgpud *d)
 		.path = d->config.mdev_device,
 		.libvirt_uri = d->config.libvirt_uri,
 	};
+	char why[384];
 	int err;
 
 	if (d->config.mdev_mode == VGPUD_MDEV_OFF)
@@ -100,10 +101,10 @@ static int start_mdev(struct vgpud *d)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_host_create(d, &config, &d->mdev);
+	err = mdev_host_create(d, &config, &d->mdev, why, sizeof(why));
 	if (err)
-		log_error("the mdev transport on %s did not start (see above); fix that, or "
-		          "run without it: --mdev off", d->config.mdev_device);
+		log_error("the mdev transport on %s did not start: %s; fix that, or run without "
+		          "it: --mdev off", d->config.mdev_device, why);
 	return err;
 }
 
