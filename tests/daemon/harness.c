@@ -48,9 +48,10 @@ void harness_config(struct harness *h)
 
 void harness_start(struct harness *h)
 {
-	int err = vgpud_create(&h->config, -1, &h->d);
+	char why[1024] = "";
 
-	assert_int_equal(err, 0);
+	if (vgpud_create(&h->config, -1, &h->d, why, sizeof(why)))
+		fail_msg("vgpud did not start: %s", why);
 	assert_int_equal(vgpud_start(h->d), 0);
 }
 

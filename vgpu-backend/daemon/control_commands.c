@@ -368,9 +368,12 @@ static struct json_object *cmd_metrics(struct vgpud *d)
 
 static struct json_object *cmd_reload(struct vgpud *d)
 {
-	if (vgpud_reload_profiles(d))
-		return error_response("reload failed; vgpud's log says why; the profiles are "
-		                      "unchanged");
+	char why[512];
+
+	if (vgpud_reload_profiles(d, why, sizeof(why))) {
+		log_error("reload failed, profiles unchanged: %s", why);
+		return error_response("reload failed, the profiles are unchanged: %s", why);
+	}
 	return cmd_types(d);
 }
 

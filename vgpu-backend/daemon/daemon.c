@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -26,42 +27,42 @@
 
 #define REAP_INTERVAL_MS 500
 
-static int create_gpu(struct vgpud *d)
+static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpu_hal_spec spec;
-	char why[384], name[32];
+	char what[384], name[32];
 	int err;
 
-	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, sizeof(why));
-	if (!err && spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
+	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, why_len);
+	if (err)
+		return err;
+	if (spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
 		struct simgpu_config defaults;
 
 		simgpu_config_defaults(&defaults);
 		d->config.gpu.vram_bytes = defaults.vram_bytes;
 	}
-	if (!err)
-		err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, why,
-		                    sizeof(why));
-	if (err) {
-		if (spec.backend == VGPU_HAL_BACKEND_SIMGPU)
-			log_error("cannot create the software GPU (vram %llu bytes): %s; check the "
-			          "[simgpu] settings (vram: a multiple of 64K, at least 16M)",
-			          (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
-		else
-			log_error("cannot open GPU %s: %s", vgpu_hal_spec_format(&spec, name,
-			          sizeof(name)), why);
+	err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, what,
+	                    sizeof(what));
+	if (err && spec.backend == VGPU_HAL_BACKEND_SIMGPU)
+		snprintf(why, why_len, "cannot create the software GPU (vram %llu bytes): %s; "
+		         "check the [simgpu] settings (vram: a multiple of 64K, at least 16M)",
+		         (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
+	else if (err)
+		snprintf(why, why_len, "cannot open GPU %s: %s",
+		         vgpu_hal_spec_format(&spec, name, sizeof(name)), what);
+	if (err)
 		return err;
-	}
 	vgpu_hal_get_caps(d->hal, &d->caps);
 	if (spec.backend == VGPU_HAL_BACKEND_CUDA) {
 		d->config.gpu.vram_bytes = d->caps.vram_bytes;
 		log_info("GPU %s: %s", vgpu_hal_spec_format(&spec, name, sizeof(name)),
-		         cudagpu_describe(d->hal, why, sizeof(why)));
+		         cudagpu_describe(d->hal, what, sizeof(what)));
 	}
 	return 0;
 }
 
-static int create_core(struct vgpud *d)
+static int create_core(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpu_core_config config;
 	int err;
@@ -79,19 +80,19 @@ static int create_core(struct vgpud *d)
 	config.event_ctx = &d->routes;
 	err = vgpu_core_create(d->hal, &config, &d->core);
 	if (err)
-		log_error("cannot start the GPUswap core: %s", vgpu_core_last_error());
+		snprintf(why, why_len, "cannot start the GPUswap core: %s", vgpu_core_last_error());
 	return err;
 }
 
 /* The mdev transport (config mdev = auto|on|off): VMs of stock QEMU with
  * -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/<uuid>. */
-static int start_mdev(struct vgpud *d)
+static int start_mdev(struct vgpud *d, char *why, size_t why_len)
 {
 	struct mdev_host_config config = {
 		.path = d->config.mdev_device,
 		.libvirt_uri = d->config.libvirt_uri,
 	};
-	char why[384];
+	char what[384];
 	int err;
 
 	if (d->config.mdev_mode == VGPUD_MDEV_OFF)
@@ -101,10 +102,10 @@ static int start_mdev(struct vgpud *d)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_host_create(d, &config, &d->mdev, why, sizeof(why));
+	err = mdev_host_create(d, &config, &d->mdev, what, sizeof(what));
 	if (err)
-		log_error("the mdev transport on %s did not start: %s; fix that, or run without "
-		          "it: --mdev off", d->config.mdev_device, why);
+		snprintf(why, why_len, "the mdev transport on %s did not start: %s; fix that, or "
+		         "run without it: --mdev off", d->config.mdev_device, what);
 	return err;
 }
 
@@ -129,29 +130,32 @@ static int attach_local_tenant(void *ctx, struct vgpu_transport *t,
 }
 
 /* The Prometheus endpoint (config metrics = ADDRESS:PORT | off). */
-static int start_metrics(struct vgpud *d)
+static int start_metrics(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpud_listen_address address;
-	char why[384];
+	char what[384];
 
-	if (vgpud_listen_address_parse(d->config.metrics, &address, why, sizeof(why))) {
-		log_error("metrics = '%s': %s", d->config.metrics, why);
+	if (vgpud_listen_address_parse(d->config.metrics, &address, what, sizeof(what))) {
+		snprintf(why, why_len, "metrics = '%s': %s", d->config.metrics, what);
 		return -EINVAL;
 	}
 	if (!address.enabled)
 		return 0;
-	return metrics_http_create(d, &address, &d->metrics);
+	return metrics_http_create(d, &address, &d->metrics, why, why_len);
 }
 
-int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out)
+int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
+                 char *why, size_t why_len)
 {
 	struct local_server_config local_config;
 	struct vgpud *d = calloc(1, sizeof(*d));
 	char budget[32];
 	int err;
 
-	if (!d)
+	if (!d) {
+		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
+	}
 	d->config = *config;
 	d->config.host_budget_bytes = vgpud_config_host_budget(config); /* auto: half the RAM */
 	d->signal_fd = signal_fd;
@@ -164,16 +168,19 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0) {
 		err = -errno;
+		snprintf(why, why_len, "eventfd: %s", strerror(-err));
 		goto fail;
 	}
 
-	err = create_gpu(d);
+	err = create_gpu(d, why, why_len);
 	if (err)
 		goto fail;
 	err = vgpud_event_routes_init(&d->routes, d->caps.max_channels);
-	if (err)
+	if (err) {
+		snprintf(why, why_len, "cannot route the GPU's events: %s", strerror(-err));
 		goto fail;
-	err = create_core(d);
+	}
+	err = create_core(d, why, why_len);
 	if (err)
 		goto fail;
 
@@ -186,7 +193,7 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	local_config.max_connections_per_uid = d->config.max_connections_per_uid;
 	local_config.host.attach = attach_local_tenant;
 	local_config.host.ctx = d;
-	err = local_server_create(&local_config, &d->local);
+	err = local_server_create(&local_config, &d->local, why, why_len);
 	if (err)
 		goto fail;
 	err = control_server_create(d, &(struct control_server_config){
@@ -194,13 +201,13 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 		.group = d->config.socket_group,
 		.idle_timeout_ms = d->config.control_idle_timeout_ms,
 		.max_connections_per_uid = d->config.control_max_connections_per_uid,
-	}, &d->control);
+	}, &d->control, why, why_len);
 	if (err)
 		goto fail;
-	err = start_metrics(d);
+	err = start_metrics(d, why, why_len);
 	if (err)
 		goto fail;
-	err = start_mdev(d);
+	err = start_mdev(d, why, why_len);
 	if (err)
 		goto fail;
 
@@ -230,8 +237,11 @@ static void handle_signals(struct vgpud *d, bool *stop)
 
 	while (read(d->signal_fd, &info, sizeof(info)) == sizeof(info)) {
 		if (info.ssi_signo == SIGHUP) {
+			char why[512];
+
 			log_info("SIGHUP: reloading profiles");
-			vgpud_reload_profiles(d);
+			if (vgpud_reload_profiles(d, why, sizeof(why)))
+				log_error("reload failed, profiles unchanged: %s", why);
 		} else {
 			log_info("%s: shutting down", strsignal((int)info.ssi_signo));
 			*stop = true;
@@ -335,21 +345,20 @@ void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t w
 	pthread_mutex_unlock(&d->registry.lock);
 }
 
-int vgpud_reload_profiles(struct vgpud *d)
+int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpud_profile_spec specs[VGPUD_MAX_PROFILES];
-	char why[512];
 	size_t count = 0, i;
 	int err;
 
 	pthread_mutex_lock(&d->config_lock);
 	if (!d->config.config_file[0]) {
 		pthread_mutex_unlock(&d->config_lock);
-		log_warn("reload: vgpud was started without a configuration file; nothing to "
-		         "reload (start it with --config FILE)");
+		snprintf(why, why_len, "vgpud was started without a configuration file; nothing "
+		         "to reload (start it with --config FILE)");
 		return -ENOENT;
 	}
-	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, sizeof(why));
+	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, why_len);
 	if (!err && !count) {
 		/* as at startup: without [profile] sections, the built-in ones */
 		struct vgpud_config defaults;
@@ -359,10 +368,9 @@ int vgpud_reload_profiles(struct vgpud *d)
 		count = defaults.profile_count;
 	}
 	if (!err)
-		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, why, sizeof(why));
+		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, why, why_len);
 	if (err) {
 		pthread_mutex_unlock(&d->config_lock);
-		log_error("reload failed, profiles unchanged: %s", why);
 		return err;
 	}
 	vgpud_profiles_replace(&d->profiles, specs, count);

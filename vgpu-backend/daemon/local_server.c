@@ -509,14 +509,18 @@ static void conn_free(struct local_conn *conn)
 
 /* -------------------------------------------------------------- server */
 
-int local_server_create(const struct local_server_config *config, struct local_server **out)
+int local_server_create(const struct local_server_config *config, struct local_server **out,
+                        char *why, size_t why_len)
 {
 	struct local_server *server = calloc(1, sizeof(*server));
 	int fd;
 
-	if (!server)
+	if (!server) {
+		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
-	fd = vgpud_listen_unix(config->path, SOCK_SEQPACKET, config->group, "tenant socket");
+	}
+	fd = vgpud_listen_unix(config->path, SOCK_SEQPACKET, config->group, "tenant socket", why,
+	                       why_len);
 	if (fd < 0) {
 		free(server);
 		return fd;
