@@ -55,9 +55,6 @@ int workload_cli_usage_error(const char *tool, const char *fmt, const char *arg)
 /* A whole number (decimal, 0x hex, 0 octal); -EINVAL. */
 int workload_cli_parse_u64(const char *text, uint64_t *out);
 
-/* 123 B, 1.5 MiB, ... */
-void workload_cli_human_bytes(uint64_t bytes, char *buf, size_t len);
-
 /* The result's fields (workload, verified, ... stats_before_free) added to
  * root; size: what --size asked for. */
 void workload_cli_add_json(json_object *root, const struct vgpu_device_info *info,

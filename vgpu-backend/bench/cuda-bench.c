@@ -2384,25 +2384,13 @@ static void usage_error(const char *fmt, ...)
 
 static uint64_t parse_size(const char *name, const char *text)
 {
-	unsigned long long value;
-	unsigned shift = 0;
-	char *end;
+	uint64_t value;
 
-	if (!isdigit((unsigned char)*text))
-		usage_error("%s: '%s' is not a size", name, text);
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
-		shift = 10;
-	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
-		shift = 20;
-	else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib"))
-		shift = 30;
-	else if (*end && strcasecmp(end, "b"))
+	if (vgpu_parse_bytes(text, &value))
 		usage_error("%s: '%s' is not a size (use e.g. 512M or 2G)", name, text);
-	if (errno || !value || value > (UINT64_C(1) << 50) >> shift)
+	if (!value || value > UINT64_C(1) << 50)
 		usage_error("%s: '%s' is out of range", name, text);
-	return (uint64_t)value << shift;
+	return value;
 }
 
 static unsigned parse_count(const char *name, const char *text, unsigned min, unsigned max)

@@ -15,6 +15,7 @@
 #include "vgpu/core.h"
 #include "vgpu/hal_open.h"
 #include "vgpu/mdev_control.h"
+#include "vgpu/util.h"
 #include "listen_address.h"
 #include "log.h"
 
@@ -227,43 +228,6 @@ int vgpud_parse_u32(const char *text, uint32_t *out)
 	return 0;
 }
 
-static int parse_scaled(const char *text, uint64_t *out, uint64_t unit)
-{
-	static const char suffixes[] = "KMGT";
-	char *end;
-	unsigned long long v;
-	uint64_t scale = 1;
-	const char *s;
-
-	if (!text || !isdigit((unsigned char)text[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (*end) {
-		s = strchr(suffixes, toupper((unsigned char)*end));
-		if (!s || !*s)
-			return -EINVAL;
-		for (long i = 0; i <= s - suffixes; i++)
-			scale *= unit;
-		end++;
-		if (unit == 1024 && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
-			end += strlen(end);
-		if (*end)
-			return -EINVAL;
-	}
-	if (v && scale > UINT64_MAX / v)
-		return -EINVAL;
-	*out = v * scale;
-	return 0;
-}
-
-int vgpud_parse_size(const char *text, uint64_t *out)
-{
-	return parse_scaled(text, out, 1024);
-}
-
 const char *vgpud_mdev_mode_name(int mode)
 {
 	switch (mode) {
@@ -349,15 +313,15 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 
 	switch (key->type) {
 	case T_SIZE:
-		return vgpud_parse_size(value, field);
+		return vgpu_parse_bytes(value, field);
 	case T_BUDGET:
 		if (!strcmp(value, "auto")) {
 			*(uint64_t *)field = VGPUD_HOST_BUDGET_AUTO;
 			return 0;
 		}
-		return vgpud_parse_size(value, field);
+		return vgpu_parse_bytes(value, field);
 	case T_RATE:
-		return parse_scaled(value, field, 1000);
+		return vgpu_parse_scaled(value, 1000, field);
 	case T_U32:
 		return vgpud_parse_u32(value, field);
 	case T_U64:
@@ -428,7 +392,7 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 		return 0;
 	}
 	if (!strcmp(key, "cap")) {
-		if (vgpud_parse_size(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
+		if (vgpu_parse_bytes(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
 			set_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
 			        "(0 = no cap), not '%s'", value);
 			return -EINVAL;

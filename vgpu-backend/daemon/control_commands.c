@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "vgpu/core.h"
+#include "vgpu/util.h"
 
 #include "config_json.h"
 #include "control_server.h"
@@ -87,7 +88,7 @@ static int get_u64(struct json_object *req, const char *key, bool size, uint64_t
 		return 1;
 	}
 	if (size && json_object_is_type(v, json_type_string))
-		return vgpud_parse_size(json_object_get_string(v), out) ? -EINVAL : 1;
+		return vgpu_parse_bytes(json_object_get_string(v), out) ? -EINVAL : 1;
 	return -EINVAL;
 }
 

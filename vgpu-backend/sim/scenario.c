@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgpu/util.h"
+
 #include "scenario.h"
 
 #define MAX_WORDS 16
@@ -40,32 +42,6 @@ static int syntax(struct parser *p, const char *format, ...)
 	va_end(args);
 	snprintf(p->error, p->error_len, "%s:%u: %s", p->path, p->line, message);
 	return -EINVAL;
-}
-
-int sim_parse_size(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long value;
-	unsigned shift = 0;
-
-	if (!isdigit((unsigned char)*text))
-		return -EINVAL;
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
-		shift = 10;
-	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
-		shift = 20;
-	else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib"))
-		shift = 30;
-	else if (*end && strcasecmp(end, "b"))
-		return -EINVAL;
-	if (shift && value > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)value << shift;
-	return 0;
 }
 
 static int parse_number(const char *text, uint64_t *out)
@@ -190,11 +166,11 @@ static int parse_gpu(struct parser *p, char **words, int count)
 		const char *value;
 
 		if ((value = option(words[i], "vram"))) {
-			if (sim_parse_size(value, &gpu->vram) || gpu->vram < (1u << 20))
+			if (vgpu_parse_bytes(value, &gpu->vram) || gpu->vram < (1u << 20))
 				return syntax(p, "vram '%s' is not a size of at least 1M", value);
 			have_vram = true;
 		} else if ((value = option(words[i], "chunk"))) {
-			if (sim_parse_size(value, &gpu->chunk) || !gpu->chunk || gpu->chunk % 4096)
+			if (vgpu_parse_bytes(value, &gpu->chunk) || !gpu->chunk || gpu->chunk % 4096)
 				return syntax(p, "chunk '%s' is not a positive multiple of 4K", value);
 		} else if ((value = option(words[i], "policy"))) {
 			if (strcmp(value, "random") && strcmp(value, "priority") &&
@@ -206,7 +182,7 @@ static int parse_gpu(struct parser *p, char **words, int count)
 			if (parse_number(value, &gpu->seed))
 				return syntax(p, "seed '%s' is not a number", value);
 		} else if ((value = option(words[i], "host_mem"))) {
-			if (sim_parse_size(value, &gpu->host_mem))
+			if (vgpu_parse_bytes(value, &gpu->host_mem))
 				return syntax(p, "host_mem '%s' is not a size", value);
 		} else if ((value = option(words[i], "return_interval"))) {
 			uint64_t ms;
@@ -251,10 +227,10 @@ static int parse_vm(struct parser *p, char **words, int count)
 				return syntax(p, "weight '%s' must be 1 to 1000000", value);
 			step->weight = (uint32_t)number;
 		} else if ((value = option(words[i], "cap"))) {
-			if (sim_parse_size(value, &step->cap))
+			if (vgpu_parse_bytes(value, &step->cap))
 				return syntax(p, "cap '%s' is not a size", value);
 		} else if ((value = option(words[i], "chunk"))) {
-			if (sim_parse_size(value, &step->chunk) || !step->chunk || step->chunk % 4096)
+			if (vgpu_parse_bytes(value, &step->chunk) || !step->chunk || step->chunk % 4096)
 				return syntax(p, "chunk '%s' is not a positive multiple of 4K", value);
 		} else {
 			return syntax(p, "unknown vm option '%s'; use weight=, cap=, chunk=", words[i]);
@@ -285,7 +261,7 @@ static int parse_alloc(struct parser *p, char **words, int count)
 	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
 	snprintf(step->buffers[0], sizeof(step->buffers[0]), "%s", words[2]);
 	step->buffer_count = 1;
-	if (sim_parse_size(words[3], &step->size) || !step->size)
+	if (vgpu_parse_bytes(words[3], &step->size) || !step->size)
 		return syntax(p, "'%s' is not a size above 0 (e.g. 64K, 32M, 2G)", words[3]);
 	step->priority = 7;
 	step->fill = true;
@@ -413,7 +389,7 @@ static int parse_expect(struct parser *p, char **words, int count)
 		return syntax(p, "unknown comparison '%s'; use =, <=, >= or ~", words[3]);
 	if (step->of_buffer && step->quantity == QUANTITY_FAIR_SHARE)
 		return syntax(p, "a buffer has no fair share; use resident, evicted or allocated");
-	if (sim_parse_size(words[4], &step->size)) {
+	if (vgpu_parse_bytes(words[4], &step->size)) {
 		if (step->of_buffer)
 			return syntax(p, "'%s' is not a size", words[4]);
 		if (!vm_declared(p, words[4]))
