@@ -86,19 +86,8 @@ if ! command -v jq >/dev/null 2>&1; then
 	exit 77
 fi
 
-passed=0
-failed=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=hostile-copy-flood
 # shellcheck source=vgpu-backend/demo/processes.sh

@@ -117,19 +117,8 @@ DEADLINE=120 # s, for the whole run
 PROBE_MAX_MS=1500
 PROBE_MEDIAN_MS=100
 
-passed=0
-failed=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=hostile-core
 # shellcheck source=vgpu-backend/demo/processes.sh

@@ -187,19 +187,8 @@ ANON_GROWTH_MAX_KIB=$((8 * 1024))  # RssAnon
 OVERSUBSCRIPTION_MIN=2
 SANITIZED="${VGPU_SOAK_SANITIZED:-0}"
 
-failures=0
-passes=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passes=$((passes + 1))
-	else
-		echo "FAIL: $what"
-		failures=$((failures + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=soak
 # shellcheck source=vgpu-backend/demo/processes.sh
@@ -463,9 +452,9 @@ check "no channel errors ($CHANNEL_ERRORS)" test "${CHANNEL_ERRORS:-1}" = 0
 check "no error in vgpud's log ($LOG_ERRORS)" test "$LOG_ERRORS" = 0
 grep ' vgpud error: ' "$LOG" | head -5 | sed 's/^/      /'
 check "vgpud stopped on SIGTERM with status 0 ($VGPUD_STATUS)" test "$VGPUD_STATUS" = 0
-if [ "$failures" -gt 0 ]; then
+if [ "$failed" -gt 0 ]; then
 	echo "VGPU_SEED=$SEED reproduces the tenants' steps and the kills (timing differs); vgpud's log:"
 	tail -20 "$LOG" | sed 's/^/      /'
 fi
-echo "soak: $passes passed, $failures failed"
-[ "$failures" = 0 ]
+echo "soak: $passed passed, $failed failed"
+[ "$failed" = 0 ]
