@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,20 +186,6 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
 }
 
-static void set_why(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
-
 /* ---------------------------------------------------------------- values */
 
 int vgpud_parse_u64(const char *text, uint64_t *out)
@@ -303,7 +288,7 @@ static void describe_error(const struct key *k, const char *value, char *out, si
 	if (k->type == T_LISTEN && strlen(value) < k->size &&
 	    vgpud_listen_address_parse(value, &address, out, out_len))
 		return;
-	set_why(out, out_len, "expected %s", type_expectation(k->type));
+	vgpu_why(out, out_len, "expected %s", type_expectation(k->type));
 }
 
 static int set_key(struct vgpud_config *config, const struct key *key, const char *value)
@@ -385,7 +370,7 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 	if (!strcmp(key, "weight")) {
 		if (vgpud_parse_u32(value, &spec->weight) || !spec->weight ||
 		    spec->weight > VGPU_CORE_WEIGHT_MAX) {
-			set_why(why, why_len, "weight must be 1..%u, not '%s'",
+			vgpu_why(why, why_len, "weight must be 1..%u, not '%s'",
 			        VGPU_CORE_WEIGHT_MAX, value);
 			return -EINVAL;
 		}
@@ -393,7 +378,7 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 	}
 	if (!strcmp(key, "cap")) {
 		if (vgpu_parse_bytes(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
-			set_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
+			vgpu_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
 			        "(0 = no cap), not '%s'", value);
 			return -EINVAL;
 		}
@@ -401,13 +386,13 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 	}
 	if (!strcmp(key, "max_instances") || !strcmp(key, "max")) {
 		if (vgpud_parse_u32(value, &spec->max_instances)) {
-			set_why(why, why_len, "max_instances must be a whole number (0 = no "
+			vgpu_why(why, why_len, "max_instances must be a whole number (0 = no "
 			        "limit), not '%s'", value);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	set_why(why, why_len, "unknown profile key '%s': use weight, cap or max_instances", key);
+	vgpu_why(why, why_len, "unknown profile key '%s': use weight, cap or max_instances", key);
 	return -EINVAL;
 }
 
@@ -419,12 +404,12 @@ static struct vgpud_profile_spec *profile_add(struct vgpud_profile_spec *specs, 
 	if (spec)
 		return spec;
 	if (!vgpud_profile_name_ok(name)) {
-		set_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
+		vgpu_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
 		        "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
 		return NULL;
 	}
 	if (*count >= VGPUD_MAX_PROFILES) {
-		set_why(why, why_len, "more than %d profiles; merge some", VGPUD_MAX_PROFILES);
+		vgpu_why(why, why_len, "more than %d profiles; merge some", VGPUD_MAX_PROFILES);
 		return NULL;
 	}
 	spec = &specs[(*count)++];
@@ -470,7 +455,7 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		char *name = trim(s + 8);
 
 		if (!profile_add(ps->specs, ps->count, name, detail, sizeof(detail))) {
-			set_why(why, why_len, "%s:%u: %s", ps->path, ps->lineno, detail);
+			vgpu_why(why, why_len, "%s:%u: %s", ps->path, ps->lineno, detail);
 			return -EINVAL;
 		}
 		snprintf(ps->profile, sizeof(ps->profile), "%s", name);
@@ -482,7 +467,7 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		snprintf(ps->section, sizeof(ps->section), "%s", s);
 		return 0;
 	}
-	set_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
+	vgpu_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
 	        "[socket] or [profile NAME]", ps->path, ps->lineno, s);
 	return -EINVAL;
 }
@@ -496,7 +481,7 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 	int err;
 
 	if (!ps->section[0]) {
-		set_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
+		vgpu_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
 		        "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
 		return -EINVAL;
 	}
@@ -505,7 +490,7 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 
 		err = profile_set(spec, key, value, detail, sizeof(detail));
 		if (err)
-			set_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
+			vgpu_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
 			        ps->profile, detail);
 		return err;
 	}
@@ -513,14 +498,14 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 		return 0; /* profiles only */
 	k = find_key(ps->section, key);
 	if (!k) {
-		set_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
+		vgpu_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
 		        "keys", ps->path, ps->lineno, key, ps->section);
 		return -EINVAL;
 	}
 	err = set_key(ps->config, k, value);
 	if (err) {
 		describe_error(k, value, detail, sizeof(detail));
-		set_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
+		vgpu_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
 		        detail);
 	}
 	return err;
@@ -537,7 +522,7 @@ static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_
 		char *close = strchr(s, ']');
 
 		if (!close || close[1]) {
-			set_why(why, why_len, "%s:%u: a section header looks like [core] or "
+			vgpu_why(why, why_len, "%s:%u: a section header looks like [core] or "
 			        "[profile NAME]", ps->path, ps->lineno);
 			return -EINVAL;
 		}
@@ -546,7 +531,7 @@ static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_
 	}
 	eq = strchr(s, '=');
 	if (!eq) {
-		set_why(why, why_len, "%s:%u: expected 'key = value'", ps->path, ps->lineno);
+		vgpu_why(why, why_len, "%s:%u: expected 'key = value'", ps->path, ps->lineno);
 		return -EINVAL;
 	}
 	*eq = '\0';
@@ -567,7 +552,7 @@ static int parse_file(const char *path, struct vgpud_config *config,
 
 	if (!f) {
 		err = -errno;
-		set_why(why, why_len, "cannot open configuration file %s: %s", path,
+		vgpu_why(why, why_len, "cannot open configuration file %s: %s", path,
 		        strerror(-err));
 		return err;
 	}
@@ -575,7 +560,7 @@ static int parse_file(const char *path, struct vgpud_config *config,
 	while (!err && fgets(line, sizeof(line), f)) {
 		ps.lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			set_why(why, why_len, "%s:%u: line longer than %zu characters", path,
+			vgpu_why(why, why_len, "%s:%u: line longer than %zu characters", path,
 			        ps.lineno, sizeof(line) - 2);
 			err = -EINVAL;
 			break;
@@ -619,12 +604,12 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		char detail[256];
 
 		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail))) {
-			set_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
+			vgpu_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
 			return -EINVAL;
 		}
 	}
 	if (!config->profile_count) {
-		set_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
+		vgpu_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
 		        "section");
 		return -EINVAL;
 	}
@@ -632,21 +617,21 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		if (!strcmp(config->profiles[i].name, config->default_profile))
 			break;
 	if (i == config->profile_count) {
-		set_why(why, why_len, "default_profile '%s' is not a configured profile; set "
+		vgpu_why(why, why_len, "default_profile '%s' is not a configured profile; set "
 		        "default_profile to one of the [profile NAME] sections",
 		        config->default_profile);
 		return -EINVAL;
 	}
 	if (config->mdev_mode != VGPUD_MDEV_OFF && !config->mdev_device[0]) {
-		set_why(why, why_len, "mdev_device must not be empty (or set mdev = off)");
+		vgpu_why(why, why_len, "mdev_device must not be empty (or set mdev = off)");
 		return -EINVAL;
 	}
 	if (!config->socket_path[0] || !config->control_path[0]) {
-		set_why(why, why_len, "socket and control_socket must not be empty");
+		vgpu_why(why, why_len, "socket and control_socket must not be empty");
 		return -EINVAL;
 	}
 	if (!strcmp(config->socket_path, config->control_path)) {
-		set_why(why, why_len, "socket and control_socket are both %s; give them "
+		vgpu_why(why, why_len, "socket and control_socket are both %s; give them "
 		        "different paths", config->socket_path);
 		return -EINVAL;
 	}
@@ -656,14 +641,14 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 
 		if (vgpud_listen_address_parse(config->metrics, &address, detail,
 		                               sizeof(detail))) {
-			set_why(why, why_len, "metrics = '%s': %s", config->metrics, detail);
+			vgpu_why(why, why_len, "metrics = '%s': %s", config->metrics, detail);
 			return -EINVAL;
 		}
 	}
 	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
 	    !config->max_buffers_per_vm || !config->max_connections_per_uid ||
 	    !config->control_max_connections_per_uid) {
-		set_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
+		vgpu_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
 		        "max_buffers_per_vm, max_connections_per_uid and "
 		        "control_max_connections_per_uid must be at least 1");
 		return -EINVAL;
@@ -681,7 +666,7 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 	struct vgpud_profile_spec *spec;
 
 	if (strlen(text) >= sizeof(buf)) {
-		set_why(why, why_len, "--profile '%s' is too long", text);
+		vgpu_why(why, why_len, "--profile '%s' is too long", text);
 		return -EINVAL;
 	}
 	strcpy(buf, text);
@@ -691,7 +676,7 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 		*rest++ = '\0';
 	spec = profile_add(specs, count, name, detail, sizeof(detail));
 	if (!spec) {
-		set_why(why, why_len, "--profile: %s", detail);
+		vgpu_why(why, why_len, "--profile: %s", detail);
 		return -EINVAL;
 	}
 	for (item = rest ? strtok_r(rest, ",", &save) : NULL; item;
@@ -699,14 +684,14 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 		char *eq = strchr(item, '=');
 
 		if (!eq) {
-			set_why(why, why_len, "--profile %s: expected key=value, not '%s' "
+			vgpu_why(why, why_len, "--profile %s: expected key=value, not '%s' "
 			        "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
 			        item);
 			return -EINVAL;
 		}
 		*eq = '\0';
 		if (profile_set(spec, item, eq + 1, detail, sizeof(detail))) {
-			set_why(why, why_len, "--profile %s: %s", name, detail);
+			vgpu_why(why, why_len, "--profile %s: %s", name, detail);
 			return -EINVAL;
 		}
 	}

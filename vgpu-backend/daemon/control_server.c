@@ -310,7 +310,8 @@ void control_server_destroy(struct control_server *server)
 
 	if (!server)
 		return;
-	(void)!write(server->stop_fd, &one, sizeof(one));
+	if (write(server->stop_fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("control socket: cannot stop its thread: %s", strerror(errno));
 	pthread_join(server->thread, NULL);
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		client_close(&server->clients[i]);

@@ -295,6 +295,9 @@ void vgpud_stop(struct vgpud *d)
 {
 	uint64_t one = 1;
 
+	/* Async-signal-safe, so nothing is logged: the eventfd is non-blocking
+	 * and a write fails only when its counter is full (EAGAIN), which
+	 * wakes vgpud_run all the same. */
 	(void)!write(d->stop_fd, &one, sizeof(one));
 	if (d->thread_started) {
 		pthread_join(d->thread, NULL);

@@ -7,13 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vgpu/util.h"
 #include "daemon.h"
 #include "log.h"
 #include "profiles.h"
@@ -203,25 +203,14 @@ static int create_mailbox(struct vgpud_device *dev)
 	if (ftruncate(dev->mailbox_fd, VGPU_MAILBOX_SIZE) < 0)
 		return -errno;
 	/* The guest maps it: it must never shrink under vgpud's mapping. */
-	fcntl(dev->mailbox_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	if (fcntl(dev->mailbox_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		return -errno;
 	map = mmap(NULL, VGPU_MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, dev->mailbox_fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	dev->mailbox = map;
 	vgpu_mailbox_server_init(&dev->server, dev->mailbox);
 	return 0;
-}
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
 }
 
 int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
@@ -243,10 +232,10 @@ static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance
 		err = vgpud_profiles_acquire(&d->profiles, dev->profile, &dev->profile_spec);
 	dev->holds_instance = !err && !instance_held;
 	if (err == -ENOENT)
-		set_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
+		vgpu_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
 		        "profiles", dev->profile);
 	else if (err)
-		set_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
+		vgpu_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
 		        "detach a VM of it or raise max_instances", dev->profile);
 	return err;
 }
@@ -269,7 +258,7 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
-		set_why(why, why_len, "vgpud is out of memory");
+		vgpu_why(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
 	}
 	dev->daemon = d;
@@ -291,7 +280,7 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	}
 	err = create_mailbox(dev);
 	if (err) {
-		set_why(why, why_len, "cannot create the mailbox memory: %s", strerror(-err));
+		vgpu_why(why, why_len, "cannot create the mailbox memory: %s", strerror(-err));
 		goto fail_profile;
 	}
 	vgpu_vm_config_defaults(&vm_config);
@@ -301,32 +290,32 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm);
 	if (err) {
 		if (err == -EEXIST)
-			set_why(why, why_len, "a VM named '%s' is already attached; pick another "
+			vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another "
 			        "name", dev->name);
 		else if (err == -ENOSPC)
-			set_why(why, why_len, "the GPU has no address space left for another VM; "
+			vgpu_why(why, why_len, "the GPU has no address space left for another VM; "
 			        "detach one first");
 		else
-			set_why(why, why_len, "%s", vgpu_core_last_error());
+			vgpu_why(why, why_len, "%s", vgpu_core_last_error());
 		goto fail_profile;
 	}
 	dev->vm_id = vgpu_core_vm_id(dev->vm);
 	err = vgpu_core_reserve_va(dev->vm, (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE,
 	                           &dev->va_window_base);
 	if (err) {
-		set_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
+		vgpu_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
 		        vgpu_core_last_error());
 		goto fail_vm;
 	}
 	err = vgpud_registry_add(&d->registry, dev);
 	if (err) {
-		set_why(why, why_len, "a VM named '%s' is already attached; pick another name",
+		vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another name",
 		        dev->name);
 		goto fail_vm;
 	}
 	err = -pthread_create(&dev->worker, NULL, worker_main, dev);
 	if (err) {
-		set_why(why, why_len, "cannot start the mailbox worker: %s", strerror(-err));
+		vgpu_why(why, why_len, "cannot start the mailbox worker: %s", strerror(-err));
 		vgpud_registry_remove(&d->registry, dev);
 		goto fail_vm;
 	}

@@ -470,8 +470,13 @@ static void serve(struct local_conn *conn)
 	if (detach_requested && !atomic_load(&conn->dead)) {
 		struct vgpu_local_status status = { 0 };
 
-		vgpu_local_send(conn->sock, VGPU_LOCAL_DETACH, detach_seq, VGPU_LOCAL_FLAG_REPLY,
-		                &status, sizeof(status), NULL, 0, (int)conn->server->swap_timeout_ms);
+		/* detached either way; the tenant may have gone without waiting */
+		err = vgpu_local_send(conn->sock, VGPU_LOCAL_DETACH, detach_seq,
+		                      VGPU_LOCAL_FLAG_REPLY, &status, sizeof(status), NULL, 0,
+		                      (int)conn->server->swap_timeout_ms);
+		if (err < 0 && err != -EPIPE)
+			log_debug("tenant '%s': cannot confirm its DETACH: %s", conn->vm_name,
+			          strerror(-err));
 	}
 }
 

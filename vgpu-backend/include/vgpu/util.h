@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,22 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* What was wrong and what to do, into the caller's why buffer (the host
+ * side's error convention: a negative errno + why). why may be NULL. */
+static inline void vgpu_why(char *why, size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline void vgpu_why(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !why_len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+}
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t vgpu_monotonic_ns(void)
