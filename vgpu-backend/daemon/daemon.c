@@ -144,12 +144,54 @@ static int start_metrics(struct vgpud *d, char *why, size_t why_len)
 	return metrics_http_create(d, &address, &d->metrics, why, why_len);
 }
 
+/* The tenant socket (local transport) and the control socket. */
+static int start_sockets(struct vgpud *d, char *why, size_t why_len)
+{
+	struct local_server_config local_config = {
+		.path = d->config.socket_path,
+		.group = d->config.socket_group,
+		.attach_timeout_ms = d->config.attach_timeout_ms,
+		.swap_timeout_ms = d->config.swap_timeout_ms,
+		.idle_timeout_ms = d->config.idle_timeout_ms,
+		.max_connections_per_uid = d->config.max_connections_per_uid,
+		.host = { .attach = attach_local_tenant, .ctx = d },
+	};
+	struct control_server_config control_config = {
+		.path = d->config.control_path,
+		.group = d->config.socket_group,
+		.idle_timeout_ms = d->config.control_idle_timeout_ms,
+		.max_connections_per_uid = d->config.control_max_connections_per_uid,
+	};
+	int err = local_server_create(&local_config, &d->local, why, why_len);
+
+	if (!err)
+		err = control_server_create(d, &control_config, &d->control, why, why_len);
+	return err;
+}
+
+static void log_ready(struct vgpud *d)
+{
+	char budget[32];
+
+	if (d->config.host_budget_bytes)
+		snprintf(budget, sizeof(budget), "%llu MiB",
+		         (unsigned long long)(d->config.host_budget_bytes >> 20));
+	else
+		snprintf(budget, sizeof(budget), "unlimited");
+	log_info("vgpud %s ready: %s with %llu MiB VRAM, %llu KiB chunks, policy %s, host "
+	         "budget %s; tenants on %s%s%s, control on %s", VGPUD_VERSION, d->caps.name,
+	         (unsigned long long)(d->caps.vram_bytes >> 20),
+	         (unsigned long long)(d->config.chunk_bytes >> 10),
+	         vgpu_core_policy_name(d->core),
+	         budget, d->config.socket_path,
+	         d->mdev ? " and mdevs through " : "", d->mdev ? d->config.mdev_device : "",
+	         d->config.control_path);
+}
+
 int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
                  char *why, size_t why_len)
 {
-	struct local_server_config local_config;
 	struct vgpud *d = calloc(1, sizeof(*d));
-	char budget[32];
 	int err;
 
 	if (!d) {
@@ -184,24 +226,7 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	if (err)
 		goto fail;
 
-	memset(&local_config, 0, sizeof(local_config));
-	local_config.path = d->config.socket_path;
-	local_config.group = d->config.socket_group;
-	local_config.attach_timeout_ms = d->config.attach_timeout_ms;
-	local_config.swap_timeout_ms = d->config.swap_timeout_ms;
-	local_config.idle_timeout_ms = d->config.idle_timeout_ms;
-	local_config.max_connections_per_uid = d->config.max_connections_per_uid;
-	local_config.host.attach = attach_local_tenant;
-	local_config.host.ctx = d;
-	err = local_server_create(&local_config, &d->local, why, why_len);
-	if (err)
-		goto fail;
-	err = control_server_create(d, &(struct control_server_config){
-		.path = d->config.control_path,
-		.group = d->config.socket_group,
-		.idle_timeout_ms = d->config.control_idle_timeout_ms,
-		.max_connections_per_uid = d->config.control_max_connections_per_uid,
-	}, &d->control, why, why_len);
+	err = start_sockets(d, why, why_len);
 	if (err)
 		goto fail;
 	err = start_metrics(d, why, why_len);
@@ -210,20 +235,7 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	err = start_mdev(d, why, why_len);
 	if (err)
 		goto fail;
-
-	if (d->config.host_budget_bytes)
-		snprintf(budget, sizeof(budget), "%llu MiB",
-		         (unsigned long long)(d->config.host_budget_bytes >> 20));
-	else
-		snprintf(budget, sizeof(budget), "unlimited");
-	log_info("vgpud %s ready: %s with %llu MiB VRAM, %llu KiB chunks, policy %s, host "
-	         "budget %s; tenants on %s%s%s, control on %s", VGPUD_VERSION, d->caps.name,
-	         (unsigned long long)(d->caps.vram_bytes >> 20),
-	         (unsigned long long)(d->config.chunk_bytes >> 10),
-	         vgpu_core_policy_name(d->core),
-	         budget, d->config.socket_path,
-	         d->mdev ? " and mdevs through " : "", d->mdev ? d->config.mdev_device : "",
-	         d->config.control_path);
+	log_ready(d);
 	*out = d;
 	return 0;
 fail:
