@@ -61,12 +61,9 @@ done
 VGPUD="${VGPUD:-$BUILD_DIR/vgpu-backend/daemon/vgpud}"
 VGPUCTL="${VGPUCTL:-$BUILD_DIR/vgpu-backend/ctl/vgpuctl}"
 VGPU_TENANT="${VGPU_TENANT:-$BUILD_DIR/guest-driver/tools/vgpu-tenant}"
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "prometheus-scrape: $bin is missing: build first (./vgpu-dev build, or pass --build-dir DIR)" >&2
-		exit 2
-	fi
-done
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries prometheus-scrape "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
 PROMETHEUS="${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}"
 missing=()
 [ -x "$PROMETHEUS" ] || missing+=(prometheus)

@@ -65,10 +65,10 @@ FLOOD_HOLD_MS=4000
 BOUND_MS=100
 HONEST=("vm-stream stream 48M vgpu-1G" "vm-gups gups 48M vgpu-2G")
 
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT" "$ATTACH_FLOOD"; do
-	[ -x "$bin" ] || { echo "attach-flood: $bin is missing: build first" >&2; exit 2; }
-done
-command -v jq >/dev/null 2>&1 || { echo "jq is not installed: skipping"; exit 77; }
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries attach-flood "$VGPUD" "$VGPUCTL" "$VGPU_TENANT" "$ATTACH_FLOOD"
+need_jq
 
 # shellcheck source=tests/lib/checks.sh
 . "$ROOT/tests/lib/checks.sh"

@@ -23,10 +23,9 @@ if [ -z "$mode" ] || [ ! -x "$demo" ]; then
 	echo "usage: demo-test.sh quick|integrity-failure DEMO [CORRUPTING_TENANT]" >&2
 	exit 2
 fi
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (./vgpu-dev deps installs it)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/needs.sh"
+need_jq
 
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT

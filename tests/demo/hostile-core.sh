@@ -100,16 +100,10 @@ done
 VGPUD="${VGPUD:-$BUILD_DIR/vgpu-backend/daemon/vgpud}"
 VGPUCTL="${VGPUCTL:-$BUILD_DIR/vgpu-backend/ctl/vgpuctl}"
 VGPU_TENANT="${VGPU_TENANT:-$BUILD_DIR/guest-driver/tools/vgpu-tenant}"
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "hostile-core: $bin is missing: build first (./vgpu-dev build)" >&2
-		exit 2
-	fi
-done
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (apt-get install jq, or ./vgpu-dev deps)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries hostile-core "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+need_jq
 
 DRAIN_TIMEOUT_MS=3000
 [ "$SCENARIO" = sigterm ] && DRAIN_TIMEOUT_MS=10000

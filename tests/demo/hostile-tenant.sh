@@ -104,16 +104,10 @@ DEADLINE=150     # s: for the whole run
 LINGER=300s      # tenants stay attached until their figures are read
 
 # ------------------------------------------------------------ checks
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "hostile-tenant: $bin is missing: build first (./vgpu-dev build, or pass --build-dir DIR)" >&2
-		exit 2
-	fi
-done
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (apt-get install jq, or ./vgpu-dev deps)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries hostile-tenant "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+need_jq
 
 # shellcheck source=tests/lib/checks.sh
 . "$ROOT/tests/lib/checks.sh"
