@@ -69,6 +69,22 @@ void harness_stop(struct harness *h)
 	rmdir(h->dir);
 }
 
+int harness_setup(void **state)
+{
+	static struct harness h;
+
+	harness_config(&h);
+	harness_start(&h);
+	*state = &h;
+	return 0;
+}
+
+int harness_teardown(void **state)
+{
+	harness_stop(*state);
+	return 0;
+}
+
 bool harness_wait_vms(struct harness *h, unsigned vms, int timeout_ms)
 {
 	int waited;
