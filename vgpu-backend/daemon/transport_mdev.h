@@ -35,7 +35,8 @@ struct mdev_server;
 struct mdev_server_hooks {
 	void *ctx;
 	/* The mdev type of profile: sysfs name, name (= profile),
-	 * description, available_instances. -ENOENT: no such profile. */
+	 * description, available_instances. -ENOENT: no such profile (any
+	 * more: the type keeps its description and offers no instance). */
 	int (*describe_type)(void *ctx, const char *profile, struct vgpu_mdev_type_info *out);
 	/* An mdev of profile was created (existing: it was created before
 	 * this vgpud connected; the module asks nothing then). */
