@@ -43,17 +43,17 @@
 #define WINDOW_BASE_PAGE (VGPU_CHANNEL_WINDOW_BASE >> PAGE_SHIFT)
 #define WINDOW_STRIDE_PAGES (VGPU_CHANNEL_WINDOW_STRIDE >> PAGE_SHIFT)
 
-int vgpu_mdev_bar2_init(struct vgpu_mdev_device *vdev)
+int vgpu_mdev_bar2_init(struct vgpu_mdev_device *vgpu)
 {
-	init_rwsem(&vdev->bar2_lock);
-	init_waitqueue_head(&vdev->bar2_wq);
-	vdev->bar2_pages = kvcalloc(VGPU_MDEV_BAR2_PAGES, sizeof(*vdev->bar2_pages), GFP_KERNEL);
-	if (!vdev->bar2_pages)
+	init_rwsem(&vgpu->bar2_lock);
+	init_waitqueue_head(&vgpu->bar2_wq);
+	vgpu->bar2_pages = kvcalloc(VGPU_MDEV_BAR2_PAGES, sizeof(*vgpu->bar2_pages), GFP_KERNEL);
+	if (!vgpu->bar2_pages)
 		return -ENOMEM;
-	vdev->scratch = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!vdev->scratch) {
-		kvfree(vdev->bar2_pages);
-		vdev->bar2_pages = NULL;
+	vgpu->scratch = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!vgpu->scratch) {
+		kvfree(vgpu->bar2_pages);
+		vgpu->bar2_pages = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -73,81 +73,81 @@ static void vgpu_mdev_release_pages(struct page **pages, unsigned int n)
 	}
 }
 
-void vgpu_mdev_bar2_free(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_bar2_free(struct vgpu_mdev_device *vgpu)
 {
-	if (vdev->bar2_pages)
-		vgpu_mdev_release_pages(vdev->bar2_pages, VGPU_MDEV_BAR2_PAGES);
-	kvfree(vdev->bar2_pages);
-	if (vdev->scratch)
-		__free_page(vdev->scratch);
+	if (vgpu->bar2_pages)
+		vgpu_mdev_release_pages(vgpu->bar2_pages, VGPU_MDEV_BAR2_PAGES);
+	kvfree(vgpu->bar2_pages);
+	if (vgpu->scratch)
+		__free_page(vgpu->scratch);
 }
 
-/* bar2_lock held for writing. */
-static void vgpu_mdev_zap(struct vgpu_mdev_device *vdev, u32 first, u32 npages)
+static void vgpu_mdev_zap_locked(struct vgpu_mdev_device *vgpu, u32 first, u32 npages)
 {
-	if (vdev->bar2_file)
-		unmap_mapping_range(vdev->bar2_file->f_mapping, (loff_t)first << PAGE_SHIFT,
+	lockdep_assert_held_write(&vgpu->bar2_lock);
+	if (vgpu->bar2_file)
+		unmap_mapping_range(vgpu->bar2_file->f_mapping, (loff_t)first << PAGE_SHIFT,
 				    (loff_t)npages << PAGE_SHIFT, 1);
 }
 
-int vgpu_mdev_bar2_open(struct vgpu_mdev_device *vdev)
+int vgpu_mdev_bar2_open(struct vgpu_mdev_device *vgpu)
 {
-	struct file *file = vgpu_mdev_new_bar2_file(vdev);
+	struct file *file = vgpu_mdev_new_bar2_file(vgpu);
 	unsigned int i;
 
 	if (IS_ERR(file))
 		return PTR_ERR(file);
-	clear_highpage(vdev->scratch);
-	down_write(&vdev->bar2_lock);
-	vdev->bar2_file = file;
+	clear_highpage(vgpu->scratch);
+	down_write(&vgpu->bar2_lock);
+	vgpu->bar2_file = file;
 	for (i = 0; i < VGPU_MAX_CHANNELS; i++)
-		vdev->windows[i].blocked = false;
-	vdev->bar2_active = true;
-	up_write(&vdev->bar2_lock);
+		vgpu->windows[i].blocked = false;
+	vgpu->bar2_active = true;
+	up_write(&vgpu->bar2_lock);
 	return 0;
 }
 
 /* Drop every backing page and unblock every window. */
-void vgpu_mdev_bar2_reset(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_bar2_reset(struct vgpu_mdev_device *vgpu)
 {
 	unsigned int i;
 
-	down_write(&vdev->bar2_lock);
-	vgpu_mdev_zap(vdev, 0, VGPU_MDEV_BAR2_PAGES);
-	vgpu_mdev_release_pages(vdev->bar2_pages, VGPU_MDEV_BAR2_PAGES);
+	down_write(&vgpu->bar2_lock);
+	vgpu_mdev_zap_locked(vgpu, 0, VGPU_MDEV_BAR2_PAGES);
+	vgpu_mdev_release_pages(vgpu->bar2_pages, VGPU_MDEV_BAR2_PAGES);
 	for (i = 0; i < VGPU_MAX_CHANNELS; i++)
-		WRITE_ONCE(vdev->windows[i].blocked, false);
-	up_write(&vdev->bar2_lock);
-	wake_up_all(&vdev->bar2_wq);
+		WRITE_ONCE(vgpu->windows[i].blocked, false);
+	up_write(&vgpu->bar2_lock);
+	wake_up_all(&vgpu->bar2_wq);
 }
 
 /* Close: no guest mapping exists any more (each holds the device file). */
-void vgpu_mdev_bar2_close(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_bar2_close(struct vgpu_mdev_device *vgpu)
 {
 	struct file *file;
 
-	vgpu_mdev_bar2_reset(vdev);
-	down_write(&vdev->bar2_lock);
-	vdev->bar2_active = false;
-	file = vdev->bar2_file;
-	vdev->bar2_file = NULL;
-	up_write(&vdev->bar2_lock);
+	vgpu_mdev_bar2_reset(vgpu);
+	down_write(&vgpu->bar2_lock);
+	vgpu->bar2_active = false;
+	file = vgpu->bar2_file;
+	vgpu->bar2_file = NULL;
+	up_write(&vgpu->bar2_lock);
 	if (file)
 		fput(file);
 }
 
-void vgpu_mdev_bar2_unblock_all(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_bar2_unblock_all(struct vgpu_mdev_device *vgpu)
 {
 	unsigned int i;
 
-	down_write(&vdev->bar2_lock);
+	down_write(&vgpu->bar2_lock);
 	for (i = 0; i < VGPU_MAX_CHANNELS; i++)
-		WRITE_ONCE(vdev->windows[i].blocked, false);
-	up_write(&vdev->bar2_lock);
-	wake_up_all(&vdev->bar2_wq);
+		WRITE_ONCE(vgpu->windows[i].blocked, false);
+	up_write(&vgpu->bar2_lock);
+	wake_up_all(&vgpu->bar2_wq);
 }
 
-static bool vgpu_mdev_page_blocked(struct vgpu_mdev_device *vdev, pgoff_t pgoff)
+static bool vgpu_mdev_page_blocked(struct vgpu_mdev_device *vgpu, pgoff_t pgoff)
 {
 	struct vgpu_mdev_window *w;
 	pgoff_t index;
@@ -157,7 +157,7 @@ static bool vgpu_mdev_page_blocked(struct vgpu_mdev_device *vdev, pgoff_t pgoff)
 	index = (pgoff - WINDOW_BASE_PAGE) / WINDOW_STRIDE_PAGES;
 	if (index >= VGPU_MAX_CHANNELS)
 		return false;
-	w = &vdev->windows[index];
+	w = &vgpu->windows[index];
 	return READ_ONCE(w->blocked) && pgoff >= w->first_page &&
 	       pgoff < (pgoff_t)w->first_page + w->npages;
 }
@@ -165,7 +165,7 @@ static bool vgpu_mdev_page_blocked(struct vgpu_mdev_device *vdev, pgoff_t pgoff)
 static vm_fault_t vgpu_mdev_bar2_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct vgpu_mdev_device *vdev = vma->vm_file->private_data;
+	struct vgpu_mdev_device *vgpu = vma->vm_file->private_data;
 	pgoff_t pgoff = vmf->pgoff;
 	struct page *page;
 	vm_fault_t ret;
@@ -173,29 +173,29 @@ static vm_fault_t vgpu_mdev_bar2_fault(struct vm_fault *vmf)
 	if (pgoff >= VGPU_MDEV_BAR2_PAGES)
 		return VM_FAULT_SIGBUS;
 	for (;;) {
-		down_read(&vdev->bar2_lock);
-		if (!vgpu_mdev_page_blocked(vdev, pgoff))
+		down_read(&vgpu->bar2_lock);
+		if (!vgpu_mdev_page_blocked(vgpu, pgoff))
 			break;
-		up_read(&vdev->bar2_lock);
-		atomic_inc(&vdev->fault_waits);
+		up_read(&vgpu->bar2_lock);
+		atomic_inc(&vgpu->fault_waits);
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
 		if (vmf->flags & FAULT_FLAG_ALLOW_RETRY) {
 			/* wait without mmap_lock; the vma may go away meanwhile */
-			get_device(&vdev->vfio.device);
+			get_device(&vgpu->vdev.device);
 			mmap_read_unlock(vma->vm_mm);
-			wait_event_killable(vdev->bar2_wq, !vgpu_mdev_page_blocked(vdev, pgoff));
-			put_device(&vdev->vfio.device);
+			wait_event_killable(vgpu->bar2_wq, !vgpu_mdev_page_blocked(vgpu, pgoff));
+			put_device(&vgpu->vdev.device);
 			return VM_FAULT_RETRY;
 		}
-		if (wait_event_killable(vdev->bar2_wq, !vgpu_mdev_page_blocked(vdev, pgoff)))
+		if (wait_event_killable(vgpu->bar2_wq, !vgpu_mdev_page_blocked(vgpu, pgoff)))
 			return VM_FAULT_SIGBUS; /* fatal signal: the task is dying */
 	}
-	page = vdev->bar2_pages[pgoff];
+	page = vgpu->bar2_pages[pgoff];
 	if (!page)
-		page = vdev->scratch;
+		page = vgpu->scratch;
 	ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(page));
-	up_read(&vdev->bar2_lock);
+	up_read(&vgpu->bar2_lock);
 	/*
 	 * KVM's hva_to_pfn_remapped() walks the page table again after
 	 * fixup_user_fault() unless the fault dropped mmap_lock; a BLOCK
@@ -228,7 +228,7 @@ static const struct vm_operations_struct vgpu_mdev_bar2_vm_ops = {
 	.fault = vgpu_mdev_bar2_fault,
 };
 
-int vgpu_mdev_bar2_mmap(struct vgpu_mdev_device *vdev, struct vm_area_struct *vma)
+int vgpu_mdev_bar2_mmap(struct vgpu_mdev_device *vgpu, struct vm_area_struct *vma)
 {
 	u64 pos = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	u64 off = pos & VGPU_MDEV_REGION_MASK;
@@ -242,23 +242,23 @@ int vgpu_mdev_bar2_mmap(struct vgpu_mdev_device *vdev, struct vm_area_struct *vm
 	if (off >= VGPU_BAR2_SIZE || len > VGPU_BAR2_SIZE - off)
 		return -EINVAL;
 
-	down_read(&vdev->bar2_lock);
-	if (!vdev->bar2_active) {
+	down_read(&vgpu->bar2_lock);
+	if (!vgpu->bar2_active) {
 		ret = -ENODEV;
 		goto out;
 	}
 	vma->vm_pgoff = off >> PAGE_SHIFT;
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
 	vma->vm_private_data = get_file(vma->vm_file);
-	vma_set_file(vma, vdev->bar2_file);
+	vma_set_file(vma, vgpu->bar2_file);
 	vma->vm_ops = &vgpu_mdev_bar2_vm_ops;
 out:
-	up_read(&vdev->bar2_lock);
+	up_read(&vgpu->bar2_lock);
 	return ret;
 }
 
 /* read()/write() on the region: through a bounce page, honouring blocks. */
-ssize_t vgpu_mdev_bar2_rw(struct vgpu_mdev_device *vdev, char __user *buf, size_t count,
+ssize_t vgpu_mdev_bar2_rw(struct vgpu_mdev_device *vgpu, char __user *buf, size_t count,
 			  loff_t pos, bool write)
 {
 	void *bounce;
@@ -280,22 +280,22 @@ ssize_t vgpu_mdev_bar2_rw(struct vgpu_mdev_device *vdev, char __user *buf, size_
 			break;
 		}
 		if (pgoff < VGPU_MDEV_BAR2_PAGES) {
-			down_read(&vdev->bar2_lock);
-			while (vgpu_mdev_page_blocked(vdev, pgoff)) {
-				up_read(&vdev->bar2_lock);
-				if (wait_event_killable(vdev->bar2_wq,
-							!vgpu_mdev_page_blocked(vdev, pgoff))) {
+			down_read(&vgpu->bar2_lock);
+			while (vgpu_mdev_page_blocked(vgpu, pgoff)) {
+				up_read(&vgpu->bar2_lock);
+				if (wait_event_killable(vgpu->bar2_wq,
+							!vgpu_mdev_page_blocked(vgpu, pgoff))) {
 					ret = -EINTR;
 					goto out;
 				}
-				down_read(&vdev->bar2_lock);
+				down_read(&vgpu->bar2_lock);
 			}
-			page = vdev->bar2_pages[pgoff];
+			page = vgpu->bar2_pages[pgoff];
 			if (page && write)
 				memcpy_to_page(page, in_page, bounce, n);
 			else if (page)
 				memcpy_from_page(bounce, page, in_page, n);
-			up_read(&vdev->bar2_lock);
+			up_read(&vgpu->bar2_lock);
 		}
 		if (!write) {
 			if (!page)
@@ -364,24 +364,24 @@ static int vgpu_mdev_check_range(u64 bar2_offset, u64 bytes, u32 *first, u32 *np
  * Install pages[] (NULL entries: unbacked) at [first, +npages); the old
  * pages are returned in pages[] for the caller to release.
  */
-static int vgpu_mdev_replace(struct vgpu_mdev_device *vdev, u32 first, u32 npages,
+static int vgpu_mdev_replace(struct vgpu_mdev_device *vgpu, u32 first, u32 npages,
 			     struct page **pages)
 {
 	u32 i;
 
-	down_write(&vdev->bar2_lock);
-	if (!vdev->bar2_active) {
-		up_write(&vdev->bar2_lock);
+	down_write(&vgpu->bar2_lock);
+	if (!vgpu->bar2_active) {
+		up_write(&vgpu->bar2_lock);
 		return -ENODEV;
 	}
-	vgpu_mdev_zap(vdev, first, npages);
+	vgpu_mdev_zap_locked(vgpu, first, npages);
 	for (i = 0; i < npages; i++)
-		swap(vdev->bar2_pages[first + i], pages[i]);
-	up_write(&vdev->bar2_lock);
+		swap(vgpu->bar2_pages[first + i], pages[i]);
+	up_write(&vgpu->bar2_lock);
 	return 0;
 }
 
-int vgpu_mdev_map_region(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_region *r)
+int vgpu_mdev_map_region(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_region *r)
 {
 	struct page **pages;
 	u32 first, npages;
@@ -395,13 +395,13 @@ int vgpu_mdev_map_region(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_r
 		return -ENOMEM;
 	ret = vgpu_mdev_file_pages(r->fd, r->fd_offset, npages, pages);
 	if (!ret)
-		ret = vgpu_mdev_replace(vdev, first, npages, pages);
+		ret = vgpu_mdev_replace(vgpu, first, npages, pages);
 	vgpu_mdev_release_pages(pages, npages); /* old pages, or new ones on error */
 	kvfree(pages);
 	return ret;
 }
 
-int vgpu_mdev_unmap_region(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_region *r)
+int vgpu_mdev_unmap_region(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_region *r)
 {
 	struct page **pages;
 	u32 first, npages;
@@ -415,7 +415,7 @@ int vgpu_mdev_unmap_region(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 	pages = kvcalloc(npages, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
-	ret = vgpu_mdev_replace(vdev, first, npages, pages);
+	ret = vgpu_mdev_replace(vgpu, first, npages, pages);
 	if (ret == -ENODEV)
 		ret = 0; /* closed: nothing is mapped */
 	vgpu_mdev_release_pages(pages, npages);
@@ -436,7 +436,7 @@ static int vgpu_mdev_check_window(u32 index, u64 bar2_offset, u64 bytes, u32 *fi
 	return 0;
 }
 
-int vgpu_mdev_window_block(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_window_block *b)
+int vgpu_mdev_window_block(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_window_block *b)
 {
 	struct vgpu_mdev_window *w;
 	u32 first, npages;
@@ -444,9 +444,9 @@ int vgpu_mdev_window_block(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 
 	if (vgpu_mdev_check_window(b->index, b->bar2_offset, b->bytes, &first, &npages))
 		return -EINVAL;
-	down_write(&vdev->bar2_lock);
-	w = &vdev->windows[b->index];
-	if (!vdev->bar2_active || vdev->backend_gone) {
+	down_write(&vgpu->bar2_lock);
+	w = &vgpu->windows[b->index];
+	if (!vgpu->bar2_active || vgpu->backend_gone) {
 		ret = -ENODEV;
 	} else if (w->blocked) {
 		ret = -EBUSY;
@@ -455,13 +455,13 @@ int vgpu_mdev_window_block(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 		w->npages = npages;
 		WRITE_ONCE(w->blocked, true);
 		/* after this no PTE to the current pages exists */
-		vgpu_mdev_zap(vdev, first, npages);
+		vgpu_mdev_zap_locked(vgpu, first, npages);
 	}
-	up_write(&vdev->bar2_lock);
+	up_write(&vgpu->bar2_lock);
 	return ret;
 }
 
-int vgpu_mdev_window_map(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_window_map *m)
+int vgpu_mdev_window_map(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_window_map *m)
 {
 	struct vgpu_mdev_window *w;
 	struct page **pages;
@@ -500,23 +500,23 @@ int vgpu_mdev_window_map(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_w
 		done += n;
 	}
 
-	down_write(&vdev->bar2_lock);
-	w = &vdev->windows[m->index];
-	if (!vdev->bar2_active) {
+	down_write(&vgpu->bar2_lock);
+	w = &vgpu->windows[m->index];
+	if (!vgpu->bar2_active) {
 		ret = -ENODEV;
 	} else if (!w->blocked || w->first_page != first || w->npages != npages) {
 		ret = -EINVAL; /* not blocked, or the segments do not cover the block */
 	} else {
 		/* no PTE exists in the range: nothing to zap */
 		for (i = 0; i < npages; i++)
-			swap(vdev->bar2_pages[first + i], pages[i]);
+			swap(vgpu->bar2_pages[first + i], pages[i]);
 		WRITE_ONCE(w->blocked, false);
-		atomic_inc(m->target == VGPU_MDEV_WINDOW_SHADOW ? &vdev->swaps_to_shadow :
-								  &vdev->swaps_to_real);
+		atomic_inc(m->target == VGPU_MDEV_WINDOW_SHADOW ? &vgpu->swaps_to_shadow :
+								  &vgpu->swaps_to_real);
 	}
-	up_write(&vdev->bar2_lock);
+	up_write(&vgpu->bar2_lock);
 	if (!ret)
-		wake_up_all(&vdev->bar2_wq);
+		wake_up_all(&vgpu->bar2_wq);
 out:
 	vgpu_mdev_release_pages(pages, npages);
 	kvfree(pages);

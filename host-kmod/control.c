@@ -16,6 +16,7 @@
 #include <linux/ctype.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -39,15 +40,15 @@ bool vgpu_mdev_controller_present(void)
 	return present;
 }
 
-void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev_event *rec,
+void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_event *rec,
 				 u32 type)
 {
-	const u8 *g = vdev->mdev->uuid.b;
+	const u8 *g = vgpu->mdev->uuid.b;
 	u8 *u = rec->payload.device.uuid;
 
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
-	rec->device_id = vdev->id;
+	rec->device_id = vgpu->id;
 	/*
 	 * guid_t (as mdev parses it) to RFC 4122 byte order: the string in
 	 * sysfs and uuid_unparse(uuid) agree
@@ -56,9 +57,9 @@ void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev
 	u[4] = g[5]; u[5] = g[4];
 	u[6] = g[7]; u[7] = g[6];
 	memcpy(u + 8, g + 8, 8);
-	rec->payload.device.type_index = vdev->type->index;
-	rec->payload.device.session = vdev->session;
-	rec->payload.device.open = vdev->open;
+	rec->payload.device.type_index = vgpu->type->index;
+	rec->payload.device.session = vgpu->session;
+	rec->payload.device.open = vgpu->open;
 }
 
 /* Queue a standalone record (ownership passes to the queue). */
@@ -77,26 +78,26 @@ void vgpu_mdev_queue_record(struct vgpu_mdev_pending *p)
 	kfree(p);
 }
 
-void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vgpu)
 {
 	struct vgpu_mdev_control *ctl;
 
 	spin_lock(&vgpu_mdev.event_lock);
 	ctl = vgpu_mdev.controller;
-	if (ctl && !vdev->events_off && list_empty(&vdev->regs_event.link)) {
-		list_add_tail(&vdev->regs_event.link, &ctl->events);
+	if (ctl && !vgpu->events_off && list_empty(&vgpu->regs_event.link)) {
+		list_add_tail(&vgpu->regs_event.link, &ctl->events);
 		wake_up_interruptible(&ctl->wq);
 	}
 	spin_unlock(&vgpu_mdev.event_lock);
 }
 
 /* The device is going away: take its slots off the queue for good. */
-void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vgpu)
 {
 	spin_lock(&vgpu_mdev.event_lock);
-	vdev->events_off = true;
-	list_del_init(&vdev->regs_event.link);
-	list_del_init(&vdev->request.link);
+	vgpu->events_off = true;
+	list_del_init(&vgpu->regs_event.link);
+	list_del_init(&vgpu->request.link);
 	spin_unlock(&vgpu_mdev.event_lock);
 }
 
@@ -105,7 +106,7 @@ void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vdev)
  * -ENODEV without vgpud (or if it goes away meanwhile), -ETIMEDOUT, -EINTR
  * (killable waits only). The caller serializes requests per device.
  */
-int vgpu_mdev_request(struct vgpu_mdev_device *vdev, u32 type, unsigned int timeout_ms,
+int vgpu_mdev_request(struct vgpu_mdev_device *vgpu, u32 type, unsigned int timeout_ms,
 		      bool killable)
 {
 	unsigned long timeout = msecs_to_jiffies(timeout_ms);
@@ -115,39 +116,54 @@ int vgpu_mdev_request(struct vgpu_mdev_device *vdev, u32 type, unsigned int time
 
 	spin_lock(&vgpu_mdev.event_lock);
 	ctl = vgpu_mdev.controller;
-	if (!ctl || vdev->events_off) {
+	if (!ctl || vgpu->events_off) {
 		spin_unlock(&vgpu_mdev.event_lock);
 		return -ENODEV;
 	}
 	if (!++ctl->next_seq)
 		++ctl->next_seq;
-	vdev->request_seq = ctl->next_seq;
-	vdev->request_done = false;
-	vdev->request_status = 0;
-	vgpu_mdev_fill_device_event(vdev, &vdev->request.rec, type);
-	vdev->request.rec.seq = vdev->request_seq;
-	list_add_tail(&vdev->request.link, &ctl->events);
+	vgpu->request_seq = ctl->next_seq;
+	vgpu->request_done = false;
+	vgpu->request_status = 0;
+	vgpu_mdev_fill_device_event(vgpu, &vgpu->request.rec, type);
+	vgpu->request.rec.seq = vgpu->request_seq;
+	list_add_tail(&vgpu->request.link, &ctl->events);
 	wake_up_interruptible(&ctl->wq);
 	spin_unlock(&vgpu_mdev.event_lock);
 
 	if (killable)
-		left = wait_event_killable_timeout(vdev->request_wq, READ_ONCE(vdev->request_done),
+		left = wait_event_killable_timeout(vgpu->request_wq, READ_ONCE(vgpu->request_done),
 						   timeout);
 	else
-		left = wait_event_timeout(vdev->request_wq, READ_ONCE(vdev->request_done), timeout);
+		left = wait_event_timeout(vgpu->request_wq, READ_ONCE(vgpu->request_done), timeout);
 
 	spin_lock(&vgpu_mdev.event_lock);
-	if (vdev->request_done)
-		ret = vdev->request_status;
+	if (vgpu->request_done)
+		ret = vgpu->request_status;
 	else
 		ret = left < 0 ? -EINTR : -ETIMEDOUT;
-	vdev->request_seq = 0;
-	list_del_init(&vdev->request.link);
+	vgpu->request_seq = 0;
+	list_del_init(&vgpu->request.link);
 	spin_unlock(&vgpu_mdev.event_lock);
 	return ret;
 }
 
-static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_reply *r)
+/* What a failed vgpu_mdev_request means, for the kernel log. */
+const char *vgpu_mdev_request_failure(int err, const char *refused)
+{
+	switch (err) {
+	case -ENODEV:
+		return "vgpud is not running; start it and retry";
+	case -ETIMEDOUT:
+		return "vgpud did not answer in time";
+	case -EINTR:
+		return "interrupted while waiting for vgpud";
+	default:
+		return refused;
+	}
+}
+
+static int vgpu_mdev_reply(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_reply *r)
 {
 	char msg[VGPU_MDEV_MESSAGE_MAX];
 	int ret = 0;
@@ -156,10 +172,10 @@ static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 	if (r->reserved || r->status > 0 || r->status < -MAX_ERRNO || !r->seq)
 		return -EINVAL;
 	spin_lock(&vgpu_mdev.event_lock);
-	if (vdev->request_seq == r->seq && !vdev->request_done) {
-		vdev->request_done = true;
-		vdev->request_status = r->status;
-		wake_up(&vdev->request_wq);
+	if (vgpu->request_seq == r->seq && !vgpu->request_done) {
+		vgpu->request_done = true;
+		vgpu->request_status = r->status;
+		wake_up(&vgpu->request_wq);
 	} else {
 		ret = -ESRCH; /* not asked, or the asker gave up */
 	}
@@ -168,7 +184,7 @@ static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 		for (i = 0; i + 1 < sizeof(msg) && r->message[i]; i++)
 			msg[i] = isprint(r->message[i]) ? r->message[i] : '?';
 		msg[i] = 0;
-		dev_warn(&vdev->mdev->dev, "vgpud: %s (%d)\n", i ? msg : "refused", r->status);
+		dev_warn(&vgpu->mdev->dev, "vgpud: %s (%d)\n", i ? msg : "refused", r->status);
 	}
 	return ret;
 }
@@ -176,7 +192,7 @@ static int vgpu_mdev_reply(struct vgpu_mdev_device *vdev, const struct vgpu_mdev
 static int vgpu_mdev_control_open(struct inode *inode, struct file *file)
 {
 	struct vgpu_mdev_control *ctl;
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 	int id;
 
 	ctl = kzalloc(sizeof(*ctl), GFP_KERNEL);
@@ -200,13 +216,13 @@ static int vgpu_mdev_control_open(struct inode *inode, struct file *file)
 	 * devices created under an earlier vgpud: tell this one (the idr only
 	 * changes under vgpu_mdev.lock)
 	 */
-	idr_for_each_entry(&vgpu_mdev.devices, vdev, id) {
+	idr_for_each_entry(&vgpu_mdev.devices, vgpu, id) {
 		struct vgpu_mdev_pending *p = kzalloc(sizeof(*p), GFP_KERNEL);
 
 		if (!p)
 			break;
 		p->kind = VGPU_MDEV_PENDING_RECORD;
-		vgpu_mdev_fill_device_event(vdev, &p->rec, VGPU_MDEV_EVENT_EXISTS);
+		vgpu_mdev_fill_device_event(vgpu, &p->rec, VGPU_MDEV_EVENT_EXISTS);
 		vgpu_mdev_queue_record(p);
 	}
 	mutex_unlock(&vgpu_mdev.lock);
@@ -220,7 +236,7 @@ static int vgpu_mdev_control_release(struct inode *inode, struct file *file)
 {
 	struct vgpu_mdev_control *ctl = file->private_data;
 	struct vgpu_mdev_pending *p, *next;
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 	LIST_HEAD(records);
 	int id;
 
@@ -238,8 +254,8 @@ static int vgpu_mdev_control_release(struct inode *inode, struct file *file)
 
 	/* release everyone who waits for this vgpud */
 	mutex_lock(&vgpu_mdev.lock);
-	idr_for_each_entry(&vgpu_mdev.devices, vdev, id)
-		vgpu_mdev_device_backend_gone(vdev);
+	idr_for_each_entry(&vgpu_mdev.devices, vgpu, id)
+		vgpu_mdev_device_backend_gone(vgpu);
 	mutex_unlock(&vgpu_mdev.lock);
 
 	kfree(ctl);
@@ -268,7 +284,7 @@ static bool vgpu_mdev_pop(struct vgpu_mdev_control *ctl, struct vgpu_mdev_event 
 			spin_unlock(&vgpu_mdev.event_lock);
 			return true;
 		case VGPU_MDEV_PENDING_REGS:
-			if (vgpu_mdev_regs_fill_event(p->vdev, rec)) {
+			if (vgpu_mdev_regs_fill_event(p->vgpu, rec)) {
 				spin_unlock(&vgpu_mdev.event_lock);
 				return true;
 			}
@@ -325,8 +341,12 @@ static __poll_t vgpu_mdev_control_poll(struct file *file, poll_table *wait)
 	return vgpu_mdev_has_events(ctl) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-union vgpu_mdev_device_arg {
+/* Every control ioctl's argument; a device's starts with its device_id. */
+union vgpu_mdev_ioctl_arg {
 	u32 device_id;
+	struct vgpu_mdev_version version;
+	struct vgpu_mdev_set_types set_types;
+	struct vgpu_mdev_set_available set_available;
 	struct vgpu_mdev_reply reply;
 	struct vgpu_mdev_reg_update update;
 	struct vgpu_mdev_reg_read read;
@@ -340,159 +360,213 @@ union vgpu_mdev_device_arg {
 	struct vgpu_mdev_kick kick;
 };
 
-static long vgpu_mdev_device_ioctl(unsigned int cmd, void __user *uarg)
+typedef int vgpu_mdev_module_ioctl_t(union vgpu_mdev_ioctl_arg *a);
+typedef int vgpu_mdev_device_ioctl_t(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a);
+
+static int vgpu_mdev_ioctl_get_version(union vgpu_mdev_ioctl_arg *a)
 {
-	union vgpu_mdev_device_arg *a;
-	struct vgpu_mdev_device *vdev;
-	unsigned long flags;
-	size_t size = _IOC_SIZE(cmd);
-	long ret;
+	a->version = (struct vgpu_mdev_version){
+		.version = VGPU_MDEV_CONTROL_VERSION,
+		.abi_version = VGPU_ABI_VERSION,
+		.event_size = sizeof(struct vgpu_mdev_event),
+		.max_types = VGPU_MDEV_MAX_TYPES,
+		.bar2_region_size = VGPU_MDEV_BAR2_REGION_SIZE,
+		.features = VGPU_MDEV_FEATURE_MSIX | VGPU_MDEV_FEATURE_MSI |
+			    VGPU_MDEV_FEATURE_INTX | VGPU_MDEV_FEATURE_KICK,
+	};
+	return 0;
+}
 
-	switch (cmd) {
-	case VGPU_MDEV_REPLY:
-	case VGPU_MDEV_REG_UPDATE:
-	case VGPU_MDEV_REG_READ:
-	case VGPU_MDEV_MAP_REGION:
-	case VGPU_MDEV_UNMAP_REGION:
-	case VGPU_MDEV_WINDOW_BLOCK:
-	case VGPU_MDEV_WINDOW_MAP:
-	case VGPU_MDEV_RAISE_IRQ:
-	case VGPU_MDEV_DMA_RW:
-	case VGPU_MDEV_PIN:
-	case VGPU_MDEV_UNPIN:
-	case VGPU_MDEV_SET_STATS:
-	case VGPU_MDEV_SET_KICK_EVENTFD:
-		break;
-	default:
-		return -ENOTTY;
-	}
-	a = kmalloc(sizeof(*a), GFP_KERNEL);
-	if (!a)
-		return -ENOMEM;
-	if (copy_from_user(a, uarg, size)) {
-		ret = -EFAULT;
-		goto out_free;
-	}
-	vdev = vgpu_mdev_device_get(a->device_id);
-	if (!vdev) {
-		ret = -ENOENT;
-		goto out_free;
-	}
+static int vgpu_mdev_ioctl_set_types(union vgpu_mdev_ioctl_arg *a)
+{
+	const struct vgpu_mdev_set_types *st = &a->set_types;
+	struct vgpu_mdev_type_info *infos;
+	int ret;
 
-	switch (cmd) {
-	case VGPU_MDEV_REPLY:
-		ret = vgpu_mdev_reply(vdev, &a->reply);
-		break;
-	case VGPU_MDEV_REG_UPDATE:
-		ret = a->update.flags ? -EINVAL :
-		      vgpu_mdev_regs_update(vdev, a->update.ops, a->update.count);
-		if (!ret && a->update.irq_vectors)
-			vgpu_mdev_raise(vdev, a->update.irq_vectors);
-		break;
-	case VGPU_MDEV_REG_READ:
-		ret = a->read.reserved ? -EINVAL :
-		      vgpu_mdev_regs_read(vdev, a->read.offset, &a->read.value);
-		if (!ret && copy_to_user(uarg, a, size))
-			ret = -EFAULT;
-		break;
-	case VGPU_MDEV_MAP_REGION:
-		ret = vgpu_mdev_map_region(vdev, &a->region);
-		break;
-	case VGPU_MDEV_UNMAP_REGION:
-		ret = vgpu_mdev_unmap_region(vdev, &a->region);
-		break;
-	case VGPU_MDEV_WINDOW_BLOCK:
-		ret = vgpu_mdev_window_block(vdev, &a->block);
-		break;
-	case VGPU_MDEV_WINDOW_MAP:
-		ret = vgpu_mdev_window_map(vdev, &a->map);
-		break;
-	case VGPU_MDEV_RAISE_IRQ:
-		ret = 0;
-		if (a->irq.vectors & ~(u32)GENMASK(VGPU_MSIX_VECTORS - 1, 0))
-			ret = -EINVAL;
-		else
-			vgpu_mdev_raise(vdev, a->irq.vectors);
-		break;
-	case VGPU_MDEV_DMA_RW:
-		ret = vgpu_mdev_dma_rw(vdev, &a->dma);
-		break;
-	case VGPU_MDEV_PIN:
-		ret = vgpu_mdev_pin(vdev, &a->pin);
-		if (!ret && copy_to_user(uarg, a, size))
-			ret = -EFAULT; /* the pin stays until close */
-		break;
-	case VGPU_MDEV_UNPIN:
-		ret = a->pin.npages || a->pin.iova ? -EINVAL : vgpu_mdev_unpin(vdev, a->pin.pin_id);
-		break;
-	case VGPU_MDEV_SET_STATS:
-		ret = -EINVAL;
-		if (!a->stats.flags &&
-		    strnlen(a->stats.vm_name, sizeof(a->stats.vm_name)) <
-		    sizeof(a->stats.vm_name)) {
-			spin_lock_irqsave(&vdev->reg_lock, flags);
-			vdev->stats = a->stats;
-			spin_unlock_irqrestore(&vdev->reg_lock, flags);
-			ret = 0;
-		}
-		break;
-	case VGPU_MDEV_SET_KICK_EVENTFD:
-		ret = vgpu_mdev_set_kick(vdev, a->kick.fd);
-		break;
-	default:
-		ret = -ENOTTY;
-		break;
-	}
-	vgpu_mdev_device_put(vdev);
-out_free:
-	kfree(a);
+	if (st->flags || !st->count || st->count > VGPU_MDEV_MAX_TYPES)
+		return -EINVAL;
+	infos = memdup_user(u64_to_user_ptr(st->types), st->count * sizeof(*infos));
+	if (IS_ERR(infos))
+		return PTR_ERR(infos);
+	ret = vgpu_mdev_set_types(infos, st->count);
+	kfree(infos);
 	return ret;
 }
+
+static int vgpu_mdev_ioctl_set_available(union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_set_available(a->set_available.type_index, a->set_available.available);
+}
+
+static int vgpu_mdev_ioctl_reply(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_reply(vgpu, &a->reply);
+}
+
+static int vgpu_mdev_ioctl_reg_update(struct vgpu_mdev_device *vgpu,
+				      union vgpu_mdev_ioctl_arg *a)
+{
+	int ret;
+
+	if (a->update.flags)
+		return -EINVAL;
+	ret = vgpu_mdev_regs_update(vgpu, a->update.ops, a->update.count);
+	if (!ret && a->update.irq_vectors)
+		vgpu_mdev_raise(vgpu, a->update.irq_vectors);
+	return ret;
+}
+
+static int vgpu_mdev_ioctl_reg_read(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	if (a->read.reserved)
+		return -EINVAL;
+	return vgpu_mdev_regs_read(vgpu, a->read.offset, &a->read.value);
+}
+
+static int vgpu_mdev_ioctl_map_region(struct vgpu_mdev_device *vgpu,
+				      union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_map_region(vgpu, &a->region);
+}
+
+static int vgpu_mdev_ioctl_unmap_region(struct vgpu_mdev_device *vgpu,
+					union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_unmap_region(vgpu, &a->region);
+}
+
+static int vgpu_mdev_ioctl_window_block(struct vgpu_mdev_device *vgpu,
+					union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_window_block(vgpu, &a->block);
+}
+
+static int vgpu_mdev_ioctl_window_map(struct vgpu_mdev_device *vgpu,
+				      union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_window_map(vgpu, &a->map);
+}
+
+static int vgpu_mdev_ioctl_raise_irq(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	if (a->irq.vectors & ~(u32)GENMASK(VGPU_MSIX_VECTORS - 1, 0))
+		return -EINVAL;
+	vgpu_mdev_raise(vgpu, a->irq.vectors);
+	return 0;
+}
+
+static int vgpu_mdev_ioctl_dma_rw(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_dma_rw(vgpu, &a->dma);
+}
+
+/* A pin whose result cannot be copied out stays until close. */
+static int vgpu_mdev_ioctl_pin(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_pin(vgpu, &a->pin);
+}
+
+static int vgpu_mdev_ioctl_unpin(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	if (a->pin.npages || a->pin.iova)
+		return -EINVAL;
+	return vgpu_mdev_unpin(vgpu, a->pin.pin_id);
+}
+
+static int vgpu_mdev_ioctl_set_stats(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	unsigned long flags;
+
+	if (a->stats.flags ||
+	    strnlen(a->stats.vm_name, sizeof(a->stats.vm_name)) >= sizeof(a->stats.vm_name))
+		return -EINVAL;
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	vgpu->stats = a->stats;
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
+	return 0;
+}
+
+static int vgpu_mdev_ioctl_set_kick(struct vgpu_mdev_device *vgpu, union vgpu_mdev_ioctl_arg *a)
+{
+	return vgpu_mdev_eventfd_set(vgpu, &vgpu->kick, a->kick.fd);
+}
+
+/*
+ * The control ioctls, declared as DRM drivers declare theirs: indexed by
+ * _IOC_NR, the full command (direction and size, checked), and the handler:
+ * of the module, or of the device the argument's device_id names (held for
+ * the call). The argument is copied in for _IOC_WRITE and, after a handler
+ * returned 0, out for _IOC_READ.
+ */
+struct vgpu_mdev_ioctl_desc {
+	unsigned int cmd;
+	vgpu_mdev_module_ioctl_t *module_handler;
+	vgpu_mdev_device_ioctl_t *device_handler;
+};
+
+#define VGPU_MDEV_IOCTL_MODULE(ioctl, handler) \
+	[_IOC_NR(VGPU_MDEV_##ioctl)] = { .cmd = VGPU_MDEV_##ioctl, .module_handler = (handler) }
+#define VGPU_MDEV_IOCTL_DEVICE(ioctl, handler) \
+	[_IOC_NR(VGPU_MDEV_##ioctl)] = { .cmd = VGPU_MDEV_##ioctl, .device_handler = (handler) }
+
+static const struct vgpu_mdev_ioctl_desc vgpu_mdev_ioctls[] = {
+	VGPU_MDEV_IOCTL_MODULE(GET_VERSION, vgpu_mdev_ioctl_get_version),
+	VGPU_MDEV_IOCTL_MODULE(SET_TYPES, vgpu_mdev_ioctl_set_types),
+	VGPU_MDEV_IOCTL_MODULE(SET_AVAILABLE, vgpu_mdev_ioctl_set_available),
+	VGPU_MDEV_IOCTL_DEVICE(REPLY, vgpu_mdev_ioctl_reply),
+	VGPU_MDEV_IOCTL_DEVICE(REG_UPDATE, vgpu_mdev_ioctl_reg_update),
+	VGPU_MDEV_IOCTL_DEVICE(REG_READ, vgpu_mdev_ioctl_reg_read),
+	VGPU_MDEV_IOCTL_DEVICE(MAP_REGION, vgpu_mdev_ioctl_map_region),
+	VGPU_MDEV_IOCTL_DEVICE(UNMAP_REGION, vgpu_mdev_ioctl_unmap_region),
+	VGPU_MDEV_IOCTL_DEVICE(WINDOW_BLOCK, vgpu_mdev_ioctl_window_block),
+	VGPU_MDEV_IOCTL_DEVICE(WINDOW_MAP, vgpu_mdev_ioctl_window_map),
+	VGPU_MDEV_IOCTL_DEVICE(RAISE_IRQ, vgpu_mdev_ioctl_raise_irq),
+	VGPU_MDEV_IOCTL_DEVICE(DMA_RW, vgpu_mdev_ioctl_dma_rw),
+	VGPU_MDEV_IOCTL_DEVICE(PIN, vgpu_mdev_ioctl_pin),
+	VGPU_MDEV_IOCTL_DEVICE(UNPIN, vgpu_mdev_ioctl_unpin),
+	VGPU_MDEV_IOCTL_DEVICE(SET_STATS, vgpu_mdev_ioctl_set_stats),
+	VGPU_MDEV_IOCTL_DEVICE(SET_KICK_EVENTFD, vgpu_mdev_ioctl_set_kick),
+};
 
 static long vgpu_mdev_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	const struct vgpu_mdev_ioctl_desc *desc;
+	union vgpu_mdev_ioctl_arg *a;
+	struct vgpu_mdev_device *vgpu;
+	size_t size = _IOC_SIZE(cmd);
+	unsigned int nr = _IOC_NR(cmd);
+	int ret;
 
-	switch (cmd) {
-	case VGPU_MDEV_GET_VERSION: {
-		struct vgpu_mdev_version v = {
-			.version = VGPU_MDEV_CONTROL_VERSION,
-			.abi_version = VGPU_ABI_VERSION,
-			.event_size = sizeof(struct vgpu_mdev_event),
-			.max_types = VGPU_MDEV_MAX_TYPES,
-			.bar2_region_size = VGPU_MDEV_BAR2_REGION_SIZE,
-			.features = VGPU_MDEV_FEATURE_MSIX | VGPU_MDEV_FEATURE_MSI |
-				    VGPU_MDEV_FEATURE_INTX | VGPU_MDEV_FEATURE_KICK,
-		};
+	if (_IOC_TYPE(cmd) != VGPU_MDEV_IOCTL_TYPE || nr >= ARRAY_SIZE(vgpu_mdev_ioctls))
+		return -ENOTTY;
+	desc = &vgpu_mdev_ioctls[array_index_nospec(nr, ARRAY_SIZE(vgpu_mdev_ioctls))];
+	if (desc->cmd != cmd || size > sizeof(*a))
+		return -ENOTTY;
 
-		return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(a, uarg, size)) {
+		ret = -EFAULT;
+		goto out_free;
 	}
-	case VGPU_MDEV_SET_TYPES: {
-		struct vgpu_mdev_set_types st;
-		struct vgpu_mdev_type_info *infos;
-		long ret;
-
-		if (copy_from_user(&st, uarg, sizeof(st)))
-			return -EFAULT;
-		if (st.flags || !st.count || st.count > VGPU_MDEV_MAX_TYPES)
-			return -EINVAL;
-		infos = memdup_user(u64_to_user_ptr(st.types), st.count * sizeof(*infos));
-		if (IS_ERR(infos))
-			return PTR_ERR(infos);
-		ret = vgpu_mdev_set_types(infos, st.count);
-		kfree(infos);
-		return ret;
+	if (desc->module_handler) {
+		ret = desc->module_handler(a);
+	} else {
+		vgpu = vgpu_mdev_device_get(a->device_id);
+		if (!vgpu) {
+			ret = -ENOENT;
+			goto out_free;
+		}
+		ret = desc->device_handler(vgpu, a);
+		vgpu_mdev_device_put(vgpu);
 	}
-	case VGPU_MDEV_SET_AVAILABLE: {
-		struct vgpu_mdev_set_available sa;
-
-		if (copy_from_user(&sa, uarg, sizeof(sa)))
-			return -EFAULT;
-		return vgpu_mdev_set_available(sa.type_index, sa.available);
-	}
-	default:
-		return vgpu_mdev_device_ioctl(cmd, uarg);
-	}
+	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(uarg, a, size))
+		ret = -EFAULT;
+out_free:
+	kfree(a);
+	return ret;
 }
 
 static const struct file_operations vgpu_mdev_control_fops = {

@@ -19,188 +19,194 @@
 
 #include "vgpu_mdev.h"
 
-static struct vgpu_mdev_device *to_vgpu(struct vfio_device *vfio)
+static struct vgpu_mdev_device *to_vgpu(struct vfio_device *vdev)
 {
-	return container_of(vfio, struct vgpu_mdev_device, vfio);
+	return container_of(vdev, struct vgpu_mdev_device, vdev);
 }
 
 struct vgpu_mdev_device *vgpu_mdev_device_get(u32 id)
 {
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 
 	spin_lock(&vgpu_mdev.idr_lock);
-	vdev = id <= INT_MAX ? idr_find(&vgpu_mdev.devices, id) : NULL;
-	if (vdev)
-		get_device(&vdev->vfio.device);
+	vgpu = id <= INT_MAX ? idr_find(&vgpu_mdev.devices, id) : NULL;
+	if (vgpu)
+		get_device(&vgpu->vdev.device);
 	spin_unlock(&vgpu_mdev.idr_lock);
-	return vdev;
+	return vgpu;
 }
 
-void vgpu_mdev_device_put(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_device_put(struct vgpu_mdev_device *vgpu)
 {
-	put_device(&vdev->vfio.device);
+	put_device(&vgpu->vdev.device);
 }
 
-/* vgpud went away: the VM's device reports it and nothing waits for it. */
-void vgpu_mdev_device_backend_gone(struct vgpu_mdev_device *vdev)
+/*
+ * vgpud went away: nothing waits for it, and the VM's device reports it
+ * (STATUS = BACKEND_GONE) and interrupts (VGPU_IRQ_DEVICE_LOST on the error
+ * vector, if the guest enabled it), so the guest fails its pending waits now.
+ */
+void vgpu_mdev_device_backend_gone(struct vgpu_mdev_device *vgpu)
 {
 	unsigned long flags;
-	bool open;
+	bool open, interrupt = false;
 
 	spin_lock(&vgpu_mdev.event_lock);
-	if (vdev->request_seq && !vdev->request_done) {
-		vdev->request_done = true;
-		vdev->request_status = -ENODEV;
-		wake_up(&vdev->request_wq);
+	if (vgpu->request_seq && !vgpu->request_done) {
+		vgpu->request_done = true;
+		vgpu->request_status = -ENODEV;
+		wake_up(&vgpu->request_wq);
 	}
 	spin_unlock(&vgpu_mdev.event_lock);
 
-	spin_lock_irqsave(&vdev->reg_lock, flags);
-	open = vdev->open;
-	if (open) {
-		vdev->backend_gone = true;
-		vdev->regs[VGPU_REG_STATUS / 4] = VGPU_STATUS_BACKEND_GONE;
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	open = vgpu->open;
+	if (open && !vgpu->backend_gone) {
+		vgpu->backend_gone = true;
+		vgpu->regs[VGPU_REG_STATUS / 4] = VGPU_STATUS_BACKEND_GONE;
+		vgpu->regs[VGPU_REG_IRQ_STATUS / 4] |= VGPU_IRQ_DEVICE_LOST;
+		interrupt = vgpu->regs[VGPU_REG_IRQ_MASK / 4] & VGPU_IRQ_DEVICE_LOST;
 	}
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 
-	vgpu_mdev_bar2_unblock_all(vdev);
+	vgpu_mdev_bar2_unblock_all(vgpu);
+	if (interrupt)
+		vgpu_mdev_raise(vgpu, BIT(VGPU_MSIX_VECTOR_ERROR));
 	if (open)
-		dev_warn(&vdev->mdev->dev,
+		dev_warn(&vgpu->mdev->dev,
 			 "vgpud disconnected while the VM uses this vGPU: it reports BACKEND_GONE until the VM closes it\n");
 }
 
-static int vgpu_mdev_init_dev(struct vfio_device *vfio)
+static int vgpu_mdev_init_dev(struct vfio_device *vdev)
 {
-	struct vgpu_mdev_device *vdev = to_vgpu(vfio);
-	struct mdev_device *mdev = to_mdev_device(vfio->dev);
+	struct vgpu_mdev_device *vgpu = to_vgpu(vdev);
+	struct mdev_device *mdev = to_mdev_device(vdev->dev);
 
-	vdev->mdev = mdev;
-	vdev->type = container_of(mdev->type, struct vgpu_mdev_type, mtype);
-	mutex_init(&vdev->state_lock);
-	init_waitqueue_head(&vdev->request_wq);
-	INIT_LIST_HEAD(&vdev->request.link);
-	vdev->request.kind = VGPU_MDEV_PENDING_REQUEST;
-	vdev->request.vdev = vdev;
-	spin_lock_init(&vdev->reg_lock);
-	INIT_LIST_HEAD(&vdev->regs_event.link);
-	vdev->regs_event.kind = VGPU_MDEV_PENDING_REGS;
-	vdev->regs_event.vdev = vdev;
-	vdev->irq_type = -1;
-	init_rwsem(&vdev->dma_lock);
-	mutex_init(&vdev->pin_lock);
-	INIT_LIST_HEAD(&vdev->pins);
-	vdev->next_pin_id = 1;
-	vgpu_mdev_config_init(vdev);
-	vgpu_mdev_regs_reset(vdev);
-	return vgpu_mdev_bar2_init(vdev);
+	vgpu->mdev = mdev;
+	vgpu->type = container_of(mdev->type, struct vgpu_mdev_type, mtype);
+	mutex_init(&vgpu->state_lock);
+	init_waitqueue_head(&vgpu->request_wq);
+	INIT_LIST_HEAD(&vgpu->request.link);
+	vgpu->request.kind = VGPU_MDEV_PENDING_REQUEST;
+	vgpu->request.vgpu = vgpu;
+	spin_lock_init(&vgpu->reg_lock);
+	INIT_LIST_HEAD(&vgpu->regs_event.link);
+	vgpu->regs_event.kind = VGPU_MDEV_PENDING_REGS;
+	vgpu->regs_event.vgpu = vgpu;
+	vgpu->irq_type = -1;
+	init_rwsem(&vgpu->dma_lock);
+	mutex_init(&vgpu->pin_lock);
+	INIT_LIST_HEAD(&vgpu->pins);
+	vgpu->next_pin_id = 1;
+	vgpu_mdev_config_init(vgpu);
+	vgpu_mdev_regs_reset(vgpu);
+	return vgpu_mdev_bar2_init(vgpu);
 }
 
-static void vgpu_mdev_release_dev(struct vfio_device *vfio)
+static void vgpu_mdev_release_dev(struct vfio_device *vdev)
 {
-	struct vgpu_mdev_device *vdev = to_vgpu(vfio);
+	struct vgpu_mdev_device *vgpu = to_vgpu(vdev);
 
-	vgpu_mdev_bar2_free(vdev);
-	vfio_free_device(vfio);
+	vgpu_mdev_bar2_free(vgpu);
+	vfio_free_device(vdev);
 }
 
-static int vgpu_mdev_open_device(struct vfio_device *vfio)
+static int vgpu_mdev_open_device(struct vfio_device *vdev)
 {
-	struct vgpu_mdev_device *vdev = to_vgpu(vfio);
+	struct vgpu_mdev_device *vgpu = to_vgpu(vdev);
 	unsigned long flags;
 	int ret;
 
-	mutex_lock(&vdev->state_lock);
-	vgpu_mdev_config_init(vdev);
-	vgpu_mdev_regs_reset(vdev);
-	ret = vgpu_mdev_bar2_open(vdev);
+	mutex_lock(&vgpu->state_lock);
+	vgpu_mdev_config_init(vgpu);
+	vgpu_mdev_regs_reset(vgpu);
+	ret = vgpu_mdev_bar2_open(vgpu);
 	if (ret)
 		goto out;
-	spin_lock_irqsave(&vdev->reg_lock, flags);
-	vdev->open = true;
-	vdev->backend_gone = false;
-	vdev->session++;
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
-	vgpu_mdev_dma_open(vdev);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	vgpu->open = true;
+	vgpu->backend_gone = false;
+	vgpu->session++;
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
+	vgpu_mdev_dma_open(vgpu);
 
-	ret = vgpu_mdev_request(vdev, VGPU_MDEV_EVENT_OPEN, vgpu_mdev_request_timeout_ms, true);
+	ret = vgpu_mdev_request(vgpu, VGPU_MDEV_EVENT_OPEN, vgpu_mdev_request_timeout_ms, true);
 	if (ret) {
-		dev_warn(&vdev->mdev->dev, "open refused: %s (%d)\n",
-			 ret == -ENODEV ? "vgpud is not running; start it and retry" :
-			 ret == -ETIMEDOUT ? "vgpud did not answer in time" :
-			 "vgpud could not attach the VM", ret);
-		vgpu_mdev_dma_close(vdev);
-		spin_lock_irqsave(&vdev->reg_lock, flags);
-		vdev->open = false;
-		spin_unlock_irqrestore(&vdev->reg_lock, flags);
-		vgpu_mdev_bar2_close(vdev);
-		vgpu_mdev_regs_reset(vdev);
+		dev_warn(&vgpu->mdev->dev, "open refused: %s (%d)\n",
+			 vgpu_mdev_request_failure(ret, "vgpud could not attach the VM"), ret);
+		vgpu_mdev_dma_close(vgpu);
+		spin_lock_irqsave(&vgpu->reg_lock, flags);
+		vgpu->open = false;
+		spin_unlock_irqrestore(&vgpu->reg_lock, flags);
+		vgpu_mdev_bar2_close(vgpu);
+		vgpu_mdev_regs_reset(vgpu);
 	}
 out:
-	mutex_unlock(&vdev->state_lock);
+	mutex_unlock(&vgpu->state_lock);
 	return ret;
 }
 
-static void vgpu_mdev_close_device(struct vfio_device *vfio)
+static void vgpu_mdev_close_device(struct vfio_device *vdev)
 {
-	struct vgpu_mdev_device *vdev = to_vgpu(vfio);
+	struct vgpu_mdev_device *vgpu = to_vgpu(vdev);
 	unsigned long flags;
 	int ret;
 
-	mutex_lock(&vdev->state_lock);
-	if (!vdev->backend_gone) {
-		ret = vgpu_mdev_request(vdev, VGPU_MDEV_EVENT_CLOSE, vgpu_mdev_close_timeout_ms,
+	mutex_lock(&vgpu->state_lock);
+	if (!vgpu->backend_gone) {
+		ret = vgpu_mdev_request(vgpu, VGPU_MDEV_EVENT_CLOSE, vgpu_mdev_close_timeout_ms,
 					false);
 		if (ret && ret != -ENODEV)
-			dev_warn(&vdev->mdev->dev, "vgpud did not confirm the close (%d)\n", ret);
+			dev_warn(&vgpu->mdev->dev, "vgpud did not confirm the close (%d)\n", ret);
 	}
-	vgpu_mdev_irq_disable_all(vdev);
-	vgpu_mdev_set_kick(vdev, -1);
-	vgpu_mdev_dma_close(vdev);
-	spin_lock_irqsave(&vdev->reg_lock, flags);
-	vdev->open = false;
-	vdev->backend_gone = false;
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
-	vgpu_mdev_bar2_close(vdev);
-	vgpu_mdev_regs_reset(vdev);
-	mutex_unlock(&vdev->state_lock);
+	vgpu_mdev_irq_disable_all(vgpu);
+	vgpu_mdev_eventfd_clear(vgpu, &vgpu->kick);
+	vgpu_mdev_dma_close(vgpu);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	vgpu->open = false;
+	vgpu->backend_gone = false;
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
+	vgpu_mdev_bar2_close(vgpu);
+	vgpu_mdev_regs_reset(vgpu);
+	mutex_unlock(&vgpu->state_lock);
 }
 
 /*
  * VFIO_DEVICE_RESET: the device's state goes back to what open gives,
  * then vgpud resets the VM (detach + attach) before the ioctl returns.
  */
-static int vgpu_mdev_reset(struct vgpu_mdev_device *vdev)
+static int vgpu_mdev_reset(struct vgpu_mdev_device *vgpu)
 {
 	unsigned long flags;
 	bool gone;
 	int ret;
 
-	mutex_lock(&vdev->state_lock);
-	vgpu_mdev_dma_unpin_all(vdev);
-	vgpu_mdev_bar2_reset(vdev);
-	vgpu_mdev_regs_reset(vdev);
-	spin_lock_irqsave(&vdev->reg_lock, flags);
-	gone = vdev->backend_gone;
+	mutex_lock(&vgpu->state_lock);
+	vgpu_mdev_dma_unpin_all(vgpu);
+	vgpu_mdev_bar2_reset(vgpu);
+	vgpu_mdev_regs_reset(vgpu);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	gone = vgpu->backend_gone;
 	if (gone)
-		vdev->regs[VGPU_REG_STATUS / 4] = VGPU_STATUS_BACKEND_GONE;
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+		vgpu->regs[VGPU_REG_STATUS / 4] = VGPU_STATUS_BACKEND_GONE;
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 	ret = 0;
 	if (!gone) {
-		ret = vgpu_mdev_request(vdev, VGPU_MDEV_EVENT_RESET, vgpu_mdev_request_timeout_ms,
+		ret = vgpu_mdev_request(vgpu, VGPU_MDEV_EVENT_RESET, vgpu_mdev_request_timeout_ms,
 					true);
 		if (ret == -ENODEV) {
-			vgpu_mdev_device_backend_gone(vdev);
+			vgpu_mdev_device_backend_gone(vgpu);
 			ret = 0;
 		} else if (ret) {
-			dev_warn(&vdev->mdev->dev, "vgpud could not reset the vGPU (%d)\n", ret);
+			dev_warn(&vgpu->mdev->dev, "vgpud could not reset the vGPU (%d)\n", ret);
 			ret = -EIO;
 		}
 	}
-	mutex_unlock(&vdev->state_lock);
+	mutex_unlock(&vgpu->state_lock);
 	return ret;
 }
 
-static ssize_t vgpu_mdev_rw(struct vgpu_mdev_device *vdev, char __user *ubuf, size_t count,
+static ssize_t vgpu_mdev_rw(struct vgpu_mdev_device *vgpu, char __user *ubuf, size_t count,
 			    loff_t *ppos, bool write)
 {
 	u64 pos = *ppos;
@@ -233,7 +239,7 @@ static ssize_t vgpu_mdev_rw(struct vgpu_mdev_device *vdev, char __user *ubuf, si
 		return 0;
 
 	if (index == VFIO_PCI_BAR2_REGION_INDEX) {
-		ret = vgpu_mdev_bar2_rw(vdev, ubuf, count, off, write);
+		ret = vgpu_mdev_bar2_rw(vgpu, ubuf, count, off, write);
 		goto done;
 	}
 	/* config space and registers: through a small bounce buffer */
@@ -246,10 +252,10 @@ static ssize_t vgpu_mdev_rw(struct vgpu_mdev_device *vdev, char __user *ubuf, si
 			return ret ? ret : -EFAULT;
 		switch (index) {
 		case VFIO_PCI_CONFIG_REGION_INDEX:
-			got = vgpu_mdev_config_rw(vdev, kbuf, n, off + ret, write);
+			got = vgpu_mdev_config_rw(vgpu, kbuf, n, off + ret, write);
 			break;
 		case VFIO_PCI_BAR0_REGION_INDEX:
-			got = vgpu_mdev_bar0_rw(vdev, kbuf, n, off + ret, write);
+			got = vgpu_mdev_bar0_rw(vgpu, kbuf, n, off + ret, write);
 			break;
 		default: /* the MSI-X BAR: QEMU emulates table and PBA itself */
 			if (!write)
@@ -269,24 +275,24 @@ done:
 	return ret;
 }
 
-static ssize_t vgpu_mdev_read(struct vfio_device *vfio, char __user *buf, size_t count,
+static ssize_t vgpu_mdev_read(struct vfio_device *vdev, char __user *buf, size_t count,
 			      loff_t *ppos)
 {
-	return vgpu_mdev_rw(to_vgpu(vfio), buf, count, ppos, false);
+	return vgpu_mdev_rw(to_vgpu(vdev), buf, count, ppos, false);
 }
 
-static ssize_t vgpu_mdev_write(struct vfio_device *vfio, const char __user *buf, size_t count,
+static ssize_t vgpu_mdev_write(struct vfio_device *vdev, const char __user *buf, size_t count,
 			       loff_t *ppos)
 {
-	return vgpu_mdev_rw(to_vgpu(vfio), (char __user *)buf, count, ppos, true);
+	return vgpu_mdev_rw(to_vgpu(vdev), (char __user *)buf, count, ppos, true);
 }
 
-static int vgpu_mdev_mmap(struct vfio_device *vfio, struct vm_area_struct *vma)
+static int vgpu_mdev_mmap(struct vfio_device *vdev, struct vm_area_struct *vma)
 {
-	return vgpu_mdev_bar2_mmap(to_vgpu(vfio), vma);
+	return vgpu_mdev_bar2_mmap(to_vgpu(vdev), vma);
 }
 
-static int vgpu_mdev_region_info(struct vgpu_mdev_device *vdev, struct vfio_region_info *info,
+static int vgpu_mdev_region_info(struct vgpu_mdev_device *vgpu, struct vfio_region_info *info,
 				 struct vfio_info_cap *caps)
 {
 	struct vfio_region_info_cap_sparse_mmap *sparse;
@@ -334,7 +340,7 @@ static int vgpu_mdev_region_info(struct vgpu_mdev_device *vdev, struct vfio_regi
 	return 0;
 }
 
-static int vgpu_mdev_ioctl_region_info(struct vgpu_mdev_device *vdev, unsigned long arg)
+static int vgpu_mdev_ioctl_region_info(struct vgpu_mdev_device *vgpu, unsigned long arg)
 {
 	struct vfio_info_cap caps = { .buf = NULL, .size = 0 };
 	unsigned long minsz = offsetofend(struct vfio_region_info, offset);
@@ -345,7 +351,7 @@ static int vgpu_mdev_ioctl_region_info(struct vgpu_mdev_device *vdev, unsigned l
 		return -EFAULT;
 	if (info.argsz < minsz)
 		return -EINVAL;
-	ret = vgpu_mdev_region_info(vdev, &info, &caps);
+	ret = vgpu_mdev_region_info(vgpu, &info, &caps);
 	if (ret)
 		return ret;
 	if (caps.size) {
@@ -366,9 +372,9 @@ static int vgpu_mdev_ioctl_region_info(struct vgpu_mdev_device *vdev, unsigned l
 	return copy_to_user((void __user *)arg, &info, minsz) ? -EFAULT : 0;
 }
 
-static long vgpu_mdev_ioctl(struct vfio_device *vfio, unsigned int cmd, unsigned long arg)
+static long vgpu_mdev_ioctl(struct vfio_device *vdev, unsigned int cmd, unsigned long arg)
 {
-	struct vgpu_mdev_device *vdev = to_vgpu(vfio);
+	struct vgpu_mdev_device *vgpu = to_vgpu(vdev);
 	unsigned long minsz;
 	int ret;
 
@@ -387,7 +393,7 @@ static long vgpu_mdev_ioctl(struct vfio_device *vfio, unsigned int cmd, unsigned
 		return copy_to_user((void __user *)arg, &info, minsz) ? -EFAULT : 0;
 	}
 	case VFIO_DEVICE_GET_REGION_INFO:
-		return vgpu_mdev_ioctl_region_info(vdev, arg);
+		return vgpu_mdev_ioctl_region_info(vgpu, arg);
 	case VFIO_DEVICE_GET_IRQ_INFO: {
 		struct vfio_irq_info info;
 
@@ -396,7 +402,7 @@ static long vgpu_mdev_ioctl(struct vfio_device *vfio, unsigned int cmd, unsigned
 			return -EFAULT;
 		if (info.argsz < minsz)
 			return -EINVAL;
-		ret = vgpu_mdev_irq_info(vdev, &info);
+		ret = vgpu_mdev_irq_info(vgpu, &info);
 		if (ret)
 			return ret;
 		return copy_to_user((void __user *)arg, &info, minsz) ? -EFAULT : 0;
@@ -411,7 +417,7 @@ static long vgpu_mdev_ioctl(struct vfio_device *vfio, unsigned int cmd, unsigned
 		if (copy_from_user(&hdr, (void __user *)arg, minsz))
 			return -EFAULT;
 		info.index = hdr.index;
-		if (hdr.index >= VFIO_PCI_NUM_IRQS || vgpu_mdev_irq_info(vdev, &info))
+		if (hdr.index >= VFIO_PCI_NUM_IRQS || vgpu_mdev_irq_info(vgpu, &info))
 			return -EINVAL;
 		ret = vfio_set_irqs_validate_and_prepare(&hdr, info.count, VFIO_PCI_NUM_IRQS,
 							 &data_size);
@@ -422,21 +428,21 @@ static long vgpu_mdev_ioctl(struct vfio_device *vfio, unsigned int cmd, unsigned
 			if (IS_ERR(data))
 				return PTR_ERR(data);
 		}
-		mutex_lock(&vdev->state_lock);
-		ret = vgpu_mdev_set_irqs(vdev, &hdr, data);
-		mutex_unlock(&vdev->state_lock);
+		mutex_lock(&vgpu->state_lock);
+		ret = vgpu_mdev_set_irqs_locked(vgpu, &hdr, data);
+		mutex_unlock(&vgpu->state_lock);
 		kfree(data);
 		return ret;
 	}
 	case VFIO_DEVICE_RESET:
-		return vgpu_mdev_reset(vdev);
+		return vgpu_mdev_reset(vgpu);
 	}
 	return -ENOTTY;
 }
 
-static void vgpu_mdev_request_op(struct vfio_device *vfio, unsigned int count)
+static void vgpu_mdev_request_op(struct vfio_device *vdev, unsigned int count)
 {
-	vgpu_mdev_request_release(to_vgpu(vfio), count);
+	vgpu_mdev_request_release(to_vgpu(vdev), count);
 }
 
 static const struct vfio_device_ops vgpu_mdev_dev_ops = {
@@ -457,7 +463,7 @@ static const struct vfio_device_ops vgpu_mdev_dev_ops = {
  * Forget the device in the module: no more ioctls find it, no more events
  * are queued for it; the REMOVE event (if any) is queued last.
  */
-static void vgpu_mdev_unpublish(struct vgpu_mdev_device *vdev, bool tell_vgpud)
+static void vgpu_mdev_unpublish(struct vgpu_mdev_device *vgpu, bool tell_vgpud)
 {
 	struct vgpu_mdev_pending *removed = NULL;
 
@@ -466,17 +472,17 @@ static void vgpu_mdev_unpublish(struct vgpu_mdev_device *vdev, bool tell_vgpud)
 		if (removed) {
 			removed->kind = VGPU_MDEV_PENDING_RECORD;
 			INIT_LIST_HEAD(&removed->link);
-			vgpu_mdev_fill_device_event(vdev, &removed->rec, VGPU_MDEV_EVENT_REMOVE);
+			vgpu_mdev_fill_device_event(vgpu, &removed->rec, VGPU_MDEV_EVENT_REMOVE);
 		}
 	}
 	mutex_lock(&vgpu_mdev.lock);
 	spin_lock(&vgpu_mdev.idr_lock);
-	idr_remove(&vgpu_mdev.devices, vdev->id);
+	idr_remove(&vgpu_mdev.devices, vgpu->id);
 	spin_unlock(&vgpu_mdev.idr_lock);
-	vdev->removed = true;
+	vgpu->removed = true;
 	vgpu_mdev.nr_devices--;
 	mutex_unlock(&vgpu_mdev.lock);
-	vgpu_mdev_dequeue_device(vdev);
+	vgpu_mdev_dequeue_device(vgpu);
 	if (removed)
 		vgpu_mdev_queue_record(removed);
 	schedule_work(&vgpu_mdev.unregister_work);
@@ -484,7 +490,7 @@ static void vgpu_mdev_unpublish(struct vgpu_mdev_device *vdev, bool tell_vgpud)
 
 int vgpu_mdev_probe(struct mdev_device *mdev)
 {
-	struct vgpu_mdev_device *vdev;
+	struct vgpu_mdev_device *vgpu;
 	int ret, id;
 
 	mutex_lock(&vgpu_mdev.lock);
@@ -495,48 +501,46 @@ int vgpu_mdev_probe(struct mdev_device *mdev)
 	vgpu_mdev.nr_devices++;
 	mutex_unlock(&vgpu_mdev.lock);
 
-	vdev = vfio_alloc_device(vgpu_mdev_device, vfio, &mdev->dev, &vgpu_mdev_dev_ops);
-	if (IS_ERR(vdev)) {
-		ret = PTR_ERR(vdev);
+	vgpu = vfio_alloc_device(vgpu_mdev_device, vdev, &mdev->dev, &vgpu_mdev_dev_ops);
+	if (IS_ERR(vgpu)) {
+		ret = PTR_ERR(vgpu);
 		goto err_count;
 	}
 
 	idr_preload(GFP_KERNEL);
 	mutex_lock(&vgpu_mdev.lock);
 	spin_lock(&vgpu_mdev.idr_lock);
-	id = idr_alloc_cyclic(&vgpu_mdev.devices, vdev, 1, INT_MAX, GFP_NOWAIT);
+	id = idr_alloc_cyclic(&vgpu_mdev.devices, vgpu, 1, INT_MAX, GFP_NOWAIT);
 	spin_unlock(&vgpu_mdev.idr_lock);
 	mutex_unlock(&vgpu_mdev.lock);
 	idr_preload_end();
 	if (id < 0) {
 		ret = id;
-		vfio_put_device(&vdev->vfio);
+		vfio_put_device(&vgpu->vdev);
 		goto err_count;
 	}
-	vdev->id = id;
+	vgpu->id = id;
 
-	ret = vgpu_mdev_request(vdev, VGPU_MDEV_EVENT_CREATE, vgpu_mdev_request_timeout_ms, true);
+	ret = vgpu_mdev_request(vgpu, VGPU_MDEV_EVENT_CREATE, vgpu_mdev_request_timeout_ms, true);
 	if (ret) {
 		dev_warn(&mdev->dev, "not created: %s (%d)\n",
-			 ret == -ENODEV ? "vgpud is not running; start it and retry" :
-			 ret == -ETIMEDOUT ? "vgpud did not answer in time" :
-			 "vgpud refused it (see its log)", ret);
+			 vgpu_mdev_request_failure(ret, "vgpud refused it (see its log)"), ret);
 		goto err_unpublish;
 	}
-	ret = vfio_register_emulated_iommu_dev(&vdev->vfio);
+	ret = vfio_register_emulated_iommu_dev(&vgpu->vdev);
 	if (ret)
 		goto err_unpublish_tell;
-	dev_set_drvdata(&mdev->dev, vdev);
-	dev_info(&mdev->dev, "vGPU %u of type %s created\n", vdev->id, vdev->type->info.name);
+	dev_set_drvdata(&mdev->dev, vgpu);
+	dev_info(&mdev->dev, "vGPU %u of type %s created\n", vgpu->id, vgpu->type->info.name);
 	return 0;
 
 err_unpublish_tell:
-	vgpu_mdev_unpublish(vdev, true);
-	vfio_put_device(&vdev->vfio);
+	vgpu_mdev_unpublish(vgpu, true);
+	vfio_put_device(&vgpu->vdev);
 	return ret;
 err_unpublish:
-	vgpu_mdev_unpublish(vdev, false);
-	vfio_put_device(&vdev->vfio);
+	vgpu_mdev_unpublish(vgpu, false);
+	vfio_put_device(&vgpu->vdev);
 	return ret;
 err_count:
 	mutex_lock(&vgpu_mdev.lock);
@@ -548,11 +552,11 @@ err_count:
 
 void vgpu_mdev_remove(struct mdev_device *mdev)
 {
-	struct vgpu_mdev_device *vdev = dev_get_drvdata(&mdev->dev);
+	struct vgpu_mdev_device *vgpu = dev_get_drvdata(&mdev->dev);
 
 	/* waits until QEMU closed it; .request asks QEMU to let go */
-	vfio_unregister_group_dev(&vdev->vfio);
-	vgpu_mdev_unpublish(vdev, true);
-	dev_info(&mdev->dev, "vGPU %u removed\n", vdev->id);
-	vfio_put_device(&vdev->vfio);
+	vfio_unregister_group_dev(&vgpu->vdev);
+	vgpu_mdev_unpublish(vgpu, true);
+	dev_info(&mdev->dev, "vGPU %u removed\n", vgpu->id);
+	vfio_put_device(&vgpu->vdev);
 }

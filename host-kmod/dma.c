@@ -24,7 +24,7 @@
 
 struct vgpu_mdev_dma_work {
 	struct work_struct work;
-	struct vfio_device *vfio;
+	struct vfio_device *vdev;
 	dma_addr_t iova;
 	void *buf;
 	size_t len;
@@ -37,18 +37,18 @@ static void vgpu_mdev_dma_work_fn(struct work_struct *work)
 {
 	struct vgpu_mdev_dma_work *w = container_of(work, struct vgpu_mdev_dma_work, work);
 
-	w->ret = vfio_dma_rw(w->vfio, w->iova, w->buf, w->len, w->write);
+	w->ret = vfio_dma_rw(w->vdev, w->iova, w->buf, w->len, w->write);
 	complete(&w->done);
 }
 
-void vgpu_mdev_dma_open(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_dma_open(struct vgpu_mdev_device *vgpu)
 {
-	down_write(&vdev->dma_lock);
-	vdev->dma_open = true;
-	up_write(&vdev->dma_lock);
+	down_write(&vgpu->dma_lock);
+	vgpu->dma_open = true;
+	up_write(&vgpu->dma_lock);
 }
 
-int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_dma *d)
+int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_dma *d)
 {
 	bool write = d->flags & VGPU_MDEV_DMA_WRITE;
 	void __user *ubuf = u64_to_user_ptr(d->buffer);
@@ -64,8 +64,8 @@ int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_dma *
 	if (!buf)
 		return -ENOMEM;
 
-	down_read(&vdev->dma_lock);
-	if (!vdev->dma_open) {
+	down_read(&vgpu->dma_lock);
+	if (!vgpu->dma_open) {
 		ret = -ENODEV;
 		goto out;
 	}
@@ -77,7 +77,7 @@ int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_dma *
 		}
 		INIT_WORK_ONSTACK(&w.work, vgpu_mdev_dma_work_fn);
 		init_completion(&w.done);
-		w.vfio = &vdev->vfio;
+		w.vdev = &vgpu->vdev;
 		w.iova = d->iova + done;
 		w.buf = buf;
 		w.len = n;
@@ -95,7 +95,7 @@ int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_dma *
 		done += n;
 	}
 out:
-	up_read(&vdev->dma_lock);
+	up_read(&vgpu->dma_lock);
 	kvfree(buf);
 	return ret;
 }
@@ -107,7 +107,7 @@ static void vgpu_mdev_pin_free(struct vgpu_mdev_pin_entry *pin)
 	kfree(pin);
 }
 
-int vgpu_mdev_pin(struct vgpu_mdev_device *vdev, struct vgpu_mdev_pin *p)
+int vgpu_mdev_pin(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_pin *p)
 {
 	struct vgpu_mdev_pin_entry *pin;
 	int ret;
@@ -128,48 +128,48 @@ int vgpu_mdev_pin(struct vgpu_mdev_device *vdev, struct vgpu_mdev_pin *p)
 	pin->iova = p->iova;
 	pin->npages = p->npages;
 
-	down_read(&vdev->dma_lock);
-	if (!vdev->dma_open) {
+	down_read(&vgpu->dma_lock);
+	if (!vgpu->dma_open) {
 		ret = -ENODEV;
 		goto out;
 	}
-	mutex_lock(&vdev->pin_lock);
-	ret = vfio_pin_pages(&vdev->vfio, pin->iova, pin->npages, IOMMU_READ | IOMMU_WRITE,
+	mutex_lock(&vgpu->pin_lock);
+	ret = vfio_pin_pages(&vgpu->vdev, pin->iova, pin->npages, IOMMU_READ | IOMMU_WRITE,
 			     pin->pages);
 	if (ret >= 0 && ret != pin->npages) {
 		if (ret > 0)
-			vfio_unpin_pages(&vdev->vfio, pin->iova, ret);
+			vfio_unpin_pages(&vgpu->vdev, pin->iova, ret);
 		ret = -EFAULT;
 	}
 	if (ret >= 0) {
-		pin->id = vdev->next_pin_id++;
-		list_add_tail(&pin->link, &vdev->pins);
+		pin->id = vgpu->next_pin_id++;
+		list_add_tail(&pin->link, &vgpu->pins);
 		p->pin_id = pin->id;
 		pin = NULL;
 		ret = 0;
 	}
-	mutex_unlock(&vdev->pin_lock);
+	mutex_unlock(&vgpu->pin_lock);
 out:
-	up_read(&vdev->dma_lock);
+	up_read(&vgpu->dma_lock);
 	if (pin)
 		vgpu_mdev_pin_free(pin);
 	return ret;
 }
 
-int vgpu_mdev_unpin(struct vgpu_mdev_device *vdev, u64 pin_id)
+int vgpu_mdev_unpin(struct vgpu_mdev_device *vgpu, u64 pin_id)
 {
 	struct vgpu_mdev_pin_entry *pin, *found = NULL;
 
-	mutex_lock(&vdev->pin_lock);
-	list_for_each_entry(pin, &vdev->pins, link) {
+	mutex_lock(&vgpu->pin_lock);
+	list_for_each_entry(pin, &vgpu->pins, link) {
 		if (pin->id == pin_id) {
 			found = pin;
 			list_del(&pin->link);
-			vfio_unpin_pages(&vdev->vfio, pin->iova, pin->npages);
+			vfio_unpin_pages(&vgpu->vdev, pin->iova, pin->npages);
 			break;
 		}
 	}
-	mutex_unlock(&vdev->pin_lock);
+	mutex_unlock(&vgpu->pin_lock);
 	if (!found)
 		return -ENOENT;
 	vgpu_mdev_pin_free(found);
@@ -177,24 +177,24 @@ int vgpu_mdev_unpin(struct vgpu_mdev_device *vdev, u64 pin_id)
 }
 
 /* vfio: the VM's memory at [iova, +length) goes away; unpin what we hold. */
-void vgpu_mdev_dma_unmap(struct vfio_device *vfio, u64 iova, u64 length)
+void vgpu_mdev_dma_unmap(struct vfio_device *vdev, u64 iova, u64 length)
 {
-	struct vgpu_mdev_device *vdev = container_of(vfio, struct vgpu_mdev_device, vfio);
+	struct vgpu_mdev_device *vgpu = container_of(vdev, struct vgpu_mdev_device, vdev);
 	struct vgpu_mdev_pin_entry *pin, *next;
 
-	mutex_lock(&vdev->pin_lock);
-	list_for_each_entry_safe(pin, next, &vdev->pins, link) {
+	mutex_lock(&vgpu->pin_lock);
+	list_for_each_entry_safe(pin, next, &vgpu->pins, link) {
 		u64 end = pin->iova + ((u64)pin->npages << PAGE_SHIFT);
 		struct vgpu_mdev_pending *ev = pin->released;
 
 		if (end <= iova || pin->iova >= iova + length)
 			continue;
 		list_del(&pin->link);
-		vfio_unpin_pages(vfio, pin->iova, pin->npages);
+		vfio_unpin_pages(vdev, pin->iova, pin->npages);
 		INIT_LIST_HEAD(&ev->link);
 		ev->kind = VGPU_MDEV_PENDING_RECORD;
 		ev->rec.type = VGPU_MDEV_EVENT_PIN_RELEASED;
-		ev->rec.device_id = vdev->id;
+		ev->rec.device_id = vgpu->id;
 		ev->rec.payload.pin.pin_id = pin->id;
 		ev->rec.payload.pin.iova = pin->iova;
 		ev->rec.payload.pin.npages = pin->npages;
@@ -202,27 +202,27 @@ void vgpu_mdev_dma_unmap(struct vfio_device *vfio, u64 iova, u64 length)
 		vgpu_mdev_queue_record(ev);
 		vgpu_mdev_pin_free(pin);
 	}
-	mutex_unlock(&vdev->pin_lock);
+	mutex_unlock(&vgpu->pin_lock);
 }
 
 /* Reset and close: release every pin (the device is still open for vfio). */
-void vgpu_mdev_dma_unpin_all(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_dma_unpin_all(struct vgpu_mdev_device *vgpu)
 {
 	struct vgpu_mdev_pin_entry *pin, *next;
 
-	mutex_lock(&vdev->pin_lock);
-	list_for_each_entry_safe(pin, next, &vdev->pins, link) {
+	mutex_lock(&vgpu->pin_lock);
+	list_for_each_entry_safe(pin, next, &vgpu->pins, link) {
 		list_del(&pin->link);
-		vfio_unpin_pages(&vdev->vfio, pin->iova, pin->npages);
+		vfio_unpin_pages(&vgpu->vdev, pin->iova, pin->npages);
 		vgpu_mdev_pin_free(pin);
 	}
-	mutex_unlock(&vdev->pin_lock);
+	mutex_unlock(&vgpu->pin_lock);
 }
 
-void vgpu_mdev_dma_close(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_dma_close(struct vgpu_mdev_device *vgpu)
 {
-	down_write(&vdev->dma_lock);
-	vdev->dma_open = false;
-	up_write(&vdev->dma_lock);
-	vgpu_mdev_dma_unpin_all(vdev);
+	down_write(&vgpu->dma_lock);
+	vgpu->dma_open = false;
+	up_write(&vgpu->dma_lock);
+	vgpu_mdev_dma_unpin_all(vgpu);
 }

@@ -49,7 +49,7 @@ static const struct file_operations vgpu_mdev_bar2_fops = {
  * tree is the set of mappings of this device. Holds a module reference
  * until its last fput, like anon_inode_getfile().
  */
-struct file *vgpu_mdev_new_bar2_file(struct vgpu_mdev_device *vdev)
+struct file *vgpu_mdev_new_bar2_file(struct vgpu_mdev_device *vgpu)
 {
 	struct inode *inode;
 	struct file *file;
@@ -68,7 +68,7 @@ struct file *vgpu_mdev_new_bar2_file(struct vgpu_mdev_device *vdev)
 		module_put(THIS_MODULE);
 		return file;
 	}
-	file->private_data = vdev;
+	file->private_data = vgpu;
 	return file;
 }
 

@@ -94,11 +94,14 @@ static int vgpu_mdev_check_types(const struct vgpu_mdev_type_info *infos, unsign
 	return 0;
 }
 
-/* Called with parent_lock held and lock not held. */
-static int vgpu_mdev_register(const struct vgpu_mdev_type_info *infos, unsigned int count)
+/* parent_lock held, vgpu_mdev.lock not held. */
+static int vgpu_mdev_register_locked(const struct vgpu_mdev_type_info *infos,
+				     unsigned int count)
 {
 	unsigned int i;
 	int ret;
+
+	lockdep_assert_held(&vgpu_mdev.parent_lock);
 
 	for (i = 0; i < count; i++) {
 		struct vgpu_mdev_type *t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -127,9 +130,10 @@ static int vgpu_mdev_register(const struct vgpu_mdev_type_info *infos, unsigned 
 	return ret;
 }
 
-/* Called with parent_lock held; the caller made sure no device exists. */
-static void vgpu_mdev_unregister(void)
+/* parent_lock held; the caller made sure no device exists. */
+static void vgpu_mdev_unregister_locked(void)
 {
+	lockdep_assert_held(&vgpu_mdev.parent_lock);
 	mutex_lock(&vgpu_mdev.lock);
 	vgpu_mdev.accepting = false;
 	mutex_unlock(&vgpu_mdev.lock);
@@ -177,8 +181,8 @@ int vgpu_mdev_set_types(const struct vgpu_mdev_type_info *infos, unsigned int co
 	mutex_unlock(&vgpu_mdev.lock);
 
 	if (vgpu_mdev.parent_registered)
-		vgpu_mdev_unregister();
-	ret = vgpu_mdev_register(infos, count);
+		vgpu_mdev_unregister_locked();
+	ret = vgpu_mdev_register_locked(infos, count);
 	mutex_unlock(&vgpu_mdev.parent_lock);
 	if (ret)
 		pr_err("vgpu_mdev: registering the mdev parent failed (%d)\n", ret);
@@ -215,7 +219,7 @@ void vgpu_mdev_parent_maybe_unregister(void)
 	     !vgpu_mdev_controller_present();
 	mutex_unlock(&vgpu_mdev.lock);
 	if (go) {
-		vgpu_mdev_unregister();
+		vgpu_mdev_unregister_locked();
 		pr_info("vgpu_mdev: vgpud gone and no mdev left: mdev parent unregistered\n");
 	}
 	mutex_unlock(&vgpu_mdev.parent_lock);
@@ -266,10 +270,10 @@ int vgpu_mdev_parent_move(struct device *dev, bool force)
 		for (i = 0; i < count; i++)
 			infos[i] = vgpu_mdev.types[i]->info;
 		mutex_unlock(&vgpu_mdev.lock);
-		vgpu_mdev_unregister();
+		vgpu_mdev_unregister_locked();
 	}
 	vgpu_mdev.parent_dev = target;
-	if (infos && vgpu_mdev_controller_present() && vgpu_mdev_register(infos, count))
+	if (infos && vgpu_mdev_controller_present() && vgpu_mdev_register_locked(infos, count))
 		pr_err("vgpu_mdev: registering the types on %s failed; restart vgpud\n",
 		       dev_name(target));
 out:
@@ -301,7 +305,7 @@ void vgpu_mdev_parent_exit(void)
 	flush_work(&vgpu_mdev.unregister_work);
 	mutex_lock(&vgpu_mdev.parent_lock);
 	if (vgpu_mdev.parent_registered)
-		vgpu_mdev_unregister(); /* removes remaining (closed) mdevs */
+		vgpu_mdev_unregister_locked(); /* removes remaining (closed) mdevs */
 	mutex_unlock(&vgpu_mdev.parent_lock);
 	flush_work(&vgpu_mdev.unregister_work);
 	device_unregister(vgpu_mdev_virtual_parent);

@@ -41,12 +41,12 @@ static void put32(u8 *p, unsigned int off, u32 v)
 	put16(p, off + 2, v >> 16);
 }
 
-void vgpu_mdev_config_init(struct vgpu_mdev_device *vdev)
+void vgpu_mdev_config_init(struct vgpu_mdev_device *vgpu)
 {
-	u8 *c = vdev->config, *w = vdev->config_wmask;
+	u8 *c = vgpu->config, *w = vgpu->config_wmask;
 	unsigned long flags;
 
-	spin_lock_irqsave(&vdev->reg_lock, flags);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
 	memset(c, 0, VGPU_MDEV_CONFIG_SIZE);
 	memset(w, 0, VGPU_MDEV_CONFIG_SIZE);
 
@@ -94,12 +94,12 @@ void vgpu_mdev_config_init(struct vgpu_mdev_device *vdev)
 	put32(w, VGPU_MDEV_CAP_MSI + PCI_MSI_ADDRESS_HI, 0xffffffff);
 	put16(w, VGPU_MDEV_CAP_MSI + PCI_MSI_DATA_64, 0xffff);
 
-	vdev->intx_disabled = false;
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	vgpu->intx_disabled = false;
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 }
 
 /* Accesses of any size and alignment inside the 256 bytes. */
-ssize_t vgpu_mdev_config_rw(struct vgpu_mdev_device *vdev, char *buf, size_t count, loff_t pos,
+ssize_t vgpu_mdev_config_rw(struct vgpu_mdev_device *vgpu, char *buf, size_t count, loff_t pos,
 			    bool write)
 {
 	unsigned long flags;
@@ -109,27 +109,27 @@ ssize_t vgpu_mdev_config_rw(struct vgpu_mdev_device *vdev, char *buf, size_t cou
 		return -EINVAL;
 	count = min_t(size_t, count, VGPU_MDEV_CONFIG_SIZE - pos);
 
-	spin_lock_irqsave(&vdev->reg_lock, flags);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
 	for (i = 0; i < count; i++) {
 		unsigned int off = pos + i;
-		u8 *c = &vdev->config[off], m = vdev->config_wmask[off];
+		u8 *c = &vgpu->config[off], m = vgpu->config_wmask[off];
 
 		if (write) {
 			*c = (*c & ~m) | (buf[i] & m);
 		} else {
 			buf[i] = *c;
-			if (off == PCI_STATUS && vdev->intx_level)
+			if (off == PCI_STATUS && vgpu->intx_level)
 				buf[i] |= PCI_STATUS_INTERRUPT;
 		}
 	}
 	if (write && pos <= PCI_COMMAND + 1 && pos + count > PCI_COMMAND) {
-		bool disabled = vdev->config[PCI_COMMAND + 1] & (PCI_COMMAND_INTX_DISABLE >> 8);
+		bool disabled = vgpu->config[PCI_COMMAND + 1] & (PCI_COMMAND_INTX_DISABLE >> 8);
 
-		if (disabled != vdev->intx_disabled) {
-			vdev->intx_disabled = disabled;
-			vgpu_mdev_intx_reevaluate_locked(vdev);
+		if (disabled != vgpu->intx_disabled) {
+			vgpu->intx_disabled = disabled;
+			vgpu_mdev_intx_reevaluate_locked(vgpu);
 		}
 	}
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 	return count;
 }

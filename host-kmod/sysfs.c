@@ -26,15 +26,15 @@ static struct vgpu_mdev_device *to_vdev(struct device *dev)
 static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
 			   char *buf)						\
 {										\
-	struct vgpu_mdev_device *vdev = to_vdev(dev);				\
+	struct vgpu_mdev_device *vgpu = to_vdev(dev);				\
 	unsigned long flags;							\
 	u64 v;									\
 										\
-	if (!vdev)								\
+	if (!vgpu)								\
 		return -ENODEV;							\
-	spin_lock_irqsave(&vdev->reg_lock, flags);				\
-	v = vdev->stats.field;							\
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);				\
+	spin_lock_irqsave(&vgpu->reg_lock, flags);				\
+	v = vgpu->stats.field;							\
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);				\
 	return sysfs_emit(buf, "%llu\n", v);					\
 }										\
 static DEVICE_ATTR_RO(name)
@@ -48,31 +48,31 @@ VGPU_MDEV_STAT_ATTR(returns, returns);
 
 static ssize_t profile_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct vgpu_mdev_device *vdev = to_vdev(dev);
+	struct vgpu_mdev_device *vgpu = to_vdev(dev);
 
-	return vdev ? sysfs_emit(buf, "%s\n", vdev->type->info.name) : -ENODEV;
+	return vgpu ? sysfs_emit(buf, "%s\n", vgpu->type->info.name) : -ENODEV;
 }
 static DEVICE_ATTR_RO(profile);
 
 static ssize_t id_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct vgpu_mdev_device *vdev = to_vdev(dev);
+	struct vgpu_mdev_device *vgpu = to_vdev(dev);
 
-	return vdev ? sysfs_emit(buf, "%u\n", vdev->id) : -ENODEV;
+	return vgpu ? sysfs_emit(buf, "%u\n", vgpu->id) : -ENODEV;
 }
 static DEVICE_ATTR_RO(id);
 
 static ssize_t vm_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct vgpu_mdev_device *vdev = to_vdev(dev);
+	struct vgpu_mdev_device *vgpu = to_vdev(dev);
 	char name[VGPU_MDEV_NAME_MAX];
 	unsigned long flags;
 
-	if (!vdev)
+	if (!vgpu)
 		return -ENODEV;
-	spin_lock_irqsave(&vdev->reg_lock, flags);
-	memcpy(name, vdev->stats.vm_name, sizeof(name));
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	memcpy(name, vgpu->stats.vm_name, sizeof(name));
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 	name[sizeof(name) - 1] = 0;
 	return sysfs_emit(buf, "%s\n", name);
 }
@@ -80,27 +80,27 @@ static DEVICE_ATTR_RO(vm);
 
 static ssize_t state_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct vgpu_mdev_device *vdev = to_vdev(dev);
+	struct vgpu_mdev_device *vgpu = to_vdev(dev);
 	unsigned long flags;
 	const char *s;
 
-	if (!vdev)
+	if (!vgpu)
 		return -ENODEV;
-	spin_lock_irqsave(&vdev->reg_lock, flags);
-	s = !vdev->open ? "closed" : vdev->backend_gone ? "backend-gone" : "open";
-	spin_unlock_irqrestore(&vdev->reg_lock, flags);
+	spin_lock_irqsave(&vgpu->reg_lock, flags);
+	s = !vgpu->open ? "closed" : vgpu->backend_gone ? "backend-gone" : "open";
+	spin_unlock_irqrestore(&vgpu->reg_lock, flags);
 	return sysfs_emit(buf, "%s\n", s);
 }
 static DEVICE_ATTR_RO(state);
 
 static ssize_t swaps_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct vgpu_mdev_device *vdev = to_vdev(dev);
+	struct vgpu_mdev_device *vgpu = to_vdev(dev);
 
-	if (!vdev)
+	if (!vgpu)
 		return -ENODEV;
-	return sysfs_emit(buf, "%d %d %d\n", atomic_read(&vdev->swaps_to_shadow),
-			  atomic_read(&vdev->swaps_to_real), atomic_read(&vdev->fault_waits));
+	return sysfs_emit(buf, "%d %d %d\n", atomic_read(&vgpu->swaps_to_shadow),
+			  atomic_read(&vgpu->swaps_to_real), atomic_read(&vgpu->fault_waits));
 }
 static DEVICE_ATTR_RO(swaps);
 

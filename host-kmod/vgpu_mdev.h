@@ -17,6 +17,10 @@
  *
  * The device and control ABIs are vgpu/device_abi.h and
  * vgpu/mdev_control.h.
+ *
+ * Names follow the kernel's mdev samples (samples/vfio-mdev/mbochs.c):
+ * `vdev` is always the struct vfio_device, `vgpu` this module's state of
+ * one mdev (struct vgpu_mdev_device), which embeds its vdev.
  */
 #ifndef VGPU_MDEV_H
 #define VGPU_MDEV_H
@@ -69,7 +73,7 @@ enum vgpu_mdev_pending_kind {
 struct vgpu_mdev_pending {
 	struct list_head link; /* in the control's queue, or empty */
 	enum vgpu_mdev_pending_kind kind;
-	struct vgpu_mdev_device *vdev; /* REQUEST, REGS */
+	struct vgpu_mdev_device *vgpu; /* REQUEST, REGS */
 	struct vgpu_mdev_event rec;    /* RECORD, REQUEST */
 };
 
@@ -98,7 +102,7 @@ struct vgpu_mdev_window {
 };
 
 struct vgpu_mdev_device {
-	struct vfio_device vfio; /* first: vfio_alloc_device */
+	struct vfio_device vdev; /* first: vfio_alloc_device */
 	struct mdev_device *mdev;
 	struct vgpu_mdev_type *type;
 	u32 id;
@@ -195,7 +199,7 @@ extern unsigned int vgpu_mdev_request_timeout_ms;
 extern unsigned int vgpu_mdev_close_timeout_ms;
 
 /* main.c */
-struct file *vgpu_mdev_new_bar2_file(struct vgpu_mdev_device *vdev);
+struct file *vgpu_mdev_new_bar2_file(struct vgpu_mdev_device *vgpu);
 
 /* parent.c */
 int vgpu_mdev_parent_init(void);
@@ -214,67 +218,70 @@ void vgpu_mdev_pci_exit(void);
 int vgpu_mdev_probe(struct mdev_device *mdev);
 void vgpu_mdev_remove(struct mdev_device *mdev);
 struct vgpu_mdev_device *vgpu_mdev_device_get(u32 id);
-void vgpu_mdev_device_put(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_device_backend_gone(struct vgpu_mdev_device *vdev);
+void vgpu_mdev_device_put(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_device_backend_gone(struct vgpu_mdev_device *vgpu);
 
 /* pci_config.c */
-void vgpu_mdev_config_init(struct vgpu_mdev_device *vdev);
-ssize_t vgpu_mdev_config_rw(struct vgpu_mdev_device *vdev, char *buf, size_t count,
+void vgpu_mdev_config_init(struct vgpu_mdev_device *vgpu);
+ssize_t vgpu_mdev_config_rw(struct vgpu_mdev_device *vgpu, char *buf, size_t count,
 			    loff_t pos, bool write);
-void vgpu_mdev_config_update_intx(struct vgpu_mdev_device *vdev);
+void vgpu_mdev_config_update_intx(struct vgpu_mdev_device *vgpu);
 
 /* bar0.c */
-void vgpu_mdev_regs_reset(struct vgpu_mdev_device *vdev);
-ssize_t vgpu_mdev_bar0_rw(struct vgpu_mdev_device *vdev, char *buf, size_t count,
+void vgpu_mdev_regs_reset(struct vgpu_mdev_device *vgpu);
+ssize_t vgpu_mdev_bar0_rw(struct vgpu_mdev_device *vgpu, char *buf, size_t count,
 			  loff_t pos, bool write);
-int vgpu_mdev_regs_update(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_reg_op *ops,
+int vgpu_mdev_regs_update(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_reg_op *ops,
 			  unsigned int count);
-int vgpu_mdev_regs_read(struct vgpu_mdev_device *vdev, u32 offset, u32 *value);
-bool vgpu_mdev_regs_fill_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev_event *rec);
-int vgpu_mdev_set_kick(struct vgpu_mdev_device *vdev, int fd);
+int vgpu_mdev_regs_read(struct vgpu_mdev_device *vgpu, u32 offset, u32 *value);
+bool vgpu_mdev_regs_fill_event(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_event *rec);
 
 /* bar2.c */
-int vgpu_mdev_bar2_init(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_bar2_free(struct vgpu_mdev_device *vdev);
-int vgpu_mdev_bar2_open(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_bar2_close(struct vgpu_mdev_device *vdev);
-int vgpu_mdev_bar2_mmap(struct vgpu_mdev_device *vdev, struct vm_area_struct *vma);
-ssize_t vgpu_mdev_bar2_rw(struct vgpu_mdev_device *vdev, char __user *buf, size_t count,
+int vgpu_mdev_bar2_init(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_bar2_free(struct vgpu_mdev_device *vgpu);
+int vgpu_mdev_bar2_open(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_bar2_close(struct vgpu_mdev_device *vgpu);
+int vgpu_mdev_bar2_mmap(struct vgpu_mdev_device *vgpu, struct vm_area_struct *vma);
+ssize_t vgpu_mdev_bar2_rw(struct vgpu_mdev_device *vgpu, char __user *buf, size_t count,
 			  loff_t pos, bool write);
-int vgpu_mdev_map_region(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_region *r);
-int vgpu_mdev_unmap_region(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_region *r);
-int vgpu_mdev_window_block(struct vgpu_mdev_device *vdev,
+int vgpu_mdev_map_region(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_region *r);
+int vgpu_mdev_unmap_region(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_region *r);
+int vgpu_mdev_window_block(struct vgpu_mdev_device *vgpu,
 			   const struct vgpu_mdev_window_block *b);
-int vgpu_mdev_window_map(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_window_map *m);
-void vgpu_mdev_bar2_unblock_all(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_bar2_reset(struct vgpu_mdev_device *vdev);
+int vgpu_mdev_window_map(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_window_map *m);
+void vgpu_mdev_bar2_unblock_all(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_bar2_reset(struct vgpu_mdev_device *vgpu);
 
 /* irq.c */
-int vgpu_mdev_irq_info(struct vgpu_mdev_device *vdev, struct vfio_irq_info *info);
-int vgpu_mdev_set_irqs(struct vgpu_mdev_device *vdev, struct vfio_irq_set *hdr, void *data);
-void vgpu_mdev_irq_disable_all(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_raise(struct vgpu_mdev_device *vdev, u32 vectors);
-void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_request_release(struct vgpu_mdev_device *vdev, unsigned int count);
+int vgpu_mdev_irq_info(struct vgpu_mdev_device *vgpu, struct vfio_irq_info *info);
+int vgpu_mdev_set_irqs_locked(struct vgpu_mdev_device *vgpu, struct vfio_irq_set *hdr,
+			      void *data);
+int vgpu_mdev_eventfd_set(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot, s32 fd);
+void vgpu_mdev_eventfd_clear(struct vgpu_mdev_device *vgpu, struct eventfd_ctx **slot);
+void vgpu_mdev_irq_disable_all(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_raise(struct vgpu_mdev_device *vgpu, u32 vectors);
+void vgpu_mdev_intx_reevaluate_locked(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_request_release(struct vgpu_mdev_device *vgpu, unsigned int count);
 
 /* dma.c */
-int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vdev, const struct vgpu_mdev_dma *d);
-int vgpu_mdev_pin(struct vgpu_mdev_device *vdev, struct vgpu_mdev_pin *p);
-int vgpu_mdev_unpin(struct vgpu_mdev_device *vdev, u64 pin_id);
-void vgpu_mdev_dma_unmap(struct vfio_device *vfio, u64 iova, u64 length);
-void vgpu_mdev_dma_close(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_dma_open(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_dma_unpin_all(struct vgpu_mdev_device *vdev);
+int vgpu_mdev_dma_rw(struct vgpu_mdev_device *vgpu, const struct vgpu_mdev_dma *d);
+int vgpu_mdev_pin(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_pin *p);
+int vgpu_mdev_unpin(struct vgpu_mdev_device *vgpu, u64 pin_id);
+void vgpu_mdev_dma_unmap(struct vfio_device *vdev, u64 iova, u64 length);
+void vgpu_mdev_dma_close(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_dma_open(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_dma_unpin_all(struct vgpu_mdev_device *vgpu);
 
 /* control.c */
 int vgpu_mdev_control_init(void);
 void vgpu_mdev_control_exit(void);
-int vgpu_mdev_request(struct vgpu_mdev_device *vdev, u32 type, unsigned int timeout_ms,
+int vgpu_mdev_request(struct vgpu_mdev_device *vgpu, u32 type, unsigned int timeout_ms,
 		      bool killable);
-void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vdev);
+const char *vgpu_mdev_request_failure(int err, const char *refused);
+void vgpu_mdev_notify_regs(struct vgpu_mdev_device *vgpu);
 void vgpu_mdev_queue_record(struct vgpu_mdev_pending *p);
-void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vdev);
-void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vdev, struct vgpu_mdev_event *rec,
+void vgpu_mdev_dequeue_device(struct vgpu_mdev_device *vgpu);
+void vgpu_mdev_fill_device_event(struct vgpu_mdev_device *vgpu, struct vgpu_mdev_event *rec,
 				 u32 type);
 bool vgpu_mdev_controller_present(void);
 

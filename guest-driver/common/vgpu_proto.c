@@ -40,6 +40,12 @@ static void proto_unlock(struct vgpu_proto *proto)
 		proto->lock->unlock(proto->lock_ctx);
 }
 
+static void proto_assert_held(struct vgpu_proto *proto)
+{
+	if (proto->lock && proto->lock->assert_held)
+		proto->lock->assert_held(proto->lock_ctx);
+}
+
 int vgpu_proto_init(struct vgpu_proto *proto, const struct vgpu_proto_config *config)
 {
 	uint32_t magic, version, status;
@@ -110,6 +116,7 @@ static int proto_call_locked(struct vgpu_proto *proto, uint16_t opcode, const vo
 	struct vgpu_response resp;
 	int ret;
 
+	proto_assert_held(proto);
 	if (!proto->ready && opcode != VGPU_OP_HELLO)
 		return -ENOTCONN;
 	ret = vgpu_mailbox_call(proto, &request, &resp);

@@ -78,6 +78,9 @@ struct vgpu_proto_device_ops {
 struct vgpu_proto_lock_ops {
 	void (*lock)(void *ctx);
 	void (*unlock)(void *ctx);
+	/* Optional: complain (the kernel: lockdep) unless the caller holds the
+	 * lock; called by the helpers that need it held. */
+	void (*assert_held)(void *ctx);
 };
 
 #define VGPU_PROTO_DEFAULT_TIMEOUT_MS 30000

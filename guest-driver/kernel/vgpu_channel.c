@@ -45,7 +45,7 @@ u32 vgpu_channel_window_bytes(const struct vgpu_channel *ch)
 static void vgpu_channel_free(struct drm_gem_object *obj)
 {
 	struct vgpu_channel *ch = to_vgpu_channel(obj);
-	struct vgpu_device *vdev = to_vgpu(obj->dev);
+	struct vgpu_drm_device *vdev = to_vgpu(obj->dev);
 	unsigned long flags;
 	bool release;
 	int idx, ret;
@@ -158,7 +158,7 @@ static void vgpu_channel_describe(struct vgpu_channel *ch, u32 handle,
  * CHANNEL_CREATE (args->gpfifo_entries) on the host and wrap the window in
  * a GEM object with a handle in file and an mmap offset; fill in args.
  */
-int vgpu_channel_create(struct vgpu_device *vdev, struct drm_file *file,
+int vgpu_channel_create(struct vgpu_drm_device *vdev, struct drm_file *file,
 			struct drm_vgpu_channel_create *args)
 {
 	u32 gpfifo_entries = args->gpfifo_entries;
@@ -260,7 +260,7 @@ struct vgpu_channel *vgpu_channel_lookup(struct drm_file *file, u32 handle)
  * Error interrupt: the GPU killed the channels in index_mask (bit n =
  * window n). Their fence waits fail with EIO from now on.
  */
-void vgpu_channels_mark_killed(struct vgpu_device *vdev, u32 index_mask)
+void vgpu_channels_mark_killed(struct vgpu_drm_device *vdev, u32 index_mask)
 {
 	unsigned long mask = index_mask, flags;
 	unsigned long killed = 0;
@@ -291,7 +291,7 @@ void vgpu_channels_mark_killed(struct vgpu_device *vdev, u32 index_mask)
  * Unbind (after drm_dev_unplug and after the user mappings were zapped):
  * destroy on the host every channel userspace still holds.
  */
-void vgpu_channels_release_all(struct vgpu_device *vdev)
+void vgpu_channels_release_all(struct vgpu_drm_device *vdev)
 {
 	struct vgpu_channel *ch;
 	unsigned int destroyed = 0, left = 0;

@@ -49,7 +49,7 @@ static const struct drm_driver vgpu_drm_driver = {
 };
 
 /* Map BAR0 and BAR2 and check that this is a vGPU we can drive. */
-static int vgpu_map_device(struct vgpu_device *vdev)
+static int vgpu_map_device(struct vgpu_drm_device *vdev)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	struct drm_device *drm = &vdev->drm;
@@ -126,11 +126,11 @@ static int vgpu_map_device(struct vgpu_device *vdev)
 static int vgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct vgpu_query_response query;
-	struct vgpu_device *vdev;
+	struct vgpu_drm_device *vdev;
 	struct drm_device *drm;
 	int ret;
 
-	vdev = devm_drm_dev_alloc(&pdev->dev, &vgpu_drm_driver, struct vgpu_device, drm);
+	vdev = devm_drm_dev_alloc(&pdev->dev, &vgpu_drm_driver, struct vgpu_drm_device, drm);
 	if (IS_ERR(vdev))
 		return PTR_ERR(vdev);
 	drm = &vdev->drm;
@@ -195,7 +195,7 @@ err_irq:
 
 static void vgpu_remove(struct pci_dev *pdev)
 {
-	struct vgpu_device *vdev = pci_get_drvdata(pdev);
+	struct vgpu_drm_device *vdev = pci_get_drvdata(pdev);
 	struct drm_device *drm = &vdev->drm;
 
 	drm_dev_unplug(drm);
@@ -205,7 +205,7 @@ static void vgpu_remove(struct pci_dev *pdev)
 	if (pci_dev_is_disconnected(pdev))
 		vdev->host_unreachable = true;
 	vgpu_channels_release_all(vdev);
-	vgpu_buffers_release_all(vdev);
+	vgpu_bos_release_all(vdev);
 	vgpu_irq_fini(vdev);
 	drm_info(drm, "unbound (%llu mailbox requests, %llu timeouts)\n",
 		 vdev->proto.counters.requests, vdev->proto.counters.timeouts);
@@ -213,7 +213,7 @@ static void vgpu_remove(struct pci_dev *pdev)
 
 static void vgpu_shutdown(struct pci_dev *pdev)
 {
-	struct vgpu_device *vdev = pci_get_drvdata(pdev);
+	struct vgpu_drm_device *vdev = pci_get_drvdata(pdev);
 
 	/* Quiet the device for kexec; the host tears the VM's state down. */
 	if (vdev && !pci_dev_is_disconnected(pdev))

@@ -3,7 +3,7 @@
  * vgpu_drv.h - internals of vgpu.ko, the guest DRM render-node driver of the
  * paravirtual vGPU (vgpu/device_abi.h; uAPI in include/uapi/vgpu_drm.h).
  *
- * One struct vgpu_device per bound PCI function. It owns
+ * One struct vgpu_drm_device per bound PCI function. It owns
  *  - BAR0 (trapped registers, pci_iomap) and BAR2 (mailbox and channel
  *    windows: host RAM shared with vgpud, mapped write-back),
  *  - the mailbox protocol state of guest-driver/common (struct vgpu_proto),
@@ -65,7 +65,7 @@ struct vgpu_counters {
 	atomic_t killed_channels;
 };
 
-struct vgpu_device {
+struct vgpu_drm_device {
 	struct drm_device drm;
 	struct pci_dev *pdev;
 
@@ -82,6 +82,9 @@ struct vgpu_device {
 	wait_queue_head_t mailbox_wq;
 	atomic_t mailbox_irq_pending;
 	bool host_unreachable;   /* during unbind: a request timed out */
+	/* The backend went away (VGPU_IRQ_DEVICE_LOST, or STATUS read as
+	 * BACKEND_GONE): every wait fails with -ENODEV, for good. */
+	atomic_t device_lost;
 
 	/* Interrupts (vgpu_irq.c). */
 	int irq_mode;            /* DRM_VGPU_IRQ_MODE_* */
@@ -108,15 +111,15 @@ struct vgpu_device {
 	struct vgpu_counters counters;
 };
 
-static inline struct vgpu_device *to_vgpu(struct drm_device *drm)
+static inline struct vgpu_drm_device *to_vgpu(struct drm_device *drm)
 {
-	return container_of(drm, struct vgpu_device, drm);
+	return container_of(drm, struct vgpu_drm_device, drm);
 }
 
 /* A GPU memory buffer of this VM (a GEM object without CPU pages). */
-struct vgpu_buffer {
+struct vgpu_bo {
 	struct drm_gem_object base;
-	struct list_head node;  /* vgpu_device.buffers */
+	struct list_head node;  /* vgpu_drm_device.buffers */
 	u64 gpu_va;
 	u64 bytes;
 	u32 host_handle;
@@ -127,7 +130,7 @@ struct vgpu_buffer {
 /* A command channel; its GEM object maps the channel window. */
 struct vgpu_channel {
 	struct drm_gem_object base;
-	struct list_head node;  /* vgpu_device.channels */
+	struct list_head node;  /* vgpu_drm_device.channels */
 	struct vgpu_channel_create_response info;
 	resource_size_t window_phys;
 	void *window;           /* kernel view (BAR2 mapping) */
@@ -137,36 +140,37 @@ struct vgpu_channel {
 };
 
 /* vgpu_host.c: the mailbox as the rest of the driver uses it. */
-int vgpu_host_wait_ready(struct vgpu_device *vdev);
-int vgpu_host_attach(struct vgpu_device *vdev);
-void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...) __printf(3, 4);
+int vgpu_host_wait_ready(struct vgpu_drm_device *vdev);
+int vgpu_host_attach(struct vgpu_drm_device *vdev);
+void vgpu_host_report(struct vgpu_drm_device *vdev, int err, const char *fmt, ...) __printf(3, 4);
 bool vgpu_host_gone(int err);
-bool vgpu_backend_gone(struct vgpu_device *vdev);
-u32 vgpu_reg_read(struct vgpu_device *vdev, u32 offset);
-void vgpu_reg_write(struct vgpu_device *vdev, u32 offset, u32 value);
+bool vgpu_backend_gone(struct vgpu_drm_device *vdev);
+void vgpu_device_lost(struct vgpu_drm_device *vdev);
+u32 vgpu_reg_read(struct vgpu_drm_device *vdev, u32 offset);
+void vgpu_reg_write(struct vgpu_drm_device *vdev, u32 offset, u32 value);
 
 /* vgpu_irq.c */
-int vgpu_irq_init(struct vgpu_device *vdev);
-void vgpu_irq_negotiated(struct vgpu_device *vdev, u32 features);
-void vgpu_irq_fini(struct vgpu_device *vdev);
+int vgpu_irq_init(struct vgpu_drm_device *vdev);
+void vgpu_irq_negotiated(struct vgpu_drm_device *vdev, u32 features);
+void vgpu_irq_fini(struct vgpu_drm_device *vdev);
 const char *vgpu_irq_mode_name(int mode);
 
 /* vgpu_gem.c */
-int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file,
+int vgpu_bo_create(struct vgpu_drm_device *vdev, struct drm_file *file,
 		       struct drm_vgpu_alloc *args);
-struct vgpu_buffer *vgpu_buffer_lookup(struct drm_file *file, u32 handle);
-void vgpu_buffers_release_all(struct vgpu_device *vdev);
+struct vgpu_bo *vgpu_bo_lookup(struct drm_file *file, u32 handle);
+void vgpu_bos_release_all(struct vgpu_drm_device *vdev);
 
 /* vgpu_channel.c */
-int vgpu_channel_create(struct vgpu_device *vdev, struct drm_file *file,
+int vgpu_channel_create(struct vgpu_drm_device *vdev, struct drm_file *file,
 			struct drm_vgpu_channel_create *args);
 struct vgpu_channel *vgpu_channel_lookup(struct drm_file *file, u32 handle);
 u32 vgpu_channel_window_bytes(const struct vgpu_channel *ch);
-void vgpu_channels_mark_killed(struct vgpu_device *vdev, u32 index_mask);
-void vgpu_channels_release_all(struct vgpu_device *vdev);
+void vgpu_channels_mark_killed(struct vgpu_drm_device *vdev, u32 index_mask);
+void vgpu_channels_release_all(struct vgpu_drm_device *vdev);
 
 /* vgpu_fence.c */
-int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+int vgpu_fence_wait(struct vgpu_drm_device *vdev, struct vgpu_channel *ch, u32 offset,
 		    u64 value, s64 deadline_ns);
 
 /* vgpu_ioctl.c */

@@ -3,12 +3,14 @@
  * vgpu_fence.c - waiting for a fence: a 64-bit little-endian word in a
  * channel's notifier area that the GPU advances (SEMAPHORE_RELEASE).
  *
- * A waiter sleeps on vgpu_device.fence_wq, which the fence interrupt, the
+ * A waiter sleeps on vgpu_drm_device.fence_wq, which the fence interrupt, the
  * error interrupt and unbind wake. It re-checks the word at least every
  * FENCE_RECHECK_MS (every jiffy without interrupts), so a fence submitted
  * without the interrupt flag, or a lost interrupt, costs latency, never a
- * hang. A slice without progress also reads VGPU_REG_STATUS, so a wait on
- * a backend that went away ends with -ENODEV. Signals interrupt the wait;
+ * hang. A lost device (VGPU_IRQ_DEVICE_LOST) wakes the waiters, which end
+ * with -ENODEV at once; without that interrupt a slice without progress
+ * reads VGPU_REG_STATUS, so a wait on a backend that went away still ends
+ * with -ENODEV within FENCE_RECHECK_MS. Signals interrupt the wait;
  * the deadline is absolute, so a restarted call waits no longer than the
  * first would have.
  */
@@ -23,7 +25,7 @@
 #define FENCE_RECHECK_MS 100
 
 /* 1: passed, 0: not yet, -EIO: channel killed, -ENODEV: device gone. */
-static int vgpu_fence_check(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+static int vgpu_fence_check(struct vgpu_drm_device *vdev, struct vgpu_channel *ch, u32 offset,
 			    u64 value)
 {
 	const __le64 *word;
@@ -40,13 +42,16 @@ static int vgpu_fence_check(struct vgpu_device *vdev, struct vgpu_channel *ch, u
 		ret = le64_to_cpu(READ_ONCE(*word)) >= value;
 		/* What the GPU wrote before the fence is visible after it. */
 		virt_rmb();
+		/* A lost device never passes the fence (vgpu_device_lost woke us). */
+		if (!ret && atomic_read(&vdev->device_lost))
+			ret = -ENODEV;
 	}
 	drm_dev_exit(idx);
 	return ret;
 }
 
 /* -ENODEV once the backend is gone: the fence would never pass. */
-static int vgpu_fence_backend_check(struct vgpu_device *vdev)
+static int vgpu_fence_backend_check(struct vgpu_drm_device *vdev)
 {
 	int idx, ret = 0;
 
@@ -58,7 +63,7 @@ static int vgpu_fence_backend_check(struct vgpu_device *vdev)
 	return ret;
 }
 
-int vgpu_fence_wait(struct vgpu_device *vdev, struct vgpu_channel *ch, u32 offset,
+int vgpu_fence_wait(struct vgpu_drm_device *vdev, struct vgpu_channel *ch, u32 offset,
 		    u64 value, s64 deadline_ns)
 {
 	unsigned long slice_max = vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL ?

@@ -7,7 +7,7 @@
  * guest no CPU view of GPU memory), so its GEM object is a private one
  * without backing storage or mmap offset. The host FREE happens when the
  * last reference is gone, normally when userspace drops the handle. At
- * unbind, vgpu_buffers_release_all() frees on the host whatever userspace
+ * unbind, vgpu_bos_release_all() frees on the host whatever userspace
  * still holds; the GEM objects themselves stay until their handles go.
  */
 #include <linux/slab.h>
@@ -19,15 +19,15 @@
 
 #include "vgpu_drv.h"
 
-static inline struct vgpu_buffer *to_vgpu_buffer(struct drm_gem_object *obj)
+static inline struct vgpu_bo *to_vgpu_bo(struct drm_gem_object *obj)
 {
-	return container_of(obj, struct vgpu_buffer, base);
+	return container_of(obj, struct vgpu_bo, base);
 }
 
-static void vgpu_buffer_free(struct drm_gem_object *obj)
+static void vgpu_bo_free(struct drm_gem_object *obj)
 {
-	struct vgpu_buffer *buf = to_vgpu_buffer(obj);
-	struct vgpu_device *vdev = to_vgpu(obj->dev);
+	struct vgpu_bo *buf = to_vgpu_bo(obj);
+	struct vgpu_drm_device *vdev = to_vgpu(obj->dev);
 	bool release;
 	int idx, ret;
 	bool entered = drm_dev_enter(obj->dev, &idx);
@@ -54,21 +54,21 @@ static void vgpu_buffer_free(struct drm_gem_object *obj)
 	kfree(buf);
 }
 
-static const struct drm_gem_object_funcs vgpu_buffer_funcs = {
-	.free = vgpu_buffer_free,
+static const struct drm_gem_object_funcs vgpu_bo_funcs = {
+	.free = vgpu_bo_free,
 };
 
 /*
  * ALLOC (args->bytes, priority, flags) on the host and wrap the result in a
  * GEM object with a handle in file; fill in the rest of args.
  */
-int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file,
+int vgpu_bo_create(struct vgpu_drm_device *vdev, struct drm_file *file,
 		       struct drm_vgpu_alloc *args)
 {
 	u64 bytes = args->bytes;
 	u32 priority = args->priority, flags = args->flags;
 	struct vgpu_alloc_response alloc;
-	struct vgpu_buffer *buf;
+	struct vgpu_bo *buf;
 	u32 handle;
 	int ret;
 
@@ -90,7 +90,7 @@ int vgpu_buffer_create(struct vgpu_device *vdev, struct drm_file *file,
 		goto err_free_host;
 	}
 	drm_gem_private_object_init(&vdev->drm, &buf->base, alloc.bytes);
-	buf->base.funcs = &vgpu_buffer_funcs;
+	buf->base.funcs = &vgpu_bo_funcs;
 	buf->gpu_va = alloc.gpu_va;
 	buf->bytes = alloc.bytes;
 	buf->host_handle = alloc.handle;
@@ -124,17 +124,17 @@ err_free_host:
  * The buffer behind handle, with a reference (drm_gem_object_put), or NULL
  * if handle is not a buffer of file.
  */
-struct vgpu_buffer *vgpu_buffer_lookup(struct drm_file *file, u32 handle)
+struct vgpu_bo *vgpu_bo_lookup(struct drm_file *file, u32 handle)
 {
 	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
 
 	if (!obj)
 		return NULL;
-	if (obj->funcs != &vgpu_buffer_funcs) {
+	if (obj->funcs != &vgpu_bo_funcs) {
 		drm_gem_object_put(obj);
 		return NULL;
 	}
-	return to_vgpu_buffer(obj);
+	return to_vgpu_bo(obj);
 }
 
 /*
@@ -143,9 +143,9 @@ struct vgpu_buffer *vgpu_buffer_lookup(struct drm_file *file, u32 handle)
  * The objects stay (handles still refer to them) but no longer reach the
  * host.
  */
-void vgpu_buffers_release_all(struct vgpu_device *vdev)
+void vgpu_bos_release_all(struct vgpu_drm_device *vdev)
 {
-	struct vgpu_buffer *buf;
+	struct vgpu_bo *buf;
 	unsigned int freed = 0, left = 0;
 	u64 bytes = 0;
 	int ret;

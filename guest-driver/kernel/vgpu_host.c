@@ -32,12 +32,12 @@ module_param(attach_timeout_ms, int, 0444);
 MODULE_PARM_DESC(attach_timeout_ms,
 		 "How long probe waits for the host backend to become ready (default 10000)");
 
-u32 vgpu_reg_read(struct vgpu_device *vdev, u32 offset)
+u32 vgpu_reg_read(struct vgpu_drm_device *vdev, u32 offset)
 {
 	return ioread32(vdev->regs + offset);
 }
 
-void vgpu_reg_write(struct vgpu_device *vdev, u32 offset, u32 value)
+void vgpu_reg_write(struct vgpu_drm_device *vdev, u32 offset, u32 value)
 {
 	iowrite32(value, vdev->regs + offset);
 }
@@ -52,15 +52,38 @@ static void hook_reg_write(void *ctx, uint32_t offset, uint32_t value)
 	vgpu_reg_write(ctx, offset, value);
 }
 
-/* True once the host says its backend is gone (or the device vanished). */
-bool vgpu_backend_gone(struct vgpu_device *vdev)
+/*
+ * The device is lost (its backend went away): say so once, and wake every
+ * mailbox and fence waiter, which then fail with -ENODEV.
+ */
+void vgpu_device_lost(struct vgpu_drm_device *vdev)
+{
+	if (atomic_xchg(&vdev->device_lost, 1))
+		return;
+	drm_err(&vdev->drm, "device lost: the host backend (vgpud) went away; pending requests and fence waits fail with ENODEV\n");
+	atomic_set(&vdev->mailbox_irq_pending, 1);
+	wake_up_all(&vdev->mailbox_wq);
+	wake_up_all(&vdev->fence_wq);
+}
+
+/*
+ * True once the device is lost: the host said so by interrupt before, or
+ * says so now in VGPU_REG_STATUS (or the device vanished).
+ */
+bool vgpu_backend_gone(struct vgpu_drm_device *vdev)
 {
 	u32 status;
 
+	if (atomic_read(&vdev->device_lost))
+		return true;
 	if (pci_dev_is_disconnected(vdev->pdev))
 		return true;
 	status = vgpu_reg_read(vdev, VGPU_REG_STATUS);
-	return status == U32_MAX || (status & VGPU_STATUS_BACKEND_GONE);
+	if (status == U32_MAX || (status & VGPU_STATUS_BACKEND_GONE)) {
+		vgpu_device_lost(vdev);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -69,17 +92,22 @@ bool vgpu_backend_gone(struct vgpu_device *vdev)
  * rings after every return. A wait that saw no interrupt looks at
  * VGPU_REG_STATUS (one trapped read per slice, only while the backend is
  * slow), so a request to a backend that went away fails with -ENODEV at
- * once instead of at the protocol timeout.
+ * once instead of at the protocol timeout; a device already lost (or lost
+ * during the wait: vgpu_device_lost wakes us) fails it without sleeping.
  */
 static int hook_wait_irq(void *ctx, int timeout_ms)
 {
-	struct vgpu_device *vdev = ctx;
+	struct vgpu_drm_device *vdev = ctx;
 	unsigned long timeout = msecs_to_jiffies(max(timeout_ms, 1));
 
+	if (atomic_read(&vdev->device_lost))
+		return -ENODEV;
 	if (vdev->irq_mode == DRM_VGPU_IRQ_MODE_POLL)
 		schedule_timeout_uninterruptible(min_t(unsigned long, timeout, 1));
 	else if (wait_event_timeout(vdev->mailbox_wq,
-				    atomic_xchg(&vdev->mailbox_irq_pending, 0), timeout))
+				    atomic_xchg(&vdev->mailbox_irq_pending, 0) ||
+				    atomic_read(&vdev->device_lost), timeout) &&
+		 !atomic_read(&vdev->device_lost))
 		return VGPU_IRQ_MAILBOX;
 	return vgpu_backend_gone(vdev) ? -ENODEV : 0;
 }
@@ -92,21 +120,29 @@ static const struct vgpu_proto_device_ops vgpu_proto_device_ops = {
 
 static void hook_lock(void *ctx)
 {
-	struct vgpu_device *vdev = ctx;
+	struct vgpu_drm_device *vdev = ctx;
 
 	mutex_lock(&vdev->proto_lock);
 }
 
 static void hook_unlock(void *ctx)
 {
-	struct vgpu_device *vdev = ctx;
+	struct vgpu_drm_device *vdev = ctx;
 
 	mutex_unlock(&vdev->proto_lock);
+}
+
+static void hook_assert_held(void *ctx)
+{
+	struct vgpu_drm_device *vdev = ctx;
+
+	lockdep_assert_held(&vdev->proto_lock);
 }
 
 static const struct vgpu_proto_lock_ops vgpu_proto_lock_ops = {
 	.lock = hook_lock,
 	.unlock = hook_unlock,
+	.assert_held = hook_assert_held,
 };
 
 /* An error after which unbind stops asking the host: it is not answering. */
@@ -155,7 +191,7 @@ static const char *vgpu_host_error_text(int err)
  * normal use (out of memory, limits) are info, the rest warnings; both are
  * rate-limited, since userspace can trigger them at will.
  */
-void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...)
+void vgpu_host_report(struct vgpu_drm_device *vdev, int err, const char *fmt, ...)
 {
 	static DEFINE_RATELIMIT_STATE(rs, 5 * HZ, 10);
 	struct va_format vaf;
@@ -180,7 +216,7 @@ void vgpu_host_report(struct vgpu_device *vdev, int err, const char *fmt, ...)
  * mailbox usable. -ENODEV if the backend is gone, -ETIMEDOUT if it never
  * came.
  */
-int vgpu_host_wait_ready(struct vgpu_device *vdev)
+int vgpu_host_wait_ready(struct vgpu_drm_device *vdev)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(max(attach_timeout_ms, 0));
 	bool waited = false;
@@ -215,7 +251,7 @@ int vgpu_host_wait_ready(struct vgpu_device *vdev)
  * Attach to the backend's mailbox and negotiate with HELLO. Called from
  * probe after vgpu_host_wait_ready() and after the interrupts are set up.
  */
-int vgpu_host_attach(struct vgpu_device *vdev)
+int vgpu_host_attach(struct vgpu_drm_device *vdev)
 {
 	struct vgpu_proto_config config = {
 		.ops = &vgpu_proto_device_ops,

@@ -15,7 +15,7 @@
 
 static int vgpu_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct vgpu_device *vdev = to_vgpu(drm);
+	struct vgpu_drm_device *vdev = to_vgpu(drm);
 	struct drm_vgpu_get_info *args = data;
 	struct vgpu_query_response query;
 	int idx, ret;
@@ -51,7 +51,7 @@ static int vgpu_ioctl_alloc(struct drm_device *drm, void *data, struct drm_file 
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
-	ret = vgpu_buffer_create(to_vgpu(drm), file, args);
+	ret = vgpu_bo_create(to_vgpu(drm), file, args);
 	drm_dev_exit(idx);
 	return ret;
 }
@@ -59,11 +59,11 @@ static int vgpu_ioctl_alloc(struct drm_device *drm, void *data, struct drm_file 
 static int vgpu_ioctl_free(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct drm_vgpu_free *args = data;
-	struct vgpu_buffer *buf;
+	struct vgpu_bo *buf;
 
 	if (args->pad)
 		return -EINVAL;
-	buf = vgpu_buffer_lookup(file, args->handle);
+	buf = vgpu_bo_lookup(file, args->handle);
 	if (!buf)
 		return -EINVAL;
 	drm_gem_object_put(&buf->base);
@@ -73,14 +73,14 @@ static int vgpu_ioctl_free(struct drm_device *drm, void *data, struct drm_file *
 
 static int vgpu_ioctl_set_priority(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct vgpu_device *vdev = to_vgpu(drm);
+	struct vgpu_drm_device *vdev = to_vgpu(drm);
 	struct drm_vgpu_set_priority *args = data;
-	struct vgpu_buffer *buf;
+	struct vgpu_bo *buf;
 	int idx, ret;
 
 	if (args->priority > DRM_VGPU_PRIORITY_MAX)
 		return -EINVAL;
-	buf = vgpu_buffer_lookup(file, args->handle);
+	buf = vgpu_bo_lookup(file, args->handle);
 	if (!buf)
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx)) {
@@ -147,7 +147,7 @@ static int vgpu_ioctl_wait_fence(struct drm_device *drm, void *data, struct drm_
 
 static int vgpu_ioctl_stats(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct vgpu_device *vdev = to_vgpu(drm);
+	struct vgpu_drm_device *vdev = to_vgpu(drm);
 	const struct vgpu_proto_counters *mailbox = &vdev->proto.counters;
 	struct vgpu_counters *counters = &vdev->counters;
 	struct drm_vgpu_stats *args = data;

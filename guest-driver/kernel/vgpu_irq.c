@@ -14,6 +14,8 @@
  * Every register access here traps to the host, so handlers do the least:
  * acknowledge (before looking at the state, so no event is lost), wake the
  * waiters, and read VGPU_REG_ERROR_CHANNELS only for an error interrupt.
+ * VGPU_IRQ_DEVICE_LOST (on the error vector) marks the device lost and wakes
+ * every waiter, which then fails with ENODEV (vgpu_device_lost).
  * Fence waiters re-check their notifier word themselves.
  */
 #include <linux/interrupt.h>
@@ -50,7 +52,7 @@ const char *vgpu_irq_mode_name(int mode)
 }
 
 /* React to the VGPU_IRQ_* bits in status (already acknowledged). */
-static void vgpu_irq_dispatch(struct vgpu_device *vdev, u32 status)
+static void vgpu_irq_dispatch(struct vgpu_drm_device *vdev, u32 status)
 {
 	if (status & VGPU_IRQ_MAILBOX) {
 		atomic64_inc(&vdev->counters.irq[VGPU_IRQ_SOURCE_MAILBOX]);
@@ -66,12 +68,16 @@ static void vgpu_irq_dispatch(struct vgpu_device *vdev, u32 status)
 			atomic64_inc(&vdev->counters.irq[VGPU_IRQ_SOURCE_FENCE]);
 		wake_up_all(&vdev->fence_wq);
 	}
+	if (status & VGPU_IRQ_DEVICE_LOST) {
+		atomic64_inc(&vdev->counters.irq[VGPU_IRQ_SOURCE_ERROR]);
+		vgpu_device_lost(vdev);
+	}
 }
 
 /* One interrupt for every source (INTx, MSI, MSI-X before/without HELLO). */
 static irqreturn_t vgpu_irq_shared(int irq, void *arg)
 {
-	struct vgpu_device *vdev = arg;
+	struct vgpu_drm_device *vdev = arg;
 	u32 status = vgpu_reg_read(vdev, VGPU_REG_IRQ_STATUS);
 
 	/* 0: not ours (shared INTx); all ones: the device is gone. */
@@ -82,7 +88,7 @@ static irqreturn_t vgpu_irq_shared(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-static irqreturn_t vgpu_irq_one(struct vgpu_device *vdev, int irq, u32 source_bit)
+static irqreturn_t vgpu_irq_one(struct vgpu_drm_device *vdev, int irq, u32 source_bit)
 {
 	if (!vdev->irq_per_source)
 		return vgpu_irq_shared(irq, vdev);
@@ -101,9 +107,26 @@ static irqreturn_t vgpu_irq_fence(int irq, void *arg)
 	return vgpu_irq_one(arg, irq, VGPU_IRQ_FENCE);
 }
 
+/*
+ * The error vector serves two sources: a killed channel and the lost
+ * device. Both are rare, so it reads which (one more trap).
+ */
 static irqreturn_t vgpu_irq_error(int irq, void *arg)
 {
-	return vgpu_irq_one(arg, irq, VGPU_IRQ_CHANNEL_ERROR);
+	struct vgpu_drm_device *vdev = arg;
+	u32 status;
+
+	if (!vdev->irq_per_source)
+		return vgpu_irq_shared(irq, vdev);
+	status = vgpu_reg_read(vdev, VGPU_REG_IRQ_STATUS);
+	if (status == U32_MAX)
+		status = VGPU_IRQ_DEVICE_LOST;
+	status &= VGPU_IRQ_CHANNEL_ERROR | VGPU_IRQ_DEVICE_LOST;
+	if (!status)
+		status = VGPU_IRQ_CHANNEL_ERROR; /* acknowledged meanwhile: look anyway */
+	vgpu_reg_write(vdev, VGPU_REG_IRQ_ACK, status);
+	vgpu_irq_dispatch(vdev, status);
+	return IRQ_HANDLED;
 }
 
 static const irq_handler_t msix_handlers[VGPU_IRQ_SOURCES] = {
@@ -118,7 +141,7 @@ static const unsigned int msix_vectors[VGPU_IRQ_SOURCES] = {
 	[VGPU_IRQ_SOURCE_ERROR] = VGPU_MSIX_VECTOR_ERROR,
 };
 
-static void vgpu_irq_free(struct vgpu_device *vdev)
+static void vgpu_irq_free(struct vgpu_drm_device *vdev)
 {
 	unsigned int i;
 
@@ -135,7 +158,7 @@ static void vgpu_irq_free(struct vgpu_device *vdev)
 	vdev->irq_mode = DRM_VGPU_IRQ_MODE_POLL;
 }
 
-static int vgpu_irq_try_msix(struct vgpu_device *vdev)
+static int vgpu_irq_try_msix(struct vgpu_drm_device *vdev)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	unsigned int i;
@@ -160,7 +183,7 @@ static int vgpu_irq_try_msix(struct vgpu_device *vdev)
 	return 0;
 }
 
-static int vgpu_irq_try_single(struct vgpu_device *vdev, unsigned int type)
+static int vgpu_irq_try_single(struct vgpu_drm_device *vdev, unsigned int type)
 {
 	struct pci_dev *pdev = vdev->pdev;
 	int ret;
@@ -188,7 +211,7 @@ static int vgpu_irq_try_single(struct vgpu_device *vdev, unsigned int type)
  * device and platform, falling back step by step; each fallback is logged.
  * Never fails: the last resort is polling.
  */
-int vgpu_irq_init(struct vgpu_device *vdev)
+int vgpu_irq_init(struct vgpu_drm_device *vdev)
 {
 	struct drm_device *drm = &vdev->drm;
 	/* 3: MSI-X, then MSI, then INTx; 2: MSI, then INTx; 1: INTx; 0: poll */
@@ -235,14 +258,14 @@ int vgpu_irq_init(struct vgpu_device *vdev)
 }
 
 /* After HELLO: may each MSI-X vector trust its source? */
-void vgpu_irq_negotiated(struct vgpu_device *vdev, u32 features)
+void vgpu_irq_negotiated(struct vgpu_drm_device *vdev, u32 features)
 {
 	vdev->irq_per_source = vdev->irq_mode == DRM_VGPU_IRQ_MODE_MSIX &&
 			       (features & VGPU_FEATURE_MSIX);
 }
 
 /* Silence the device (unless it is gone) and release the vectors. */
-void vgpu_irq_fini(struct vgpu_device *vdev)
+void vgpu_irq_fini(struct vgpu_drm_device *vdev)
 {
 	if (!pci_dev_is_disconnected(vdev->pdev))
 		vgpu_reg_write(vdev, VGPU_REG_IRQ_MASK, 0);

@@ -283,7 +283,8 @@ static int find_render_node(char *path, size_t len)
 	return found;
 }
 
-int vgpu_device_open_drm(const char *path, struct vgpu_device **out, char *why, size_t why_len)
+int vgpu_device_open_drm(const char *path, struct vgpu_guest_device **out, char *why,
+                         size_t why_len)
 {
 	struct drm_backend *b;
 	const char *env = getenv(VGPU_GUEST_DRM_DEVICE_ENV);
@@ -331,28 +332,28 @@ int vgpu_device_open_drm(const char *path, struct vgpu_device **out, char *why, 
 	return ret;
 }
 
-static struct drm_backend *drm_backend_of(const struct vgpu_device *dev)
+static struct drm_backend *drm_backend_of(const struct vgpu_guest_device *dev)
 {
 	if (!dev || dev->ops != &drm_ops)
 		return NULL;
 	return dev->backend;
 }
 
-const char *vgpu_guest_drm_path(const struct vgpu_device *dev)
+const char *vgpu_guest_drm_path(const struct vgpu_guest_device *dev)
 {
 	struct drm_backend *b = drm_backend_of(dev);
 
 	return b ? b->path : NULL;
 }
 
-int vgpu_guest_drm_fd(const struct vgpu_device *dev)
+int vgpu_guest_drm_fd(const struct vgpu_guest_device *dev)
 {
 	struct drm_backend *b = drm_backend_of(dev);
 
 	return b ? b->fd : -1;
 }
 
-int vgpu_guest_drm_stats(struct vgpu_device *dev, struct drm_vgpu_stats *out)
+int vgpu_guest_drm_stats(struct vgpu_guest_device *dev, struct drm_vgpu_stats *out)
 {
 	struct drm_backend *b = drm_backend_of(dev);
 

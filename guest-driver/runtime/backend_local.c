@@ -256,7 +256,7 @@ static const char *proto_init_problem(int err)
 }
 
 int vgpu_device_open_local(const struct vgpu_local_device_config *config, int timeout_ms,
-                           struct vgpu_device **out, char *why, size_t why_len)
+                           struct vgpu_guest_device **out, char *why, size_t why_len)
 {
 	struct vgpu_proto_config proto_config = { 0 };
 	struct vgpu_local_device_config resolved = { 0 };
@@ -311,7 +311,7 @@ int vgpu_device_open_local(const struct vgpu_local_device_config *config, int ti
 	return ret;
 }
 
-struct vgpu_proto *vgpu_guest_local_proto(struct vgpu_device *dev)
+struct vgpu_proto *vgpu_guest_local_proto(struct vgpu_guest_device *dev)
 {
 	if (!dev || dev->ops != &local_ops)
 		return NULL;

@@ -395,7 +395,7 @@ static const struct vgpu_backend_ops simgpu_ops = {
 };
 
 int vgpu_device_open_simgpu(const struct vgpu_guest_simgpu_config *config,
-                            struct vgpu_device **out, char *why, size_t why_len)
+                            struct vgpu_guest_device **out, char *why, size_t why_len)
 {
 	struct vgpu_guest_simgpu_config defaults = { 0 };
 	struct simgpu_backend *b;
@@ -441,26 +441,26 @@ int vgpu_device_open_simgpu(const struct vgpu_guest_simgpu_config *config,
 	return vgpu_device_create(&simgpu_ops, b, out, why, why_len);
 }
 
-static struct simgpu_backend *backend_of(struct vgpu_device *dev)
+static struct simgpu_backend *backend_of(struct vgpu_guest_device *dev)
 {
 	return dev && dev->ops == &simgpu_ops ? dev->backend : NULL;
 }
 
-struct vgpu_hal *vgpu_guest_simgpu_hal(struct vgpu_device *dev)
+struct vgpu_hal *vgpu_guest_simgpu_hal(struct vgpu_guest_device *dev)
 {
 	struct simgpu_backend *b = backend_of(dev);
 
 	return b ? b->hal : NULL;
 }
 
-struct vgpu_hal_as *vgpu_guest_simgpu_as(struct vgpu_device *dev)
+struct vgpu_hal_as *vgpu_guest_simgpu_as(struct vgpu_guest_device *dev)
 {
 	struct simgpu_backend *b = backend_of(dev);
 
 	return b ? b->as : NULL;
 }
 
-struct vgpu_hal_channel *vgpu_guest_simgpu_channel(struct vgpu_device *dev, uint32_t index)
+struct vgpu_hal_channel *vgpu_guest_simgpu_channel(struct vgpu_guest_device *dev, uint32_t index)
 {
 	struct simgpu_backend *b = backend_of(dev);
 

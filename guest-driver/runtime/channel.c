@@ -29,7 +29,7 @@ _Static_assert(SIMGPU_CONTROL_BYTES == VGPU_PAGE_SIZE, "a control page is one pa
 #define DEFAULT_TIMEOUT_MS 60000
 
 struct vgpu_channel {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_channel_window window;
 	struct pushbuffer_ring ring;
 	uint32_t mask;             /* gpfifo_entries - 1 */
@@ -55,7 +55,7 @@ static uint64_t read_notifier(struct vgpu_channel *ch, uint32_t offset)
 	return le64toh(__atomic_load_n(word, __ATOMIC_ACQUIRE));
 }
 
-int vgpu_channel_create(struct vgpu_device *dev, uint32_t gpfifo_entries,
+int vgpu_channel_create(struct vgpu_guest_device *dev, uint32_t gpfifo_entries,
                         struct vgpu_channel **out)
 {
 	struct vgpu_channel *ch;

@@ -45,7 +45,7 @@ const char *vgpu_guest_explain(int err)
 	}
 }
 
-void device_fail(struct vgpu_device *dev, int err, const char *fmt, ...)
+void device_fail(struct vgpu_guest_device *dev, int err, const char *fmt, ...)
 {
 	char what[160];
 	va_list args;
@@ -57,9 +57,9 @@ void device_fail(struct vgpu_device *dev, int err, const char *fmt, ...)
 }
 
 int vgpu_device_create(const struct vgpu_backend_ops *ops, void *backend,
-                       struct vgpu_device **out, char *why, size_t why_len)
+                       struct vgpu_guest_device **out, char *why, size_t why_len)
 {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	int ret;
 
 	dev = calloc(1, sizeof(*dev));
@@ -82,7 +82,7 @@ int vgpu_device_create(const struct vgpu_backend_ops *ops, void *backend,
 	return 0;
 }
 
-void vgpu_device_close(struct vgpu_device *dev)
+void vgpu_device_close(struct vgpu_guest_device *dev)
 {
 	if (!dev)
 		return;
@@ -90,18 +90,18 @@ void vgpu_device_close(struct vgpu_device *dev)
 	free(dev);
 }
 
-const struct vgpu_device_info *vgpu_device_info(const struct vgpu_device *dev)
+const struct vgpu_device_info *vgpu_device_info(const struct vgpu_guest_device *dev)
 {
 	return &dev->info;
 }
 
-const char *vgpu_device_last_error(const struct vgpu_device *dev)
+const char *vgpu_device_last_error(const struct vgpu_guest_device *dev)
 {
 	return dev->error;
 }
 
-int vgpu_buffer_alloc(struct vgpu_device *dev, uint64_t bytes, uint32_t priority,
-                      struct vgpu_buffer *out)
+int vgpu_buffer_alloc(struct vgpu_guest_device *dev, uint64_t bytes, uint32_t priority,
+                      struct vgpu_guest_buffer *out)
 {
 	struct vgpu_alloc_response resp;
 	int ret;
@@ -122,7 +122,7 @@ int vgpu_buffer_alloc(struct vgpu_device *dev, uint64_t bytes, uint32_t priority
 	return 0;
 }
 
-int vgpu_buffer_free(struct vgpu_device *dev, const struct vgpu_buffer *buf)
+int vgpu_buffer_free(struct vgpu_guest_device *dev, const struct vgpu_guest_buffer *buf)
 {
 	int ret = dev->ops->free(dev->backend, buf->handle);
 
@@ -131,7 +131,7 @@ int vgpu_buffer_free(struct vgpu_device *dev, const struct vgpu_buffer *buf)
 	return ret;
 }
 
-int vgpu_buffer_set_priority(struct vgpu_device *dev, const struct vgpu_buffer *buf,
+int vgpu_buffer_set_priority(struct vgpu_guest_device *dev, const struct vgpu_guest_buffer *buf,
                              uint32_t priority)
 {
 	int ret;
@@ -145,7 +145,7 @@ int vgpu_buffer_set_priority(struct vgpu_device *dev, const struct vgpu_buffer *
 	return ret;
 }
 
-int vgpu_device_stats(struct vgpu_device *dev, struct vgpu_stats_response *out)
+int vgpu_device_stats(struct vgpu_guest_device *dev, struct vgpu_stats_response *out)
 {
 	int ret = dev->ops->stats(dev->backend, out);
 

@@ -114,6 +114,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "copy-flood";
 	case VGPU_WORKLOAD_NEVER_RELEASE:
 		return "never-release";
+	case VGPU_WORKLOAD_STALL:
+		return "stall";
 	}
 	return "unknown";
 }
@@ -130,6 +132,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_GUPS;
 	else if (!strcmp(name, "alloc-leak") || !strcmp(name, "alloc"))
 		*out = VGPU_WORKLOAD_ALLOC_LEAK;
+	else if (!strcmp(name, "stall"))
+		*out = VGPU_WORKLOAD_STALL;
 	else if (!strcmp(name, "escape"))
 		*out = VGPU_WORKLOAD_ESCAPE;
 	else if (!strcmp(name, "soak"))

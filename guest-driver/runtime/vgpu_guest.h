@@ -3,7 +3,7 @@
  * vgpu_guest.h - libvgpu-guest: what a GPU workload in a guest (or in a
  * process posing as one, vgpu-tenant) uses to drive a vGPU.
  *
- * A struct vgpu_device is one vGPU reached through a backend
+ * A struct vgpu_guest_device is one vGPU reached through a backend
  * (vgpu_guest_backend.h): over vgpud's local transport
  * (vgpu_guest_local.h), on an in-process simgpu (vgpu_guest_simgpu.h, tests
  * and benchmarks), or later through the guest kernel driver's DRM render node.
@@ -43,7 +43,7 @@
 extern "C" {
 #endif
 
-struct vgpu_device;
+struct vgpu_guest_device;
 struct vgpu_channel;
 
 /* What HELLO and QUERY said, plus the backend's name. */
@@ -60,27 +60,27 @@ struct vgpu_device_info {
 };
 
 /* GPU memory of this VM. */
-struct vgpu_buffer {
+struct vgpu_guest_buffer {
 	uint32_t handle;
 	uint64_t gpu_va;
 	uint64_t bytes; /* as allocated */
 };
 
-void vgpu_device_close(struct vgpu_device *dev);
-const struct vgpu_device_info *vgpu_device_info(const struct vgpu_device *dev);
+void vgpu_device_close(struct vgpu_guest_device *dev);
+const struct vgpu_device_info *vgpu_device_info(const struct vgpu_guest_device *dev);
 /* The last failure of a call on dev, in words ("" if none). */
-const char *vgpu_device_last_error(const struct vgpu_device *dev);
+const char *vgpu_device_last_error(const struct vgpu_guest_device *dev);
 
 /* ALLOC with priority 0..15 (VGPU_PRIORITY_DEFAULT is 7). -ENOMEM when the
  * VM's cap or the host is exhausted. */
-int vgpu_buffer_alloc(struct vgpu_device *dev, uint64_t bytes, uint32_t priority,
-                      struct vgpu_buffer *out);
-int vgpu_buffer_free(struct vgpu_device *dev, const struct vgpu_buffer *buf);
-int vgpu_buffer_set_priority(struct vgpu_device *dev, const struct vgpu_buffer *buf,
+int vgpu_buffer_alloc(struct vgpu_guest_device *dev, uint64_t bytes, uint32_t priority,
+                      struct vgpu_guest_buffer *out);
+int vgpu_buffer_free(struct vgpu_guest_device *dev, const struct vgpu_guest_buffer *buf);
+int vgpu_buffer_set_priority(struct vgpu_guest_device *dev, const struct vgpu_guest_buffer *buf,
                              uint32_t priority);
 
 /* This VM's allocated/resident/evicted bytes. */
-int vgpu_device_stats(struct vgpu_device *dev, struct vgpu_stats_response *out);
+int vgpu_device_stats(struct vgpu_guest_device *dev, struct vgpu_stats_response *out);
 
 /* ------------------------------------------------------------------------ */
 /* Channels                                                                 */
@@ -91,7 +91,7 @@ int vgpu_device_stats(struct vgpu_device *dev, struct vgpu_stats_response *out);
 
 /* gpfifo_entries: power of two, 0 = the backend's default. -ENOSPC when all
  * channel windows are in use. */
-int vgpu_channel_create(struct vgpu_device *dev, uint32_t gpfifo_entries,
+int vgpu_channel_create(struct vgpu_guest_device *dev, uint32_t gpfifo_entries,
                         struct vgpu_channel **out);
 /* Waits (bounded) until the GPU is done with the channel, then destroys it. */
 void vgpu_channel_destroy(struct vgpu_channel *ch);

@@ -82,7 +82,7 @@ struct vgpu_backend_ops {
  * backend (ops->destroy on failure and at vgpu_device_close).
  */
 int vgpu_device_create(const struct vgpu_backend_ops *ops, void *backend,
-                       struct vgpu_device **out, char *why, size_t why_len);
+                       struct vgpu_guest_device **out, char *why, size_t why_len);
 
 #ifdef __cplusplus
 }

@@ -30,14 +30,15 @@ extern "C" {
  * On failure why says what happened and what to do (-ENODEV: no vGPU
  * render node; load vgpu.ko / check the device).
  */
-int vgpu_device_open_drm(const char *path, struct vgpu_device **out, char *why, size_t why_len);
+int vgpu_device_open_drm(const char *path, struct vgpu_guest_device **out, char *why,
+                         size_t why_len);
 
 /* For tools: the render node's path and descriptor, and the driver's
  * statistics (the VM's shares plus the driver's counters). NULL / -1 /
  * -EINVAL when dev is not a DRM device. */
-const char *vgpu_guest_drm_path(const struct vgpu_device *dev);
-int vgpu_guest_drm_fd(const struct vgpu_device *dev);
-int vgpu_guest_drm_stats(struct vgpu_device *dev, struct drm_vgpu_stats *out);
+const char *vgpu_guest_drm_path(const struct vgpu_guest_device *dev);
+int vgpu_guest_drm_fd(const struct vgpu_guest_device *dev);
+int vgpu_guest_drm_stats(struct vgpu_guest_device *dev, struct drm_vgpu_stats *out);
 
 #ifdef __cplusplus
 }

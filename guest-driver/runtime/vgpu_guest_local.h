@@ -30,14 +30,14 @@ extern "C" {
  * -ECONNREFUSED mean vgpud is not listening there.
  */
 int vgpu_device_open_local(const struct vgpu_local_device_config *config, int timeout_ms,
-                           struct vgpu_device **out, char *why, size_t why_len);
+                           struct vgpu_guest_device **out, char *why, size_t why_len);
 
 /* The socket path open would use for config (for messages). */
 const char *vgpu_guest_local_socket_path(const struct vgpu_local_device_config *config);
 
 /* For tests and tools: the mailbox protocol of a local device (NULL if dev
  * is not one), e.g. for its counters or raw requests. */
-struct vgpu_proto *vgpu_guest_local_proto(struct vgpu_device *dev);
+struct vgpu_proto *vgpu_guest_local_proto(struct vgpu_guest_device *dev);
 
 #ifdef __cplusplus
 }

@@ -38,14 +38,14 @@ struct vgpu_guest_simgpu_config {
 };
 
 int vgpu_device_open_simgpu(const struct vgpu_guest_simgpu_config *config,
-                            struct vgpu_device **out, char *why, size_t why_len);
+                            struct vgpu_guest_device **out, char *why, size_t why_len);
 
 /* For tests: the device's HAL and GPU address space (NULL if dev is not a
  * simgpu device), e.g. to read buffers through vgpu_hal_as_read. */
-struct vgpu_hal *vgpu_guest_simgpu_hal(struct vgpu_device *dev);
-struct vgpu_hal_as *vgpu_guest_simgpu_as(struct vgpu_device *dev);
+struct vgpu_hal *vgpu_guest_simgpu_hal(struct vgpu_guest_device *dev);
+struct vgpu_hal_as *vgpu_guest_simgpu_as(struct vgpu_guest_device *dev);
 /* The HAL channel behind a window index of dev (NULL if none). */
-struct vgpu_hal_channel *vgpu_guest_simgpu_channel(struct vgpu_device *dev, uint32_t index);
+struct vgpu_hal_channel *vgpu_guest_simgpu_channel(struct vgpu_guest_device *dev, uint32_t index);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,17 @@
  *               fresh channel (as filled) and reports whether the backend
  *               killed the stuck channel (acquire_killed; -EIO from the
  *               runtime). Passes when the data verifies.
+ *   stall       hostile: the never-released acquire. One channel waits on a
+ *               semaphore nobody releases (SEMAPHORE_ACQUIRE of a notifier
+ *               scratch word for a value it never reaches), followed by a
+ *               fence with the interrupt flag; the workload waits for that
+ *               fence for the duration (default VGPU_STALL_DEFAULT_NS) and
+ *               ends with how the wait ended, in error and message: -ENODEV
+ *               the device was lost (its backend went away), -EIO the GPU
+ *               killed the channel (a watchdog), -ETIMEDOUT nothing happened,
+ *               -EPROTO the fence passed. stall_wait_ns says how long it
+ *               waited. It allocates and verifies nothing; size, buffer size
+ *               and iterations are ignored.
  *
  * An ALLOC answered BUSY (-EAGAIN: the backend could not make room right
  * now and changed nothing) is retried with backoff for a few seconds.
@@ -124,6 +135,7 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_SOAK,
 	VGPU_WORKLOAD_COPY_FLOOD,
 	VGPU_WORKLOAD_NEVER_RELEASE,
+	VGPU_WORKLOAD_STALL,
 };
 
 /* soak without duration or iterations: this many steps. */
@@ -151,6 +163,8 @@ enum vgpu_workload_kind {
 #define VGPU_ESCAPE_ATTEMPTS 3
 /* How long an escape attempt may take to be refused (ms). */
 #define VGPU_ESCAPE_TIMEOUT_MS 30000
+/* How long stall waits without a duration. */
+#define VGPU_STALL_DEFAULT_NS (60ull * 1000000000ull)
 
 /* One escape attempt: what it aimed at and how it ended. */
 struct vgpu_escape_attempt {
@@ -181,20 +195,23 @@ struct vgpu_workload_options {
 	/* Optional, for tests: called once the iterations are done, right
 	 * before verification, with the buffers the workload holds (soak:
 	 * before each of its checksum steps, once the GPU is idle). */
-	void (*before_verify)(void *arg, struct vgpu_device *dev,
-	                      const struct vgpu_buffer *buffers, uint64_t count);
+	void (*before_verify)(void *arg, struct vgpu_guest_device *dev,
+	                      const struct vgpu_guest_buffer *buffers, uint64_t count);
 	/* Optional, for tests (escape): called before each attempt is
 	 * submitted, with its target filled in. */
-	void (*before_escape)(void *arg, struct vgpu_device *dev,
+	void (*before_escape)(void *arg, struct vgpu_guest_device *dev,
 	                      const struct vgpu_escape_attempt *attempt);
 	/* Optional (never-release): called once its memory is filled and the
 	 * acquire submitted, when the hold begins. */
 	void (*on_hold)(void *arg);
+	/* Optional (stall): called once its fence is submitted, right before
+	 * the wait, with how long it will wait at most. */
+	void (*stalled)(void *arg, struct vgpu_guest_device *dev, uint64_t wait_ns);
 	void *hook_arg;
 	/* soak's detach step: close *dev (the VM detaches holding its
 	 * buffers) and attach again into *dev; 0, or a negative errno with
 	 * why filled in. NULL: soak never detaches. */
-	int (*reattach)(void *arg, struct vgpu_device **dev, char *why, size_t why_len);
+	int (*reattach)(void *arg, struct vgpu_guest_device **dev, char *why, size_t why_len);
 	void *reattach_arg;
 };
 
@@ -245,6 +262,9 @@ struct vgpu_workload_result {
 	bool acquire_killed;
 	uint64_t stats_probes;
 	uint64_t stats_ns_max;
+	/* stall: how long its wait lasted, counted from before the stalled
+	 * hook (so it covers anything the hook set off). */
+	uint64_t stall_wait_ns;
 	/* The VM's STATS just before the buffers were freed. */
 	bool have_stats;
 	struct vgpu_stats_response stats;
@@ -252,12 +272,12 @@ struct vgpu_workload_result {
 
 /* Fill in *out; the return value is out->error. A run whose data did not
  * verify returns 0 with out->verified false. */
-int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
+int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_options *options,
                       struct vgpu_workload_result *out);
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
 /* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
- * "soak", "copy-flood", "never-release". -EINVAL. */
+ * "soak", "copy-flood", "never-release", "stall". -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * workloads.c - stream, stencil, gups, alloc-leak, soak and the hostile
- * escape, copy-flood and never-release on a vGPU, verified by checksum (see
- * vgpu_workloads.h).
+ * escape, copy-flood, never-release and stall on a vGPU, verified by
+ * checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,11 +28,11 @@
 struct soak;
 
 struct run {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_channel *ch;
 	const struct vgpu_workload_options *options;
 	struct vgpu_workload_result *result;
-	struct vgpu_buffer *buffers;
+	struct vgpu_guest_buffer *buffers;
 	uint64_t *data_bytes; /* bytes of each buffer the workload uses */
 	uint64_t count;
 	uint64_t capacity;
@@ -104,14 +104,14 @@ static int fail_channel(struct run *run, int err, const char *doing)
 
 static int allocate(struct run *run, uint64_t bytes)
 {
-	struct vgpu_buffer buffer;
+	struct vgpu_guest_buffer buffer;
 	uint64_t start, elapsed;
 	unsigned int attempt;
 	int ret;
 
 	if (run->count == run->capacity) {
 		uint64_t capacity = run->capacity ? run->capacity * 2 : 16;
-		struct vgpu_buffer *buffers = realloc(run->buffers, capacity * sizeof(*buffers));
+		struct vgpu_guest_buffer *buffers = realloc(run->buffers, capacity * sizeof(*buffers));
 		uint64_t *data_bytes;
 
 		if (!buffers)
@@ -387,7 +387,7 @@ static int run_stream(struct run *run, uint64_t size, uint64_t buffer_bytes)
 static uint32_t encode_stencil(struct run *run, uint32_t *words, uint64_t index,
                                uint64_t iteration)
 {
-	const struct vgpu_buffer *a = &run->buffers[index], *b = &run->buffers[index + 1];
+	const struct vgpu_guest_buffer *a = &run->buffers[index], *b = &run->buffers[index + 1];
 	uint32_t height = (uint32_t)(run->data_bytes[index] / STENCIL_ROW_BYTES);
 
 	if (iteration & 1)
@@ -540,7 +540,7 @@ static bool overlaps_own(const struct run *run, uint64_t va, uint64_t bytes)
 	uint64_t i;
 
 	for (i = 0; i < run->count; i++) {
-		const struct vgpu_buffer *b = &run->buffers[i];
+		const struct vgpu_guest_buffer *b = &run->buffers[i];
 
 		if (va < b->gpu_va + b->bytes && b->gpu_va < va + bytes)
 			return true;
@@ -553,7 +553,7 @@ static bool overlaps_own(const struct run *run, uint64_t va, uint64_t bytes)
 static int escape_try(struct run *run, enum escape_kind kind, uint64_t first, uint64_t last,
                       struct vgpu_escape_attempt *a)
 {
-	const struct vgpu_buffer *from = &run->buffers[first], *buf = &run->buffers[last];
+	const struct vgpu_guest_buffer *from = &run->buffers[first], *buf = &run->buffers[last];
 	struct vgpu_channel *ch;
 	uint64_t fence = 0;
 	uint32_t *words, used = 0;
@@ -658,7 +658,7 @@ static int run_escape(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	/* The last buffer is the highest (nothing was freed), but say so
 	 * rather than assume it. */
 	for (i = 0; i < run->count; i++) {
-		const struct vgpu_buffer *b = &run->buffers[i];
+		const struct vgpu_guest_buffer *b = &run->buffers[i];
 
 		if (b->gpu_va + b->bytes > top) {
 			top = b->gpu_va + b->bytes;
@@ -1214,9 +1214,59 @@ static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_byt
 	return 0;
 }
 
+/* stall ------------------------------------------------------------------- */
+
+static int run_stall(struct run *run)
+{
+	uint64_t wait_ns = run->options->duration_ns ? run->options->duration_ns :
+	                                               VGPU_STALL_DEFAULT_NS;
+	uint64_t fence, start;
+	uint32_t *words;
+	double waited;
+	int ret;
+
+	ret = begin(run, &words);
+	if (ret)
+		return ret;
+	/* The scratch word is never written: the acquire waits forever. */
+	ret = submit_words(run, words,
+	                   simgpu_push_semaphore_acquire(words, vgpu_channel_scratch_va(run->ch, 0),
+	                                                 UINT64_MAX),
+	                   VGPU_SUBMIT_INTERRUPT, &fence);
+	if (ret)
+		return ret;
+	/* Timed from before the hook: whatever the hook sets off happens
+	 * within stall_wait_ns. */
+	start = now_ns();
+	if (run->options->stalled)
+		run->options->stalled(run->options->hook_arg, run->dev, wait_ns);
+	ret = vgpu_channel_wait(run->ch, fence,
+	                        wait_ns / 1000000u > INT32_MAX ? INT32_MAX :
+	                                                         (int)(wait_ns / 1000000u));
+	run->result->stall_wait_ns = now_ns() - start;
+	waited = (double)run->result->stall_wait_ns / 1e9;
+	/* Its fence never passes: destroying the channel must not wait for it. */
+	vgpu_channel_set_timeout(run->ch, 1);
+	switch (ret) {
+	case 0:
+		return fail(run, -EPROTO,
+		            "the fence behind a semaphore nobody released passed after %.3f s", waited);
+	case -ENODEV:
+		return fail(run, ret, "device lost after %.3f s of waiting: %s", waited,
+		            vgpu_guest_explain(ret));
+	case -EIO:
+		return fail(run, ret, "the GPU killed the stalled channel after %.3f s", waited);
+	case -ETIMEDOUT:
+		return fail(run, ret, "the stalled fence did not pass in %.3f s, and nothing ended "
+		            "the wait", waited);
+	default:
+		return fail_channel(run, ret, "waiting for the stalled fence");
+	}
+}
+
 /* ------------------------------------------------------------------------ */
 
-int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_options *options,
+int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_options *options,
                       struct vgpu_workload_result *out)
 {
 	struct run run = {
@@ -1268,14 +1318,18 @@ int vgpu_workload_run(struct vgpu_device *dev, const struct vgpu_workload_option
 	case VGPU_WORKLOAD_NEVER_RELEASE:
 		ret = run_never_release(&run, size, buffer_bytes);
 		break;
+	case VGPU_WORKLOAD_STALL:
+		ret = run_stall(&run);
+		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);
 		break;
 	}
 
 	/* Nothing may still use the buffers when they are freed. (soak's
-	 * detach may have left no channel, and a new device.) */
-	if (run.ch && ret != -EIO && ret != -ENODEV)
+	 * detach may have left no channel, and a new device; stall's channel
+	 * never finishes, and it holds no buffer.) */
+	if (run.ch && ret != -EIO && ret != -ENODEV && options->kind != VGPU_WORKLOAD_STALL)
 		vgpu_channel_finish(run.ch, -1);
 	vgpu_channel_destroy(run.ch);
 	out->have_stats = run.dev && vgpu_device_stats(run.dev, &out->stats) == 0;

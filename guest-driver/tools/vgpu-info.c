@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct info in = { 0 };
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	const char *path = NULL;
 	drmVersionPtr version;
 	drmDevicePtr pci;

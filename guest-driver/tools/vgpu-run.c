@@ -52,6 +52,12 @@ static void usage(FILE *out)
 	        "                                       it does not own (see vgpu-tenant\n"
 	        "                                       --help); passes when the GPU\n"
 	        "                                       refuses every try\n"
+	        "                           stall       hostile: waits (--duration, default\n"
+	        "                                       60s) for a fence behind a semaphore\n"
+	        "                                       nobody releases; prints a 'vgpu-run:\n"
+	        "                                       STALL' line when it starts waiting,\n"
+	        "                                       and how the wait ended (device lost,\n"
+	        "                                       channel killed, timeout)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           bytes or a number with K, M, G, T, e.g. 512M\n"
 	        "  -b, --buffer-size SIZE   largest single allocation (default 32M)\n"
@@ -116,8 +122,18 @@ struct hold {
 	bool have_before;
 };
 
-static void hold_before_verify(void *arg, struct vgpu_device *dev,
-                               const struct vgpu_buffer *buffers, uint64_t count)
+/* stall: say (one write) that the wait for the stalled fence begins. */
+static void stall_started(void *arg, struct vgpu_guest_device *dev, uint64_t wait_ns)
+{
+	(void)arg;
+	(void)dev;
+	fprintf(stderr, "vgpu-run: STALL waiting up to %.1f s for a fence behind a semaphore "
+	        "nobody releases\n", (double)wait_ns / 1e9);
+	fflush(stderr);
+}
+
+static void hold_before_verify(void *arg, struct vgpu_guest_device *dev,
+                               const struct vgpu_guest_buffer *buffers, uint64_t count)
 {
 	const struct hold *hold = arg;
 	struct drm_vgpu_stats now;
@@ -256,7 +272,8 @@ static bool parse_args(int argc, char **argv, struct run_args *a, int *status)
 	}
 	if (!have_workload) {
 		usage_error("%s", "say which workload to run with --workload (stream, stencil, "
-		                  "gups, alloc-leak or escape)");
+		                  "gups, alloc-leak, escape, soak, copy-flood, never-release or "
+		                  "stall)");
 		return false;
 	}
 	return true;
@@ -264,7 +281,7 @@ static bool parse_args(int argc, char **argv, struct run_args *a, int *status)
 
 /* The driver's counters over the run, minus the STATS request that read
  * "after" itself. */
-static void count_run(struct run *run, struct vgpu_device *dev,
+static void count_run(struct run *run, struct vgpu_guest_device *dev,
                       const struct drm_vgpu_stats *before)
 {
 	struct drm_vgpu_stats after;
@@ -283,7 +300,7 @@ int main(int argc, char **argv)
 	struct run_args a = { 0 };
 	struct drm_vgpu_stats before;
 	struct vgpu_workload_result result;
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	struct run run = { 0 };
 	struct hold hold = { 0 };
 	char why[512];
@@ -311,6 +328,7 @@ int main(int argc, char **argv)
 		a.options.before_verify = hold_before_verify;
 		a.options.hook_arg = &hold;
 	}
+	a.options.stalled = stall_started;
 	vgpu_workload_run(dev, &a.options, &result);
 	count_run(&run, dev, &before);
 

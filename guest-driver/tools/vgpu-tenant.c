@@ -95,6 +95,11 @@ static void usage(FILE *out)
 	        "                                       reports whether vgpud killed the\n"
 	        "                                       stuck channel (the hold's start is\n"
 	        "                                       announced on stderr)\n"
+	        "                           stall       hostile: wait (--duration, default\n"
+	        "                                       60s) for a fence behind a semaphore\n"
+	        "                                       nobody releases; ends with how the\n"
+	        "                                       wait ended (device lost, channel\n"
+	        "                                       killed, timeout)\n"
 	        "  -S, --size SIZE          GPU memory the workload allocates (default 256M);\n"
 	        "                           SIZE is bytes or a number with K, M, G, T\n"
 	        "                           (powers of 1024), e.g. 512M, 1.5G\n"
@@ -200,10 +205,10 @@ static void print_summary(const struct tenant *t, const struct vgpu_device_info 
 struct reattach {
 	const struct vgpu_local_device_config *config;
 	int timeout_ms;
-	struct vgpu_device **current; /* main's device, kept in step */
+	struct vgpu_guest_device **current; /* main's device, kept in step */
 };
 
-static int reattach(void *arg, struct vgpu_device **dev, char *why, size_t why_len)
+static int reattach(void *arg, struct vgpu_guest_device **dev, char *why, size_t why_len)
 {
 	struct reattach *r = arg;
 	int ret;
@@ -321,7 +326,8 @@ static bool parse_args(int argc, char **argv, struct tenant_args *a, int *status
 	}
 	if (!have_workload) {
 		usage_error("%s", "say which workload to run with --workload (stream, stencil, "
-		                  "gups, alloc-leak, escape, soak, copy-flood or never-release)");
+		                  "gups, alloc-leak, escape, soak, copy-flood, never-release or "
+		                  "stall)");
 		return false;
 	}
 	if (!a->config.vm_name) {
@@ -333,8 +339,8 @@ static bool parse_args(int argc, char **argv, struct tenant_args *a, int *status
 
 /* The result: JSON or a summary on stdout, a failed verification's
  * message on stderr. */
-static void report(struct tenant *tenant, struct vgpu_device *dev, const struct tenant_args *a,
-                   const struct vgpu_workload_result *result)
+static void report(struct tenant *tenant, struct vgpu_guest_device *dev,
+                   const struct tenant_args *a, const struct vgpu_workload_result *result)
 {
 	struct vgpu_proto *proto = dev ? vgpu_guest_local_proto(dev) : NULL;
 	const struct vgpu_device_info *info = dev ? vgpu_device_info(dev) : NULL;
@@ -357,7 +363,7 @@ int main(int argc, char **argv)
 	struct vgpu_workload_result result;
 	struct reattach again;
 	struct tenant tenant = { 0 };
-	struct vgpu_device *dev = NULL;
+	struct vgpu_guest_device *dev = NULL;
 	char why[512];
 	int status;
 

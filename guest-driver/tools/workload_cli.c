@@ -55,7 +55,7 @@ static const char *apply(int opt, const char *arg, struct vgpu_workload_options 
 		*have_workload = true;
 		return vgpu_workload_parse(arg, &o->kind)
 		               ? "unknown workload '%s' (stream, stencil, gups, alloc-leak, escape, soak, "
-		                 "copy-flood, never-release)"
+		                 "copy-flood, never-release, stall)"
 		               : NULL;
 	case 'S':
 		return vgpu_parse_size(arg, &o->size_bytes) || o->size_bytes < VGPU_PAGE_SIZE

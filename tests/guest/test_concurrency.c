@@ -210,7 +210,7 @@ static void test_gp_put_ordering(void **state)
 {
 	struct window_gpu gpu = { 0 };
 	struct vgpu_channel_stats stats;
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_channel *ch;
 	uint64_t fence = 0, rng = 99;
 	uint32_t *words, n, i;
@@ -294,7 +294,10 @@ static void *caller_thread(void *arg)
 
 static void test_proto_concurrent_callers(void **state)
 {
-	static const struct vgpu_proto_lock_ops lock_ops = { mutex_lock, mutex_unlock };
+	static const struct vgpu_proto_lock_ops lock_ops = {
+		.lock = mutex_lock,
+		.unlock = mutex_unlock,
+	};
 	pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 	struct fake_device *fake = fake_device_create();
 	struct vgpu_proto_config config = fake_device_proto_config(fake, 10000);
@@ -331,7 +334,7 @@ static void test_proto_concurrent_callers(void **state)
 /* Two VMs on one simgpu                                                    */
 
 struct vm_thread {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	enum vgpu_workload_kind kind;
 	struct vgpu_workload_result result;
 	int ret;

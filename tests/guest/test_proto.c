@@ -724,6 +724,8 @@ struct lock_count {
 	int depth;
 	int max_depth;
 	int locks;
+	int asserts;          /* assert_held calls */
+	int asserts_unlocked; /* of which with the lock not held */
 };
 
 static void count_lock(void *ctx)
@@ -742,10 +744,20 @@ static void count_unlock(void *ctx)
 	c->depth--;
 }
 
+static void count_assert_held(void *ctx)
+{
+	struct lock_count *c = ctx;
+
+	c->asserts++;
+	if (c->depth < 1)
+		c->asserts_unlocked++;
+}
+
 static void test_lock_hook(void **state)
 {
 	struct fixture *f = *state;
-	static const struct vgpu_proto_lock_ops lock_ops = { count_lock, count_unlock };
+	static const struct vgpu_proto_lock_ops lock_ops = { count_lock, count_unlock,
+		                                             count_assert_held };
 	struct vgpu_proto_config config = fake_device_proto_config(f->fake, 100);
 	struct lock_count count = { 0 };
 	struct vgpu_alloc_response alloc;
@@ -761,6 +773,9 @@ static void test_lock_hook(void **state)
 	assert_int_equal(count.depth, 0);
 	assert_int_equal(count.max_depth, 1);
 	assert_true(count.locks >= 4);
+	/* The helpers that need the lock check it, and always find it held. */
+	assert_true(count.asserts >= 3);
+	assert_int_equal(count.asserts_unlocked, 0);
 }
 
 int main(void)

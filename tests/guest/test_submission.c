@@ -25,7 +25,7 @@
 #include "vgpu_workloads.h"
 
 struct fixture {
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_hal *hal;
 	struct vgpu_hal_as *as;
 };
@@ -101,7 +101,7 @@ static void test_device_info(void **state)
 	struct fixture *f = *state;
 	const struct vgpu_device_info *info = vgpu_device_info(f->dev);
 	struct vgpu_stats_response stats;
-	struct vgpu_buffer buf;
+	struct vgpu_guest_buffer buf;
 
 	assert_string_equal(info->backend, "simgpu");
 	assert_int_equal(info->abi_version, VGPU_ABI_VERSION);
@@ -126,7 +126,7 @@ static void test_fill_reads_back_byte_exact(void **state)
 	const uint64_t bytes = 1u << 20;
 	uint8_t *got = malloc(bytes), *want = malloc(bytes);
 	struct vgpu_channel *ch;
-	struct vgpu_buffer buf;
+	struct vgpu_guest_buffer buf;
 	uint32_t *words;
 	uint64_t fence;
 
@@ -195,7 +195,7 @@ static void test_gpfifo_wraps_in_order(void **state)
 	const unsigned n = 600;
 	struct vgpu_channel_stats stats;
 	struct vgpu_channel *ch;
-	struct vgpu_buffer counter, log;
+	struct vgpu_guest_buffer counter, log;
 	uint64_t fence, want;
 	uint32_t *words, count;
 	unsigned i;
@@ -245,7 +245,7 @@ static void test_pushbuffer_reuse(void **state)
 	const unsigned n = 400;
 	struct vgpu_channel_stats stats;
 	struct vgpu_channel *ch;
-	struct vgpu_buffer log;
+	struct vgpu_guest_buffer log;
 	uint64_t fence, rng = 77;
 	uint32_t *words, count, pad, j;
 	unsigned i;
@@ -403,8 +403,8 @@ static void test_workload_duration(void **state)
 	assert_true(result.wall_seconds >= 0.2);
 }
 
-static void corrupt_one_byte(void *arg, struct vgpu_device *dev,
-                             const struct vgpu_buffer *buffers, uint64_t count)
+static void corrupt_one_byte(void *arg, struct vgpu_guest_device *dev,
+                             const struct vgpu_guest_buffer *buffers, uint64_t count)
 {
 	struct vgpu_hal_as *as = vgpu_guest_simgpu_as(dev);
 	uint8_t byte;
@@ -469,12 +469,12 @@ static void test_alloc_leak_stops_at_cap(void **state)
 /* soak: a second "VM" on the fixture's GPU that detaches and attaches again. */
 struct soak_vm {
 	struct vgpu_hal *hal;
-	struct vgpu_device *current; /* the workload's device, kept in step */
+	struct vgpu_guest_device *current; /* the workload's device, kept in step */
 	unsigned int reattaches;
 	bool corrupted;
 };
 
-static int soak_reattach(void *arg, struct vgpu_device **dev, char *why, size_t why_len)
+static int soak_reattach(void *arg, struct vgpu_guest_device **dev, char *why, size_t why_len)
 {
 	struct soak_vm *vm = arg;
 	struct vgpu_guest_simgpu_config config = { .hal = vm->hal };
@@ -489,8 +489,8 @@ static int soak_reattach(void *arg, struct vgpu_device **dev, char *why, size_t 
 }
 
 /* Once: flip a byte of the first buffer held. */
-static void soak_corrupt_once(void *arg, struct vgpu_device *dev,
-                              const struct vgpu_buffer *buffers, uint64_t count)
+static void soak_corrupt_once(void *arg, struct vgpu_guest_device *dev,
+                              const struct vgpu_guest_buffer *buffers, uint64_t count)
 {
 	struct soak_vm *vm = arg;
 	struct vgpu_hal_as *as = vgpu_guest_simgpu_as(dev);
@@ -575,8 +575,8 @@ static void test_two_devices_share_a_gpu(void **state)
 		.size_bytes = 2ull << 20,
 		.iterations = 2,
 	};
-	struct vgpu_device *other;
-	struct vgpu_buffer a, b;
+	struct vgpu_guest_device *other;
+	struct vgpu_guest_buffer a, b;
 	uint64_t value = 0x1111, got;
 	char why[256];
 
@@ -610,7 +610,7 @@ static void test_escape_refused(void **state)
 		.seed = 5,
 	};
 	struct vgpu_stats_response stats;
-	struct vgpu_buffer buf;
+	struct vgpu_guest_buffer buf;
 	unsigned i;
 
 	assert_int_equal(vgpu_workload_run(f->dev, &options, &result), 0);
@@ -653,7 +653,7 @@ struct escape_hole {
 	uint64_t count;
 };
 
-static void map_escape_target(void *arg, struct vgpu_device *dev,
+static void map_escape_target(void *arg, struct vgpu_guest_device *dev,
                               const struct vgpu_escape_attempt *attempt)
 {
 	struct escape_hole *hole = arg;

@@ -172,9 +172,9 @@ static void vgpud_stop(struct vgpud *d)
 
 struct target {
 	const char *name;
-	struct vgpu_device *dev;
+	struct vgpu_guest_device *dev;
 	struct vgpu_channel *channel;
-	struct vgpu_buffer buffer;
+	struct vgpu_guest_buffer buffer;
 	double rates[2][MAX_ROUNDS]; /* submissions per second, per work */
 	double space_waits[2][MAX_ROUNDS]; /* begins that waited for the GPU, per second */
 };

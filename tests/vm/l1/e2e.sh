@@ -19,10 +19,20 @@
 #   5. while every guest holds its memory: vgpuctl status --json (each VM's
 #      allocated bytes = what its guest holds, oversubscription, evicted > 0),
 #      vgpuctl stats (mailbox doorbells vs. submissions), sysfs vendor/
-#   6. release the guests (a line on their ttyS1): each verifies its data
-#      byte for byte (GPU checksums vs. CPU references) and frees it
-#   7. after the guests: vgpud has no VM and no memory left; mdevs removed,
-#      vgpud stops cleanly, vgpu_mdev unloads, the kernel log is clean
+#   6. release every guest but the last (a line on their ttyS1): each
+#      verifies its data byte for byte (GPU checksums vs. CPU references)
+#      and frees it, while L1 resets the last guest again and again (QEMU
+#      system_reset: VFIO_DEVICE_RESET of its mdev, vgpud detaches and
+#      re-attaches it; the guest reboots and allocates anew): the others'
+#      data must come through intact (issue 12: repeated RESET)
+#   7. the last guest, rebooted, holds its memory again; released, it
+#      verifies, then waits for a fence that never passes (vgpu-run
+#      --workload stall); L1 kills vgpud with SIGKILL and the guest's wait
+#      must end with device lost within 1 s of the kill (vgpu_mdev.ko raises
+#      VGPU_IRQ_DEVICE_LOST; issue 12: vgpud killed)
+#   8. a new vgpud takes over the mdevs (EXISTS) with no VM and no memory;
+#      mdevs removed, vgpud stops cleanly, vgpu_mdev unloads, the kernel log
+#      is clean
 # One line per check: "VGPU-E2E-CHECK ok: ..." or "VGPU-E2E-CHECK FAIL: ...".
 set -uo pipefail
 # All of it in one block: bash parses the block before it runs any of it, so
@@ -36,6 +46,9 @@ l2_mem=${E2E_L2_MEM:-256M} boot_timeout=${E2E_L2_BOOT_TIMEOUT:-150}
 hold_timeout=${E2E_HOLD_TIMEOUT:-300} l2_timeout=${E2E_L2_TIMEOUT:-420}
 
 sock=/tmp/vgpud/vgpud.sock ctl=/tmp/vgpud/control.sock fifo=/tmp/e2e
+# the guest whose mdev is reset again and again (6), and who waits on a
+# fence when vgpud is killed (7)
+victim=$((vms - 1)) max_resets=${E2E_MAX_RESETS:-12}
 types=/sys/class/mdev_bus/vgpu/mdev_supported_types
 type=vgpu-1G
 failures=0 vgpud_pid='' helper_pids=()
@@ -164,7 +177,7 @@ start_l2() { # INDEX
 	timeout -k 5 "$l2_timeout" qemu-system-x86_64 -nodefaults -no-user-config -display none \
 		-name "e2e-vm$i" -accel kvm -cpu host -machine pc -m "$l2_mem" -smp 1 \
 		-kernel "$VMLINUZ" -initrd "$E2E_L2_INITRD" \
-		-append "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 loglevel=4 nokaslr random.trust_cpu=on e2e.vm=$i e2e.size=$size e2e.buffer=$buffer e2e.duration=$duration e2e.seed=$((1000 + i)) e2e.hold=$hold_timeout" \
+		-append "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 loglevel=4 nokaslr random.trust_cpu=on e2e.vm=$i e2e.size=$size e2e.buffer=$buffer e2e.duration=$duration e2e.seed=$((1000 + i)) e2e.hold=$hold_timeout e2e.lost=$((i == victim))" \
 		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/${uuid[i]}" \
 		-serial stdio -serial "pipe:$fifo/ctl$i" -monitor "pipe:$fifo/mon$i" \
 		-d cpu_reset,guest_errors -D "$PWD/l2-$i.qemu-debug.log" \
@@ -343,12 +356,81 @@ else
 	fail "not every guest held its memory within ${hold_timeout}s: nothing to compare"
 fi
 
-# --- 6. release, verification in the guests ---------------------------------------
+# --- 6. release, verification in the guests; the victim is reset meanwhile -------
+# detaches N: how often vgpud detached guest N's VM (named by its UUID or
+# QEMU's -name)
+detaches() {
+	grep -c "VM '\(e2e-vm$1\|${uuid[$1]}\)' (id [0-9]*) detached" vgpud.log 2>/dev/null || true
+}
+others_over() {
+	local i
+	for ((i = 0; i < victim; i++)); do l2_over "$i" || return 1; done
+}
+log_has_since() { # INDEX OFFSET PATTERN: PATTERN in guest INDEX's log after OFFSET bytes
+	tail -c +"$(($2 + 1))" "l2-$1.log" 2>/dev/null | grep -qa "$3"
+}
+# watch_log INDEX OFFSET PATTERN SECONDS: wait until PATTERN appears in guest
+# INDEX's log after OFFSET bytes, reacting at once (tail -f, not a polling loop)
+watch_log() {
+	local pid rc
+	rm -f "$fifo/watch"
+	mkfifo "$fifo/watch"
+	timeout "$4" tail -c +"$(($2 + 1))" -f -s 0.05 "l2-$1.log" >"$fifo/watch" &
+	pid=$!
+	grep -qa -m1 "$3" <"$fifo/watch"
+	rc=$?
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "$fifo/watch"
+	return "$rc"
+}
 t_rel=$(now)
-for ((i = 0; i < vms; i++)); do
+for ((i = 0; i < victim; i++)); do
 	running "$i" && timeout 5 bash -c "echo go >$fifo/ctl$i.in"
 done
+detached0=$(detaches "$victim") resets=0 reset_at=0
+while running "$victim" && ((resets < max_resets)) && { ((resets < 3)) || ! others_over; }; do
+	reset_at=$(stat -c %s "l2-$victim.log")
+	timeout 5 bash -c "printf 'system_reset\n' >$fifo/mon$victim.in" || break
+	resets=$((resets + 1))
+	sleep 3
+done
+resets_known[victim]=$(guest_resets "$victim")
+say "reset L2 vm=$victim $resets times (QEMU system_reset) while the others verified"
 for ((i = 0; i < vms; i++)); do
+	if ((i == victim)); then
+		# --- 7. the victim again: hold, release, then vgpud killed under its wait ---
+		check "its mdev was reset $resets times (>= 3) and vgpud detached and re-attached the VM each time ($(($(detaches "$victim") - detached0)) detaches), with no failed reset" \
+			bash -c "(($resets >= 3 && $(detaches "$victim") - $detached0 >= $resets)) && ! grep -q 'reset: ' vgpud.log"
+		check "vgpud detached the VMs that powered off and holds none of their memory; only vm=$victim's VM remains" \
+			wait_for 10 bash -c "$E2E_VGPUCTL --socket $ctl status --json | jq -e '(.vms | length) == 1 and .gpu.allocated == .vms[0].allocated' >/dev/null"
+		if wait_for "$hold_timeout" log_has_since "$i" "$reset_at" '^VGPU-E2E-HOLD'; then
+			pass "L2 vm=$i rebooted after its last reset and holds its memory again: $(tail -c +$((reset_at + 1)) "l2-$i.log" | grep -a -m1 '^VGPU-E2E-HOLD' | tr -d '\r' | cut -d' ' -f3-5)"
+			timeout 5 bash -c "echo go >$fifo/ctl$i.in"
+		else
+			fail "L2 vm=$i did not hold its memory again within ${hold_timeout}s of its last reset"
+		fi
+		if watch_log "$i" "$reset_at" 'vgpu-run: STALL waiting' 240; then
+			kill -KILL "$vgpud_pid"
+			t_kill=$(now) up_kill=$(cut -d' ' -f1 /proc/uptime)
+			watch_log "$i" "$reset_at" 'vgpu-run: stall: ' 30
+			seen=$(elapsed "$t_kill")
+			wait "$vgpud_pid" 2>/dev/null
+			vgpud_pid=''
+			line=$(tail -c +$((reset_at + 1)) "l2-$i.log" | grep -a -m1 'vgpu-run: stall: ' | tr -d '\r')
+			waited=$(sed -n 's/.*device lost after \([0-9.]*\) s of waiting.*/\1/p' <<<"$line")
+			closed=$(dmesg | sed -n 's/^\[ *\([0-9.]*\)\] vgpu_mdev: vgpud disconnected.*/\1/p' | tail -n 1)
+			say "vgpud killed: vgpu_mdev.ko saw its control file close $(awk -v a="${closed:-0}" -v b="$up_kill" 'BEGIN { printf "%.2f", a - b }') s later (the process's exit); L1 read the guest's result ${seen} s after the kill"
+			# The guest timed its wait from before it announced it, so the kill
+			# came later: its wait time bounds the time from the kill to the
+			# wait's end (it also holds L1's reaction to the announcement, so
+			# it errs on the safe side). The 1 s is issue 12's bound.
+			check "vgpud killed (SIGKILL) while vm=$i waited on a fence: the guest's wait ended with device lost within 1 s of the kill (it waited ${waited:-?} s in all, from before it asked for the kill): ${line#vgpu-run: stall: }" \
+				awk -v w="${waited:-x}" 'BEGIN { exit !(w ~ /^[0-9.]+$/ && w <= 1.0) }'
+		else
+			fail "L2 vm=$i never started waiting on its stalled fence"
+		fi
+	fi
 	if ! wait_for "$l2_timeout" l2_over "$i"; then
 		fail "L2 vm=$i still running ${l2_timeout}s after the release; killed"
 		diagnose_l2 "$i"
@@ -365,7 +447,7 @@ for ((i = 0; i < vms; i++)); do
 		say "L2 vm=$i ended without its status line (QEMU status $rc, $(guest_resets "$i") resets by the guest); last serial lines:"
 		tail -n 8 "l2-$i.log" | tr -d '\r' | sed "s/^/    l2-$i: /"
 	fi
-	grep -a '^VGPU-E2E-L2 \|^VGPU-E2E-NOTE\|^VGPU-E2E-RESULT\|^VGPU-E2E-RELEASED\|^VGPU-E2E-STDERR\|^qemu-system' "l2-$i.log" | tr -d '\r' |
+	grep -a '^VGPU-E2E-L2 \|^VGPU-E2E-NOTE\|^VGPU-E2E-RESULT\|^VGPU-E2E-RELEASED\|^VGPU-E2E-STDERR\|^VGPU-E2E-STALL\|^qemu-system' "l2-$i.log" | tr -d '\r' |
 		sed 's/^VGPU-E2E-L2 ok vm=/VGPU-E2E-CHECK ok: L2 vm=/; s/^VGPU-E2E-L2 FAIL vm=/VGPU-E2E-CHECK FAIL: L2 vm=/
 			s/^VGPU-E2E-NOTE /VGPU-E2E: note: /'
 	failures=$((failures + $(grep -ac '^VGPU-E2E-L2 FAIL' "l2-$i.log")))
@@ -374,8 +456,19 @@ for ((i = 0; i < vms; i++)); do
 done
 say "guests verified and powered off $(elapsed "$t_rel") s after the release"
 
-# --- 7. teardown ----------------------------------------------------------------------
-check "vgpud has detached every VM and holds no GPU memory" \
+# --- 8. a new vgpud after the kill; teardown --------------------------------------------
+if [[ -n $vgpud_pid ]]; then # the kill step did not run
+	kill -KILL "$vgpud_pid" 2>/dev/null
+	wait "$vgpud_pid" 2>/dev/null
+fi
+"$E2E_VGPUD" --config "$PWD/vgpud.conf" 2>vgpud-2.log &
+vgpud_pid=$!
+if wait_for 30 grep -q 'ready:' vgpud-2.log; then
+	pass "a new vgpud started after the kill and took over the mdev types"
+else
+	fail "no new vgpud after the kill: $(tail -n 5 vgpud-2.log | tr '\n' '|')"
+fi
+check "it has no VM and holds no GPU memory" \
 	wait_for 10 bash -c "$E2E_VGPUCTL --socket $ctl status --json | jq -e '(.vms | length) == 0 and .gpu.allocated == 0' >/dev/null"
 for ((i = 0; i < vms; i++)); do
 	echo 1 >"/sys/bus/mdev/devices/${uuid[i]}/remove" || fail "removing mdev ${uuid[i]}"
@@ -385,8 +478,8 @@ kill "$vgpud_pid"
 wait "$vgpud_pid"
 rc=$?
 vgpud_pid=''
-check "vgpud exits cleanly on SIGTERM (status $rc)" test "$rc" = 0
-check "no error in vgpud's log" bash -c '! grep -q " error: " vgpud.log'
+check "the new vgpud exits cleanly on SIGTERM (status $rc)" test "$rc" = 0
+check "no error in either vgpud's log" bash -c '! grep -q " error: " vgpud.log vgpud-2.log'
 check "vgpu_mdev parent gone with vgpud and the mdevs" wait_for 10 test ! -e /sys/class/mdev_bus/vgpu
 check "rmmod vgpu_mdev" rmmod vgpu_mdev
 check "no BUG/Oops/WARNING/lockup in L1's kernel log" dmesg_clean

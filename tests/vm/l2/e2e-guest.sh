@@ -11,14 +11,19 @@
 # console as "VGPU-E2E-HOLD vm=N ...", then the guest waits for L1 to write a
 # line to its second serial port (ttyS1) -- L1 reads vgpuctl meanwhile -- and
 # releases vgpu-run, which verifies every buffer by checksum and frees.
+# With e2e.lost=1 it then runs vgpu-run --workload stall (a fence that never
+# passes) with its stderr on the console, so L1 sees the "vgpu-run: STALL"
+# line when the wait begins, kills vgpud, and sees how the wait ended
+# ("vgpu-run: stall: device lost after ..."); the guest checks that it ended
+# with device lost and that vgpu.ko logged it.
 #
 # Parameters from the kernel command line (set by tests/vm/l1/e2e.sh):
 #   e2e.vm=N e2e.workload=stream e2e.size=168M e2e.buffer=24M
-#   e2e.duration=4s e2e.seed=N e2e.hold=300
+#   e2e.duration=4s e2e.seed=N e2e.hold=300 e2e.lost=0|1
 # Output lines: "VGPU-E2E-L2 ok|FAIL vm=N: what", "VGPU-E2E-HOLD vm=N ...",
 # "VGPU-E2E-RESULT vm=N {json}" (vgpu-run --json, one line);
 # exit status = failures.
-vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300
+vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300 lost=0
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -29,6 +34,7 @@ for arg in $(cat /proc/cmdline); do
 	e2e.duration=*) duration=${arg#e2e.duration=} ;;
 	e2e.seed=*) seed=${arg#e2e.seed=} ;;
 	e2e.hold=*) hold=${arg#e2e.hold=} ;;
+	e2e.lost=*) lost=${arg#e2e.lost=} ;;
 	esac
 done
 failures=0
@@ -109,6 +115,25 @@ if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/run.json && grep -q '"mismatc
 	ok "vgpu-run verified every buffer byte for byte ($(grep -o '"checksums":[0-9]*' /tmp/run.json))"
 else
 	bad "vgpu-run exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/run.json)"
+fi
+if [ "$lost" = 1 ]; then
+	# L1 kills vgpud once the STALL line is out; stderr goes straight to
+	# the console so no polling here adds to what L1 measures.
+	echo "VGPU-E2E-STALL vm=$vm: vgpu-run --workload stall --duration 120s (uptime $(uptime_s))"
+	/bin/vgpu-run -D "$node" --workload stall --duration 120s --json >/tmp/stall.json
+	rc=$?
+	echo "VGPU-E2E-STALL-RESULT vm=$vm $(tr -d '\n' </tmp/stall.json | tr -s ' ')"
+	if [ "$rc" = 1 ] && grep -q '"message":"device lost after' /tmp/stall.json; then
+		ok "the stalled fence wait ended with device lost once vgpud was killed: $(grep -o '"message":"[^"]*"' /tmp/stall.json)"
+	else
+		bad "the stalled fence wait did not end with device lost (exit status $rc): $(grep -o '"message":"[^"]*"' /tmp/stall.json)"
+	fi
+	why=$(dmesg | grep -m1 'device lost: the host backend' | sed 's/^\[[^]]*\] //')
+	if [ -n "$why" ]; then
+		ok "vgpu.ko reported it: $why"
+	else
+		bad "vgpu.ko did not log the lost device"
+	fi
 fi
 if rmmod vgpu && rmmod drm; then
 	ok "vgpu.ko and drm.ko unloaded"

@@ -31,34 +31,15 @@
 
 #include <vgpu/device_abi.h>
 
+#define TEST_CHECK_PREFIX "VGPU-L2-CHECK "
+#include "test_check.h"
 #include "test_protocol.h"
 
-static int failed;
 static volatile uint8_t *bar0, *bar2;
 static sigjmp_buf sigbus_jmp;
 static volatile sig_atomic_t sigbus_seen;
 
-static bool check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
 
-	va_start(ap, fmt);
-	printf("VGPU-L2-CHECK %s: ", ok ? "ok" : "FAIL");
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-	va_end(ap);
-	failed += !ok;
-	return ok;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static unsigned long sysfs_ulong(const char *dir, const char *name)
 {
@@ -322,6 +303,9 @@ static void check_die(void)
 	check(window[1] == 0x600df00d, "the write is visible afterwards");
 	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_BACKEND_GONE,
 	      "STATUS is BACKEND_GONE (%#x)", reg(VGPU_REG_STATUS));
+	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_DEVICE_LOST,
+	      "IRQ_STATUS has DEVICE_LOST (%#x)",
+	      reg(VGPU_REG_IRQ_STATUS));
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "registers still read sanely");
 	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
 	check(true, "a doorbell with no backend is harmless");

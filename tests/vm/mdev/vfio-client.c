@@ -36,41 +36,18 @@
 
 #include <vgpu/mdev_control.h>
 
+#include "test_check.h"
 #include "test_protocol.h"
 
 #define REGION(i) ((uint64_t)(i) << 40) /* what the module reports; checked below */
 
-static int passed, failed;
 static int device = -1, container = -1;
 static uint64_t region_offset[VFIO_PCI_NUM_REGIONS];
 static volatile uint8_t *bar2;
 static sigjmp_buf sigbus_jmp;
 static volatile sig_atomic_t sigbus_seen;
 
-static bool check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
 
-	va_start(ap, fmt);
-	printf("%s: ", ok ? "ok" : "FAIL");
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-	va_end(ap);
-	if (ok)
-		passed++;
-	else
-		failed++;
-	return ok;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static ssize_t region_rw(int index, uint64_t off, void *buf, size_t n, bool write)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device_abi.h - the vGPU device ABI, version 1.1.
+ * device_abi.h - the vGPU device ABI, version 1.2.
  *
  * The one definition of what a guest sees of a vGPU: PCI identity, BAR
  * layout, registers, the mailbox and its messages, channel windows and
@@ -24,10 +24,14 @@
 /* Version                                                                   */
 
 #define VGPU_ABI_VERSION_MAJOR 1 /* incompatible changes */
-#define VGPU_ABI_VERSION_MINOR 1 /* compatible additions */
+#define VGPU_ABI_VERSION_MINOR 2 /* compatible additions */
 /* 1.1: QUERY page_size_mask bit 2, 2 MiB VRAM pages (a GPU like cudagpu's;
  *      ALLOC then rounds to 2 MiB). A 1.0 guest refuses such a backend's
- *      QUERY; every other backend looks the same to it. */
+ *      QUERY; every other backend looks the same to it.
+ * 1.2: VGPU_IRQ_DEVICE_LOST: the device interrupts when the backend goes
+ *      away, so a guest fails its pending waits at once. A 1.1 guest never
+ *      enables it (its VGPU_IRQ_ALL lacks the bit) and still notices
+ *      VGPU_STATUS_BACKEND_GONE by reading STATUS. */
 #define VGPU_ABI_VERSION ((VGPU_ABI_VERSION_MAJOR << 16) | VGPU_ABI_VERSION_MINOR)
 
 /* Feature bits (VGPU_REG_FEATURES, HELLO). */
@@ -85,12 +89,18 @@
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
 
 #define VGPU_STATUS_READY (1u << 0)        /* backend attached, mailbox usable */
-#define VGPU_STATUS_BACKEND_GONE (1u << 1) /* vgpud went away: requests fail */
+#define VGPU_STATUS_BACKEND_GONE (1u << 1) /* vgpud went away: the device is lost,
+                                              requests fail, fences never pass */
 
 #define VGPU_IRQ_MAILBOX (1u << 0)       /* responses available */
 #define VGPU_IRQ_FENCE (1u << 1)         /* a SEMAPHORE_RELEASE with interrupt ran */
 #define VGPU_IRQ_CHANNEL_ERROR (1u << 2) /* a channel was killed */
-#define VGPU_IRQ_ALL (VGPU_IRQ_MAILBOX | VGPU_IRQ_FENCE | VGPU_IRQ_CHANNEL_ERROR)
+#define VGPU_IRQ_DEVICE_LOST (1u << 3)   /* 1.2: STATUS became BACKEND_GONE: every
+                                            pending request and fence is lost;
+                                            raised by the host (the backend is
+                                            gone), on the error vector */
+#define VGPU_IRQ_ALL (VGPU_IRQ_MAILBOX | VGPU_IRQ_FENCE | VGPU_IRQ_CHANNEL_ERROR | \
+		      VGPU_IRQ_DEVICE_LOST)
 
 /* MSI-X vectors when VGPU_FEATURE_MSIX (else one INTx/MSI for all). */
 #define VGPU_MSIX_VECTOR_MAILBOX 0
