@@ -266,17 +266,7 @@ static bool parse_args(int argc, char **argv, struct run_args *a, int *status)
 			return false;
 		}
 	}
-	if (optind < argc) {
-		usage_error("unexpected argument '%s'", argv[optind]);
-		return false;
-	}
-	if (!have_workload) {
-		usage_error("%s", "say which workload to run with --workload (stream, stencil, "
-		                  "gups, alloc-leak, escape, soak, copy-flood, never-release or "
-		                  "stall)");
-		return false;
-	}
-	return true;
+	return workload_cli_args_done(TOOL, argc, argv, have_workload);
 }
 
 /* The driver's counters over the run, minus the STATS request that read

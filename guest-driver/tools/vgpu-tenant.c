@@ -320,16 +320,8 @@ static bool parse_args(int argc, char **argv, struct tenant_args *a, int *status
 			return false;
 		}
 	}
-	if (optind < argc) {
-		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!workload_cli_args_done(TOOL, argc, argv, have_workload))
 		return false;
-	}
-	if (!have_workload) {
-		usage_error("%s", "say which workload to run with --workload (stream, stencil, "
-		                  "gups, alloc-leak, escape, soak, copy-flood, never-release or "
-		                  "stall)");
-		return false;
-	}
 	if (!a->config.vm_name) {
 		snprintf(a->default_name, sizeof(a->default_name), "tenant-%ld", (long)getpid());
 		a->config.vm_name = a->default_name;

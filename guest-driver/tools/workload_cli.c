@@ -4,6 +4,7 @@
 #include "workload_cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,21 @@ int workload_cli_usage_error(const char *tool, const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry '%s --help'.\n", tool);
 	return EXIT_USAGE;
+}
+
+bool workload_cli_args_done(const char *tool, int argc, char **argv, bool have_workload)
+{
+	if (optind < argc) {
+		workload_cli_usage_error(tool, "unexpected argument '%s'", argv[optind]);
+		return false;
+	}
+	if (!have_workload) {
+		workload_cli_usage_error(tool, "%s", "say which workload to run with --workload "
+		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
+		                         "copy-flood, never-release or stall)");
+		return false;
+	}
+	return true;
 }
 
 int workload_cli_parse_u64(const char *text, uint64_t *out)

@@ -49,6 +49,10 @@ enum workload_cli_option workload_cli_option(const char *tool, int opt, const ch
                                              struct vgpu_workload_options *options,
                                              bool *have_workload);
 
+/* After getopt: true when no argument is left over and --workload was
+ * given; false after saying which is wrong (workload_cli_usage_error). */
+bool workload_cli_args_done(const char *tool, int argc, char **argv, bool have_workload);
+
 /* "TOOL: <fmt with arg>" and "Try 'TOOL --help'." on stderr; EXIT_USAGE. */
 int workload_cli_usage_error(const char *tool, const char *fmt, const char *arg);
 
