@@ -371,7 +371,7 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 		if (vgpud_parse_u32(value, &spec->weight) || !spec->weight ||
 		    spec->weight > VGPU_CORE_WEIGHT_MAX) {
 			vgpu_why(why, why_len, "weight must be 1..%u, not '%s'",
-			        VGPU_CORE_WEIGHT_MAX, value);
+			         VGPU_CORE_WEIGHT_MAX, value);
 			return -EINVAL;
 		}
 		return 0;
@@ -379,7 +379,7 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 	if (!strcmp(key, "cap")) {
 		if (vgpu_parse_bytes(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
 			vgpu_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
-			        "(0 = no cap), not '%s'", value);
+			         "(0 = no cap), not '%s'", value);
 			return -EINVAL;
 		}
 		return 0;
@@ -387,7 +387,7 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 	if (!strcmp(key, "max_instances") || !strcmp(key, "max")) {
 		if (vgpud_parse_u32(value, &spec->max_instances)) {
 			vgpu_why(why, why_len, "max_instances must be a whole number (0 = no "
-			        "limit), not '%s'", value);
+			         "limit), not '%s'", value);
 			return -EINVAL;
 		}
 		return 0;
@@ -405,7 +405,7 @@ static struct vgpud_profile_spec *profile_add(struct vgpud_profile_spec *specs, 
 		return spec;
 	if (!vgpud_profile_name_ok(name)) {
 		vgpu_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
-		        "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
+		         "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
 		return NULL;
 	}
 	if (*count >= VGPUD_MAX_PROFILES) {
@@ -468,7 +468,7 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		return 0;
 	}
 	vgpu_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
-	        "[socket] or [profile NAME]", ps->path, ps->lineno, s);
+	         "[socket] or [profile NAME]", ps->path, ps->lineno, s);
 	return -EINVAL;
 }
 
@@ -482,7 +482,7 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 
 	if (!ps->section[0]) {
 		vgpu_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
-		        "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
+		         "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
 		return -EINVAL;
 	}
 	if (!strcmp(ps->section, "profile")) {
@@ -491,7 +491,7 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 		err = profile_set(spec, key, value, detail, sizeof(detail));
 		if (err)
 			vgpu_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
-			        ps->profile, detail);
+			         ps->profile, detail);
 		return err;
 	}
 	if (!ps->config)
@@ -499,14 +499,14 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 	k = find_key(ps->section, key);
 	if (!k) {
 		vgpu_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
-		        "keys", ps->path, ps->lineno, key, ps->section);
+		         "keys", ps->path, ps->lineno, key, ps->section);
 		return -EINVAL;
 	}
 	err = set_key(ps->config, k, value);
 	if (err) {
 		describe_error(k, value, detail, sizeof(detail));
 		vgpu_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
-		        detail);
+		         detail);
 	}
 	return err;
 }
@@ -523,7 +523,7 @@ static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_
 
 		if (!close || close[1]) {
 			vgpu_why(why, why_len, "%s:%u: a section header looks like [core] or "
-			        "[profile NAME]", ps->path, ps->lineno);
+			         "[profile NAME]", ps->path, ps->lineno);
 			return -EINVAL;
 		}
 		*close = '\0';
@@ -553,7 +553,7 @@ static int parse_file(const char *path, struct vgpud_config *config,
 	if (!f) {
 		err = -errno;
 		vgpu_why(why, why_len, "cannot open configuration file %s: %s", path,
-		        strerror(-err));
+		         strerror(-err));
 		return err;
 	}
 	*count = 0;
@@ -561,7 +561,7 @@ static int parse_file(const char *path, struct vgpud_config *config,
 		ps.lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
 			vgpu_why(why, why_len, "%s:%u: line longer than %zu characters", path,
-			        ps.lineno, sizeof(line) - 2);
+			         ps.lineno, sizeof(line) - 2);
 			err = -EINVAL;
 			break;
 		}
@@ -610,7 +610,7 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 	}
 	if (!config->profile_count) {
 		vgpu_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
-		        "section");
+		         "section");
 		return -EINVAL;
 	}
 	for (i = 0; i < config->profile_count; i++)
@@ -618,8 +618,8 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 			break;
 	if (i == config->profile_count) {
 		vgpu_why(why, why_len, "default_profile '%s' is not a configured profile; set "
-		        "default_profile to one of the [profile NAME] sections",
-		        config->default_profile);
+		         "default_profile to one of the [profile NAME] sections",
+		         config->default_profile);
 		return -EINVAL;
 	}
 	if (config->mdev_mode != VGPUD_MDEV_OFF && !config->mdev_device[0]) {
@@ -632,7 +632,7 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 	}
 	if (!strcmp(config->socket_path, config->control_path)) {
 		vgpu_why(why, why_len, "socket and control_socket are both %s; give them "
-		        "different paths", config->socket_path);
+		         "different paths", config->socket_path);
 		return -EINVAL;
 	}
 	{
@@ -649,8 +649,8 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 	    !config->max_buffers_per_vm || !config->max_connections_per_uid ||
 	    !config->control_max_connections_per_uid) {
 		vgpu_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
-		        "max_buffers_per_vm, max_connections_per_uid and "
-		        "control_max_connections_per_uid must be at least 1");
+		         "max_buffers_per_vm, max_connections_per_uid and "
+		         "control_max_connections_per_uid must be at least 1");
 		return -EINVAL;
 	}
 	return 0;
@@ -685,8 +685,8 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 
 		if (!eq) {
 			vgpu_why(why, why_len, "--profile %s: expected key=value, not '%s' "
-			        "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
-			        item);
+			         "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
+			         item);
 			return -EINVAL;
 		}
 		*eq = '\0';

@@ -233,10 +233,10 @@ static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance
 	dev->holds_instance = !err && !instance_held;
 	if (err == -ENOENT)
 		vgpu_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
-		        "profiles", dev->profile);
+		         "profiles", dev->profile);
 	else if (err)
 		vgpu_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
-		        "detach a VM of it or raise max_instances", dev->profile);
+		         "detach a VM of it or raise max_instances", dev->profile);
 	return err;
 }
 
@@ -291,10 +291,10 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	if (err) {
 		if (err == -EEXIST)
 			vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another "
-			        "name", dev->name);
+			         "name", dev->name);
 		else if (err == -ENOSPC)
 			vgpu_why(why, why_len, "the GPU has no address space left for another VM; "
-			        "detach one first");
+			         "detach one first");
 		else
 			vgpu_why(why, why_len, "%s", vgpu_core_last_error());
 		goto fail_profile;
@@ -304,13 +304,13 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	                           &dev->va_window_base);
 	if (err) {
 		vgpu_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
-		        vgpu_core_last_error());
+		         vgpu_core_last_error());
 		goto fail_vm;
 	}
 	err = vgpud_registry_add(&d->registry, dev);
 	if (err) {
 		vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another name",
-		        dev->name);
+		         dev->name);
 		goto fail_vm;
 	}
 	err = -pthread_create(&dev->worker, NULL, worker_main, dev);

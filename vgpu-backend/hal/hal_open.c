@@ -32,8 +32,8 @@ int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why,
 			return 0;
 		}
 	}
-	vgpu_why(why, why_len, "unknown GPU '%s': expected simgpu, cuda or cuda:N (a CUDA device ordinal)",
-	    text);
+	vgpu_why(why, why_len, "unknown GPU '%s': expected simgpu, cuda or cuda:N (a CUDA device "
+	         "ordinal)", text);
 	return -EINVAL;
 }
 
