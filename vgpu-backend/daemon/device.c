@@ -349,7 +349,8 @@ void vgpu_device_detach(struct vgpud_device *dev)
 
 	vgpud_registry_remove(&d->registry, dev);
 	vgpu_device_destroy_windows(dev);
-	vgpu_core_release_va(dev->vm, dev->va_window_base);
+	if (vgpu_core_release_va(dev->vm, dev->va_window_base)) /* destroying the VM frees it */
+		log_warn("VM '%s': %s", dev->name, vgpu_core_last_error());
 	vgpu_core_vm_destroy(dev->vm);
 	put_profile(d, dev);
 	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",
