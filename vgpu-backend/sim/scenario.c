@@ -399,12 +399,108 @@ static int parse_expect(struct parser *p, char **words, int count)
 	return 0;
 }
 
+static int parse_tick(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	uint64_t number;
+
+	if (count != 2 || parse_number(words[1], &number))
+		return syntax(p, "usage: tick <ms>");
+	if (!(step = new_step(p, STEP_TICK)))
+		return -ENOMEM;
+	step->size = number;
+	return 0;
+}
+
+static int parse_verify(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	int err;
+
+	if (count != 2)
+		return syntax(p, "usage: verify <vm>|all");
+	if (strcmp(words[1], "all") && (err = need_vm(p, words[1])))
+		return err;
+	if (!(step = new_step(p, STEP_VERIFY)))
+		return -ENOMEM;
+	step->all = !strcmp(words[1], "all");
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	return 0;
+}
+
+static int parse_weight(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	uint64_t number;
+	int err;
+
+	if (count != 3 || parse_number(words[2], &number) || !number || number > 1000000)
+		return syntax(p, "usage: weight <vm> <1..1000000>");
+	if ((err = need_vm(p, words[1])))
+		return err;
+	if (!(step = new_step(p, STEP_WEIGHT)))
+		return -ENOMEM;
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	step->size = number;
+	return 0;
+}
+
+static int parse_prio(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	uint64_t number;
+	int err;
+
+	if (count != 4 || parse_number(words[3], &number) || number > 15)
+		return syntax(p, "usage: prio <vm> <buffer> <0..15>");
+	if ((err = need_vm(p, words[1])) || (err = need_live_buffer(p, words[1], words[2])))
+		return err;
+	if (!(step = new_step(p, STEP_PRIO)))
+		return -ENOMEM;
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	snprintf(step->buffers[0], sizeof(step->buffers[0]), "%s", words[2]);
+	step->size = number;
+	return 0;
+}
+
+static int parse_destroy(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	int err;
+
+	if (count != 2)
+		return syntax(p, "usage: destroy <vm>");
+	if ((err = need_vm(p, words[1])))
+		return err;
+	if (!(step = new_step(p, STEP_DESTROY)))
+		return -ENOMEM;
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	/* Its name and buffers are gone (a later 'vm' may reuse the name). */
+	for (size_t i = 0; i < p->vm_count; i++)
+		if (!strcmp(p->vms[i], words[1]))
+			p->vms[i][0] = '\0';
+	for (size_t i = 0; i < p->buffer_count; i++)
+		if (!strncmp(p->buffers[i], words[1], strlen(words[1])) &&
+		    p->buffers[i][strlen(words[1])] == '/')
+			p->buffer_live[i] = false;
+	return 0;
+}
+
+/* The commands after the 'gpu' line. */
+static const struct {
+	const char *name;
+	int (*parse)(struct parser *p, char **words, int count);
+} commands[] = {
+	{ "vm", parse_vm },         { "alloc", parse_alloc },   { "free", parse_free },
+	{ "run", parse_run },       { "expect", parse_expect }, { "tick", parse_tick },
+	{ "verify", parse_verify }, { "weight", parse_weight }, { "prio", parse_prio },
+	{ "destroy", parse_destroy },
+};
+
 static int parse_line(struct parser *p, char *text)
 {
 	char *words[MAX_WORDS], *save = NULL, *word;
-	int count = 0, err;
-	struct sim_step *step;
-	uint64_t number;
+	int count = 0;
 
 	if ((word = strchr(text, '#')))
 		*word = '\0';
@@ -420,76 +516,9 @@ static int parse_line(struct parser *p, char *text)
 	if (!p->have_gpu)
 		return syntax(p, "'%s' before the 'gpu' line; start with 'gpu vram=<size> ...'",
 		              words[0]);
-	if (!strcmp(words[0], "vm"))
-		return parse_vm(p, words, count);
-	if (!strcmp(words[0], "alloc"))
-		return parse_alloc(p, words, count);
-	if (!strcmp(words[0], "free"))
-		return parse_free(p, words, count);
-	if (!strcmp(words[0], "run"))
-		return parse_run(p, words, count);
-	if (!strcmp(words[0], "expect"))
-		return parse_expect(p, words, count);
-	if (!strcmp(words[0], "tick")) {
-		if (count != 2 || parse_number(words[1], &number))
-			return syntax(p, "usage: tick <ms>");
-		if (!(step = new_step(p, STEP_TICK)))
-			return -ENOMEM;
-		step->size = number;
-		return 0;
-	}
-	if (!strcmp(words[0], "verify")) {
-		if (count != 2)
-			return syntax(p, "usage: verify <vm>|all");
-		if (strcmp(words[1], "all") && (err = need_vm(p, words[1])))
-			return err;
-		if (!(step = new_step(p, STEP_VERIFY)))
-			return -ENOMEM;
-		step->all = !strcmp(words[1], "all");
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		return 0;
-	}
-	if (!strcmp(words[0], "weight")) {
-		if (count != 3 || parse_number(words[2], &number) || !number || number > 1000000)
-			return syntax(p, "usage: weight <vm> <1..1000000>");
-		if ((err = need_vm(p, words[1])))
-			return err;
-		if (!(step = new_step(p, STEP_WEIGHT)))
-			return -ENOMEM;
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		step->size = number;
-		return 0;
-	}
-	if (!strcmp(words[0], "prio")) {
-		if (count != 4 || parse_number(words[3], &number) || number > 15)
-			return syntax(p, "usage: prio <vm> <buffer> <0..15>");
-		if ((err = need_vm(p, words[1])) || (err = need_live_buffer(p, words[1], words[2])))
-			return err;
-		if (!(step = new_step(p, STEP_PRIO)))
-			return -ENOMEM;
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		snprintf(step->buffers[0], sizeof(step->buffers[0]), "%s", words[2]);
-		step->size = number;
-		return 0;
-	}
-	if (!strcmp(words[0], "destroy")) {
-		if (count != 2)
-			return syntax(p, "usage: destroy <vm>");
-		if ((err = need_vm(p, words[1])))
-			return err;
-		if (!(step = new_step(p, STEP_DESTROY)))
-			return -ENOMEM;
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		/* Its name and buffers are gone (a later 'vm' may reuse the name). */
-		for (size_t i = 0; i < p->vm_count; i++)
-			if (!strcmp(p->vms[i], words[1]))
-				p->vms[i][0] = '\0';
-		for (size_t i = 0; i < p->buffer_count; i++)
-			if (!strncmp(p->buffers[i], words[1], strlen(words[1])) &&
-			    p->buffers[i][strlen(words[1])] == '/')
-				p->buffer_live[i] = false;
-		return 0;
-	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(words[0], commands[i].name))
+			return commands[i].parse(p, words, count);
 	return syntax(p, "unknown command '%s'; use gpu, vm, alloc, free, run, tick, verify, "
 	              "expect, weight, prio or destroy", words[0]);
 }
