@@ -246,21 +246,16 @@ static void put_profile(struct vgpud *d, struct vgpud_device *dev)
 		vgpud_profiles_release(&d->profiles, dev->profile);
 }
 
-int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
-                        const struct vgpu_attach_params *params, bool instance_held,
-                        struct vgpud_device **out, char *why, size_t why_len)
+/* A device for params on t, holding nothing yet (NULL: out of memory). */
+static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t,
+                                       const struct vgpu_attach_params *params)
 {
-	struct vgpu_vm_config vm_config;
-	struct vgpud_device *dev;
+	struct vgpud_device *dev = calloc(1, sizeof(*dev));
 	const char *profile = params->profile && params->profile[0] ? params->profile
 	                                                             : d->profiles.default_name;
-	int err;
 
-	dev = calloc(1, sizeof(*dev));
-	if (!dev) {
-		vgpu_why(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!dev)
+		return NULL;
 	dev->daemon = d;
 	dev->transport = t;
 	dev->mailbox_fd = -1;
@@ -272,7 +267,21 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
 	clock_gettime(CLOCK_REALTIME, &dev->attached_at);
+	return dev;
+}
 
+int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
+                        const struct vgpu_attach_params *params, bool instance_held,
+                        struct vgpud_device **out, char *why, size_t why_len)
+{
+	struct vgpu_vm_config vm_config;
+	struct vgpud_device *dev = device_new(d, t, params);
+	int err;
+
+	if (!dev) {
+		vgpu_why(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
 	err = take_profile(d, dev, instance_held, why, why_len);
 	if (err) {
 		device_free(dev);
