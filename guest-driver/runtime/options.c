@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* options.c - sizes, durations and workload names as users write them
- * (see vgpu_workloads.h). */
+/* options.c - sizes, durations and workload names as users write them,
+ * and sizes as they read them (see vgpu_workloads.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -60,6 +62,22 @@ int vgpu_parse_size(const char *text, uint64_t *bytes)
 	};
 
 	return parse_scaled(text, units, 1.0, bytes);
+}
+
+void vgpu_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double value = (double)bytes;
+	unsigned int unit = 0;
+
+	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
+		value /= 1024;
+		unit++;
+	}
+	if (unit == 0)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, len, "%.1f %s", value, units[unit]);
 }
 
 int vgpu_parse_duration(const char *text, uint64_t *ns)

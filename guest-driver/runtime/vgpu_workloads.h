@@ -295,6 +295,9 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */
 int vgpu_parse_size(const char *text, uint64_t *bytes);
+/* bytes for people, to a tenth of the largest binary unit not above it:
+ * "512 B", "1.5 KiB", "2.0 GiB". */
+void vgpu_format_bytes(uint64_t bytes, char *buf, size_t len);
 /* "10s", "500ms", "2m", "1h", "250us", "3" (seconds): nanoseconds. */
 int vgpu_parse_duration(const char *text, uint64_t *ns);
 

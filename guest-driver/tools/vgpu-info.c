@@ -13,6 +13,7 @@
 #include <xf86drm.h>
 
 #include "vgpu_guest_drm.h"
+#include "vgpu_workloads.h"
 
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
@@ -34,22 +35,6 @@ static void usage(FILE *out)
 	        "\n"
 	        "Exit status: 0 ok; 1 the device did not answer; 2 bad usage or no vGPU.\n",
 	        VGPU_GUEST_DRM_DEVICE_ENV);
-}
-
-static void human_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double value = (double)bytes;
-	unsigned int unit = 0;
-
-	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
-		value /= 1024;
-		unit++;
-	}
-	if (unit == 0)
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, len, "%.1f %s", value, units[unit]);
 }
 
 static const char *irq_mode_name(uint32_t mode)
@@ -109,11 +94,11 @@ static void print_text(const struct info *in)
 	printf("  device      ABI %u.%u, features %s, %u channels, interrupts %s\n",
 	       g->abi_version >> 16, g->abi_version & 0xffff, features, g->max_channels,
 	       irq_mode_name(g->irq_mode));
-	human_bytes(g->vram_share_bytes, a, sizeof(a));
-	human_bytes(g->vram_total_bytes, b, sizeof(b));
-	human_bytes(g->chunk_bytes, c, sizeof(c));
+	vgpu_format_bytes(g->vram_share_bytes, a, sizeof(a));
+	vgpu_format_bytes(g->vram_total_bytes, b, sizeof(b));
+	vgpu_format_bytes(g->chunk_bytes, c, sizeof(c));
 	if (g->cap_bytes)
-		human_bytes(g->cap_bytes, d, sizeof(d));
+		vgpu_format_bytes(g->cap_bytes, d, sizeof(d));
 	else
 		snprintf(d, sizeof(d), "none");
 	printf("  VRAM        fair share %s of %s, cap %s, chunk %s\n", a, b, d, c);
@@ -121,14 +106,14 @@ static void print_text(const struct info *in)
 		printf("  this VM     statistics unavailable: %s\n", strerror(-in->stats_error));
 		return;
 	}
-	human_bytes(s->allocated_bytes, a, sizeof(a));
-	human_bytes(s->resident_bytes, b, sizeof(b));
-	human_bytes(s->evicted_bytes, c, sizeof(c));
-	human_bytes(s->fair_share_bytes, d, sizeof(d));
+	vgpu_format_bytes(s->allocated_bytes, a, sizeof(a));
+	vgpu_format_bytes(s->resident_bytes, b, sizeof(b));
+	vgpu_format_bytes(s->evicted_bytes, c, sizeof(c));
+	vgpu_format_bytes(s->fair_share_bytes, d, sizeof(d));
 	printf("  this VM     allocated %s, resident %s, evicted %s, fair share %s, "
 	       "%u evictions, %u returns\n",
 	       a, b, c, d, s->evictions, s->returns);
-	human_bytes(s->live_buffer_bytes, a, sizeof(a));
+	vgpu_format_bytes(s->live_buffer_bytes, a, sizeof(a));
 	printf("  driver      %" PRIu64 " mailbox requests (%" PRIu64 " refused, %" PRIu64
 	       " timed out, %" PRIu64 " doorbells); interrupts: %" PRIu64 " mailbox, %" PRIu64
 	       " fence, %" PRIu64 " error; %" PRIu64 " fence waits slept\n",

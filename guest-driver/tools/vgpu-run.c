@@ -214,7 +214,17 @@ static void print_summary(const struct run *run, const struct vgpu_device_info *
 	workload_cli_print_verdict(r);
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct run_args {
+	struct vgpu_workload_options options;
+	const char *path; /* --device, or NULL: the first vgpu render node */
+	uint64_t hold_ns;
+	bool json;
+};
+
+/* The command line into a. true: go on; false: stop with *status (0 after
+ * --help, EXIT_USAGE after a bad argument, said why). */
+static bool parse_args(int argc, char **argv, struct run_args *a, int *status)
 {
 	static const struct option long_options[] = {
 		{ "device", required_argument, NULL, 'D' },
@@ -224,57 +234,76 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vgpu_workload_options options;
-	struct drm_vgpu_stats before, after;
-	struct vgpu_workload_result result;
-	struct vgpu_guest_device *dev = NULL;
-	struct run run = { 0 };
-	struct hold hold = { 0 };
-	const char *path = NULL;
-	bool json = false, have_workload = false;
-	char why[512];
-	int opt, ret;
+	bool have_workload = false;
+	int opt;
 
-	workload_cli_defaults(&options, &stop_requested);
+	*status = EXIT_USAGE;
+	workload_cli_defaults(&a->options, &stop_requested);
 	while ((opt = getopt_long(argc, argv, "D:" WORKLOAD_CLI_SHORT "jh", long_options, NULL)) !=
 	       -1) {
-		switch (workload_cli_option(TOOL, opt, optarg, &options, &have_workload)) {
+		switch (workload_cli_option(TOOL, opt, optarg, &a->options, &have_workload)) {
 		case WORKLOAD_OPTION_TAKEN:
 			continue;
 		case WORKLOAD_OPTION_BAD:
-			return EXIT_USAGE;
+			return false;
 		case WORKLOAD_OPTION_OTHER:
 			break;
 		}
 		switch (opt) {
 		case 'D':
-			path = optarg;
+			a->path = optarg;
 			break;
 		case 'H':
-			if (vgpu_parse_duration(optarg, &hold.ns) || !hold.ns)
-				return usage_error("--hold wants a time such as 60s or 2m, not '%s'",
-				                   optarg);
+			if (vgpu_parse_duration(optarg, &a->hold_ns) || !a->hold_ns) {
+				usage_error("--hold wants a time such as 60s or 2m, not '%s'", optarg);
+				return false;
+			}
 			break;
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			*status = 0;
+			return false;
 		default:
 			fprintf(stderr, "Try 'vgpu-run --help'.\n");
-			return EXIT_USAGE;
+			return false;
 		}
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!have_workload)
-		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
-		                         "copy-flood, never-release, stall or throttle)");
+	return workload_cli_args_done(TOOL, argc, argv, have_workload);
+}
 
-	ret = vgpu_device_open_drm(path, &dev, why, sizeof(why));
-	if (ret) {
+/* The driver's counters over the run, minus the STATS request that read
+ * "after" itself. */
+static void count_run(struct run *run, struct vgpu_guest_device *dev,
+                      const struct drm_vgpu_stats *before)
+{
+	struct drm_vgpu_stats after;
+
+	if (!run->have_counters || vgpu_guest_drm_stats(dev, &after)) {
+		run->have_counters = false;
+		return;
+	}
+	run->mailbox_requests = after.mailbox_requests - before->mailbox_requests - 1;
+	run->doorbells = after.mailbox_doorbells - before->mailbox_doorbells - 1;
+	run->fence_irqs = after.irq_fence - before->irq_fence;
+}
+
+int main(int argc, char **argv)
+{
+	struct run_args a = { 0 };
+	struct drm_vgpu_stats before;
+	struct vgpu_workload_result result;
+	struct vgpu_guest_device *dev = NULL;
+	struct run run = { 0 };
+	struct hold hold = { 0 };
+	char why[512];
+	int status;
+
+	if (!parse_args(argc, argv, &a, &status))
+		return status;
+	if (vgpu_device_open_drm(a.path, &dev, why, sizeof(why))) {
 		fprintf(stderr, "vgpu-run: %s\n", why);
 		return EXIT_USAGE;
 	}
@@ -283,31 +312,25 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	run.have_counters = vgpu_guest_drm_stats(dev, &before) == 0;
-	if (hold.ns) {
+	if (a.hold_ns) {
 		struct sigaction release = { .sa_handler = on_release };
 
 		sigaction(SIGUSR1, &release, NULL);
+		hold.ns = a.hold_ns;
 		hold.result = &result;
 		hold.before = &before;
 		hold.have_before = run.have_counters;
-		options.before_verify = hold_before_verify;
-		options.hook_arg = &hold;
+		a.options.before_verify = hold_before_verify;
+		a.options.hook_arg = &hold;
 	}
-	options.stalled = stall_started;
-	vgpu_workload_run(dev, &options, &result);
-	if (run.have_counters && vgpu_guest_drm_stats(dev, &after) == 0) {
-		/* Minus the STATS request that read "after" itself. */
-		run.mailbox_requests = after.mailbox_requests - before.mailbox_requests - 1;
-		run.doorbells = after.mailbox_doorbells - before.mailbox_doorbells - 1;
-		run.fence_irqs = after.irq_fence - before.irq_fence;
-	} else {
-		run.have_counters = false;
-	}
+	a.options.stalled = stall_started;
+	vgpu_workload_run(dev, &a.options, &result);
+	count_run(&run, dev, &before);
 
-	if (json)
-		print_json(&run, vgpu_device_info(dev), &result, options.size_bytes);
+	if (a.json)
+		print_json(&run, vgpu_device_info(dev), &result, a.options.size_bytes);
 	else
-		print_summary(&run, vgpu_device_info(dev), &result, options.size_bytes);
+		print_summary(&run, vgpu_device_info(dev), &result, a.options.size_bytes);
 	if (!result.verified && result.message[0])
 		fprintf(stderr, "vgpu-run: %s: %s\n", result.workload, result.message);
 	vgpu_device_close(dev);

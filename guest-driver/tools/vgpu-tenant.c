@@ -248,7 +248,18 @@ static void linger(uint64_t ns)
 	}
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct tenant_args {
+	struct vgpu_workload_options options;
+	struct vgpu_local_device_config config;
+	uint64_t timeout_ms, linger_ns;
+	bool json;
+	char default_name[64];
+};
+
+/* The command line into a. true: go on; false: stop with *status (0 after
+ * --help, EXIT_USAGE after a bad argument, said why). */
+static bool parse_args(int argc, char **argv, struct tenant_args *a, int *status)
 {
 	static const struct option long_options[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -262,116 +273,130 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vgpu_workload_options options;
-	struct vgpu_local_device_config config = { 0 };
-	struct vgpu_workload_result result;
-	struct reattach again;
-	struct tenant tenant = { 0 };
-	struct vgpu_guest_device *dev = NULL;
-	struct vgpu_proto *proto;
-	uint64_t timeout_ms = 0, linger_ns = 0;
-	char default_name[64], why[512];
-	bool json = false, have_workload = false;
-	int opt, ret;
+	bool have_workload = false;
+	int opt;
 
-	workload_cli_defaults(&options, &stop_requested);
+	*status = EXIT_USAGE;
+	workload_cli_defaults(&a->options, &stop_requested);
 	while ((opt = getopt_long(argc, argv, "s:n:p:" WORKLOAD_CLI_SHORT "jh", long_options,
 	                          NULL)) != -1) {
-		switch (workload_cli_option(TOOL, opt, optarg, &options, &have_workload)) {
+		switch (workload_cli_option(TOOL, opt, optarg, &a->options, &have_workload)) {
 		case WORKLOAD_OPTION_TAKEN:
 			continue;
 		case WORKLOAD_OPTION_BAD:
-			return EXIT_USAGE;
+			return false;
 		case WORKLOAD_OPTION_OTHER:
 			break;
 		}
 		switch (opt) {
 		case 's':
-			config.socket_path = optarg;
+			a->config.socket_path = optarg;
 			break;
 		case 'n':
-			config.vm_name = optarg;
+			a->config.vm_name = optarg;
 			break;
 		case 'p':
-			config.profile = optarg;
+			a->config.profile = optarg;
 			break;
 		case 'T':
-			if (workload_cli_parse_u64(optarg, &timeout_ms) || timeout_ms == 0 || timeout_ms > INT_MAX)
-				return usage_error("--timeout-ms wants a positive number of "
-				                   "milliseconds, not '%s'",
-				                   optarg);
+			if (workload_cli_parse_u64(optarg, &a->timeout_ms) || a->timeout_ms == 0 ||
+			    a->timeout_ms > INT_MAX) {
+				usage_error("--timeout-ms wants a positive number of milliseconds, "
+				            "not '%s'", optarg);
+				return false;
+			}
 			break;
 		case 'A':
-			config.never_ack_window_swaps = true;
+			a->config.never_ack_window_swaps = true;
 			break;
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'L':
-			if (vgpu_parse_duration(optarg, &linger_ns))
-				return usage_error("--linger wants a time such as 10s or 500ms, "
-				                   "not '%s'",
-				                   optarg);
+			if (vgpu_parse_duration(optarg, &a->linger_ns)) {
+				usage_error("--linger wants a time such as 10s or 500ms, not '%s'",
+				            optarg);
+				return false;
+			}
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			*status = 0;
+			return false;
 		default:
 			fprintf(stderr, "Try 'vgpu-tenant --help'.\n");
-			return EXIT_USAGE;
+			return false;
 		}
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!have_workload)
-		return usage_error("%s", "say which workload to run with --workload "
-		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
-		                         "copy-flood, never-release, stall or throttle)");
-	if (!config.vm_name) {
-		snprintf(default_name, sizeof(default_name), "tenant-%ld", (long)getpid());
-		config.vm_name = default_name;
+	if (!workload_cli_args_done(TOOL, argc, argv, have_workload))
+		return false;
+	if (!a->config.vm_name) {
+		snprintf(a->default_name, sizeof(a->default_name), "tenant-%ld", (long)getpid());
+		a->config.vm_name = a->default_name;
 	}
-	tenant.socket_path = vgpu_guest_local_socket_path(&config);
-	tenant.name = config.vm_name;
-	tenant.profile = config.profile;
+	return true;
+}
 
-	ret = vgpu_device_open_local(&config, (int)timeout_ms, &dev, why, sizeof(why));
-	if (ret) {
+/* The result: JSON or a summary on stdout, a failed verification's
+ * message on stderr. */
+static void report(struct tenant *tenant, struct vgpu_guest_device *dev,
+                   const struct tenant_args *a, const struct vgpu_workload_result *result)
+{
+	struct vgpu_proto *proto = dev ? vgpu_guest_local_proto(dev) : NULL;
+	const struct vgpu_device_info *info = dev ? vgpu_device_info(dev) : NULL;
+
+	if (proto) {
+		tenant->mailbox = proto->counters;
+		tenant->have_mailbox = true;
+	}
+	if (a->json)
+		print_json(tenant, info, result, a->options.size_bytes);
+	else
+		print_summary(tenant, info, result, a->options.size_bytes);
+	if (!result->verified && result->message[0])
+		fprintf(stderr, "vgpu-tenant: %s: %s\n", result->workload, result->message);
+}
+
+int main(int argc, char **argv)
+{
+	struct tenant_args a = { 0 };
+	struct vgpu_workload_result result;
+	struct reattach again;
+	struct tenant tenant = { 0 };
+	struct vgpu_guest_device *dev = NULL;
+	char why[512];
+	int status;
+
+	if (!parse_args(argc, argv, &a, &status))
+		return status;
+	tenant.socket_path = vgpu_guest_local_socket_path(&a.config);
+	tenant.name = a.config.vm_name;
+	tenant.profile = a.config.profile;
+	if (vgpu_device_open_local(&a.config, (int)a.timeout_ms, &dev, why, sizeof(why))) {
 		fprintf(stderr, "vgpu-tenant: %s\n", why);
 		return EXIT_USAGE;
 	}
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	again = (struct reattach){ &config, (int)timeout_ms, &dev };
-	options.reattach = reattach;
-	options.reattach_arg = &again;
-	options.on_hold = announce_hold;
-	options.hook_arg = (void *)config.vm_name;
-	vgpu_workload_run(dev, &options, &result);
+	again = (struct reattach){ &a.config, (int)a.timeout_ms, &dev };
+	a.options.reattach = reattach;
+	a.options.reattach_arg = &again;
+	a.options.on_hold = announce_hold;
+	a.options.hook_arg = (void *)a.config.vm_name;
+	vgpu_workload_run(dev, &a.options, &result);
 
-	if (linger_ns) {
+	if (a.linger_ns) {
 		/* A signal that ended the workload does not end the lingering:
 		 * the next one does (armed before the result is printed). */
 		stop_requested = 0;
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 	}
-	proto = dev ? vgpu_guest_local_proto(dev) : NULL;
-	if (proto) {
-		tenant.mailbox = proto->counters;
-		tenant.have_mailbox = true;
-	}
-	if (json)
-		print_json(&tenant, dev ? vgpu_device_info(dev) : NULL, &result, options.size_bytes);
-	else
-		print_summary(&tenant, dev ? vgpu_device_info(dev) : NULL, &result,
-		              options.size_bytes);
-	if (!result.verified && result.message[0])
-		fprintf(stderr, "vgpu-tenant: %s: %s\n", result.workload, result.message);
-	if (linger_ns) {
+	report(&tenant, dev, &a, &result);
+	if (a.linger_ns) {
 		fflush(stdout);
-		linger(linger_ns);
+		linger(a.linger_ns);
 	}
 	vgpu_device_close(dev);
 	return result.verified ? 0 : EXIT_VERIFY_FAILED;

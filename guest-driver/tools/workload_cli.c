@@ -4,6 +4,7 @@
 #include "workload_cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,21 @@ int workload_cli_usage_error(const char *tool, const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry '%s --help'.\n", tool);
 	return EXIT_USAGE;
+}
+
+bool workload_cli_args_done(const char *tool, int argc, char **argv, bool have_workload)
+{
+	if (optind < argc) {
+		workload_cli_usage_error(tool, "unexpected argument '%s'", argv[optind]);
+		return false;
+	}
+	if (!have_workload) {
+		workload_cli_usage_error(tool, "%s", "say which workload to run with --workload "
+		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
+		                         "copy-flood, never-release, stall or throttle)");
+		return false;
+	}
+	return true;
 }
 
 int workload_cli_parse_u64(const char *text, uint64_t *out)
@@ -114,22 +130,6 @@ enum workload_cli_option workload_cli_option(const char *tool, int opt, const ch
 		return WORKLOAD_OPTION_TAKEN;
 	workload_cli_usage_error(tool, why, arg);
 	return WORKLOAD_OPTION_BAD;
-}
-
-void workload_cli_human_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double value = (double)bytes;
-	unsigned int unit = 0;
-
-	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
-		value /= 1024;
-		unit++;
-	}
-	if (unit == 0)
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, len, "%.1f %s", value, units[unit]);
 }
 
 static void add_escapes(json_object *root, const struct vgpu_workload_result *r)
@@ -253,18 +253,18 @@ void workload_cli_print_summary(const struct vgpu_device_info *info,
 {
 	char a[32], b[32], c[32], d[32];
 
-	workload_cli_human_bytes(size, a, sizeof(a));
+	vgpu_format_bytes(size, a, sizeof(a));
 	if (info) {
-		workload_cli_human_bytes(info->vram_share_bytes, b, sizeof(b));
-		workload_cli_human_bytes(info->chunk_bytes, c, sizeof(c));
+		vgpu_format_bytes(info->vram_share_bytes, b, sizeof(b));
+		vgpu_format_bytes(info->chunk_bytes, c, sizeof(c));
 		if (info->cap_bytes)
-			workload_cli_human_bytes(info->cap_bytes, d, sizeof(d));
+			vgpu_format_bytes(info->cap_bytes, d, sizeof(d));
 		else
 			snprintf(d, sizeof(d), "none");
 		printf("  vGPU        ABI %u.%u, fair share %s, cap %s, chunk %s\n",
 		       info->abi_version >> 16, info->abi_version & 0xffff, b, d, c);
 	}
-	workload_cli_human_bytes(r->bytes_allocated, b, sizeof(b));
+	vgpu_format_bytes(r->bytes_allocated, b, sizeof(b));
 	printf("  workload    %s: %s asked, %s allocated in %" PRIu64 " buffers%s\n", r->workload,
 	       a, b, r->buffers, r->target_reached ? "" : " (target not reached)");
 	printf("  run         %" PRIu64 " iterations, %" PRIu64 " submissions, %.2f s "
@@ -275,9 +275,9 @@ void workload_cli_print_summary(const struct vgpu_device_info *info,
 		       (double)r->alloc_ns_total / 1e6 / (double)r->buffers,
 		       (double)r->alloc_ns_max / 1e6, r->alloc_retries);
 	if (r->have_stats) {
-		workload_cli_human_bytes(r->stats.resident_bytes, a, sizeof(a));
-		workload_cli_human_bytes(r->stats.evicted_bytes, b, sizeof(b));
-		workload_cli_human_bytes(r->stats.fair_share_bytes, c, sizeof(c));
+		vgpu_format_bytes(r->stats.resident_bytes, a, sizeof(a));
+		vgpu_format_bytes(r->stats.evicted_bytes, b, sizeof(b));
+		vgpu_format_bytes(r->stats.fair_share_bytes, c, sizeof(c));
 		printf("  before free resident %s, evicted %s, fair share %s, %u evictions, "
 		       "%u returns\n",
 		       a, b, c, r->stats.evictions, r->stats.returns);
@@ -293,7 +293,7 @@ void workload_cli_print_verdict(const struct vgpu_workload_result *r)
 
 		if (!e->tried)
 			continue;
-		workload_cli_human_bytes(e->bytes, b, sizeof(b));
+		vgpu_format_bytes(e->bytes, b, sizeof(b));
 		printf("  escape      %s: %s at GPU VA 0x%" PRIx64 ": %s\n", e->name, b, e->gpu_va,
 		       e->refused ? "refused, channel killed" :
 		       e->error   ? strerror(-e->error) :

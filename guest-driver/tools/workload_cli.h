@@ -51,14 +51,15 @@ enum workload_cli_option workload_cli_option(const char *tool, int opt, const ch
                                              struct vgpu_workload_options *options,
                                              bool *have_workload);
 
+/* After getopt: true when no argument is left over and --workload was
+ * given; false after saying which is wrong (workload_cli_usage_error). */
+bool workload_cli_args_done(const char *tool, int argc, char **argv, bool have_workload);
+
 /* "TOOL: <fmt with arg>" and "Try 'TOOL --help'." on stderr; EXIT_USAGE. */
 int workload_cli_usage_error(const char *tool, const char *fmt, const char *arg);
 
 /* A whole number (decimal, 0x hex, 0 octal); -EINVAL. */
 int workload_cli_parse_u64(const char *text, uint64_t *out);
-
-/* 123 B, 1.5 MiB, ... */
-void workload_cli_human_bytes(uint64_t bytes, char *buf, size_t len);
 
 /* The result's fields (workload, verified, ... stats_before_free) added to
  * root; size: what --size asked for. */

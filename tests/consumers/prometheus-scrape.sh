@@ -61,12 +61,9 @@ done
 VGPUD="${VGPUD:-$BUILD_DIR/vgpu-backend/daemon/vgpud}"
 VGPUCTL="${VGPUCTL:-$BUILD_DIR/vgpu-backend/ctl/vgpuctl}"
 VGPU_TENANT="${VGPU_TENANT:-$BUILD_DIR/guest-driver/tools/vgpu-tenant}"
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "prometheus-scrape: $bin is missing: build first (./vgpu-dev build, or pass --build-dir DIR)" >&2
-		exit 2
-	fi
-done
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries prometheus-scrape "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
 PROMETHEUS="${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}"
 missing=()
 [ -x "$PROMETHEUS" ] || missing+=(prometheus)
@@ -83,19 +80,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	exit 1
 fi
 
-failures=0
-passes=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passes=$((passes + 1))
-	else
-		echo "FAIL: $what"
-		failures=$((failures + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=prometheus-scrape
 # shellcheck source=vgpu-backend/demo/processes.sh
@@ -250,11 +236,11 @@ check "sum(vgpu_vm_allocated_bytes) over both is $((10 << 20)) ($total)" test "$
 got=$(value 'vgpu_gpu_vram_bytes')
 check "vgpu_gpu_vram_bytes is the VRAM vgpuctl reports, $VRAM_BYTES ($got)" test "$got" = "$VRAM_BYTES"
 
-if [ "$failures" -gt 0 ]; then
+if [ "$failed" -gt 0 ]; then
 	echo "prometheus's log:"
 	tail -20 "$RUN_DIR/prometheus.log" | sed 's/^/      /'
 	echo "vgpud's log:"
 	tail -20 "$LOG" | sed 's/^/      /'
 fi
-echo "prometheus-scrape: $passes passed, $failures failed"
-[ "$failures" = 0 ]
+echo "prometheus-scrape: $passed passed, $failed failed"
+[ "$failed" = 0 ]

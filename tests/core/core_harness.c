@@ -167,6 +167,25 @@ bool harness_check(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, ui
 	return ok;
 }
 
+void harness_alloc_filled(struct core_harness *harness, struct vgpu_vm *vm,
+                          struct vgpu_buffer_info *buffers, int count, uint64_t bytes,
+                          unsigned priority, uint64_t seed)
+{
+	for (int i = 0; i < count; i++) {
+		assert_int_equal(vgpu_core_alloc(vm, bytes, priority, 0, &buffers[i]), 0);
+		harness_fill(vm, &buffers[i], seed + i);
+		harness_assert_invariants(harness);
+	}
+}
+
+void harness_check_all(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffers, int count,
+                       uint64_t seed)
+{
+	for (int i = 0; i < count; i++)
+		if (!harness_check(vm, &buffers[i], seed + i))
+			fail_msg("VM %s buffer %d: data differs after moves", vgpu_core_vm_name(vm), i);
+}
+
 void harness_assert_invariants(struct core_harness *harness)
 {
 	char why[512];

@@ -64,6 +64,14 @@ struct vgpu_vm *harness_vm(struct core_harness *harness, const char *name, uint3
 /* Fill a buffer with a pattern derived from seed / check it. */
 void harness_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, uint64_t seed);
 bool harness_check(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, uint64_t seed);
+/* count buffers of bytes at priority, buffer i filled with seed + i, the
+ * invariants checked after each; asserts each allocation succeeds. */
+void harness_alloc_filled(struct core_harness *harness, struct vgpu_vm *vm,
+                          struct vgpu_buffer_info *buffers, int count, uint64_t bytes,
+                          unsigned priority, uint64_t seed);
+/* Fails the test unless buffer i still holds the pattern of seed + i. */
+void harness_check_all(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffers, int count,
+                       uint64_t seed);
 void harness_pattern(uint8_t *out, uint64_t offset, uint64_t bytes, uint64_t seed);
 
 /* vgpu_core_check_invariants, failing the test with the reason. */

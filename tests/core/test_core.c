@@ -46,24 +46,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void fill_vram(struct vgpu_vm *vm, struct vgpu_buffer_info *buffers, int count,
-                      uint64_t bytes, unsigned priority, uint64_t seed)
-{
-	for (int i = 0; i < count; i++) {
-		assert_int_equal(vgpu_core_alloc(vm, bytes, priority, 0, &buffers[i]), 0);
-		harness_fill(vm, &buffers[i], seed + i);
-		harness_assert_invariants(&h);
-	}
-}
-
-static void check_all(struct vgpu_vm *vm, struct vgpu_buffer_info *buffers, int count,
-                      uint64_t seed)
-{
-	for (int i = 0; i < count; i++)
-		if (!harness_check(vm, &buffers[i], seed + i))
-			fail_msg("VM %s buffer %d: data differs after moves", vgpu_core_vm_name(vm), i);
-}
-
 /* ---- no pressure -------------------------------------------------------- */
 
 static void test_alloc_without_pressure(void **state)
@@ -239,7 +221,7 @@ static void test_victim_is_largest(void **state)
 	struct vgpu_core_stats stats;
 	struct vgpu_vm_stats sa, sb;
 
-	fill_vram(a, as, 10, 6 * MiB, 7, 100);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 100);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
 	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs), 0);
 	harness_assert_invariants(&h);
@@ -258,7 +240,7 @@ static void test_victim_is_largest(void **state)
 	assert_int_equal(stats.eviction.bytes_copied, 12 * MiB);
 	assert_int_equal(stats.host_used_bytes, 12 * MiB);
 	assert_int_equal(stats.vram_free_bytes, 0);
-	check_all(a, as, 10, 100);
+	harness_check_all(a, as, 10, 100);
 	assert_true(harness_check(b, &bs, 7));
 	/* The evicted chunks are still writable through the GPU. */
 	harness_fill(a, &as[3], 1000);
@@ -275,8 +257,8 @@ static void test_requester_is_victim(void **state)
 	struct vgpu_core_stats stats;
 	int resident, evicted;
 
-	fill_vram(b, bs, 3, 10 * MiB, 7, 10);
-	fill_vram(a, as, 3, 10 * MiB, 7, 20);
+	harness_alloc_filled(&h, b, bs, 3, 10 * MiB, 7, 10);
+	harness_alloc_filled(&h, a, as, 3, 10 * MiB, 7, 20);
 	/* a: 30 resident + 10 requested = 40 > b's 30. Every selection
 	 * comes from a (at 30 vs 30 the tie goes to a, the lower id). */
 	assert_int_equal(vgpu_core_alloc(a, 10 * MiB, 7, 0, &as[3]), 0);
@@ -290,8 +272,8 @@ static void test_requester_is_victim(void **state)
 	assert_int_equal(stats.chunks_evicted + stats.chunks_placed_on_host, 10);
 	assert_int_equal(stats.eviction.bytes_copied, stats.chunks_evicted * MiB);
 	harness_fill(a, &as[3], 23);
-	check_all(a, as, 4, 20);
-	check_all(b, bs, 3, 10);
+	harness_check_all(a, as, 4, 20);
+	harness_check_all(b, bs, 3, 10);
 }
 
 /* Equal ratios: the lower VM id gives first, then they alternate. */
@@ -302,8 +284,8 @@ static void test_tie_rule(void **state)
 	struct vgpu_vm *c = harness_vm(&h, "c", 1, 0, 0);
 	struct vgpu_buffer_info as, bs, cs[2];
 
-	fill_vram(b, &bs, 1, 30 * MiB, 7, 1);
-	fill_vram(a, &as, 1, 30 * MiB, 7, 2);
+	harness_alloc_filled(&h, b, &bs, 1, 30 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, &as, 1, 30 * MiB, 7, 2);
 	assert_int_equal(vgpu_core_alloc(c, 1 * MiB, 7, 0, &cs[0]), 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 1 * MiB); /* a: id 1 */
 	assert_int_equal(harness_stats(b).evicted_bytes, 0);
@@ -324,8 +306,8 @@ static void test_weighted_victim(void **state)
 	struct vgpu_vm *c = harness_vm(&h, "c", 1, 0, 0);
 	struct vgpu_buffer_info as, bs, cs;
 
-	fill_vram(a, &as, 1, 30 * MiB, 7, 1);
-	fill_vram(b, &bs, 1, 30 * MiB, 7, 2);
+	harness_alloc_filled(&h, a, &as, 1, 30 * MiB, 7, 1);
+	harness_alloc_filled(&h, b, &bs, 1, 30 * MiB, 7, 2);
 	/* a 30/1 vs b 30/2 = 15 vs c's request 18/1. a gives until it ties
 	 * with c at 18, then a and c (the request counts as c's) alternate
 	 * until a = c = 15 = b's 30/2: everyone at the same ratio. */
@@ -386,10 +368,10 @@ static void test_priority_policy(void **state)
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 1, 0, 0);
 	c = harness_vm(&h, "c", 1, 0, 0);
-	fill_vram(a, &mid, 1, 20 * MiB, VGPU_PRIORITY_DEFAULT, 1);
-	fill_vram(a, &low, 1, 10 * MiB, 2, 2);
-	fill_vram(a, &high, 1, 10 * MiB, 12, 3);
-	fill_vram(b, &bs, 1, 20 * MiB, 0, 4);
+	harness_alloc_filled(&h, a, &mid, 1, 20 * MiB, VGPU_PRIORITY_DEFAULT, 1);
+	harness_alloc_filled(&h, a, &low, 1, 10 * MiB, 2, 2);
+	harness_alloc_filled(&h, a, &high, 1, 10 * MiB, 12, 3);
+	harness_alloc_filled(&h, b, &bs, 1, 20 * MiB, 0, 4);
 	/* a holds 40 > b's 20: a is the victim for 8 chunks, all from its
 	 * lowest-priority buffer (b's priority-0 buffer is not a's). */
 	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &cs[0]), 0);
@@ -438,11 +420,11 @@ static void test_random_policy(void **state)
 		core_harness_setup(&h, &config);
 		a = harness_vm(&h, "a", 1, 0, 0);
 		b = harness_vm(&h, "b", 1, 0, 0);
-		fill_vram(a, as, 4, 15 * MiB, 7, 1);
+		harness_alloc_filled(&h, a, as, 4, 15 * MiB, 7, 1);
 		assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
 		for (int i = 0; i < 4; i++)
 			harness_chunk_counts(a, as[i].handle, &resident, &evicted_runs[run][i]);
-		check_all(a, as, 4, 1);
+		harness_check_all(a, as, 4, 1);
 	}
 	assert_memory_equal(evicted_runs[0], evicted_runs[1], sizeof(evicted_runs[0]));
 	/* 20 picks among 4 buffers of 15: every buffer loses some (the
@@ -491,9 +473,9 @@ static void test_refbits_policy(void **state)
 	b = harness_vm(&h, "b", 1, 0, 0);
 	c = harness_vm(&h, "c", 1, 0, 0);
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
-	fill_vram(a, &cold, 1, 16 * MiB, 7, 1);
-	fill_vram(a, &hot, 1, 16 * MiB, 7, 2);
-	fill_vram(b, &bs, 1, 27 * MiB, 7, 3);
+	harness_alloc_filled(&h, a, &cold, 1, 16 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, &hot, 1, 16 * MiB, 7, 2);
+	harness_alloc_filled(&h, b, &bs, 1, 27 * MiB, 7, 3);
 	/* Sweep once so that the fills and setup count as old. */
 	{
 		uint32_t n = simgpu_push_nop(words);
@@ -560,8 +542,8 @@ static void test_host_budget_enomem_changes_nothing(void **state)
 	core_harness_setup(&h, &config);
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 1, 0, 0);
-	fill_vram(a, as, 1, 40 * MiB, 7, 1);
-	fill_vram(b, &as[1], 1, 15 * MiB, 7, 2);
+	harness_alloc_filled(&h, a, as, 1, 40 * MiB, 7, 1);
+	harness_alloc_filled(&h, b, &as[1], 1, 15 * MiB, 7, 2);
 	{
 		struct vgpu_vm *vms[2] = { a, b };
 
@@ -631,7 +613,7 @@ static void test_free_reuses_vram_at_once(void **state)
 	struct vgpu_buffer_info as[10], bs;
 	struct vgpu_core_stats stats;
 
-	fill_vram(a, as, 10, 6 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
 	assert_int_equal(vgpu_core_free(a, as[4].handle), 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 6 * MiB);
 	assert_int_equal(harness_stats(a).allocated_bytes, 54 * MiB);
@@ -667,7 +649,7 @@ static void test_fresh_memory_is_scrubbed(void **state)
 	struct vgpu_buffer_info as[10], bs[2];
 
 	/* Freed by a, then handed to b. */
-	fill_vram(a, as, 10, 6 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(vgpu_core_free(a, as[i].handle), 0);
 	assert_int_equal(vgpu_core_alloc(b, VRAM, 7, 0, &bs[0]), 0);
@@ -675,11 +657,11 @@ static void test_fresh_memory_is_scrubbed(void **state)
 	assert_int_equal(vgpu_core_free(b, bs[0].handle), 0);
 
 	/* Evicted from a (its data moves to host memory), then handed to b. */
-	fill_vram(a, as, 10, 6 * MiB, 7, 11);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 11);
 	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs[1]), 0);
 	assert_true(harness_stats(a).evicted_bytes > 0);
 	assert_true(buffer_is_zero(b, &bs[1]));
-	check_all(a, as, 10, 11);
+	harness_check_all(a, as, 10, 11);
 }
 
 static void test_return_pass(void **state)
@@ -689,7 +671,7 @@ static void test_return_pass(void **state)
 	struct vgpu_buffer_info as[10], bs;
 	struct vgpu_core_stats stats;
 
-	fill_vram(a, as, 10, 6 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
 	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 20 * MiB);
 	/* Nothing free: a pass does nothing. */
@@ -704,7 +686,7 @@ static void test_return_pass(void **state)
 	assert_int_equal(stats.chunks_returned, 20);
 	assert_int_equal(stats.host_used_bytes, 0);
 	assert_int_equal(stats.return_pass.passes, 1);
-	check_all(a, as, 10, 1);
+	harness_check_all(a, as, 10, 1);
 }
 
 /* Winner: least resident ÷ weight; ties to the lower id. */
@@ -719,10 +701,10 @@ static void test_return_winner(void **state)
 		a = harness_vm(&h, "a", 1, 0, 0);
 		b = harness_vm(&h, "b", 1, 0, 0);
 		c = harness_vm(&h, "c", 1, 0, 0);
-		fill_vram(a, as, 3, 10 * MiB, 7, 1);
-		fill_vram(b, bs, 3, 10 * MiB, 7, 2);
+		harness_alloc_filled(&h, a, as, 3, 10 * MiB, 7, 1);
+		harness_alloc_filled(&h, b, bs, 3, 10 * MiB, 7, 2);
 		/* c takes 20: a and b give 10 each. */
-		fill_vram(c, cs, 2, 10 * MiB, 7, 3);
+		harness_alloc_filled(&h, c, cs, 2, 10 * MiB, 7, 3);
 		assert_int_equal(harness_stats(a).evicted_bytes, 10 * MiB);
 		assert_int_equal(harness_stats(b).evicted_bytes, 10 * MiB);
 		if (weighted)
@@ -738,8 +720,8 @@ static void test_return_winner(void **state)
 			assert_int_equal(harness_stats(a).returns, 5);
 			assert_int_equal(harness_stats(b).returns, 5);
 		}
-		check_all(a, as, 3, 1);
-		check_all(b, bs, 3, 2);
+		harness_check_all(a, as, 3, 1);
+		harness_check_all(b, bs, 3, 2);
 		harness_assert_invariants(&h);
 	}
 }
@@ -757,8 +739,8 @@ static void test_return_thread_batches(void **state)
 	core_harness_setup(&h, &config);
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 1, 0, 0);
-	fill_vram(a, as, 10, 6 * MiB, 7, 1);
-	fill_vram(b, bs, 5, 4 * MiB, 7, 2);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
+	harness_alloc_filled(&h, b, bs, 5, 4 * MiB, 7, 2);
 	assert_int_equal(harness_stats(a).evicted_bytes, 20 * MiB);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(vgpu_core_free(b, bs[i].handle), 0);
@@ -773,7 +755,7 @@ static void test_return_thread_batches(void **state)
 	/* Five frees within a few microseconds: at most two passes if the
 	 * interval happened to end between them, normally one. */
 	assert_true(stats.return_pass.passes >= 1 && stats.return_pass.passes <= 2);
-	check_all(a, as, 10, 1);
+	harness_check_all(a, as, 10, 1);
 }
 
 static void test_vm_destroy_releases_everything(void **state)
@@ -785,8 +767,8 @@ static void test_vm_destroy_releases_everything(void **state)
 	struct vgpu_core_stats stats;
 
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
-	fill_vram(a, as, 9, 6 * MiB, 7, 1);
-	fill_vram(b, bs, 2, 20 * MiB, 7, 2);
+	harness_alloc_filled(&h, a, as, 9, 6 * MiB, 7, 1);
+	harness_alloc_filled(&h, b, bs, 2, 20 * MiB, 7, 2);
 	vgpu_core_stats(h.core, &stats);
 	assert_true(stats.host_used_bytes > 0);
 	/* Destroy a with its channel still open (the double is torn down
@@ -796,7 +778,7 @@ static void test_vm_destroy_releases_everything(void **state)
 	vgpu_core_vm_destroy(a);
 	harness_guest_after_vm_destroy(&guest);
 	harness_assert_invariants(&h);
-	check_all(b, bs, 2, 2);
+	harness_check_all(b, bs, 2, 2);
 	vgpu_core_vm_destroy(b);
 	harness_assert_invariants(&h);
 	vgpu_core_stats(h.core, &stats);
@@ -824,7 +806,7 @@ static void test_eviction_suspends_victim(void **state)
 
 	harness_guest_setup(&h, a, &guest, 64, 0, 1);
 	harness_guest_setup(&h, b, &bystander, 16, 0, 2);
-	fill_vram(a, as, 5, 11 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, as, 5, 11 * MiB, 7, 1);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(guest_submitter_submit(guest.submitter), 0);
 	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
@@ -844,7 +826,7 @@ static void test_eviction_suspends_victim(void **state)
 	assert_int_equal(harness_stats(b).suspensions, 0);
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.eviction.vm_suspensions, 1);
-	check_all(a, as, 5, 1);
+	harness_check_all(a, as, 5, 1);
 	harness_guest_teardown(&guest);
 	harness_guest_teardown(&bystander);
 }
@@ -869,7 +851,7 @@ static void test_drain_timeout(void **state)
 	b = harness_vm(&h, "b", 1, 0, 0);
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
 	assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &hot), 0);
-	fill_vram(a, as, 5, 11 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, as, 5, 11 * MiB, 7, 1);
 	/* About 2 GB of memory traffic: far longer than 20 ms. */
 	n = simgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 256);
 	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
@@ -886,7 +868,7 @@ static void test_drain_timeout(void **state)
 	                 VGPU_CHANNEL_ERROR);
 	assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
 	assert_int_equal(harness_stats(b).channel_errors, 0);
-	check_all(a, as, 5, 1);
+	harness_check_all(a, as, 5, 1);
 	harness_guest_teardown(&guest);
 }
 
@@ -940,7 +922,7 @@ static void test_channel_error_and_fence_events(void **state)
 
 	/* A VM with a dead channel can still be evicted (drain sees the
 	 * error) and its data survives. */
-	fill_vram(a, &as, 1, 50 * MiB, 7, 1);
+	harness_alloc_filled(&h, a, &as, 1, 50 * MiB, 7, 1);
 	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
 	assert_true(harness_stats(a).evicted_bytes > 0);
 	assert_true(harness_check(a, &as, 1));
@@ -965,12 +947,12 @@ static void test_many_moves(void **state)
 	for (int round = 0; round < 6; round++) {
 		assert_int_equal(vgpu_core_alloc(b, (10 + 3 * round) * MiB + 20480, 7, 0, &bs), 0);
 		harness_assert_invariants(&h);
-		check_all(a, as, 4, 50);
+		harness_check_all(a, as, 4, 50);
 		harness_fill(a, &as[round % 4], 50 + round % 4);
 		assert_int_equal(vgpu_core_free(b, bs.handle), 0);
 		assert_true(vgpu_core_return_pass(h.core) >= 0);
 		harness_assert_invariants(&h);
-		check_all(a, as, 4, 50);
+		harness_check_all(a, as, 4, 50);
 	}
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 }

@@ -73,24 +73,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void fill_buffers(struct vgpu_vm *vm, struct vgpu_buffer_info *buffers, int count,
-                         uint64_t bytes, uint64_t seed)
-{
-	for (int i = 0; i < count; i++) {
-		assert_int_equal(vgpu_core_alloc(vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &buffers[i]), 0);
-		harness_fill(vm, &buffers[i], seed + i);
-		harness_assert_invariants(&h);
-	}
-}
-
-static void check_all(struct vgpu_vm *vm, struct vgpu_buffer_info *buffers, int count,
-                      uint64_t seed)
-{
-	for (int i = 0; i < count; i++)
-		if (!harness_check(vm, &buffers[i], seed + i))
-			fail_msg("VM %s buffer %d: data differs after moves", vgpu_core_vm_name(vm), i);
-}
-
 /* ---- the double --------------------------------------------------------- */
 
 /* 2 MiB pages only, at addresses the double translates; anything else is
@@ -248,7 +230,7 @@ static void evict_and_return(bool misaligned_iovas)
 	setup_with(misaligned_iovas);
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 1, 0, 0);
-	fill_buffers(a, as, 10, 6 * MiB, 100);
+	harness_alloc_filled(&h, a, as, 10, 6 * MiB, VGPU_PRIORITY_DEFAULT, 100);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
 	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, VGPU_PRIORITY_DEFAULT, 0, &bs), 0);
 	harness_assert_invariants(&h);
@@ -259,7 +241,7 @@ static void evict_and_return(bool misaligned_iovas)
 	assert_int_equal(stats.chunks_evicted, 6);
 	assert_int_equal(stats.eviction.bytes_copied, 12 * MiB);
 	assert_int_equal(stats.host_used_bytes, 12 * MiB);
-	check_all(a, as, 10, 100);
+	harness_check_all(a, as, 10, 100);
 	assert_true(harness_check(b, &bs, 7));
 
 	/* Each evicted chunk: its PTEs in a, the destination window in the
@@ -284,7 +266,7 @@ static void evict_and_return(bool misaligned_iovas)
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.host_used_bytes, 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
-	check_all(a, as, 10, 200);
+	harness_check_all(a, as, 10, 200);
 }
 
 static void test_evict_and_return(void **state)
@@ -388,14 +370,14 @@ static void test_many_moves(void **state)
 	for (int round = 0; round < 6; round++) {
 		assert_int_equal(vgpu_core_alloc(b, (10 + 4 * round) * MiB + 20480, 7, 0, &bs), 0);
 		harness_assert_invariants(&h);
-		check_all(a, as, 3, 50);
-		check_all(c, cs, 2, 60);
+		harness_check_all(a, as, 3, 50);
+		harness_check_all(c, cs, 2, 60);
 		harness_fill(a, &as[round % 3], 50 + round % 3);
 		assert_int_equal(vgpu_core_free(b, bs.handle), 0);
 		assert_true(vgpu_core_return_pass(h.core) >= 0);
 		harness_assert_invariants(&h);
-		check_all(a, as, 3, 50);
-		check_all(c, cs, 2, 60);
+		harness_check_all(a, as, 3, 50);
+		harness_check_all(c, cs, 2, 60);
 	}
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 	assert_int_equal(harness_stats(c).evicted_bytes, 0);

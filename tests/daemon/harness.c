@@ -48,9 +48,10 @@ void harness_config(struct harness *h)
 
 void harness_start(struct harness *h)
 {
-	int err = vgpud_create(&h->config, -1, &h->d);
+	char why[1024] = "";
 
-	assert_int_equal(err, 0);
+	if (vgpud_create(&h->config, -1, &h->d, why, sizeof(why)))
+		fail_msg("vgpud did not start: %s", why);
 	assert_int_equal(vgpud_start(h->d), 0);
 }
 
@@ -66,6 +67,22 @@ void harness_stop(struct harness *h)
 	snprintf(path, sizeof(path), "%s/vgpud.conf", h->dir);
 	unlink(path);
 	rmdir(h->dir);
+}
+
+int harness_setup(void **state)
+{
+	static struct harness h;
+
+	harness_config(&h);
+	harness_start(&h);
+	*state = &h;
+	return 0;
+}
+
+int harness_teardown(void **state)
+{
+	harness_stop(*state);
+	return 0;
 }
 
 bool harness_wait_vms(struct harness *h, unsigned vms, int timeout_ms)

@@ -32,6 +32,9 @@ void harness_config(struct harness *h);
 void harness_start(struct harness *h);
 /* Stop and destroy vgpud, remove the directory. */
 void harness_stop(struct harness *h);
+/* cmocka fixtures: *state = a harness of harness_config, started; stopped. */
+int harness_setup(void **state);
+int harness_teardown(void **state);
 
 /* Wait (up to timeout_ms) until vgpud has exactly vms VMs attached. */
 bool harness_wait_vms(struct harness *h, unsigned vms, int timeout_ms);

@@ -18,22 +18,6 @@
 #include "channel_util.h"
 #include "harness.h"
 
-static int setup(void **state)
-{
-	static struct harness h;
-
-	harness_config(&h);
-	harness_start(&h);
-	*state = &h;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	harness_stop(*state);
-	return 0;
-}
-
 /* Wait for the given interrupt (other vectors are collected meanwhile). */
 static uint32_t wait_for_irq(struct tenant *t, uint32_t want, int timeout_ms)
 {
@@ -197,10 +181,12 @@ static void test_channel_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_window_layout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_submission_fence_and_memory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_channel_error_and_isolation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_channel_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_layout, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_submission_fence_and_memory, harness_setup,
+		                                harness_teardown),
+		cmocka_unit_test_setup_teardown(test_channel_error_and_isolation, harness_setup,
+		                                harness_teardown),
+		cmocka_unit_test_setup_teardown(test_channel_limits, harness_setup, harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

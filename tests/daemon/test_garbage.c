@@ -233,28 +233,12 @@ static void test_live_garbage(void **state)
 	assert_int_equal(vgpu_hal_vram_free_bytes(h->d->hal), h->d->caps.vram_bytes);
 }
 
-static int setup(void **state)
-{
-	static struct harness h;
-
-	harness_config(&h);
-	harness_start(&h);
-	*state = &h;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	harness_stop(*state);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_harness_on_random_bytes),
 		cmocka_unit_test(test_corpus),
-		cmocka_unit_test_setup_teardown(test_live_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_garbage, harness_setup, harness_teardown),
 	};
 
 	corpus_dir = argc > 1 ? argv[1] : NULL;

@@ -365,7 +365,7 @@ static void test_profile_reload(void **state)
 	struct harness *h = *state;
 	struct vgpud_profile_spec spec;
 	struct vgpu_vm_stats stats;
-	char path[160];
+	char path[160], why[512];
 	struct tenant t;
 	FILE *f;
 
@@ -377,9 +377,10 @@ static void test_profile_reload(void **state)
 	fclose(f);
 	assert_int_equal(tenant_open(h, &t, "reloaded", "big"), 0);
 	/* without a configuration file there is nothing to reload */
-	assert_int_not_equal(vgpud_reload_profiles(h->d), 0);
+	assert_int_not_equal(vgpud_reload_profiles(h->d, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "without a configuration file"));
 	snprintf(h->d->config.config_file, sizeof(h->d->config.config_file), "%s", path);
-	assert_int_equal(vgpud_reload_profiles(h->d), 0);
+	assert_int_equal(vgpud_reload_profiles(h->d, why, sizeof(why)), 0);
 	assert_int_equal(vgpud_profiles_get(&h->d->profiles, "small", &spec), 0);
 	assert_int_equal(spec.weight, 5);
 	assert_int_equal(spec.cap_bytes, 16u << 20);
@@ -397,7 +398,8 @@ static void test_profile_reload(void **state)
 	f = fopen(path, "w");
 	fprintf(f, "[profile small]\nweight = many\n");
 	fclose(f);
-	assert_int_not_equal(vgpud_reload_profiles(h->d), 0);
+	assert_int_not_equal(vgpud_reload_profiles(h->d, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "many"));
 	assert_int_equal(vgpud_profiles_get(&h->d->profiles, "small", &spec), 0);
 	assert_int_equal(spec.weight, 5);
 }

@@ -19,22 +19,6 @@
 
 #include "harness.h"
 
-static int setup(void **state)
-{
-	static struct harness h;
-
-	harness_config(&h);
-	harness_start(&h);
-	*state = &h;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	harness_stop(*state);
-	return 0;
-}
-
 static void test_registers(void **state)
 {
 	struct harness *h = *state;
@@ -463,14 +447,14 @@ static void test_detach_releases_everything(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_registers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hello_first_and_versions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_round_trips, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_handles, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_malformed_requests, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_garbage_indices_and_flood, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_attach_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_detach_releases_everything, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_registers, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_hello_first_and_versions, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_round_trips, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_handles, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_requests, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_indices_and_flood, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_attach_errors, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_detach_releases_everything, harness_setup, harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -360,6 +360,7 @@ static void fixture_start(struct fixture *f)
 		.libvirt_uri = "none",
 		.control_ioctl = fake_ioctl,
 	};
+	char why[256];
 
 	harness_config(&f->h);
 	f->h.config.mdev_mode = VGPUD_MDEV_OFF; /* the test starts it on the fake */
@@ -367,7 +368,8 @@ static void fixture_start(struct fixture *f)
 	fake_init(&f->m, f->h.dir);
 	config.path = f->m.fifo;
 	config.control_ctx = &f->m;
-	assert_int_equal(mdev_host_create(f->h.d, &config, &f->h.d->mdev), 0);
+	if (mdev_host_create(f->h.d, &config, &f->h.d->mdev, why, sizeof(why)))
+		fail_msg("the mdev host did not start: %s", why);
 	fake_connect(&f->m);
 }
 

@@ -30,22 +30,6 @@
 #include "device.h"
 #include "harness.h"
 
-static int setup(void **state)
-{
-	static struct harness h;
-
-	harness_config(&h);
-	harness_start(&h);
-	*state = &h;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	harness_stop(*state);
-	return 0;
-}
-
 /* The guest: word i % words of its window area gets value i, i = 1..n.
  * Skips the control page's first 16 bytes (GP_PUT, GP_GET, doorbell,
  * version) so the GPU never sees a ring entry. */
@@ -264,8 +248,8 @@ static void test_swaps_by_eviction(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_direct_swaps, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swaps_by_eviction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_direct_swaps, harness_setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_swaps_by_eviction, harness_setup, harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

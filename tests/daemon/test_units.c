@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "vgpu/util.h"
 #include "config.h"
 #include "handle_table.h"
 #include "listen_address.h"
@@ -295,22 +296,33 @@ static void test_sizes(void **state)
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(vgpud_parse_size("4096", &v), 0);
+	assert_int_equal(vgpu_parse_bytes("4096", &v), 0);
 	assert_int_equal(v, 4096);
-	assert_int_equal(vgpud_parse_size("64K", &v), 0);
+	assert_int_equal(vgpu_parse_bytes("64K", &v), 0);
 	assert_int_equal(v, 65536);
-	assert_int_equal(vgpud_parse_size("2G", &v), 0);
+	assert_int_equal(vgpu_parse_bytes("2G", &v), 0);
 	assert_int_equal(v, 2ull << 30);
-	assert_int_equal(vgpud_parse_size("512MiB", &v), 0);
+	assert_int_equal(vgpu_parse_bytes("512MiB", &v), 0);
 	assert_int_equal(v, 512ull << 20);
-	assert_int_equal(vgpud_parse_size("1t", &v), 0);
+	assert_int_equal(vgpu_parse_bytes("1t", &v), 0);
 	assert_int_equal(v, 1ull << 40);
-	assert_int_equal(vgpud_parse_size("", &v), -EINVAL);
-	assert_int_equal(vgpud_parse_size("-1", &v), -EINVAL);
-	assert_int_equal(vgpud_parse_size("1X", &v), -EINVAL);
-	assert_int_equal(vgpud_parse_size("99999999999T", &v), -EINVAL);
-	assert_int_equal(vgpud_parse_size("1GB", &v), 0);
-	assert_int_equal(vgpud_parse_size("1 G", &v), -EINVAL);
+	assert_int_equal(vgpu_parse_bytes("", &v), -EINVAL);
+	assert_int_equal(vgpu_parse_bytes("-1", &v), -EINVAL);
+	assert_int_equal(vgpu_parse_bytes("1X", &v), -EINVAL);
+	assert_int_equal(vgpu_parse_bytes("99999999999T", &v), -EINVAL);
+	assert_int_equal(vgpu_parse_bytes("1GB", &v), 0);
+	assert_int_equal(vgpu_parse_bytes("1 G", &v), -EINVAL);
+	/* the forms vgpu-sim's scenarios and cuda-bench's flags use */
+	assert_int_equal(vgpu_parse_bytes("100b", &v), 0);
+	assert_int_equal(v, 100);
+	assert_int_equal(vgpu_parse_bytes("4kib", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(vgpu_parse_bytes("1iB", &v), -EINVAL);
+	assert_int_equal(vgpu_parse_bytes("1GBB", &v), -EINVAL);
+	/* counts scale by 1000 and take no B */
+	assert_int_equal(vgpu_parse_scaled("10K", 1000, &v), 0);
+	assert_int_equal(v, 10000);
+	assert_int_equal(vgpu_parse_scaled("10KB", 1000, &v), -EINVAL);
 }
 
 static void test_profiles(void **state)

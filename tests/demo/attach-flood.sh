@@ -65,23 +65,13 @@ FLOOD_HOLD_MS=4000
 BOUND_MS=100
 HONEST=("vm-stream stream 48M vgpu-1G" "vm-gups gups 48M vgpu-2G")
 
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT" "$ATTACH_FLOOD"; do
-	[ -x "$bin" ] || { echo "attach-flood: $bin is missing: build first" >&2; exit 2; }
-done
-command -v jq >/dev/null 2>&1 || { echo "jq is not installed: skipping"; exit 77; }
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries attach-flood "$VGPUD" "$VGPUCTL" "$VGPU_TENANT" "$ATTACH_FLOOD"
+need_jq
 
-passed=0 failures=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failures=$((failures + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=attach-flood
 # shellcheck source=vgpu-backend/demo/processes.sh
@@ -203,6 +193,6 @@ done
 check "vgpud healthy (invariants ok)" ctl health --check >/dev/null
 reap "$VGPUD_PID" 10
 check "vgpud stopped with status 0 ($REAPED_STATUS)" test "$REAPED_STATUS" = 0
-((failures)) && { echo "--- vgpud log (tail)"; tail -n 20 "$LOG"; }
-echo "attach-flood: $passed passed, $failures failed"
-exit $((failures ? 1 : 0))
+((failed)) && { echo "--- vgpud log (tail)"; tail -n 20 "$LOG"; }
+echo "attach-flood: $passed passed, $failed failed"
+exit $((failed ? 1 : 0))

@@ -23,24 +23,14 @@ if [ -z "$mode" ] || [ ! -x "$demo" ]; then
 	echo "usage: demo-test.sh quick|integrity-failure DEMO [CORRUPTING_TENANT]" >&2
 	exit 2
 fi
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (./vgpu-dev deps installs it)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/needs.sh"
+need_jq
 
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
-failures=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-	else
-		echo "FAIL: $what"
-		failures=$((failures + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 
 expected_status=0
 if [ "$mode" = integrity-failure ]; then
@@ -99,5 +89,5 @@ else
 		bash -c 'grep -qE "^  vm-stream .* ok$" "$1" && grep -qE "^  vm-gups .* ok$" "$1"' _ "$out"
 fi
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+[ "$failed" -eq 0 ] || { echo "$failed check(s) failed"; exit 1; }
 echo "all checks passed"

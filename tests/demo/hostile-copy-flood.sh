@@ -75,30 +75,13 @@ STATUS_BOUND_MS=100
 DEADLINE=120 # s: for the honest tenants, from their start
 LINGER=300s  # tenants stay attached until their figures are read
 
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "hostile-copy-flood: $bin is missing: build first (./vgpu-dev build)" >&2
-		exit 2
-	fi
-done
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (apt-get install jq, or ./vgpu-dev deps)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries hostile-copy-flood "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+need_jq
 
-passed=0
-failed=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=hostile-copy-flood
 # shellcheck source=vgpu-backend/demo/processes.sh

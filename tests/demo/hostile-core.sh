@@ -100,16 +100,10 @@ done
 VGPUD="${VGPUD:-$BUILD_DIR/vgpu-backend/daemon/vgpud}"
 VGPUCTL="${VGPUCTL:-$BUILD_DIR/vgpu-backend/ctl/vgpuctl}"
 VGPU_TENANT="${VGPU_TENANT:-$BUILD_DIR/guest-driver/tools/vgpu-tenant}"
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "hostile-core: $bin is missing: build first (./vgpu-dev build)" >&2
-		exit 2
-	fi
-done
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (apt-get install jq, or ./vgpu-dev deps)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries hostile-core "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+need_jq
 
 DRAIN_TIMEOUT_MS=3000
 [ "$SCENARIO" = sigterm ] && DRAIN_TIMEOUT_MS=10000
@@ -117,19 +111,8 @@ DEADLINE=120 # s, for the whole run
 PROBE_MAX_MS=1500
 PROBE_MEDIAN_MS=100
 
-passed=0
-failed=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $what"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=hostile-core
 # shellcheck source=vgpu-backend/demo/processes.sh

@@ -104,28 +104,13 @@ DEADLINE=150     # s: for the whole run
 LINGER=300s      # tenants stay attached until their figures are read
 
 # ------------------------------------------------------------ checks
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "hostile-tenant: $bin is missing: build first (./vgpu-dev build, or pass --build-dir DIR)" >&2
-		exit 2
-	fi
-done
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (apt-get install jq, or ./vgpu-dev deps)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries hostile-tenant "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+need_jq
 
-failures=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-	else
-		echo "FAIL: $what"
-		failures=$((failures + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 # ------------------------------------------------------------ processes
 PROGRAM=hostile-tenant
@@ -365,7 +350,7 @@ check "afterwards: no VM attached, nothing allocated ($(jq -r '"\(.gpu.vms) VMs,
 	test "$(jq -r '.gpu.vms == 0 and .gpu.allocated == 0' <<<"$GPU_JSON")" = true
 check "vgpud stopped with status 0 ($VGPUD_STATUS)" test "$VGPUD_STATUS" = 0
 
-if [ "$failures" -ne 0 ]; then
+if [ "$failed" -ne 0 ]; then
 	for name in "${NAMES[@]}"; do
 		echo "--- $name result:"
 		cat "$RUN_DIR/$name.json"
@@ -376,7 +361,7 @@ if [ "$failures" -ne 0 ]; then
 	done
 	echo "--- vgpud log:"
 	tail -40 "$LOG"
-	echo "$failures check(s) failed"
+	echo "$failed check(s) failed"
 	exit 1
 fi
 echo "--- vgpud's channel error lines:"

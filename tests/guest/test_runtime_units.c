@@ -210,6 +210,21 @@ static void test_parse_sizes(void **state)
 	}
 }
 
+static void test_format_bytes(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	vgpu_format_bytes(512, buf, sizeof(buf));
+	assert_string_equal(buf, "512 B");
+	vgpu_format_bytes(1536, buf, sizeof(buf));
+	assert_string_equal(buf, "1.5 KiB");
+	vgpu_format_bytes(2ull << 30, buf, sizeof(buf));
+	assert_string_equal(buf, "2.0 GiB");
+	vgpu_format_bytes(3ull << 50, buf, sizeof(buf));
+	assert_string_equal(buf, "3072.0 TiB");
+}
+
 static void test_parse_durations_and_names(void **state)
 {
 	static const struct {
@@ -263,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_stream_reference_matches_simgpu),
 		cmocka_unit_test(test_stencil_and_gups_references),
 		cmocka_unit_test(test_parse_sizes),
+		cmocka_unit_test(test_format_bytes),
 		cmocka_unit_test(test_parse_durations_and_names),
 	};
 

@@ -7,9 +7,8 @@ set -u
 callout=${1:?usage: callout.sh CALLOUT}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# shellcheck source=tests/lib/checks.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 
 sys=$tmp/sys
 parent=0000:00:10.0

@@ -14,9 +14,8 @@ if ! command -v virt-xml-validate >/dev/null || ! command -v xmllint >/dev/null;
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# shellcheck source=tests/lib/checks.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 validate() { # FILE [TYPE] WHAT
 	local out
 	if out=$(virt-xml-validate "$1" ${2:+"$2"} 2>&1); then

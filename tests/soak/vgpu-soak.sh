@@ -138,16 +138,10 @@ fi
 VGPUD="${VGPUD:-$BUILD_DIR/vgpu-backend/daemon/vgpud}"
 VGPUCTL="${VGPUCTL:-$BUILD_DIR/vgpu-backend/ctl/vgpuctl}"
 VGPU_TENANT="${VGPU_TENANT:-$BUILD_DIR/guest-driver/tools/vgpu-tenant}"
-for bin in "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"; do
-	if [ ! -x "$bin" ]; then
-		echo "soak: $bin is missing: build first (./vgpu-dev build, or pass --build-dir DIR)" >&2
-		exit 2
-	fi
-done
-if ! command -v jq >/dev/null 2>&1; then
-	echo "jq is not installed: skipping (apt-get install jq, or ./vgpu-dev deps)"
-	exit 77
-fi
+# shellcheck source=tests/lib/needs.sh
+. "$ROOT/tests/lib/needs.sh"
+need_binaries soak "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+need_jq
 
 # ------------------------------------------------------------ the run
 # vgpud runs with its defaults but for the sizes, the room for --tenants VMs
@@ -187,19 +181,8 @@ ANON_GROWTH_MAX_KIB=$((8 * 1024))  # RssAnon
 OVERSUBSCRIPTION_MIN=2
 SANITIZED="${VGPU_SOAK_SANITIZED:-0}"
 
-failures=0
-passes=0
-check() { # description, command...
-	local what="$1"
-	shift
-	if "$@"; then
-		echo "ok:   $what"
-		passes=$((passes + 1))
-	else
-		echo "FAIL: $what"
-		failures=$((failures + 1))
-	fi
-}
+# shellcheck source=tests/lib/checks.sh
+. "$ROOT/tests/lib/checks.sh"
 
 PROGRAM=soak
 # shellcheck source=vgpu-backend/demo/processes.sh
@@ -463,9 +446,9 @@ check "no channel errors ($CHANNEL_ERRORS)" test "${CHANNEL_ERRORS:-1}" = 0
 check "no error in vgpud's log ($LOG_ERRORS)" test "$LOG_ERRORS" = 0
 grep ' vgpud error: ' "$LOG" | head -5 | sed 's/^/      /'
 check "vgpud stopped on SIGTERM with status 0 ($VGPUD_STATUS)" test "$VGPUD_STATUS" = 0
-if [ "$failures" -gt 0 ]; then
+if [ "$failed" -gt 0 ]; then
 	echo "VGPU_SEED=$SEED reproduces the tenants' steps and the kills (timing differs); vgpud's log:"
 	tail -20 "$LOG" | sed 's/^/      /'
 fi
-echo "soak: $passes passed, $failures failed"
-[ "$failures" = 0 ]
+echo "soak: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -216,21 +216,6 @@ static void bench_alloc_latency(int rounds, int cycles)
 
 /* ---- 2. eviction latency ------------------------------------------------- */
 
-static void time_delta(struct vgpu_core_time *d, const struct vgpu_core_time *a,
-                       const struct vgpu_core_time *b)
-{
-	d->passes = b->passes - a->passes;
-	d->policy_ns = b->policy_ns - a->policy_ns;
-	d->setup_ns = b->setup_ns - a->setup_ns;
-	d->copy_ns = b->copy_ns - a->copy_ns;
-	d->other_ns = b->other_ns - a->other_ns;
-	d->total_ns = b->total_ns - a->total_ns;
-	d->drain_ns = b->drain_ns - a->drain_ns;
-	d->pause_ns = b->pause_ns - a->pause_ns;
-	d->vm_suspensions = b->vm_suspensions - a->vm_suspensions;
-	d->bytes_copied = b->bytes_copied - a->bytes_copied;
-}
-
 static double per(uint64_t ns, uint64_t count)
 {
 	return ns / (double)(count ? count : 1) / 1e6; /* ms */
@@ -319,7 +304,7 @@ static void bench_eviction_small(struct eviction_setup *e)
 		sim_guest_wait(e->guest, (uint64_t)sequence, 60000);
 	}
 	vgpu_core_stats(e->s.core, &after);
-	time_delta(&d, &before.eviction, &after.eviction);
+	vgpu_core_time_delta(&d, &before.eviction, &after.eviction);
 	print_breakdown("8 MiB allocations (2 chunks evicted each)", &d);
 	json_number(json, "eviction_8MiB_total_ms", per(d.total_ns, d.passes));
 	json_number(json, "eviction_8MiB_victim_pause_ms", per(d.pause_ns, d.vm_suspensions));
@@ -424,7 +409,7 @@ static void relocation_round(struct eviction_setup *e, struct memcpy_ref *m, boo
 		if ((err = vgpu_core_alloc(e->b, 64 * MiB, VGPU_PRIORITY_DEFAULT, 0, &big[i])))
 			die("alloc", err);
 	vgpu_core_stats(e->s.core, &after);
-	time_delta(&d, &before.eviction, &after.eviction);
+	vgpu_core_time_delta(&d, &before.eviction, &after.eviction);
 	figures[R_CACHE_HITS] = (double)(after.host_cache_hits - before.host_cache_hits);
 	m1 = reference(m);
 	for (int i = 0; i < 4; i++)
@@ -432,7 +417,7 @@ static void relocation_round(struct eviction_setup *e, struct memcpy_ref *m, boo
 	vgpu_core_stats(e->s.core, &before);
 	vgpu_core_return_pass(e->s.core);
 	vgpu_core_stats(e->s.core, &after);
-	time_delta(&r, &before.return_pass, &after.return_pass);
+	vgpu_core_time_delta(&r, &before.return_pass, &after.return_pass);
 	m2 = reference(m);
 
 	ev_ref = (m0 + m1) / 2;

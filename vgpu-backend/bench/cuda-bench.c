@@ -1076,21 +1076,6 @@ static uint64_t vm_evicted_bytes(struct vgpu_vm *vm)
 	return stats.evicted_bytes;
 }
 
-static void time_delta(struct vgpu_core_time *d, const struct vgpu_core_time *a,
-                       const struct vgpu_core_time *b)
-{
-	d->passes = b->passes - a->passes;
-	d->policy_ns = b->policy_ns - a->policy_ns;
-	d->setup_ns = b->setup_ns - a->setup_ns;
-	d->copy_ns = b->copy_ns - a->copy_ns;
-	d->other_ns = b->other_ns - a->other_ns;
-	d->total_ns = b->total_ns - a->total_ns;
-	d->drain_ns = b->drain_ns - a->drain_ns;
-	d->pause_ns = b->pause_ns - a->pause_ns;
-	d->vm_suspensions = b->vm_suspensions - a->vm_suspensions;
-	d->bytes_copied = b->bytes_copied - a->bytes_copied;
-}
-
 static void return_all(struct vgpu_core *core, struct tenant *t, struct vgpu_core_time *d)
 {
 	struct vgpu_core_stats a, b;
@@ -1101,7 +1086,7 @@ static void return_all(struct vgpu_core *core, struct tenant *t, struct vgpu_cor
 	ok(moved, "the return pass");
 	vgpu_core_stats(core, &b);
 	if (d)
-		time_delta(d, &a.return_pass, &b.return_pass);
+		vgpu_core_time_delta(d, &a.return_pass, &b.return_pass);
 	if (vm_evicted_bytes(t->vm))
 		fail("the return pass left %" PRIu64 " bytes of the VM evicted with VRAM free",
 		     vm_evicted_bytes(t->vm));
@@ -1268,7 +1253,7 @@ static void evict_and_return(struct vgpu_core *core, struct tenant *victim,
 	ok(vgpu_core_alloc(allocator->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &info),
 	   "allocating in a second VM to force an eviction");
 	vgpu_core_stats(core, &b);
-	time_delta(&d, &a.eviction, &b.eviction);
+	vgpu_core_time_delta(&d, &a.eviction, &b.eviction);
 	evicted = vm_evicted_bytes(victim->vm);
 	if (d.passes != 1 || d.vm_suspensions != 1 || d.bytes_copied + free_before < bytes ||
 	    d.bytes_copied != evicted || !d.pause_ns || !d.total_ns)
@@ -1505,7 +1490,7 @@ static void measure_one_eviction(struct vgpu_core *core, struct tenant *allocato
 	t1 = vgpu_monotonic_ns();
 	vgpu_core_stats(core, &b);
 	cudagpu_map_timing(allocator->hal, &m1);
-	time_delta(&d, &a.eviction, &b.eviction);
+	vgpu_core_time_delta(&d, &a.eviction, &b.eviction);
 	if (d.passes != 1 || d.bytes_copied != chunk)
 		fail("eviction latency: an allocation of one chunk (%" PRIu64 " bytes) moved %" PRIu64
 		     " bytes in %" PRIu64 " passes; expected exactly one chunk",
@@ -2384,25 +2369,13 @@ static void usage_error(const char *fmt, ...)
 
 static uint64_t parse_size(const char *name, const char *text)
 {
-	unsigned long long value;
-	unsigned shift = 0;
-	char *end;
+	uint64_t value;
 
-	if (!isdigit((unsigned char)*text))
-		usage_error("%s: '%s' is not a size", name, text);
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
-		shift = 10;
-	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
-		shift = 20;
-	else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib"))
-		shift = 30;
-	else if (*end && strcasecmp(end, "b"))
+	if (vgpu_parse_bytes(text, &value))
 		usage_error("%s: '%s' is not a size (use e.g. 512M or 2G)", name, text);
-	if (errno || !value || value > (UINT64_C(1) << 50) >> shift)
+	if (!value || value > UINT64_C(1) << 50)
 		usage_error("%s: '%s' is out of range", name, text);
-	return (uint64_t)value << shift;
+	return value;
 }
 
 static unsigned parse_count(const char *name, const char *text, unsigned min, unsigned max)

@@ -19,7 +19,7 @@
 /* Make sure a slot is available, so publishing a buffer cannot fail. */
 static int slot_reserve(struct vgpu_vm *vm)
 {
-	struct vgpu_buffer_slot *slots;
+	struct vgpu_core_buffer_slot *slots;
 	uint32_t capacity;
 
 	if (vm->free_slot != UINT32_MAX || vm->slot_count < vm->slot_capacity)
@@ -35,9 +35,9 @@ static int slot_reserve(struct vgpu_vm *vm)
 	return 0;
 }
 
-static void slot_publish(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
+static void slot_publish(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer)
 {
-	struct vgpu_buffer_slot *slot;
+	struct vgpu_core_buffer_slot *slot;
 	uint32_t index;
 
 	if (vm->free_slot != UINT32_MAX) {
@@ -52,10 +52,10 @@ static void slot_publish(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
 	buffer->handle = ((uint64_t)slot->generation << HANDLE_SLOT_BITS) | (index + 1u);
 }
 
-static void slot_release(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
+static void slot_release(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer)
 {
 	uint32_t index = (uint32_t)(buffer->handle & 0xffffffffu) - 1;
-	struct vgpu_buffer_slot *slot = &vm->slots[index];
+	struct vgpu_core_buffer_slot *slot = &vm->slots[index];
 
 	slot->buffer = NULL;
 	slot->generation++;
@@ -65,10 +65,10 @@ static void slot_release(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
 	vm->free_slot = index;
 }
 
-struct vgpu_buffer *vgpu_buffer_lookup(struct vgpu_vm *vm, uint64_t handle)
+struct vgpu_core_buffer *vgpu_core_buffer_lookup(struct vgpu_vm *vm, uint64_t handle)
 {
 	uint64_t index = (handle & 0xffffffffu) - 1;
-	struct vgpu_buffer_slot *slot;
+	struct vgpu_core_buffer_slot *slot;
 
 	if (index >= vm->slot_count)
 		return NULL;
@@ -80,7 +80,7 @@ struct vgpu_buffer *vgpu_buffer_lookup(struct vgpu_vm *vm, uint64_t handle)
 
 /* ---- buffer objects ----------------------------------------------------- */
 
-static void buffer_free_struct(struct vgpu_buffer *buffer)
+static void buffer_free_struct(struct vgpu_core_buffer *buffer)
 {
 	for (int location = 0; location < LOC_COUNT; location++)
 		vgpu_chunk_set_fini(&buffer->sets[location]);
@@ -88,11 +88,11 @@ static void buffer_free_struct(struct vgpu_buffer *buffer)
 	free(buffer);
 }
 
-static struct vgpu_buffer *buffer_new(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                                      unsigned priority)
+static struct vgpu_core_buffer *buffer_new(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
+                                           unsigned priority)
 {
 	struct vgpu_core *core = vm->core;
-	struct vgpu_buffer *buffer = calloc(1, sizeof(*buffer));
+	struct vgpu_core_buffer *buffer = calloc(1, sizeof(*buffer));
 	uint32_t count = vgpu_chunk_count(bytes, vm->chunk_bytes);
 
 	if (!buffer)
@@ -128,7 +128,7 @@ fail:
 }
 
 /* Undo a partial placement: nothing of the buffer stays mapped or held. */
-static void unplace_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer, bool staging)
+static void unplace_chunks(struct vgpu_core *core, struct vgpu_core_buffer *buffer, bool staging)
 {
 	struct vgpu_vm *vm = buffer->vm;
 
@@ -150,7 +150,7 @@ static void unplace_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer, b
  * too fragmented for the run's page size; the caller places chunk by chunk,
  * with smaller pages where needed.
  */
-static int place_runs_in_vram(struct vgpu_core *core, struct vgpu_buffer *buffer)
+static int place_runs_in_vram(struct vgpu_core *core, struct vgpu_core_buffer *buffer)
 {
 	struct vgpu_vm *vm = buffer->vm;
 	uint64_t *pages = NULL;
@@ -210,7 +210,7 @@ static int place_runs_in_vram(struct vgpu_core *core, struct vgpu_buffer *buffer
  * Give every chunk its memory and mapping: staged host memory for chunks the
  * eviction pass sent to the host, fresh VRAM for the others. All or nothing.
  */
-static int place_chunks(struct vgpu_core *core, struct vgpu_buffer *buffer)
+static int place_chunks(struct vgpu_core *core, struct vgpu_core_buffer *buffer)
 {
 	uint32_t placed;
 	bool staged = false;
@@ -336,10 +336,10 @@ static int alloc_check_cap(struct vgpu_vm *vm, uint64_t rounded)
  * handle table, so that nothing after the eviction can fail on memory for
  * bookkeeping. */
 static int alloc_reserve(struct vgpu_vm *vm, uint64_t rounded, unsigned priority,
-                         struct vgpu_buffer **out)
+                         struct vgpu_core_buffer **out)
 {
 	struct vgpu_core *core = vm->core;
-	struct vgpu_buffer *buffer;
+	struct vgpu_core_buffer *buffer;
 	uint64_t gpu_va;
 	int err;
 
@@ -371,7 +371,7 @@ fail_va:
 }
 
 /* Give back what alloc_reserve took. */
-static void alloc_unreserve(struct vgpu_buffer *buffer)
+static void alloc_unreserve(struct vgpu_core_buffer *buffer)
 {
 	struct vgpu_vm *vm = buffer->vm;
 	uint64_t gpu_va = buffer->gpu_va, bytes = buffer->bytes;
@@ -382,7 +382,7 @@ static void alloc_unreserve(struct vgpu_buffer *buffer)
 
 /* Make room: evict (GPUswap) when free VRAM is short of the buffer. No
  * other pass runs (see vgpu_core_alloc). */
-static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
+static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
                            struct vgpu_core_time *pass, bool *evicted)
 {
 	struct vgpu_core *core = vm->core;
@@ -396,13 +396,13 @@ static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
 
 /* Another pass dropped the lock while it waits on a tenant, and this
  * allocation needs VRAM that pass has not left free: it must wait. */
-static bool alloc_must_wait_for_pass(struct vgpu_core *core, const struct vgpu_buffer *buffer)
+static bool alloc_must_wait_for_pass(struct vgpu_core *core, const struct vgpu_core_buffer *buffer)
 {
 	return core->pass_running && vgpu_pass_vram_available_locked(core) < buffer->bytes;
 }
 
 /* Place: every chunk gets its memory and mapping. */
-static int alloc_place(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
+static int alloc_place(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer)
 {
 	int err = place_chunks(vm->core, buffer);
 
@@ -413,7 +413,7 @@ static int alloc_place(struct vgpu_vm *vm, struct vgpu_buffer *buffer)
 }
 
 /* Commit: account the chunks, publish the handle. Cannot fail. */
-static void alloc_commit(struct vgpu_vm *vm, struct vgpu_buffer *buffer,
+static void alloc_commit(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
                          struct vgpu_buffer_info *out)
 {
 	struct vgpu_core *core = vm->core;
@@ -463,7 +463,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
                     struct vgpu_buffer_info *out)
 {
 	struct vgpu_core *core;
-	struct vgpu_buffer *buffer = NULL;
+	struct vgpu_core_buffer *buffer = NULL;
 	struct vgpu_core_time pass = { 0 };
 	uint64_t start, rounded;
 	bool evicted = false;
@@ -518,7 +518,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	return err;
 }
 
-void vgpu_buffer_destroy(struct vgpu_buffer *buffer)
+void vgpu_core_buffer_destroy(struct vgpu_core_buffer *buffer)
 {
 	struct vgpu_vm *vm = buffer->vm;
 	struct vgpu_core *core = vm->core;
@@ -549,7 +549,7 @@ void vgpu_buffer_destroy(struct vgpu_buffer *buffer)
 int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 {
 	struct vgpu_core *core;
-	struct vgpu_buffer *buffer;
+	struct vgpu_core_buffer *buffer;
 
 	if (!vm)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_free needs a VM");
@@ -557,7 +557,7 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
 	vgpu_core_lock_vm(core, vm);
-	buffer = vgpu_buffer_lookup(vm, handle);
+	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
 		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64 "; it was never "
@@ -565,7 +565,7 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 		                    vm->name, handle);
 		return -ENOENT;
 	}
-	vgpu_buffer_destroy(buffer);
+	vgpu_core_buffer_destroy(buffer);
 	vgpu_core_unlock(core);
 	vgpu_return_mark_pending(core);
 	return 0;
@@ -574,7 +574,7 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority)
 {
 	struct vgpu_core *core;
-	struct vgpu_buffer *buffer;
+	struct vgpu_core_buffer *buffer;
 
 	if (!vm)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_set_priority needs a VM");
@@ -587,7 +587,7 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 		return -EINVAL;
 	}
 	vgpu_core_lock_vm(core, vm);
-	buffer = vgpu_buffer_lookup(vm, handle);
+	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
 		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
@@ -606,7 +606,7 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
                             size_t max)
 {
 	struct vgpu_core *core;
-	struct vgpu_buffer *buffer;
+	struct vgpu_core_buffer *buffer;
 	int count;
 
 	if (!vm || (max && !out))
@@ -616,7 +616,7 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
 	vgpu_core_count_entry(core);
 	vgpu_core_clear_error();
 	vgpu_core_lock_vm(core, vm);
-	buffer = vgpu_buffer_lookup(vm, handle);
+	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
 		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);

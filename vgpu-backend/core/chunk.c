@@ -53,7 +53,7 @@ void vgpu_levels_init(struct vgpu_levels *levels)
 	levels->mask = 0;
 }
 
-void vgpu_levels_remove(struct vgpu_buffer *buffer, int location)
+void vgpu_levels_remove(struct vgpu_core_buffer *buffer, int location)
 {
 	struct vgpu_levels *levels = &buffer->vm->levels[location];
 	struct list_head *level = &levels->level[buffer->priority];
@@ -67,7 +67,7 @@ void vgpu_levels_remove(struct vgpu_buffer *buffer, int location)
 }
 
 /* A buffer is on its priority level iff it has candidates there. */
-void vgpu_levels_update(struct vgpu_buffer *buffer, int location)
+void vgpu_levels_update(struct vgpu_core_buffer *buffer, int location)
 {
 	struct vgpu_levels *levels = &buffer->vm->levels[location];
 	bool has_candidates = buffer->sets[location].candidates > 0;
@@ -87,7 +87,7 @@ void vgpu_levels_update(struct vgpu_buffer *buffer, int location)
 
 int vgpu_chunk_insert(struct vgpu_chunk *chunk)
 {
-	struct vgpu_buffer *buffer = chunk->buffer;
+	struct vgpu_core_buffer *buffer = chunk->buffer;
 	int location = chunk->location;
 	int err;
 
@@ -102,7 +102,7 @@ int vgpu_chunk_insert(struct vgpu_chunk *chunk)
 
 void vgpu_chunk_remove(struct vgpu_chunk *chunk)
 {
-	struct vgpu_buffer *buffer = chunk->buffer;
+	struct vgpu_core_buffer *buffer = chunk->buffer;
 	int location = chunk->location;
 
 	vgpu_chunk_set_remove(&buffer->vm->sets[location], chunk);
@@ -112,7 +112,7 @@ void vgpu_chunk_remove(struct vgpu_chunk *chunk)
 
 void vgpu_chunk_select(struct vgpu_chunk *chunk)
 {
-	struct vgpu_buffer *buffer = chunk->buffer;
+	struct vgpu_core_buffer *buffer = chunk->buffer;
 	int location = chunk->location;
 
 	vgpu_chunk_set_select(&buffer->vm->sets[location], chunk);
@@ -122,7 +122,7 @@ void vgpu_chunk_select(struct vgpu_chunk *chunk)
 
 void vgpu_chunk_unselect(struct vgpu_chunk *chunk)
 {
-	struct vgpu_buffer *buffer = chunk->buffer;
+	struct vgpu_core_buffer *buffer = chunk->buffer;
 	int location = chunk->location;
 
 	vgpu_chunk_set_unselect(&buffer->vm->sets[location], chunk);

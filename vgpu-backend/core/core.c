@@ -199,6 +199,74 @@ static int check_config(const struct vgpu_core_config *config, uint64_t chunk_by
 	return 0;
 }
 
+/* A new core's fields from the checked configuration (nothing that can fail). */
+static void init_state(struct vgpu_core *core, struct vgpu_hal *hal,
+                       const struct vgpu_hal_caps *caps, const struct vgpu_core_config *config,
+                       uint64_t chunk_bytes, const struct vgpu_policy_ops *policy)
+{
+	uint32_t min_page = vgpu_page_size_smallest(caps->page_size_mask);
+
+	core->hal = hal;
+	core->caps = *caps;
+	core->min_page = min_page;
+	core->buffer_align = min_page > VGPU_BUFFER_MIN_ALIGN ? min_page : VGPU_BUFFER_MIN_ALIGN;
+	core->config = *config;
+	core->config.chunk_bytes = chunk_bytes;
+	core->config.policy = policy->name;
+	core->config.policy_ops = policy;
+	if (!core->config.drain_timeout_ms)
+		core->config.drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
+	if (!core->config.copies_in_flight)
+		core->config.copies_in_flight = VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT;
+	core->policy = policy;
+	core->policy_context.core = core;
+	vgpu_rng_seed(&core->policy_context.rng, config->seed);
+	list_init(&core->vms);
+	core->next_vm_id = 1;
+	vgpu_victim_heap_init(&core->victims, true);
+	vgpu_victim_heap_init(&core->winners, false);
+	vgpu_host_budget_init(&core->host, config->host_budget_bytes);
+	vgpu_host_cache_init(&core->host_cache, hal, config->host_cache_bytes);
+	atomic_init(&core->entries, 0);
+	atomic_init(&core->events, 0);
+	atomic_init(&core->return_pending, false);
+	atomic_init(&core->stopping, false);
+	atomic_init(&core->weights_requested, false);
+}
+
+/* The core's locks and condition variables. 0 or a negative errno (the
+ * core's error set). */
+static int init_sync(struct vgpu_core *core)
+{
+	pthread_condattr_t attr;
+	int err = vgpu_fifo_lock_init(&core->lock);
+
+	if (err)
+		return vgpu_core_fail(err, "cannot create the core's allocation lock: %s",
+		                      strerror(-err));
+	pthread_mutex_init(&core->channels_lock, NULL);
+	pthread_mutex_init(&core->stats_lock, NULL);
+	pthread_mutex_init(&core->pass_mutex, NULL);
+	pthread_cond_init(&core->pass_done, NULL);
+	pthread_mutex_init(&core->return_mutex, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&core->return_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	return 0;
+}
+
+static void fini_sync(struct vgpu_core *core)
+{
+	pthread_cond_destroy(&core->return_cond);
+	pthread_mutex_destroy(&core->return_mutex);
+	pthread_mutex_destroy(&core->stats_lock);
+	pthread_cond_destroy(&core->pass_done);
+	pthread_mutex_destroy(&core->pass_mutex);
+	pthread_mutex_destroy(&core->channels_lock);
+	vgpu_fifo_lock_fini(&core->lock);
+}
+
 int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config,
                      struct vgpu_core **out)
 {
@@ -232,51 +300,10 @@ int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config
 	core = calloc(1, sizeof(*core));
 	if (!core)
 		return vgpu_core_fail(-ENOMEM, "out of memory for the core");
-	core->hal = hal;
-	core->caps = caps;
-	core->min_page = min_page;
-	core->buffer_align = min_page > VGPU_BUFFER_MIN_ALIGN ? min_page : VGPU_BUFFER_MIN_ALIGN;
-	core->config = *config;
-	core->config.chunk_bytes = chunk_bytes;
-	core->config.policy = policy->name;
-	core->config.policy_ops = policy;
-	if (!core->config.drain_timeout_ms)
-		core->config.drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
-	if (!core->config.copies_in_flight)
-		core->config.copies_in_flight = VGPU_CORE_DEFAULT_COPIES_IN_FLIGHT;
-	core->policy = policy;
-	core->policy_context.core = core;
-	vgpu_rng_seed(&core->policy_context.rng, config->seed);
-	list_init(&core->vms);
-	core->next_vm_id = 1;
-	vgpu_victim_heap_init(&core->victims, true);
-	vgpu_victim_heap_init(&core->winners, false);
-	vgpu_host_budget_init(&core->host, config->host_budget_bytes);
-	vgpu_host_cache_init(&core->host_cache, hal, config->host_cache_bytes);
-	atomic_init(&core->entries, 0);
-	atomic_init(&core->events, 0);
-	atomic_init(&core->return_pending, false);
-	atomic_init(&core->stopping, false);
-	atomic_init(&core->weights_requested, false);
-
-	err = vgpu_fifo_lock_init(&core->lock);
-	if (err) {
-		vgpu_core_set_error("cannot create the core's allocation lock: %s", strerror(-err));
+	init_state(core, hal, &caps, config, chunk_bytes, policy);
+	err = init_sync(core);
+	if (err)
 		goto fail_free;
-	}
-	pthread_mutex_init(&core->channels_lock, NULL);
-	pthread_mutex_init(&core->stats_lock, NULL);
-	pthread_mutex_init(&core->pass_mutex, NULL);
-	pthread_cond_init(&core->pass_done, NULL);
-	pthread_mutex_init(&core->return_mutex, NULL);
-	{
-		pthread_condattr_t attr;
-
-		pthread_condattr_init(&attr);
-		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-		pthread_cond_init(&core->return_cond, &attr);
-		pthread_condattr_destroy(&attr);
-	}
 	core->channel_table_size = caps.max_channels;
 	core->channel_table = calloc(caps.max_channels ? caps.max_channels : 1,
 	                             sizeof(*core->channel_table));
@@ -321,13 +348,7 @@ fail_dma:
 fail_table:
 	free(core->channel_table);
 fail_locks:
-	pthread_cond_destroy(&core->return_cond);
-	pthread_mutex_destroy(&core->return_mutex);
-	pthread_mutex_destroy(&core->stats_lock);
-	pthread_cond_destroy(&core->pass_done);
-	pthread_mutex_destroy(&core->pass_mutex);
-	pthread_mutex_destroy(&core->channels_lock);
-	vgpu_fifo_lock_fini(&core->lock);
+	fini_sync(core);
 fail_free:
 	free(core);
 	return err;
@@ -349,12 +370,6 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	vgpu_victim_heap_fini(&core->winners);
 	free(core->touched);
 	free(core->channel_table);
-	pthread_cond_destroy(&core->return_cond);
-	pthread_mutex_destroy(&core->return_mutex);
-	pthread_mutex_destroy(&core->stats_lock);
-	pthread_cond_destroy(&core->pass_done);
-	pthread_mutex_destroy(&core->pass_mutex);
-	pthread_mutex_destroy(&core->channels_lock);
-	vgpu_fifo_lock_fini(&core->lock);
+	fini_sync(core);
 	free(core);
 }

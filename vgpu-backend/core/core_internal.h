@@ -50,7 +50,7 @@
 #define LOC_COUNT 2
 
 struct vgpu_chunk {
-	struct vgpu_buffer *buffer;
+	struct vgpu_core_buffer *buffer;
 	uint64_t offset;           /* within the buffer */
 	uint64_t bytes;
 	uint32_t page_size;        /* GPU page size of its mapping when resident */
@@ -80,7 +80,7 @@ struct vgpu_levels {
 	uint32_t mask; /* bit p: level[p] not empty */
 };
 
-struct vgpu_buffer {
+struct vgpu_core_buffer {
 	struct vgpu_vm *vm;
 	uint64_t handle;
 	uint64_t gpu_va;
@@ -94,8 +94,8 @@ struct vgpu_buffer {
 	struct list_head link; /* vm->buffers */
 };
 
-struct vgpu_buffer_slot {
-	struct vgpu_buffer *buffer;
+struct vgpu_core_buffer_slot {
+	struct vgpu_core_buffer *buffer;
 	uint32_t generation;
 	uint32_t next_free;
 };
@@ -119,7 +119,7 @@ struct vgpu_vm {
 
 	struct list_head buffers;
 	uint64_t buffer_count;
-	struct vgpu_buffer_slot *slots;
+	struct vgpu_core_buffer_slot *slots;
 	uint32_t slot_count, slot_capacity, free_slot; /* free_slot: UINT32_MAX = none */
 
 	struct vgpu_chunk_set sets[LOC_COUNT];
@@ -358,13 +358,13 @@ void vgpu_chunk_release_staging(struct vgpu_core *core, struct vgpu_chunk *chunk
 
 /* ---- levels (chunk.c) --------------------------------------------------- */
 void vgpu_levels_init(struct vgpu_levels *levels);
-void vgpu_levels_update(struct vgpu_buffer *buffer, int location);
-void vgpu_levels_remove(struct vgpu_buffer *buffer, int location);
+void vgpu_levels_update(struct vgpu_core_buffer *buffer, int location);
+void vgpu_levels_remove(struct vgpu_core_buffer *buffer, int location);
 
 /* ---- buffer.c ----------------------------------------------------------- */
-struct vgpu_buffer *vgpu_buffer_lookup(struct vgpu_vm *vm, uint64_t handle);
+struct vgpu_core_buffer *vgpu_core_buffer_lookup(struct vgpu_vm *vm, uint64_t handle);
 /* Free a buffer completely (mapping, memory, accounting). */
-void vgpu_buffer_destroy(struct vgpu_buffer *buffer);
+void vgpu_core_buffer_destroy(struct vgpu_core_buffer *buffer);
 
 /* ---- vm.c --------------------------------------------------------------- */
 void vgpu_vm_rekey(struct vgpu_vm *vm); /* victim key := resident bytes */
@@ -380,7 +380,8 @@ void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core);
  * is free for the others. On failure nothing of pending is staged.
  */
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
-                   struct vgpu_buffer *pending, uint64_t free_bytes, struct vgpu_core_time *time);
+                   struct vgpu_core_buffer *pending, uint64_t free_bytes,
+                   struct vgpu_core_time *time);
 
 /* ---- relocation.c ------------------------------------------------------- */
 /*

@@ -114,7 +114,7 @@ static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
 
 /* Unselect what did not move, drop the pending chunks from the sets (the
  * caller places them), restore the victims' keys. */
-static void finish_pass(struct vgpu_core *core, struct vgpu_buffer *pending, bool keep_staging)
+static void finish_pass(struct vgpu_core *core, struct vgpu_core_buffer *pending, bool keep_staging)
 {
 	for (size_t v = 0; v < core->touched_count; v++) {
 		struct vgpu_vm *vm = core->touched[v];
@@ -137,7 +137,8 @@ static void finish_pass(struct vgpu_core *core, struct vgpu_buffer *pending, boo
 }
 
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
-                   struct vgpu_buffer *pending, uint64_t free_bytes, struct vgpu_core_time *time)
+                   struct vgpu_core_buffer *pending, uint64_t free_bytes,
+                   struct vgpu_core_time *time)
 {
 	uint64_t start = vgpu_core_now_ns(), mark;
 	uint64_t need = pending->bytes, available = free_bytes, host_bytes = 0;

@@ -66,7 +66,7 @@ static bool has_page_size(uint32_t mask, uint32_t page_size)
 static bool check_chunk(struct check *check, struct vgpu_core *core, struct vgpu_chunk *chunk,
                         uint64_t sums[LOC_COUNT], uint64_t counts[LOC_COUNT])
 {
-	struct vgpu_buffer *buffer = chunk->buffer;
+	struct vgpu_core_buffer *buffer = chunk->buffer;
 	struct vgpu_vm *vm = buffer->vm;
 	int location = chunk->location;
 	int other = location == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
@@ -111,13 +111,14 @@ static bool check_chunk(struct check *check, struct vgpu_core *core, struct vgpu
 	return check_mapping(check, core, chunk);
 }
 
-static bool check_buffer(struct check *check, struct vgpu_core *core, struct vgpu_buffer *buffer,
-                         uint64_t sums[LOC_COUNT], uint64_t counts[LOC_COUNT])
+static bool check_buffer(struct check *check, struct vgpu_core *core,
+                         struct vgpu_core_buffer *buffer, uint64_t sums[LOC_COUNT],
+                         uint64_t counts[LOC_COUNT])
 {
 	struct vgpu_vm *vm = buffer->vm;
 	uint64_t offset = 0;
 
-	if (vgpu_buffer_lookup(vm, buffer->handle) != buffer)
+	if (vgpu_core_buffer_lookup(vm, buffer->handle) != buffer)
 		return fail(check, "VM '%s': buffer at %#" PRIx64 " is not found by its handle",
 		            vm->name, buffer->gpu_va);
 	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
@@ -153,7 +154,7 @@ static bool check_vm(struct check *check, struct vgpu_core *core, struct vgpu_vm
 	struct list_head *pos;
 
 	list_for_each(pos, &vm->buffers) {
-		struct vgpu_buffer *buffer = list_entry(pos, struct vgpu_buffer, link);
+		struct vgpu_core_buffer *buffer = list_entry(pos, struct vgpu_core_buffer, link);
 
 		if (buffer->vm != vm)
 			return fail(check, "VM '%s' lists a buffer of another VM", vm->name);

@@ -55,14 +55,14 @@ struct vgpu_chunk *vgpu_policy_return_at(const struct vgpu_vm *vm, size_t index)
 	return index < set->candidates ? set->items[index] : NULL;
 }
 
-static struct vgpu_buffer *level_head(const struct vgpu_vm *vm, int location, int priority)
+static struct vgpu_core_buffer *level_head(const struct vgpu_vm *vm, int location, int priority)
 {
 	const struct list_head *level = &vm->levels[location].level[priority];
 
-	return list_entry(level->next, struct vgpu_buffer, level_link[location]);
+	return list_entry(level->next, struct vgpu_core_buffer, level_link[location]);
 }
 
-struct vgpu_buffer *vgpu_policy_lowest_priority_buffer(const struct vgpu_vm *vm)
+struct vgpu_core_buffer *vgpu_policy_lowest_priority_buffer(const struct vgpu_vm *vm)
 {
 	uint32_t mask = vm->levels[LOC_RESIDENT].mask;
 
@@ -71,7 +71,7 @@ struct vgpu_buffer *vgpu_policy_lowest_priority_buffer(const struct vgpu_vm *vm)
 	return level_head(vm, LOC_RESIDENT, __builtin_ctz(mask));
 }
 
-struct vgpu_buffer *vgpu_policy_highest_priority_buffer(const struct vgpu_vm *vm)
+struct vgpu_core_buffer *vgpu_policy_highest_priority_buffer(const struct vgpu_vm *vm)
 {
 	uint32_t mask = vm->levels[LOC_EVICTED].mask;
 
@@ -80,31 +80,31 @@ struct vgpu_buffer *vgpu_policy_highest_priority_buffer(const struct vgpu_vm *vm
 	return level_head(vm, LOC_EVICTED, 31 - __builtin_clz(mask));
 }
 
-size_t vgpu_policy_buffer_evict_count(const struct vgpu_buffer *buffer)
+size_t vgpu_policy_buffer_evict_count(const struct vgpu_core_buffer *buffer)
 {
 	return buffer->sets[LOC_RESIDENT].candidates;
 }
 
-struct vgpu_chunk *vgpu_policy_buffer_evict_at(const struct vgpu_buffer *buffer, size_t index)
+struct vgpu_chunk *vgpu_policy_buffer_evict_at(const struct vgpu_core_buffer *buffer, size_t index)
 {
 	const struct vgpu_chunk_set *set = &buffer->sets[LOC_RESIDENT];
 
 	return index < set->candidates ? set->items[index] : NULL;
 }
 
-size_t vgpu_policy_buffer_return_count(const struct vgpu_buffer *buffer)
+size_t vgpu_policy_buffer_return_count(const struct vgpu_core_buffer *buffer)
 {
 	return buffer->sets[LOC_EVICTED].candidates;
 }
 
-struct vgpu_chunk *vgpu_policy_buffer_return_at(const struct vgpu_buffer *buffer, size_t index)
+struct vgpu_chunk *vgpu_policy_buffer_return_at(const struct vgpu_core_buffer *buffer, size_t index)
 {
 	const struct vgpu_chunk_set *set = &buffer->sets[LOC_EVICTED];
 
 	return index < set->candidates ? set->items[index] : NULL;
 }
 
-unsigned vgpu_policy_buffer_priority(const struct vgpu_buffer *buffer)
+unsigned vgpu_policy_buffer_priority(const struct vgpu_core_buffer *buffer)
 {
 	return buffer->priority;
 }

@@ -12,7 +12,7 @@
 static struct vgpu_chunk *priority_pick_evict(struct vgpu_policy_context *ctx,
                                               struct vgpu_vm *victim)
 {
-	struct vgpu_buffer *buffer = vgpu_policy_lowest_priority_buffer(victim);
+	struct vgpu_core_buffer *buffer = vgpu_policy_lowest_priority_buffer(victim);
 	size_t count;
 
 	if (!buffer)
@@ -24,7 +24,7 @@ static struct vgpu_chunk *priority_pick_evict(struct vgpu_policy_context *ctx,
 static struct vgpu_chunk *priority_pick_return(struct vgpu_policy_context *ctx,
                                                struct vgpu_vm *winner, uint64_t max_bytes)
 {
-	struct vgpu_buffer *buffer = vgpu_policy_highest_priority_buffer(winner);
+	struct vgpu_core_buffer *buffer = vgpu_policy_highest_priority_buffer(winner);
 	struct vgpu_chunk *chunk;
 	size_t count;
 

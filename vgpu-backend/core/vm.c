@@ -217,7 +217,7 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 		vgpu_channel_destroy_locked(
 		        list_entry(vm->channels.next, struct vgpu_core_channel, link));
 	while (!list_empty(&vm->buffers))
-		vgpu_buffer_destroy(list_entry(vm->buffers.next, struct vgpu_buffer, link));
+		vgpu_core_buffer_destroy(list_entry(vm->buffers.next, struct vgpu_core_buffer, link));
 	while (!list_empty(&vm->reservations)) {
 		struct vgpu_va_reservation *reservation =
 		        list_entry(vm->reservations.next, struct vgpu_va_reservation, link);

@@ -341,7 +341,20 @@ static bool vm_name_ok(const char *s)
 	return true;
 }
 
-int vgpuctl_xml_command(int argc, char **argv)
+/* What the command line asks for; uuid and type filled in later when not
+ * given. */
+struct xml_request {
+	const char *parent_arg; /* --parent, or NULL: looked up */
+	const char *dir;        /* --output-dir, or NULL: print */
+	char uuid[37];
+	char type[NAME_MAX_LEN];
+	enum only only;
+};
+
+/* The options and VM PROFILE into r and x. true: go on; false: stop with
+ * *status (0 after --help, EXIT_USAGE after a bad argument). */
+static bool parse_args(int argc, char **argv, struct xml_request *r, struct vgpu_xml *x,
+                       int *status)
 {
 	static const struct option options[] = {
 		{ "uuid", required_argument, NULL, 'u' },
@@ -355,180 +368,235 @@ int vgpuctl_xml_command(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *sysfs = getenv("VGPU_SYSFS") ? getenv("VGPU_SYSFS") : "/sys";
-	const char *parent_arg = NULL, *dir = NULL;
-	struct vgpu_xml x = { 0 };
-	char uuid[37] = "", type[NAME_MAX_LEN] = "";
-	enum only only = ONLY_ALL;
-	struct lookup l;
 	int opt;
 
 	optind = 0; /* 0: getopt starts over, permuting (options may follow VM PROFILE) */
 	while ((opt = getopt_long(argc, argv, "u:p:t:ao:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'u':
-			if (!uuid_valid(optarg))
-				return xml_usage_error("--uuid '%s' is not a UUID "
-				                       "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", optarg);
-			snprintf(uuid, sizeof(uuid), "%s", optarg);
-			for (char *c = uuid; *c; c++)
+			if (!uuid_valid(optarg)) {
+				*status = xml_usage_error("--uuid '%s' is not a UUID "
+				                          "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+				                          optarg);
+				return false;
+			}
+			snprintf(r->uuid, sizeof(r->uuid), "%s", optarg);
+			for (char *c = r->uuid; *c; c++)
 				*c = (char)tolower((unsigned char)*c);
 			break;
 		case 'p':
-			parent_arg = optarg;
+			r->parent_arg = optarg;
 			break;
 		case 't':
-			if (!*optarg || strlen(optarg) >= sizeof(type) ||
+			if (!*optarg || strlen(optarg) >= sizeof(r->type) ||
 			    strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			                   "0123456789_.-") != strlen(optarg))
-				return xml_usage_error("--type '%s' is not an mdev type name", optarg);
-			snprintf(type, sizeof(type), "%s", optarg);
+			                   "0123456789_.-") != strlen(optarg)) {
+				*status = xml_usage_error("--type '%s' is not an mdev type name",
+				                          optarg);
+				return false;
+			}
+			snprintf(r->type, sizeof(r->type), "%s", optarg);
 			break;
 		case 'a':
-			x.autostart = true;
+			x->autostart = true;
 			break;
 		case 'N':
 		case 'H':
 		case 'M':
-			if (only != ONLY_ALL)
-				return xml_usage_error("%s", "give at most one of --nodedev, --hostdev, "
-				                       "--mdevctl");
-			only = opt == 'N' ? ONLY_NODEDEV : opt == 'H' ? ONLY_HOSTDEV : ONLY_MDEVCTL;
+			if (r->only != ONLY_ALL) {
+				*status = xml_usage_error("%s", "give at most one of --nodedev, "
+				                          "--hostdev, --mdevctl");
+				return false;
+			}
+			r->only = opt == 'N' ? ONLY_NODEDEV : opt == 'H' ? ONLY_HOSTDEV : ONLY_MDEVCTL;
 			break;
 		case 'o':
-			dir = optarg;
+			r->dir = optarg;
 			break;
 		case 'h':
 			xml_usage(stdout);
-			return 0;
+			*status = 0;
+			return false;
 		default:
-			return xml_usage_error("%s", "unknown option");
+			*status = xml_usage_error("%s", "unknown option");
+			return false;
 		}
 	}
-	if (optind != argc - 2)
-		return xml_usage_error("%s", "xml needs a VM (libvirt domain) name and a profile");
-	if (dir && only != ONLY_ALL)
-		return xml_usage_error("%s", "--output-dir writes all three files: drop --nodedev, "
-		                       "--hostdev, --mdevctl");
-	x.vm = argv[optind];
-	x.profile = argv[optind + 1];
-	if (!vm_name_ok(x.vm))
-		return xml_usage_error("VM name '%s' must be 1..63 printable characters without "
-		                       "'/' that do not start with '.'", x.vm);
-	if (!*x.profile || strlen(x.profile) >= NAME_MAX_LEN)
-		return xml_usage_error("profile '%s' is not a profile name ('vgpuctl types' lists "
-		                       "them)", x.profile);
+	*status = EXIT_USAGE;
+	if (optind != argc - 2) {
+		xml_usage_error("%s", "xml needs a VM (libvirt domain) name and a profile");
+		return false;
+	}
+	if (r->dir && r->only != ONLY_ALL) {
+		xml_usage_error("%s", "--output-dir writes all three files: drop --nodedev, "
+		                "--hostdev, --mdevctl");
+		return false;
+	}
+	x->vm = argv[optind];
+	x->profile = argv[optind + 1];
+	if (!vm_name_ok(x->vm)) {
+		xml_usage_error("VM name '%s' must be 1..63 printable characters without '/' "
+		                "that do not start with '.'", x->vm);
+		return false;
+	}
+	if (!*x->profile || strlen(x->profile) >= NAME_MAX_LEN) {
+		xml_usage_error("profile '%s' is not a profile name ('vgpuctl types' lists them)",
+		                x->profile);
+		return false;
+	}
+	return true;
+}
 
-	/* parent and type */
-	if (parent_arg) {
+/* The mdev parent and type of x->profile: from sysfs, else from --parent
+ * and --type (or vgpud's naming rule). 0 or EXIT_REFUSED (said why). */
+static int find_parent_and_type(const char *sysfs, struct xml_request *r, struct vgpu_xml *x)
+{
+	struct lookup l;
+
+	if (r->parent_arg) {
 		char p[NAME_MAX_LEN];
 
-		sysfs_parent_of(parent_arg, p, sizeof(p));
-		snprintf(x.parent, sizeof(x.parent), "%s", p);
+		sysfs_parent_of(r->parent_arg, p, sizeof(p));
+		snprintf(x->parent, sizeof(x->parent), "%s", p);
 	}
-	find_type(sysfs, x.profile, parent_arg ? x.parent : NULL, &l);
-	if (l.matches > 1 && !parent_arg) {
+	find_type(sysfs, x->profile, r->parent_arg ? x->parent : NULL, &l);
+	if (l.matches > 1 && !r->parent_arg) {
 		fprintf(stderr, "vgpuctl xml: several parents offer profile %s (%s): choose one "
-		        "with --parent\n", x.profile, l.others);
+		        "with --parent\n", x->profile, l.others);
 		return EXIT_REFUSED;
 	}
 	if (l.matches) {
-		snprintf(x.parent, sizeof(x.parent), "%s", l.parent);
-		if (type[0] && strcmp(type, l.type)) {
+		snprintf(x->parent, sizeof(x->parent), "%s", l.parent);
+		if (r->type[0] && strcmp(r->type, l.type)) {
 			fprintf(stderr, "vgpuctl xml: profile %s is type %s on %s, not %s: drop "
-			        "--type\n", x.profile, l.type, l.parent, type);
+			        "--type\n", x->profile, l.type, l.parent, r->type);
 			return EXIT_REFUSED;
 		}
-		snprintf(type, sizeof(type), "%s", l.type);
-	} else if (!parent_arg) {
+		snprintf(r->type, sizeof(r->type), "%s", l.type);
+	} else if (!r->parent_arg) {
 		fprintf(stderr,
 		        "vgpuctl xml: no mdev parent offers profile %s here (%s/class/mdev_bus/*/"
 		        "mdev_supported_types/*/name): is vgpu_mdev.ko loaded and vgpud running "
 		        "with that profile ('vgpuctl types', 'mdevctl types')? To print XML for "
-		        "another host, give --parent (and --type).\n", x.profile, sysfs);
+		        "another host, give --parent (and --type).\n", x->profile, sysfs);
 		return EXIT_REFUSED;
-	} else if (!type[0]) {
+	} else if (!r->type[0]) {
 		/* vgpud's rule: "vgpu-" + the profile without its "vgpu-" prefix */
-		const char *base = strncmp(x.profile, "vgpu-", 5) ? x.profile : x.profile + 5;
+		const char *base = strncmp(x->profile, "vgpu-", 5) ? x->profile : x->profile + 5;
 
-		snprintf(type, sizeof(type), "vgpu-%.*s", NAME_MAX_LEN - 6, base);
-		for (char *c = type; *c; c++)
+		snprintf(r->type, sizeof(r->type), "vgpu-%.*s", NAME_MAX_LEN - 6, base);
+		for (char *c = r->type; *c; c++)
 			if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_' && *c != '.')
 				*c = '_';
 	}
-	x.type = type;
-	if (!uuid[0] && new_uuid(uuid)) {
+	x->type = r->type;
+	return 0;
+}
+
+/* The mdev's UUID (new unless given) and its libvirt names. 0 or
+ * EXIT_REFUSED (said why). */
+static int name_mdev(struct xml_request *r, struct vgpu_xml *x)
+{
+	if (!r->uuid[0] && new_uuid(r->uuid)) {
 		fprintf(stderr, "vgpuctl xml: cannot make a UUID: %s; give --uuid\n",
 		        strerror(errno));
 		return EXIT_REFUSED;
 	}
-	x.uuid = uuid;
-	nodedev_name(x.parent, x.nodedev, sizeof(x.nodedev));
-	snprintf(x.mdev_name, sizeof(x.mdev_name), "mdev_%.36s_%.63s", uuid,
-	         x.nodedev[0] ? x.nodedev + 4 : x.parent);
-	for (char *c = x.mdev_name; *c; c++)
+	x->uuid = r->uuid;
+	nodedev_name(x->parent, x->nodedev, sizeof(x->nodedev));
+	snprintf(x->mdev_name, sizeof(x->mdev_name), "mdev_%.36s_%.63s", r->uuid,
+	         x->nodedev[0] ? x->nodedev + 4 : x->parent);
+	for (char *c = x->mdev_name; *c; c++)
 		if (*c == '-')
 			*c = '_';
-	if (!x.nodedev[0] && only != ONLY_HOSTDEV && only != ONLY_MDEVCTL) {
+	if (!x->nodedev[0] && r->only != ONLY_HOSTDEV && r->only != ONLY_MDEVCTL) {
 		fprintf(stderr,
 		        "vgpuctl xml: the mdev parent '%s' is not a PCI device, and libvirt creates "
 		        "mdevs only on PCI (or s390) parents: bind the GPU's PCI function to "
 		        "vgpu_mdev.ko (host-kmod/README.md), or create the mdev with mdevctl "
-		        "(--mdevctl) and give libvirt only the <hostdev> (--hostdev)\n", x.parent);
-		if (only == ONLY_NODEDEV)
+		        "(--mdevctl) and give libvirt only the <hostdev> (--hostdev)\n", x->parent);
+		if (r->only == ONLY_NODEDEV)
 			return EXIT_REFUSED;
 	}
+	return 0;
+}
 
-	if (dir) {
-		char nodedev_path[PATH_MAX] = "", hostdev_path[PATH_MAX], json_path[PATH_MAX];
-		int err;
+/* --output-dir: the three files, then the commands that use them. An exit
+ * status. */
+static int write_files(const char *dir, const struct vgpu_xml *x)
+{
+	char nodedev_path[PATH_MAX] = "", hostdev_path[PATH_MAX], json_path[PATH_MAX];
+	int err;
 
-		if (mkdir(dir, 0755) && errno != EEXIST) {
-			fprintf(stderr, "vgpuctl xml: cannot create %s: %s\n", dir, strerror(errno));
-			return EXIT_REFUSED;
-		}
-		if (x.nodedev[0]) {
-			err = write_file(dir, x.vm, "nodedev.xml", nodedev_path, sizeof(nodedev_path),
-			                 print_nodedev, &x);
-			if (err)
-				return err;
-		}
-		err = write_file(dir, x.vm, "hostdev.xml", hostdev_path, sizeof(hostdev_path),
-		                 print_hostdev, &x);
-		if (!err)
-			err = write_file(dir, x.vm, "mdevctl.json", json_path, sizeof(json_path),
-			                 print_mdevctl_file, &x);
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "vgpuctl xml: cannot create %s: %s\n", dir, strerror(errno));
+		return EXIT_REFUSED;
+	}
+	if (x->nodedev[0]) {
+		err = write_file(dir, x->vm, "nodedev.xml", nodedev_path, sizeof(nodedev_path),
+		                 print_nodedev, x);
 		if (err)
 			return err;
-		printf("mdev %s, type %s on %s, for VM %s\n", uuid, x.type, x.parent, x.vm);
-		if (x.nodedev[0]) {
-			printf("create it:  virsh nodedev-define %s\n", nodedev_path);
-			printf("            virsh nodedev-start %s\n", x.mdev_name);
-			if (x.autostart)
-				printf("            virsh nodedev-autostart %s\n", x.mdev_name);
-		}
-		printf("     or:    mdevctl define -u %s -p %s --jsonfile %s && mdevctl start -u %s\n",
-		       uuid, x.parent, json_path, uuid);
-		printf("attach it:  virsh attach-device '%s' %s --config\n", x.vm, hostdev_path);
-		return 0;
 	}
+	err = write_file(dir, x->vm, "hostdev.xml", hostdev_path, sizeof(hostdev_path),
+	                 print_hostdev, x);
+	if (!err)
+		err = write_file(dir, x->vm, "mdevctl.json", json_path, sizeof(json_path),
+		                 print_mdevctl_file, x);
+	if (err)
+		return err;
+	printf("mdev %s, type %s on %s, for VM %s\n", x->uuid, x->type, x->parent, x->vm);
+	if (x->nodedev[0]) {
+		printf("create it:  virsh nodedev-define %s\n", nodedev_path);
+		printf("            virsh nodedev-start %s\n", x->mdev_name);
+		if (x->autostart)
+			printf("            virsh nodedev-autostart %s\n", x->mdev_name);
+	}
+	printf("     or:    mdevctl define -u %s -p %s --jsonfile %s && mdevctl start -u %s\n",
+	       x->uuid, x->parent, json_path, x->uuid);
+	printf("attach it:  virsh attach-device '%s' %s --config\n", x->vm, hostdev_path);
+	return 0;
+}
+
+/* Without --output-dir: the documents asked for, on stdout. */
+static void print_documents(enum only only, const struct vgpu_xml *x)
+{
 	switch (only) {
 	case ONLY_NODEDEV:
-		print_nodedev(stdout, &x, "FILE");
+		print_nodedev(stdout, x, "FILE");
 		break;
 	case ONLY_HOSTDEV:
-		print_hostdev(stdout, &x, "FILE");
+		print_hostdev(stdout, x, "FILE");
 		break;
 	case ONLY_MDEVCTL:
-		print_mdevctl(stdout, &x);
+		print_mdevctl(stdout, x);
 		break;
 	case ONLY_ALL:
-		if (x.nodedev[0]) {
-			print_nodedev(stdout, &x, "FILE");
+		if (x->nodedev[0]) {
+			print_nodedev(stdout, x, "FILE");
 			printf("\n");
 		}
-		print_hostdev(stdout, &x, "FILE");
+		print_hostdev(stdout, x, "FILE");
 		break;
 	}
+}
+
+int vgpuctl_xml_command(int argc, char **argv)
+{
+	const char *sysfs = getenv("VGPU_SYSFS") ? getenv("VGPU_SYSFS") : "/sys";
+	struct xml_request r = { .only = ONLY_ALL };
+	struct vgpu_xml x = { 0 };
+	int status;
+
+	if (!parse_args(argc, argv, &r, &x, &status))
+		return status;
+	status = find_parent_and_type(sysfs, &r, &x);
+	if (!status)
+		status = name_mdev(&r, &x);
+	if (status)
+		return status;
+	if (r.dir)
+		return write_files(r.dir, &x);
+	print_documents(r.only, &x);
 	return 0;
 }

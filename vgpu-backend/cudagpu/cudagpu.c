@@ -69,17 +69,6 @@ void cg_enter(struct cudagpu *gpu)
 	}
 }
 
-static void say(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !why_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, why_len, fmt, ap);
-	va_end(ap);
-}
-
 static bool power_of_two(uint64_t value)
 {
 	return value && !(value & (value - 1));
@@ -96,19 +85,19 @@ static int open_device(struct cudagpu *gpu, char *why, size_t why_len)
 	r = api->cuInit(0);
 	if (r == CG_ERROR_NO_DEVICE || (r == CG_SUCCESS && api->cuDeviceGetCount(&count) == 0 &&
 	                                !count)) {
-		say(why, why_len, "no CUDA device");
+		vgpu_why(why, why_len, "no CUDA device");
 		return -ENODEV;
 	}
 	if (r != CG_SUCCESS) {
-		say(why, why_len, "no CUDA device: cuInit failed: %s",
-		    cuda_api_error(api, r, text, sizeof(text)));
+		vgpu_why(why, why_len, "no CUDA device: cuInit failed: %s",
+		         cuda_api_error(api, r, text, sizeof(text)));
 		return -ENODEV;
 	}
 	api->cuDriverGetVersion(&gpu->api.driver_version);
 	if (gpu->config.device >= count ||
 	    api->cuDeviceGet(&gpu->device, gpu->config.device) != CG_SUCCESS) {
-		say(why, why_len, "no CUDA device %d (this machine has %d)", gpu->config.device,
-		    count);
+		vgpu_why(why, why_len, "no CUDA device %d (this machine has %d)",
+		         gpu->config.device, count);
 		return -ENODEV;
 	}
 	api->cuDeviceGetName(gpu->name, sizeof(gpu->name), gpu->device);
@@ -122,10 +111,11 @@ static int open_device(struct cudagpu *gpu, char *why, size_t why_len)
 	                              gpu->device) != CG_SUCCESS)
 		host_numa_vmm = 0;
 	if (!vmm || !host_numa_vmm) {
-		say(why, why_len,
-		    "this GPU or driver cannot map host memory into a virtual address range "
-		    "(CUDA >= 12.2 and a host NUMA node needed; %s, driver API %d.%d)",
-		    gpu->name, gpu->api.driver_version / 1000, gpu->api.driver_version % 1000 / 10);
+		vgpu_why(why, why_len,
+		         "this GPU or driver cannot map host memory into a virtual address range "
+		         "(CUDA >= 12.2 and a host NUMA node needed; %s, driver API %d.%d)",
+		         gpu->name, gpu->api.driver_version / 1000,
+		         gpu->api.driver_version % 1000 / 10);
 		return -ENOTSUP;
 	}
 	if (api->cuDeviceGetAttribute(&gpu->numa_id, CG_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
@@ -133,8 +123,8 @@ static int open_device(struct cudagpu *gpu, char *why, size_t why_len)
 		gpu->numa_id = 0;
 	r = api->cuDevicePrimaryCtxRetain(&gpu->context, gpu->device);
 	if (r != CG_SUCCESS) {
-		say(why, why_len, "cannot open CUDA device %d: %s", gpu->config.device,
-		    cuda_api_error(api, r, text, sizeof(text)));
+		vgpu_why(why, why_len, "cannot open CUDA device %d: %s", gpu->config.device,
+		         cuda_api_error(api, r, text, sizeof(text)));
 		return cg_errno(r);
 	}
 	cg_enter(gpu);
@@ -155,8 +145,8 @@ static int choose_vram(struct cudagpu *gpu, char *why, size_t why_len)
 	if (gpu->api.cuMemGetAllocationGranularity(&granularity, &prop,
 	                                           CG_MEM_ALLOC_GRANULARITY_MINIMUM) != CG_SUCCESS ||
 	    !granularity || CG_PAGE % granularity) {
-		say(why, why_len, "cudagpu: the GPU's allocation granularity (%zu bytes) does not "
-		    "divide 2 MiB", granularity);
+		vgpu_why(why, why_len, "cudagpu: the GPU's allocation granularity (%zu bytes) "
+		         "does not divide 2 MiB", granularity);
 		return -ENOTSUP;
 	}
 	prop.location.type = CG_MEM_LOCATION_TYPE_HOST_NUMA;
@@ -164,8 +154,8 @@ static int choose_vram(struct cudagpu *gpu, char *why, size_t why_len)
 	if (gpu->api.cuMemGetAllocationGranularity(&granularity, &prop,
 	                                           CG_MEM_ALLOC_GRANULARITY_MINIMUM) != CG_SUCCESS ||
 	    !granularity || CG_PAGE % granularity) {
-		say(why, why_len, "this GPU or driver cannot map host memory into a virtual address "
-		    "range (CUDA >= 12.2 and a host NUMA node needed)");
+		vgpu_why(why, why_len, "this GPU or driver cannot map host memory into a virtual "
+		         "address range (CUDA >= 12.2 and a host NUMA node needed)");
 		return -ENOTSUP;
 	}
 	gpu->api.cuMemGetInfo(&free_bytes, &total);
@@ -173,14 +163,14 @@ static int choose_vram(struct cudagpu *gpu, char *why, size_t why_len)
 	if (!gpu->config.vram_bytes)
 		gpu->config.vram_bytes = usable / 10 * 9 / CG_PAGE * CG_PAGE;
 	if (gpu->config.vram_bytes % CG_PAGE || gpu->config.vram_bytes < 16 * MIB) {
-		say(why, why_len, "cudagpu: VRAM budget %llu bytes: need a multiple of 2 MiB, at "
-		    "least 16 MiB", (unsigned long long)gpu->config.vram_bytes);
+		vgpu_why(why, why_len, "cudagpu: VRAM budget %llu bytes: need a multiple of 2 MiB, "
+		         "at least 16 MiB", (unsigned long long)gpu->config.vram_bytes);
 		return -EINVAL;
 	}
 	if (gpu->config.vram_bytes > usable) {
-		say(why, why_len, "cudagpu: VRAM budget %llu MiB is more than the %llu MiB the GPU "
-		    "has free (%s)", (unsigned long long)(gpu->config.vram_bytes / MIB),
-		    (unsigned long long)(usable / MIB), gpu->name);
+		vgpu_why(why, why_len, "cudagpu: VRAM budget %llu MiB is more than the %llu MiB the "
+		         "GPU has free (%s)", (unsigned long long)(gpu->config.vram_bytes / MIB),
+		         (unsigned long long)(usable / MIB), gpu->name);
 		return -ENOMEM;
 	}
 	return 0;
@@ -243,7 +233,7 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 	    !power_of_two(gpu->config.max_gpfifo_entries) ||
 	    gpu->config.default_gpfifo_entries > gpu->config.max_gpfifo_entries ||
 	    gpu->config.max_gpfifo_entries > 65536) {
-		say(why, why_len, "cudagpu: inconsistent configuration");
+		vgpu_why(why, why_len, "cudagpu: inconsistent configuration");
 		err = -EINVAL;
 		goto fail;
 	}
@@ -262,8 +252,8 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 	probe_host_access(gpu);
 	err = cg_pfifo_start(gpu);
 	if (err) {
-		say(why, why_len, "cudagpu: cannot start the submission thread: %s",
-		    strerror(-err));
+		vgpu_why(why, why_len, "cudagpu: cannot start the submission thread: %s",
+		         strerror(-err));
 		goto fail;
 	}
 	gpu->caps = (struct vgpu_hal_caps){

@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "vgpu/core.h"
 #include "vgpu/hal_open.h"
 #include "vgpu/mdev_control.h"
+#include "vgpu/util.h"
 #include "listen_address.h"
 #include "log.h"
 
@@ -205,20 +205,6 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
 }
 
-static void set_why(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
-
 /* ---------------------------------------------------------------- values */
 
 int vgpud_parse_u64(const char *text, uint64_t *out)
@@ -244,43 +230,6 @@ int vgpud_parse_u32(const char *text, uint32_t *out)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
-}
-
-static int parse_scaled(const char *text, uint64_t *out, uint64_t unit)
-{
-	static const char suffixes[] = "KMGT";
-	char *end;
-	unsigned long long v;
-	uint64_t scale = 1;
-	const char *s;
-
-	if (!text || !isdigit((unsigned char)text[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (*end) {
-		s = strchr(suffixes, toupper((unsigned char)*end));
-		if (!s || !*s)
-			return -EINVAL;
-		for (long i = 0; i <= s - suffixes; i++)
-			scale *= unit;
-		end++;
-		if (unit == 1024 && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
-			end += strlen(end);
-		if (*end)
-			return -EINVAL;
-	}
-	if (v && scale > UINT64_MAX / v)
-		return -EINVAL;
-	*out = v * scale;
-	return 0;
-}
-
-int vgpud_parse_size(const char *text, uint64_t *out)
-{
-	return parse_scaled(text, out, 1024);
 }
 
 const char *vgpud_mdev_mode_name(int mode)
@@ -361,7 +310,7 @@ static void describe_error(const struct key *k, const char *value, char *out, si
 	if (k->type == T_LISTEN && strlen(value) < k->size &&
 	    vgpud_listen_address_parse(value, &address, out, out_len))
 		return;
-	set_why(out, out_len, "expected %s", type_expectation(k->type));
+	vgpu_why(out, out_len, "expected %s", type_expectation(k->type));
 }
 
 static int set_key(struct vgpud_config *config, const struct key *key, const char *value)
@@ -371,15 +320,15 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 
 	switch (key->type) {
 	case T_SIZE:
-		return vgpud_parse_size(value, field);
+		return vgpu_parse_bytes(value, field);
 	case T_BUDGET:
 		if (!strcmp(value, "auto")) {
 			*(uint64_t *)field = VGPUD_HOST_BUDGET_AUTO;
 			return 0;
 		}
-		return vgpud_parse_size(value, field);
+		return vgpu_parse_bytes(value, field);
 	case T_RATE:
-		return parse_scaled(value, field, 1000);
+		return vgpu_parse_scaled(value, 1000, field);
 	case T_U32:
 		return vgpud_parse_u32(value, field);
 	case T_U64:
@@ -449,38 +398,38 @@ static int profile_set(struct vgpud_profile_spec *spec, const char *key, const c
 	if (!strcmp(key, "weight")) {
 		if (vgpud_parse_u32(value, &spec->weight) || !spec->weight ||
 		    spec->weight > VGPU_CORE_WEIGHT_MAX) {
-			set_why(why, why_len, "weight must be 1..%u, not '%s'",
-			        VGPU_CORE_WEIGHT_MAX, value);
+			vgpu_why(why, why_len, "weight must be 1..%u, not '%s'",
+			         VGPU_CORE_WEIGHT_MAX, value);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (!strcmp(key, "cap")) {
-		if (vgpud_parse_size(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
-			set_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
-			        "(0 = no cap), not '%s'", value);
+		if (vgpu_parse_bytes(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
+			vgpu_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
+			         "(0 = no cap), not '%s'", value);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (!strcmp(key, "max_instances") || !strcmp(key, "max")) {
 		if (vgpud_parse_u32(value, &spec->max_instances)) {
-			set_why(why, why_len, "max_instances must be a whole number (0 = no "
-			        "limit), not '%s'", value);
+			vgpu_why(why, why_len, "max_instances must be a whole number (0 = no "
+			         "limit), not '%s'", value);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (!strcmp(key, "scheduler")) {
 		if (!vgpu_core_scheduler_known(value)) {
-			set_why(why, why_len, "scheduler must be best-effort, equal-share, weighted "
+			vgpu_why(why, why_len, "scheduler must be best-effort, equal-share, weighted "
 			        "or fixed-share, not '%s'", value);
 			return -EINVAL;
 		}
 		snprintf(spec->scheduler, sizeof(spec->scheduler), "%s", value);
 		return 0;
 	}
-	set_why(why, why_len, "unknown profile key '%s': use weight, cap, max_instances or "
+	vgpu_why(why, why_len, "unknown profile key '%s': use weight, cap, max_instances or "
 	        "scheduler", key);
 	return -EINVAL;
 }
@@ -493,12 +442,12 @@ static struct vgpud_profile_spec *profile_add(struct vgpud_profile_spec *specs, 
 	if (spec)
 		return spec;
 	if (!vgpud_profile_name_ok(name)) {
-		set_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
-		        "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
+		vgpu_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
+		         "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
 		return NULL;
 	}
 	if (*count >= VGPUD_MAX_PROFILES) {
-		set_why(why, why_len, "more than %d profiles; merge some", VGPUD_MAX_PROFILES);
+		vgpu_why(why, why_len, "more than %d profiles; merge some", VGPUD_MAX_PROFILES);
 		return NULL;
 	}
 	spec = &specs[(*count)++];
@@ -544,7 +493,7 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		char *name = trim(s + 8);
 
 		if (!profile_add(ps->specs, ps->count, name, detail, sizeof(detail))) {
-			set_why(why, why_len, "%s:%u: %s", ps->path, ps->lineno, detail);
+			vgpu_why(why, why_len, "%s:%u: %s", ps->path, ps->lineno, detail);
 			return -EINVAL;
 		}
 		snprintf(ps->profile, sizeof(ps->profile), "%s", name);
@@ -556,8 +505,8 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		snprintf(ps->section, sizeof(ps->section), "%s", s);
 		return 0;
 	}
-	set_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
-	        "[socket] or [profile NAME]", ps->path, ps->lineno, s);
+	vgpu_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
+	         "[socket] or [profile NAME]", ps->path, ps->lineno, s);
 	return -EINVAL;
 }
 
@@ -570,8 +519,8 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 	int err;
 
 	if (!ps->section[0]) {
-		set_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
-		        "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
+		vgpu_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
+		         "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
 		return -EINVAL;
 	}
 	if (!strcmp(ps->section, "profile")) {
@@ -579,23 +528,23 @@ static int parse_assignment(struct parse_state *ps, char *key, char *value, char
 
 		err = profile_set(spec, key, value, detail, sizeof(detail));
 		if (err)
-			set_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
-			        ps->profile, detail);
+			vgpu_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
+			         ps->profile, detail);
 		return err;
 	}
 	if (!ps->config)
 		return 0; /* profiles only */
 	k = find_key(ps->section, key);
 	if (!k) {
-		set_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
-		        "keys", ps->path, ps->lineno, key, ps->section);
+		vgpu_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
+		         "keys", ps->path, ps->lineno, key, ps->section);
 		return -EINVAL;
 	}
 	err = set_key(ps->config, k, value);
 	if (err) {
 		describe_error(k, value, detail, sizeof(detail));
-		set_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
-		        detail);
+		vgpu_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
+		         detail);
 	}
 	return err;
 }
@@ -611,8 +560,8 @@ static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_
 		char *close = strchr(s, ']');
 
 		if (!close || close[1]) {
-			set_why(why, why_len, "%s:%u: a section header looks like [core] or "
-			        "[profile NAME]", ps->path, ps->lineno);
+			vgpu_why(why, why_len, "%s:%u: a section header looks like [core] or "
+			         "[profile NAME]", ps->path, ps->lineno);
 			return -EINVAL;
 		}
 		*close = '\0';
@@ -620,7 +569,7 @@ static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_
 	}
 	eq = strchr(s, '=');
 	if (!eq) {
-		set_why(why, why_len, "%s:%u: expected 'key = value'", ps->path, ps->lineno);
+		vgpu_why(why, why_len, "%s:%u: expected 'key = value'", ps->path, ps->lineno);
 		return -EINVAL;
 	}
 	*eq = '\0';
@@ -641,16 +590,16 @@ static int parse_file(const char *path, struct vgpud_config *config,
 
 	if (!f) {
 		err = -errno;
-		set_why(why, why_len, "cannot open configuration file %s: %s", path,
-		        strerror(-err));
+		vgpu_why(why, why_len, "cannot open configuration file %s: %s", path,
+		         strerror(-err));
 		return err;
 	}
 	*count = 0;
 	while (!err && fgets(line, sizeof(line), f)) {
 		ps.lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			set_why(why, why_len, "%s:%u: line longer than %zu characters", path,
-			        ps.lineno, sizeof(line) - 2);
+			vgpu_why(why, why_len, "%s:%u: line longer than %zu characters", path,
+			         ps.lineno, sizeof(line) - 2);
 			err = -EINVAL;
 			break;
 		}
@@ -693,35 +642,35 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		char detail[256];
 
 		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail))) {
-			set_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
+			vgpu_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
 			return -EINVAL;
 		}
 	}
 	if (!config->profile_count) {
-		set_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
-		        "section");
+		vgpu_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
+		         "section");
 		return -EINVAL;
 	}
 	for (i = 0; i < config->profile_count; i++)
 		if (!strcmp(config->profiles[i].name, config->default_profile))
 			break;
 	if (i == config->profile_count) {
-		set_why(why, why_len, "default_profile '%s' is not a configured profile; set "
-		        "default_profile to one of the [profile NAME] sections",
-		        config->default_profile);
+		vgpu_why(why, why_len, "default_profile '%s' is not a configured profile; set "
+		         "default_profile to one of the [profile NAME] sections",
+		         config->default_profile);
 		return -EINVAL;
 	}
 	if (config->mdev_mode != VGPUD_MDEV_OFF && !config->mdev_device[0]) {
-		set_why(why, why_len, "mdev_device must not be empty (or set mdev = off)");
+		vgpu_why(why, why_len, "mdev_device must not be empty (or set mdev = off)");
 		return -EINVAL;
 	}
 	if (!config->socket_path[0] || !config->control_path[0]) {
-		set_why(why, why_len, "socket and control_socket must not be empty");
+		vgpu_why(why, why_len, "socket and control_socket must not be empty");
 		return -EINVAL;
 	}
 	if (!strcmp(config->socket_path, config->control_path)) {
-		set_why(why, why_len, "socket and control_socket are both %s; give them "
-		        "different paths", config->socket_path);
+		vgpu_why(why, why_len, "socket and control_socket are both %s; give them "
+		         "different paths", config->socket_path);
 		return -EINVAL;
 	}
 	{
@@ -730,16 +679,16 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 
 		if (vgpud_listen_address_parse(config->metrics, &address, detail,
 		                               sizeof(detail))) {
-			set_why(why, why_len, "metrics = '%s': %s", config->metrics, detail);
+			vgpu_why(why, why_len, "metrics = '%s': %s", config->metrics, detail);
 			return -EINVAL;
 		}
 	}
 	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
 	    !config->max_buffers_per_vm || !config->max_connections_per_uid ||
 	    !config->control_max_connections_per_uid) {
-		set_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
-		        "max_buffers_per_vm, max_connections_per_uid and "
-		        "control_max_connections_per_uid must be at least 1");
+		vgpu_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
+		         "max_buffers_per_vm, max_connections_per_uid and "
+		         "control_max_connections_per_uid must be at least 1");
 		return -EINVAL;
 	}
 	return 0;
@@ -755,7 +704,7 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 	struct vgpud_profile_spec *spec;
 
 	if (strlen(text) >= sizeof(buf)) {
-		set_why(why, why_len, "--profile '%s' is too long", text);
+		vgpu_why(why, why_len, "--profile '%s' is too long", text);
 		return -EINVAL;
 	}
 	strcpy(buf, text);
@@ -765,7 +714,7 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 		*rest++ = '\0';
 	spec = profile_add(specs, count, name, detail, sizeof(detail));
 	if (!spec) {
-		set_why(why, why_len, "--profile: %s", detail);
+		vgpu_why(why, why_len, "--profile: %s", detail);
 		return -EINVAL;
 	}
 	for (item = rest ? strtok_r(rest, ",", &save) : NULL; item;
@@ -773,14 +722,14 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 		char *eq = strchr(item, '=');
 
 		if (!eq) {
-			set_why(why, why_len, "--profile %s: expected key=value, not '%s' "
-			        "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
-			        item);
+			vgpu_why(why, why_len, "--profile %s: expected key=value, not '%s' "
+			         "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
+			         item);
 			return -EINVAL;
 		}
 		*eq = '\0';
 		if (profile_set(spec, item, eq + 1, detail, sizeof(detail))) {
-			set_why(why, why_len, "--profile %s: %s", name, detail);
+			vgpu_why(why, why_len, "--profile %s: %s", name, detail);
 			return -EINVAL;
 		}
 	}

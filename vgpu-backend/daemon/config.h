@@ -159,8 +159,8 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 /* "auto", "on" or "off". */
 const char *vgpud_mdev_mode_name(int mode);
 
-/* Parsers shared with the control API: 0 or -EINVAL. */
-int vgpud_parse_size(const char *text, uint64_t *out);
+/* Parsers shared with the control API: 0 or -EINVAL (sizes: vgpu/util.h's
+ * vgpu_parse_bytes). */
 int vgpud_parse_u64(const char *text, uint64_t *out);
 int vgpud_parse_u32(const char *text, uint32_t *out);
 bool vgpud_profile_name_ok(const char *name);

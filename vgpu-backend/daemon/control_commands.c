@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "vgpu/core.h"
+#include "vgpu/util.h"
 
 #include "config_json.h"
 #include "control_server.h"
@@ -87,7 +88,7 @@ static int get_u64(struct json_object *req, const char *key, bool size, uint64_t
 		return 1;
 	}
 	if (size && json_object_is_type(v, json_type_string))
-		return vgpud_parse_size(json_object_get_string(v), out) ? -EINVAL : 1;
+		return vgpu_parse_bytes(json_object_get_string(v), out) ? -EINVAL : 1;
 	return -EINVAL;
 }
 
@@ -439,9 +440,12 @@ static struct json_object *cmd_metrics(struct vgpud *d)
 
 static struct json_object *cmd_reload(struct vgpud *d)
 {
-	if (vgpud_reload_profiles(d))
-		return error_response("reload failed; vgpud's log says why; the profiles are "
-		                      "unchanged");
+	char why[512];
+
+	if (vgpud_reload_profiles(d, why, sizeof(why))) {
+		log_error("reload failed, profiles unchanged: %s", why);
+		return error_response("reload failed, the profiles are unchanged: %s", why);
+	}
 	return cmd_types(d);
 }
 

@@ -250,21 +250,24 @@ static void *control_main(void *arg)
 }
 
 int control_server_create(struct vgpud *d, const struct control_server_config *config,
-                          struct control_server **out)
+                          struct control_server **out, char *why, size_t why_len)
 {
 	const char *path = config->path, *group = config->group;
 	struct control_server *server = calloc(1, sizeof(*server));
 	int i, err;
 
-	if (!server)
+	if (!server) {
+		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
+	}
 	server->daemon = d;
 	server->stop_fd = -1;
 	server->idle_timeout_ms = config->idle_timeout_ms;
 	server->max_connections_per_uid = config->max_connections_per_uid;
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		server->clients[i].fd = -1;
-	server->listen_fd = vgpud_listen_unix(path, SOCK_STREAM, group, "control socket");
+	server->listen_fd = vgpud_listen_unix(path, SOCK_STREAM, group, "control socket", why,
+	                                      why_len);
 	if (server->listen_fd < 0) {
 		err = server->listen_fd;
 		free(server);
@@ -289,7 +292,7 @@ int control_server_create(struct vgpud *d, const struct control_server_config *c
 	*out = server;
 	return 0;
 fail:
-	log_error("cannot start the control socket: %s", strerror(-err));
+	snprintf(why, why_len, "cannot start the control socket: %s", strerror(-err));
 	if (server->stop_fd >= 0)
 		close(server->stop_fd);
 	close(server->listen_fd);
@@ -307,7 +310,8 @@ void control_server_destroy(struct control_server *server)
 
 	if (!server)
 		return;
-	(void)!write(server->stop_fd, &one, sizeof(one));
+	if (write(server->stop_fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("control socket: cannot stop its thread: %s", strerror(errno));
 	pthread_join(server->thread, NULL);
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		client_close(&server->clients[i]);

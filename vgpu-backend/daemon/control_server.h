@@ -16,6 +16,7 @@
 struct vgpud;
 struct control_server;
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CONTROL_MAX_CLIENTS 64
@@ -28,8 +29,11 @@ struct control_server_config {
 	uint32_t max_connections_per_uid; /* >= 1 */
 };
 
+/* Listen on config->path and serve d's control commands on a thread of its
+ * own. 0, or a negative errno after writing what was wrong and what to do
+ * into why. */
 int control_server_create(struct vgpud *d, const struct control_server_config *config,
-                          struct control_server **out);
+                          struct control_server **out, char *why, size_t why_len);
 void control_server_destroy(struct control_server *server);
 
 /* Answer one request line (the JSON text of a request); returns the

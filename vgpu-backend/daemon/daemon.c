@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -26,42 +27,42 @@
 
 #define REAP_INTERVAL_MS 500
 
-static int create_gpu(struct vgpud *d)
+static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpu_hal_spec spec;
-	char why[384], name[32];
+	char what[384], name[32];
 	int err;
 
-	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, sizeof(why));
-	if (!err && spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
+	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, why_len);
+	if (err)
+		return err;
+	if (spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
 		struct simgpu_config defaults;
 
 		simgpu_config_defaults(&defaults);
 		d->config.gpu.vram_bytes = defaults.vram_bytes;
 	}
-	if (!err)
-		err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, why,
-		                    sizeof(why));
-	if (err) {
-		if (spec.backend == VGPU_HAL_BACKEND_SIMGPU)
-			log_error("cannot create the software GPU (vram %llu bytes): %s; check the "
-			          "[simgpu] settings (vram: a multiple of 64K, at least 16M)",
-			          (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
-		else
-			log_error("cannot open GPU %s: %s", vgpu_hal_spec_format(&spec, name,
-			          sizeof(name)), why);
+	err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, what,
+	                    sizeof(what));
+	if (err && spec.backend == VGPU_HAL_BACKEND_SIMGPU)
+		snprintf(why, why_len, "cannot create the software GPU (vram %llu bytes): %s; "
+		         "check the [simgpu] settings (vram: a multiple of 64K, at least 16M)",
+		         (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
+	else if (err)
+		snprintf(why, why_len, "cannot open GPU %s: %s",
+		         vgpu_hal_spec_format(&spec, name, sizeof(name)), what);
+	if (err)
 		return err;
-	}
 	vgpu_hal_get_caps(d->hal, &d->caps);
 	if (spec.backend == VGPU_HAL_BACKEND_CUDA) {
 		d->config.gpu.vram_bytes = d->caps.vram_bytes;
 		log_info("GPU %s: %s", vgpu_hal_spec_format(&spec, name, sizeof(name)),
-		         cudagpu_describe(d->hal, why, sizeof(why)));
+		         cudagpu_describe(d->hal, what, sizeof(what)));
 	}
 	return 0;
 }
 
-static int create_core(struct vgpud *d)
+static int create_core(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpu_core_config config;
 	int err;
@@ -82,18 +83,19 @@ static int create_core(struct vgpud *d)
 	config.event_ctx = &d->routes;
 	err = vgpu_core_create(d->hal, &config, &d->core);
 	if (err)
-		log_error("cannot start the GPUswap core: %s", vgpu_core_last_error());
+		snprintf(why, why_len, "cannot start the GPUswap core: %s", vgpu_core_last_error());
 	return err;
 }
 
 /* The mdev transport (config mdev = auto|on|off): VMs of stock QEMU with
  * -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/<uuid>. */
-static int start_mdev(struct vgpud *d)
+static int start_mdev(struct vgpud *d, char *why, size_t why_len)
 {
 	struct mdev_host_config config = {
 		.path = d->config.mdev_device,
 		.libvirt_uri = d->config.libvirt_uri,
 	};
+	char what[384];
 	int err;
 
 	if (d->config.mdev_mode == VGPUD_MDEV_OFF)
@@ -103,10 +105,10 @@ static int start_mdev(struct vgpud *d)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_host_create(d, &config, &d->mdev);
+	err = mdev_host_create(d, &config, &d->mdev, what, sizeof(what));
 	if (err)
-		log_error("the mdev transport on %s did not start (see above); fix that, or "
-		          "run without it: --mdev off", d->config.mdev_device);
+		snprintf(why, why_len, "the mdev transport on %s did not start: %s; fix that, or "
+		         "run without it: --mdev off", d->config.mdev_device, what);
 	return err;
 }
 
@@ -131,80 +133,48 @@ static int attach_local_tenant(void *ctx, struct vgpu_transport *t,
 }
 
 /* The Prometheus endpoint (config metrics = ADDRESS:PORT | off). */
-static int start_metrics(struct vgpud *d)
+static int start_metrics(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpud_listen_address address;
-	char why[384];
+	char what[384];
 
-	if (vgpud_listen_address_parse(d->config.metrics, &address, why, sizeof(why))) {
-		log_error("metrics = '%s': %s", d->config.metrics, why);
+	if (vgpud_listen_address_parse(d->config.metrics, &address, what, sizeof(what))) {
+		snprintf(why, why_len, "metrics = '%s': %s", d->config.metrics, what);
 		return -EINVAL;
 	}
 	if (!address.enabled)
 		return 0;
-	return metrics_http_create(d, &address, &d->metrics);
+	return metrics_http_create(d, &address, &d->metrics, why, why_len);
 }
 
-int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out)
+/* The tenant socket (local transport) and the control socket. */
+static int start_sockets(struct vgpud *d, char *why, size_t why_len)
 {
-	struct local_server_config local_config;
-	struct vgpud *d = calloc(1, sizeof(*d));
-	char budget[32];
-	int err;
-
-	if (!d)
-		return -ENOMEM;
-	d->config = *config;
-	d->config.host_budget_bytes = vgpud_config_host_budget(config); /* auto: half the RAM */
-	d->signal_fd = signal_fd;
-	pthread_mutex_init(&d->config_lock, NULL);
-	vgpud_log_set_level((enum vgpud_log_level)config->log_level);
-	vgpud_profiles_init(&d->profiles, config->profiles, config->profile_count,
-	                    config->default_profile);
-	vgpud_registry_init(&d->registry);
-	clock_gettime(CLOCK_MONOTONIC, &d->started);
-	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->stop_fd < 0) {
-		err = -errno;
-		goto fail;
-	}
-
-	err = create_gpu(d);
-	if (err)
-		goto fail;
-	err = vgpud_event_routes_init(&d->routes, d->caps.max_channels);
-	if (err)
-		goto fail;
-	err = create_core(d);
-	if (err)
-		goto fail;
-
-	memset(&local_config, 0, sizeof(local_config));
-	local_config.path = d->config.socket_path;
-	local_config.group = d->config.socket_group;
-	local_config.attach_timeout_ms = d->config.attach_timeout_ms;
-	local_config.swap_timeout_ms = d->config.swap_timeout_ms;
-	local_config.idle_timeout_ms = d->config.idle_timeout_ms;
-	local_config.max_connections_per_uid = d->config.max_connections_per_uid;
-	local_config.host.attach = attach_local_tenant;
-	local_config.host.ctx = d;
-	err = local_server_create(&local_config, &d->local);
-	if (err)
-		goto fail;
-	err = control_server_create(d, &(struct control_server_config){
+	struct local_server_config local_config = {
+		.path = d->config.socket_path,
+		.group = d->config.socket_group,
+		.attach_timeout_ms = d->config.attach_timeout_ms,
+		.swap_timeout_ms = d->config.swap_timeout_ms,
+		.idle_timeout_ms = d->config.idle_timeout_ms,
+		.max_connections_per_uid = d->config.max_connections_per_uid,
+		.host = { .attach = attach_local_tenant, .ctx = d },
+	};
+	struct control_server_config control_config = {
 		.path = d->config.control_path,
 		.group = d->config.socket_group,
 		.idle_timeout_ms = d->config.control_idle_timeout_ms,
 		.max_connections_per_uid = d->config.control_max_connections_per_uid,
-	}, &d->control);
-	if (err)
-		goto fail;
-	err = start_metrics(d);
-	if (err)
-		goto fail;
-	err = start_mdev(d);
-	if (err)
-		goto fail;
+	};
+	int err = local_server_create(&local_config, &d->local, why, why_len);
+
+	if (!err)
+		err = control_server_create(d, &control_config, &d->control, why, why_len);
+	return err;
+}
+
+static void log_ready(struct vgpud *d)
+{
+	char budget[32];
 
 	if (d->config.host_budget_bytes)
 		snprintf(budget, sizeof(budget), "%llu MiB",
@@ -219,6 +189,56 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	         budget, d->config.socket_path,
 	         d->mdev ? " and mdevs through " : "", d->mdev ? d->config.mdev_device : "",
 	         d->config.control_path);
+}
+
+int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
+                 char *why, size_t why_len)
+{
+	struct vgpud *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d) {
+		snprintf(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
+	d->config = *config;
+	d->config.host_budget_bytes = vgpud_config_host_budget(config); /* auto: half the RAM */
+	d->signal_fd = signal_fd;
+	pthread_mutex_init(&d->config_lock, NULL);
+	vgpud_log_set_level((enum vgpud_log_level)config->log_level);
+	vgpud_profiles_init(&d->profiles, config->profiles, config->profile_count,
+	                    config->default_profile);
+	vgpud_registry_init(&d->registry);
+	clock_gettime(CLOCK_MONOTONIC, &d->started);
+	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->stop_fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "eventfd: %s", strerror(-err));
+		goto fail;
+	}
+
+	err = create_gpu(d, why, why_len);
+	if (err)
+		goto fail;
+	err = vgpud_event_routes_init(&d->routes, d->caps.max_channels);
+	if (err) {
+		snprintf(why, why_len, "cannot route the GPU's events: %s", strerror(-err));
+		goto fail;
+	}
+	err = create_core(d, why, why_len);
+	if (err)
+		goto fail;
+
+	err = start_sockets(d, why, why_len);
+	if (err)
+		goto fail;
+	err = start_metrics(d, why, why_len);
+	if (err)
+		goto fail;
+	err = start_mdev(d, why, why_len);
+	if (err)
+		goto fail;
+	log_ready(d);
 	*out = d;
 	return 0;
 fail:
@@ -232,8 +252,11 @@ static void handle_signals(struct vgpud *d, bool *stop)
 
 	while (read(d->signal_fd, &info, sizeof(info)) == sizeof(info)) {
 		if (info.ssi_signo == SIGHUP) {
+			char why[512];
+
 			log_info("SIGHUP: reloading profiles");
-			vgpud_reload_profiles(d);
+			if (vgpud_reload_profiles(d, why, sizeof(why)))
+				log_error("reload failed, profiles unchanged: %s", why);
 		} else {
 			log_info("%s: shutting down", strsignal((int)info.ssi_signo));
 			*stop = true;
@@ -287,6 +310,9 @@ void vgpud_stop(struct vgpud *d)
 {
 	uint64_t one = 1;
 
+	/* Async-signal-safe, so nothing is logged: the eventfd is non-blocking
+	 * and a write fails only when its counter is full (EAGAIN), which
+	 * wakes vgpud_run all the same. */
 	(void)!write(d->stop_fd, &one, sizeof(one));
 	if (d->thread_started) {
 		pthread_join(d->thread, NULL);
@@ -332,26 +358,26 @@ void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t w
 
 	pthread_mutex_lock(&d->registry.lock);
 	vgpud_registry_for_each_locked(&d->registry, dev)
-		if (!strcmp(dev->profile, profile) && !atomic_load(&dev->weight_overridden))
-			vgpu_core_set_weight(dev->vm, weight);
+		if (!strcmp(dev->profile, profile) && !atomic_load(&dev->weight_overridden) &&
+		    vgpu_core_set_weight(dev->vm, weight))
+			log_warn("VM '%s' keeps its weight: %s", dev->name, vgpu_core_last_error());
 	pthread_mutex_unlock(&d->registry.lock);
 }
 
-int vgpud_reload_profiles(struct vgpud *d)
+int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len)
 {
 	struct vgpud_profile_spec specs[VGPUD_MAX_PROFILES];
-	char why[512];
 	size_t count = 0, i;
 	int err;
 
 	pthread_mutex_lock(&d->config_lock);
 	if (!d->config.config_file[0]) {
 		pthread_mutex_unlock(&d->config_lock);
-		log_warn("reload: vgpud was started without a configuration file; nothing to "
-		         "reload (start it with --config FILE)");
+		snprintf(why, why_len, "vgpud was started without a configuration file; nothing "
+		         "to reload (start it with --config FILE)");
 		return -ENOENT;
 	}
-	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, sizeof(why));
+	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, why_len);
 	if (!err && !count) {
 		/* as at startup: without [profile] sections, the built-in ones */
 		struct vgpud_config defaults;
@@ -361,10 +387,9 @@ int vgpud_reload_profiles(struct vgpud *d)
 		count = defaults.profile_count;
 	}
 	if (!err)
-		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, why, sizeof(why));
+		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, why, why_len);
 	if (err) {
 		pthread_mutex_unlock(&d->config_lock);
-		log_error("reload failed, profiles unchanged: %s", why);
 		return err;
 	}
 	vgpud_profiles_replace(&d->profiles, specs, count);

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -65,12 +66,12 @@ struct vgpud {
 /*
  * Create the GPU, the core, both listening sockets, (config metrics) the
  * metrics endpoint and (config mdev, see config.h) the mdev transport on
- * vgpu_mdev.ko's control device. On
- * failure returns a negative errno after logging what was wrong and what to
- * do. signal_fd: a signalfd for SIGTERM/SIGINT (stop) and SIGHUP (reload)
- * that vgpud_run watches, or -1.
+ * vgpu_mdev.ko's control device. On failure returns a negative errno after
+ * writing what was wrong and what to do into why. signal_fd: a signalfd for
+ * SIGTERM/SIGINT (stop) and SIGHUP (reload) that vgpud_run watches, or -1.
  */
-int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out);
+int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
+                 char *why, size_t why_len);
 
 /* Serve until vgpud_stop or a stop signal. Returns 0. */
 int vgpud_run(struct vgpud *d);
@@ -88,8 +89,9 @@ void vgpud_destroy(struct vgpud *d);
 
 /* SIGHUP: reload the [profile] sections of the configuration file and apply
  * new weights to running VMs that have no weight of their own. 0, or a
- * negative errno after logging why (nothing changed then). */
-int vgpud_reload_profiles(struct vgpud *d);
+ * negative errno after writing what was wrong into why (nothing changed
+ * then). */
+int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len);
 
 /* Apply a profile's weight to its running VMs (except set-weight ones). */
 void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight);

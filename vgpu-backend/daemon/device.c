@@ -7,13 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vgpu/util.h"
 #include "daemon.h"
 #include "log.h"
 #include "profiles.h"
@@ -203,25 +203,14 @@ static int create_mailbox(struct vgpud_device *dev)
 	if (ftruncate(dev->mailbox_fd, VGPU_MAILBOX_SIZE) < 0)
 		return -errno;
 	/* The guest maps it: it must never shrink under vgpud's mapping. */
-	fcntl(dev->mailbox_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	if (fcntl(dev->mailbox_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		return -errno;
 	map = mmap(NULL, VGPU_MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, dev->mailbox_fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	dev->mailbox = map;
 	vgpu_mailbox_server_init(&dev->server, dev->mailbox);
 	return 0;
-}
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
 }
 
 int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
@@ -243,11 +232,11 @@ static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance
 		err = vgpud_profiles_acquire(&d->profiles, dev->profile, &dev->profile_spec);
 	dev->holds_instance = !err && !instance_held;
 	if (err == -ENOENT)
-		set_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
-		        "profiles", dev->profile);
+		vgpu_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
+		         "profiles", dev->profile);
 	else if (err)
-		set_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
-		        "detach a VM of it or raise max_instances", dev->profile);
+		vgpu_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
+		         "detach a VM of it or raise max_instances", dev->profile);
 	return err;
 }
 
@@ -257,21 +246,16 @@ static void put_profile(struct vgpud *d, struct vgpud_device *dev)
 		vgpud_profiles_release(&d->profiles, dev->profile);
 }
 
-int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
-                        const struct vgpu_attach_params *params, bool instance_held,
-                        struct vgpud_device **out, char *why, size_t why_len)
+/* A device for params on t, holding nothing yet (NULL: out of memory). */
+static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t,
+                                       const struct vgpu_attach_params *params)
 {
-	struct vgpu_vm_config vm_config;
-	struct vgpud_device *dev;
+	struct vgpud_device *dev = calloc(1, sizeof(*dev));
 	const char *profile = params->profile && params->profile[0] ? params->profile
 	                                                             : d->profiles.default_name;
-	int err;
 
-	dev = calloc(1, sizeof(*dev));
-	if (!dev) {
-		set_why(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!dev)
+		return NULL;
 	dev->daemon = d;
 	dev->transport = t;
 	dev->mailbox_fd = -1;
@@ -283,7 +267,21 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
 	clock_gettime(CLOCK_REALTIME, &dev->attached_at);
+	return dev;
+}
 
+int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
+                        const struct vgpu_attach_params *params, bool instance_held,
+                        struct vgpud_device **out, char *why, size_t why_len)
+{
+	struct vgpu_vm_config vm_config;
+	struct vgpud_device *dev = device_new(d, t, params);
+	int err;
+
+	if (!dev) {
+		vgpu_why(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
 	err = take_profile(d, dev, instance_held, why, why_len);
 	if (err) {
 		device_free(dev);
@@ -291,7 +289,7 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	}
 	err = create_mailbox(dev);
 	if (err) {
-		set_why(why, why_len, "cannot create the mailbox memory: %s", strerror(-err));
+		vgpu_why(why, why_len, "cannot create the mailbox memory: %s", strerror(-err));
 		goto fail_profile;
 	}
 	vgpu_vm_config_defaults(&vm_config);
@@ -303,32 +301,32 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm);
 	if (err) {
 		if (err == -EEXIST)
-			set_why(why, why_len, "a VM named '%s' is already attached; pick another "
-			        "name", dev->name);
+			vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another "
+			         "name", dev->name);
 		else if (err == -ENOSPC)
-			set_why(why, why_len, "the GPU has no address space left for another VM; "
-			        "detach one first");
+			vgpu_why(why, why_len, "the GPU has no address space left for another VM; "
+			         "detach one first");
 		else
-			set_why(why, why_len, "%s", vgpu_core_last_error());
+			vgpu_why(why, why_len, "%s", vgpu_core_last_error());
 		goto fail_profile;
 	}
 	dev->vm_id = vgpu_core_vm_id(dev->vm);
 	err = vgpu_core_reserve_va(dev->vm, (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE,
 	                           &dev->va_window_base);
 	if (err) {
-		set_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
-		        vgpu_core_last_error());
+		vgpu_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
+		         vgpu_core_last_error());
 		goto fail_vm;
 	}
 	err = vgpud_registry_add(&d->registry, dev);
 	if (err) {
-		set_why(why, why_len, "a VM named '%s' is already attached; pick another name",
-		        dev->name);
+		vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another name",
+		         dev->name);
 		goto fail_vm;
 	}
 	err = -pthread_create(&dev->worker, NULL, worker_main, dev);
 	if (err) {
-		set_why(why, why_len, "cannot start the mailbox worker: %s", strerror(-err));
+		vgpu_why(why, why_len, "cannot start the mailbox worker: %s", strerror(-err));
 		vgpud_registry_remove(&d->registry, dev);
 		goto fail_vm;
 	}
@@ -362,7 +360,8 @@ void vgpu_device_detach(struct vgpud_device *dev)
 
 	vgpud_registry_remove(&d->registry, dev);
 	vgpu_device_destroy_windows(dev);
-	vgpu_core_release_va(dev->vm, dev->va_window_base);
+	if (vgpu_core_release_va(dev->vm, dev->va_window_base)) /* destroying the VM frees it */
+		log_warn("VM '%s': %s", dev->name, vgpu_core_last_error());
 	vgpu_core_vm_destroy(dev->vm);
 	put_profile(d, dev);
 	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",

@@ -470,8 +470,13 @@ static void serve(struct local_conn *conn)
 	if (detach_requested && !atomic_load(&conn->dead)) {
 		struct vgpu_local_status status = { 0 };
 
-		vgpu_local_send(conn->sock, VGPU_LOCAL_DETACH, detach_seq, VGPU_LOCAL_FLAG_REPLY,
-		                &status, sizeof(status), NULL, 0, (int)conn->server->swap_timeout_ms);
+		/* detached either way; the tenant may have gone without waiting */
+		err = vgpu_local_send(conn->sock, VGPU_LOCAL_DETACH, detach_seq,
+		                      VGPU_LOCAL_FLAG_REPLY, &status, sizeof(status), NULL, 0,
+		                      (int)conn->server->swap_timeout_ms);
+		if (err < 0 && err != -EPIPE)
+			log_debug("tenant '%s': cannot confirm its DETACH: %s", conn->vm_name,
+			          strerror(-err));
 	}
 }
 
@@ -509,14 +514,18 @@ static void conn_free(struct local_conn *conn)
 
 /* -------------------------------------------------------------- server */
 
-int local_server_create(const struct local_server_config *config, struct local_server **out)
+int local_server_create(const struct local_server_config *config, struct local_server **out,
+                        char *why, size_t why_len)
 {
 	struct local_server *server = calloc(1, sizeof(*server));
 	int fd;
 
-	if (!server)
+	if (!server) {
+		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
-	fd = vgpud_listen_unix(config->path, SOCK_SEQPACKET, config->group, "tenant socket");
+	}
+	fd = vgpud_listen_unix(config->path, SOCK_SEQPACKET, config->group, "tenant socket", why,
+	                       why_len);
 	if (fd < 0) {
 		free(server);
 		return fd;

@@ -44,8 +44,10 @@ struct local_server_config {
 	struct vgpu_device_host host;
 };
 
-/* Bind and listen. Negative errno after logging why. */
-int local_server_create(const struct local_server_config *config, struct local_server **out);
+/* Bind and listen. 0, or a negative errno after writing what was wrong and
+ * what to do into why. */
+int local_server_create(const struct local_server_config *config, struct local_server **out,
+                        char *why, size_t why_len);
 
 /* The listening descriptor: when readable, call local_server_accept. */
 int local_server_fd(struct local_server *server);

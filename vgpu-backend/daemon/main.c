@@ -40,6 +40,7 @@ int main(int argc, char **argv)
 	struct vgpud *d;
 	sigset_t signals;
 	enum vgpud_config_action action;
+	char why[1024];
 	int signal_fd, ret;
 
 	vgpud_config_defaults(&config);
@@ -72,8 +73,8 @@ int main(int argc, char **argv)
 
 	vgpud_log_set_level((enum vgpud_log_level)config.log_level);
 	raise_descriptor_limit();
-	if (vgpud_create(&config, signal_fd, &d)) {
-		log_error("vgpud did not start");
+	if (vgpud_create(&config, signal_fd, &d, why, sizeof(why))) {
+		log_error("vgpud did not start: %s", why);
 		close(signal_fd);
 		return 1;
 	}

@@ -214,17 +214,22 @@ static void *stats_main(void *arg)
 
 /* ------------------------------------------------------------ life cycle */
 
-static int start_names(struct mdev_host *h, const struct mdev_host_config *config)
+static int start_names(struct mdev_host *h, const struct mdev_host_config *config, char *why,
+                       size_t why_len)
 {
 	struct domain_names_config nc = {
 		.libvirt_uri = config->libvirt_uri && config->libvirt_uri[0] ? config->libvirt_uri
 		                                                             : NULL,
 	};
+	int err = domain_names_create(&nc, &h->names);
 
-	return domain_names_create(&nc, &h->names);
+	if (err)
+		snprintf(why, why_len, "cannot start looking up VM names: %s", strerror(-err));
+	return err;
 }
 
-static int start_server(struct mdev_host *h, const struct mdev_host_config *config)
+static int start_server(struct mdev_host *h, const struct mdev_host_config *config, char *why,
+                        size_t why_len)
 {
 	struct vgpud_profile profiles[VGPUD_MAX_PROFILES];
 	const char *names[VGPUD_MAX_PROFILES];
@@ -246,22 +251,22 @@ static int start_server(struct mdev_host *h, const struct mdev_host_config *conf
 
 	for (size_t i = 0; i < count; i++)
 		names[i] = profiles[i].spec.name;
-	return mdev_server_create(&sc, &h->server);
+	return mdev_server_create(&sc, &h->server, why, why_len);
 }
 
-static int start_stats(struct mdev_host *h)
+static int start_stats(struct mdev_host *h, char *why, size_t why_len)
 {
 	int err;
 
 	h->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (h->stop_fd < 0) {
 		err = -errno;
-		log_error("mdev: eventfd: %s", strerror(errno));
+		snprintf(why, why_len, "eventfd: %s", strerror(-err));
 		return err;
 	}
 	err = -pthread_create(&h->stats_thread, NULL, stats_main, h);
 	if (err) {
-		log_error("mdev: cannot start the statistics thread: %s", strerror(-err));
+		snprintf(why, why_len, "cannot start the statistics thread: %s", strerror(-err));
 		return err;
 	}
 	h->stats_started = true;
@@ -269,20 +274,22 @@ static int start_stats(struct mdev_host *h)
 }
 
 int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
-                     struct mdev_host **out)
+                     struct mdev_host **out, char *why, size_t why_len)
 {
 	struct mdev_host *h = calloc(1, sizeof(*h));
 	int err;
 
-	if (!h)
+	if (!h) {
+		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
+	}
 	h->d = d;
 	h->stop_fd = -1;
-	err = start_names(h, config);
+	err = start_names(h, config, why, why_len);
 	if (!err)
-		err = start_server(h, config);
+		err = start_server(h, config, why, why_len);
 	if (!err)
-		err = start_stats(h);
+		err = start_stats(h, why, why_len);
 	if (err) {
 		mdev_host_destroy(h);
 		return err;
@@ -293,9 +300,12 @@ int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
 
 bool mdev_host_profile_changed(struct mdev_host *h, const char *profile)
 {
+	char why[256];
+
 	if (!mdev_server_has_type(h->server, profile))
 		return false;
-	mdev_server_refresh_types(h->server);
+	if (mdev_server_refresh_types(h->server, why, sizeof(why)))
+		log_error("mdev: %s", why);
 	return true;
 }
 

@@ -23,6 +23,7 @@
 #define VGPUD_MDEV_HOST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct vgpud;
 struct mdev_host;
@@ -36,9 +37,9 @@ struct mdev_host_config {
 };
 
 /* Register d's profiles as mdev types and serve mdev VMs. 0, or a negative
- * errno after logging what was wrong. */
+ * errno after writing what was wrong and what to do into why. */
 int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
-                     struct mdev_host **out);
+                     struct mdev_host **out, char *why, size_t why_len);
 
 /* A profile changed: its type's description and available_instances follow.
  * false when no mdev type has that name (types are fixed at start: a new

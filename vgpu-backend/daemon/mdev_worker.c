@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * mdev_worker.c - an mdev's worker thread: runs the module's OPEN, CLOSE,
- * RESET and REMOVE for that mdev in the order they came (the module sends
- * one request per mdev at a time and waits for the answer), attaching and
- * detaching its device through the owner's hooks. These wait for the core;
- * the event thread (transport_mdev.c) never does, so one VM's slow reset
- * delays no other VM. See transport_mdev_internal.h.
+ * mdev_worker.c - an mdev: its record (made at CREATE or EXISTS, retired
+ * at REMOVE, freed once its worker has ended) and its worker thread, which
+ * runs the module's OPEN, CLOSE, RESET and REMOVE for that mdev in the
+ * order they came (the module sends one request per mdev at a time and
+ * waits for the answer), attaching and detaching its device through the
+ * owner's hooks. These wait for the core; the event thread
+ * (transport_mdev.c) never does, so one VM's slow reset delays no other
+ * VM. See transport_mdev_internal.h.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -103,7 +105,7 @@ static bool run_job(struct mdev_vgpu *v, const struct mdev_job *job)
 	}
 }
 
-void *mdev_worker_main(void *arg)
+static void *mdev_worker_main(void *arg)
 {
 	struct mdev_vgpu *v = arg;
 	bool last = false;
@@ -159,4 +161,53 @@ void mdev_vgpu_free(struct mdev_vgpu *v)
 	pthread_cond_destroy(&v->wake);
 	pthread_mutex_destroy(&v->lock);
 	free(v);
+}
+
+int mdev_vgpu_create(struct mdev_server *s, uint32_t id, uint32_t type_index,
+                     const char *uuid, struct mdev_vgpu **out, char *why, size_t why_len)
+{
+	struct mdev_vgpu *v = calloc(1, sizeof(*v));
+	int err;
+
+	if (!v) {
+		snprintf(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
+	v->base.ops = &mdev_transport_ops;
+	v->base.kind = "mdev";
+	v->base.named_by_uuid = true;
+	v->server = s;
+	v->id = id;
+	v->type_index = type_index;
+	v->jobs_tail = &v->jobs;
+	snprintf(v->uuid, sizeof(v->uuid), "%s", uuid);
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->wake, NULL);
+	err = -pthread_create(&v->worker, NULL, mdev_worker_main, v);
+	if (err) {
+		snprintf(why, why_len, "vgpud cannot start a thread: %s", strerror(-err));
+		mdev_vgpu_free(v);
+		return err;
+	}
+	*out = v;
+	return 0;
+}
+
+void mdev_reap_retired(struct mdev_server *s, bool all)
+{
+	struct mdev_vgpu **p = &s->retired;
+
+	while (*p) {
+		struct mdev_vgpu *v = *p;
+
+		if (!all && !atomic_load(&v->finished)) {
+			p = &v->next;
+			continue;
+		}
+		pthread_mutex_lock(&s->lock);
+		*p = v->next;
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(v->worker, NULL);
+		mdev_vgpu_free(v);
+	}
 }

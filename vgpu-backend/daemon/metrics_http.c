@@ -124,15 +124,17 @@ static uint16_t port_of(const struct vgpud_listen_address *address)
 }
 
 int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *address,
-                        struct metrics_http **out)
+                        struct metrics_http **out, char *why, size_t why_len)
 {
 	struct metrics_http *server = calloc(1, sizeof(*server));
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *info;
 	char where[96];
 
-	if (!server)
+	if (!server) {
+		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
+	}
 	server->daemon = d;
 	vgpud_listen_address_format(address, -1, where, sizeof(where));
 	if (address->addr.ss_family == AF_INET6)
@@ -146,10 +148,10 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 	                               MHD_OPTION_CONNECTION_TIMEOUT,
 	                               (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
 	if (!server->mhd) {
-		log_error("cannot serve metrics on %s: %s; choose another address or port in "
-		          "[daemon] metrics (--metrics), or set it to off", where,
-		          server->startup_error[0] ? server->startup_error
-		                                   : "libmicrohttpd did not start");
+		snprintf(why, why_len, "cannot serve metrics on %s: %s; choose another address or "
+		         "port in [daemon] metrics (--metrics), or set it to off", where,
+		         server->startup_error[0] ? server->startup_error
+		                                  : "libmicrohttpd did not start");
 		free(server);
 		return -EADDRNOTAVAIL;
 	}

@@ -18,6 +18,7 @@
 #ifndef VGPUD_METRICS_HTTP_H
 #define VGPUD_METRICS_HTTP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct vgpud;
@@ -25,9 +26,9 @@ struct vgpud_listen_address;
 struct metrics_http;
 
 /* Listen on address (enabled) and serve d's metrics. 0, or a negative
- * errno after logging what was wrong and what to do. */
+ * errno after writing what was wrong and what to do into why. */
 int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *address,
-                        struct metrics_http **out);
+                        struct metrics_http **out, char *why, size_t why_len);
 /* Stop serving (waits for a request in progress); NULL is fine. */
 void metrics_http_destroy(struct metrics_http *server);
 

@@ -130,7 +130,9 @@ static void handle_alloc(struct vgpud_device *dev, const struct vgpu_mailbox_req
 	memset(&r, 0, sizeof(r));
 	err = handle_table_add(&dev->handles, info.handle, &r.handle);
 	if (err) {
-		vgpu_core_free(dev->vm, info.handle);
+		if (vgpu_core_free(dev->vm, info.handle))
+			log_warn("VM '%s': the buffer of a refused ALLOC stays allocated: %s",
+			         dev->name, vgpu_core_last_error());
 		reply(response, status_of_errno(err), NULL, 0);
 		return;
 	}

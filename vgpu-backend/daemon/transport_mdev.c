@@ -2,9 +2,12 @@
 /*
  * transport_mdev.c - vgpud's mdev transport: vgpu/transport.h over the
  * control device of vgpu_mdev.ko (vgpu/mdev_control.h, host-kmod/README.md).
+ * This file is its byte-carrying core: the transport ops (the device
+ * model's calls become ioctls) and the event thread (the module's events
+ * become calls of the hooks, of an mdev's worker and of the device model).
+ * Its other files are listed in transport_mdev_internal.h.
  *
- * One server per vgpud: it opens /dev/vgpu_mdev, registers the mdev types
- * its hooks describe (one per profile) and runs one event thread:
+ * The event thread reads the module's events:
  *
  *	CREATE    hooks.create decides; the mdev gets its worker thread
  *	          (mdev_worker.c)
@@ -16,19 +19,13 @@
  *	REMOVE    on the worker: detach if still attached, hooks.remove; the
  *	          worker ends and the event thread reaps it
  *	REG_WRITE doorbells -> vgpu_device_kick, IRQ_ACK/IRQ_MASK ->
- *	          vgpu_device_reg_write (the module has applied them already):
- *	          on the event thread, which never waits for the core
+ *	          vgpu_device_reg_write (the module has applied them already,
+ *	          mdev_registers.c): on the event thread, which never waits for
+ *	          the core
  *
  * The module sends one request per mdev at a time and waits for its reply;
  * a worker answers its own mdev's requests, so a VM whose reset waits for
  * the core holds up nothing but itself.
- *
- * Registers. The module answers the guest's BAR0 reads from its own
- * register file, so whatever the device model changes must be pushed:
- * raise_irq ORs the source's bit into IRQ_STATUS, moves the device model's
- * pending FENCE_CHANNELS / ERROR_CHANNELS bits into the module's
- * (read-to-clear there) and raises the vector, in one REG_UPDATE. Detach's
- * STATUS = BACKEND_GONE is pushed when detach returns.
  *
  * Failure. The module is always reachable; an op fails only when the device
  * is closed or removed (ENODEV/ENOENT), which the kernel follows with CLOSE
@@ -36,15 +33,12 @@
  * checked: what cannot be undone is logged.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -128,41 +122,10 @@ static int op_window_map(struct vgpu_transport *t, uint32_t index, bool shadow,
 	return mdev_control(v->server, VGPU_MDEV_WINDOW_MAP, &m);
 }
 
-static uint32_t source_of(unsigned vector)
-{
-	switch (vector) {
-	case VGPU_MSIX_VECTOR_FENCE: return VGPU_IRQ_FENCE;
-	case VGPU_MSIX_VECTOR_ERROR: return VGPU_IRQ_CHANNEL_ERROR;
-	default: return VGPU_IRQ_MAILBOX;
-	}
-}
-
 /* Never blocks: one ioctl that takes a spinlock and signals an eventfd. */
 static void op_raise_irq(struct vgpu_transport *t, unsigned vector)
 {
-	struct mdev_vgpu *v = vgpu_of(t);
-	struct vgpud_device *dev = atomic_load(&v->irq_device);
-	struct vgpu_mdev_reg_update u = { .device_id = v->id, .irq_vectors = 1u << vector };
-	int err;
-
-	if (vector >= VGPU_MSIX_VECTORS)
-		return;
-	u.ops[u.count++] = (struct vgpu_mdev_reg_op){
-		.offset = VGPU_REG_IRQ_STATUS, .op = VGPU_MDEV_REG_OR, .value = source_of(vector),
-	};
-	if (dev && vector == VGPU_MSIX_VECTOR_FENCE)
-		u.ops[u.count++] = (struct vgpu_mdev_reg_op){
-			.offset = VGPU_REG_FENCE_CHANNELS, .op = VGPU_MDEV_REG_OR,
-			.value = vgpu_device_reg_read(dev, VGPU_REG_FENCE_CHANNELS),
-		};
-	if (dev && vector == VGPU_MSIX_VECTOR_ERROR)
-		u.ops[u.count++] = (struct vgpu_mdev_reg_op){
-			.offset = VGPU_REG_ERROR_CHANNELS, .op = VGPU_MDEV_REG_OR,
-			.value = vgpu_device_reg_read(dev, VGPU_REG_ERROR_CHANNELS),
-		};
-	err = mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
-	if (err && err != -ENOENT)
-		log_debug("mdev %s: raising vector %u failed: %s", v->uuid, vector, strerror(-err));
+	mdev_registers_raise_irq(vgpu_of(t), vector);
 }
 
 static int op_dma(struct mdev_vgpu *v, uint64_t guest_address, void *buf, size_t bytes,
@@ -200,7 +163,7 @@ static int op_dma_write(struct vgpu_transport *t, uint64_t guest_address, const 
 	return op_dma(vgpu_of(t), guest_address, (void *)src, bytes, true);
 }
 
-static const struct vgpu_transport_ops mdev_transport_ops = {
+const struct vgpu_transport_ops mdev_transport_ops = {
 	.map_region = op_map_region,
 	.unmap_region = op_unmap_region,
 	.window_block = op_window_block,
@@ -209,7 +172,6 @@ static const struct vgpu_transport_ops mdev_transport_ops = {
 	.dma_read = op_dma_read,
 	.dma_write = op_dma_write,
 };
-
 
 bool mdev_transport_is(const struct vgpu_transport *t)
 {
@@ -229,68 +191,6 @@ void mdev_reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, co
 	if (err)
 		log_warn("mdev device %u: the module no longer waits for our answer (%s)", id,
 		         strerror(-err));
-}
-
-/* Tell the module the type's available_instances, as the hooks say. */
-void mdev_push_available(struct mdev_server *s, unsigned type)
-{
-	struct vgpu_mdev_type_info info;
-	struct vgpu_mdev_set_available a = { .type_index = type };
-	int err;
-
-	if (!s->hooks.describe_type(s->hooks.ctx, s->types[type].name, &info))
-		a.available = info.available;
-	err = mdev_control(s, VGPU_MDEV_SET_AVAILABLE, &a);
-	if (err)
-		log_warn("mdev: cannot update available_instances of %s: %s", s->types[type].name,
-		         strerror(-err));
-}
-
-int mdev_push_registers(struct mdev_vgpu *v, struct vgpud_device *dev)
-{
-	struct vgpu_mdev_reg_update u = { .device_id = v->id, .count = 3 };
-
-	u.ops[0] = (struct vgpu_mdev_reg_op){ VGPU_REG_FEATURES, VGPU_MDEV_REG_SET,
-		                              vgpu_device_reg_read(dev, VGPU_REG_FEATURES), 0 };
-	u.ops[1] = (struct vgpu_mdev_reg_op){ VGPU_REG_IRQ_MASK, VGPU_MDEV_REG_SET,
-		                              vgpu_device_reg_read(dev, VGPU_REG_IRQ_MASK), 0 };
-	u.ops[2] = (struct vgpu_mdev_reg_op){ VGPU_REG_STATUS, VGPU_MDEV_REG_SET,
-		                              vgpu_device_reg_read(dev, VGPU_REG_STATUS), 0 };
-	return mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
-}
-
-/* STATUS = BACKEND_GONE in the module's register file. The mdev may be
- * closed or removed already (ENODEV/ENOENT): nobody is left to tell. */
-void mdev_push_gone(struct mdev_vgpu *v)
-{
-	struct vgpu_mdev_reg_update u = { .device_id = v->id, .count = 1 };
-	int err;
-
-	u.ops[0] = (struct vgpu_mdev_reg_op){ VGPU_REG_STATUS, VGPU_MDEV_REG_SET,
-		                              VGPU_STATUS_BACKEND_GONE, 0 };
-	err = mdev_control(v->server, VGPU_MDEV_REG_UPDATE, &u);
-	if (err && err != -ENOENT && err != -ENODEV)
-		log_warn("mdev %s: cannot mark the device gone: %s", v->uuid, strerror(-err));
-}
-
-/* Join and free the removed mdevs whose worker has ended (all: wait). */
-static void reap_retired(struct mdev_server *s, bool all)
-{
-	struct mdev_vgpu **p = &s->retired;
-
-	while (*p) {
-		struct mdev_vgpu *v = *p;
-
-		if (!all && !atomic_load(&v->finished)) {
-			p = &v->next;
-			continue;
-		}
-		pthread_mutex_lock(&s->lock);
-		*p = v->next;
-		pthread_mutex_unlock(&s->lock);
-		pthread_join(v->worker, NULL);
-		mdev_vgpu_free(v);
-	}
 }
 
 /* ------------------------------------------------------ events */
@@ -315,33 +215,17 @@ static void format_uuid(const struct vgpu_mdev_event *e, char out[37])
 	         u[13], u[14], u[15]);
 }
 
-/* A known mdev with its worker. 0, or a negative errno + why. */
-static int add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e, char *why,
-                    size_t why_len)
+/* A known mdev with its worker, in the server's list. 0, or a negative
+ * errno + why. */
+static int add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e, const char *uuid,
+                    char *why, size_t why_len)
 {
-	struct mdev_vgpu *v = calloc(1, sizeof(*v));
-	int err;
+	struct mdev_vgpu *v;
+	int err = mdev_vgpu_create(s, e->device_id, e->payload.device.type_index, uuid, &v, why,
+	                           why_len);
 
-	if (!v) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
-	v->base.ops = &mdev_transport_ops;
-	v->base.kind = "mdev";
-	v->base.named_by_uuid = true;
-	v->server = s;
-	v->id = e->device_id;
-	v->type_index = e->payload.device.type_index;
-	v->jobs_tail = &v->jobs;
-	format_uuid(e, v->uuid);
-	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->wake, NULL);
-	err = -pthread_create(&v->worker, NULL, mdev_worker_main, v);
-	if (err) {
-		snprintf(why, why_len, "vgpud cannot start a thread: %s", strerror(-err));
-		mdev_vgpu_free(v);
+	if (err)
 		return err;
-	}
 	pthread_mutex_lock(&s->lock);
 	v->next = s->vgpus;
 	s->vgpus = v;
@@ -367,8 +251,8 @@ static void handle_create(struct mdev_server *s, const struct vgpu_mdev_event *e
 		err = s->hooks.create(s->hooks.ctx, s->types[type].name, uuid, existing, why,
 		                      sizeof(why));
 		if (!err) {
-			err = add_vgpu(s, e, why, sizeof(why));
-			if (err)
+			err = add_vgpu(s, e, uuid, why, sizeof(why));
+			if (err) /* what create took goes back */
 				s->hooks.remove(s->hooks.ctx, s->types[type].name, uuid);
 		}
 	}
@@ -400,21 +284,6 @@ static void handle_remove(struct mdev_server *s, struct mdev_vgpu *v)
 	mdev_queue_job(v, VGPU_MDEV_EVENT_REMOVE, 0);
 }
 
-/* BAR0 writes the module applied already; never waits for the core. */
-static void handle_reg_write(struct mdev_vgpu *v, const struct vgpu_mdev_event_regs *regs)
-{
-	pthread_mutex_lock(&v->lock);
-	if (v->device) {
-		if (regs->changed & VGPU_MDEV_REG_IRQ_ACK)
-			vgpu_device_reg_write(v->device, VGPU_REG_IRQ_ACK, regs->irq_ack);
-		if (regs->changed & VGPU_MDEV_REG_IRQ_MASK)
-			vgpu_device_reg_write(v->device, VGPU_REG_IRQ_MASK, regs->irq_mask);
-		if (regs->changed & VGPU_MDEV_REG_DOORBELL)
-			vgpu_device_kick(v->device);
-	}
-	pthread_mutex_unlock(&v->lock);
-}
-
 static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 {
 	struct mdev_vgpu *v = find_vgpu(s, e->device_id);
@@ -439,7 +308,7 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 		break;
 	case VGPU_MDEV_EVENT_REG_WRITE:
 		if (v)
-			handle_reg_write(v, &e->payload.regs);
+			mdev_registers_written(v, &e->payload.regs);
 		break;
 	case VGPU_MDEV_EVENT_PIN_RELEASED:
 		log_debug("mdev %u: pin %llu released by the guest's memory going away",
@@ -451,7 +320,7 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 	}
 }
 
-static void *server_main(void *arg)
+void *mdev_event_thread(void *arg)
 {
 	struct mdev_server *s = arg;
 
@@ -480,210 +349,8 @@ static void *server_main(void *arg)
 		}
 		for (ssize_t i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
 			handle_event(s, &ev[i]);
-		reap_retired(s, false);
+		mdev_reap_retired(s, false);
 	}
 	return NULL;
 }
 
-/* ------------------------------------------------------ server */
-
-static int open_control(const char *path, int *fd)
-{
-	*fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (*fd >= 0)
-		return 0;
-	log_error("mdev: cannot open %s: %s%s", path, strerror(errno),
-	          errno == ENOENT ? " (load vgpu_mdev.ko)" :
-	          errno == EBUSY ? " (another vgpud is connected)" : "");
-	return -errno;
-}
-
-static int check_version(struct mdev_server *s, const char *path)
-{
-	struct vgpu_mdev_version version = { 0 };
-
-	if (!mdev_control(s, VGPU_MDEV_GET_VERSION, &version) &&
-	    version.version == VGPU_MDEV_CONTROL_VERSION &&
-	    version.event_size == sizeof(struct vgpu_mdev_event) &&
-	    version.abi_version >> 16 == VGPU_ABI_VERSION_MAJOR)
-		return 0;
-	log_error("mdev: %s speaks control version %u / device ABI %#x, vgpud %u / %#x: install "
-	          "matching vgpu_mdev.ko and vgpud", path, version.version, version.abi_version,
-	          VGPU_MDEV_CONTROL_VERSION, VGPU_ABI_VERSION);
-	return -EPROTO;
-}
-
-/* Give the module s->types[0..type_count) with fresh descriptions. */
-static int push_types(struct mdev_server *s)
-{
-	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
-	struct vgpu_mdev_set_types st = { .count = s->type_count, .types = (uintptr_t)types };
-	bool described[VGPU_MDEV_MAX_TYPES];
-	int err;
-
-	for (unsigned i = 0; i < s->type_count; i++) /* hooks: no lock held */
-		described[i] = !s->hooks.describe_type(s->hooks.ctx, s->types[i].name, &types[i]);
-	pthread_mutex_lock(&s->lock);
-	for (unsigned i = 0; i < s->type_count; i++) {
-		if (described[i]) {
-			memcpy(s->types[i].description, types[i].description,
-			       sizeof(types[i].description));
-			s->types[i].available = types[i].available;
-		} else { /* the profile is gone (reload): no new mdev of it */
-			s->types[i].available = 0;
-		}
-		types[i] = s->types[i]; /* names as registered */
-	}
-	err = mdev_control(s, VGPU_MDEV_SET_TYPES, &st);
-	pthread_mutex_unlock(&s->lock);
-	if (err)
-		log_error("mdev: registering %u mdev types failed: %s%s", s->type_count,
-		          strerror(-err),
-		          err == -EBUSY ? " (mdevs of other profiles still exist: remove them)" : "");
-	return err;
-}
-
-/* The mdev types of config->profiles (names fixed from now on). */
-static int register_types(struct mdev_server *s, const struct mdev_server_config *config)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < config->profile_count && n < VGPU_MDEV_MAX_TYPES; i++) {
-		if (s->hooks.describe_type(s->hooks.ctx, config->profiles[i], &s->types[n])) {
-			log_warn("mdev: profile '%s' has no mdev type", config->profiles[i]);
-			continue;
-		}
-		n++;
-	}
-	if (config->profile_count > VGPU_MDEV_MAX_TYPES)
-		log_warn("mdev: only the first %u profiles become mdev types", VGPU_MDEV_MAX_TYPES);
-	if (!n)
-		return -EINVAL;
-	s->type_count = n;
-	return push_types(s);
-}
-
-int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out)
-{
-	const char *path = config->path ? config->path : VGPU_MDEV_CONTROL_PATH;
-	struct mdev_server *s;
-	int err;
-
-	if (!config->profile_count)
-		return -EINVAL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->hooks = config->hooks;
-	s->control_ioctl = config->control_ioctl;
-	s->control_ctx = config->control_ctx;
-	s->stop_fd = -1;
-	pthread_mutex_init(&s->lock, NULL);
-	err = open_control(path, &s->fd);
-	if (err)
-		goto fail;
-	err = check_version(s, path);
-	if (!err)
-		err = register_types(s, config);
-	if (err)
-		goto fail_fd;
-	s->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (s->stop_fd < 0) {
-		err = -errno;
-		log_error("mdev: eventfd: %s", strerror(errno));
-		goto fail_fd;
-	}
-	err = -pthread_create(&s->thread, NULL, server_main, s);
-	if (err) {
-		log_error("mdev: cannot start the event thread: %s", strerror(-err));
-		close(s->stop_fd);
-		goto fail_fd;
-	}
-	log_info("mdev: %u profile(s) registered as mdev types of /sys/class/mdev_bus/%s",
-	         s->type_count, VGPU_MDEV_PARENT_NAME);
-	*out = s;
-	return 0;
-
-fail_fd:
-	close(s->fd);
-fail:
-	pthread_mutex_destroy(&s->lock);
-	free(s);
-	return err;
-}
-
-int mdev_server_refresh_types(struct mdev_server *s)
-{
-	return push_types(s);
-}
-
-void mdev_server_refresh_available(struct mdev_server *s)
-{
-	for (unsigned type = 0; type < s->type_count; type++)
-		mdev_push_available(s, type);
-}
-
-bool mdev_server_has_type(struct mdev_server *s, const char *profile)
-{
-	for (unsigned i = 0; i < s->type_count; i++)
-		if (!strcmp(s->types[i].name, profile))
-			return true;
-	return false;
-}
-
-int mdev_server_set_stats(struct mdev_server *s, const char *uuid, struct vgpu_mdev_stats *st)
-{
-	struct mdev_vgpu *v;
-	int err = -ENOENT;
-
-	pthread_mutex_lock(&s->lock);
-	for (v = s->vgpus; v; v = v->next)
-		if (!strcmp(v->uuid, uuid))
-			break;
-	if (v) {
-		st->device_id = v->id;
-		err = 0;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err ? err : mdev_control(s, VGPU_MDEV_SET_STATS, st);
-}
-
-unsigned mdev_server_devices(struct mdev_server *server)
-{
-	struct mdev_vgpu *v;
-	unsigned n = 0;
-
-	pthread_mutex_lock(&server->lock);
-	for (v = server->vgpus; v; v = v->next)
-		n++;
-	pthread_mutex_unlock(&server->lock);
-	return n;
-}
-
-/* Detach every attached VM (their devices report BACKEND_GONE until QEMU
- * closes them), then close the control device: the module unregisters the
- * parent if no mdev exists. */
-void mdev_server_destroy(struct mdev_server *s)
-{
-	uint64_t one = 1;
-
-	if (!s)
-		return;
-	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
-		log_warn("mdev: cannot stop the event thread: %s", strerror(errno));
-	pthread_join(s->thread, NULL);
-	for (struct mdev_vgpu *v = s->vgpus; v; v = v->next)
-		mdev_queue_job(v, JOB_STOP, 0);
-	while (s->vgpus) {
-		struct mdev_vgpu *v = s->vgpus;
-
-		pthread_join(v->worker, NULL);
-		s->vgpus = v->next;
-		mdev_vgpu_free(v);
-	}
-	reap_retired(s, true);
-	close(s->stop_fd);
-	close(s->fd);
-	pthread_mutex_destroy(&s->lock);
-	free(s);
-}

@@ -8,7 +8,8 @@
  * (vgpu/transport.h), and the device model's ops into ioctls. Every decision
  * (which profiles are types and how they read, whether an mdev may be
  * created, what the VM is called) is made by whoever passes the hooks: in
- * vgpud that is mdev_host.h. See transport_mdev.c for the events and
+ * vgpud that is mdev_host.h. See transport_mdev.c for the events,
+ * transport_mdev_internal.h for the transport's files and
  * host-kmod/README.md for the module's side.
  *
  * Threads. One event thread reads the module's events; it never waits for
@@ -34,7 +35,8 @@ struct mdev_server;
 struct mdev_server_hooks {
 	void *ctx;
 	/* The mdev type of profile: sysfs name, name (= profile),
-	 * description, available_instances. -ENOENT: no such profile. */
+	 * description, available_instances. -ENOENT: no such profile (any
+	 * more: the type keeps its description and offers no instance). */
 	int (*describe_type)(void *ctx, const char *profile, struct vgpu_mdev_type_info *out);
 	/* An mdev of profile was created (existing: it was created before
 	 * this vgpud connected; the module asks nothing then). */
@@ -61,19 +63,20 @@ struct mdev_server_config {
 
 /*
  * Open the control device, register the profiles as mdev types and start
- * the event thread. 0, or a negative errno after logging what was wrong
- * (-ENOENT: no such device, the module is not loaded; -EBUSY: another
- * vgpud is connected; -EPROTO: version mismatch).
+ * the event thread. 0, or a negative errno after writing what was wrong
+ * and what to do into why (-ENOENT: no such device, the module is not
+ * loaded; -EBUSY: another vgpud is connected; -EPROTO: version mismatch).
  */
-int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out);
+int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out,
+                       char *why, size_t why_len);
 
 /*
  * Ask describe_type again for every registered type and give the module
  * the new descriptions and available_instances (a profile changed:
  * set-profile, reload). Type names never change while mdevs exist.
- * 0 or a negative errno (logged).
+ * 0 or a negative errno + why.
  */
-int mdev_server_refresh_types(struct mdev_server *server);
+int mdev_server_refresh_types(struct mdev_server *server, char *why, size_t why_len);
 
 /* Ask describe_type for every type's available_instances again and give
  * them to the module (instances taken outside the transport: local

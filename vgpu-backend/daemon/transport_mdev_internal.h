@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * transport_mdev_internal.h - what the mdev transport's two files share:
- * transport_mdev.c (the ops, the event thread, the server) and
- * mdev_worker.c (an mdev's worker thread). Nothing else includes it.
+ * transport_mdev_internal.h - what the mdev transport's files share.
+ * Nothing else includes it.
+ *
+ *	transport_mdev.c  the transport ops and the event thread: bytes in
+ *	                  (the module's events), bytes out (ioctls)
+ *	mdev_registers.c  the device's BAR0 register file kept by the module:
+ *	                  what the device model changes is pushed there, the
+ *	                  guest's writes come back to the device model
+ *	mdev_types.c      the mdev types registered with the module, as the
+ *	                  hooks describe them
+ *	mdev_server.c     the server's life: the control device, the version
+ *	                  handshake, the event thread started and stopped
+ *	mdev_worker.c     an mdev: its record and its worker thread
  */
 #ifndef VGPUD_TRANSPORT_MDEV_INTERNAL_H
 #define VGPUD_TRANSPORT_MDEV_INTERNAL_H
@@ -10,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vgpu/mdev_control.h"
@@ -63,22 +74,43 @@ struct mdev_server {
 	struct mdev_vgpu *retired;
 };
 
-/* An ioctl on the control device: 0 or a negative errno. */
+/* transport_mdev.c: an ioctl on the control device (0 or a negative
+ * errno); the answer to the module's request (id, seq); the event thread
+ * (arg: the server; it returns when stop_fd is signalled). */
 int mdev_control(struct mdev_server *s, unsigned long request, void *arg);
-
-/* To the module: the answer to request (id, seq); a type's
- * available_instances as the hooks say; the device model's FEATURES,
- * IRQ_MASK and STATUS (0 or a negative errno); STATUS = BACKEND_GONE. */
 void mdev_reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, const char *why);
-void mdev_push_available(struct mdev_server *s, unsigned type);
+void *mdev_event_thread(void *arg);
+extern const struct vgpu_transport_ops mdev_transport_ops;
+
+/* mdev_registers.c: raise vector (IRQ_STATUS, the pending channel bits,
+ * the vector: one REG_UPDATE; never blocks); the device model's FEATURES,
+ * IRQ_MASK and STATUS at attach (0 or a negative errno); STATUS =
+ * BACKEND_GONE at detach; the guest's register writes, which the module
+ * has applied, to the device model (never waits for the core). */
+void mdev_registers_raise_irq(struct mdev_vgpu *v, unsigned vector);
 int mdev_push_registers(struct mdev_vgpu *v, struct vgpud_device *dev);
 void mdev_push_gone(struct mdev_vgpu *v);
+void mdev_registers_written(struct mdev_vgpu *v, const struct vgpu_mdev_event_regs *regs);
 
-/* mdev_worker.c: the worker thread of v (started by the event thread);
- * hand it OPEN, CLOSE, RESET (0 or -ENOMEM), or REMOVE / JOB_STOP, its last
- * (never fails); free v once its worker is joined. */
-void *mdev_worker_main(void *arg);
+/* mdev_types.c: register the first VGPU_MDEV_MAX_TYPES of profiles as the
+ * server's types (0 or a negative errno + why); give the module every
+ * type's description and available_instances as the hooks say them now
+ * (0 or a negative errno + why); one type's available_instances (logged
+ * when the module refuses). */
+int mdev_types_register(struct mdev_server *s, const char *const *profiles, size_t count,
+                        char *why, size_t why_len);
+int mdev_types_push(struct mdev_server *s, char *why, size_t why_len);
+void mdev_push_available(struct mdev_server *s, unsigned type);
+
+/* mdev_worker.c: a new mdev (the event thread's CREATE or EXISTS) with its
+ * worker thread started (0 or a negative errno + why); hand its worker
+ * OPEN, CLOSE, RESET (0 or -ENOMEM), or REMOVE / JOB_STOP, its last (never
+ * fails); join and free the retired mdevs whose worker has ended (all:
+ * wait for each); free v once its worker is joined. */
+int mdev_vgpu_create(struct mdev_server *s, uint32_t id, uint32_t type_index,
+                     const char *uuid, struct mdev_vgpu **out, char *why, size_t why_len);
 int mdev_queue_job(struct mdev_vgpu *v, uint32_t type, uint32_t seq);
+void mdev_reap_retired(struct mdev_server *s, bool all);
 void mdev_vgpu_free(struct mdev_vgpu *v);
 
 #endif /* VGPUD_TRANSPORT_MDEV_INTERNAL_H */

@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <stdbool.h>
 #include <libgen.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -38,35 +39,36 @@ static bool someone_listens(const struct sockaddr_un *addr, int type)
 	return live;
 }
 
-int vgpud_listen_unix(const char *path, int type, const char *group, const char *what)
+int vgpud_listen_unix(const char *path, int type, const char *group, const char *what,
+                      char *why, size_t why_len)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd, err;
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		log_error("%s path '%s' is longer than %zu bytes; choose a shorter one", what, path,
-		          sizeof(addr.sun_path) - 1);
+		snprintf(why, why_len, "%s path '%s' is longer than %zu bytes; choose a shorter one",
+		         what, path, sizeof(addr.sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
 	strcpy(addr.sun_path, path);
 	err = make_parent(path);
 	if (err) {
-		log_error("cannot create the directory of %s %s: %s; create it or choose another "
-		          "path", what, path, strerror(-err));
+		snprintf(why, why_len, "cannot create the directory of %s %s: %s; create it or "
+		         "choose another path", what, path, strerror(-err));
 		return err;
 	}
 	fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = -errno;
-		log_error("cannot create the %s: %s", what, strerror(-err));
+		snprintf(why, why_len, "cannot create the %s: %s", what, strerror(-err));
 		return err;
 	}
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		if (errno != EADDRINUSE)
 			goto fail_bind;
 		if (someone_listens(&addr, type)) {
-			log_error("another server already listens on %s %s; stop it (another "
-			          "vgpud?) or choose another path", what, path);
+			snprintf(why, why_len, "another server already listens on %s %s; stop it "
+			         "(another vgpud?) or choose another path", what, path);
 			close(fd);
 			return -EADDRINUSE;
 		}
@@ -85,7 +87,7 @@ int vgpud_listen_unix(const char *path, int type, const char *group, const char 
 	}
 	if (listen(fd, 64) < 0) {
 		err = -errno;
-		log_error("cannot listen on %s %s: %s", what, path, strerror(-err));
+		snprintf(why, why_len, "cannot listen on %s %s: %s", what, path, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -93,8 +95,8 @@ int vgpud_listen_unix(const char *path, int type, const char *group, const char 
 
 fail_bind:
 	err = -errno;
-	log_error("cannot bind the %s to %s: %s; check the directory's permissions", what, path,
-	          strerror(-err));
+	snprintf(why, why_len, "cannot bind the %s to %s: %s; check the directory's permissions",
+	         what, path, strerror(-err));
 	close(fd);
 	return err;
 }

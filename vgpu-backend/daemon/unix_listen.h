@@ -11,10 +11,14 @@
 #ifndef VGPUD_UNIX_LISTEN_H
 #define VGPUD_UNIX_LISTEN_H
 
+#include <stddef.h>
+
 /* type: SOCK_SEQPACKET or SOCK_STREAM; what: "tenant socket", for messages.
- * Returns the descriptor (close-on-exec, non-blocking) or a negative errno
- * after logging what was wrong and what to do. */
-int vgpud_listen_unix(const char *path, int type, const char *group, const char *what);
+ * Returns the descriptor (close-on-exec, non-blocking), or a negative errno
+ * after writing what was wrong and what to do into why. A mode or group
+ * that cannot be set is logged as a warning. */
+int vgpud_listen_unix(const char *path, int type, const char *group, const char *what,
+                      char *why, size_t why_len);
 
 /* Remove the socket file (at shutdown). */
 void vgpud_unlink_unix(const char *path);

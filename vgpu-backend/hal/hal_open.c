@@ -1,24 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* hal_open.c - pick and open a HAL backend by name, see vgpu/hal_open.h. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
-
-static void say(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !why_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, why_len, fmt, ap);
-	va_end(ap);
-}
+#include "vgpu/util.h"
 
 int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why, size_t why_len)
 {
@@ -43,8 +32,8 @@ int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why,
 			return 0;
 		}
 	}
-	say(why, why_len, "unknown GPU '%s': expected simgpu, cuda or cuda:N (a CUDA device ordinal)",
-	    text);
+	vgpu_why(why, why_len, "unknown GPU '%s': expected simgpu, cuda or cuda:N (a CUDA device "
+	         "ordinal)", text);
 	return -EINVAL;
 }
 
@@ -85,7 +74,7 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 		config.vram_bytes = vram_bytes;
 	err = simgpu_create(&config, out);
 	if (err)
-		say(why, why_len, "simgpu: %s", strerror(-err));
+		vgpu_why(why, why_len, "simgpu: %s", strerror(-err));
 	return err;
 }
 

@@ -215,18 +215,9 @@ static int attach(struct vgpu_local_device *dev, const struct vgpu_local_device_
 	return 0;
 }
 
-int vgpu_local_device_open(const struct vgpu_local_device_config *config,
-                           struct vgpu_local_device **out)
+/* The names of config as vgpud takes them. 0 or -EINVAL (error set). */
+static int check_config(const struct vgpu_local_device_config *config)
 {
-	struct vgpu_local_device *dev;
-	const char *path;
-	int peer_backend = -1, err, i;
-
-	if (!config || !out) {
-		vgpu_local_set_error("vgpu_local_device_open needs a config and a place for the "
-		                     "device");
-		return -EINVAL;
-	}
 	if (!name_ok(config->vm_name, false)) {
 		vgpu_local_set_error("VM name '%s' is invalid: use 1 to %u printable characters "
 		                     "without spaces", config->vm_name ? config->vm_name : "(null)",
@@ -239,20 +230,68 @@ int vgpu_local_device_open(const struct vgpu_local_device_config *config,
 		                     VGPU_LOCAL_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	dev = calloc(1, sizeof(*dev));
+	return 0;
+}
+
+/* A device with nothing open yet (NULL: out of memory, error set). */
+static struct vgpu_local_device *device_new(const struct vgpu_local_device_config *config)
+{
+	struct vgpu_local_device *dev = calloc(1, sizeof(*dev));
+
 	if (!dev) {
 		vgpu_local_set_error("out of memory");
-		return -ENOMEM;
+		return NULL;
 	}
 	dev->sock = dev->backend_sock = dev->kick_fd = dev->irq_epoll = -1;
 	dev->agent_stop_fd = -1;
 	dev->trap_slot = -1;
-	for (i = 0; i < (int)VGPU_MSIX_VECTORS; i++)
+	for (unsigned i = 0; i < VGPU_MSIX_VECTORS; i++)
 		dev->irq_fds[i] = -1;
 	pthread_mutex_init(&dev->request_lock, NULL);
 	dev->next_seq = 2;
 	dev->never_ack_window_swaps = config->never_ack_window_swaps;
+	return dev;
+}
 
+/* Reserve all of BAR2 (unbacked parts read as zero) and trap its window
+ * accesses. 0 or a negative errno (error set). */
+static int reserve_bar2(struct vgpu_local_device *dev)
+{
+	dev->bar2 = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (dev->bar2 == MAP_FAILED) {
+		dev->bar2 = NULL;
+		vgpu_local_set_error("cannot reserve %u bytes of address space for BAR2",
+		                     VGPU_BAR2_SIZE);
+		return -ENOMEM;
+	}
+	dev->trap_slot = vgpu_window_trap_register(dev->bar2, VGPU_BAR2_SIZE);
+	if (dev->trap_slot < 0) {
+		vgpu_local_set_error("cannot install the window trap: %s (too many devices open "
+		                     "in this process?)", strerror(-dev->trap_slot));
+		return dev->trap_slot;
+	}
+	return 0;
+}
+
+int vgpu_local_device_open(const struct vgpu_local_device_config *config,
+                           struct vgpu_local_device **out)
+{
+	struct vgpu_local_device *dev;
+	const char *path;
+	int peer_backend = -1, err;
+
+	if (!config || !out) {
+		vgpu_local_set_error("vgpu_local_device_open needs a config and a place for the "
+		                     "device");
+		return -EINVAL;
+	}
+	err = check_config(config);
+	if (err)
+		return err;
+	dev = device_new(config);
+	if (!dev)
+		return -ENOMEM;
 	path = socket_path_of(config);
 	err = make_fds(dev, &peer_backend);
 	if (err) {
@@ -260,23 +299,9 @@ int vgpu_local_device_open(const struct vgpu_local_device_config *config,
 		                     strerror(-err));
 		goto fail;
 	}
-	/* Reserve all of BAR2; unbacked parts read as zero. */
-	dev->bar2 = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE,
-	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (dev->bar2 == MAP_FAILED) {
-		dev->bar2 = NULL;
-		err = -ENOMEM;
-		vgpu_local_set_error("cannot reserve %u bytes of address space for BAR2",
-		                     VGPU_BAR2_SIZE);
+	err = reserve_bar2(dev);
+	if (err)
 		goto fail;
-	}
-	dev->trap_slot = vgpu_window_trap_register(dev->bar2, VGPU_BAR2_SIZE);
-	if (dev->trap_slot < 0) {
-		err = dev->trap_slot;
-		vgpu_local_set_error("cannot install the window trap: %s (too many devices open "
-		                     "in this process?)", strerror(-err));
-		goto fail;
-	}
 	dev->sock = connect_to(path);
 	if (dev->sock < 0) {
 		err = dev->sock;

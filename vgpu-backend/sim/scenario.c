@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgpu/util.h"
+
 #include "scenario.h"
 
 #define MAX_WORDS 16
@@ -40,32 +42,6 @@ static int syntax(struct parser *p, const char *format, ...)
 	va_end(args);
 	snprintf(p->error, p->error_len, "%s:%u: %s", p->path, p->line, message);
 	return -EINVAL;
-}
-
-int sim_parse_size(const char *text, uint64_t *out)
-{
-	char *end;
-	unsigned long long value;
-	unsigned shift = 0;
-
-	if (!isdigit((unsigned char)*text))
-		return -EINVAL;
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
-		shift = 10;
-	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
-		shift = 20;
-	else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib"))
-		shift = 30;
-	else if (*end && strcasecmp(end, "b"))
-		return -EINVAL;
-	if (shift && value > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)value << shift;
-	return 0;
 }
 
 static int parse_number(const char *text, uint64_t *out)
@@ -190,11 +166,11 @@ static int parse_gpu(struct parser *p, char **words, int count)
 		const char *value;
 
 		if ((value = option(words[i], "vram"))) {
-			if (sim_parse_size(value, &gpu->vram) || gpu->vram < (1u << 20))
+			if (vgpu_parse_bytes(value, &gpu->vram) || gpu->vram < (1u << 20))
 				return syntax(p, "vram '%s' is not a size of at least 1M", value);
 			have_vram = true;
 		} else if ((value = option(words[i], "chunk"))) {
-			if (sim_parse_size(value, &gpu->chunk) || !gpu->chunk || gpu->chunk % 4096)
+			if (vgpu_parse_bytes(value, &gpu->chunk) || !gpu->chunk || gpu->chunk % 4096)
 				return syntax(p, "chunk '%s' is not a positive multiple of 4K", value);
 		} else if ((value = option(words[i], "policy"))) {
 			if (strcmp(value, "random") && strcmp(value, "priority") &&
@@ -206,7 +182,7 @@ static int parse_gpu(struct parser *p, char **words, int count)
 			if (parse_number(value, &gpu->seed))
 				return syntax(p, "seed '%s' is not a number", value);
 		} else if ((value = option(words[i], "host_mem"))) {
-			if (sim_parse_size(value, &gpu->host_mem))
+			if (vgpu_parse_bytes(value, &gpu->host_mem))
 				return syntax(p, "host_mem '%s' is not a size", value);
 		} else if ((value = option(words[i], "return_interval"))) {
 			uint64_t ms;
@@ -264,10 +240,10 @@ static int parse_vm(struct parser *p, char **words, int count)
 				return syntax(p, "weight '%s' must be 1 to 1000000", value);
 			step->weight = (uint32_t)number;
 		} else if ((value = option(words[i], "cap"))) {
-			if (sim_parse_size(value, &step->cap))
+			if (vgpu_parse_bytes(value, &step->cap))
 				return syntax(p, "cap '%s' is not a size", value);
 		} else if ((value = option(words[i], "chunk"))) {
-			if (sim_parse_size(value, &step->chunk) || !step->chunk || step->chunk % 4096)
+			if (vgpu_parse_bytes(value, &step->chunk) || !step->chunk || step->chunk % 4096)
 				return syntax(p, "chunk '%s' is not a positive multiple of 4K", value);
 		} else {
 			return syntax(p, "unknown vm option '%s'; use weight=, cap=, chunk=", words[i]);
@@ -298,7 +274,7 @@ static int parse_alloc(struct parser *p, char **words, int count)
 	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
 	snprintf(step->buffers[0], sizeof(step->buffers[0]), "%s", words[2]);
 	step->buffer_count = 1;
-	if (sim_parse_size(words[3], &step->size) || !step->size)
+	if (vgpu_parse_bytes(words[3], &step->size) || !step->size)
 		return syntax(p, "'%s' is not a size above 0 (e.g. 64K, 32M, 2G)", words[3]);
 	step->priority = 7;
 	step->fill = true;
@@ -430,7 +406,7 @@ static int parse_expect(struct parser *p, char **words, int count)
 		return syntax(p, "unknown comparison '%s'; use =, <=, >= or ~", words[3]);
 	if (step->of_buffer && step->quantity >= QUANTITY_FAIR_SHARE)
 		return syntax(p, "a buffer has no fair share; use resident, evicted or allocated");
-	if (sim_parse_size(words[4], &step->size)) {
+	if (vgpu_parse_bytes(words[4], &step->size)) {
 		if (step->of_buffer)
 			return syntax(p, "'%s' is not a size", words[4]);
 		if (!vm_declared(p, words[4]))
@@ -440,12 +416,108 @@ static int parse_expect(struct parser *p, char **words, int count)
 	return 0;
 }
 
+static int parse_tick(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	uint64_t number;
+
+	if (count != 2 || parse_number(words[1], &number))
+		return syntax(p, "usage: tick <ms>");
+	if (!(step = new_step(p, STEP_TICK)))
+		return -ENOMEM;
+	step->size = number;
+	return 0;
+}
+
+static int parse_verify(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	int err;
+
+	if (count != 2)
+		return syntax(p, "usage: verify <vm>|all");
+	if (strcmp(words[1], "all") && (err = need_vm(p, words[1])))
+		return err;
+	if (!(step = new_step(p, STEP_VERIFY)))
+		return -ENOMEM;
+	step->all = !strcmp(words[1], "all");
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	return 0;
+}
+
+static int parse_weight(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	uint64_t number;
+	int err;
+
+	if (count != 3 || parse_number(words[2], &number) || !number || number > 1000000)
+		return syntax(p, "usage: weight <vm> <1..1000000>");
+	if ((err = need_vm(p, words[1])))
+		return err;
+	if (!(step = new_step(p, STEP_WEIGHT)))
+		return -ENOMEM;
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	step->size = number;
+	return 0;
+}
+
+static int parse_prio(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	uint64_t number;
+	int err;
+
+	if (count != 4 || parse_number(words[3], &number) || number > 15)
+		return syntax(p, "usage: prio <vm> <buffer> <0..15>");
+	if ((err = need_vm(p, words[1])) || (err = need_live_buffer(p, words[1], words[2])))
+		return err;
+	if (!(step = new_step(p, STEP_PRIO)))
+		return -ENOMEM;
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	snprintf(step->buffers[0], sizeof(step->buffers[0]), "%s", words[2]);
+	step->size = number;
+	return 0;
+}
+
+static int parse_destroy(struct parser *p, char **words, int count)
+{
+	struct sim_step *step;
+	int err;
+
+	if (count != 2)
+		return syntax(p, "usage: destroy <vm>");
+	if ((err = need_vm(p, words[1])))
+		return err;
+	if (!(step = new_step(p, STEP_DESTROY)))
+		return -ENOMEM;
+	snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
+	/* Its name and buffers are gone (a later 'vm' may reuse the name). */
+	for (size_t i = 0; i < p->vm_count; i++)
+		if (!strcmp(p->vms[i], words[1]))
+			p->vms[i][0] = '\0';
+	for (size_t i = 0; i < p->buffer_count; i++)
+		if (!strncmp(p->buffers[i], words[1], strlen(words[1])) &&
+		    p->buffers[i][strlen(words[1])] == '/')
+			p->buffer_live[i] = false;
+	return 0;
+}
+
+/* The commands after the 'gpu' line. */
+static const struct {
+	const char *name;
+	int (*parse)(struct parser *p, char **words, int count);
+} commands[] = {
+	{ "vm", parse_vm },         { "alloc", parse_alloc },   { "free", parse_free },
+	{ "run", parse_run },       { "expect", parse_expect }, { "tick", parse_tick },
+	{ "verify", parse_verify }, { "weight", parse_weight }, { "prio", parse_prio },
+	{ "destroy", parse_destroy },
+};
+
 static int parse_line(struct parser *p, char *text)
 {
 	char *words[MAX_WORDS], *save = NULL, *word;
-	int count = 0, err;
-	struct sim_step *step;
-	uint64_t number;
+	int count = 0;
 
 	if ((word = strchr(text, '#')))
 		*word = '\0';
@@ -461,76 +533,9 @@ static int parse_line(struct parser *p, char *text)
 	if (!p->have_gpu)
 		return syntax(p, "'%s' before the 'gpu' line; start with 'gpu vram=<size> ...'",
 		              words[0]);
-	if (!strcmp(words[0], "vm"))
-		return parse_vm(p, words, count);
-	if (!strcmp(words[0], "alloc"))
-		return parse_alloc(p, words, count);
-	if (!strcmp(words[0], "free"))
-		return parse_free(p, words, count);
-	if (!strcmp(words[0], "run"))
-		return parse_run(p, words, count);
-	if (!strcmp(words[0], "expect"))
-		return parse_expect(p, words, count);
-	if (!strcmp(words[0], "tick")) {
-		if (count != 2 || parse_number(words[1], &number))
-			return syntax(p, "usage: tick <ms>");
-		if (!(step = new_step(p, STEP_TICK)))
-			return -ENOMEM;
-		step->size = number;
-		return 0;
-	}
-	if (!strcmp(words[0], "verify")) {
-		if (count != 2)
-			return syntax(p, "usage: verify <vm>|all");
-		if (strcmp(words[1], "all") && (err = need_vm(p, words[1])))
-			return err;
-		if (!(step = new_step(p, STEP_VERIFY)))
-			return -ENOMEM;
-		step->all = !strcmp(words[1], "all");
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		return 0;
-	}
-	if (!strcmp(words[0], "weight")) {
-		if (count != 3 || parse_number(words[2], &number) || !number || number > 1000000)
-			return syntax(p, "usage: weight <vm> <1..1000000>");
-		if ((err = need_vm(p, words[1])))
-			return err;
-		if (!(step = new_step(p, STEP_WEIGHT)))
-			return -ENOMEM;
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		step->size = number;
-		return 0;
-	}
-	if (!strcmp(words[0], "prio")) {
-		if (count != 4 || parse_number(words[3], &number) || number > 15)
-			return syntax(p, "usage: prio <vm> <buffer> <0..15>");
-		if ((err = need_vm(p, words[1])) || (err = need_live_buffer(p, words[1], words[2])))
-			return err;
-		if (!(step = new_step(p, STEP_PRIO)))
-			return -ENOMEM;
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		snprintf(step->buffers[0], sizeof(step->buffers[0]), "%s", words[2]);
-		step->size = number;
-		return 0;
-	}
-	if (!strcmp(words[0], "destroy")) {
-		if (count != 2)
-			return syntax(p, "usage: destroy <vm>");
-		if ((err = need_vm(p, words[1])))
-			return err;
-		if (!(step = new_step(p, STEP_DESTROY)))
-			return -ENOMEM;
-		snprintf(step->vm, sizeof(step->vm), "%s", words[1]);
-		/* Its name and buffers are gone (a later 'vm' may reuse the name). */
-		for (size_t i = 0; i < p->vm_count; i++)
-			if (!strcmp(p->vms[i], words[1]))
-				p->vms[i][0] = '\0';
-		for (size_t i = 0; i < p->buffer_count; i++)
-			if (!strncmp(p->buffers[i], words[1], strlen(words[1])) &&
-			    p->buffers[i][strlen(words[1])] == '/')
-				p->buffer_live[i] = false;
-		return 0;
-	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(words[0], commands[i].name))
+			return commands[i].parse(p, words, count);
 	return syntax(p, "unknown command '%s'; use gpu, vm, alloc, free, run, tick, verify, "
 	              "expect, weight, prio or destroy", words[0]);
 }

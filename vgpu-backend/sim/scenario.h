@@ -113,7 +113,4 @@ struct sim_scenario {
 int sim_scenario_load(const char *path, struct sim_scenario *out, char *error, size_t error_len);
 void sim_scenario_free(struct sim_scenario *scenario);
 
-/* Parse a size with an optional binary suffix. */
-int sim_parse_size(const char *text, uint64_t *out);
-
 #endif /* VGPU_SIM_SCENARIO_H */

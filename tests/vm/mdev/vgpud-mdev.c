@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 	const char *dir = NULL, *ready = NULL;
 	struct vgpud_config *config;
 	struct vgpud *d;
+	char why[1024];
 	sigset_t set;
 	int sig, err;
 
@@ -54,9 +55,9 @@ int main(int argc, char **argv)
 	snprintf(config->socket_path, sizeof(config->socket_path), "%s/vgpud.sock", dir);
 	snprintf(config->control_path, sizeof(config->control_path), "%s/vgpud-control.sock", dir);
 	vgpud_log_set_level(VGPUD_LOG_DEBUG);
-	err = vgpud_create(config, -1, &d);
+	err = vgpud_create(config, -1, &d, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "vgpud-mdev: vgpud_create: %s\n", strerror(-err));
+		fprintf(stderr, "vgpud-mdev: vgpud_create: %s\n", why);
 		return 1;
 	}
 	err = vgpud_start(d);

@@ -42,6 +42,27 @@ struct vgpu_core_time {
 	uint64_t bytes_copied;
 };
 
+/* later - earlier, field by field: the eviction time between two readings
+ * of vgpu_core_stats' time (the benchmarks time one phase so). */
+static inline void vgpu_core_time_delta(struct vgpu_core_time *d,
+                                        const struct vgpu_core_time *earlier,
+                                        const struct vgpu_core_time *later)
+{
+	d->passes = later->passes - earlier->passes;
+	d->policy_ns = later->policy_ns - earlier->policy_ns;
+	d->setup_ns = later->setup_ns - earlier->setup_ns;
+	d->copy_ns = later->copy_ns - earlier->copy_ns;
+	d->other_ns = later->other_ns - earlier->other_ns;
+	d->page_table_ns = later->page_table_ns - earlier->page_table_ns;
+	d->tlb_ns = later->tlb_ns - earlier->tlb_ns;
+	d->resume_ns = later->resume_ns - earlier->resume_ns;
+	d->total_ns = later->total_ns - earlier->total_ns;
+	d->drain_ns = later->drain_ns - earlier->drain_ns;
+	d->pause_ns = later->pause_ns - earlier->pause_ns;
+	d->vm_suspensions = later->vm_suspensions - earlier->vm_suspensions;
+	d->bytes_copied = later->bytes_copied - earlier->bytes_copied;
+}
+
 struct vgpu_core_stats {
 	uint64_t vram_bytes;        /* caps.vram_bytes */
 	uint64_t vram_free_bytes;   /* vgpu_hal_vram_free_bytes */

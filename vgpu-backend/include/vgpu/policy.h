@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 struct vgpu_vm;
-struct vgpu_buffer;
+struct vgpu_core_buffer;
 struct vgpu_chunk;
 struct vgpu_policy_context; /* the core's state a policy may use in a pass */
 
@@ -73,14 +73,15 @@ struct vgpu_chunk *vgpu_policy_return_at(const struct vgpu_vm *vm, size_t index)
 /* The lowest-priority buffer holding eviction candidates (ties: the one that
  * got its candidates first), and the highest-priority buffer holding return
  * candidates (ties: likewise). NULL when there is none. */
-struct vgpu_buffer *vgpu_policy_lowest_priority_buffer(const struct vgpu_vm *vm);
-struct vgpu_buffer *vgpu_policy_highest_priority_buffer(const struct vgpu_vm *vm);
+struct vgpu_core_buffer *vgpu_policy_lowest_priority_buffer(const struct vgpu_vm *vm);
+struct vgpu_core_buffer *vgpu_policy_highest_priority_buffer(const struct vgpu_vm *vm);
 
-size_t vgpu_policy_buffer_evict_count(const struct vgpu_buffer *buffer);
-struct vgpu_chunk *vgpu_policy_buffer_evict_at(const struct vgpu_buffer *buffer, size_t index);
-size_t vgpu_policy_buffer_return_count(const struct vgpu_buffer *buffer);
-struct vgpu_chunk *vgpu_policy_buffer_return_at(const struct vgpu_buffer *buffer, size_t index);
-unsigned vgpu_policy_buffer_priority(const struct vgpu_buffer *buffer);
+size_t vgpu_policy_buffer_evict_count(const struct vgpu_core_buffer *buffer);
+struct vgpu_chunk *vgpu_policy_buffer_evict_at(const struct vgpu_core_buffer *buffer, size_t index);
+size_t vgpu_policy_buffer_return_count(const struct vgpu_core_buffer *buffer);
+struct vgpu_chunk *vgpu_policy_buffer_return_at(const struct vgpu_core_buffer *buffer,
+                                                size_t index);
+unsigned vgpu_policy_buffer_priority(const struct vgpu_core_buffer *buffer);
 
 uint64_t vgpu_policy_chunk_va(const struct vgpu_chunk *chunk);
 uint64_t vgpu_policy_chunk_bytes(const struct vgpu_chunk *chunk);

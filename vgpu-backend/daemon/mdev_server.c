@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mdev_server.c - the mdev transport's server, from start to end: open
+ * vgpu_mdev.ko's control device, agree on the versions (control protocol,
+ * event size, device ABI), register the types (mdev_types.c), run the event
+ * thread (transport_mdev.c); at the end detach every VM and close the
+ * device. Also the per-mdev look-ups of transport_mdev.h. See
+ * transport_mdev_internal.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "vgpu/device_abi.h"
+#include "vgpu/mdev_control.h"
+
+#include "log.h"
+#include "transport_mdev.h"
+#include "transport_mdev_internal.h"
+
+static int open_control(const char *path, int *fd, char *why, size_t why_len)
+{
+	int err;
+
+	*fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (*fd >= 0)
+		return 0;
+	err = -errno;
+	snprintf(why, why_len, "cannot open %s: %s%s", path, strerror(-err),
+	         err == -ENOENT ? " (load vgpu_mdev.ko)" :
+	         err == -EBUSY ? " (another vgpud is connected)" : "");
+	return err;
+}
+
+/* The module's versions against ours. */
+static int check_version(struct mdev_server *s, const char *path, char *why, size_t why_len)
+{
+	struct vgpu_mdev_version version = { 0 };
+
+	if (!mdev_control(s, VGPU_MDEV_GET_VERSION, &version) &&
+	    version.version == VGPU_MDEV_CONTROL_VERSION &&
+	    version.event_size == sizeof(struct vgpu_mdev_event) &&
+	    version.abi_version >> 16 == VGPU_ABI_VERSION_MAJOR)
+		return 0;
+	snprintf(why, why_len, "%s speaks control version %u / device ABI %#x, vgpud %u / %#x: "
+	         "install matching vgpu_mdev.ko and vgpud", path, version.version,
+	         version.abi_version, VGPU_MDEV_CONTROL_VERSION, VGPU_ABI_VERSION);
+	return -EPROTO;
+}
+
+static int start_event_thread(struct mdev_server *s, char *why, size_t why_len)
+{
+	int err;
+
+	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (s->stop_fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "eventfd: %s", strerror(-err));
+		return err;
+	}
+	err = -pthread_create(&s->thread, NULL, mdev_event_thread, s);
+	if (err) {
+		snprintf(why, why_len, "cannot start the event thread: %s", strerror(-err));
+		close(s->stop_fd);
+		s->stop_fd = -1;
+	}
+	return err;
+}
+
+int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out,
+                       char *why, size_t why_len)
+{
+	const char *path = config->path ? config->path : VGPU_MDEV_CONTROL_PATH;
+	struct mdev_server *s;
+	int err;
+
+	if (!config->profile_count) {
+		snprintf(why, why_len, "no profile to register as an mdev type");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
+	s->hooks = config->hooks;
+	s->control_ioctl = config->control_ioctl;
+	s->control_ctx = config->control_ctx;
+	s->stop_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	err = open_control(path, &s->fd, why, why_len);
+	if (err)
+		goto fail;
+	err = check_version(s, path, why, why_len);
+	if (!err)
+		err = mdev_types_register(s, config->profiles, config->profile_count, why, why_len);
+	if (!err)
+		err = start_event_thread(s, why, why_len);
+	if (err)
+		goto fail_fd;
+	log_info("mdev: %u profile(s) registered as mdev types of /sys/class/mdev_bus/%s",
+	         s->type_count, VGPU_MDEV_PARENT_NAME);
+	*out = s;
+	return 0;
+
+fail_fd:
+	close(s->fd);
+fail:
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return err;
+}
+
+int mdev_server_set_stats(struct mdev_server *s, const char *uuid, struct vgpu_mdev_stats *st)
+{
+	struct mdev_vgpu *v;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&s->lock);
+	for (v = s->vgpus; v; v = v->next)
+		if (!strcmp(v->uuid, uuid))
+			break;
+	if (v) {
+		st->device_id = v->id;
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err ? err : mdev_control(s, VGPU_MDEV_SET_STATS, st);
+}
+
+unsigned mdev_server_devices(struct mdev_server *server)
+{
+	struct mdev_vgpu *v;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&server->lock);
+	for (v = server->vgpus; v; v = v->next)
+		n++;
+	pthread_mutex_unlock(&server->lock);
+	return n;
+}
+
+/* Detach every attached VM (their devices report BACKEND_GONE until QEMU
+ * closes them), then close the control device: the module unregisters the
+ * parent if no mdev exists. */
+void mdev_server_destroy(struct mdev_server *s)
+{
+	uint64_t one = 1;
+
+	if (!s)
+		return;
+	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("mdev: cannot stop the event thread: %s", strerror(errno));
+	pthread_join(s->thread, NULL);
+	for (struct mdev_vgpu *v = s->vgpus; v; v = v->next)
+		mdev_queue_job(v, JOB_STOP, 0);
+	while (s->vgpus) {
+		struct mdev_vgpu *v = s->vgpus;
+
+		pthread_join(v->worker, NULL);
+		s->vgpus = v->next;
+		mdev_vgpu_free(v);
+	}
+	mdev_reap_retired(s, true);
+	close(s->stop_fd);
+	close(s->fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
