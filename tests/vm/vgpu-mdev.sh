@@ -76,22 +76,25 @@ nice make -C "$KDIR" M="$build/host-kmod" VGPU_INCLUDE="$root/vgpu-backend/inclu
 # (vm_sync_tree) so that ninja rebuilds only what changed
 vgpud_src=$VGPU_CACHE/build/vgpu-mdev-src vgpud_build=$VGPU_CACHE/build/vgpu-mdev-meson
 vgpud_args=()
-if command -v meson >/dev/null && command -v ninja >/dev/null &&
+if command -v meson >/dev/null && command -v ninja >/dev/null && command -v jq >/dev/null &&
 	git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
 	stage=$(mktemp -d)
 	git -C "$root" archive HEAD | tar -x -C "$stage"
 	vm_sync_tree "$stage" "$vgpud_src" . -type f
 	rm -rf "$stage"
+	# every static library of the backend (what meson says it builds, so a
+	# new library needs no edit here), linked as one group
 	if { [[ -f $vgpud_build/build.ninja ]] ||
 		nice meson setup "$vgpud_build" "$vgpud_src" -Dtests=false -Dbuildtype=debugoptimized; } &&
-		nice ninja -C "$vgpud_build" vgpu-backend/daemon/libvgpud.a vgpu-backend/core/libvgpu_core.a \
-			vgpu-backend/shadow/libvgpu_shadow.a vgpu-backend/simgpu/libsimgpu.a \
-			vgpu-backend/hal/libhal-open.a vgpu-backend/cudagpu/libcudagpu.a \
-			vgpu-backend/local/libvgpu_local_socket.a; then
-		vgpud_args=(VGPUD_BUILD="$vgpud_build" VGPUD_SRC="$vgpud_src")
+		nice ninja -C "$vgpud_build" build.ninja && # reconfigure first if meson files changed
+		mapfile -t vgpud_libs < <(meson introspect "$vgpud_build" --targets |
+			jq -r '.[] | select(.type == "static library") | .filename[]' |
+			grep "^$vgpud_build/vgpu-backend/") && ((${#vgpud_libs[@]})) &&
+		nice ninja -C "$vgpud_build" "${vgpud_libs[@]#"$vgpud_build"/}"; then
+		vgpud_args=(VGPUD_BUILD="$vgpud_build" VGPUD_SRC="$vgpud_src" VGPUD_LIBS="${vgpud_libs[*]}")
 	fi >"$run/vgpud-build.log" 2>&1
 else
-	echo "meson/ninja or git missing: no vgpud-mdev" >"$run/vgpud-build.log"
+	echo "meson/ninja, jq or git missing: no vgpud-mdev" >"$run/vgpud-build.log"
 fi
 rm -f "$build/bin/vgpud-mdev"
 nice make -C "$root/tests/vm/mdev" OUT="$build/bin" KDIR="$KDIR" "${vgpud_args[@]}" \
