@@ -560,12 +560,18 @@ static void test_neon_command_length(void **state)
 		/* one command per cycle seen, the first one whole or in part */
 		assert_int_equal(commands, (20000000 + us * 1000 + 199999) / (us * 1000 + 200000));
 	}
-	/* kernels back to back on one channel look like one long command */
+	/* kernels back to back on one channel look like one long command to
+	 * the pending bit; the fetched entries tell them apart */
 	{
+		struct vgpu_neon_profile profile = { .busy_ns = 5000000, .commands = 1 };
 		uint64_t commands;
 
 		(void)neon_profile_throttle(100000, 0, 5000000, &rng, &commands);
 		assert_int_equal(commands, 1);
+		vgpu_neon_profile_fetched(&profile, 50);
+		assert_int_equal(vgpu_neon_profile_average(&profile), 100000);
+		vgpu_neon_profile_fetched(&profile, 10); /* fewer: the segments hold */
+		assert_int_equal(profile.commands, 50);
 	}
 }
 

@@ -351,6 +351,26 @@ static void *accounting_thread(void *arg)
 	return NULL;
 }
 
+const char *vgpu_accounting_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case VGPU_ACCOUNTING_LOGA: return "loga";
+	case VGPU_ACCOUNTING_NEON: return "neon";
+	default: return NULL;
+	}
+}
+
+int vgpu_accounting_mode_parse(const char *name, uint32_t *mode)
+{
+	for (uint32_t m = VGPU_ACCOUNTING_LOGA; m <= VGPU_ACCOUNTING_NEON; m++) {
+		if (!strcmp(name, vgpu_accounting_mode_name(m))) {
+			*mode = m;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 int vgpu_accounting_start(struct vgpu_core *core)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
@@ -365,7 +385,7 @@ int vgpu_accounting_start(struct vgpu_core *core)
 		acct->time.nonpoll_ns_per_channel = (uint64_t)config->accounting_nonpoll_us * 1000u;
 	if (config->accounting_jitter_percent)
 		acct->time.jitter_percent = config->accounting_jitter_percent;
-	if (vgpu_gpu_time_config_check(&acct->time))
+	if (vgpu_gpu_time_config_check(&acct->time) || !vgpu_accounting_mode_name(config->accounting_mode))
 		return -EINVAL;
 	vgpu_rng_seed(&acct->rng, config->seed ^ 0x6c6f6761ull);
 	vgpu_sched_init(&acct->sched);

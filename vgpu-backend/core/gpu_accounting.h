@@ -116,8 +116,9 @@ void vgpu_accounting_vm_resumed_locked(struct vgpu_vm *vm);
  *                   pending, at most one freerun length), then each VM in
  *                   turn resumed alone for the polling length × its share
  *                   of the channels while the thread measures its command
- *                   lengths (gpu_neon.h: the same two HAL registers), and
- *                   suspended again;
+ *                   lengths (gpu_neon.h: the same two HAL registers, and
+ *                   its channels' GP_GET to count commands), suspended
+ *                   again and the GPU drained again;
  *   decision        each VM's GPU time over the period estimated from its
  *                   average command length (vgpu_neon_estimate over the
  *                   period), fed to gpu_sched.c as its used time for the

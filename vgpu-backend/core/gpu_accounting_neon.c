@@ -99,29 +99,71 @@ static void drain(struct vgpu_core *core, uint64_t limit_ns, uint64_t *samples)
 	}
 }
 
-/* One VM alone for interval_ns: its average command length. */
-static uint64_t profile_alone(struct vgpu_core *core, uint64_t interval_ns, uint64_t *samples)
+/* The sampled VM's channels whose fetches are counted. */
+#define MAX_COUNTED 64
+
+struct fetch_counter {
+	const struct vgpu_vm *vm;
+	uint32_t ids[MAX_COUNTED];
+	uint32_t last[MAX_COUNTED];
+	size_t count;
+	uint64_t fetched;
+};
+
+/* Read the VM's channels' GP_GET and count the entries fetched since the
+ * last read (one for an unknown step back: a wrap). The table lock keeps
+ * each channel alive while it is read; a destroyed (or reused) id is
+ * skipped. */
+static void count_fetches(struct vgpu_core *core, struct fetch_counter *counter, bool first)
+{
+	pthread_mutex_lock(&core->channels_lock);
+	for (size_t i = 0; i < counter->count; i++) {
+		struct vgpu_core_channel *channel = core->channel_table[counter->ids[i]];
+		uint32_t gp_get;
+
+		if (!channel || channel->vm != counter->vm)
+			continue;
+		gp_get = vgpu_hal_channel_gp_get(channel->hal);
+		if (!first && gp_get != counter->last[i])
+			counter->fetched += gp_get > counter->last[i] ? gp_get - counter->last[i] : 1;
+		counter->last[i] = gp_get;
+	}
+	pthread_mutex_unlock(&core->channels_lock);
+}
+
+/* One VM alone for interval_ns: its average command length, with the
+ * commands counted from its channels' fetches as NEON counts completions,
+ * and from the pending bit's busy segments. */
+static uint64_t profile_alone(struct vgpu_core *core, struct fetch_counter *counter,
+                              uint64_t interval_ns, uint64_t *samples)
 {
 	struct vgpu_neon_profile profile;
 	struct vgpu_gpu_time_sample sample;
 	uint64_t end;
 
+	count_fetches(core, counter, true);
 	vgpu_acct_read_status(core->hal, &sample);
 	vgpu_neon_profile_begin(&profile, &sample);
 	end = sample.t_ns + interval_ns;
 	do {
 		vgpu_acct_read_status(core->hal, &sample);
 		vgpu_neon_profile_observe(&profile, &sample);
+		count_fetches(core, counter, false);
 		(*samples)++;
 	} while (sample.t_ns < end);
+	vgpu_neon_profile_fetched(&profile, counter->fetched);
 	return vgpu_neon_profile_average(&profile);
 }
 
-/* The sampling phase after the drain: each VM alone in turn. */
+/* The sampling phase after the drain: each VM alone in turn, and the GPU
+ * drained again after each (at most drain_ns), so that no VM's command
+ * runs into the next one's interval. */
 static void sample_each(struct vgpu_core *core, uint32_t channels, uint64_t poll_ns,
-                        uint64_t *samples)
+                        uint64_t drain_ns, uint64_t *samples)
 {
 	for (size_t index = 0;; index++) {
+		struct fetch_counter counter = { .count = 0 };
+		struct list_head *pos;
 		struct vgpu_vm *vm;
 		uint32_t own;
 		uint64_t avg;
@@ -138,9 +180,17 @@ static void sample_each(struct vgpu_core *core, uint32_t channels, uint64_t poll
 			vgpu_core_unlock(core);
 			continue;
 		}
+		counter.vm = vm;
+		list_for_each(pos, &vm->channels) {
+			if (counter.count == MAX_COUNTED)
+				break;
+			counter.ids[counter.count++] =
+				list_entry(pos, struct vgpu_core_channel, link)->id;
+		}
 		resume_vm_locked(vm);
 		vgpu_core_unlock(core);
-		avg = profile_alone(core, poll_ns * own / (channels ? channels : 1), samples);
+		avg = profile_alone(core, &counter, poll_ns * own / (channels ? channels : 1),
+		                    samples);
 		vgpu_core_lock(core);
 		/* the VM may have gone meanwhile: only the same one at the same
 		 * place is suspended again */
@@ -149,6 +199,7 @@ static void sample_each(struct vgpu_core *core, uint32_t channels, uint64_t poll
 			suspend_vm_locked(vm);
 		}
 		vgpu_core_unlock(core);
+		drain(core, drain_ns, samples);
 	}
 }
 
@@ -215,7 +266,7 @@ void *vgpu_accounting_neon_thread(void *arg)
 		}
 		vgpu_core_unlock(core);
 		drain(core, freerun_ns, &samples);
-		sample_each(core, channels, poll_ns, &samples);
+		sample_each(core, channels, poll_ns, freerun_ns, &samples);
 		period.nonpoll_before_ns = last_end ? start - last_end : 0;
 		last_end = vgpu_core_now_ns();
 		period.poll_ns = last_end - start;

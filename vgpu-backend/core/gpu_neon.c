@@ -32,6 +32,12 @@ void vgpu_neon_profile_observe(struct vgpu_neon_profile *profile,
 	profile->last_busy = now_busy;
 }
 
+void vgpu_neon_profile_fetched(struct vgpu_neon_profile *profile, uint64_t entries)
+{
+	if (entries > profile->commands)
+		profile->commands = entries;
+}
+
 uint64_t vgpu_neon_profile_average(const struct vgpu_neon_profile *profile)
 {
 	return profile->commands ? profile->busy_ns / profile->commands : 0;

@@ -15,12 +15,16 @@
  * a VM that runs short commands rarely counts as much as one that runs them
  * back to back).
  *
- * Here the commands are seen through the same two HAL registers LoGA polls
+ * Here the busy time is seen through the same two HAL registers LoGA polls
  * (the compute engine's current channel and its pending bit): while one VM
- * runs alone, a command starts when the engine goes from no pending work
- * (or another channel) to pending work, and lasts while it stays pending.
- * Back-to-back commands on one channel without a gap look like one long
- * command, as they would to NEON polling completions at 1 kHz.
+ * runs alone, the GPU is busy for it while the engine's current channel has
+ * work pending. Commands are counted two ways, and the larger count holds:
+ * busy segments (a command starts when the engine goes from no pending work,
+ * or another channel, to pending work), and, where the caller reads them,
+ * the entries its channels fetched (GP_GET; vgpu_neon_profile_fetched),
+ * which tells back-to-back commands on one channel apart as NEON's
+ * completion polling does. Entries that are no kernels (a semaphore write)
+ * count as short commands, as NEON's trapped submissions do.
  *
  * Nothing here reads a clock, a GPU or a lock: times come in the samples.
  */
@@ -49,7 +53,10 @@ void vgpu_neon_profile_begin(struct vgpu_neon_profile *profile,
  * previous one's time). */
 void vgpu_neon_profile_observe(struct vgpu_neon_profile *profile,
                                const struct vgpu_gpu_time_sample *sample);
-/* The average command length, 0 when no command was seen. */
+/* The caller counted `entries` fetched during the interval: the command
+ * count is the larger of that and the busy segments. */
+void vgpu_neon_profile_fetched(struct vgpu_neon_profile *profile, uint64_t entries);
+/* The average command length (busy ÷ commands), 0 when none was seen. */
 uint64_t vgpu_neon_profile_average(const struct vgpu_neon_profile *profile);
 
 /*

@@ -153,6 +153,10 @@ enum vgpu_accounting_mode {
 	                             (the baseline of LoGA §5.3) */
 };
 
+/* "loga", "neon" (NULL for another value); parse: 0 or -EINVAL. */
+const char *vgpu_accounting_mode_name(uint32_t mode);
+int vgpu_accounting_mode_parse(const char *name, uint32_t *mode);
+
 struct vgpu_core_config {
 	uint64_t chunk_bytes;          /* default chunk size; a multiple of the GPU's
 	                                  smallest page; 0 = 4 MiB rounded up to
