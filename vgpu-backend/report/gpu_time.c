@@ -89,8 +89,8 @@ void experiment_gpu_time(struct report *report)
 	          "LoGA's stays flat (Fig. 8); §5.4: LoGA underestimates kernel lengths by up "
 	          "to 6%% and measures the load within 2.5%%; §5.5: LoGA's shares at least as "
 	          "fair as NEON's; §5.6: polling costs 17%% of a core at 1:5.\n\n"
-	          "**Here.** The accounting thread in vgpud (`[core] gpu_accounting`, mode "
-	          "LoGA or NEON, core/gpu_accounting.h) against a paced simgpu. Its figures "
+	          "**Here.** The accounting thread in vgpud (`[core] gpu_accounting`; "
+	          "`accounting_mode = loga` or `neon`, core/gpu_accounting.h) against a paced simgpu. Its figures "
 	          "are wall-clock, so they come from `./vgpu-dev bench` (loga-bench) rather "
 	          "than from the modeled clock, and depend on the host's load.\n\n");
 	if (report->bench_json)
