@@ -117,6 +117,8 @@ void experiment_gpu_time(struct report *report)
 	    number(bench, "neon_overhead"), "clearly above LoGA's");
 	row(report, "fair-share error, 4 throttles of 200/800 µs (§5.5)", "toward the optimum",
 	    number(bench, "fair_share_error_max"), "≤ 0.05");
+	row(report, "NEON: fair-share error, equal-share (§5.5)", "less fair than LoGA",
+	    number(bench, "neon_fair_share_error_equal"), "(baseline)");
 	row(report, "polling CPU, fraction of a core (§5.6)", "0.17",
 	    number(bench, "loga_cpu_fraction"), "≤ 1/6 + 0.01");
 	by_throttles(report, bench);
