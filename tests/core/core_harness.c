@@ -89,6 +89,7 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	if (config->drain_timeout_ms)
 		core.drain_timeout_ms = config->drain_timeout_ms;
 	core.gpu_accounting = config->gpu_accounting;
+	core.accounting_mode = config->accounting_mode;
 	core.on_fence = on_fence;
 	core.on_channel_error = on_error;
 	core.event_ctx = harness;

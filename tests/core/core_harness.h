@@ -43,6 +43,7 @@ struct core_harness_config {
 	bool paced;
 	uint32_t timeslice_ns;
 	bool gpu_accounting;
+	uint32_t accounting_mode; /* enum vgpu_accounting_mode (0: LoGA) */
 };
 
 struct core_harness {

@@ -10,6 +10,10 @@
  *    each VM's GPU time within 5% of its share under equal-share, weighted
  *    and fixed-share, with idle VMs not saving up time.
  *
+ *  - NEON's sampling accounting (gpu_neon.h): a throttle running alone,
+ *    polled with jitter, must give its kernel length within two poll gaps,
+ *    and the estimate must split a period by average command length.
+ *
  * Randomised parts take VGPU_SEED (printed; set it to replay a failure).
  */
 #include <errno.h>
@@ -25,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "gpu_neon.h"
 #include "gpu_sched.h"
 #include "gpu_time.h"
 #include "rng.h"
@@ -514,6 +519,113 @@ static void test_best_effort_beside_fair(void **state)
 		         f[1].gpu_ns, f[2].gpu_ns);
 }
 
+
+/* A throttle alone (NEON's sampling interval): kernels of kernel_ns with
+ * gap_ns between them on channel 3, polled every 0.5 .. 1.5 us. */
+static uint64_t neon_profile_throttle(uint64_t kernel_ns, uint64_t gap_ns, uint64_t length_ns,
+                                      struct vgpu_rng *rng, uint64_t *commands)
+{
+	struct vgpu_neon_profile profile;
+	struct vgpu_gpu_time_sample sample = { .t_ns = 0, .channel = 3, .pending = true };
+	uint64_t cycle = kernel_ns + gap_ns;
+
+	vgpu_neon_profile_begin(&profile, &sample);
+	while (sample.t_ns < length_ns) {
+		sample.t_ns += 500 + vgpu_rng_below(rng, 1001);
+		sample.pending = sample.t_ns % cycle < kernel_ns;
+		/* an idle engine may show no channel at all */
+		sample.channel = sample.pending || vgpu_rng_below(rng, 2) ? 3 : -1;
+		vgpu_neon_profile_observe(&profile, &sample);
+	}
+	*commands = profile.commands;
+	return vgpu_neon_profile_average(&profile);
+}
+
+static void test_neon_command_length(void **state)
+{
+	struct vgpu_rng rng;
+
+	(void)state;
+	vgpu_rng_seed(&rng, seed ^ 0x6e656f6eull);
+	for (uint64_t us = 10; us <= 1000; us *= 10) {
+		uint64_t commands, avg;
+
+		avg = neon_profile_throttle(us * 1000, 200000, 20000000, &rng, &commands);
+		/* the interval may end inside a command: that one counts short */
+		if (llabs((long long)avg - (long long)(us * 1000)) >
+		    (long long)(3000 + us * 1000 / commands))
+			fail_msg("kernel %" PRIu64 " us measured %" PRIu64 " ns (VGPU_SEED=%" PRIu64
+			         ")",
+			         us, avg, seed);
+		/* one command per cycle seen, the first one whole or in part */
+		assert_int_equal(commands, (20000000 + us * 1000 + 199999) / (us * 1000 + 200000));
+	}
+	/* kernels back to back on one channel look like one long command to
+	 * the pending bit; the fetched entries tell them apart */
+	{
+		struct vgpu_neon_profile profile = { .busy_ns = 5000000, .commands = 1 };
+		uint64_t commands;
+
+		(void)neon_profile_throttle(100000, 0, 5000000, &rng, &commands);
+		assert_int_equal(commands, 1);
+		vgpu_neon_profile_fetched(&profile, 50);
+		assert_int_equal(vgpu_neon_profile_average(&profile), 100000);
+		vgpu_neon_profile_fetched(&profile, 10); /* fewer: the segments hold */
+		assert_int_equal(profile.commands, 50);
+	}
+}
+
+static void test_neon_channel_switch_starts_command(void)
+{
+	struct vgpu_neon_profile profile;
+	struct vgpu_gpu_time_sample s = { .t_ns = 0, .channel = 1, .pending = true };
+
+	vgpu_neon_profile_begin(&profile, &s);
+	s.t_ns = 100;
+	s.channel = 2; /* another channel of the VM, busy: a new command */
+	vgpu_neon_profile_observe(&profile, &s);
+	s.t_ns = 400;
+	s.pending = false;
+	vgpu_neon_profile_observe(&profile, &s);
+	s.t_ns = 50; /* older than the last sample: taken at 400 */
+	vgpu_neon_profile_observe(&profile, &s);
+	assert_int_equal(profile.commands, 2);
+	assert_int_equal(profile.busy_ns, 400);
+	assert_int_equal(vgpu_neon_profile_average(&profile), 200);
+	vgpu_neon_profile_begin(&profile, &s); /* idle from the start: none */
+	assert_int_equal(vgpu_neon_profile_average(&profile), 0);
+}
+
+static void test_neon_estimate(void **state)
+{
+	const uint64_t avg[4] = { 100, 300, 0, 600 };
+	const uint64_t none[2] = { 0, 0 };
+	uint64_t out[4];
+
+	(void)state;
+	test_neon_channel_switch_starts_command();
+	vgpu_neon_estimate(avg, 4, 1000, out);
+	assert_int_equal(out[0], 100);
+	assert_int_equal(out[1], 300);
+	assert_int_equal(out[2], 0); /* no command seen: inactive */
+	assert_int_equal(out[3], 600);
+	vgpu_neon_estimate(none, 2, 1000, out);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 0);
+	/* NEON's metric ignores how often a VM runs: a 100 us throttle idle
+	 * 90% of the time counts like one running back to back (LoGA §5.5) */
+	{
+		struct vgpu_rng rng;
+		uint64_t commands, busy[2];
+
+		vgpu_rng_seed(&rng, seed ^ 0x65737431ull);
+		busy[0] = neon_profile_throttle(500000, 20000, 20000000, &rng, &commands);
+		busy[1] = neon_profile_throttle(100000, 900000, 20000000, &rng, &commands);
+		vgpu_neon_estimate(busy, 2, 6000000, out);
+		assert_true(out[1] > 900000 && out[1] < 1100000); /* 1/6, not 1/51 */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +642,8 @@ int main(void)
 		cmocka_unit_test(test_idle_does_not_save_up),
 		cmocka_unit_test(test_best_effort_beside_fair),
 		cmocka_unit_test(test_residue_of_throttled),
+		cmocka_unit_test(test_neon_command_length),
+		cmocka_unit_test(test_neon_estimate),
 	};
 
 	seed = test_seed();

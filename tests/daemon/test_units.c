@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "vgpu/core.h"
 #include "vgpu/util.h"
 #include "config.h"
 #include "handle_table.h"
@@ -54,6 +55,7 @@ static void test_example_config(void **state)
 	assert_string_equal(c.policy, "random");
 	assert_int_equal(c.host_budget_bytes, 8ull << 30);
 	assert_int_equal(c.return_interval_ms, 50);
+	assert_int_equal(c.accounting_mode, VGPU_ACCOUNTING_LOGA);
 	assert_string_equal(c.socket_path, "/run/vgpud/vgpud.sock");
 	assert_string_equal(c.control_path, "/run/vgpud/control.sock");
 	assert_string_equal(c.socket_group, "");
@@ -91,6 +93,8 @@ static void test_config_errors(void **state)
 	expect_error("[simgpu]\nvram = 1Q\n", "expected a size");
 	expect_error("[core]\nvram = 1G\n", "unknown key 'vram' in [core]");
 	expect_error("[daemon]\nlog_level = chatty\n", "error, warn, info or debug");
+	expect_error("[core]\naccounting_mode = sampling\n",
+	             ":2: accounting_mode = 'sampling': expected loga or neon");
 	expect_error("[profile bad name]\n", "profile name 'bad name' is invalid");
 	expect_error("[profile p]\nweight = 0\n", "weight must be 1..1000000");
 	expect_error("[profile p]\ncap = 5000\n", "whole 4K pages");

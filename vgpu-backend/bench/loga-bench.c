@@ -15,6 +15,15 @@
  *       beside 10 throttles of 10 us kernels and 1000 us gaps, scheduling
  *       off (best-effort): its turnaround with the accounting thread at
  *       1 ms : 5 ms per channel ÷ without it, minus 1.
+ *   neon_overhead  §5.3: the same with NEON's sampling accounting
+ *       (accounting_mode neon, same 1 ms : 5 ms per channel): every VM
+ *       suspended while each runs alone in turn.
+ *   loga_overhead_by_throttles, neon_overhead_by_throttles  §5.3, Fig. 8:
+ *       the same overheads beside 1, 2, 4, 8, 16 and 32 throttles
+ *       (overhead_throttles; the application runs for about 10 accounting
+ *       periods, 5 with --quick): NEON's grows
+ *       with the number of VMs (longer sampling phases, each VM alone),
+ *       LoGA's stays flat.
  *   loga_cpu_fraction  §5.6: the accounting thread's polling time ÷ the
  *       run's wall time during loga_overhead's run (goal <= 1/6 + 1%).
  *   fair_share_error_max  §5.5: the application and 4 throttles of
@@ -23,8 +32,9 @@
  *       each VM's accounted share of the run against its fair share
  *       (max-min fair by weight; fixed-share: its weight's share); the
  *       largest absolute error over VMs and modes.
- * NEON's sampling accounting (neon_overhead) is not implemented: issue 15
- * item 5 is left for later.
+ *   neon_fair_share_error_equal  the same in equal-share under NEON's
+ *       accounting, against the shares NEON itself estimates (the seed's
+ *       §5.5 compares the two accountings' fairness).
  *
  * Usage: loga-bench [--json FILE] [--quick]
  */
@@ -74,8 +84,12 @@ struct setup {
 	struct vgpu_core *core;
 };
 
-/* accounting: 0 off; else the per-channel polling and non-polling us */
-static void setup(struct setup *s, bool accounting, uint32_t poll_us, uint32_t nonpoll_us)
+enum accounting { OFF, LOGA, NEON };
+
+/* the accounting thread's mode (or none) and its per-channel polling and
+ * non-polling us */
+static void setup(struct setup *s, enum accounting accounting, uint32_t poll_us,
+                  uint32_t nonpoll_us)
 {
 	struct simgpu_config gpu;
 	struct vgpu_core_config config;
@@ -91,7 +105,8 @@ static void setup(struct setup *s, bool accounting, uint32_t poll_us, uint32_t n
 		die("simgpu_create", err);
 	vgpu_core_config_defaults(&config);
 	config.return_interval_ms = 0;
-	config.gpu_accounting = accounting;
+	config.gpu_accounting = accounting != OFF;
+	config.accounting_mode = accounting == NEON ? VGPU_ACCOUNTING_NEON : VGPU_ACCOUNTING_LOGA;
 	config.accounting_poll_us = poll_us;
 	config.accounting_nonpoll_us = nonpoll_us;
 	config.accounting_jitter_percent = nonpoll_us == 1 ? 1 : 0;
@@ -208,7 +223,7 @@ static void accuracy(uint64_t run_ns, double *kernel_error, double *load_error)
 		uint64_t t0, g0, g1, k0, k1, w0, w1;
 		double measured, load, error_k, error_l;
 
-		setup(&s, true, 100000, 1); /* 100 ms polling, 1 us not */
+		setup(&s, LOGA, 100000, 1); /* 100 ms polling, 1 us not */
 		tenant_make(&s, &t, "throttle", "best-effort", 1);
 		/* Fig. 9: back to back */
 		t0 = now_ns();
@@ -248,12 +263,16 @@ static void accuracy(uint64_t run_ns, double *kernel_error, double *load_error)
 	}
 }
 
-/* §5.3: the application's turnaround beside 10 throttles, accounting on
- * or off. Returns seconds; *cpu: polling time ÷ wall time. */
-static double turnaround(bool accounting, uint64_t app_kernels, double *cpu)
+#define MAX_THROTTLES 32
+
+/* §5.3: the application's turnaround beside `throttles` throttles, under
+ * an accounting mode or none. Returns seconds; *cpu: polling time ÷ wall
+ * time. */
+static double turnaround(enum accounting accounting, int throttles, uint64_t app_kernels,
+                         double *cpu)
 {
 	struct setup s;
-	struct tenant t[11];
+	struct tenant t[MAX_THROTTLES + 1];
 	struct vgpu_core_stats before, after;
 	uint64_t t0;
 	char name[32];
@@ -263,7 +282,7 @@ static double turnaround(bool accounting, uint64_t app_kernels, double *cpu)
 	tenant_make(&s, &t[0], "application", "best-effort", 1);
 	t[0].kernel_ns = 500000;
 	t[0].kernels = app_kernels;
-	for (int i = 1; i <= 10; i++) {
+	for (int i = 1; i <= throttles; i++) {
 		snprintf(name, sizeof(name), "throttle-%d", i);
 		tenant_make(&s, &t[i], name, "best-effort", 1);
 		t[i].kernel_ns = 10000;
@@ -271,23 +290,24 @@ static double turnaround(bool accounting, uint64_t app_kernels, double *cpu)
 	}
 	vgpu_core_stats(s.core, &before);
 	t0 = now_ns();
-	start(&t[1], 10, UINT64_MAX);
+	start(&t[1], (size_t)throttles, UINT64_MAX);
 	start(&t[0], 1, UINT64_MAX);
 	join(&t[0], 1);
-	for (int i = 1; i <= 10; i++)
+	for (int i = 1; i <= throttles; i++)
 		__atomic_store_n(&t[i].end_ns, 0, __ATOMIC_RELAXED); /* stop */
-	join(&t[1], 10);
+	join(&t[1], (size_t)throttles);
 	vgpu_core_stats(s.core, &after);
 	*cpu = (double)(after.accounting_poll_ns + after.accounting_residue_ns -
 	                before.accounting_poll_ns - before.accounting_residue_ns) /
 	       (double)(t[0].finished_ns - t0);
-	destroy(t, 11);
+	destroy(t, (size_t)throttles + 1);
 	teardown(&s);
 	return (double)(t[0].finished_ns - t0) / 1e9;
 }
 
-/* §5.5: max |share - fair| over VMs, for one mode. */
-static double fairness(const char *mode, uint64_t run_ns)
+/* §5.5: max |share - fair| over VMs, for one mode, under an accounting
+ * mode. */
+static double fairness(enum accounting accounting, const char *mode, uint64_t run_ns)
 {
 	static const char *const names[] = { "application", "throttle-1", "throttle-2",
 		                             "throttle-3", "throttle-4" };
@@ -300,7 +320,7 @@ static double fairness(const char *mode, uint64_t run_ns)
 	size_t count = fixed ? 1 : 5;
 
 	memset(t, 0, sizeof(t));
-	setup(&s, true, 1000, 5000);
+	setup(&s, accounting, 1000, 5000);
 	for (size_t i = 0; i < 5; i++) {
 		tenant_make(&s, &t[i], names[i], mode, weighted && i == 0 ? 2 : 1);
 		t[i].kernel_ns = i == 0 ? 500000 : 200000;
@@ -355,7 +375,11 @@ int main(int argc, char **argv)
 	const char *json_path = NULL;
 	bool quick = false;
 	struct json_object *json = json_object_new_object();
-	double kernel_error, load_error, with, without, cpu, unused, fair_max = 0;
+	static const int overhead_throttles[] = { 1, 2, 4, 8, 16, MAX_THROTTLES };
+	enum { STEPS = sizeof(overhead_throttles) / sizeof(overhead_throttles[0]) };
+	double kernel_error, load_error, with, without, neon, cpu, unused, fair_max = 0;
+	double by_throttles[2][STEPS], neon_fair;
+	struct json_object *arrays[3];
 	uint64_t run_ns;
 	int opt;
 
@@ -373,31 +397,67 @@ int main(int argc, char **argv)
 	printf("loga_kernel_length_error_max %.4f (seed: 0.06, goal <= 0.03)\n", kernel_error);
 	printf("loga_load_error_max %.4f (seed: 0.025, goal <= 0.015)\n", load_error);
 
-	without = turnaround(false, quick ? 400 : 1000, &unused);
-	with = turnaround(true, quick ? 400 : 1000, &cpu);
+	without = turnaround(OFF, 10, quick ? 400 : 1000, &unused);
+	with = turnaround(LOGA, 10, quick ? 400 : 1000, &cpu);
+	neon = turnaround(NEON, 10, quick ? 400 : 1000, &unused);
 	printf("application beside 10 throttles (10 us / 1000 us): %.3f s without accounting, "
-	       "%.3f s with\n",
-	       without, with);
-	printf("loga_overhead %.4f (goal <= 0.01); loga_cpu_fraction %.3f (goal <= %.3f)\n",
+	       "%.3f s with LoGA, %.3f s with NEON\n",
+	       without, with, neon);
+	printf("loga_overhead %.4f (seed: ~0, goal <= 0.01); loga_cpu_fraction %.3f (goal <= "
+	       "%.3f)\n",
 	       with / without - 1, cpu, 1.0 / 6 + 0.01);
+	printf("neon_overhead %.4f (seed: 0.114 mean, 0.234 worst; goal: clearly above "
+	       "loga_overhead)\n",
+	       neon / without - 1);
+
+	printf("overhead against the number of throttles (Fig. 8):\n  throttles     loga     neon\n");
+	for (int i = 0; i < STEPS; i++) {
+		/* long enough for 5 (quick) or 10 accounting periods of 6 ms per
+		 * channel: 12 kernels of 500 us each per channel and period */
+		uint64_t kernels = (quick ? 5u : 10u) * 12u * (uint64_t)(overhead_throttles[i] + 1);
+		double base = turnaround(OFF, overhead_throttles[i], kernels, &unused);
+
+		for (int m = 0; m < 2; m++)
+			by_throttles[m][i] =
+				turnaround(m ? NEON : LOGA, overhead_throttles[i], kernels, &unused) /
+					base -
+				1;
+		printf("  %9d %8.4f %8.4f\n", overhead_throttles[i], by_throttles[0][i],
+		       by_throttles[1][i]);
+	}
 
 	printf("fair shares, the application and 4 throttles of 200 us / 800 us:\n");
 	for (const char *const *mode = (const char *const[]){ "equal-share", "weighted",
 	                                                      "fixed-share", NULL };
 	     *mode; mode++) {
-		double worst = fairness(*mode, quick ? 2000000000ull : 10000000000ull);
+		double worst = fairness(LOGA, *mode, quick ? 2000000000ull : 10000000000ull);
 
 		if (worst > fair_max)
 			fair_max = worst;
 	}
 	printf("fair_share_error_max %.4f (goal <= 0.05)\n", fair_max);
-	printf("neon_overhead: not measured (NEON's sampling accounting is not implemented)\n");
+	printf("the same, equal-share under NEON's accounting (its shares as NEON estimates "
+	       "them):\n");
+	neon_fair = fairness(NEON, "equal-share", quick ? 2000000000ull : 10000000000ull);
+	printf("neon_fair_share_error_equal %.4f\n", neon_fair);
 
 	json_number(json, "loga_kernel_length_error_max", kernel_error);
 	json_number(json, "loga_load_error_max", load_error);
 	json_number(json, "loga_overhead", with / without - 1);
+	json_number(json, "neon_overhead", neon / without - 1);
+	for (int a = 0; a < 3; a++) {
+		arrays[a] = json_object_new_array();
+		for (int i = 0; i < STEPS; i++)
+			json_object_array_add(arrays[a],
+			                      a == 2 ? json_object_new_int(overhead_throttles[i])
+			                             : json_object_new_double(by_throttles[a][i]));
+	}
+	json_object_object_add(json, "loga_overhead_by_throttles", arrays[0]);
+	json_object_object_add(json, "neon_overhead_by_throttles", arrays[1]);
+	json_object_object_add(json, "overhead_throttles", arrays[2]);
 	json_number(json, "loga_cpu_fraction", cpu);
 	json_number(json, "fair_share_error_max", fair_max);
+	json_number(json, "neon_fair_share_error_equal", neon_fair);
 	if (json_write(json, json_path, "loga-bench"))
 		return 1;
 	json_object_put(json);

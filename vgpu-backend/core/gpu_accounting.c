@@ -15,7 +15,7 @@
  * again at the next phase change. */
 #define RESUME_TIMEOUT_MS 20
 
-static bool should_stop(struct vgpu_gpu_accounting *acct)
+bool vgpu_acct_should_stop(struct vgpu_gpu_accounting *acct)
 {
 	bool stop;
 
@@ -26,7 +26,7 @@ static bool should_stop(struct vgpu_gpu_accounting *acct)
 }
 
 /* Sleep ns (the non-polling phase), or less when asked to stop. */
-static void sleep_ns(struct vgpu_gpu_accounting *acct, uint64_t ns)
+void vgpu_acct_sleep_ns(struct vgpu_gpu_accounting *acct, uint64_t ns)
 {
 	struct timespec until;
 
@@ -44,7 +44,7 @@ static void sleep_ns(struct vgpu_gpu_accounting *acct, uint64_t ns)
 	pthread_mutex_unlock(&acct->mutex);
 }
 
-static uint32_t live_channels(struct vgpu_core *core)
+uint32_t vgpu_acct_live_channels(struct vgpu_core *core)
 {
 	uint32_t count = 0;
 
@@ -56,7 +56,7 @@ static uint32_t live_channels(struct vgpu_core *core)
 	return count;
 }
 
-static void read_status(struct vgpu_hal *hal, struct vgpu_gpu_time_sample *sample)
+void vgpu_acct_read_status(struct vgpu_hal *hal, struct vgpu_gpu_time_sample *sample)
 {
 	sample->channel = vgpu_hal_engine_current_channel(hal, VGPU_ENGINE_COMPUTE);
 	sample->pending = sample->channel >= 0 &&
@@ -72,11 +72,11 @@ static void poll_phase(struct vgpu_core *core, uint64_t poll_ns,
 	struct vgpu_gpu_time_sample sample;
 	uint64_t end;
 
-	read_status(core->hal, &sample);
+	vgpu_acct_read_status(core->hal, &sample);
 	vgpu_gpu_time_phase_begin(phase, acct->channel_ns, core->channel_table_size, &sample);
 	end = sample.t_ns + poll_ns;
 	do {
-		read_status(core->hal, &sample);
+		vgpu_acct_read_status(core->hal, &sample);
 		vgpu_gpu_time_phase_observe(phase, &sample);
 	} while (sample.t_ns < end);
 	vgpu_gpu_time_phase_end(phase, sample.t_ns);
@@ -100,7 +100,7 @@ static void attribute_channels(struct vgpu_core *core)
 
 /* Run the scheduler over every VM and publish the figures. True when
  * some VM is to be throttled. */
-static bool decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
+bool vgpu_acct_decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
 	uint64_t length = period->nonpoll_before_ns + period->poll_ns;
@@ -218,7 +218,7 @@ static int resume_vm_locked(struct vgpu_vm *vm)
  * relocation holds while it has a VM's channels suspended. True when some
  * VM is throttled afterwards.
  */
-static bool apply_throttles(struct vgpu_core *core, bool enforce)
+bool vgpu_acct_apply_throttles(struct vgpu_core *core, bool enforce)
 {
 	struct list_head *pos;
 	bool any = false;
@@ -272,11 +272,11 @@ static uint64_t residue_phase(struct vgpu_core *core, uint64_t limit_ns)
 
 	if (!acct->throttled_count)
 		return 0;
-	read_status(core->hal, &sample);
+	vgpu_acct_read_status(core->hal, &sample);
 	vgpu_gpu_time_phase_begin(&phase, acct->channel_ns, core->channel_table_size, &sample);
 	end = sample.t_ns + limit_ns;
 	while (sample.t_ns < end && any_pending(core)) {
-		read_status(core->hal, &sample);
+		vgpu_acct_read_status(core->hal, &sample);
 		vgpu_gpu_time_phase_observe(&phase, &sample);
 	}
 	vgpu_gpu_time_phase_end(&phase, sample.t_ns);
@@ -299,6 +299,7 @@ static uint64_t residue_phase(struct vgpu_core *core, uint64_t limit_ns)
 void vgpu_accounting_vm_resumed_locked(struct vgpu_vm *vm)
 {
 	vgpu_core_assert_locked(vm->core);
+	vm->gpu.neon_suspended = false;
 	if (vm->gpu.throttled)
 		account_resumed_locked(vm);
 }
@@ -311,17 +312,17 @@ static void *accounting_thread(void *arg)
 	uint64_t last_poll_end = 0;
 	bool any_throttled = false;
 
-	while (!should_stop(acct)) {
+	while (!vgpu_acct_should_stop(acct)) {
 		struct vgpu_sched_period period;
-		uint32_t channels = live_channels(core);
+		uint32_t channels = vgpu_acct_live_channels(core);
 		uint64_t poll_ns, nonpoll_ns, residue;
 		bool want;
 
 		if (any_throttled)
-			any_throttled = apply_throttles(core, false);
+			any_throttled = vgpu_acct_apply_throttles(core, false);
 		if (!channels) {
 			last_poll_end = 0; /* the next period starts afresh */
-			sleep_ns(acct, IDLE_CHECK_NS);
+			vgpu_acct_sleep_ns(acct, IDLE_CHECK_NS);
 			continue;
 		}
 		vgpu_gpu_time_phase_lengths(&acct->time, channels, &acct->rng, &poll_ns,
@@ -332,22 +333,42 @@ static void *accounting_thread(void *arg)
 		period.nonpoll_next_ns = nonpoll_ns;
 		last_poll_end = phase.end_ns;
 		attribute_channels(core);
-		want = decide(core, &period);
+		want = vgpu_acct_decide(core, &period);
 		pthread_mutex_lock(&core->stats_lock);
 		acct->samples += phase.samples;
 		pthread_mutex_unlock(&core->stats_lock);
 		/* the allocation lock only when someone is (to be) throttled */
 		if (want || any_throttled)
-			any_throttled = apply_throttles(core, true);
+			any_throttled = vgpu_acct_apply_throttles(core, true);
 		else
 			acct->throttled_count = 0;
 		residue = residue_phase(core, nonpoll_ns);
 		if (residue < nonpoll_ns)
-			sleep_ns(acct, nonpoll_ns - residue);
+			vgpu_acct_sleep_ns(acct, nonpoll_ns - residue);
 	}
 	if (any_throttled)
-		apply_throttles(core, false);
+		vgpu_acct_apply_throttles(core, false);
 	return NULL;
+}
+
+const char *vgpu_accounting_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case VGPU_ACCOUNTING_LOGA: return "loga";
+	case VGPU_ACCOUNTING_NEON: return "neon";
+	default: return NULL;
+	}
+}
+
+int vgpu_accounting_mode_parse(const char *name, uint32_t *mode)
+{
+	for (uint32_t m = VGPU_ACCOUNTING_LOGA; m <= VGPU_ACCOUNTING_NEON; m++) {
+		if (!strcmp(name, vgpu_accounting_mode_name(m))) {
+			*mode = m;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int vgpu_accounting_start(struct vgpu_core *core)
@@ -364,7 +385,7 @@ int vgpu_accounting_start(struct vgpu_core *core)
 		acct->time.nonpoll_ns_per_channel = (uint64_t)config->accounting_nonpoll_us * 1000u;
 	if (config->accounting_jitter_percent)
 		acct->time.jitter_percent = config->accounting_jitter_percent;
-	if (vgpu_gpu_time_config_check(&acct->time))
+	if (vgpu_gpu_time_config_check(&acct->time) || !vgpu_accounting_mode_name(config->accounting_mode))
 		return -EINVAL;
 	vgpu_rng_seed(&acct->rng, config->seed ^ 0x6c6f6761ull);
 	vgpu_sched_init(&acct->sched);
@@ -383,7 +404,11 @@ int vgpu_accounting_start(struct vgpu_core *core)
 	pthread_cond_init(&acct->cond, &attr);
 	pthread_condattr_destroy(&attr);
 	acct->stop = false;
-	err = pthread_create(&acct->thread, NULL, accounting_thread, core);
+	err = pthread_create(&acct->thread, NULL,
+	                     config->accounting_mode == VGPU_ACCOUNTING_NEON
+	                             ? vgpu_accounting_neon_thread
+	                             : accounting_thread,
+	                     core);
 	if (err) {
 		pthread_cond_destroy(&acct->cond);
 		pthread_mutex_destroy(&acct->mutex);

@@ -90,9 +90,15 @@ struct vgpu_vm_gpu_time {
 	uint64_t throttle_start_ns;  /* allocation lock */
 	uint64_t throttled_ns;       /* wall time throttled, ended ones; stats_lock */
 	uint64_t throttles;          /* stats_lock */
+	/* NEON mode (gpu_accounting_neon.c) */
+	uint64_t neon_avg_ns;        /* average command length in the last
+	                                sampling phase; accounting thread */
+	bool neon_suspended;         /* its channels are suspended for the
+	                                sampling phase; allocation lock */
 };
 
-/* Start the thread (core->config.gpu_accounting). 0 or a negative errno. */
+/* Start the thread (core->config.gpu_accounting), in LoGA's or NEON's mode
+ * (config.accounting_mode). 0 or a negative errno. */
 int vgpu_accounting_start(struct vgpu_core *core);
 /* Stop it, resuming every VM it throttled. Safe if never started. */
 void vgpu_accounting_stop(struct vgpu_core *core);
@@ -100,5 +106,38 @@ void vgpu_accounting_stop(struct vgpu_core *core);
 /* A relocation took over vm's throttled channels (found them suspended)
  * and resumed them: the VM is no longer throttled. Allocation lock held. */
 void vgpu_accounting_vm_resumed_locked(struct vgpu_vm *vm);
+
+/*
+ * NEON's sampling accounting (config.accounting_mode = VGPU_ACCOUNTING_NEON,
+ * gpu_accounting_neon.c; LoGA §2.3, Fig. 4), the baseline LoGA is measured
+ * against. Each period is
+ *   sampling phase  every VM's channels suspended (the same shadow-window
+ *                   suspend), the GPU drained (polled until no work is
+ *                   pending, at most one freerun length), then each VM in
+ *                   turn resumed alone for the polling length × its share
+ *                   of the channels while the thread measures its command
+ *                   lengths (gpu_neon.h: the same two HAL registers, and
+ *                   its channels' GP_GET to count commands), suspended
+ *                   again and the GPU drained again;
+ *   decision        each VM's GPU time over the period estimated from its
+ *                   average command length (vgpu_neon_estimate over the
+ *                   period), fed to gpu_sched.c as its used time for the
+ *                   same fair-queuing and fixed-share decisions;
+ *   freerun phase   every VM resumed but those throttled; nothing measured.
+ * The other VMs stand still during the whole sampling phase: that is the
+ * overhead LoGA removes (§5.3). Shared helpers of the two modes follow.
+ */
+void *vgpu_accounting_neon_thread(void *arg);
+bool vgpu_acct_should_stop(struct vgpu_gpu_accounting *acct);
+void vgpu_acct_sleep_ns(struct vgpu_gpu_accounting *acct, uint64_t ns);
+uint32_t vgpu_acct_live_channels(struct vgpu_core *core);
+struct vgpu_hal;
+void vgpu_acct_read_status(struct vgpu_hal *hal, struct vgpu_gpu_time_sample *sample);
+/* Run the scheduler over every VM's polled_ns and publish; true when some
+ * VM is to be throttled. */
+bool vgpu_acct_decide(struct vgpu_core *core, const struct vgpu_sched_period *period);
+/* Suspend the VMs the scheduler throttled (enforce) or resume all the
+ * thread throttled; true when some VM is throttled afterwards. */
+bool vgpu_acct_apply_throttles(struct vgpu_core *core, bool enforce);
 
 #endif /* VGPU_CORE_GPU_ACCOUNTING_H */

@@ -152,9 +152,10 @@ static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t 
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
 		err = vgpu_shadow_suspend(channel->shadow);
-		/* -EALREADY: throttled (gpu_accounting.c); the relocation takes
-		 * it over and resumes it with the others */
-		if (err && !(err == -EALREADY && vm->gpu.throttled)) {
+		/* -EALREADY: throttled, or suspended for NEON's sampling
+		 * (gpu_accounting*.c); the relocation takes it over and
+		 * resumes it with the others */
+		if (err && !(err == -EALREADY && (vm->gpu.throttled || vm->gpu.neon_suspended))) {
 			vgpu_core_set_error("VM '%s': cannot suspend channel %u: %s", vm->name,
 			                    channel->id, strerror(-err));
 			return err;

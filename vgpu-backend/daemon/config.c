@@ -20,7 +20,7 @@
 
 enum key_type {
 	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN,
-	T_MODEL, T_BUDGET, T_SHARING, T_WALKERS, T_MEMSCHED
+	T_MODEL, T_BUDGET, T_SHARING, T_WALKERS, T_MEMSCHED, T_ACCOUNTING
 };
 
 struct key {
@@ -106,6 +106,10 @@ static const struct key keys[] = {
 	{ "core", "gpu_accounting", T_BOOL, OFF(gpu_accounting), 0, "BOOL",
 	  "run the GPU-time accounting thread (LoGA): per-VM GPU time, shares and the "
 	  "schedulers of the profiles (default yes)" },
+	{ "core", "accounting_mode", T_ACCOUNTING, OFF(accounting_mode), 0, "MODE",
+	  "how the accounting thread measures GPU time: loga (default: polling context "
+	  "switches while every VM runs) or neon (NEON's sampling, each VM alone in turn: "
+	  "the baseline of LoGA §5.3, with its overhead)" },
 	{ "core", "accounting_poll_us", T_U32, OFF(accounting_poll_us), 0, "US",
 	  "polling phase per channel (default 1000)" },
 	{ "core", "accounting_nonpoll_us", T_U32, OFF(accounting_nonpoll_us), 0, "US",
@@ -298,6 +302,7 @@ static const char *type_expectation(enum key_type type)
 	case T_SHARING: return "time-sliced or spatial";
 	case T_WALKERS: return "shared, static, dws or dws++";
 	case T_MEMSCHED: return "frfcfs, rr, prio, its or weis";
+	case T_ACCOUNTING: return "loga or neon";
 	}
 	return "a value";
 }
@@ -356,6 +361,8 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 		return simgpu_walkers_parse(value, field);
 	case T_MEMSCHED:
 		return simgpu_memsched_parse(value, field);
+	case T_ACCOUNTING:
+		return vgpu_accounting_mode_parse(value, field);
 	case T_LISTEN: {
 		struct vgpud_listen_address address;
 

@@ -75,6 +75,7 @@ struct vgpud_config {
 	uint32_t return_interval_ms;
 	uint32_t drain_timeout_ms;
 	bool gpu_accounting;            /* the LoGA accounting thread (default yes) */
+	uint32_t accounting_mode;       /* enum vgpu_accounting_mode (default loga) */
 	uint32_t accounting_poll_us;    /* per channel; 0 = the core's 1000 */
 	uint32_t accounting_nonpoll_us; /* per channel; 0 = the core's 5000 */
 

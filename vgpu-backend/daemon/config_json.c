@@ -3,6 +3,7 @@
 #include "config_json.h"
 
 #include "log.h"
+#include "vgpu/core.h"
 
 static void add_u64(struct json_object *o, const char *key, uint64_t v)
 {
@@ -81,6 +82,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(core, "return_interval_ms", c->return_interval_ms);
 	add_u64(core, "drain_timeout_ms", c->drain_timeout_ms);
 	json_object_object_add(core, "gpu_accounting", json_object_new_boolean(c->gpu_accounting));
+	add_str(core, "accounting_mode", vgpu_accounting_mode_name(c->accounting_mode));
 	add_u64(core, "accounting_poll_us", c->accounting_poll_us);
 	add_u64(core, "accounting_nonpoll_us", c->accounting_nonpoll_us);
 	json_object_object_add(root, "core", core);

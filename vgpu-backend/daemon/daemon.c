@@ -76,6 +76,7 @@ static int create_core(struct vgpud *d, char *why, size_t why_len)
 	config.return_interval_ms = d->config.return_interval_ms;
 	config.drain_timeout_ms = d->config.drain_timeout_ms;
 	config.gpu_accounting = d->config.gpu_accounting;
+	config.accounting_mode = d->config.accounting_mode;
 	config.accounting_poll_us = d->config.accounting_poll_us;
 	config.accounting_nonpoll_us = d->config.accounting_nonpoll_us;
 	config.on_fence = vgpud_event_on_fence;

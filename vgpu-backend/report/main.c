@@ -27,7 +27,7 @@ static void usage(FILE *out)
 	        "  --quick            the short version CI runs (fewer sizes, one iteration)\n"
 	        "  --bench-json FILE  ./vgpu-dev bench's results, quoted for the daemon's\n"
 	        "                     memory per tenant\n"
-	        "  --only N           only experiment N (1..8)\n"
+	        "  --only N           only experiment N (1..9)\n"
 	        "Exit status 0 when every shape check passed, 1 when one failed.\n");
 }
 
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	static void (*const experiments[])(struct report *) = {
 		experiment_memory_sweep, experiment_chunk_sweep, experiment_eviction_breakdown,
 		experiment_fairness, experiment_overhead, experiment_scaling,
-		experiment_walkers, experiment_memsched,
+		experiment_walkers, experiment_memsched, experiment_gpu_time,
 	};
 	const int experiment_count = (int)(sizeof(experiments) / sizeof(experiments[0]));
 	struct report report = { .dir = "build/report" };
@@ -95,7 +95,8 @@ int main(int argc, char **argv)
 	          "the host. Seeds: the thesis (Kehne, *Transparent Memory Extension for Shared "
 	          "GPUs*, KIT 2019; `shared/seeds/000_*`) and the GPUswap paper (VEE'15; "
 	          "`shared/seeds/001_*`); experiments 7 and 8 are seeds 003 (page-walk stealing) "
-	          "and 004 (application-aware memory scheduling) on simgpu's contention model. "
+	          "and 004 (application-aware memory scheduling) on simgpu's contention model; "
+	          "experiment 9 quotes seed 002's (LoGA) figures from `./vgpu-dev bench`. "
 	          "Each experiment ends with its shape checks, which "
 	          "`meson test report-shapes` asserts on a quick version in CI.\n\n",
 	          report.quick ? " --quick" : "");

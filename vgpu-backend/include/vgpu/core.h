@@ -55,6 +55,10 @@
  * same shadow-window suspend relocation uses (the guest keeps submitting
  * into its shadow and never blocks) and resumed when the next polling phase
  * starts. See core/gpu_accounting.h, gpu_time.h and gpu_sched.h.
+ * config.accounting_mode = VGPU_ACCOUNTING_NEON replaces the polling with
+ * NEON's sampling accounting (LoGA §2.3: every VM suspended, then each run
+ * alone while its command lengths are measured; gpu_neon.h), the baseline
+ * whose overhead LoGA removes; same scheduler, same reports.
  *
  * Fair share (vgpu_vm_stats.fair_share_bytes): VRAM is divided among VMs in
  * proportion to their weights, but no VM's share exceeds what it allocated;
@@ -141,6 +145,18 @@ struct vgpu_policy_ops;
 typedef void (*vgpu_core_event_fn)(void *ctx, struct vgpu_vm *vm,
                                    const struct vgpu_hal_event *event);
 
+/* How the accounting thread measures GPU time (config.accounting_mode). */
+enum vgpu_accounting_mode {
+	VGPU_ACCOUNTING_LOGA = 0, /* polling context switches, all VMs running */
+	VGPU_ACCOUNTING_NEON,     /* NEON's sampling: each VM alone in turn,
+	                             estimated from average command lengths
+	                             (the baseline of LoGA §5.3) */
+};
+
+/* "loga", "neon" (NULL for another value); parse: 0 or -EINVAL. */
+const char *vgpu_accounting_mode_name(uint32_t mode);
+int vgpu_accounting_mode_parse(const char *name, uint32_t *mode);
+
 struct vgpu_core_config {
 	uint64_t chunk_bytes;          /* default chunk size; a multiple of the GPU's
 	                                  smallest page; 0 = 4 MiB rounded up to
@@ -162,6 +178,7 @@ struct vgpu_core_config {
 	uint32_t copies_in_flight;     /* copy-engine operations queued at once */
 	bool gpu_accounting;           /* run the GPU-time accounting thread
 	                                  (LoGA; see "GPU time" above) */
+	uint32_t accounting_mode;      /* enum vgpu_accounting_mode */
 	uint32_t accounting_poll_us;   /* polling phase per channel; 0 = 1000 */
 	uint32_t accounting_nonpoll_us; /* non-polling phase per channel; 0 = 5000 */
 	uint32_t accounting_jitter_percent; /* phase lengths uniform in mean ±
