@@ -535,9 +535,12 @@ static void test_throttle_paced(void **state)
 	assert_true(busy_ns(tc->as) - before >= kernel_ns);
 	assert_true(busy_ns(tc->as) - before < kernel_ns + 10000);
 	/* wall: at least the length (only a lower bound: a loaded host may
-	 * run late); the register mostly showed the channel */
+	 * run late); the register showed the channel with work pending while
+	 * it ran (how often depends on when the host schedules PFIFO's
+	 * thread: 17% of polls under TSan, most of them otherwise, so only
+	 * "seen" is asserted) */
 	assert_true(wall >= kernel_ns);
-	assert_true(seen > polls / 2);
+	assert_true(seen > 0);
 	/* a bad length */
 	test_submit(tc, words, simgpu_push_launch_throttle(words, 0));
 	{
