@@ -447,6 +447,24 @@ static void relocation_round(struct eviction_setup *e, struct memcpy_ref *m, boo
 		        " MiB back (expected 256 each)\n", d.bytes_copied / MiB, r.bytes_copied / MiB);
 }
 
+/* rounds relocation rounds on e, then e torn down: each round's figures
+ * into figures, each figure's spread over the rounds into f. */
+static void relocation_rounds(struct eviction_setup *e, struct memcpy_ref *m, bool fresh,
+                              int rounds, double figures[R_FIGURES][MAX_ROUNDS],
+                              struct spread f[R_FIGURES])
+{
+	double round_figures[R_FIGURES];
+
+	for (int round = 0; round < rounds; round++) {
+		relocation_round(e, m, fresh, round_figures);
+		for (int k = 0; k < R_FIGURES; k++)
+			figures[k][round] = round_figures[k];
+	}
+	eviction_teardown(e);
+	for (int k = 0; k < R_FIGURES; k++)
+		f[k] = spread_of(figures[k], rounds);
+}
+
 static void bench_relocation(int rounds)
 {
 	static double figures[R_FIGURES][MAX_ROUNDS];
@@ -461,14 +479,7 @@ static void bench_relocation(int rounds)
 
 	/* A warm-up round fills the host buffer cache; then the rounds. */
 	relocation_round(&e, &m, false, round_figures);
-	for (int round = 0; round < rounds; round++) {
-		relocation_round(&e, &m, false, round_figures);
-		for (int k = 0; k < R_FIGURES; k++)
-			figures[k][round] = round_figures[k];
-	}
-	eviction_teardown(&e);
-	for (int k = 0; k < R_FIGURES; k++)
-		f[k] = spread_of(figures[k], rounds);
+	relocation_rounds(&e, &m, false, rounds, figures, f);
 
 	printf("3. Relocation throughput against host memcpy (GB/s = bytes per ns), steady state "
 	       "(host buffers reused from the core's cache)\n"
@@ -530,21 +541,13 @@ static void bench_relocation(int rounds)
 static void bench_relocation_fresh(int rounds)
 {
 	static double figures[R_FIGURES][MAX_ROUNDS];
-	double round_figures[R_FIGURES];
 	struct spread f[R_FIGURES];
 	struct eviction_setup e;
 	struct memcpy_ref m;
 
 	memcpy_ref_init(&m, RELOCATION_BYTES);
 	eviction_setup(&e, false);
-	for (int round = 0; round < rounds; round++) {
-		relocation_round(&e, &m, true, round_figures);
-		for (int k = 0; k < R_FIGURES; k++)
-			figures[k][round] = round_figures[k];
-	}
-	eviction_teardown(&e);
-	for (int k = 0; k < R_FIGURES; k++)
-		f[k] = spread_of(figures[k], rounds);
+	relocation_rounds(&e, &m, true, rounds, figures, f);
 	printf("4. Eviction into fresh host memory (no host buffer cache: first-touch page faults) "
 	       "against memcpy into a fresh,\n"
 	       "   untouched 256 MiB shared mapping (faults included); %d rounds as in 3\n", rounds);
