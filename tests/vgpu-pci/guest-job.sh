@@ -14,7 +14,9 @@
 #   VGPU-PCI-START, then vgpu-run stream with --hold: "VGPU-PCI-HOLD vm=N
 #     bytes=..." while it holds its memory      host: "release" (it has read
 #     vgpuctl); vgpu-run verifies every buffer by checksum and frees
-#   vgpu-run stencil, then gups (--duration each), verified by checksum
+#   vgpu-run stencil, then gups (pci.iterations each: the CPU reference
+#     replays every iteration, and a TCG guest's CPU is slow), verified by
+#     checksum
 #   VGPU-PCI-WORKLOADS-DONE                     host: "lost"
 #   VGPU-PCI-LOST-RUN, then vgpu-run with stderr on the console: the stall
 #     workload (pci.lost=stall: a fence wait that only device lost ends,
@@ -27,9 +29,9 @@
 #     until the host quits QEMU through QMP
 #
 # Kernel command line (tests/vgpu-pci/run): pci.vm=N pci.device=0|1
-# pci.size=48M pci.buffer=8M pci.small=16M pci.duration=2s pci.seed=N
-# pci.wait=300 pci.lost=stall|stream
-vm=0 device=1 size=48M buffer=8M small=16M duration=2s seed=1 wait=300 lost=stream
+# pci.size=48M pci.buffer=8M pci.small=16M pci.duration=2s pci.iterations=10
+# pci.seed=N pci.wait=300 pci.lost=stall|stream
+vm=0 device=1 size=48M buffer=8M small=16M duration=2s iterations=10 seed=1 wait=300 lost=stream
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -39,6 +41,7 @@ for arg in $(cat /proc/cmdline); do
 	pci.buffer=*) buffer=${arg#pci.buffer=} ;;
 	pci.small=*) small=${arg#pci.small=} ;;
 	pci.duration=*) duration=${arg#pci.duration=} ;;
+	pci.iterations=*) iterations=${arg#pci.iterations=} ;;
 	pci.seed=*) seed=${arg#pci.seed=} ;;
 	pci.wait=*) wait=${arg#pci.wait=} ;;
 	pci.lost=*) lost=${arg#pci.lost=} ;;
@@ -163,8 +166,8 @@ if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/run.json && grep -q '"mismatc
 else
 	bad "stream: exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/run.json)"
 fi
-verified_run stencil --size "$small" --buffer-size "$small" --duration "$duration"
-verified_run gups --size "$small" --buffer-size "$buffer" --duration "$duration"
+verified_run stencil --size "$small" --buffer-size "$small" --iterations "$iterations"
+verified_run gups --size "$small" --buffer-size "$buffer" --iterations "$iterations"
 echo "VGPU-PCI-WORKLOADS-DONE vm=$vm failures=$failures uptime=$(uptime_s)"
 
 # --- vgpud killed under a running workload ---------------------------------------
