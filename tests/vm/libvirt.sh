@@ -95,29 +95,10 @@ finish() { # VERDICT-TEXT
 # --- host: packages --------------------------------------------------------------------
 vm_ensure_host_pkgs
 vm_ensure_pkgs meson ninja-build pkg-config libjson-c-dev libdrm-dev jq binutils coreutils git
-# libvirt for L1 (which runs the host's binaries over 9p). Their maintainer
-# scripts must not start services on this host: Debian's policy-rc.d
-# mechanism, if the machine has no policy yet.
+# libvirt for L1 (which runs the host's binaries over 9p); no service is
+# started on this host.
 lv_pkgs=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients mdevctl libxml2-utils)
-lv_missing=()
-for p in "${lv_pkgs[@]}"; do vm_pkg_installed "$p" || lv_missing+=("$p"); done
-if ((${#lv_missing[@]})); then
-	policy=/usr/sbin/policy-rc.d own_policy=0
-	if [[ ! -e $policy ]]; then
-		printf '#!/bin/sh\n# tests/vm/libvirt.sh: no service starts during its apt-get install\nexit 101\n' >"$policy"
-		chmod 755 "$policy"
-		own_policy=1
-		trap 'rm -f "$policy"' EXIT
-	fi
-	vm_ensure_pkgs "${lv_missing[@]}"
-	if ((own_policy)); then
-		rm -f "$policy"
-		trap - EXIT
-	fi
-	for p in "${lv_pkgs[@]}"; do
-		vm_pkg_installed "$p" || { bad "Debian package $p could not be installed"; finish "packages"; }
-	done
-fi
+vm_ensure_pkgs_no_services "${lv_pkgs[@]}" || { bad "Debian packages ${lv_pkgs[*]} could not be installed"; finish "packages"; }
 # L1 mounts tmpfs on libvirt's state directories; the host root is read-only
 # there, so the (empty) mount points must exist here. libvirt-daemon-system
 # would create them; we do not install it (it wants to run services).

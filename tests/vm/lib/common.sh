@@ -75,6 +75,29 @@ vm_ensure_pkgs() {
 	fi
 }
 
+# vm_ensure_pkgs_no_services PKG...: vm_ensure_pkgs, but the packages'
+# maintainer scripts start no service on this host (Debian's policy-rc.d
+# mechanism, when the machine has no policy of its own): the libvirt tests
+# install libvirt's daemons and start their own, privately. Fails when a
+# package is still missing afterwards.
+vm_ensure_pkgs_no_services() {
+	local p missing=() policy=/usr/sbin/policy-rc.d own_policy=0
+	for p in "$@"; do
+		vm_pkg_installed "$p" || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	if [[ ! -e $policy ]]; then
+		printf '#!/bin/sh\n# tests/vm: no service starts during its apt-get install\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		own_policy=1
+	fi
+	(vm_ensure_pkgs "${missing[@]}") || true
+	((own_policy)) && rm -f "$policy"
+	for p in "${missing[@]}"; do
+		vm_pkg_installed "$p" || { vm_log "Debian package $p could not be installed"; return 1; }
+	done
+}
+
 # Host packages the VM chain needs: QEMU (TCG host side, and the L1 guest
 # runs the very same binary over 9p), busybox for the initramfs init, cpio
 # and gzip to pack it, kmod for depmod/modprobe -d, and the compiler + libelf
