@@ -31,8 +31,8 @@ libvirt's daemon started by this test on the host, no nesting:
         /run/libvirt and /run/vgpud, and the libvirt-qemu user and group
         when the host has none, so nothing of the host's libvirt is seen or
         touched; libvirtd with the qemu.conf an operator writes (QEMU as
-        libvirt-qemu:libvirt-qemu, dynamic ownership, stdio to files instead
-        of virtlogd); vgpud on its default sockets in /run/vgpud with
+        libvirt-qemu:libvirt-qemu, dynamic ownership; stdio to files instead
+        of virtlogd and no cgroups, as the host runs neither); vgpud on its default sockets in /run/vgpud with
         socket_group = libvirt-qemu (64 MiB simgpu)
   the domain: libvirt-xml/vgpu-pci-domain.xml as shipped validates
         (virt-xml-validate), and so does the test's copy (the patched QEMU as
@@ -169,6 +169,8 @@ cleanup() {
 	return 0
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 finish() { # VERDICT-TEXT
 	cleanup
 	echo "vgpu-pci libvirt: $passed passed, $failed failed"
@@ -297,6 +299,9 @@ group = "$lv_user"
 dynamic_ownership = 1
 # the test runs no virtlogd: QEMU writes its stdio and serial logs itself
 stdio_handler = "file"
+# with no systemd (machined) on the host libvirt would make a "machine"
+# cgroup in every controller of the host's cgroup tree and leave it there
+cgroup_controllers = [ ]
 EOF
 cat >/etc/libvirt/libvirtd.conf <<EOF
 # written by tests/vgpu-pci/libvirt.sh
