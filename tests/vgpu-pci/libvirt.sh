@@ -32,17 +32,20 @@ libvirt's daemon started by this test on the host, no nesting:
         when the host has none, so nothing of the host's libvirt is seen or
         touched; libvirtd with the qemu.conf an operator writes (QEMU as
         libvirt-qemu:libvirt-qemu, dynamic ownership; stdio to files instead
-        of virtlogd and no cgroups, as the host runs neither); vgpud on its default sockets in /run/vgpud with
-        socket_group = libvirt-qemu (64 MiB simgpu)
+        of virtlogd and no cgroups, as the host runs neither)
   the domain: libvirt-xml/vgpu-pci-domain.xml as shipped validates
         (virt-xml-validate), and so does the test's copy (the patched QEMU as
         <emulator>, the guest's kernel command line, a second serial port);
-        virsh define + start; QEMU runs as libvirt-qemu with -name
-        guest=<domain> and the -device from <qemu:commandline>; the guest's
-        vgpu.ko binds the vgpu-pci function; vgpuctl status names the VM by
-        the domain name (the XML gives the device no name); the guest's
-        stream workload holds 48M (vgpuctl shows them), then stream, stencil
-        and gups pass their checksums; while it runs stream again, virsh
+        virsh define; virsh start fails with the device's error while no
+        vgpud runs, and while vgpud's socket has no socket_group (QEMU is
+        refused); vgpud on its default sockets in /run/vgpud with
+        socket_group = libvirt-qemu (64 MiB simgpu): virsh start; QEMU runs
+        as libvirt-qemu with -name guest=<domain> and the -device from
+        <qemu:commandline>; the guest's vgpu.ko binds the vgpu-pci function;
+        vgpuctl status names the VM by the domain name (the XML gives the
+        device no name); the guest's stream workload holds 48M (vgpuctl
+        shows them), then stream, stencil and gups pass their checksums
+        (tests/vgpu-pci/guest-job.sh); while it runs stream again, virsh
         destroy: the domain is shut off, its QEMU gone, and vgpud has no VM
         and all its memory free again; virsh undefine removes the domain;
         libvirtd and vgpud stop, no process of the test is left
@@ -52,8 +55,9 @@ every check passed, 1 otherwise, 2 for bad usage, 77 when it cannot run here
 (not root, no mount namespace, or no patched QEMU: no qemu-patches/build.sh
 and no \$VGPU_QEMU). Every wait is bounded; libvirtd, QEMU and vgpud are
 stopped on every exit path. The run directory \$VGPU_CACHE/runs/vgpu-pci-lv-*
-keeps libvirt's directories (libvirt/log/qemu/: the domain's QEMU log and
-serial console; libvirt/log/libvirtd.log), vgpud's log and the XML.
+keeps libvirt's directories under libvirt/ (libvirt/var/log/libvirt/qemu/:
+the domain's QEMU log and serial console; .../libvirtd.log), vgpud's log
+and the XML.
 
 Options:
   --qemu PATH      the qemu-system-x86_64 to use (default: \$VGPU_QEMU, else
@@ -180,7 +184,7 @@ finish() { # VERDICT-TEXT
 		echo "PASS: vgpu-pci libvirt: $what; run dir $run; $(vm_elapsed "$t0")s"
 		exit 0
 	fi
-	echo "FAIL: vgpu-pci libvirt: $*${run:+ (logs in the run dir $run: libvirt/log/qemu/, libvirt/log/libvirtd.log, vgpud.log)}; $(vm_elapsed "$t0")s"
+	echo "FAIL: vgpu-pci libvirt: $*${run:+ (logs in the run dir $run: libvirt/var/log/libvirt/qemu/, libvirt/var/log/libvirt/libvirtd.log, vgpud.log)}; $(vm_elapsed "$t0")s"
 	exit 1
 }
 
@@ -274,17 +278,24 @@ for d in /etc/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt /run/
 done
 private /run/vgpud vgpud-run || { bad "bind mount over /run/vgpud"; finish "mount namespace"; }
 # What libvirt-daemon-system would provide: QEMU's user and group (libvirtd
-# resolves them at start, vgpud gives its socket to the group). Added to
-# copies of passwd and group seen in this namespace only.
-if ! getent passwd "$lv_user" >/dev/null || ! getent group "$lv_user" >/dev/null; then
+# resolves them at start, vgpud gives its socket to the group), the user in
+# group kvm (libvirt probes QEMU's capabilities with KVM when QEMU could open
+# /dev/kvm, and takes its probe for stale at every look-up when the user may
+# not: a 40 s virsh define). Made in copies of passwd and group seen in this
+# namespace only.
+in_kvm() { ! getent group kvm >/dev/null || id -nG "$lv_user" 2>/dev/null | grep -qw kvm; }
+if ! getent passwd "$lv_user" >/dev/null || ! getent group "$lv_user" >/dev/null || ! in_kvm; then
 	cp /etc/passwd /etc/group "$run/"
-	getent group "$lv_user" >/dev/null || echo "$lv_user:x:64055:" >>"$run/group"
-	getent passwd "$lv_user" >/dev/null ||
-		echo "$lv_user:x:64055:$(getent group "$lv_user" | cut -d: -f3 || echo 64055):Libvirt Qemu:/var/lib/libvirt:/usr/sbin/nologin" >>"$run/passwd"
+	grep -q "^$lv_user:" "$run/group" || echo "$lv_user:x:64055:" >>"$run/group"
+	gid=$(awk -F: -v u="$lv_user" '$1 == u { print $3 }' "$run/group")
+	grep -q "^$lv_user:" "$run/passwd" ||
+		echo "$lv_user:x:64055:$gid:Libvirt Qemu:/var/lib/libvirt:/usr/sbin/nologin" >>"$run/passwd"
+	awk -F: -v OFS=: -v u="$lv_user" '$1 == "kvm" && ("," $4 ",") !~ ("," u ",") { $4 = ($4 == "" ? u : $4 "," u) }
+		{ print }' "$run/group" >"$run/group.new" && mv "$run/group.new" "$run/group"
 	mount --bind "$run/passwd" /etc/passwd && mounted+=(/etc/passwd)
 	mount --bind "$run/group" /etc/group && mounted+=(/etc/group)
-	getent passwd "$lv_user" >/dev/null || { bad "user $lv_user"; finish "no QEMU user"; }
-	vm_log "user and group $lv_user added (this mount namespace only)"
+	check "user $lv_user (group $lv_user, member of kvm) in this mount namespace: $(id "$lv_user" 2>&1)" \
+		bash -c "getent passwd '$lv_user' >/dev/null && id -nG '$lv_user' | grep -qw kvm"
 fi
 mkdir -p /var/log/libvirt/qemu /var/lib/libvirt/boot /var/cache/libvirt/qemu/capabilities
 # The settings an operator makes in qemu.conf for vgpu-pci (libvirt-xml/README.md):
@@ -315,7 +326,7 @@ cp "$VMLINUZ" /var/lib/libvirt/boot/vmlinuz
 cp "$initrd" /var/lib/libvirt/boot/initrd.img
 
 t_lv=$(vm_now)
-libvirtd >"$run/libvirtd.out" 2>&1 </dev/null &
+libvirtd --pid-file "$run/libvirtd.pid" >"$run/libvirtd.out" 2>&1 </dev/null &
 libvirtd_pid=$!
 if wait_for 60 test -S /run/libvirt/libvirt-sock && lv_version=$(virsh version 2>&1); then
 	lv_s=$(vm_elapsed "$t_lv")
@@ -325,10 +336,12 @@ else
 	finish "no libvirtd"
 fi
 
-# vgpud on its default sockets, the local one given to QEMU's group
+# vgpud on its default sockets; the local one given to QEMU's group, as the
+# README says, unless GROUP is 'none' (a check that QEMU is then refused)
 sock=/run/vgpud/vgpud.sock ctl=/run/vgpud/control.sock
 vgpuctl() { "$run/bin/vgpuctl" --socket "$ctl" "$@"; }
-cat >"$run/vgpud.conf" <<EOF
+start_vgpud() { # GROUP
+	cat >"$run/vgpud.conf" <<EOF
 # written by tests/vgpu-pci/libvirt.sh
 [simgpu]
 vram = $vram
@@ -337,21 +350,22 @@ chunk_size = $chunk
 [daemon]
 socket = $sock
 control_socket = $ctl
-socket_group = $lv_user
+$([[ $1 == none ]] && echo '# no socket_group' || echo "socket_group = $1")
 mdev = off
 libvirt_uri = none
 EOF
-"$run/bin/vgpud" --config "$run/vgpud.conf" >"$run/vgpud.log" 2>&1 </dev/null &
-vgpud_pid=$!
-if wait_for 30 grep -q 'ready:' "$run/vgpud.log"; then
-	ok "vgpud started: $(grep -o 'ready: .*' "$run/vgpud.log")"
-else
-	bad "vgpud did not start: $(tail -n 5 "$run/vgpud.log" | tr '\n' '|')"
-	finish "no vgpud"
-fi
-check "vgpud's local socket $sock is $lv_user's group's, mode 0660 (ls: $(stat -c '%A %U:%G' "$sock"))" \
-	test "$(stat -c '%a %G' "$sock")" = "660 $lv_user"
-free0=$(vgpuctl status --json | jq -r '.gpu.free')
+	"$run/bin/vgpud" --config "$run/vgpud.conf" >>"$run/vgpud.log" 2>&1 </dev/null &
+	vgpud_pid=$!
+	vgpud_starts=$((vgpud_starts + 1))
+	if wait_for 30 bash -c "grep -c 'ready:' '$run/vgpud.log' | grep -qx $vgpud_starts"; then
+		ok "vgpud started ($([[ $1 == none ]] && echo 'no socket_group' || echo "socket_group = $1")): $(grep -o 'ready: .*' "$run/vgpud.log" | tail -n 1)"
+	else
+		bad "vgpud did not start: $(tail -n 5 "$run/vgpud.log" | tr '\n' '|')"
+		finish "no vgpud"
+	fi
+}
+vgpud_starts=0
+: >"$run/vgpud.log"
 
 # --- the domain ---------------------------------------------------------------------------------
 check "libvirt-xml/vgpu-pci-domain.xml validates (virt-xml-validate)" \
@@ -418,6 +432,34 @@ to_guest() { printf '%s\n' "$1" >&20; } # a line on the guest's ttyS1
 exec 20<>"$fifo/ctl.in"
 cat "$fifo/ctl.out" >/dev/null 2>&1 <>"$fifo/ctl.out" &
 helper_pids+=($!)
+
+# QEMU cannot reach vgpud: virsh start fails, and the domain's log has the
+# device's error (virsh's message usually has it too, but when QEMU is gone
+# before libvirt reaches its monitor libvirt says only that)
+refused() { # WHAT WHY-PATTERN: virsh start must fail, the error naming the socket and WHY
+	local err qlog=/var/log/libvirt/qemu/$dom.log before
+	before=$({ wc -l <"$qlog"; } 2>/dev/null || echo 0)
+	if virsh start "$dom" >"$run/start-refused.txt" 2>&1; then
+		bad "$1: virsh start succeeded"
+		virsh destroy "$dom" >/dev/null 2>&1
+		return
+	fi
+	err=$(tail -n +$((before + 1)) "$qlog" 2>/dev/null | grep -o "vgpu-pci: cannot connect to vgpud at '$sock'.*" | head -n 1 || true)
+	check "$1: virsh start fails ($(head -n 1 "$run/start-refused.txt" | cut -c1-60)...); the domain's log has the device's error: ${err:-none, $(tail -n 2 "$qlog" 2>/dev/null | tr '\n' ' ')}" \
+		grep -q "$2" <<<"$err"
+	check "  ... and the domain stays shut off" shut_off
+}
+if ((device)); then
+	refused "vgpud not running" 'No such file or directory'
+	start_vgpud none
+	refused "vgpud's socket without socket_group (root:root 0660; QEMU runs as $lv_user)" 'Permission denied'
+	stop_child "$vgpud_pid" 10 || true
+	vgpud_pid=''
+fi
+start_vgpud "$lv_user"
+check "vgpud's local socket $sock is $lv_user's group's, mode 0660 ($(stat -c '%A %U:%G' "$sock"))" \
+	test "$(stat -c '%a %G' "$sock")" = "660 $lv_user"
+free0=$(vgpuctl status --json | jq -r '.gpu.free')
 
 t_start=$(vm_now)
 if virsh start "$dom" >"$run/start.txt" 2>&1; then

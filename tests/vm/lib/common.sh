@@ -91,8 +91,13 @@ vm_ensure_pkgs_no_services() {
 		chmod 755 "$policy"
 		own_policy=1
 	fi
-	(vm_ensure_pkgs "${missing[@]}") || true
-	((own_policy)) && rm -f "$policy"
+	(
+		# the policy goes however apt-get ends
+		((own_policy)) && trap 'rm -f "$policy"' EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		vm_ensure_pkgs "${missing[@]}"
+	) || true
 	for p in "${missing[@]}"; do
 		vm_pkg_installed "$p" || { vm_log "Debian package $p could not be installed"; return 1; }
 	done
