@@ -128,7 +128,13 @@ t0=$(vm_now)
 run='' libvirtd_pid='' vgpud_pid='' dom=''
 declare -a helper_pids=() created_dirs=() mounted=()
 virsh() { command virsh -q -c qemu:///system "$@"; }
-qemu_pids() { cat /run/libvirt/qemu/*.pid 2>/dev/null || true; }
+qemu_pids() { # of the domains libvirt runs (driver.pid is libvirtd's own)
+	local f
+	for f in /run/libvirt/qemu/*.pid; do
+		[[ -f $f && $f != */driver.pid ]] && cat "$f"
+	done
+	return 0
+}
 alive() { # PID: the process exists and is no zombie
 	[[ -e /proc/$1/stat ]] && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]
 }
@@ -173,8 +179,8 @@ cleanup() {
 	return 0
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'bad "interrupted (SIGINT)"; finish "interrupted"' INT
+trap 'bad "interrupted (SIGTERM)"; finish "interrupted"' TERM
 finish() { # VERDICT-TEXT
 	cleanup
 	echo "vgpu-pci libvirt: $passed passed, $failed failed"
