@@ -341,7 +341,8 @@ cat >/etc/libvirt/libvirtd.conf <<EOF
 # written by tests/vgpu-pci/libvirt.sh
 log_outputs = "2:file:/var/log/libvirt/libvirtd.log"
 EOF
-# libvirt's probe of this QEMU's capabilities, kept between runs (~10 s)
+# libvirt's probes of the QEMU binaries (Debian's and the patched one, ~4 s
+# each), kept between runs
 caps=$VGPU_CACHE/libvirt-host-qemu-caps
 mkdir -p "$caps"
 cp "$caps"/*.xml /var/cache/libvirt/qemu/capabilities/ 2>/dev/null || true
