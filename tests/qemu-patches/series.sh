@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# series.sh BUILD_SH - qemu-patches/build.sh --check, offline:
+#   1. the series in qemu-patches/ applies to the Debian QEMU source that
+#      build.sh builds;
+#   2. a series whose second patch does not apply fails, naming that patch;
+#   3. a series naming a file that is not there fails, naming the file.
+# Never downloads: exits 77 (skipped) when the Debian source is not in the
+# cache yet ($VGPU_CACHE/qemu; './vgpu-dev qemu' or any build puts it there).
+# Prints "qemu-patches-series: N passed, N failed".
+set -euo pipefail
+
+BUILD_SH=$(realpath "$1")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/checks.sh
+source "$HERE/../lib/checks.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+rc=0
+"$BUILD_SH" --check --offline >"$TMP/out" 2>"$TMP/err" || rc=$?
+if ((rc == 77)); then
+	cat "$TMP/err"
+	echo "qemu-patches-series: skipped (no Debian QEMU source in the cache)"
+	exit 77
+fi
+cat "$TMP/err"
+check "the series applies to the Debian source (exit $rc)" test "$rc" -eq 0
+check "--check prints nothing on stdout" test ! -s "$TMP/out"
+
+# A two-patch series: the first adds a file, the second changes a line of
+# QEMU's VERSION file that is not there.
+mkdir "$TMP/bad"
+cat >"$TMP/bad/0001-add.patch" <<'PATCH'
+diff --git a/vgpu-series-test.txt b/vgpu-series-test.txt
+new file mode 100644
+--- /dev/null
++++ b/vgpu-series-test.txt
+@@ -0,0 +1 @@
++added by the first patch
+PATCH
+cat >"$TMP/bad/0002-stale.patch" <<'PATCH'
+diff --git a/VERSION b/VERSION
+--- a/VERSION
++++ b/VERSION
+@@ -1 +1 @@
+-0.0.0-not-this-version
++7.2.99
+PATCH
+printf '# a test series\n0001-add.patch\n\n0002-stale.patch   # a comment\n' >"$TMP/bad/series"
+rc=0
+"$BUILD_SH" --check --offline --patches "$TMP/bad" >/dev/null 2>"$TMP/err" || rc=$?
+check "a patch that does not apply fails the check (exit $rc)" test "$rc" -ne 0 -a "$rc" -ne 77
+check "the failure names the patch" grep -q '0002-stale.patch (number 2 in the series) does not apply' "$TMP/err"
+check "the first patch is not blamed" bash -c "! grep -q '0001-add.patch.*does not apply' '$TMP/err'"
+
+# The same first patch alone applies.
+printf '0001-add.patch\n' >"$TMP/bad/series"
+check "a patch adding a file applies" "$BUILD_SH" --check --offline --patches "$TMP/bad"
+
+printf '0001-add.patch\n0003-missing.patch\n' >"$TMP/bad/series"
+rc=0
+"$BUILD_SH" --check --offline --patches "$TMP/bad" >/dev/null 2>"$TMP/err" || rc=$?
+check "a series naming a missing file fails" test "$rc" -ne 0 -a "$rc" -ne 77
+check "the failure names the missing file" grep -q '0003-missing.patch' "$TMP/err"
+
+echo "qemu-patches-series: $passed passed, $failed failed"
+((failed == 0))
