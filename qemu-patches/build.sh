@@ -308,6 +308,7 @@ compute_key() {
 }
 
 fail_with_log() { # log, message
+	rm -rf "$WORK/staging"
 	vm_log "last lines of $1:"
 	tail -n 30 "$1" >&2
 	vm_die "$2 (full log: $1)"
@@ -424,13 +425,14 @@ fi
 # The fast path: an unchanged key needs nothing but its runtime packages.
 if [[ -x $BIN && -f $OUT/key ]]; then
 	vm_ensure_pkgs "${RUNTIME_PKGS[@]}"
-	touch "$OUT"
+	# Most recently used (what prune keeps); not root: the cache is not ours.
+	touch "$OUT" 2>/dev/null || true
 	vm_log "cached: $KEY"
 	echo "$BIN" >&3
 	exit 0
 fi
 
-vm_need_root
+[[ $(id -u) == 0 ]] || vm_die "qemu $KEY is not in $QCACHE/out; building it needs root (apt-get, the cache)"
 mkdir -p "$QCACHE"
 vm_lock "$QCACHE/build.lock" 9
 # Another run may have built it while we waited for the lock.
