@@ -167,11 +167,14 @@ static int raw_attach(struct harness *h, struct raw_frontend *f, const char *nam
 	for (i = 0; i < 3; i++)
 		fds[2 + i] = f->irq[i];
 	strcpy(attach.vm_name, name);
-	assert_int_equal(vgpu_local_send(f->sock, VGPU_LOCAL_ATTACH, 1, 0, &attach, sizeof(attach),
+	/* a frontend chooses its own seq (QEMU's vgpu-pci counts per
+	 * connection); the reply echoes it */
+	assert_int_equal(vgpu_local_send(f->sock, VGPU_LOCAL_ATTACH, 7, 0, &attach, sizeof(attach),
 	                                 fds, 5, 1000), 0);
 	err = vgpu_local_recv(f->sock, &reply, 5000);
 	if (err)
 		return err;
+	assert_int_equal(reply.header.seq, 7);
 	if (reply.payload.attach_reply.status)
 		return reply.payload.attach_reply.status;
 	assert_int_equal(reply.nfds, 1);

@@ -40,6 +40,7 @@ struct local_conn {
 	struct vgpud_device *device;
 	char vm_name[VGPU_LOCAL_NAME_MAX];
 	uid_t uid; /* the peer's (SO_PEERCRED) */
+	uint32_t attach_seq; /* the ATTACH request's seq, echoed in its reply */
 	struct local_conn *next;
 };
 
@@ -275,7 +276,8 @@ static void attach_reply(struct local_conn *conn, int status, const char *messag
 	if (mailbox)
 		r.mailbox_fd_offset = mailbox->fd_offset;
 	snprintf(r.message, sizeof(r.message), "%s", message ? message : "");
-	err = vgpu_local_send(conn->sock, VGPU_LOCAL_ATTACH, 1, VGPU_LOCAL_FLAG_REPLY, &r,
+	err = vgpu_local_send(conn->sock, VGPU_LOCAL_ATTACH, conn->attach_seq,
+	                      VGPU_LOCAL_FLAG_REPLY, &r,
 	                      sizeof(r), mailbox ? &mailbox->fd : NULL, mailbox ? 1 : 0,
 	                      (int)conn->server->swap_timeout_ms);
 	if (err && !status)
@@ -299,6 +301,7 @@ static int handshake(struct local_conn *conn)
 		         err == -ETIMEDOUT ? "no ATTACH within attach_timeout_ms" : strerror(-err));
 		return err;
 	}
+	conn->attach_seq = msg.header.seq;
 	if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_ATTACH, false, sizeof(*a), VGPU_LOCAL_MAX_FDS)) {
 		vgpu_local_msg_close_fds(&msg);
 		attach_reply(conn, -EPROTO, "the first message must be ATTACH with 5 descriptors "
