@@ -41,7 +41,7 @@ KEEP=${VGPU_QEMU_KEEP:-3}
 FIRMWARE_PATH=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
 
 # What the build needs, and what the built binary needs when it runs.
-BUILD_PKGS=(dpkg-dev debian-archive-keyring git rsync gcc pkg-config python3
+BUILD_PKGS=(dpkg-dev debian-archive-keyring git rsync gcc libc6-dev make pkg-config python3
 	meson ninja-build flex bison libglib2.0-dev libpixman-1-dev libfdt-dev)
 RUNTIME_PKGS=(qemu-system-data seabios ipxe-qemu)
 # Files a -kernel/-initrd boot of the pc and q35 machines reads, and their

@@ -5,7 +5,8 @@
 #   1. the series in qemu-patches/ applies to the Debian QEMU source that
 #      build.sh builds;
 #   2. a series whose second patch does not apply fails, naming that patch;
-#   3. a series naming a file that is not there fails, naming the file.
+#   3. a series naming a file that is not there fails, naming the file;
+#   4. the packages build.sh installs are the ones ./vgpu-dev lists.
 # Never downloads: exits 77 (skipped) when the Debian source is not in the
 # cache yet ($VGPU_CACHE/qemu; './vgpu-dev qemu' or any build puts it there).
 # Prints "qemu-patches-series: N passed, N failed".
@@ -13,7 +14,7 @@ set -euo pipefail
 
 BUILD_SH=$(realpath "$1")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../lib/checks.sh
+# shellcheck source=tests/lib/checks.sh
 source "$HERE/../lib/checks.sh"
 
 TMP=$(mktemp -d)
@@ -65,6 +66,19 @@ rc=0
 "$BUILD_SH" --check --offline --patches "$TMP/bad" >/dev/null 2>"$TMP/err" || rc=$?
 check "a series naming a missing file fails" test "$rc" -ne 0 -a "$rc" -ne 77
 check "the failure names the missing file" grep -q '0003-missing.patch' "$TMP/err"
+
+# build.sh installs its packages itself; ./vgpu-dev installs the same list
+# (QEMU_PACKAGES) for 'qemu', 'deps' and 'test'.
+root=$(dirname "$(dirname "$BUILD_SH")")
+array_words() { # file, array names...: the words of those array assignments
+	local file=$1
+	shift
+	bash -c 'for a in "$@"; do source <(sed -n "/^$a=(/,/)/p" "$0"); declare -n r=$a; printf "%s\n" "${r[@]}"; done' "$file" "$@" | sort -u
+}
+array_words "$BUILD_SH" BUILD_PKGS RUNTIME_PKGS >"$TMP/build-pkgs"
+array_words "$root/vgpu-dev" QEMU_PACKAGES >"$TMP/vgpu-dev-pkgs"
+check "build.sh's packages are vgpu-dev's QEMU_PACKAGES ($(wc -l <"$TMP/build-pkgs") packages)" \
+	bash -c "[[ -s '$TMP/build-pkgs' ]] && diff '$TMP/build-pkgs' '$TMP/vgpu-dev-pkgs'"
 
 echo "qemu-patches-series: $passed passed, $failed failed"
 ((failed == 0))
