@@ -124,8 +124,8 @@ exec 3>&1 1>&2
 
 # ------------------------------------------------------------------ series
 # The patch files named by the series, in order: quilt's format (one file
-# name per line, relative to the series' directory; blank lines and '#' comments are
-# ignored). No series file means no patches: stock Debian QEMU.
+# name per line, relative to the series' directory; blank lines and '#'
+# comments are ignored). No series file means no patches: stock Debian QEMU.
 PATCHES=()
 read_series() {
 	local line name rest
@@ -141,6 +141,16 @@ read_series() {
 		[[ -f $PATCH_DIR/$name ]] || vm_die "series names $name, which is not in $PATCH_DIR"
 		PATCHES+=("$PATCH_DIR/$name")
 	done <"$SERIES"
+}
+
+# One run at a time changes the cache (apt lists, source, work trees,
+# results); a cache hit needs no lock.
+LOCKED=0
+take_lock() {
+	((LOCKED)) && return 0
+	mkdir -p "$QCACHE"
+	vm_lock "$QCACHE/build.lock" 9
+	LOCKED=1
 }
 
 # ------------------------------------------------------- Debian source
@@ -206,9 +216,9 @@ resolve_version() {
 		exit 77
 	else
 		vm_need_root
+		take_lock
 		vm_ensure_pkgs "${BUILD_PKGS[@]}"
 		SRC_VER=$(apt_newest_version)
-		mkdir -p "$QCACHE"
 		echo "$SRC_VER" >"$rec"
 		vm_log "qemu source version: $SRC_VER (recorded in $rec)"
 	fi
@@ -226,6 +236,9 @@ fetch_source() {
 		exit 77
 	}
 	vm_need_root
+	take_lock
+	# Another run may have unpacked it while we waited for the lock.
+	[[ -e $QCACHE/src/$VER_DIR/.complete ]] && return 0
 	vm_ensure_pkgs "${BUILD_PKGS[@]}"
 	local dir=$QCACHE/src/$VER_DIR dsc
 	mkdir -p "$dir/dl"
@@ -433,8 +446,7 @@ if [[ -x $BIN && -f $OUT/key ]]; then
 fi
 
 [[ $(id -u) == 0 ]] || vm_die "qemu $KEY is not in $QCACHE/out; building it needs root (apt-get, the cache)"
-mkdir -p "$QCACHE"
-vm_lock "$QCACHE/build.lock" 9
+take_lock
 # Another run may have built it while we waited for the lock.
 if [[ ! -x $BIN || ! -f $OUT/key ]]; then
 	vm_ensure_pkgs "${BUILD_PKGS[@]}" "${RUNTIME_PKGS[@]}"
