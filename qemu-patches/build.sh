@@ -349,6 +349,18 @@ runtime_check() { # binary
 	done
 }
 
+# The staging tree starts as hard links to the pristine one: give every
+# existing file PATCH changes an inode of its own, so that nothing can write
+# through a link into the pristine tree, whatever the tool does.
+unshare_patched_files() { # stage, patch
+	local stage=$1 patch=$2 path
+	while IFS=$'\t' read -r _ _ path; do
+		[[ -f $stage/$path && $(stat -c %h "$stage/$path") -gt 1 ]] || continue
+		cp -p "$stage/$path" "$stage/$path.unshare" &&
+			mv -f "$stage/$path.unshare" "$stage/$path" || return 1
+	done < <(git_apply_in "$stage" --numstat "$patch")
+}
+
 build() {
 	local log src=$WORK/src bld=$WORK/build stage=$WORK/staging p t0
 	log=$WORK/build.log
@@ -356,11 +368,15 @@ build() {
 	: >"$log"
 	vm_log "building $KEY (log: $log)"
 
-	# A freshly patched copy of the pristine tree...
+	# A freshly patched copy of the pristine tree (hard links: a second, not
+	# a minute on a busy disk; the files a patch changes get copies of their
+	# own first)...
 	rm -rf "$stage"
-	cp -a "$PRISTINE" "$stage"
+	cp -al "$PRISTINE" "$stage"
 	for p in "${PATCHES[@]}"; do
 		echo "== git apply $(basename "$p")" >>"$log"
+		unshare_patched_files "$stage" "$p" >>"$log" 2>&1 ||
+			fail_with_log "$log" "copying the files $(basename "$p") changes failed"
 		git_apply_in "$stage" --whitespace=nowarn "$p" >>"$log" 2>&1 ||
 			fail_with_log "$log" "patch $(basename "$p") does not apply to Debian qemu $SRC_VER"
 	done
