@@ -39,6 +39,8 @@ KEEP=${VGPU_QEMU_KEEP:-3}
 # Firmware directories of Debian's own qemu build (debian/rules FIRMWAREPATH):
 # the "dfsg" source carries no firmware, the packages below install it.
 FIRMWARE_PATH=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+# Where --install puts the binary (the configured prefix).
+PREFIX=/opt/vgpu-qemu
 
 # What the build needs, and what the built binary needs when it runs.
 BUILD_PKGS=(dpkg-dev debian-archive-keyring git rsync gcc libc6-dev make pkg-config python3
@@ -53,7 +55,7 @@ RUNTIME_FILES=(bios-256k.bin:seabios linuxboot_dma.bin:qemu-system-data
 usage() {
 	cat <<EOF
 Usage: qemu-patches/build.sh [--check] [--offline] [--update] [--jobs N]
-                             [--patches DIR]
+                             [--patches DIR] [--install]
 
 Builds qemu-system-x86_64 from Debian's QEMU source with the patches listed
 in qemu-patches/series applied, into \$VGPU_CACHE/qemu (default
@@ -71,6 +73,9 @@ line of stdout: QEMU=\$(qemu-patches/build.sh | tail -1).
   --patches DIR
               the directory holding the series file and its patches
               (default: qemu-patches/, where this script is)
+  --install   also copy the binary to $PREFIX/bin/qemu-system-x86_64
+              (a stable path for libvirt's <emulator>; what went into it in
+              $PREFIX/key) and print that path instead
   -h, --help  this text
 
 Environment:
@@ -84,12 +89,13 @@ Needs root on the first run (apt-get) and whenever something must be built.
 EOF
 }
 
-CHECK=0 OFFLINE=0 UPDATE=0 JOBS=$(nproc) PATCH_DIR=$QP_DIR
+CHECK=0 OFFLINE=0 UPDATE=0 INSTALL=0 JOBS=$(nproc) PATCH_DIR=$QP_DIR
 while (($#)); do
 	case $1 in
 	--check) CHECK=1 ;;
 	--offline) OFFLINE=1 ;;
 	--update) UPDATE=1 ;;
+	--install) INSTALL=1 ;;
 	--jobs)
 		(($# >= 2)) || vm_die "--jobs needs a number"
 		JOBS=$2
@@ -284,10 +290,10 @@ check_series() {
 CONFIGURE_OPTS=()
 set_configure_opts() {
 	# A prefix that is not a prefix of the firmware directories, so QEMU uses
-	# them as they are instead of relocating them next to the binary (the
-	# binary is never installed; it runs from the cache).
+	# them as they are instead of relocating them next to the binary (which
+	# runs from the cache, or from $PREFIX/bin after --install).
 	CONFIGURE_OPTS=(
-		--prefix=/opt/vgpu-qemu
+		--prefix="$PREFIX"
 		--firmwarepath="$FIRMWARE_PATH"
 		--with-pkgversion="Debian $SRC_VER, vgpu qemu-patches"
 		--target-list=x86_64-softmmu
@@ -451,28 +457,37 @@ if ((CHECK)); then
 	exit 0
 fi
 
-# The fast path: an unchanged key needs nothing but its runtime packages.
+((INSTALL)) && [[ $(id -u) != 0 ]] && vm_die "--install writes $PREFIX/bin: run it as root"
+
 if [[ -x $BIN && -f $OUT/key ]]; then
+	# The fast path: an unchanged key needs nothing but its runtime packages.
 	vm_ensure_pkgs "${RUNTIME_PKGS[@]}"
 	# Most recently used (what prune keeps); not root: the cache is not ours.
 	touch "$OUT" 2>/dev/null || true
 	vm_log "cached: $KEY"
-	echo "$BIN" >&3
-	exit 0
+else
+	[[ $(id -u) == 0 ]] || vm_die "qemu $KEY is not in $QCACHE/out; building it needs root (apt-get, the cache)"
+	take_lock
+	# Another run may have built it while we waited for the lock.
+	if [[ ! -x $BIN || ! -f $OUT/key ]]; then
+		vm_ensure_pkgs "${BUILD_PKGS[@]}" "${RUNTIME_PKGS[@]}"
+		fetch_source
+		WORK=$QCACHE/work/$VER_DIR
+		mkdir -p "$WORK" "$QCACHE/out"
+		build
+	else
+		vm_ensure_pkgs "${RUNTIME_PKGS[@]}"
+	fi
+	touch "$OUT"
+	prune
 fi
 
-[[ $(id -u) == 0 ]] || vm_die "qemu $KEY is not in $QCACHE/out; building it needs root (apt-get, the cache)"
-take_lock
-# Another run may have built it while we waited for the lock.
-if [[ ! -x $BIN || ! -f $OUT/key ]]; then
-	vm_ensure_pkgs "${BUILD_PKGS[@]}" "${RUNTIME_PKGS[@]}"
-	fetch_source
-	WORK=$QCACHE/work/$VER_DIR
-	mkdir -p "$WORK" "$QCACHE/out"
-	build
-else
-	vm_ensure_pkgs "${RUNTIME_PKGS[@]}"
+if ((INSTALL)); then
+	# Renamed into place: a QEMU running the old binary keeps it.
+	install -D -m 0755 "$BIN" "$PREFIX/bin/.qemu-system-x86_64.new"
+	mv -f "$PREFIX/bin/.qemu-system-x86_64.new" "$PREFIX/bin/qemu-system-x86_64"
+	install -m 0644 "$OUT/key" "$PREFIX/key"
+	vm_log "installed $KEY as $PREFIX/bin/qemu-system-x86_64 (what went into it: $PREFIX/key)"
+	BIN=$PREFIX/bin/qemu-system-x86_64
 fi
-touch "$OUT"
-prune
 echo "$BIN" >&3
