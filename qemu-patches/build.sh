@@ -260,7 +260,9 @@ fetch_source() {
 	# apt checked the files against the signed Release files already.
 	dpkg-source --no-check -x "$dsc" "$dir/tree.tmp" >"$dir/dpkg-source.log" 2>&1 || {
 		tail -20 "$dir/dpkg-source.log" >&2
-		vm_die "dpkg-source -x $dsc failed (log: $dir/dpkg-source.log)"
+		# A partial download must not stick: the next run fetches again.
+		rm -rf "$dir/dl" "$dir/tree.tmp"
+		vm_die "dpkg-source -x $dsc failed (log: $dir/dpkg-source.log; the next run downloads the source again)"
 	}
 	mv "$dir/tree.tmp" "$dir/tree"
 	touch "$dir/.complete"
