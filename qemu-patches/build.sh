@@ -261,9 +261,11 @@ fetch_source() {
 	dpkg-source --no-check -x "$dsc" "$dir/tree.tmp" >"$dir/dpkg-source.log" 2>&1 || {
 		tail -20 "$dir/dpkg-source.log" >&2
 		# A partial download must not stick: the next run fetches again.
-		rm -rf "$dir/dl" "$dir/tree.tmp"
+		rm -rf "$dir/dl" "$dir/tree.tmp" "$dir"/qemu_*.orig.tar.*
 		vm_die "dpkg-source -x $dsc failed (log: $dir/dpkg-source.log; the next run downloads the source again)"
 	}
+	# dpkg-source copies the upstream tarball beside the tree: dl/ has it.
+	rm -f "$dir"/qemu_*.orig.tar.*
 	mv "$dir/tree.tmp" "$dir/tree"
 	touch "$dir/.complete"
 }
