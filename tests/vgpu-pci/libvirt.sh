@@ -47,7 +47,8 @@ libvirt's daemon started by this test on the host, no nesting:
         shows them), then stream, stencil and gups pass their checksums
         (tests/vgpu-pci/guest-job.sh); while it runs stream again, virsh
         destroy: the domain is shut off, its QEMU gone, and vgpud has no VM
-        and all its memory free again; virsh undefine removes the domain;
+        and all its memory free again; started again, the domain gets a
+        vGPU under its name again; virsh undefine removes the domain;
         libvirtd and vgpud stop, no process of the test is left
 Prints one line per check ('ok: ...' / 'FAIL: ...'), timings,
 'vgpu-pci libvirt: N passed, N failed' and PASS or FAIL; exits 0 only when
@@ -571,6 +572,22 @@ if ((device)); then
 		jq_true --argjson f "$free0" '.gpu.allocated == 0 and .gpu.resident == 0 and .gpu.evicted == 0 and .gpu.vms == 0 and .gpu.free == $f' "$run/status-destroyed.json"
 	vgpuctl status >"$run/status-destroyed.txt" 2>&1 || true
 	check "vgpuctl stats $dom: no such VM any more" bash -c "! '$run/bin/vgpuctl' --socket '$ctl' stats '$dom' >/dev/null 2>&1"
+
+	# the same domain again: nothing of the destroyed VM stands in its way
+	reported=0 # a new console log
+	t_again=$(vm_now)
+	if virsh start "$dom" >"$run/start-again.txt" 2>&1; then
+		wait_for "$boot_wait" over '^VGPU-PCI-READY' || true
+		check "virsh start $dom again: its guest's vgpu.ko binds a vGPU again ($(vm_elapsed "$t_again") s)" \
+			has "^VGPU-PCI-L2 ok vm=0: vgpu.ko bound"
+		only_vm() { vgpuctl status --json 2>/dev/null | jq_true --arg n "$dom" '[.vms[].name] == [$n]'; }
+		check "vgpuctl names it $dom again, the only VM" wait_for 10 only_vm
+		check "virsh destroy $dom again" \
+			bash -c "command virsh -q -c qemu:///system destroy '$dom' >/dev/null 2>&1"
+		check "  ... vgpud lists no VM" wait_for "$gone_wait" vm_gone
+	else
+		bad "virsh start $dom again: $(cat "$run/start-again.txt")"
+	fi
 fi
 check "virsh undefine $dom" bash -c "command virsh -q -c qemu:///system undefine '$dom' >'$run/undefine.txt' 2>&1"
 check "libvirt no longer knows $dom (virsh list --all) and its definition file is gone" \
