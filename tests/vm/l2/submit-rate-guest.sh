@@ -1,0 +1,80 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# tests/vm/l2/submit-rate-guest.sh - /l2-job of tests/vm/vgpu-pci-bench.sh
+# (runs INSIDE each L2 guest, busybox only).
+#
+# Loads drm.ko and vgpu.ko (the vGPU is an mdev of vgpu_mdev.ko or QEMU's
+# vgpu-pci, both served by one vgpud in L1), then runs vgpu-submit-rate with
+# its commands coming from the second serial port (ttyS1), where L1 writes
+# "run ID MS" for each segment and "quit" at the end; its VGPU-SUBMIT-*
+# lines go to the console, where L1 reads them.
+#
+# Parameters from the kernel command line (set by tests/vm/l1/vgpu-pci-bench.sh):
+#   rate.vm=NAME rate.work=nop|stream rate.hold=SIZE (0: none)
+# Output lines: "VGPU-RATE-L2 ok|FAIL vm=NAME: what", vgpu-submit-rate's;
+# exit status = failures.
+vm=unknown work=nop hold=0
+# shellcheck disable=SC2013 # words, not lines
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	rate.vm=*) vm=${arg#rate.vm=} ;;
+	rate.work=*) work=${arg#rate.work=} ;;
+	rate.hold=*) hold=${arg#rate.hold=} ;;
+	esac
+done
+failures=0
+ok() { echo "VGPU-RATE-L2 ok vm=$vm: $*"; }
+bad() {
+	echo "VGPU-RATE-L2 FAIL vm=$vm: $*"
+	failures=$((failures + 1))
+}
+finish() {
+	echo "VGPU-RATE-L2-DONE vm=$vm failures=$failures"
+	exit "$failures"
+}
+
+echo 5 >/proc/sys/kernel/printk
+if modprobe drm && insmod /vgpu.ko; then
+	ok "drm.ko and vgpu.ko loaded"
+else
+	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"
+	finish
+fi
+node=
+i=0
+while [ $i -lt 100 ]; do
+	for n in /sys/class/drm/renderD*; do
+		[ -e "$n/device/driver" ] || continue
+		[ "$(basename "$(readlink "$n/device/driver")")" = vgpu ] && node=/dev/dri/$(basename "$n")
+	done
+	[ -n "$node" ] && [ -c "$node" ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+if [ -n "$node" ] && [ -c "$node" ]; then
+	ok "vGPU bound, render node $node ($(dmesg | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //'))"
+else
+	bad "no vgpu render node: $(dmesg | grep -i vgpu | tail -n 5 | tr '\n' '|')"
+	finish
+fi
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+hold_arg=
+[ "$hold" != 0 ] && hold_arg="--hold $hold"
+# shellcheck disable=SC2086 # hold_arg is two words or none
+if /bin/vgpu-submit-rate -D "$node" --work "$work" $hold_arg --control /dev/ttyS1; then
+	ok "vgpu-submit-rate finished"
+else
+	bad "vgpu-submit-rate exit status $?"
+fi
+if rmmod vgpu && rmmod drm; then
+	ok "vgpu.ko and drm.ko unloaded"
+else
+	bad "unloading vgpu.ko/drm.ko"
+fi
+problems=$(dmesg | grep -E 'BUG:|Oops|Call Trace|general protection|refcount_t:' | head -n 3)
+if [ -z "$problems" ]; then
+	ok "kernel log clean"
+else
+	bad "kernel log: $(echo "$problems" | tr '\n' '|')"
+fi
+finish
