@@ -10,18 +10,22 @@
 #      (stock qemu-system-x86_64, -device vfio-pci,sysfsdev=), "pci" through
 #      QEMU's vgpu-pci (B_QEMU, the patched QEMU, -device vgpu-pci) on the
 #      same vgpud; pci holds B_HOLD of GPU memory for step 4
-#   3. submission rate: B_ROUNDS rounds of 2 x B_SEGMENTS segments of
+#   3. submission rate: B_WARMUP_ROUNDS rounds not counted (the first
+#      rounds of a fresh L1 run slower: TCG translates L2's and vgpud's
+#      code), then B_ROUNDS rounds of 2 x B_SEGMENTS segments of
 #      B_SEGMENT_MS each, in the order A B B A A B B A ..., A alternating
 #      between the paths from round to round; L1 starts each segment with a
 #      line on the guest's ttyS1 and reads its result from there, so only
 #      one guest submits at a time. Per round: ratio = pci rate / mdev rate
 #      (each rate = its segments' submissions / their time)
 #   4. window swaps: the mdev guest quits; the pci guest submits in
-#      segments while vgpu-tenant (local socket) allocates B_TENANT_SIZE,
+#      segments of B_SWAP_SEGMENT_MS while vgpu-tenant (local socket) allocates B_TENANT_SIZE,
 #      B_SWAP_CYCLES times: vgpud evicts the pci guest's memory (it holds
 #      the most) and its return pass brings it back, each time suspending
 #      the guest's channel with a window swap. Then QMP qom-get of the
-#      device's x-window-* properties; the guest checks its held memory
+#      device's x-window-* properties, and from its trace (vgpu_pci_window_*)
+#      how long each block waited for the vCPUs to be quiescent; the guest
+#      checks its held memory
 #   5. B_OUT_JSON (in the run dir): the figures as one JSON object
 # Lines: "VGPU-BENCH-CHECK ok|FAIL: ...", "VGPU-BENCH: ..." (notes),
 # "VGPU-BENCH-ROUND ..." (per round); exit status 1 if any check failed.
@@ -29,7 +33,8 @@ set -uo pipefail
 {
 : "${VMLINUZ:?not run by boot-l1.sh}" "${B_VGPUD:?}" "${B_VGPUCTL:?}" "${B_TENANT:?}"
 : "${B_MDEV_KO:?}" "${B_L2_INITRD:?}" "${B_QEMU:?}" "${B_OUT_JSON:?}"
-rounds=${B_ROUNDS:-11} segments=${B_SEGMENTS:-4} seg_ms=${B_SEGMENT_MS:-200}
+rounds=${B_ROUNDS:-15} segments=${B_SEGMENTS:-4} seg_ms=${B_SEGMENT_MS:-250}
+warmup=${B_WARMUP_ROUNDS:-1} swap_seg_ms=${B_SWAP_SEGMENT_MS:-2000}
 work=${B_WORK:-nop} vram=${B_VRAM:-256M} chunk=${B_CHUNK:-4M} hold=${B_HOLD:-192M}
 tenant_size=${B_TENANT_SIZE:-128M} swap_cycles=${B_SWAP_CYCLES:-4}
 l2_mem=${B_L2_MEM:-256M} boot_timeout=${B_L2_BOOT_TIMEOUT:-150}
@@ -68,6 +73,7 @@ finish() {
 
 t_job=$(now)
 dmesg -n 1 2>/dev/null
+# FIFOs and the QMP socket on tmpfs (a socket cannot be bound on 9p)
 mkdir -p /tmp/vgpud "$fifo"
 
 # --- 1. modules, vgpud ---------------------------------------------------------------
@@ -144,7 +150,7 @@ t_l2=$(now)
 start_l2 mdev 0 qemu-system-x86_64 -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$uuid"
 start_l2 pci "$hold" "$B_QEMU" -L /usr/share/qemu -L /usr/share/seabios \
 	-device "vgpu-pci,id=gpu0,socket=$sock,name=bench-pci" \
-	-qmp "unix:$PWD/qmp-pci.sock,server=on,wait=off" \
+	-qmp "unix:$fifo/qmp-pci.sock,server=on,wait=off" \
 	-trace 'vgpu_pci_window_*' -D "$PWD/l2-pci.trace"
 for v in mdev pci; do
 	if line=$(result "$v" "$boot_timeout" 'VGPU-SUBMIT-READY *'); then
@@ -159,36 +165,42 @@ vgpuctl status >status-ready.txt 2>&1 && sed 's/^/    /' status-ready.txt
 
 # --- 3. submission rate, interleaved -------------------------------------------
 # segment NAME ID: one segment on guest NAME; prints "SUBMISSIONS NS"
-segment() {
+segment() { # NAME ID [MS]
 	local line
-	command_l2 "$1" "run $2 $seg_ms"
+	command_l2 "$1" "run $2 ${3:-$seg_ms}"
 	line=$(result "$1" 120 "VGPU-SUBMIT-RATE id=$2 *") || return 1
 	sed -n 's/.* submissions=\([0-9]*\) ns=\([0-9]*\) .*/\1 \2/p' <<<"$line"
 }
 order=(0 1 1 0) paths=(mdev pci)
 ratios=() rates_pci=() rates_mdev=()
 t_rounds=$(now)
-for ((r = 0; r < rounds; r++)); do
+for ((r = -warmup; r < rounds; r++)); do
 	declare -A count=([mdev]=0 [pci]=0) ns=([mdev]=0 [pci]=0)
 	for ((s = 0; s < 2 * segments; s++)); do
-		v=${paths[(r + order[s % 4]) % 2]}
-		if ! read -r c n < <(segment "$v" "r$r.s$s") || [[ -z ${n:-} ]]; then
+		v=${paths[(r + warmup + order[s % 4]) % 2]}
+		got=$(segment "$v" "r$r.s$s") || got=''
+		read -r c n <<<"$got"
+		if [[ -z ${n:-} ]]; then
 			fail "L2 $v: no result for segment r$r.s$s (serial $PWD/l2-$v.log: $(tail -n 5 "l2-$v.log" | tr -d '\r' | tr '\n' '|'))"
 			finish
 		fi
 		count[$v]=$((count[$v] + c)) ns[$v]=$((ns[$v] + n))
 	done
-	read -r rm rp ratio < <(awk -v cm="${count[mdev]}" -v nm="${ns[mdev]}" -v cp="${count[pci]}" -v np="${ns[pci]}" \
-		'BEGIN { m = cm / (nm / 1e9); p = cp / (np / 1e9); printf "%.1f %.1f %.4f\n", m, p, p / m }')
+	read -r rm rp ratio <<<"$(awk -v cm="${count[mdev]}" -v nm="${ns[mdev]}" -v cp="${count[pci]}" -v np="${ns[pci]}" \
+		'BEGIN { m = cm / (nm / 1e9); p = cp / (np / 1e9); printf "%.1f %.1f %.4f\n", m, p, p / m }')"
+	if ((r < 0)); then
+		say "warm-up round (not counted): mdev $rm/s, pci $rp/s"
+		continue
+	fi
 	ratios+=("$ratio") rates_mdev+=("$rm") rates_pci+=("$rp")
-	echo "VGPU-BENCH-ROUND $r first=${paths[r % 2]} mdev=$rm/s pci=$rp/s ratio=$ratio"
+	echo "VGPU-BENCH-ROUND $r first=${paths[(r + warmup) % 2]} mdev=$rm/s pci=$rp/s ratio=$ratio"
 done
 say "$rounds rounds in $(elapsed "$t_rounds") s"
 # median min max of the arguments
 stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s %s\n", m, v[1], v[NR] }'; }
-read -r ratio ratio_min ratio_max < <(stats "${ratios[@]}")
-read -r rate_pci _ _ < <(stats "${rates_pci[@]}")
-read -r rate_mdev _ _ < <(stats "${rates_mdev[@]}")
+read -r ratio ratio_min ratio_max <<<"$(stats "${ratios[@]}")"
+read -r rate_pci _ _ <<<"$(stats "${rates_pci[@]}")"
+read -r rate_mdev _ _ <<<"$(stats "${rates_mdev[@]}")"
 pass "submission rate through vgpu-pci / through the mdev: median $ratio ($ratio_min..$ratio_max) over $rounds rounds ($work; median rates: pci $rate_pci/s, mdev $rate_mdev/s)"
 vgpuctl status --json >status-rate.json 2>&1
 
@@ -198,7 +210,7 @@ if line=$(result mdev 60 'VGPU-SUBMIT-DONE *'); then
 	pass "L2 mdev quit: $line"
 fi
 qom() { # PROPERTY...: their values, one a line, from the pci guest's QEMU over QMP
-	python3 - "$PWD/qmp-pci.sock" "$@" <<'EOF'
+	python3 - "$fifo/qmp-pci.sock" "$@" <<'EOF'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -218,8 +230,14 @@ for p in sys.argv[2:]:
 EOF
 }
 props=(x-window-swaps x-window-blocked-ns-total x-window-blocked-ns-max x-window-waits x-window-wait-ns-total x-window-wait-ns-max)
-mapfile -t before < <(qom "${props[@]}")
-say "before the swaps: $(paste -d= <(printf '%s\n' "${props[@]}") <(printf '%s\n' "${before[@]}") | tr '\n' ' ')"
+# no process substitution: L1 has no /dev/fd
+shown() { # VALUES...: PROPERTY=VALUE ...
+	local i out='' vals=("$@")
+	for i in "${!props[@]}"; do out+="${props[i]}=${vals[i]:-?} "; done
+	echo "$out"
+}
+mapfile -t before <<<"$(qom "${props[@]}")"
+say "before the swaps: $(shown "${before[@]}")"
 (
 	for ((c = 0; c < swap_cycles; c++)); do
 		"$B_TENANT" --socket "$sock" --name "bench-tenant-$c" --workload alloc-leak \
@@ -232,7 +250,9 @@ tenants=$!
 helper_pids+=("$tenants")
 t_swap=$(now) k=0 swap_subs=0
 while kill -0 "$tenants" 2>/dev/null; do
-	if ! read -r c n < <(segment pci "w$k") || [[ -z ${n:-} ]]; then
+	got=$(segment pci "w$k" "$swap_seg_ms") || got=''
+	read -r c n <<<"$got"
+	if [[ -z ${n:-} ]]; then
 		fail "L2 pci: no result for swap segment w$k (serial $PWD/l2-pci.log: $(tail -n 5 l2-pci.log | tr -d '\r' | tr '\n' '|'))"
 		break
 	fi
@@ -242,8 +262,8 @@ wait "$tenants"
 say "$swap_cycles tenant cycles of $tenant_size in $(elapsed "$t_swap") s; the pci guest submitted $swap_subs times in $k segments meanwhile"
 check "every vgpu-tenant run verified its data" test ! -e tenants.failed
 sleep 1 # the last return pass
-mapfile -t after < <(qom "${props[@]}")
-say "after the swaps: $(paste -d= <(printf '%s\n' "${props[@]}") <(printf '%s\n' "${after[@]}") | tr '\n' ' ')"
+mapfile -t after <<<"$(qom "${props[@]}")"
+say "after the swaps: $(shown "${after[@]}")"
 vgpuctl status --json >status-swap.json 2>&1
 vgpuctl stats bench-pci >stats-pci.json 2>&1
 say "vgpud's view of the pci guest: $(jq -c '{evicted_bytes_total, suspensions, guest_blocked_ns}' stats-pci.json 2>/dev/null)"
@@ -256,10 +276,20 @@ blocked_max=${after[2]:-0} wait_max=${after[5]:-0}
 swaps=${d[x-window-swaps]} waits=${d[x-window-waits]}
 blocked_mean=$(awk -v t="${d[x-window-blocked-ns-total]}" -v n="$swaps" 'BEGIN { printf "%.0f", n ? t / n : 0 }')
 wait_mean=$(awk -v t="${d[x-window-wait-ns-total]}" -v n="$waits" 'BEGIN { printf "%.0f", n ? t / n : 0 }')
+# the trace: "window N bar2 ... quiescent after NS ns" per WINDOW_BLOCK
+read -r quiet_n quiet_max quiet_mean <<<"$(sed -n 's/.*vgpu_pci_window_block .* quiescent after \([0-9]*\) ns.*/\1/p' l2-pci.trace |
+	awk '{ n++; t += $1; if ($1 > m) m = $1 } END { printf "%d %d %.0f\n", n, m, n ? t / n : 0 }')"
+say "window blocks in the trace: $quiet_n, the vCPUs quiescent (WINDOW_BLOCK acknowledged) after max $quiet_max ns, mean $quiet_mean ns"
+# Each wait against its own swap: a waiting access completes once WINDOW_MAP
+# has run, so its trace line follows that map's ("blocked N ns").
+read -r waits_traced waits_longer <<<"$(awk '
+	/vgpu_pci_window_map window/ { w = $3; sub(/,$/, "", w); for (i = 1; i < NF; i++) if ($i == "blocked") b[w] = $(i + 1) }
+	/vgpu_pci_window_wait window/ { w = $3; sub(/:$/, "", w); n++; for (i = 1; i < NF; i++) if ($i == "waited") if (!(w in b) || $(i + 1) + 0 > b[w] + 0) longer++ }
+	END { printf "%d %d\n", n, longer }' l2-pci.trace)"
 check "the pci guest's channel window was swapped while it submitted: $swaps swaps, windows blocked max $blocked_max ns, mean $blocked_mean ns; $waits guest accesses waited, max $wait_max ns, mean $wait_mean ns" \
 	test "$swaps" -gt 0
-check "no guest access waited longer than a window stayed blocked (wait max $wait_max <= blocked max $blocked_max ns)" \
-	test "$wait_max" -le "$blocked_max"
+check "no guest access waited longer than a window stayed blocked: wait max $wait_max <= blocked max $blocked_max ns, and each of the $waits_traced traced waits no longer than its own swap ($waits_longer longer)" \
+	test "$wait_max" -le "$blocked_max" -a "$waits_longer" = 0 -a "$waits_traced" = "$waits"
 command_l2 pci quit
 if line=$(result pci 120 'VGPU-SUBMIT-DONE *'); then
 	check "L2 pci: its held memory came through the swaps intact: $line" grep -q ' changed=0' <<<"$line"
@@ -281,6 +311,8 @@ jq -n --argjson r "$ratio" --argjson rmin "$ratio_min" --argjson rmax "$ratio_ma
 	--arg work "$work" --argjson seg "$seg_ms" --argjson segs "$segments" \
 	--argjson swaps "$swaps" --argjson bmax "$blocked_max" --argjson bmean "$blocked_mean" \
 	--argjson waits "$waits" --argjson wmax "$wait_max" --argjson wmean "$wait_mean" \
+	--argjson qmax "$quiet_max" --argjson qmean "$quiet_mean" --argjson warm "$warmup" \
+	--argjson longer "$waits_longer" \
 	'{vgpu_pci_submit_ratio: $r, vgpu_pci_submit_ratio_min: $rmin, vgpu_pci_submit_ratio_max: $rmax,
 	  vgpu_pci_submit_rounds: $rounds, vgpu_pci_submit_work: $work,
 	  vgpu_pci_submit_segment_ms: $seg, vgpu_pci_submit_segments_per_round: (2 * $segs),
@@ -288,6 +320,9 @@ jq -n --argjson r "$ratio" --argjson rmin "$ratio_min" --argjson rmax "$ratio_ma
 	  vgpu_pci_window_swaps: $swaps, vgpu_pci_window_blocked_ns_max: $bmax,
 	  vgpu_pci_window_blocked_ns_mean: $bmean, vgpu_pci_window_waits: $waits,
 	  vgpu_pci_window_wait_ns_max: $wmax, vgpu_pci_window_wait_ns_mean: $wmean,
+	  vgpu_pci_window_waits_longer_than_swap: $longer,
+	  vgpu_pci_window_quiescent_ns_max: $qmax, vgpu_pci_window_quiescent_ns_mean: $qmean,
+	  vgpu_pci_submit_warmup_rounds: $warm,
 	  vgpu_pci_bench_setup: "nested: L1 TCG, both L2 guests -accel kvm, one vgpud"}' >"$B_OUT_JSON" ||
 	fail "writing $B_OUT_JSON"
 check "mdev $uuid removed" bash -c "echo 1 >/sys/bus/mdev/devices/$uuid/remove"
