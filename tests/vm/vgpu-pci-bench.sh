@@ -32,7 +32,8 @@ paths in one L1:
   1. submission rate: rounds of segments A B B A ... (A alternating between
      the paths from round to round), one guest submitting at a time, started
      and read by L1 over each guest's second serial port; per round
-     ratio = vgpu-pci rate / mdev rate; the median with min..max
+     ratio = vgpu-pci rate / mdev rate, each rate the median of that
+     path's segment rates in the round; the median ratio with min..max
      (goal >= 0.99: neither path traps on a submission)
   2. window swaps: the vgpu-pci guest holds 192 MiB and submits while
      vgpu-tenant (on vgpud's local socket) allocates 128 MiB again and
@@ -53,11 +54,11 @@ are those of an emulated machine; the ratio is what the benchmark is for.
 
 Options:
   --quick          a short run: 5 rounds of 2+2 segments of 200 ms, 2 tenant
-                   cycles (default: 15 rounds of 4+4 segments of 250 ms, 4
+                   cycles (default: 21 rounds of 4+4 segments of 250 ms, 4
                    cycles); either way one warm-up round first, not counted
   --json FILE      where the figures go (default build/bench/vgpu-pci-bench.json
                    in the clone)
-  --rounds N       rounds (default 15, --quick 5)
+  --rounds N       rounds (default 21, --quick 5)
   --segments N     segments per path and round, even (default 4, --quick 2)
   --segment-ms MS  one segment's submitting time (default 250, --quick 200)
   --work W         nop (empty submissions, default) or stream (64 KiB STREAM)
@@ -94,7 +95,7 @@ done
 if ((quick)); then
 	: "${rounds:=5}" "${segments:=2}" "${seg_ms:=200}" "${cycles:=2}"
 else
-	: "${rounds:=15}" "${segments:=4}" "${seg_ms:=250}" "${cycles:=4}"
+	: "${rounds:=21}" "${segments:=4}" "${seg_ms:=250}" "${cycles:=4}"
 fi
 bad_usage() { echo "$0: $*" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || bad_usage "--rounds wants a positive number, not '$rounds'"

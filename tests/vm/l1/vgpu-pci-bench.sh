@@ -17,7 +17,7 @@
 #      between the paths from round to round; L1 starts each segment with a
 #      line on the guest's ttyS1 and reads its result from there, so only
 #      one guest submits at a time. Per round: ratio = pci rate / mdev rate
-#      (each rate = its segments' submissions / their time)
+#      (each rate the median of that path's segment rates in the round)
 #   4. window swaps: the mdev guest quits; the pci guest submits in
 #      segments of B_SWAP_SEGMENT_MS while vgpu-tenant (local socket) allocates B_TENANT_SIZE,
 #      B_SWAP_CYCLES times: vgpud evicts the pci guest's memory (it holds
@@ -33,7 +33,7 @@ set -uo pipefail
 {
 : "${VMLINUZ:?not run by boot-l1.sh}" "${B_VGPUD:?}" "${B_VGPUCTL:?}" "${B_TENANT:?}"
 : "${B_MDEV_KO:?}" "${B_L2_INITRD:?}" "${B_QEMU:?}" "${B_OUT_JSON:?}"
-rounds=${B_ROUNDS:-15} segments=${B_SEGMENTS:-4} seg_ms=${B_SEGMENT_MS:-250}
+rounds=${B_ROUNDS:-21} segments=${B_SEGMENTS:-4} seg_ms=${B_SEGMENT_MS:-250}
 warmup=${B_WARMUP_ROUNDS:-1} swap_seg_ms=${B_SWAP_SEGMENT_MS:-2000}
 work=${B_WORK:-nop} vram=${B_VRAM:-256M} chunk=${B_CHUNK:-4M} hold=${B_HOLD:-192M}
 tenant_size=${B_TENANT_SIZE:-128M} swap_cycles=${B_SWAP_CYCLES:-4}
@@ -171,11 +171,16 @@ segment() { # NAME ID [MS]
 	line=$(result "$1" 120 "VGPU-SUBMIT-RATE id=$2 *") || return 1
 	sed -n 's/.* submissions=\([0-9]*\) ns=\([0-9]*\) .*/\1 \2/p' <<<"$line"
 }
+# median min max of the arguments
+stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s %s\n", m, v[1], v[NR] }'; }
+# A path's rate in a round is the median of its segments' rates: a segment
+# in which the host took the CPU from the whole L1 (other work on the host)
+# says nothing about the device path, and the median leaves it out.
 order=(0 1 1 0) paths=(mdev pci)
 ratios=() rates_pci=() rates_mdev=()
 t_rounds=$(now)
 for ((r = -warmup; r < rounds; r++)); do
-	declare -A count=([mdev]=0 [pci]=0) ns=([mdev]=0 [pci]=0)
+	seg_mdev=() seg_pci=()
 	for ((s = 0; s < 2 * segments; s++)); do
 		v=${paths[(r + warmup + order[s % 4]) % 2]}
 		got=$(segment "$v" "r$r.s$s") || got=''
@@ -184,20 +189,20 @@ for ((r = -warmup; r < rounds; r++)); do
 			fail "L2 $v: no result for segment r$r.s$s (serial $PWD/l2-$v.log: $(tail -n 5 "l2-$v.log" | tr -d '\r' | tr '\n' '|'))"
 			finish
 		fi
-		count[$v]=$((count[$v] + c)) ns[$v]=$((ns[$v] + n))
+		rate=$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", c / (n / 1e9) }')
+		if [[ $v == mdev ]]; then seg_mdev+=("$rate"); else seg_pci+=("$rate"); fi
 	done
-	read -r rm rp ratio <<<"$(awk -v cm="${count[mdev]}" -v nm="${ns[mdev]}" -v cp="${count[pci]}" -v np="${ns[pci]}" \
-		'BEGIN { m = cm / (nm / 1e9); p = cp / (np / 1e9); printf "%.1f %.1f %.4f\n", m, p, p / m }')"
+	read -r rm _ _ <<<"$(stats "${seg_mdev[@]}")"
+	read -r rp _ _ <<<"$(stats "${seg_pci[@]}")"
+	ratio=$(awk -v m="$rm" -v p="$rp" 'BEGIN { printf "%.4f", p / m }')
 	if ((r < 0)); then
 		say "warm-up round (not counted): mdev $rm/s, pci $rp/s"
 		continue
 	fi
 	ratios+=("$ratio") rates_mdev+=("$rm") rates_pci+=("$rp")
-	echo "VGPU-BENCH-ROUND $r first=${paths[(r + warmup) % 2]} mdev=$rm/s pci=$rp/s ratio=$ratio"
+	echo "VGPU-BENCH-ROUND $r first=${paths[(r + warmup) % 2]} mdev=$rm/s (segments ${seg_mdev[*]}) pci=$rp/s (segments ${seg_pci[*]}) ratio=$ratio"
 done
 say "$rounds rounds in $(elapsed "$t_rounds") s"
-# median min max of the arguments
-stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s %s\n", m, v[1], v[NR] }'; }
 read -r ratio ratio_min ratio_max <<<"$(stats "${ratios[@]}")"
 read -r rate_pci _ _ <<<"$(stats "${rates_pci[@]}")"
 read -r rate_mdev _ _ <<<"$(stats "${rates_mdev[@]}")"
