@@ -11,17 +11,17 @@
  *   run ID MS   submit for MS milliseconds, wait for the last fence, print
  *               "VGPU-SUBMIT-RATE id=ID submissions=N ns=T rate=R
  *               space_waits=W" (one write)
- *   quit        free everything and exit 0
+ *   hold SIZE   allocate SIZE more of GPU memory (buffers of up to 32 MiB,
+ *               filled by the GPU) and keep it, so that the VM holds memory
+ *               vgpud may relocate while it submits; prints
+ *               "VGPU-SUBMIT-HELD bytes=N buffers=N"
+ *   quit        check every held buffer (CHECKSUM against what FILL wrote;
+ *               a mismatch is an error), free everything, exit
  * Each submission is what guest-submit-bench's "nop" is (a GPFIFO entry, the
  * fence the runtime appends, GP_PUT and the doorbell word, all stores into
  * the mapped channel window: no system call, no trap) or, with --work
  * stream, STREAM over a 64 KiB buffer. Before a segment's clock starts, 16
  * submissions wake the GPU up and are waited for.
- *
- * --hold SIZE first allocates SIZE of GPU memory (buffers of up to 32 MiB,
- * filled by the GPU) and keeps it, so that the VM holds memory that vgpud
- * may relocate while it submits; at quit every held buffer is checked
- * (CHECKSUM against the fill pattern) and a mismatch is an error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -57,22 +57,21 @@ struct rate {
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: vgpu-submit-rate [-D NODE] [--work nop|stream] [--hold SIZE]\n"
-	        "                        [--control FILE]\n"
+	        "Usage: vgpu-submit-rate [-D NODE] [--work nop|stream] [--control FILE]\n"
 	        "\n"
 	        "Measures submission throughput on this VM's vGPU in segments started by\n"
 	        "commands read one a line from --control (default: stdin):\n"
 	        "  run ID MS   submit for MS milliseconds, wait for the last fence, print\n"
 	        "              'VGPU-SUBMIT-RATE id=ID submissions=N ns=T rate=R space_waits=W'\n"
-	        "  quit        check the held memory, free everything, exit\n"
+	        "  hold SIZE   allocate SIZE more of GPU memory, filled, and keep it (vgpud\n"
+	        "              may relocate it while this VM submits); prints\n"
+	        "              'VGPU-SUBMIT-HELD bytes=N buffers=N'\n"
+	        "  quit        check the held memory by checksum, free everything, exit\n"
 	        "Prints 'VGPU-SUBMIT-READY ...' once its channel is set up.\n"
 	        "\n"
 	        "  -D, --device NODE  render node (default: the first of driver 'vgpu')\n"
 	        "  -w, --work W       nop: empty submissions (default); stream: STREAM over\n"
 	        "                     64 KiB per submission\n"
-	        "  -H, --hold SIZE    first allocate SIZE of GPU memory, filled, and keep it\n"
-	        "                     (vgpud may relocate it while this VM submits); checked\n"
-	        "                     by checksum at quit\n"
 	        "  -c, --control FILE read the commands from FILE (e.g. /dev/ttyS1)\n"
 	        "  -h, --help         this text\n"
 	        "Exit status: 0, 1 on a device error or a held buffer that changed, 2 for\n"
@@ -109,7 +108,7 @@ static void hold_memory(struct rate *r, uint64_t bytes)
 		uint64_t size = bytes < HOLD_BUFFER_MAX ? bytes : HOLD_BUFFER_MAX;
 
 		if (r->held_count == MAX_HELD)
-			fail(r, "--hold: too many buffers");
+			fail(r, "hold: too many buffers");
 		if (vgpu_buffer_alloc(r->dev, size, VGPU_PRIORITY_DEFAULT, b))
 			fail(r, "allocating the held memory");
 		if (vgpu_channel_begin(r->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
@@ -121,6 +120,16 @@ static void hold_memory(struct rate *r, uint64_t bytes)
 		r->held_count++;
 		bytes -= size;
 	}
+}
+
+static uint64_t held_bytes(const struct rate *r)
+{
+	uint64_t bytes = 0;
+	unsigned i;
+
+	for (i = 0; i < r->held_count; i++)
+		bytes += r->held[i].bytes;
+	return bytes;
 }
 
 /* Every held buffer still holds what FILL wrote: the GPU's checksum of it
@@ -204,20 +213,18 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "device", required_argument, NULL, 'D' },
 		{ "work", required_argument, NULL, 'w' },
-		{ "hold", required_argument, NULL, 'H' },
 		{ "control", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rate r = { .work = WORK_NOP };
 	const char *path = NULL, *control = NULL;
-	uint64_t hold = 0;
 	char why[512], line[256];
 	unsigned bad;
 	FILE *in = stdin;
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "D:w:H:c:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "D:w:c:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'D':
 			path = optarg;
@@ -229,13 +236,6 @@ int main(int argc, char **argv)
 				r.work = WORK_STREAM;
 			} else {
 				fprintf(stderr, TOOL ": --work wants nop or stream, not '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'H':
-			if (vgpu_parse_size(optarg, &hold)) {
-				fprintf(stderr, TOOL ": --hold wants a size such as 128M, not '%s'\n",
-				        optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -266,18 +266,21 @@ int main(int argc, char **argv)
 		fail(&r, "creating a channel");
 	if (vgpu_buffer_alloc(r.dev, STREAM_BYTES, VGPU_PRIORITY_DEFAULT, &r.stream))
 		fail(&r, "allocating the stream buffer");
-	hold_memory(&r, hold);
-	printf("VGPU-SUBMIT-READY node=%s work=%s held=%" PRIu64 " buffers=%u\n",
-	       vgpu_guest_drm_path(r.dev), r.work == WORK_STREAM ? "stream-64K" : "nop", hold,
-	       r.held_count);
+	printf("VGPU-SUBMIT-READY node=%s work=%s\n", vgpu_guest_drm_path(r.dev),
+	       r.work == WORK_STREAM ? "stream-64K" : "nop");
 	fflush(stdout);
 
 	while (fgets(line, sizeof(line), in)) {
-		char id[64];
-		uint64_t ms;
+		char id[64], size[32];
+		uint64_t ms, bytes;
 
 		if (sscanf(line, "run %63s %" SCNu64, id, &ms) == 2 && ms > 0) {
 			run_segment(&r, id, ms);
+		} else if (sscanf(line, "hold %31s", size) == 1 && !vgpu_parse_size(size, &bytes)) {
+			hold_memory(&r, bytes);
+			printf("VGPU-SUBMIT-HELD bytes=%" PRIu64 " buffers=%u\n", held_bytes(&r),
+			       r.held_count);
+			fflush(stdout);
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		} else if (line[strspn(line, " \t\r\n")]) {

@@ -14,7 +14,8 @@ ROOT=$(cd "$VM_DIR/../.." && pwd)
 usage() {
 	cat <<EOF
 Usage: $0 [--quick] [--json FILE] [--rounds N] [--segments N] [--segment-ms MS]
-          [--work nop|stream] [--swap-cycles N] [--timeout SEC] [--head] [-v]
+          [--work nop|stream] [--swap-cycles N] [--mdev-qemu stock|patched]
+          [--timeout SEC] [--head] [-v]
 
 Benchmark of QEMU's vgpu-pci device (qemu-patches/, issue 14), figures, not
 pass/fail. Both device paths need KVM guests and the mdev path a kernel with
@@ -35,7 +36,7 @@ paths in one L1:
      ratio = vgpu-pci rate / mdev rate, each rate the median of that
      path's segment rates in the round; the median ratio with min..max
      (goal >= 0.99: neither path traps on a submission)
-  2. window swaps: the vgpu-pci guest holds 192 MiB and submits while
+  2. window swaps: the vgpu-pci guest allocates 192 MiB and submits while
      vgpu-tenant (on vgpud's local socket) allocates 128 MiB again and
      again: vgpud evicts the guest's memory and brings it back, each time
      swapping its channel window to shadow pages and back; the device's
@@ -64,6 +65,10 @@ Options:
   --work W         nop (empty submissions, default) or stream (64 KiB STREAM)
   --swap-cycles N  vgpu-tenant runs while the vgpu-pci guest submits
                    (default 4, --quick 2)
+  --mdev-qemu Q    the QEMU of the mdev guest: stock (Debian's
+                   qemu-system-x86_64, default) or patched (the same binary
+                   as the vgpu-pci guest's, so that only the device path
+                   differs)
   --timeout SEC    hard limit for the L1 VM (default 900)
   --head           build the last commit (git archive HEAD) instead of the
                    working tree
@@ -75,7 +80,7 @@ Environment: VGPU_QEMU (the patched qemu-system-x86_64), VGPU_CACHE (default
 EOF
 }
 
-quick=0 json='' rounds='' segments='' seg_ms='' work=nop cycles='' timeout=900 head=0 verbose=()
+quick=0 json='' rounds='' segments='' seg_ms='' work=nop cycles='' timeout=900 head=0 verbose=() mdev_qemu=stock
 while (($#)); do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -85,6 +90,7 @@ while (($#)); do
 	--segment-ms) seg_ms=${2:?}; shift 2 ;;
 	--work) work=${2:?}; shift 2 ;;
 	--swap-cycles) cycles=${2:?}; shift 2 ;;
+	--mdev-qemu) mdev_qemu=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
 	--head) head=1; shift ;;
 	-v | --verbose) verbose=(-v); shift ;;
@@ -105,6 +111,7 @@ fi
 [[ $seg_ms =~ ^[1-9][0-9]*$ ]] || bad_usage "--segment-ms wants milliseconds, not '$seg_ms'"
 [[ $cycles =~ ^[1-9][0-9]*$ ]] || bad_usage "--swap-cycles wants a positive number, not '$cycles'"
 [[ $work == nop || $work == stream ]] || bad_usage "--work wants nop or stream, not '$work'"
+[[ $mdev_qemu == stock || $mdev_qemu == patched ]] || bad_usage "--mdev-qemu wants stock or patched, not '$mdev_qemu'"
 [[ $timeout =~ ^[0-9]+$ ]] || bad_usage "--timeout wants seconds, not '$timeout'"
 [[ -n $json ]] || json=$ROOT/build/bench/vgpu-pci-bench.json
 json=$(realpath -m "$json")
@@ -218,6 +225,7 @@ envs=(--env "B_VGPUD=$mbuild/vgpu-backend/daemon/vgpud" --env "B_VGPUCTL=$mbuild
 	--env "B_L2_INITRD=$l2_initrd" --env "B_QEMU=$qemu" --env "B_OUT_JSON=$out_json"
 	--env "B_ROUNDS=$rounds" --env "B_SEGMENTS=$segments" --env "B_SEGMENT_MS=$seg_ms"
 	--env "B_WORK=$work" --env "B_SWAP_CYCLES=$cycles")
+[[ $mdev_qemu == patched ]] && envs+=(--env "B_MDEV_QEMU=$qemu")
 set +e
 "$VM_LIB_DIR/boot-l1.sh" "${verbose[@]}" --out "$run" --timeout "$timeout" --ready-timeout 120 \
 	--initrd "$l1_initrd" "${envs[@]}" "$VM_DIR/l1/vgpu-pci-bench.sh"

@@ -7,9 +7,9 @@
 #      transport and its local socket (idle_timeout_ms = 0)
 #   2. boot two L2 guests with -accel kvm, each running vgpu-submit-rate
 #      (l2/submit-rate-guest.sh): "mdev" through an mdev of vgpu_mdev.ko
-#      (stock qemu-system-x86_64, -device vfio-pci,sysfsdev=), "pci" through
-#      QEMU's vgpu-pci (B_QEMU, the patched QEMU, -device vgpu-pci) on the
-#      same vgpud; pci holds B_HOLD of GPU memory for step 4
+#      (B_MDEV_QEMU, default the stock qemu-system-x86_64, -device
+#      vfio-pci,sysfsdev=), "pci" through QEMU's vgpu-pci (B_QEMU, the
+#      patched QEMU, -device vgpu-pci) on the same vgpud
 #   3. submission rate: B_WARMUP_ROUNDS rounds not counted (the first
 #      rounds of a fresh L1 run slower: TCG translates L2's and vgpud's
 #      code), then B_ROUNDS rounds of 2 x B_SEGMENTS segments of
@@ -18,7 +18,8 @@
 #      line on the guest's ttyS1 and reads its result from there, so only
 #      one guest submits at a time. Per round: ratio = pci rate / mdev rate
 #      (each rate the median of that path's segment rates in the round)
-#   4. window swaps: the mdev guest quits; the pci guest submits in
+#   4. window swaps: the mdev guest quits; the pci guest allocates B_HOLD
+#      (so the two guests were alike for step 3) and submits in
 #      segments of B_SWAP_SEGMENT_MS while vgpu-tenant (local socket) allocates B_TENANT_SIZE,
 #      B_SWAP_CYCLES times: vgpud evicts the pci guest's memory (it holds
 #      the most) and its return pass brings it back, each time suspending
@@ -33,6 +34,7 @@ set -uo pipefail
 {
 : "${VMLINUZ:?not run by boot-l1.sh}" "${B_VGPUD:?}" "${B_VGPUCTL:?}" "${B_TENANT:?}"
 : "${B_MDEV_KO:?}" "${B_L2_INITRD:?}" "${B_QEMU:?}" "${B_OUT_JSON:?}"
+mdev_qemu=${B_MDEV_QEMU:-qemu-system-x86_64}
 rounds=${B_ROUNDS:-21} segments=${B_SEGMENTS:-4} seg_ms=${B_SEGMENT_MS:-250}
 warmup=${B_WARMUP_ROUNDS:-1} swap_seg_ms=${B_SWAP_SEGMENT_MS:-2000}
 work=${B_WORK:-nop} vram=${B_VRAM:-256M} chunk=${B_CHUNK:-4M} hold=${B_HOLD:-192M}
@@ -107,16 +109,16 @@ uuid=$(cat /proc/sys/kernel/random/uuid)
 echo "$uuid" >"$types/$type/create" || { fail "creating an mdev of type $type"; finish; }
 
 # --- 2. the two L2 guests ---------------------------------------------------------
-# start_l2 NAME HOLD QEMU DEVICE-ARGS...
+# start_l2 NAME QEMU DEVICE-ARGS...
 start_l2() {
-	local v=$1 h=$2 q=$3 fd
-	shift 3
+	local v=$1 q=$2 fd
+	shift 2
 	rm -f "$fifo/ctl-$v".{in,out}
 	mkfifo "$fifo/ctl-$v.in" "$fifo/ctl-$v.out"
 	timeout -k 5 900 "$q" -nodefaults -no-user-config -display none \
 		-name "bench-$v" -accel kvm -cpu host -machine pc -m "$l2_mem" -smp 1 \
 		-kernel "$VMLINUZ" -initrd "$B_L2_INITRD" \
-		-append "console=ttyS0 panic=-1 loglevel=4 nokaslr random.trust_cpu=on rate.vm=$v rate.work=$work rate.hold=$h" \
+		-append "console=ttyS0 panic=-1 loglevel=4 nokaslr random.trust_cpu=on rate.vm=$v rate.work=$work" \
 		"$@" -serial stdio -serial "pipe:$fifo/ctl-$v" -no-reboot \
 		</dev/null >"l2-$v.log" 2>&1 &
 	qemu_pid[$v]=$!
@@ -147,8 +149,8 @@ result() {
 command_l2() { echo "$2" >&"${cmd_fd[$1]}"; }
 
 t_l2=$(now)
-start_l2 mdev 0 qemu-system-x86_64 -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$uuid"
-start_l2 pci "$hold" "$B_QEMU" -L /usr/share/qemu -L /usr/share/seabios \
+start_l2 mdev "$mdev_qemu" -L /usr/share/qemu -L /usr/share/seabios -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$uuid"
+start_l2 pci "$B_QEMU" -L /usr/share/qemu -L /usr/share/seabios \
 	-device "vgpu-pci,id=gpu0,socket=$sock,name=bench-pci" \
 	-qmp "unix:$fifo/qmp-pci.sock,server=on,wait=off" \
 	-trace 'vgpu_pci_window_*' -D "$PWD/l2-pci.trace"
@@ -234,6 +236,13 @@ for p in sys.argv[2:]:
     print(r.get("return", "error"))
 EOF
 }
+command_l2 pci "hold $hold"
+if line=$(result pci 300 'VGPU-SUBMIT-HELD *'); then
+	pass "L2 pci holds GPU memory for vgpud to relocate: $line"
+else
+	fail "L2 pci: no VGPU-SUBMIT-HELD after 'hold $hold' (serial $PWD/l2-pci.log: $(tail -n 5 l2-pci.log | tr -d '\r' | tr '\n' '|'))"
+	finish
+fi
 props=(x-window-swaps x-window-blocked-ns-total x-window-blocked-ns-max x-window-waits x-window-wait-ns-total x-window-wait-ns-max)
 # no process substitution: L1 has no /dev/fd
 shown() { # VALUES...: PROPERTY=VALUE ...
@@ -317,7 +326,7 @@ jq -n --argjson r "$ratio" --argjson rmin "$ratio_min" --argjson rmax "$ratio_ma
 	--argjson swaps "$swaps" --argjson bmax "$blocked_max" --argjson bmean "$blocked_mean" \
 	--argjson waits "$waits" --argjson wmax "$wait_max" --argjson wmean "$wait_mean" \
 	--argjson qmax "$quiet_max" --argjson qmean "$quiet_mean" --argjson warm "$warmup" \
-	--argjson longer "$waits_longer" \
+	--argjson longer "$waits_longer" --arg mq "$mdev_qemu" \
 	'{vgpu_pci_submit_ratio: $r, vgpu_pci_submit_ratio_min: $rmin, vgpu_pci_submit_ratio_max: $rmax,
 	  vgpu_pci_submit_rounds: $rounds, vgpu_pci_submit_work: $work,
 	  vgpu_pci_submit_segment_ms: $seg, vgpu_pci_submit_segments_per_round: (2 * $segs),
@@ -328,7 +337,7 @@ jq -n --argjson r "$ratio" --argjson rmin "$ratio_min" --argjson rmax "$ratio_ma
 	  vgpu_pci_window_waits_longer_than_swap: $longer,
 	  vgpu_pci_window_quiescent_ns_max: $qmax, vgpu_pci_window_quiescent_ns_mean: $qmean,
 	  vgpu_pci_submit_warmup_rounds: $warm,
-	  vgpu_pci_bench_setup: "nested: L1 TCG, both L2 guests -accel kvm, one vgpud"}' >"$B_OUT_JSON" ||
+	  vgpu_pci_bench_setup: ("nested: L1 TCG, both L2 guests -accel kvm, one vgpud; mdev guest on " + $mq)}' >"$B_OUT_JSON" ||
 	fail "writing $B_OUT_JSON"
 check "mdev $uuid removed" bash -c "echo 1 >/sys/bus/mdev/devices/$uuid/remove"
 kill "$vgpud_pid"

@@ -6,20 +6,19 @@
 # Loads drm.ko and vgpu.ko (the vGPU is an mdev of vgpu_mdev.ko or QEMU's
 # vgpu-pci, both served by one vgpud in L1), then runs vgpu-submit-rate with
 # its commands coming from the second serial port (ttyS1), where L1 writes
-# "run ID MS" for each segment and "quit" at the end; its VGPU-SUBMIT-*
+# "run ID MS" for each segment, "hold SIZE" and "quit"; its VGPU-SUBMIT-*
 # lines go back over ttyS1, where L1 reads them (its errors to the console).
 #
 # Parameters from the kernel command line (set by tests/vm/l1/vgpu-pci-bench.sh):
-#   rate.vm=NAME rate.work=nop|stream rate.hold=SIZE (0: none)
+#   rate.vm=NAME rate.work=nop|stream
 # Output lines: "VGPU-RATE-L2 ok|FAIL vm=NAME: what", vgpu-submit-rate's;
 # exit status = failures.
-vm=unknown work=nop hold=0
+vm=unknown work=nop
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	rate.vm=*) vm=${arg#rate.vm=} ;;
 	rate.work=*) work=${arg#rate.work=} ;;
-	rate.hold=*) hold=${arg#rate.hold=} ;;
 	esac
 done
 failures=0
@@ -63,10 +62,7 @@ else
 	finish
 fi
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
-hold_arg=
-[ "$hold" != 0 ] && hold_arg="--hold $hold"
-# shellcheck disable=SC2086 # hold_arg is two words or none
-if /bin/vgpu-submit-rate -D "$node" --work "$work" $hold_arg --control /dev/ttyS1 >/dev/ttyS1; then
+if /bin/vgpu-submit-rate -D "$node" --work "$work" --control /dev/ttyS1 >/dev/ttyS1; then
 	ok "vgpu-submit-rate finished"
 else
 	bad "vgpu-submit-rate exit status $?"
