@@ -43,9 +43,13 @@ paths in one L1:
      x-window-* properties (QMP qom-get) give how long windows stayed
      blocked and how long guest accesses waited (goal: a guest waits no
      longer than the swap itself); the guest's held memory is checked
+The checks are only that the benchmark measured what it says (guests up,
+segments answered, swaps happened, the guest's data intact); the goals are
+reported as met or MISSED, not judged.
 Prints the figures (and one line per round), writes them as one JSON object
 to --json (default build/bench/vgpu-pci-bench.json, which './vgpu-dev bench
---vm' merges into build/bench/bench.json), and ends with
+--vm' merges into build/bench/bench.json) and the vgpu-pci guest's QEMU trace
+of the swaps (vgpu_pci_window_*) beside it (.trace), and ends with
 'vgpu-pci-bench: N passed, N failed'. Exit status 0 when every check passed
 (the figures are not judged), 1 otherwise, 2 for bad usage, 77 when it
 cannot run here (not root, no patched QEMU).
@@ -254,12 +258,15 @@ fi
 if [[ -s $out_json ]]; then
 	mkdir -p "$(dirname "$json")"
 	cp "$out_json" "$json"
+	# the device's trace of the swaps (run dirs are pruned: the 10 newest stay)
+	cp "$run/l2-pci.trace" "${json%.json}.trace" 2>/dev/null || true
 	echo "--- figures ($KVER, nested; $(jq -r '"\(.vgpu_pci_submit_rounds) rounds of \(.vgpu_pci_submit_segments_per_round) x \(.vgpu_pci_submit_segment_ms) ms, \(.vgpu_pci_submit_work)"' "$json")):"
 	jq -r '"  vgpu_pci_submit_ratio          \(.vgpu_pci_submit_ratio) (\(.vgpu_pci_submit_ratio_min)..\(.vgpu_pci_submit_ratio_max))  goal >= 0.99 \(if .vgpu_pci_submit_ratio >= 0.99 then "met" else "MISSED" end)",
 		"  submissions/s (medians)        vgpu-pci \(.vgpu_pci_submit_rate), mdev \(.vgpu_pci_mdev_submit_rate)",
 		"  window swaps                   \(.vgpu_pci_window_swaps), blocked max \(.vgpu_pci_window_blocked_ns_max) ns, mean \(.vgpu_pci_window_blocked_ns_mean) ns",
 		"  of which vCPUs quiescent after max \(.vgpu_pci_window_quiescent_ns_max) ns, mean \(.vgpu_pci_window_quiescent_ns_mean) ns (WINDOW_BLOCK acknowledged)",
-		"  guest accesses that waited     \(.vgpu_pci_window_waits), wait max \(.vgpu_pci_window_wait_ns_max) ns, mean \(.vgpu_pci_window_wait_ns_mean) ns  goal wait max <= blocked max \(if .vgpu_pci_window_wait_ns_max <= .vgpu_pci_window_blocked_ns_max then "met" else "MISSED" end)"' "$json"
+		"  guest accesses that waited     \(.vgpu_pci_window_waits), wait max \(.vgpu_pci_window_wait_ns_max) ns, mean \(.vgpu_pci_window_wait_ns_mean) ns",
+		"  waits longer than their swap   \(.vgpu_pci_window_waits_longer_than_swap)  goal: 0 (and wait max <= blocked max) \(if .vgpu_pci_window_wait_ns_max <= .vgpu_pci_window_blocked_ns_max and .vgpu_pci_window_waits_longer_than_swap == 0 then "met" else "MISSED" end)"' "$json"
 	vm_log "wrote $json"
 else
 	bad "no figures (L1 wrote no $out_json)"
