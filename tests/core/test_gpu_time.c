@@ -207,6 +207,47 @@ static void test_unknown_channel_and_old_samples(void **state)
 	assert_int_equal(vgpu_gpu_time_phase_length(&phase), 1000);
 }
 
+/* The poller missed 300 us (preempted): with max_gap_ns the gap is blind
+ * time, given to nobody and left out of the observed time; without, the
+ * channel that ran at both ends gets it. */
+static void test_blind_gap(void **state)
+{
+	struct vgpu_gpu_time_sample s = { .t_ns = 0, .channel = 0, .pending = true };
+	struct vgpu_gpu_time_phase phase;
+	uint64_t ns[2];
+
+	(void)state;
+	for (int blind = 0; blind <= 1; blind++) {
+		s.t_ns = 0;
+		s.channel = 0;
+		vgpu_gpu_time_phase_begin(&phase, ns, 2, &s);
+		phase.max_gap_ns = blind ? 50000 : 0;
+		for (s.t_ns = 1000; s.t_ns <= 100000; s.t_ns += 1000)
+			vgpu_gpu_time_phase_observe(&phase, &s);
+		/* the gap hides a switch: channel 1 runs after it */
+		s.channel = 1;
+		for (s.t_ns = 400000; s.t_ns <= 500000; s.t_ns += 1000)
+			vgpu_gpu_time_phase_observe(&phase, &s);
+		vgpu_gpu_time_phase_end(&phase, 500000);
+		assert_int_equal(vgpu_gpu_time_phase_length(&phase), 500000);
+		if (blind) {
+			assert_int_equal(ns[0], 100000);
+			assert_int_equal(ns[1], 100000);
+			assert_int_equal(phase.blind_ns, 300000);
+			assert_int_equal(phase.blind_gaps, 1);
+			assert_int_equal(vgpu_gpu_time_phase_observed(&phase), 200000);
+		} else {
+			assert_int_equal(ns[0], 400000);
+			assert_int_equal(ns[1], 100000);
+			assert_int_equal(phase.blind_ns, 0);
+			assert_int_equal(vgpu_gpu_time_phase_observed(&phase), 500000);
+		}
+		assert_int_equal(phase.switches, 1);
+		assert_int_equal(ns[0] + ns[1] + phase.idle_ns + phase.other_ns + phase.blind_ns,
+		                 500000);
+	}
+}
+
 static void test_extrapolate(void **state)
 {
 	(void)state;
@@ -633,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_drained_channel_is_idle),
 		cmocka_unit_test(test_long_command_gets_the_phase),
 		cmocka_unit_test(test_unknown_channel_and_old_samples),
+		cmocka_unit_test(test_blind_gap),
 		cmocka_unit_test(test_extrapolate),
 		cmocka_unit_test(test_phase_lengths),
 		cmocka_unit_test(test_mode_names),

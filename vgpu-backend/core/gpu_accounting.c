@@ -74,6 +74,7 @@ static void poll_phase(struct vgpu_core *core, uint64_t poll_ns,
 
 	vgpu_acct_read_status(core->hal, &sample);
 	vgpu_gpu_time_phase_begin(phase, acct->channel_ns, core->channel_table_size, &sample);
+	phase->max_gap_ns = VGPU_GPU_TIME_DEFAULT_MAX_GAP_NS;
 	end = sample.t_ns + poll_ns;
 	do {
 		vgpu_acct_read_status(core->hal, &sample);
@@ -328,8 +329,11 @@ static void *accounting_thread(void *arg)
 		vgpu_gpu_time_phase_lengths(&acct->time, channels, &acct->rng, &poll_ns,
 		                            &nonpoll_ns);
 		poll_phase(core, poll_ns, &phase);
-		period.nonpoll_before_ns = last_poll_end ? phase.start_ns - last_poll_end : 0;
-		period.poll_ns = vgpu_gpu_time_phase_length(&phase);
+		/* blind gaps in the polling phase count as non-polling time:
+		 * the polled time is extrapolated over them */
+		period.nonpoll_before_ns =
+			(last_poll_end ? phase.start_ns - last_poll_end : 0) + phase.blind_ns;
+		period.poll_ns = vgpu_gpu_time_phase_observed(&phase);
 		period.nonpoll_next_ns = nonpoll_ns;
 		last_poll_end = phase.end_ns;
 		attribute_channels(core);

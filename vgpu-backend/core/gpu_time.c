@@ -41,6 +41,7 @@ void vgpu_gpu_time_phase_begin(struct vgpu_gpu_time_phase *phase, uint64_t *chan
 	if (channel_count)
 		memset(channel_ns, 0, channel_count * sizeof(*channel_ns));
 	phase->start_ns = first->t_ns;
+	phase->last_t_ns = first->t_ns;
 	phase->samples = 1;
 	open_segment(phase, first->t_ns, first);
 }
@@ -52,6 +53,20 @@ void vgpu_gpu_time_phase_observe(struct vgpu_gpu_time_phase *phase,
 	bool busy = sample_busy(sample);
 
 	phase->samples++;
+	if (phase->max_gap_ns && t_ns > phase->last_t_ns &&
+	    t_ns - phase->last_t_ns > phase->max_gap_ns && phase->last_t_ns >= phase->seg_start_ns) {
+		/* the poller did not run: nobody saw the gap */
+		close_segment(phase, phase->last_t_ns);
+		phase->blind_ns += t_ns - phase->last_t_ns;
+		phase->blind_gaps++;
+		if (sample->channel != phase->seg_channel)
+			phase->switches++;
+		phase->last_t_ns = t_ns;
+		open_segment(phase, t_ns, sample);
+		return;
+	}
+	if (t_ns > phase->last_t_ns)
+		phase->last_t_ns = t_ns;
 	if (sample->channel == phase->seg_channel && busy == phase->seg_busy)
 		return;
 	if (sample->channel != phase->seg_channel)
@@ -71,6 +86,13 @@ void vgpu_gpu_time_phase_end(struct vgpu_gpu_time_phase *phase, uint64_t t_ns)
 uint64_t vgpu_gpu_time_phase_length(const struct vgpu_gpu_time_phase *phase)
 {
 	return phase->end_ns > phase->start_ns ? phase->end_ns - phase->start_ns : 0;
+}
+
+uint64_t vgpu_gpu_time_phase_observed(const struct vgpu_gpu_time_phase *phase)
+{
+	uint64_t length = vgpu_gpu_time_phase_length(phase);
+
+	return length > phase->blind_ns ? length - phase->blind_ns : 0;
 }
 
 uint64_t vgpu_gpu_time_extrapolate(uint64_t polled_ns, uint64_t poll_ns, uint64_t period_ns)

@@ -16,8 +16,15 @@
  *    A command longer than the whole phase shows no change at all; its
  *    channel gets the whole phase (LoGA §3.3), which falls out of the same
  *    rule because the open segment is closed at the end of the phase.
+ *  - a gap between two samples longer than the phase's max_gap_ns means the
+ *    polling thread did not run (the host preempted it): nobody saw what
+ *    the engine did meanwhile, so the gap is "blind" time, accounted to no
+ *    one and left out of the observed time; the open segment ends at the
+ *    last sample before the gap. Like a non-polling phase, it is covered by
+ *    extrapolation instead of being given to whatever ran at either end.
  *  - a per-channel estimate for the whole period (polling + non-polling) is
- *    the polled share extrapolated (vgpu_gpu_time_extrapolate).
+ *    the polled share extrapolated (vgpu_gpu_time_extrapolate) over the
+ *    observed time.
  *  - phase lengths grow linearly with the number of channels (each channel
  *    must be seen switching in and out) and are randomised around their
  *    means so that a periodic workload is not sampled in phase with itself
@@ -51,6 +58,9 @@ struct vgpu_gpu_time_phase {
 	uint32_t channel_count;
 	uint64_t other_ns;  /* busy time of channels beyond channel_count */
 	uint64_t idle_ns;   /* no channel, or the current one had no work */
+	uint64_t blind_ns;  /* gaps longer than max_gap_ns between samples */
+	uint32_t blind_gaps;
+	uint64_t max_gap_ns; /* 0 (begin's default): no gap is blind */
 	uint64_t start_ns;
 	uint64_t end_ns;    /* set by vgpu_gpu_time_phase_end */
 	uint32_t switches;  /* changes of the current channel seen */
@@ -59,7 +69,12 @@ struct vgpu_gpu_time_phase {
 	uint64_t seg_start_ns;
 	int32_t seg_channel;
 	bool seg_busy;
+	uint64_t last_t_ns; /* the latest sample's time */
 };
+
+/* Samples further apart than this: the poller was not running (the
+ * accounting thread's default; a busy poll reads every few hundred ns). */
+#define VGPU_GPU_TIME_DEFAULT_MAX_GAP_NS 50000ull
 
 /* Start a phase with its first sample (which opens the first segment). */
 void vgpu_gpu_time_phase_begin(struct vgpu_gpu_time_phase *phase, uint64_t *channel_ns,
@@ -72,11 +87,14 @@ void vgpu_gpu_time_phase_observe(struct vgpu_gpu_time_phase *phase,
 
 /* Close the phase at t_ns (normally the last sample's time): the open
  * segment is accounted up to t_ns. Afterwards Σ channel_ns + other_ns +
- * idle_ns = end_ns - start_ns. */
+ * idle_ns + blind_ns = end_ns - start_ns. */
 void vgpu_gpu_time_phase_end(struct vgpu_gpu_time_phase *phase, uint64_t t_ns);
 
 /* The phase's length (end - start), 0 before vgpu_gpu_time_phase_end. */
 uint64_t vgpu_gpu_time_phase_length(const struct vgpu_gpu_time_phase *phase);
+
+/* The time the phase observed: its length less blind_ns. */
+uint64_t vgpu_gpu_time_phase_observed(const struct vgpu_gpu_time_phase *phase);
 
 /* polled_ns seen in a polling phase of poll_ns, extrapolated to a period of
  * period_ns (polled_ns × period_ns ÷ poll_ns, rounded to nearest, exact for

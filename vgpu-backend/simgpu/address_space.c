@@ -264,8 +264,10 @@ void simgpu_as_counters(struct vgpu_hal_as *hal_as, struct vgpu_hal_as_counters 
 		out->bytes_read[i] = as->bytes_read[i];
 		out->bytes_written[i] = as->bytes_written[i];
 	}
-	for (i = 0; i < VGPU_ENGINE_COUNT; i++)
+	for (i = 0; i < VGPU_ENGINE_COUNT; i++) {
 		out->busy_ns[i] = as->busy_ps[i] / 1000;
+		out->resident_wall_ns[i] = as->resident_wall_ns[i];
+	}
 	pthread_mutex_unlock(&as->lock);
 }
 

@@ -29,6 +29,7 @@ struct simgpu_address_space {
 	uint64_t bytes_read[VGPU_TARGET_COUNT];
 	uint64_t bytes_written[VGPU_TARGET_COUNT];
 	uint64_t busy_ps[VGPU_ENGINE_COUNT];
+	uint64_t resident_wall_ns[VGPU_ENGINE_COUNT]; /* paced mode */
 	uint32_t copies_pending; /* under the copy engine lock */
 };
 

@@ -298,15 +298,20 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 
 	pfifo->executing = ch;
 	pthread_mutex_unlock(&pfifo->lock);
+	turn_start_ns = pfifo->gpu->config.paced ? wall_ns() : 0;
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, (int32_t)ch->id);
 	turn_start_ps = ctx->charged_ps;
-	turn_start_ns = pfifo->gpu->config.paced ? wall_ns() : 0;
 	if (load_pushbuffer(ctx, ch))
 		status = RUN_FAULT;
 	else
 		status = commands_run(ctx, ch, turn_start_ps);
-	if (pfifo->gpu->config.paced)
+	if (pfifo->gpu->config.paced) {
 		pfifo_pace_turn(pfifo, turn_start_ns, turn_start_ps);
+		/* the register named ch from turn_start_ns until now */
+		pthread_mutex_lock(&ch->as->lock);
+		ch->as->resident_wall_ns[VGPU_ENGINE_COMPUTE] += wall_ns() - turn_start_ns;
+		pthread_mutex_unlock(&ch->as->lock);
+	}
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, -1);
 	pthread_mutex_lock(&pfifo->lock);
 

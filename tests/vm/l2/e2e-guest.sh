@@ -20,10 +20,11 @@
 # Parameters from the kernel command line (set by tests/vm/l1/e2e.sh):
 #   e2e.vm=N e2e.workload=stream e2e.size=168M e2e.buffer=24M
 #   e2e.duration=4s e2e.seed=N e2e.hold=300 e2e.lost=0|1
+#   e2e.irq=auto|msix|msi|intx|poll (vgpu.ko's irq_mode; default auto)
 # Output lines: "VGPU-E2E-L2 ok|FAIL vm=N: what", "VGPU-E2E-HOLD vm=N ...",
 # "VGPU-E2E-RESULT vm=N {json}" (vgpu-run --json, one line);
 # exit status = failures.
-vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300 lost=0
+vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300 lost=0 irq=auto
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -35,6 +36,7 @@ for arg in $(cat /proc/cmdline); do
 	e2e.seed=*) seed=${arg#e2e.seed=} ;;
 	e2e.hold=*) hold=${arg#e2e.hold=} ;;
 	e2e.lost=*) lost=${arg#e2e.lost=} ;;
+	e2e.irq=*) irq=${arg#e2e.irq=} ;;
 	esac
 done
 failures=0
@@ -57,7 +59,7 @@ echo 5 >/proc/sys/kernel/printk
 echo "VGPU-E2E-MARK" >/dev/kmsg
 boot_warn=$(dmesg | sed -n '1,/VGPU-E2E-MARK$/p' | grep -m1 'WARNING:' | sed 's/^\[[^]]*\] //')
 [ -n "$boot_warn" ] && echo "VGPU-E2E-NOTE vm=$vm: a warning during the L2 boot, before the test: $boot_warn"
-if modprobe drm && insmod /vgpu.ko; then
+if modprobe drm && insmod /vgpu.ko irq_mode="$irq"; then
 	ok "drm.ko and vgpu.ko loaded"
 else
 	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"

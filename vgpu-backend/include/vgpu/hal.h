@@ -222,6 +222,13 @@ struct vgpu_hal_as_counters {
 	uint64_t bytes_read[VGPU_TARGET_COUNT];
 	uint64_t bytes_written[VGPU_TARGET_COUNT];
 	uint64_t busy_ns[VGPU_ENGINE_COUNT]; /* modeled time spent for this AS */
+	/*
+	 * Wall time the engine's current-channel register named a channel of
+	 * this AS: the most that polling the register (GPU-time accounting)
+	 * can observe. simgpu in paced mode only (0 otherwise), where it
+	 * exceeds busy_ns when the host delays the simulated GPU's thread.
+	 */
+	uint64_t resident_wall_ns[VGPU_ENGINE_COUNT];
 };
 
 /*

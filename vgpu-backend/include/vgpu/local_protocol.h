@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * local_protocol.h - the socket protocol between vgpud and a local vGPU
- * "frontend": a process that plays the part of a VM's PCI device (the
- * client library of vgpu/local_device.h, used by vgpu-tenant and tests; a
- * QEMU device model could speak it too, the way vhost-user backends work).
+ * "frontend": a process that plays the part of a VM's PCI device: QEMU's
+ * vgpu-pci device (qemu-patches/), the way vhost-user backends work, and
+ * the client library of vgpu/local_device.h (vgpu-tenant and tests).
  *
  * Sockets
  *
