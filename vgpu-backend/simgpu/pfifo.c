@@ -23,6 +23,7 @@ int pfifo_init(struct pfifo *pfifo, struct simgpu *gpu)
 	int ret;
 
 	memset(pfifo, 0, sizeof(*pfifo));
+	pfifo->executing_id = -1;
 	pfifo->gpu = gpu;
 	pfifo->channels = calloc(gpu->config.max_channels, sizeof(*pfifo->channels));
 	if (!pfifo->channels)
@@ -140,6 +141,9 @@ bool pfifo_channel_pending(struct pfifo *pfifo, uint32_t id)
 
 	if (id >= pfifo->gpu->config.max_channels)
 		return false;
+	/* in its turn: it has work (no lock, see executing_id) */
+	if (__atomic_load_n(&pfifo->executing_id, __ATOMIC_ACQUIRE) == (int32_t)id)
+		return true;
 	pthread_mutex_lock(&pfifo->lock);
 	ch = pfifo->channels[id];
 	if (ch && !ch->failed)
@@ -297,6 +301,7 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	}
 
 	pfifo->executing = ch;
+	__atomic_store_n(&pfifo->executing_id, (int32_t)ch->id, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&pfifo->lock);
 	turn_start_ns = pfifo->gpu->config.paced ? wall_ns() : 0;
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, (int32_t)ch->id);
@@ -320,6 +325,7 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	else if (status == RUN_FAULT)
 		fail_channel(pfifo, ch, &ctx->fault);
 	pfifo->executing = NULL;
+	__atomic_store_n(&pfifo->executing_id, -1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&pfifo->channel_idle);
 	return fetched || status != RUN_BLOCKED;
 }

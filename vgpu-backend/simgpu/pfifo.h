@@ -56,6 +56,10 @@ struct pfifo {
 	uint32_t channel_count;
 	uint32_t next_channel; /* round-robin cursor */
 	struct simgpu_channel *executing;
+	/* executing's id or -1, atomic: pfifo_channel_pending answers the
+	 * channel in its turn without the lock (the GPU-time accounting asks
+	 * in a busy loop, and must not slow PFIFO down by taking its lock) */
+	int32_t executing_id;
 	uint64_t next_ticket;
 	struct engine_context compute;
 	/* config.paced: wall time and modeled time of the anchor turn;
