@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* gpu_accounting.c - the accounting thread of one GPU, see gpu_accounting.h. */
+#define _GNU_SOURCE /* pthread_setaffinity_np */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -391,6 +394,8 @@ int vgpu_accounting_start(struct vgpu_core *core)
 		acct->time.jitter_percent = config->accounting_jitter_percent;
 	if (vgpu_gpu_time_config_check(&acct->time) || !vgpu_accounting_mode_name(config->accounting_mode))
 		return -EINVAL;
+	if (config->accounting_pin && config->accounting_cpu >= CPU_SETSIZE)
+		return -EINVAL;
 	vgpu_rng_seed(&acct->rng, config->seed ^ 0x6c6f6761ull);
 	vgpu_sched_init(&acct->sched);
 	acct->channel_ns = calloc(core->channel_table_size ? core->channel_table_size : 1,
@@ -420,6 +425,18 @@ int vgpu_accounting_start(struct vgpu_core *core)
 		free(acct->throttled_ids);
 		acct->channel_ns = NULL;
 		return -err;
+	}
+	if (config->accounting_pin) {
+		cpu_set_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(config->accounting_cpu, &cpus);
+		err = pthread_setaffinity_np(acct->thread, sizeof(cpus), &cpus);
+		if (err) {
+			acct->started = true;
+			vgpu_accounting_stop(core);
+			return -err;
+		}
 	}
 	acct->started = true;
 	return 0;

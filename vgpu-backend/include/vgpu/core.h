@@ -183,6 +183,10 @@ struct vgpu_core_config {
 	uint32_t accounting_nonpoll_us; /* non-polling phase per channel; 0 = 5000 */
 	uint32_t accounting_jitter_percent; /* phase lengths uniform in mean ±
 	                                  this; 0 = 50, at most 90 */
+	bool accounting_pin;           /* run the accounting thread on CPU
+	                                  accounting_cpu only (LoGA polls on a
+	                                  core of its own); false: anywhere */
+	uint32_t accounting_cpu;
 	vgpu_core_event_fn on_fence;         /* VGPU_EVENT_FENCE, optional */
 	vgpu_core_event_fn on_channel_error; /* VGPU_EVENT_CHANNEL_ERROR, optional */
 	void *event_ctx;
