@@ -20,7 +20,7 @@
 
 enum key_type {
 	T_SIZE, T_RATE, T_U32, T_U64, T_BOOL, T_STRING, T_LOG_LEVEL, T_MDEV_MODE, T_LISTEN,
-	T_MODEL, T_BUDGET, T_SHARING, T_WALKERS, T_MEMSCHED, T_ACCOUNTING
+	T_MODEL, T_BUDGET, T_SHARING, T_WALKERS, T_MEMSCHED, T_ACCOUNTING, T_CPU
 };
 
 struct key {
@@ -114,6 +114,9 @@ static const struct key keys[] = {
 	  "polling phase per channel (default 1000)" },
 	{ "core", "accounting_nonpoll_us", T_U32, OFF(accounting_nonpoll_us), 0, "US",
 	  "non-polling phase per channel (default 5000)" },
+	{ "core", "accounting_cpu", T_CPU, OFF(accounting_cpu), 0, "CPU",
+	  "run the accounting thread on this CPU only, as LoGA polls on a core of its own "
+	  "(a CPU number, or any: wherever the scheduler puts it; default any)" },
 
 	{ "daemon", "gpu", T_STRING, STR(gpu_name), "NAME",
 	  "the GPU to share: simgpu (the built-in software GPU, default), cuda or cuda:N "
@@ -190,6 +193,7 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->return_interval_ms = VGPU_CORE_DEFAULT_RETURN_INTERVAL_MS;
 	config->drain_timeout_ms = VGPU_CORE_DEFAULT_DRAIN_TIMEOUT_MS;
 	config->gpu_accounting = true;
+	config->accounting_cpu = -1;
 	strcpy(config->socket_path, VGPUD_DEFAULT_SOCKET);
 	strcpy(config->control_path, VGPUD_DEFAULT_CONTROL_SOCKET);
 	config->log_level = VGPUD_LOG_INFO;
@@ -303,6 +307,7 @@ static const char *type_expectation(enum key_type type)
 	case T_WALKERS: return "shared, static, dws or dws++";
 	case T_MEMSCHED: return "frfcfs, rr, prio, its or weis";
 	case T_ACCOUNTING: return "loga or neon";
+	case T_CPU: return "any or a CPU number below 1024";
 	}
 	return "a value";
 }
@@ -363,6 +368,18 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 		return simgpu_memsched_parse(value, field);
 	case T_ACCOUNTING:
 		return vgpu_accounting_mode_parse(value, field);
+	case T_CPU: {
+		uint64_t cpu;
+
+		if (!strcmp(value, "any")) {
+			*(int32_t *)field = -1;
+			return 0;
+		}
+		if (vgpud_parse_u64(value, &cpu) || cpu >= 1024)
+			return -EINVAL;
+		*(int32_t *)field = (int32_t)cpu;
+		return 0;
+	}
 	case T_LISTEN: {
 		struct vgpud_listen_address address;
 

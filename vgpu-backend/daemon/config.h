@@ -78,6 +78,7 @@ struct vgpud_config {
 	uint32_t accounting_mode;       /* enum vgpu_accounting_mode (default loga) */
 	uint32_t accounting_poll_us;    /* per channel; 0 = the core's 1000 */
 	uint32_t accounting_nonpoll_us; /* per channel; 0 = the core's 5000 */
+	int32_t accounting_cpu;         /* pin the accounting thread; -1 = any */
 
 	/* [daemon] */
 	char socket_path[VGPUD_PATH_MAX];

@@ -85,6 +85,10 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(core, "accounting_mode", vgpu_accounting_mode_name(c->accounting_mode));
 	add_u64(core, "accounting_poll_us", c->accounting_poll_us);
 	add_u64(core, "accounting_nonpoll_us", c->accounting_nonpoll_us);
+	if (c->accounting_cpu >= 0)
+		add_u64(core, "accounting_cpu", (uint64_t)c->accounting_cpu);
+	else
+		add_str(core, "accounting_cpu", "any");
 	json_object_object_add(root, "core", core);
 
 	add_str(daemon, "socket", c->socket_path);

@@ -79,6 +79,8 @@ static int create_core(struct vgpud *d, char *why, size_t why_len)
 	config.accounting_mode = d->config.accounting_mode;
 	config.accounting_poll_us = d->config.accounting_poll_us;
 	config.accounting_nonpoll_us = d->config.accounting_nonpoll_us;
+	config.accounting_pin = d->config.accounting_cpu >= 0;
+	config.accounting_cpu = config.accounting_pin ? (uint32_t)d->config.accounting_cpu : 0;
 	config.on_fence = vgpud_event_on_fence;
 	config.on_channel_error = vgpud_event_on_channel_error;
 	config.event_ctx = &d->routes;
