@@ -48,6 +48,8 @@ for arg in $(cat /proc/cmdline); do
 	esac
 done
 failures=0
+# shellcheck source=tests/vm/l2/guest-lib.sh
+. /lib/vgpu-guest.sh
 ok() { echo "VGPU-PCI-L2 ok vm=$vm: $*"; }
 bad() {
 	echo "VGPU-PCI-L2 FAIL vm=$vm: $*"
@@ -98,23 +100,8 @@ verified_run() {
 
 echo 5 >/proc/sys/kernel/printk
 echo "VGPU-PCI-MARK" >/dev/kmsg
-if modprobe drm && insmod /vgpu.ko; then
-	ok "drm.ko and vgpu.ko loaded"
-else
-	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"
-	serve
-fi
-node=
-i=0
-while [ $i -lt 50 ]; do
-	for n in /sys/class/drm/renderD*; do
-		[ -e "$n/device/driver" ] || continue
-		[ "$(basename "$(readlink "$n/device/driver")")" = vgpu ] && node=/dev/dri/$(basename "$n")
-	done
-	[ -n "$node" ] && [ -c "$node" ] && break
-	sleep 0.1
-	i=$((i + 1))
-done
+vgpu_guest_load || serve
+vgpu_guest_find_node 50
 # the PCI functions with the vGPU's IDs (1af4:10f0)
 functions=$(for d in /sys/bus/pci/devices/*; do
 	[ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x1af4:0x10f0 ] && basename "$d"
@@ -202,16 +189,6 @@ if [ -n "$why" ]; then
 else
 	bad "vgpu.ko did not log the lost device"
 fi
-if rmmod vgpu && rmmod drm; then
-	ok "vgpu.ko and drm.ko unloaded after the device was lost"
-else
-	bad "unloading vgpu.ko/drm.ko after the device was lost"
-fi
-problems=$(dmesg | sed -n '/VGPU-PCI-MARK$/,$p' |
-	grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t:|list_del corruption|soft lockup|hung task' | head -n 3)
-if [ -z "$problems" ]; then
-	ok "kernel log clean since the test began"
-else
-	bad "kernel log: $(echo "$problems" | tr '\n' '|')"
-fi
+vgpu_guest_unload "after the device was lost"
+vgpu_guest_log_clean VGPU-PCI-MARK "the test began" "soft lockup|hung task"
 serve

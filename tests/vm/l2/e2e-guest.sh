@@ -40,6 +40,8 @@ for arg in $(cat /proc/cmdline); do
 	esac
 done
 failures=0
+# shellcheck source=tests/vm/l2/guest-lib.sh
+. /lib/vgpu-guest.sh
 ok() { echo "VGPU-E2E-L2 ok vm=$vm: $*"; }
 bad() {
 	echo "VGPU-E2E-L2 FAIL vm=$vm: $*"
@@ -59,29 +61,8 @@ echo 5 >/proc/sys/kernel/printk
 echo "VGPU-E2E-MARK" >/dev/kmsg
 boot_warn=$(dmesg | sed -n '1,/VGPU-E2E-MARK$/p' | grep -m1 'WARNING:' | sed 's/^\[[^]]*\] //')
 [ -n "$boot_warn" ] && echo "VGPU-E2E-NOTE vm=$vm: a warning during the L2 boot, before the test: $boot_warn"
-if modprobe drm && insmod /vgpu.ko irq_mode="$irq"; then
-	ok "drm.ko and vgpu.ko loaded"
-else
-	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"
-	finish
-fi
-node=
-i=0
-while [ $i -lt 100 ]; do
-	for n in /sys/class/drm/renderD*; do
-		[ -e "$n/device/driver" ] || continue
-		[ "$(basename "$(readlink "$n/device/driver")")" = vgpu ] && node=/dev/dri/$(basename "$n")
-	done
-	[ -n "$node" ] && [ -c "$node" ] && break
-	sleep 0.1
-	i=$((i + 1))
-done
-if [ -n "$node" ] && [ -c "$node" ]; then
-	ok "vGPU bound, render node $node ($(dmesg | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //'))"
-else
-	bad "no vgpu render node: $(dmesg | grep -i vgpu | tail -n 5 | tr '\n' '|')"
-	finish
-fi
+vgpu_guest_load irq_mode="$irq" || finish
+vgpu_guest_bound 100 || finish
 
 # L1 writes a line to ttyS1 when vgpuctl has been read.
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
@@ -137,16 +118,6 @@ if [ "$lost" = 1 ]; then
 		bad "vgpu.ko did not log the lost device"
 	fi
 fi
-if rmmod vgpu && rmmod drm; then
-	ok "vgpu.ko and drm.ko unloaded"
-else
-	bad "unloading vgpu.ko/drm.ko"
-fi
-problems=$(dmesg | sed -n '/VGPU-E2E-MARK$/,$p' |
-	grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t:|list_del corruption' | head -n 3)
-if [ -z "$problems" ]; then
-	ok "kernel log clean since the test began"
-else
-	bad "kernel log: $(echo "$problems" | tr '\n' '|')"
-fi
+vgpu_guest_unload
+vgpu_guest_log_clean VGPU-E2E-MARK "the test began"
 finish

@@ -22,6 +22,8 @@ for arg in $(cat /proc/cmdline); do
 	esac
 done
 failures=0
+# shellcheck source=tests/vm/l2/guest-lib.sh
+. /lib/vgpu-guest.sh
 ok() { echo "VGPU-RATE-L2 ok vm=$vm: $*"; }
 bad() {
 	echo "VGPU-RATE-L2 FAIL vm=$vm: $*"
@@ -38,45 +40,14 @@ echo 5 >/proc/sys/kernel/printk
 echo "VGPU-RATE-MARK" >/dev/kmsg
 boot_warn=$(dmesg | sed -n '1,/VGPU-RATE-MARK$/p' | grep -m1 'WARNING:' | sed 's/^\[[^]]*\] //')
 [ -n "$boot_warn" ] && echo "VGPU-RATE-NOTE vm=$vm: a warning during the L2 boot, before the benchmark: $boot_warn"
-if modprobe drm && insmod /vgpu.ko; then
-	ok "drm.ko and vgpu.ko loaded"
-else
-	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"
-	finish
-fi
-node=
-i=0
-while [ $i -lt 100 ]; do
-	for n in /sys/class/drm/renderD*; do
-		[ -e "$n/device/driver" ] || continue
-		[ "$(basename "$(readlink "$n/device/driver")")" = vgpu ] && node=/dev/dri/$(basename "$n")
-	done
-	[ -n "$node" ] && [ -c "$node" ] && break
-	sleep 0.1
-	i=$((i + 1))
-done
-if [ -n "$node" ] && [ -c "$node" ]; then
-	ok "vGPU bound, render node $node ($(dmesg | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //'))"
-else
-	bad "no vgpu render node: $(dmesg | grep -i vgpu | tail -n 5 | tr '\n' '|')"
-	finish
-fi
+vgpu_guest_load || finish
+vgpu_guest_bound 100 || finish
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 if /bin/vgpu-submit-rate -D "$node" --work "$work" --control /dev/ttyS1 >/dev/ttyS1; then
 	ok "vgpu-submit-rate finished"
 else
 	bad "vgpu-submit-rate exit status $?"
 fi
-if rmmod vgpu && rmmod drm; then
-	ok "vgpu.ko and drm.ko unloaded"
-else
-	bad "unloading vgpu.ko/drm.ko"
-fi
-problems=$(dmesg | sed -n '/VGPU-RATE-MARK$/,$p' |
-	grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t:|list_del corruption' | head -n 3)
-if [ -z "$problems" ]; then
-	ok "kernel log clean since the benchmark began"
-else
-	bad "kernel log: $(echo "$problems" | tr '\n' '|')"
-fi
+vgpu_guest_unload
+vgpu_guest_log_clean VGPU-RATE-MARK "the benchmark began"
 finish

@@ -24,7 +24,8 @@ Presets:
   l1   init = lib/init-l1.sh, modules virtio_pci 9pnet_virtio 9p: the L1 host,
        which mounts the host root over 9p and runs lib/l1-stage2.sh from it
   l2   init = lib/init-l2.sh, no modules: a guest that prints VGPU-L2-HELLO,
-       runs /l2-job if present and powers off
+       runs /l2-job if present and powers off; /lib/vgpu-guest.sh is
+       l2/guest-lib.sh, the vGPU steps the jobs share
 
 Options:
   --init FILE        use FILE as /init
@@ -48,7 +49,10 @@ preset() {
 		init=$VM_LIB_DIR/init-l1.sh
 		modules+=(virtio_pci 9pnet_virtio 9p)
 		;;
-	l2) init=$VM_LIB_DIR/init-l2.sh ;;
+	l2)
+		init=$VM_LIB_DIR/init-l2.sh
+		files+=("$VM_LIB_DIR/../l2/guest-lib.sh:/lib/vgpu-guest.sh")
+		;;
 	*) vm_die "unknown preset '$1'" ;;
 	esac
 	name=${name:-$1}

@@ -1,0 +1,71 @@
+# shellcheck shell=dash
+# tests/vm/l2/guest-lib.sh - what every L2 guest job that drives a vGPU does,
+# sourced as /lib/vgpu-guest.sh (mkinitramfs.sh --preset l2 puts it there)
+# by e2e-guest.sh, submit-rate-guest.sh and tests/vgpu-pci/guest-job.sh.
+# busybox only. The job defines ok and bad (its check lines) first.
+
+# vgpu_guest_load [INSMOD ARGS...]: load drm.ko and vgpu.ko; a check line
+# either way; status 1 when they did not load.
+vgpu_guest_load() {
+	if modprobe drm && insmod /vgpu.ko "$@"; then
+		ok "drm.ko and vgpu.ko loaded"
+		return 0
+	fi
+	bad "loading drm.ko and vgpu.ko: $(dmesg | tail -n 5 | tr '\n' '|')"
+	return 1
+}
+
+# vgpu_guest_find_node TRIES: set node to the render node vgpu.ko bound
+# (/dev/dri/renderD*), looking every 0.1 s at most TRIES times; status 1
+# (node empty) when there is none.
+vgpu_guest_find_node() {
+	local i=0 n
+	node=
+	while [ "$i" -lt "$1" ]; do
+		for n in /sys/class/drm/renderD*; do
+			[ -e "$n/device/driver" ] || continue
+			[ "$(basename "$(readlink "$n/device/driver")")" = vgpu ] && node=/dev/dri/$(basename "$n")
+		done
+		[ -n "$node" ] && [ -c "$node" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	node=
+	return 1
+}
+
+# vgpu_guest_bound TRIES: vgpu_guest_find_node and a check line on it;
+# status 1 when vgpu.ko bound no render node.
+vgpu_guest_bound() {
+	if vgpu_guest_find_node "$1"; then
+		ok "vGPU bound, render node $node ($(dmesg | grep -m1 'vGPU ABI' | sed 's/^\[[^]]*\] //'))"
+		return 0
+	fi
+	bad "no vgpu render node: $(dmesg | grep -i vgpu | tail -n 5 | tr '\n' '|')"
+	return 1
+}
+
+# vgpu_guest_unload [WHEN]: unload vgpu.ko and drm.ko; a check line, WHEN
+# (e.g. "after the device was lost") appended to it.
+vgpu_guest_unload() {
+	if rmmod vgpu && rmmod drm; then
+		ok "vgpu.ko and drm.ko unloaded${1:+ $1}"
+	else
+		bad "unloading vgpu.ko/drm.ko${1:+ $1}"
+	fi
+}
+
+# vgpu_guest_log_clean MARK SINCE [EXTRA]: a check that the kernel log holds
+# no BUG, WARNING, Oops, ... since the MARK line the job wrote to /dev/kmsg
+# ("kernel log clean since SINCE"); EXTRA: more patterns, |-separated.
+vgpu_guest_log_clean() {
+	local problems
+	problems=$(dmesg | sed -n "/$1\$/,\$p" |
+		grep -E "BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t:|list_del corruption${3:+|$3}" |
+		head -n 3)
+	if [ -z "$problems" ]; then
+		ok "kernel log clean since $2"
+	else
+		bad "kernel log: $(echo "$problems" | tr '\n' '|')"
+	fi
+}
