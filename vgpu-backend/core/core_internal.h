@@ -383,6 +383,23 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
                    struct vgpu_core_buffer *pending, uint64_t free_bytes,
                    struct vgpu_core_time *time);
 
+/* ---- remap.c ------------------------------------------------------------ */
+/* Which memory of a chunk being relocated its PTEs should point at. */
+enum vgpu_remap_which {
+	VGPU_REMAP_NEW, /* the staged memory it moves to */
+	VGPU_REMAP_OLD, /* the memory it is in now (undoing a remap) */
+};
+/* Sort chunks by GPU VA, so that runs of adjacent chunks follow each other. */
+void vgpu_remap_sort(struct vgpu_chunk **chunks, size_t count);
+/* The end of the run starting at chunks[first]: the chunks after it that
+ * continue it in the VM's address space with the same target and page
+ * size, up to max_bytes in all (at least one chunk). */
+size_t vgpu_remap_run_end(struct vgpu_chunk *const *chunks, size_t first, size_t count,
+                          enum vgpu_remap_which which, uint64_t max_bytes);
+/* Point the PTEs over chunks[0..count) (one run) at `which` memory with one
+ * vgpu_hal_as_map. All or nothing as the HAL's as_map is. */
+int vgpu_remap_run(struct vgpu_chunk *const *chunks, size_t count, enum vgpu_remap_which which);
+
 /* ---- relocation.c ------------------------------------------------------- */
 /*
  * Move chunks[0..count) of vm to their staged memory (new_host when

@@ -12,9 +12,13 @@
  *   2. map each chunk's source and destination into the core's private DMA
  *      address space (a group of chunks at a time, before the group's first
  *      copy) and queue the copies on the copy engine, several in flight;
- *   3. when all copies are done, rewrite the VM's PTEs over each chunk to the
- *      new memory (VRAM, or the IOMMU-mapped host buffer with target SYSMEM
- *      non-coherent) and invalidate the VM's TLB;
+ *   3. while the copies run, rewrite the VM's PTEs over each run of
+ *      adjacent chunks whose copies are queued to the new memory (VRAM, or
+ *      the IOMMU-mapped host buffer with target SYSMEM non-coherent) in one
+ *      HAL call (remap.c); nothing reaches the VM's PTEs meanwhile (its
+ *      channels are drained, the engine copies through the DMA windows), and
+ *      a failed copy points them back; when all copies are done, invalidate
+ *      the VM's TLB;
  *   4. move the chunks to the other set;
  *   5. resume the channels (bounded the same way: one that cannot be
  *      resumed within the drain timeout is killed, then resumed);
@@ -310,13 +314,105 @@ void vgpu_release_abandoned_copies(struct vgpu_core *core)
 	vgpu_dma_flush(&core->dma);
 }
 
-/* Copy every chunk to its staged memory; 0 only if all copies succeeded. */
-static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
-                       size_t count, struct vgpu_core_time *time)
+/*
+ * Remaps are done in runs of adjacent chunks (remap.c) of at most this many
+ * bytes, each as soon as the copies of its chunks are queued: the VM's
+ * channels are drained and the copy engine reaches the old and the new
+ * memory through the DMA windows, not through the VM's PTEs, so the PTE
+ * rewrite of one run overlaps the copies of the next ones instead of
+ * following all of them (on a real GPU the driver's mapping calls cost as
+ * much as the copies). A copy that fails undoes the remaps (undo_remaps).
+ */
+#define REMAP_RUN_BYTES (64ull << 20)
+
+struct remap_progress {
+	size_t done;   /* chunks[0..done) were remapped, chunk->moved says how */
+	int first_err; /* the first remap that failed */
+};
+
+/* Remap chunks[first..end) (one run) to their new memory; a run that cannot
+ * be remapped whole is retried chunk by chunk. */
+static void remap_run_or_each(struct vgpu_chunk **chunks, size_t first, size_t end,
+                              struct remap_progress *progress)
+{
+	int err = vgpu_remap_run(chunks + first, end - first, VGPU_REMAP_NEW);
+
+	for (size_t i = first; i < end; i++) {
+		if (err && end - first > 1) {
+			int one = vgpu_remap_run(chunks + i, 1, VGPU_REMAP_NEW);
+
+			chunks[i]->moved = !one;
+			if (one && !progress->first_err)
+				progress->first_err = one; /* that chunk keeps its old memory */
+		} else {
+			chunks[i]->moved = !err;
+			if (err && !progress->first_err)
+				progress->first_err = err;
+		}
+	}
+}
+
+/* Remap the runs whose copies are all queued (chunks[0..queued)). */
+static void remap_queued(struct vgpu_chunk **chunks, size_t count, size_t queued,
+                         struct remap_progress *progress, struct vgpu_core_time *time)
+{
+	uint64_t mark = vgpu_core_now_ns();
+
+	while (progress->done < queued) {
+		size_t end = vgpu_remap_run_end(chunks, progress->done, count, VGPU_REMAP_NEW,
+		                                REMAP_RUN_BYTES);
+
+		if (end > queued)
+			break; /* the rest of the run is not queued yet */
+		remap_run_or_each(chunks, progress->done, end, progress);
+		progress->done = end;
+	}
+	time->page_table_ns += vgpu_core_now_ns() - mark;
+}
+
+/*
+ * Copies failed: point the chunks remapped so far back at their old memory.
+ * A chunk that cannot be pointed back is unmapped, so that the VM faults on
+ * it rather than reach memory that is about to be freed.
+ */
+static void undo_remaps(struct vgpu_vm *vm, struct vgpu_chunk **chunks, size_t count)
+{
+	for (size_t first = 0; first < count;) {
+		size_t end;
+
+		if (!chunks[first]->moved) {
+			first++;
+			continue;
+		}
+		for (end = first + 1; end < count && chunks[end]->moved; end++)
+			;
+		end = vgpu_remap_run_end(chunks, first, end, VGPU_REMAP_OLD, REMAP_RUN_BYTES);
+		if (vgpu_remap_run(chunks + first, end - first, VGPU_REMAP_OLD)) {
+			for (size_t i = first; i < end; i++)
+				if (vgpu_remap_run(chunks + i, 1, VGPU_REMAP_OLD))
+					vgpu_hal_as_unmap(vm->as, vgpu_chunk_va(chunks[i]),
+					                  chunks[i]->bytes);
+		}
+		for (size_t i = first; i < end; i++)
+			chunks[i]->moved = false;
+		first = end;
+	}
+}
+
+/*
+ * Copy every chunk to its staged memory and remap it there (chunk->moved
+ * tells which were remapped). 0 only if all copies succeeded; then
+ * *remap_err is the first remap that failed. On a copy's failure no chunk
+ * is left remapped.
+ */
+static int copy_and_remap(struct vgpu_core *core, struct vgpu_vm *vm,
+                          struct vgpu_chunk **chunks, size_t count,
+                          struct vgpu_core_time *time, int *remap_err)
 {
 	struct vgpu_dma *dma = &core->dma;
 	uint64_t in_flight = core->config.copies_in_flight;
 	struct window *windows = calloc(count, sizeof(*windows));
+	struct remap_progress progress = { 0 };
 	uint64_t mark;
 	size_t first = 0, mapped = 0;
 	int err = 0, wait_err = 0;
@@ -333,7 +429,11 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 			mark = vgpu_core_now_ns();
 			err = vgpu_dma_copy(dma, windows[i].dst, windows[i].src, chunks[i]->bytes);
 			time->setup_ns += vgpu_core_now_ns() - mark;
-			if (!err && i + 1 < first + mapped) {
+			if (err)
+				break;
+			/* While the engine copies: the PTEs of what is queued. */
+			remap_queued(chunks, count, i + 1, &progress, time);
+			if (i + 1 < first + mapped) {
 				/* Keep at most in_flight copies queued. */
 				mark = vgpu_core_now_ns();
 				err = vgpu_dma_wait(dma, in_flight - 1, COPY_WAIT_MS);
@@ -352,6 +452,11 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 		time->setup_ns += vgpu_core_now_ns() - mark;
 		first += mapped;
 	}
+	if (err) {
+		mark = vgpu_core_now_ns();
+		undo_remaps(vm, chunks, progress.done);
+		time->page_table_ns += vgpu_core_now_ns() - mark;
+	}
 	if (wait_err == -ETIMEDOUT) {
 		/* A copy may still write its destination: keep the windows and
 		 * the staged memory until the engine is idle, then free them. */
@@ -362,17 +467,12 @@ static int copy_chunks(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_c
 		return -ETIMEDOUT;
 	}
 	free(windows);
-	if (err)
+	if (err) {
 		vgpu_core_set_error("VM '%s': copying chunks failed: %s", vm->name, strerror(-err));
-	return err;
-}
-
-/* The chunk's data is at its staged memory now: point the PTEs there. */
-static int remap(struct vgpu_chunk *chunk)
-{
-	if (chunk->location == LOC_RESIDENT)
-		return vgpu_chunk_map_host(chunk, chunk->new_iova);
-	return vgpu_chunk_map_vram(chunk, chunk->new_vram, chunk->new_vram_page_size);
+		return err;
+	}
+	*remap_err = progress.first_err;
+	return 0;
 }
 
 /*
@@ -451,6 +551,8 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	vgpu_core_assert_locked(core);
 	for (size_t i = 0; i < count; i++)
 		chunks[i]->moved = false;
+	/* In address order: adjacent chunks are remapped in one call. */
+	vgpu_remap_sort(chunks, count);
 	/* Inserting into the other set must not fail after the copy. */
 	err = vgpu_chunk_set_reserve(&vm->sets[other], vm->sets[other].count + count);
 	if (err)
@@ -468,18 +570,10 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	vm->drain_ns += time->drain_ns - drained_before;
 	if (err)
 		goto resume;
-	err = copy_chunks(core, vm, chunks, count, time);
+	err = copy_and_remap(core, vm, chunks, count, time, &first_err);
 	if (err)
 		goto resume;
 
-	mark = vgpu_core_now_ns();
-	for (size_t i = 0; i < count; i++) {
-		err = remap(chunks[i]);
-		if (err && !first_err)
-			first_err = err; /* that chunk keeps its old mapping */
-		chunks[i]->moved = !err;
-	}
-	time->page_table_ns += vgpu_core_now_ns() - mark;
 	mark = vgpu_core_now_ns();
 	vgpu_hal_as_tlb_invalidate(vm->as);
 	time->tlb_ns += vgpu_core_now_ns() - mark;
