@@ -60,6 +60,45 @@ static cg_result slot_clear(struct cudagpu *gpu, struct cg_as *as, uint64_t inde
 	return r;
 }
 
+/*
+ * Drop the driver's mappings over slots [first, first + count) (memory_lock
+ * held): one cuMemUnmap per run of back-to-back mapped slots (the driver
+ * takes a run of whole mappings in one call, and pays its TLB shoot-down
+ * once), the slots left empty. A run the driver refuses is unmapped slot by
+ * slot instead.
+ */
+static void unmap_runs(struct cudagpu *gpu, struct cg_as *as, uint64_t first, uint64_t count)
+{
+	uint64_t i = 0;
+
+	while (i < count) {
+		struct cg_slot *slot = slot_at(as, first + i, false);
+		uint64_t end, t0;
+		cg_result r;
+
+		if (!slot || !is_cuda_mapped(slot)) {
+			i++;
+			continue;
+		}
+		for (end = i + 1; end < count; end++) {
+			struct cg_slot *next = slot_at(as, first + end, false);
+
+			if (!next || !is_cuda_mapped(next))
+				break;
+		}
+		t0 = cg_now_ns();
+		r = gpu->api.cuMemUnmap(as->va_base + (first + i) * CG_PAGE, (end - i) * CG_PAGE);
+		cg_time_call(&gpu->map_timing.unmap_ns, &gpu->map_timing.unmap_calls, t0);
+		for (; i < end; i++) {
+			slot = slot_at(as, first + i, false);
+			if (r == CG_SUCCESS)
+				memset(slot, 0, sizeof(*slot));
+			else
+				slot_clear(gpu, as, first + i, slot);
+		}
+	}
+}
+
 int cg_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 {
 	struct cudagpu *gpu = cg_of(hal);
@@ -107,6 +146,7 @@ void cg_as_destroy(struct vgpu_hal_as *base)
 	for (leaf = 0; leaf < CG_LEAVES; leaf++) {
 		if (!as->leaves[leaf])
 			continue;
+		unmap_runs(gpu, as, leaf * CG_SLOTS_PER_LEAF, CG_SLOTS_PER_LEAF);
 		for (i = 0; i < CG_SLOTS_PER_LEAF; i++)
 			slot_clear(gpu, as, leaf * CG_SLOTS_PER_LEAF + i, &as->leaves[leaf][i]);
 		free(as->leaves[leaf]);
@@ -173,6 +213,7 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		}
 		return 0;
 	}
+	unmap_runs(gpu, as, first, count);
 	for (i = 0; i < count; i++) {
 		struct cg_slot *slot = slot_at(as, first + i, false);
 		cg_mem_handle handle;
@@ -284,6 +325,8 @@ int cg_as_unmap(struct vgpu_hal_as *base, uint64_t va, uint64_t bytes)
 		if (slot && is_cuda_mapped(slot) && (slot_start < va || slot_start + CG_PAGE > end))
 			err = -EINVAL;
 	}
+	if (!err && end > va)
+		unmap_runs(gpu, as, va / CG_PAGE, (end - 1) / CG_PAGE - va / CG_PAGE + 1);
 	for (at = va; !err && at < end;) {
 		uint64_t index = at / CG_PAGE, next = (index + 1) * CG_PAGE;
 		struct cg_slot *slot = slot_at(as, index, false);
