@@ -1224,7 +1224,131 @@ static void memcpy_peaks(struct peak_buffers *pb, double *dtoh, double *htod)
 
 struct relocation_figures {
 	double evict, evict_pass, evict_copy, ret, ret_pass, ret_copy; /* GB/s */
+	struct vgpu_core_time evict_time, return_time; /* where the pauses went */
 };
+
+/* The parts of a relocation's pause, in microseconds (the PTE rewrite
+ * overlaps the copies: the parts add up to more than the pause). */
+enum pause_part { PART_PAUSE, PART_DRAIN, PART_SETUP, PART_COPY, PART_PTE, PART_RESUME, PARTS };
+static const char *const pause_part_names[PARTS] = {
+	"pause_us", "drain_us", "setup_us", "copy_wait_us", "page_table_us", "resume_us",
+};
+
+static void pause_parts(const struct vgpu_core_time *t, double *us)
+{
+	us[PART_PAUSE] = (double)t->pause_ns / 1e3;
+	us[PART_DRAIN] = (double)t->drain_ns / 1e3;
+	us[PART_SETUP] = (double)t->setup_ns / 1e3;
+	us[PART_COPY] = (double)t->copy_ns / 1e3;
+	us[PART_PTE] = (double)t->page_table_ns / 1e3;
+	us[PART_RESUME] = (double)t->resume_ns / 1e3;
+}
+
+/*
+ * The driver's floor for the PTE rewrite of a relocation: what cuMemUnmap,
+ * cuMemMap and cuMemSetAccess cost to point a range from 2 MiB device
+ * allocations at 2 MiB host-NUMA allocations (an eviction's rewrite) and
+ * back (a return's), in the 64 MiB runs cudagpu uses, with no copy and no
+ * core around them. Measured on FLOOR_BYTES (the costs grow with the size)
+ * and given as GB/s, so that it compares with the relocation's figures.
+ */
+#define FLOOR_BYTES (256 * MiB)
+#define FLOOR_RUN (64 * MiB)
+
+struct remap_floor {
+	cg_mem_handle device[FLOOR_BYTES / (2 * MiB)], host[FLOOR_BYTES / (2 * MiB)];
+	cg_deviceptr va;
+	int numa_id;
+};
+
+static void floor_set_access(cg_deviceptr va, uint64_t bytes)
+{
+	struct cg_mem_access_desc desc;
+
+	memset(&desc, 0, sizeof(desc));
+	desc.location.type = CG_MEM_LOCATION_TYPE_DEVICE;
+	desc.location.id = cu_device;
+	desc.flags = CG_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	cu(api.cuMemSetAccess(va, bytes, &desc, 1), "cuMemSetAccess (driver floor)");
+}
+
+static void floor_open(struct remap_floor *fl)
+{
+	struct cg_mem_allocation_prop prop;
+	size_t i, n = FLOOR_BYTES / (2 * MiB);
+
+	driver_enter();
+	if (api.cuDeviceGetAttribute(&fl->numa_id, CG_DEVICE_ATTRIBUTE_HOST_NUMA_ID, cu_device) !=
+	            CG_SUCCESS || fl->numa_id < 0)
+		fl->numa_id = 0;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CG_MEM_ALLOCATION_TYPE_PINNED;
+	for (i = 0; i < n; i++) {
+		prop.location.type = CG_MEM_LOCATION_TYPE_DEVICE;
+		prop.location.id = cu_device;
+		cu(api.cuMemCreate(&fl->device[i], 2 * MiB, &prop, 0), "cuMemCreate (driver floor)");
+		prop.location.type = CG_MEM_LOCATION_TYPE_HOST_NUMA;
+		prop.location.id = fl->numa_id;
+		cu(api.cuMemCreate(&fl->host[i], 2 * MiB, &prop, 0),
+		   "cuMemCreate host NUMA (driver floor)");
+	}
+	cu(api.cuMemAddressReserve(&fl->va, FLOOR_BYTES, 2 * MiB, 0, 0),
+	   "cuMemAddressReserve (driver floor)");
+	for (i = 0; i < n; i++)
+		cu(api.cuMemMap(fl->va + i * 2 * MiB, 2 * MiB, 0, fl->device[i], 0),
+		   "cuMemMap (driver floor)");
+	floor_set_access(fl->va, FLOOR_BYTES);
+}
+
+/* Point the range at `to`, run by run; seconds. */
+static double floor_remap(struct remap_floor *fl, const cg_mem_handle *to)
+{
+	uint64_t start = vgpu_monotonic_ns(), run, i;
+
+	for (run = 0; run < FLOOR_BYTES; run += FLOOR_RUN) {
+		cu(api.cuMemUnmap(fl->va + run, FLOOR_RUN), "cuMemUnmap (driver floor)");
+		for (i = 0; i < FLOOR_RUN / (2 * MiB); i++)
+			cu(api.cuMemMap(fl->va + run + i * 2 * MiB, 2 * MiB, 0,
+			                to[run / (2 * MiB) + i], 0),
+			   "cuMemMap (driver floor)");
+		floor_set_access(fl->va + run, FLOOR_RUN);
+	}
+	return seconds_since(start);
+}
+
+/* GB/s of the eviction's and the return's rewrite. */
+static void floor_measure(struct remap_floor *fl, double *evict, double *ret)
+{
+	driver_enter();
+	*evict = (double)FLOOR_BYTES / floor_remap(fl, fl->host) / 1e9;
+	*ret = (double)FLOOR_BYTES / floor_remap(fl, fl->device) / 1e9;
+}
+
+static void floor_close(struct remap_floor *fl)
+{
+	size_t i, n = FLOOR_BYTES / (2 * MiB);
+
+	driver_enter();
+	cu(api.cuMemUnmap(fl->va, FLOOR_BYTES), "cuMemUnmap (driver floor)");
+	cu(api.cuMemAddressFree(fl->va, FLOOR_BYTES), "cuMemAddressFree (driver floor)");
+	for (i = 0; i < n; i++) {
+		api.cuMemRelease(fl->device[i]);
+		api.cuMemRelease(fl->host[i]);
+	}
+}
+
+/* What the driver allows a relocation at most, as a share of the peak: the
+ * copy at the peak plus the floor's rewrite one after the other, or
+ * overlapped perfectly (the slower of the two). */
+static double floor_serial(double peak, double rewrite)
+{
+	return 1.0 / (1.0 / peak + 1.0 / rewrite) / peak;
+}
+
+static double floor_overlapped(double peak, double rewrite)
+{
+	return (rewrite < peak ? rewrite : peak) / peak;
+}
 
 /* GB/s of one relocation: the victim's pause (suspended to resumed: drain,
  * copies, PTE rewrite, VRAM scrub and free, resume), the whole pass (also
@@ -1270,6 +1394,8 @@ static void evict_and_return(struct vgpu_core *core, struct tenant *victim,
 	tenant_verify(victim, false, "relocation: all chunks after the return pass");
 	relocation_rates(&d, &f->evict, &f->evict_pass, &f->evict_copy);
 	relocation_rates(&r, &f->ret, &f->ret_pass, &f->ret_copy);
+	f->evict_time = d;
+	f->return_time = r;
 }
 
 static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
@@ -1278,6 +1404,13 @@ static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
 	struct series evict = { 0 }, evict_pass = { 0 }, evict_copy = { 0 };
 	struct series ret = { 0 }, ret_pass = { 0 }, ret_copy = { 0 };
 	struct series dtoh = { 0 }, htod = { 0 }, evict_ratio = { 0 }, ret_ratio = { 0 };
+	struct series floor_evict = { 0 }, floor_ret = { 0 };
+	struct series floor_evict_serial = { 0 }, floor_ret_serial = { 0 };
+	struct series floor_evict_overlap = { 0 }, floor_ret_overlap = { 0 };
+	struct series evict_parts[PARTS] = { 0 }, ret_parts[PARTS] = { 0 };
+	struct json_object *parts;
+	static struct remap_floor fl;
+	double fe, fr, us[PARTS];
 	struct peak_buffers pb = { .bytes = opt.evict };
 	struct relocation_figures f;
 	struct tenant victim, allocator;
@@ -1307,14 +1440,30 @@ static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
 	 * the driver the first time (the core caches them afterwards). */
 	evict_and_return(core, &victim, &allocator, opt.evict, &f);
 	memcpy_peaks(&pb, &x, &y);
+	floor_open(&fl);
+	floor_measure(&fl, &fe, &fr);
 	while (phase_continue(&clock, opt.rounds)) {
 		if (clock.rounds % 2 == 0) {
 			memcpy_peaks(&pb, &x, &y);
+			floor_measure(&fl, &fe, &fr);
 			evict_and_return(core, &victim, &allocator, opt.evict, &f);
 		} else {
 			evict_and_return(core, &victim, &allocator, opt.evict, &f);
+			floor_measure(&fl, &fe, &fr);
 			memcpy_peaks(&pb, &x, &y);
 		}
+		series_add(&floor_evict, fe);
+		series_add(&floor_ret, fr);
+		series_add(&floor_evict_serial, floor_serial(x, fe));
+		series_add(&floor_ret_serial, floor_serial(y, fr));
+		series_add(&floor_evict_overlap, floor_overlapped(x, fe));
+		series_add(&floor_ret_overlap, floor_overlapped(y, fr));
+		pause_parts(&f.evict_time, us);
+		for (int p = 0; p < PARTS; p++)
+			series_add(&evict_parts[p], us[p]);
+		pause_parts(&f.return_time, us);
+		for (int p = 0; p < PARTS; p++)
+			series_add(&ret_parts[p], us[p]);
 		series_add(&evict, f.evict);
 		series_add(&evict_pass, f.evict_pass);
 		series_add(&evict_copy, f.evict_copy);
@@ -1357,6 +1506,36 @@ static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
 	put_series(root, "evict_over_peak", &evict_ratio);
 	put_series(root, "return_over_peak", &ret_ratio);
 	put_number(root, "relocation_goal_over_peak", GOAL_OVER_PEAK);
+	print_series("driver floor: eviction's PTE rewrite alone", &floor_evict, "GB/s", NULL);
+	print_series("driver floor: return's PTE rewrite alone", &floor_ret, "GB/s", NULL);
+	print_series("  eviction at most, copy then rewrite", &floor_evict_serial, "of peak", NULL);
+	print_series("  eviction at most, overlapped", &floor_evict_overlap, "of peak", NULL);
+	print_series("  return at most, copy then rewrite", &floor_ret_serial, "of peak", NULL);
+	print_series("  return at most, overlapped", &floor_ret_overlap, "of peak", NULL);
+	put_int(root, "floor_bytes", FLOOR_BYTES);
+	put_series(root, "floor_evict_rewrite_gbps", &floor_evict);
+	put_series(root, "floor_return_rewrite_gbps", &floor_ret);
+	put_series(root, "floor_evict_serial_over_peak", &floor_evict_serial);
+	put_series(root, "floor_evict_overlapped_over_peak", &floor_evict_overlap);
+	put_series(root, "floor_return_serial_over_peak", &floor_ret_serial);
+	put_series(root, "floor_return_overlapped_over_peak", &floor_ret_overlap);
+	parts = json_object_new_object();
+	for (int p = 0; p < PARTS; p++)
+		put_series(parts, pause_part_names[p], &evict_parts[p]);
+	json_object_object_add(root, "evict_pause_parts", parts);
+	parts = json_object_new_object();
+	for (int p = 0; p < PARTS; p++)
+		put_series(parts, pause_part_names[p], &ret_parts[p]);
+	json_object_object_add(root, "return_pause_parts", parts);
+	for (int p = 0; p < PARTS; p++) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "eviction pause part %s", pause_part_names[p]);
+		print_series(label, &evict_parts[p], "us", NULL);
+		snprintf(label, sizeof(label), "return pause part %s", pause_part_names[p]);
+		print_series(label, &ret_parts[p], "us", NULL);
+	}
+	floor_close(&fl);
 
 	driver_enter();
 	cu(api.cuEventDestroy(pb.start), "cuEventDestroy");
@@ -2134,6 +2313,46 @@ static void md_phase_note(FILE *f, struct json_object *root, const char *name)
 	        cut && json_object_get_boolean(cut) ? "; cut short by the phase time limit" : "");
 }
 
+/* Section 1's second part: the driver's floor and where the pauses went. */
+static void render_floor(FILE *f, struct json_object *root)
+{
+	struct json_object *evict = jget(root, "evict_pause_parts");
+	struct json_object *ret = jget(root, "return_pause_parts");
+	static const char *const labels[PARTS] = {
+		"**pause** (suspended → resumed)", "suspend and drain", "DMA windows, queuing copies",
+		"waiting for copies", "PTE rewrite (overlaps the copies)", "resume",
+	};
+	char a[96], b[96];
+
+	fprintf(f, "\nWhat the driver allows: the PTE rewrite of a relocation alone, "
+	           "`cuMemUnmap` + `cuMemMap` + `cuMemSetAccess` over %.0f MiB of 2 MiB "
+	           "allocations in 64 MiB runs as cudagpu makes them (device → host-NUMA for an "
+	           "eviction, back for a return), with no copy and no core; and what a relocation "
+	           "could reach at most with it, the copy at the `cuMemcpy` peak and the rewrite "
+	           "one after the other, or perfectly overlapped.\n\n",
+	        jnum(root, "floor_bytes") / MiB);
+	fprintf(f, "| figure | median (min–max) | unit |\n|---|---|---|\n");
+	md_row(f, root, "eviction's PTE rewrite alone", "floor_evict_rewrite_gbps", "GB/s", 2);
+	md_row(f, root, "return's PTE rewrite alone", "floor_return_rewrite_gbps", "GB/s", 2);
+	md_row(f, root, "eviction at most: copy, then rewrite", "floor_evict_serial_over_peak",
+	       "of peak", 3);
+	md_row(f, root, "eviction at most: overlapped", "floor_evict_overlapped_over_peak",
+	       "of peak", 3);
+	md_row(f, root, "return at most: copy, then rewrite", "floor_return_serial_over_peak",
+	       "of peak", 3);
+	md_row(f, root, "return at most: overlapped", "floor_return_overlapped_over_peak",
+	       "of peak", 3);
+	if (!evict || !ret)
+		return;
+	fprintf(f, "\nWhere one relocation's pause goes (µs, as the core times it; the PTE "
+	           "rewrite runs while the copies do, so the parts add up to more than the "
+	           "pause):\n\n| part | eviction | return |\n|---|---|---|\n");
+	for (int p = 0; p < PARTS; p++)
+		fprintf(f, "| %s | %s | %s |\n", labels[p],
+		        md_cell(evict, pause_part_names[p], 0, a, sizeof(a)),
+		        md_cell(ret, pause_part_names[p], 0, b, sizeof(b)));
+}
+
 static void render_markdown(struct json_object *root, FILE *f, const char *json_name)
 {
 	struct json_object *latency = jget(root, "eviction_latency"), *um = jget(root, "um");
@@ -2183,6 +2402,8 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 		fprintf(f, "| **return / HtoD peak** (goal ≥ %.2f: %s) | %s | |\n", goal,
 		        jnum(root, "return_over_peak") >= goal ? "met" : "**not met**",
 		        md_cell(root, "return_over_peak", 3, cell, sizeof(cell)));
+		if (jget(root, "floor_evict_rewrite_gbps"))
+			render_floor(f, root);
 		md_phase_note(f, root, "relocation");
 	}
 
