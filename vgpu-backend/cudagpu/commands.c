@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * commands.c - what cudagpu's submission thread does with one channel's
- * turn: fetch its next GPFIFO entry (runs of NOPs at once), copy the
+ * turn: fetch its next GPFIFO entries (runs of NOPs at once), copy the
  * pushbuffer out, check every command against the channel's address space
  * (a command that leaves it kills the channel with simgpu's error) and issue
  * it on the channel's CUDA stream. A turn issues at most
  * config.timeslice_commands units (commands, 4 MiB windows of a COPY or
- * MEMSET, which resume next turn); a SEMAPHORE_ACQUIRE that cannot complete
- * yields the turn and times out after config.acquire_timeout_ms. The format is simgpu's
+ * MEMSET, which resume next turn), over as many entries as the budget and
+ * config.max_entries_in_flight allow, timed as one span (two CUDA events,
+ * one completion); a SEMAPHORE_ACQUIRE that cannot complete yields the turn
+ * and times out after config.acquire_timeout_ms. The format is simgpu's
  * (vgpu/simgpu_commands.h), so a guest drives both backends alike.
  */
 #include <endian.h>
@@ -571,22 +573,37 @@ static enum run_status load_pushbuffer(struct run_context *rc, uint64_t va, uint
 	return RUN_DONE;
 }
 
-/* The end of an entry: time it. */
-static void entry_finished(struct run_context *rc)
+/*
+ * The end of a run of entries: time it. The entries a turn issues back to
+ * back share one pair of events (recorded before the first and after the
+ * last): an event and a completion per entry cost as much as the launch
+ * they time (issue: launch overhead).
+ */
+static void span_finished(struct run_context *rc)
 {
 	struct cudagpu *gpu = rc->gpu;
 	struct cg_channel *ch = rc->ch;
-	struct cg_completion *done = calloc(1, sizeof(*done));
+	struct cg_completion *done;
 
-	ch->running = false;
-	if (!done)
+	if (!ch->entry_start && !ch->span_entries)
 		return;
+	done = calloc(1, sizeof(*done));
+	if (!done) {
+		/* Untimed, and counted as finished (out of memory). */
+		ch->entries_in_flight -= ch->span_entries;
+		ch->span_entries = 0;
+		cg_event_put(gpu, ch->entry_start);
+		ch->entry_start = NULL;
+		return;
+	}
 	done->type = CG_DONE_TIMING;
 	done->stream = ch->stream;
 	done->channel = ch;
 	done->as = ch->as;
 	done->start = ch->entry_start;
+	done->entries = ch->span_entries;
 	ch->entry_start = NULL;
+	ch->span_entries = 0;
 	done->end = cg_event_get(gpu);
 	if (done->end)
 		gpu->api.cuEventRecord(done->end, ch->stream);
@@ -660,62 +677,101 @@ static int fetch_entry(struct cudagpu *gpu, struct cg_channel *ch,
 	return 0;
 }
 
-/* One turn of a channel: continue its blocked entry or fetch the next one.
- * True if it made progress. pfifo_lock held. */
+/*
+ * Start the channel's next user entry (pfifo_lock held): false when there
+ * is none, or it was a privileged entry or a bad one (*progress says
+ * whether anything happened).
+ */
+static bool start_entry(struct run_context *rc, bool *progress)
+{
+	struct cudagpu *gpu = rc->gpu;
+	struct cg_channel *ch = rc->ch;
+	struct simgpu_gpfifo_entry entry;
+	uint32_t gp_get_before = ch->gp_get;
+	uint64_t ticket;
+	int fetched;
+
+	if (!ch->fetch)
+		return false;
+	if (ch->entries_in_flight >= gpu->config.max_entries_in_flight) {
+		/* Wait for the GPU: its completions free room. */
+		span_finished(rc);
+		return false;
+	}
+	fetched = fetch_entry(gpu, ch, &entry, &ticket);
+	if (fetched) {
+		*progress |= fetched < 0 || ch->gp_get != gp_get_before;
+		return false;
+	}
+	*progress = true;
+	gpu->current_channel = (int32_t)ch->id;
+	if (ticket) {
+		/* Behind the user entries before it, in stream order. */
+		span_finished(rc);
+		priv_entry(gpu, ch, ticket);
+		return false;
+	}
+	entry.pushbuffer_va = le64toh(entry.pushbuffer_va);
+	entry.length_bytes = le32toh(entry.length_bytes);
+	if (le32toh(entry.flags) || entry.length_bytes % 4 ||
+	    entry.length_bytes > SIMGPU_PUSHBUFFER_MAX_BYTES) {
+		span_finished(rc);
+		cg_channel_kill(gpu, ch, entry.pushbuffer_va, VGPU_FAULT_BAD_COMMAND);
+		return false;
+	}
+	if (load_pushbuffer(rc, entry.pushbuffer_va, entry.length_bytes) != RUN_DONE) {
+		span_finished(rc);
+		cg_channel_kill(gpu, ch, rc->fault_va, rc->cause);
+		return false;
+	}
+	ch->running = true;
+	ch->entries_in_flight++;
+	ch->span_entries++;
+	if (!ch->entry_start) {
+		ch->entry_start = cg_event_get(gpu);
+		if (ch->entry_start)
+			gpu->api.cuEventRecord(ch->entry_start, ch->stream);
+	}
+	return true;
+}
+
+/*
+ * One turn of a channel (pfifo_lock held): continue its blocked entry, then
+ * fetch and issue the entries after it until the turn's budget
+ * (config.timeslice_commands units) is spent, an entry blocks, or the ring
+ * is empty. True if it made progress.
+ */
 bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
-                         struct cg_issue_scratch *scratch)
+                     struct cg_issue_scratch *scratch)
 {
 	struct run_context rc = {
 		.gpu = gpu, .ch = ch, .scratch = scratch,
 		.budget = gpu->config.timeslice_commands,
 	};
-	struct simgpu_gpfifo_entry entry;
+	bool progress = false;
 	enum run_status s;
-	uint32_t gp_get_before = ch->gp_get;
-	uint64_t ticket;
-	int fetched;
 
 	if (ch->error)
 		return false;
-	if (!ch->running) {
-		if (!ch->fetch)
-			return false;
-		fetched = fetch_entry(gpu, ch, &entry, &ticket);
-		if (fetched)
-			return fetched < 0 || ch->gp_get != gp_get_before;
-		gpu->current_channel = (int32_t)ch->id;
-		if (ticket) {
-			priv_entry(gpu, ch, ticket);
-			return true;
-		}
-		entry.pushbuffer_va = le64toh(entry.pushbuffer_va);
-		entry.length_bytes = le32toh(entry.length_bytes);
-		if (le32toh(entry.flags) || entry.length_bytes % 4 ||
-		    entry.length_bytes > SIMGPU_PUSHBUFFER_MAX_BYTES) {
-			cg_channel_kill(gpu, ch, entry.pushbuffer_va, VGPU_FAULT_BAD_COMMAND);
-			return true;
-		}
-		if (load_pushbuffer(&rc, entry.pushbuffer_va, entry.length_bytes) != RUN_DONE) {
+	for (;;) {
+		if (!ch->running && !start_entry(&rc, &progress))
+			break;
+		s = run_entry(&rc);
+		if (s == RUN_FAULT) {
+			ch->running = false;
+			span_finished(&rc);
 			cg_channel_kill(gpu, ch, rc.fault_va, rc.cause);
 			return true;
 		}
-		ch->running = true;
-		ch->entry_start = cg_event_get(gpu);
-		if (ch->entry_start)
-			gpu->api.cuEventRecord(ch->entry_start, ch->stream);
+		if (s == RUN_BLOCKED)
+			return progress; /* the span goes on when the entry does */
+		progress = true;
+		if (s == RUN_YIELDED)
+			return true;
+		ch->running = false;
+		if (!rc.budget)
+			break;
 	}
-	s = run_entry(&rc);
-	if (s == RUN_FAULT) {
-		if (ch->entry_start)
-			entry_finished(&rc);
-		cg_channel_kill(gpu, ch, rc.fault_va, rc.cause);
-		return true;
-	}
-	if (s == RUN_BLOCKED)
-		return false;
-	if (s == RUN_YIELDED)
-		return true;
-	entry_finished(&rc);
-	return true;
+	span_finished(&rc);
+	return progress;
 }
-

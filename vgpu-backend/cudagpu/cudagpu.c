@@ -32,6 +32,7 @@ void cudagpu_config_defaults(struct cudagpu_config *config)
 	config->max_stream_passes = 4096;
 	config->max_random_updates = UINT64_C(1) << 32;
 	config->timeslice_commands = 256;
+	config->max_entries_in_flight = 32;
 	config->acquire_timeout_ms = 10000;
 }
 
@@ -228,7 +229,7 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 	pthread_mutex_init(&gpu->handler_lock, NULL);
 	gpu->done_tail = &gpu->done_head;
 	if (!gpu->config.max_channels || !gpu->config.max_address_spaces ||
-	    !gpu->config.timeslice_commands ||
+	    !gpu->config.timeslice_commands || !gpu->config.max_entries_in_flight ||
 	    !power_of_two(gpu->config.default_gpfifo_entries) ||
 	    !power_of_two(gpu->config.max_gpfifo_entries) ||
 	    gpu->config.default_gpfifo_entries > gpu->config.max_gpfifo_entries ||

@@ -159,6 +159,9 @@ struct cg_channel {
 	uint32_t starts_capacity;
 	cg_event starts_event; /* the last launch that read starts */
 	uint32_t inflight; /* completions not yet seen */
+	/* User entries issued and not finished (config.max_entries_in_flight
+	 * bounds it), and those of the open timing span (entry_start). */
+	uint32_t entries_in_flight, span_entries;
 };
 
 enum cg_completion_type {
@@ -176,6 +179,7 @@ struct cg_completion {
 	struct cg_channel *channel; /* NULL for copies */
 	struct cg_as *as;       /* whose busy time it is */
 	uint64_t value, address, cookie;
+	uint32_t entries;       /* TIMING: user entries of the span */
 	int status;             /* COPY: already failed (no event) */
 	struct cg_completion *next;
 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pfifo.c - cudagpu's submission thread, which plays PFIFO: it round-robins
- * runnable channels, at most one GPFIFO entry and config.timeslice_commands
- * units of it per turn (commands.c), then polls the
+ * runnable channels, config.timeslice_commands units of their GPFIFO
+ * entries per turn (commands.c), then polls the
  * completions (CUDA events) and delivers the HAL's events with no cudagpu
  * lock held. Also the event pool and the completion list it polls.
  */
@@ -129,6 +129,7 @@ static unsigned poll_completions(struct cudagpu *gpu, struct vgpu_hal_event *eve
 			};
 			break;
 		case CG_DONE_TIMING:
+			done->channel->entries_in_flight -= done->entries;
 			break;
 		case CG_DONE_ERROR:
 			events[n++] = done->channel->last_error;

@@ -79,6 +79,11 @@ struct cudagpu_config {
 	 * least 1), so one channel's huge pushbuffer cannot hold the thread
 	 * while others wait. The GPU itself time-slices the streams. */
 	uint32_t timeslice_commands;
+	/* A channel has at most this many GPFIFO entries issued to its stream
+	 * and not yet finished (default 32, at least 1): its fetch waits for
+	 * the GPU beyond that, so a tenant cannot queue unbounded work on the
+	 * GPU, and a kill or a drain waits for at most this much of it. */
+	uint32_t max_entries_in_flight;
 	/* A SEMAPHORE_ACQUIRE that waits longer (wall time) kills its channel
 	 * with VGPU_FAULT_TIMEOUT; 0 = never; default 10000. A kernel already
 	 * issued cannot be stopped short of resetting the whole context, so
