@@ -447,6 +447,24 @@ EXPORT cg_result cuMemAllocManaged(cg_deviceptr *ptr, size_t bytes, unsigned int
 	return p ? CG_SUCCESS : CG_ERROR_OUT_OF_MEMORY;
 }
 
+/* Hints about managed memory change nothing here: it is all host memory. */
+EXPORT cg_result cuMemAdvise_v2(cg_deviceptr ptr, size_t bytes, cg_mem_advise advice,
+                                struct cg_mem_location location)
+{
+	(void)advice;
+	(void)location;
+	return ptr && bytes ? CG_SUCCESS : CG_ERROR_INVALID_VALUE;
+}
+
+EXPORT cg_result cuMemPrefetchAsync_v2(cg_deviceptr ptr, size_t bytes,
+                                       struct cg_mem_location location, unsigned int flags,
+                                       cg_stream stream)
+{
+	(void)location;
+	(void)stream;
+	return ptr && bytes && !flags ? CG_SUCCESS : CG_ERROR_INVALID_VALUE;
+}
+
 EXPORT cg_result cuMemFree_v2(cg_deviceptr ptr)
 {
 	plain_free((void *)(uintptr_t)ptr);

@@ -1968,6 +1968,7 @@ static void um_layout_free(struct um_layout *l)
 
 struct um_run {
 	double stream_s, checksum_s;
+	double total_s; /* allocation, first touch (FILL), evictions, prefetches, sweeps */
 	uint64_t evicted_bytes, hot_evicted_bytes;
 };
 
@@ -1987,12 +1988,13 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 	struct tenant app;
 	struct vgpu_core *core;
 	bool *evicted;
-	uint64_t *got, t0, t1;
+	uint64_t *got, start, t0, t1;
 	char what[96];
 
 	snprintf(what, sizeof(what), "GPUswap (%s) at %.2fx", policy, l->factor);
 	core = core_new(hal, opt.chunk, policy, 0);
 	tenant_init(&app, core, hal, "app", 1, opt.chunk, true);
+	start = vgpu_monotonic_ns();
 	for (size_t b = 0; b < l->buffer_count; b++) {
 		size_t index = tenant_alloc(&app, l->buffers[b].bytes,
 		                            l->buffers[b].hot ? VGPU_PRIORITY_MAX : VGPU_PRIORITY_MIN,
@@ -2005,6 +2007,8 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 	for (size_t i = 0; i < l->piece_count; i++)
 		app.pieces[i].seed = l->pieces[i].seed;
 	tenant_fill(&app, 0, app.piece_count);
+	guest_fence(app.guest, what); /* the first touch is done */
+	t0 = vgpu_monotonic_ns();
 
 	run->evicted_bytes = vm_evicted_bytes(app.vm);
 	evicted = xcalloc(app.piece_count, sizeof(*evicted));
@@ -2015,6 +2019,7 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 			run->hot_evicted_bytes += app.pieces[i].bytes;
 	free(evicted);
 
+	start += vgpu_monotonic_ns() - t0; /* the bookkeeping above is not the app's */
 	t0 = vgpu_monotonic_ns();
 	for (unsigned sweep = 0; sweep < UM_SWEEPS; sweep++) {
 		for (size_t i = 0; i < app.piece_count; i++)
@@ -2032,6 +2037,7 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 	guest_entry(app.guest, what);
 	guest_fence(app.guest, what);
 	run->stream_s = (double)(t1 - t0) / 1e9;
+	run->total_s = (double)(t1 - start) / 1e9;
 	run->checksum_s = seconds_since(t1);
 	got = xcalloc(l->piece_count, sizeof(*got));
 	for (size_t i = 0; i < l->piece_count; i++)
@@ -2077,24 +2083,68 @@ static uint64_t balloon_take(uint64_t target)
 	return free_bytes;
 }
 
-static void um_managed(const struct um_layout *l, uint64_t *results_host,
+/*
+ * The hints a careful user gives managed memory, knowing what GPUswap's
+ * priority policy knows: hot buffers live on the GPU, cold ones in host
+ * memory where the GPU reads them in place rather than migrating them
+ * (GPUswap's evicted chunks, reached over the bus).
+ */
+static void um_advise(const struct um_layout *l, cg_deviceptr m)
+{
+	struct cg_mem_location gpu = { .type = CG_MEM_LOCATION_TYPE_DEVICE, .id = cu_device };
+	struct cg_mem_location host = { .type = CG_MEM_LOCATION_TYPE_HOST, .id = 0 };
+
+	for (size_t b = 0; b < l->buffer_count; b++) {
+		const struct um_buffer *buffer = &l->buffers[b];
+
+		cu(api.cuMemAdvise_v2(m + buffer->offset, buffer->bytes,
+		                      CG_MEM_ADVISE_SET_PREFERRED_LOCATION, buffer->hot ? gpu : host),
+		   "cuMemAdvise(SET_PREFERRED_LOCATION)");
+		cu(api.cuMemAdvise_v2(m + buffer->offset, buffer->bytes, CG_MEM_ADVISE_SET_ACCESSED_BY,
+		                      gpu),
+		   "cuMemAdvise(SET_ACCESSED_BY)");
+	}
+}
+
+/* Bring the hot buffers to the GPU ahead of the sweeps. */
+static void um_prefetch_hot(const struct um_layout *l, cg_deviceptr m)
+{
+	struct cg_mem_location gpu = { .type = CG_MEM_LOCATION_TYPE_DEVICE, .id = cu_device };
+
+	for (size_t b = 0; b < l->buffer_count; b++)
+		if (l->buffers[b].hot)
+			cu(api.cuMemPrefetchAsync_v2(m + l->buffers[b].offset, l->buffers[b].bytes, gpu, 0,
+			                             cu_stream),
+			   "cuMemPrefetchAsync(device)");
+}
+
+static void um_managed(const struct um_layout *l, bool hints, uint64_t *results_host,
                        cg_deviceptr results_device, struct um_run *run, uint64_t *free_seen)
 {
 	cg_deviceptr m;
-	uint64_t t0, t1;
+	uint64_t start, t0, t1;
 	char what[96];
 
-	snprintf(what, sizeof(what), "managed memory at %.2fx", l->factor);
+	snprintf(what, sizeof(what), "managed memory%s at %.2fx", hints ? " with hints" : "",
+	         l->factor);
 	driver_enter();
-	cu(api.cuMemAllocManaged(&m, l->bytes, CG_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+	/* The balloon first: it is the test rig, not the app. */
 	*free_seen = balloon_take(opt.um_vram + UM_MARGIN);
+	start = vgpu_monotonic_ns();
+	cu(api.cuMemAllocManaged(&m, l->bytes, CG_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+	if (hints)
+		um_advise(l, m);
 	for (size_t i = 0; i < l->piece_count; i++)
 		cu(cudagpu_launch_fill(&api, &kernels, cu_stream, m + l->pieces[i].va,
 		                       l->pieces[i].bytes / 8, l->pieces[i].seed, 0),
 		   "cuLaunchKernel(vgpu_fill) on managed memory");
 	cu(api.cuStreamSynchronize(cu_stream), what);
-	memset(results_host, 0, l->piece_count * sizeof(uint64_t));
 	t0 = vgpu_monotonic_ns();
+	memset(results_host, 0, l->piece_count * sizeof(uint64_t));
+	start += vgpu_monotonic_ns() - t0;
+	t0 = vgpu_monotonic_ns();
+	if (hints)
+		um_prefetch_hot(l, m);
 	for (unsigned sweep = 0; sweep < UM_SWEEPS; sweep++)
 		for (size_t i = 0; i < l->piece_count; i++)
 			cu(cudagpu_launch_stream(&api, &kernels, cu_stream, m + l->pieces[i].va,
@@ -2108,6 +2158,7 @@ static void um_managed(const struct um_layout *l, uint64_t *results_host,
 		   "cuLaunchKernel(vgpu_checksum) on managed memory");
 	cu(api.cuStreamSynchronize(cu_stream), what);
 	run->stream_s = (double)(t1 - t0) / 1e9;
+	run->total_s = (double)(t1 - start) / 1e9;
 	run->checksum_s = seconds_since(t1);
 	balloon_release(); /* first of all */
 	cu(api.cuMemFree(m), "cuMemFree (managed)");
@@ -2116,6 +2167,13 @@ static void um_managed(const struct um_layout *l, uint64_t *results_host,
 	run->evicted_bytes = run->hot_evicted_bytes = 0;
 	um_check_results(l, results_host, what);
 }
+
+/* GPUswap random, GPUswap priority, managed memory, managed with hints. */
+#define UM_CONTENDERS 4u
+static const char *const um_total_keys[UM_CONTENDERS] = {
+	"total_gpuswap_random_s", "total_gpuswap_priority_s", "total_managed_s",
+	"total_managed_hints_s",
+};
 
 static void phase_um(struct json_object *root)
 {
@@ -2127,6 +2185,12 @@ static void phase_um(struct json_object *root)
 	struct series c_priority[UM_FACTORS] = { 0 }, c_managed[UM_FACTORS] = { 0 };
 	struct series e_random[UM_FACTORS] = { 0 }, e_priority[UM_FACTORS] = { 0 };
 	struct series he_random[UM_FACTORS] = { 0 }, he_priority[UM_FACTORS] = { 0 };
+	/* With hints; and end to end (allocation to the last sweep), each of
+	 * the four, and GPUswap's over managed memory with hints. */
+	struct series s_hinted[UM_FACTORS] = { 0 }, c_hinted[UM_FACTORS] = { 0 };
+	struct series t_run[UM_CONTENDERS][UM_FACTORS] = { 0 };
+	struct series t_random_over_hinted[UM_FACTORS] = { 0 };
+	struct series t_priority_over_hinted[UM_FACTORS] = { 0 };
 	struct um_layout layouts[UM_FACTORS];
 	uint64_t *results_host = NULL, free_seen = 0;
 	cg_deviceptr results_device;
@@ -2166,19 +2230,26 @@ static void phase_um(struct json_object *root)
 	while (phase_continue(&clock, opt.um_rounds)) {
 		for (size_t f = 0; f < UM_FACTORS; f++) {
 			const struct um_layout *l = &layouts[f];
-			struct um_run runs[3];
+			struct um_run runs[UM_CONTENDERS];
 
-			/* The three contenders in rotating order. */
-			for (unsigned step = 0; step < 3; step++) {
-				unsigned which = (step + clock.rounds + (unsigned)f) % 3;
+			/* The four contenders in rotating order. */
+			for (unsigned step = 0; step < UM_CONTENDERS; step++) {
+				unsigned which = (step + clock.rounds + (unsigned)f) % UM_CONTENDERS;
 
 				if (which == 0)
 					um_gpuswap(hal, l, "random", &runs[0]);
 				else if (which == 1)
 					um_gpuswap(hal, l, "priority", &runs[1]);
 				else
-					um_managed(l, results_host, results_device, &runs[2], &free_seen);
+					um_managed(l, which == 3, results_host, results_device,
+					           &runs[which], &free_seen);
 			}
+			series_add(&s_hinted[f], runs[3].stream_s);
+			series_add(&c_hinted[f], runs[3].checksum_s);
+			for (unsigned c = 0; c < UM_CONTENDERS; c++)
+				series_add(&t_run[c][f], runs[c].total_s);
+			series_add(&t_random_over_hinted[f], runs[0].total_s / runs[3].total_s);
+			series_add(&t_priority_over_hinted[f], runs[1].total_s / runs[3].total_s);
 			series_add(&s_random[f], runs[0].stream_s);
 			series_add(&s_priority[f], runs[1].stream_s);
 			series_add(&s_managed[f], runs[2].stream_s);
@@ -2191,11 +2262,12 @@ static void phase_um(struct json_object *root)
 			series_add(&e_priority[f], (double)runs[1].evicted_bytes / MiB);
 			series_add(&he_random[f], (double)runs[0].hot_evicted_bytes / MiB);
 			series_add(&he_priority[f], (double)runs[1].hot_evicted_bytes / MiB);
-			printf("   round %u, %.2fx: GPUswap random %.3f s, priority %.3f s, managed "
-			       "%.3f s (CHECKSUM %.2f / %.2f / %.2f s)\n",
+			printf("   round %u, %.2fx: sweeps: GPUswap random %.3f s, priority %.3f s, "
+			       "managed %.3f s, with hints %.3f s; end to end %.3f / %.3f / %.3f / "
+			       "%.3f s\n",
 			       clock.rounds + 1, l->factor, runs[0].stream_s, runs[1].stream_s,
-			       runs[2].stream_s, runs[0].checksum_s, runs[1].checksum_s,
-			       runs[2].checksum_s);
+			       runs[2].stream_s, runs[3].stream_s, runs[0].total_s, runs[1].total_s,
+			       runs[2].total_s, runs[3].total_s);
 		}
 		clock.rounds++;
 	}
@@ -2223,8 +2295,23 @@ static void phase_um(struct json_object *root)
 		put_series(o, "gpuswap_priority_evicted_mib", &e_priority[f]);
 		put_series(o, "gpuswap_random_hot_evicted_mib", &he_random[f]);
 		put_series(o, "gpuswap_priority_hot_evicted_mib", &he_priority[f]);
+		put_series(o, "managed_hints_s", &s_hinted[f]);
+		put_series(o, "managed_hints_checksum_s", &c_hinted[f]);
+		for (unsigned c = 0; c < UM_CONTENDERS; c++)
+			put_series(o, um_total_keys[c], &t_run[c][f]);
+		put_series(o, "total_gpuswap_random_over_managed_hints", &t_random_over_hinted[f]);
+		put_series(o, "total_gpuswap_priority_over_managed_hints",
+		           &t_priority_over_hinted[f]);
 		json_object_array_add(array, o);
 	}
+	printf("   end to end (allocation, first touch, evictions, prefetches, sweeps):\n");
+	printf("   %6s %12s %12s %12s %12s %16s %16s\n", "factor", "random s", "priority s",
+	       "managed s", "hints s", "random/hints", "priority/hints");
+	for (size_t f = 0; f < UM_FACTORS; f++)
+		printf("   %5.2fx %12.3f %12.3f %12.3f %12.3f %16.2f %16.2f\n", layouts[f].factor,
+		       median_of(&t_run[0][f]), median_of(&t_run[1][f]), median_of(&t_run[2][f]),
+		       median_of(&t_run[3][f]), median_of(&t_random_over_hinted[f]),
+		       median_of(&t_priority_over_hinted[f]));
 	printf("   (seconds: the STREAM sweeps; the CHECKSUM that follows verifies them and is "
 	       "timed apart: a one-thread FNV chain, compute-bound)\n");
 	put_int(root, "um_budget_bytes", opt.um_vram);
@@ -2454,11 +2541,15 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 	} else if (!um) {
 		fprintf(f, "Not run in this measurement (`--um` runs it).\n\n");
 	} else {
-		fprintf(f, "The same working set and kernel sequence three ways: GPUswap (one VM, the "
+		fprintf(f, "The same working set and kernel sequence four ways: GPUswap (one VM, the "
 		           "core on cudagpu with a %.0f MiB VRAM budget, chunks the policy picks "
 		           "evicted) with the random and the priority policy, and `cuMemAllocManaged` "
 		           "memory on a GPU ballooned (`cuMemAlloc`) down to the budget + %.0f MiB "
-		           "free. The set is made of 64 MiB buffers; the hot ones (half the budget, "
+		           "free, without and with the hints a careful user gives (hot buffers: "
+		           "`cuMemAdvise` preferred location the GPU and `cuMemPrefetchAsync` to it "
+		           "before the sweeps; cold ones: preferred location the host, accessed by "
+		           "the GPU, so it reads them in place). The set is made of 64 MiB buffers; "
+		           "the hot ones (half the budget, "
 		           "priority 15) get %.0f STREAM passes per sweep, the others (priority 0) "
 		           "one; %.0f sweeps, launched per chunk-sized piece, through the VM's "
 		           "channel for GPUswap and on a stream for managed memory. Seconds of the "
@@ -2466,34 +2557,58 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 		           "is listed apart (a one-thread FNV chain, compute-bound).\n\n",
 		        jnum(root, "um_budget_bytes") / MiB, jnum(root, "um_margin_bytes") / MiB,
 		        jnum(root, "um_hot_passes"), jnum(root, "um_sweeps"));
-		fprintf(f, "| factor | set | GPUswap random s | GPUswap priority s | managed s | "
-		           "random / managed | priority / managed |\n");
-		fprintf(f, "|---|---|---|---|---|---|---|\n");
+		fprintf(f, "**End to end**, from the allocation to the last sweep (allocation and "
+		           "the evictions it causes, the first touch by FILL kernels, advice and "
+		           "prefetches, the sweeps; no chunk returns meanwhile: nothing is freed), "
+		           "seconds:\n\n");
+		fprintf(f, "| factor | set | GPUswap random | GPUswap priority | managed | managed + "
+		           "hints | random / hints | priority / hints |\n");
+		fprintf(f, "|---|---|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < json_object_array_length(um); i++) {
 			struct json_object *o = json_object_array_get_idx(um, i);
-			char a[96], b[96], c[96], d[96];
+			char cells[6][96];
 
-			fprintf(f, "| %.2f× | %.0f MiB | %s | %s | %s | %s | %s |\n", jnum(o, "factor"),
-			        jnum(o, "working_set_mib"),
+			if (!jget(o, "total_managed_hints_s"))
+				continue; /* an older run */
+			fprintf(f, "| %.2f× | %.0f MiB | %s | %s | %s | %s | %s | %s |\n",
+			        jnum(o, "factor"), jnum(o, "working_set_mib"),
+			        md_cell(o, "total_gpuswap_random_s", 3, cells[0], 96),
+			        md_cell(o, "total_gpuswap_priority_s", 3, cells[1], 96),
+			        md_cell(o, "total_managed_s", 3, cells[2], 96),
+			        md_cell(o, "total_managed_hints_s", 3, cells[3], 96),
+			        md_cell(o, "total_gpuswap_random_over_managed_hints", 2, cells[4], 96),
+			        md_cell(o, "total_gpuswap_priority_over_managed_hints", 2, cells[5], 96));
+		}
+		fprintf(f, "\nThe sweeps alone, seconds:\n\n");
+		fprintf(f, "| factor | set | GPUswap random s | GPUswap priority s | managed s | "
+		           "managed + hints s | random / managed | priority / managed |\n");
+		fprintf(f, "|---|---|---|---|---|---|---|---|\n");
+		for (size_t i = 0; i < json_object_array_length(um); i++) {
+			struct json_object *o = json_object_array_get_idx(um, i);
+			char a[96], b[96], c[96], d[96], e[96];
+
+			fprintf(f, "| %.2f× | %.0f MiB | %s | %s | %s | %s | %s | %s |\n",
+			        jnum(o, "factor"), jnum(o, "working_set_mib"),
 			        md_cell(o, "gpuswap_random_s", 3, a, sizeof(a)),
 			        md_cell(o, "gpuswap_priority_s", 3, b, sizeof(b)),
 			        md_cell(o, "managed_s", 3, c, sizeof(c)),
+			        md_cell(o, "managed_hints_s", 3, e, sizeof(e)),
 			        md_cell(o, "gpuswap_random_over_managed", 2, d, sizeof(d)),
 			        md_cell(o, "gpuswap_priority_over_managed", 2, cell, sizeof(cell)));
 		}
 		fprintf(f, "\n| factor | evicted MiB (random / priority) | hot evicted MiB (random / "
-		           "priority) | CHECKSUM s (random / priority / managed) |\n");
+		           "priority) | CHECKSUM s (random / priority / managed / hints) |\n");
 		fprintf(f, "|---|---|---|---|\n");
 		for (size_t i = 0; i < json_object_array_length(um); i++) {
 			struct json_object *o = json_object_array_get_idx(um, i);
 
-			fprintf(f, "| %.2f× | %.0f / %.0f | %.0f / %.0f | %.2f / %.2f / %.2f |\n",
+			fprintf(f, "| %.2f× | %.0f / %.0f | %.0f / %.0f | %.2f / %.2f / %.2f / %.2f |\n",
 			        jnum(o, "factor"), jnum(o, "gpuswap_random_evicted_mib"),
 			        jnum(o, "gpuswap_priority_evicted_mib"),
 			        jnum(o, "gpuswap_random_hot_evicted_mib"),
 			        jnum(o, "gpuswap_priority_hot_evicted_mib"),
 			        jnum(o, "gpuswap_random_checksum_s"), jnum(o, "gpuswap_priority_checksum_s"),
-			        jnum(o, "managed_checksum_s"));
+			        jnum(o, "managed_checksum_s"), jnum(o, "managed_hints_checksum_s"));
 		}
 		md_phase_note(f, root, "um");
 	}

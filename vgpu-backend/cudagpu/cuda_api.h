@@ -34,6 +34,7 @@ typedef struct CUstream_st *cg_stream;
 typedef struct CUevent_st *cg_event;
 typedef int cg_device_attribute;    /* CUdevice_attribute */
 typedef int cg_granularity_option;  /* CUmemAllocationGranularity_flags */
+typedef int cg_mem_advise;          /* CUmem_advise */
 #else
 /* tests/cudagpu/check_cuda_abi_functions.c: the same names for the real
  * types of <cuda.h>, so each function type below can be compared with the
@@ -49,6 +50,7 @@ typedef CUstream cg_stream;
 typedef CUevent cg_event;
 typedef CUdevice_attribute cg_device_attribute;
 typedef CUmemAllocationGranularity_flags cg_granularity_option;
+typedef CUmem_advise cg_mem_advise;
 #define cg_mem_location CUmemLocation_st
 #define cg_mem_allocation_prop CUmemAllocationProp_st
 #define cg_mem_access_desc CUmemAccessDesc_st
@@ -86,6 +88,9 @@ typedef CUmemAllocationGranularity_flags cg_granularity_option;
 #define CG_MEMHOSTALLOC_PORTABLE 0x01
 /* cuMemAllocManaged flags */
 #define CG_MEM_ATTACH_GLOBAL 0x1
+/* CUmem_advise */
+#define CG_MEM_ADVISE_SET_PREFERRED_LOCATION 3
+#define CG_MEM_ADVISE_SET_ACCESSED_BY 5
 /* CUstream_flags, CUevent_flags */
 #define CG_STREAM_NON_BLOCKING 0x1
 #define CG_EVENT_DEFAULT 0x0
@@ -175,6 +180,13 @@ struct cg_mem_access_desc { /* CUmemAccessDesc */
 	X(cuMemAllocManaged, "cuMemAllocManaged", (cg_deviceptr *ptr, size_t bytes,               \
 	                                           unsigned int flags))                            \
 	X(cuMemFree, "cuMemFree_v2", (cg_deviceptr ptr))                                           \
+	/* The CUmemLocation forms (CUDA 12.2; the default names from 13.0): */                   \
+	X(cuMemAdvise_v2, "cuMemAdvise_v2", (cg_deviceptr ptr, size_t bytes,                      \
+	                                     cg_mem_advise advice,                                \
+	                                     struct cg_mem_location location))                    \
+	X(cuMemPrefetchAsync_v2, "cuMemPrefetchAsync_v2", (cg_deviceptr ptr, size_t bytes,        \
+	                                                   struct cg_mem_location location,       \
+	                                                   unsigned int flags, cg_stream stream)) \
 	X(cuMemcpy, "cuMemcpy", (cg_deviceptr dst, cg_deviceptr src, size_t bytes))                \
 	X(cuMemcpyAsync, "cuMemcpyAsync", (cg_deviceptr dst, cg_deviceptr src, size_t bytes,      \
 	                                   cg_stream stream))                                      \
