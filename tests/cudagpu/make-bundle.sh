@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make-bundle.sh - build what tests/cudagpu/gpu-session.sh runs and pack it
+# for a GPU machine that has none of the build dependencies: the test
+# programs from the plain build, the benchmark and the daemon from the
+# release build (-O3, as './vgpu-dev bench' runs them), and jq (the hostile
+# tenant test reads vgpuctl's JSON with it).
+#
+# Usage: tests/cudagpu/make-bundle.sh [DIR]   (default .gpu/bundle)
+# Then, on the GPU machine, from the repository root:
+#   tests/cudagpu/gpu-session.sh DIR OUT [STEP...]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dir=${1:-$root/.gpu/bundle}
+cd "$root"
+./vgpu-dev build >/dev/null
+if [ ! -d build/release ]; then
+	meson setup build/release -Dwerror=true -Dtests=false --buildtype=release >/dev/null
+fi
+ninja -C build/release >/dev/null
+command -v jq >/dev/null || { echo "make-bundle.sh: jq is not installed" >&2; exit 1; }
+tests/cudagpu/gpu-bundle.sh "$dir" \
+	build/plain/vgpu-backend/hal/cudagpu-probe \
+	build/plain/tests/hal/test-hal-conformance \
+	build/plain/tests/core/test_core_property \
+	build/release/vgpu-backend/bench/cuda-bench \
+	build/release/vgpu-backend/daemon/vgpud \
+	build/release/vgpu-backend/ctl/vgpuctl \
+	build/release/guest-driver/tools/vgpu-tenant \
+	"$(command -v jq)"
