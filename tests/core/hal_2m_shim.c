@@ -27,6 +27,7 @@ struct shim {
 	struct vgpu_hal *inner;
 	struct vgpu_hal_caps caps;
 	bool misaligned_iovas;
+	int64_t copies_before_failure; /* atomic; < 0: copies never fail */
 
 	pthread_mutex_t lock; /* everything below */
 	uint64_t page_count;
@@ -42,6 +43,7 @@ struct shim {
 struct shim_as {
 	struct vgpu_hal_as base;
 	struct vgpu_hal_as *inner;
+	uint64_t map_calls; /* as_map calls (atomic) */
 };
 
 static struct shim *to_shim(struct vgpu_hal *hal)
@@ -408,6 +410,7 @@ static int shim_as_map(struct vgpu_hal_as *hal_as, uint64_t va, uint32_t page_si
 	bool size_ok = (page_size == SHIM_PAGE && (mask & VGPU_HAL_PAGE_MASK_2M)) ||
 	               (page_size == SMALL_PAGE && (mask & VGPU_HAL_PAGE_MASK_4K));
 
+	__atomic_add_fetch(&as->map_calls, 1, __ATOMIC_RELAXED);
 	if (!size_ok || !count || !addresses || va % page_size ||
 	    (unsigned)target >= VGPU_TARGET_COUNT)
 		return refuse(shim);
@@ -461,6 +464,16 @@ static int shim_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
 static int shim_copy(struct vgpu_hal_as *as, uint64_t dst_va, uint64_t src_va, uint64_t bytes,
                      uint64_t cookie)
 {
+	struct shim *shim = to_shim(as->hal);
+	int64_t left = __atomic_load_n(&shim->copies_before_failure, __ATOMIC_RELAXED);
+
+	while (left >= 0) {
+		if (left == 0)
+			return -EIO; /* the copy engine refuses */
+		if (__atomic_compare_exchange_n(&shim->copies_before_failure, &left, left - 1, false,
+		                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+	}
 	return vgpu_hal_copy(to_shim_as(as)->inner, dst_va, src_va, bytes, cookie);
 }
 
@@ -531,6 +544,7 @@ int hal_2m_shim_create(struct vgpu_hal *inner, const struct hal_2m_shim_config *
 	shim->base.ops = &shim_ops;
 	shim->inner = inner;
 	shim->misaligned_iovas = config && config->misaligned_iovas;
+	shim->copies_before_failure = -1;
 	shim->page_count = caps.vram_bytes / SHIM_PAGE;
 	shim->free_pages = shim->page_count;
 	shim->next_iova = IOVA_BASE;
@@ -557,4 +571,15 @@ void hal_2m_shim_counters(struct vgpu_hal *hal, struct hal_2m_shim_counters *out
 	pthread_mutex_lock(&shim->lock);
 	*out = shim->counters;
 	pthread_mutex_unlock(&shim->lock);
+}
+
+void hal_2m_shim_fail_copies(struct vgpu_hal *hal, int64_t after)
+{
+	__atomic_store_n(&to_shim(hal)->copies_before_failure, after < 0 ? -1 : after,
+	                 __ATOMIC_RELAXED);
+}
+
+uint64_t hal_2m_shim_as_map_calls(struct vgpu_hal_as *as)
+{
+	return __atomic_load_n(&to_shim_as(as)->map_calls, __ATOMIC_RELAXED);
 }

@@ -57,4 +57,12 @@ struct hal_2m_shim_counters {
 /* hal must come from hal_2m_shim_create. */
 void hal_2m_shim_counters(struct vgpu_hal *hal, struct hal_2m_shim_counters *out);
 
+/* A copy engine that fails: the next `after` copies go through, every one
+ * after them is refused (vgpu_hal_copy returns -EIO) until this is called
+ * again; after < 0 ends the failures. */
+void hal_2m_shim_fail_copies(struct vgpu_hal *hal, int64_t after);
+
+/* The as_map calls made on one of the shim's address spaces. */
+uint64_t hal_2m_shim_as_map_calls(struct vgpu_hal_as *as);
+
 #endif /* VGPU_TESTS_HAL_2M_SHIM_H */

@@ -10,8 +10,9 @@
  * error, and the default chunk size; eviction and return with 2 MiB SYSMEM
  * pages, and with IOVAs that only allow 4 KiB ones; a buffer larger than
  * VRAM; kernels on a guest channel running on evicted chunks; many moves
- * with several chunk sizes. Data is checked after every move, invariants
- * after every step.
+ * with several chunk sizes; PTE rewrites of runs of adjacent chunks in one
+ * call, undone when a copy fails. Data is checked after every move,
+ * invariants after every step.
  *
  * VRAM is 60 MiB (64 MiB minus simgpu's 4 MiB reservation): 30 pages of
  * 2 MiB. Chunks are 2 MiB unless a test says otherwise.
@@ -384,6 +385,78 @@ static void test_many_moves(void **state)
 	assert_true(harness_stats(a).evictions + harness_stats(c).evictions > 0);
 }
 
+/*
+ * Two runs of adjacent chunks (buffers x and z of VM a, with y's hole
+ * between them) are evicted together: their PTEs are rewritten with one
+ * as_map per run, not per chunk. With the copy engine failing after x's
+ * copies, x was already remapped when z's first copy failed: the eviction
+ * fails, x points back at its VRAM, and every byte of a is where it was.
+ */
+static void setup_runs(struct vgpu_vm **a, struct vgpu_vm **b, struct vgpu_buffer_info *x,
+                       struct vgpu_buffer_info *z, struct vgpu_buffer_info *fill)
+{
+	struct vgpu_buffer_info y;
+
+	*a = harness_vm(&h, "a", 1, 0, 0);
+	*b = harness_vm(&h, "b", 100, 0, 0);
+	harness_alloc_filled(&h, *a, x, 1, 8 * MiB, VGPU_PRIORITY_DEFAULT, 10);
+	assert_int_equal(vgpu_core_alloc(*a, 8 * MiB, VGPU_PRIORITY_DEFAULT, 0, &y), 0);
+	harness_alloc_filled(&h, *a, z, 1, 8 * MiB, VGPU_PRIORITY_DEFAULT, 30);
+	assert_int_equal(vgpu_core_free(*a, y.handle), 0);
+	assert_true(z->gpu_va > x->gpu_va + x->bytes); /* not adjacent */
+	/* b takes the rest of VRAM; its share per weight stays below a's. */
+	assert_int_equal(vgpu_core_alloc(*b, VRAM - 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, fill), 0);
+	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
+	assert_int_equal(harness_stats(*a).evicted_bytes, 0);
+}
+
+static void test_remap_runs(void **state)
+{
+	struct vgpu_buffer_info x, z, fill, more;
+	struct vgpu_vm *a, *b;
+	uint64_t calls;
+
+	setup_runs(&a, &b, &x, &z, &fill);
+	calls = hal_2m_shim_as_map_calls(vgpu_core_vm_address_space(a));
+	assert_int_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more), 0);
+	harness_assert_invariants(&h);
+	assert_int_equal(harness_stats(a).evicted_bytes, 16 * MiB);
+	/* Eight chunks, two runs: two PTE rewrites in a. */
+	assert_int_equal(hal_2m_shim_as_map_calls(vgpu_core_vm_address_space(a)) - calls, 2);
+	assert_true(harness_check(a, &x, 10));
+	assert_true(harness_check(a, &z, 30));
+}
+
+static void test_failed_copy_undoes_remaps(void **state)
+{
+	struct vgpu_buffer_info x, z, fill, more;
+	struct vgpu_core_stats stats;
+	struct vgpu_vm *a, *b;
+	uint64_t calls;
+
+	setup_runs(&a, &b, &x, &z, &fill);
+	calls = hal_2m_shim_as_map_calls(vgpu_core_vm_address_space(a));
+	hal_2m_shim_fail_copies(h.hal, 4); /* x's four chunks, then nothing */
+	assert_int_not_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more), 0);
+	hal_2m_shim_fail_copies(h.hal, -1);
+	harness_assert_invariants(&h);
+	/* x was remapped to the host and back: two rewrites. */
+	assert_int_equal(hal_2m_shim_as_map_calls(vgpu_core_vm_address_space(a)) - calls, 2);
+	assert_int_equal(harness_stats(a).evicted_bytes, 0);
+	vgpu_core_stats(h.core, &stats);
+	assert_int_equal(stats.chunks_evicted, 0);
+	assert_int_equal(stats.host_used_bytes, 0);
+	assert_true(harness_check(a, &x, 10));
+	assert_true(harness_check(a, &z, 30));
+
+	/* With the copy engine working again, the same allocation succeeds. */
+	assert_int_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more), 0);
+	harness_assert_invariants(&h);
+	assert_int_equal(harness_stats(a).evicted_bytes, 16 * MiB);
+	assert_true(harness_check(a, &x, 10));
+	assert_true(harness_check(a, &z, 30));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +470,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kernels_on_evicted_chunks, setup_default,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_many_moves, setup_default, teardown),
+		cmocka_unit_test_setup_teardown(test_remap_runs, setup_default, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_copy_undoes_remaps, setup_default,
+		                                teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
