@@ -165,6 +165,10 @@ static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
 	add_u64(o, "buffers", s->buffers);
 	add_u64(o, "channels", vm->channels);
 	add_str(o, "transport", vm->transport);
+	/* a VM once killed for not draining: later evictions wait 50 ms for
+	 * it, not the drain timeout (vgpu/core.h, "Drain offenders") */
+	json_object_object_add(o, "drain_offender", json_object_new_boolean(s->drain_offender));
+	add_u64(o, "drain_kills", s->drain_kills);
 	if (vm->has_contention) /* simgpu's spatial sharing */
 		json_object_object_add(o, "contention", contention_json(&vm->contention));
 	if (!detail)
