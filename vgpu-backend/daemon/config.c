@@ -127,6 +127,9 @@ static const struct key keys[] = {
 	  "control socket for vgpuctl (default " VGPUD_DEFAULT_CONTROL_SOCKET ")" },
 	{ "daemon", "socket_group", T_STRING, STR(socket_group), "GROUP",
 	  "group owning both sockets (mode 0660; default: vgpud's group)" },
+	{ "daemon", "operator_group", T_STRING, STR(operator_group), "GROUP",
+	  "members of this group (besides root and vgpud's own user) are operators: they may "
+	  "use the control socket's mutating commands (default: none)" },
 	{ "daemon", "log_level", T_LOG_LEVEL, OFF(log_level), 0, "LEVEL",
 	  "error, warn, info or debug (default info)" },
 	{ "daemon", "default_profile", T_STRING, STR(default_profile), "NAME",

@@ -84,6 +84,7 @@ struct vgpud_config {
 	char socket_path[VGPUD_PATH_MAX];
 	char control_path[VGPUD_PATH_MAX];
 	char socket_group[64];      /* group owning both sockets, "" = vgpud's */
+	char operator_group[64];    /* control socket operators besides root, "" = none */
 	int log_level;              /* enum vgpud_log_level */
 	char default_profile[VGPUD_PROFILE_NAME_MAX];
 	uint32_t attach_timeout_ms; /* a new connection must ATTACH within this */

@@ -94,6 +94,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(daemon, "socket", c->socket_path);
 	add_str(daemon, "control_socket", c->control_path);
 	add_str(daemon, "socket_group", c->socket_group);
+	add_str(daemon, "operator_group", c->operator_group);
 	add_str(daemon, "log_level", vgpud_log_level_name((enum vgpud_log_level)c->log_level));
 	add_str(daemon, "default_profile",
 	        profiles ? profiles->default_name : c->default_profile);

@@ -264,6 +264,7 @@ static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t
 	pthread_cond_init(&dev->wake, NULL);
 	snprintf(dev->name, sizeof(dev->name), "%s", params->vm_name);
 	snprintf(dev->profile, sizeof(dev->profile), "%s", profile);
+	dev->owner_uid = params->owner_uid;
 	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
 	clock_gettime(CLOCK_REALTIME, &dev->attached_at);
