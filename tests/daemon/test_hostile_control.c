@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_hostile_control.c - issue 24 items 2, 3 and 4: hostile clients of
+ * test_hostile_control.c - issue 24 items 2, 3, 4 and 6: hostile clients of
  * vgpud's control socket and metrics endpoint, next to two honest tenants
  * (alpha and beta, attached by root, holding memory).
  *
@@ -15,6 +15,9 @@
  *    invariant check; a member of operator_group may.
  *  - 15 trickling connections to /metrics (a slowloris) of one user
  *    leave scrapes by root and by another user answering within 1 s.
+ *  - Item 6: one user's VMs get at most max_channels_per_uid channels,
+ *    and without that limit (however many VMs they attach) still leave
+ *    channels_reserved for another user's first channel; a user does not get a profile's last instance.
  *
  * The non-root users are child processes that drop root (the test runs
  * as root; without root it is skipped). Bounds are wide (1 s) and say
@@ -698,6 +701,142 @@ static void test_metrics_slowloris(void **state)
 	stop(f);
 }
 
+/* ---- item 6: shares of channels and instances --------------------------- */
+
+#define HOG_VMS 8
+
+/* Attach HOG_VMS VMs and open channels in each until refused; report the
+ * channels held, then hold them until the parent's go. */
+static void channel_hog(void *arg, int fd)
+{
+	struct fixture *f = arg;
+	struct tenant t[HOG_VMS];
+	struct vgpu_channel_create_response r;
+	unsigned vms = 0, channels = 0;
+
+	for (unsigned v = 0; v < HOG_VMS; v++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "hog%u", v);
+		if (tenant_open(&f->h, &t[v], name, "big") != 0 || tenant_hello(&t[v]) != 0)
+			break;
+		vms++;
+		while (tenant_channel_create(&t[v], 0, &r) == VGPU_STATUS_OK)
+			channels++;
+	}
+	dprintf(fd, "%u %u\n", vms, channels);
+	close(fd);
+	child_wait_go();
+	for (unsigned v = 0; v < vms; v++)
+		tenant_close(&t[v]);
+}
+
+/* A fresh VM of another user: does its first CHANNEL_CREATE succeed? */
+static void newcomer(void *arg, int fd)
+{
+	struct fixture *f = arg;
+	struct tenant t;
+	struct vgpu_channel_create_response r;
+	int status = -1;
+
+	if (tenant_open(&f->h, &t, "newcomer", "big") == 0 && tenant_hello(&t) == 0) {
+		status = tenant_channel_create(&t, 0, &r);
+		tenant_close(&t);
+	}
+	dprintf(fd, "%d\n", status);
+	close(fd);
+}
+
+/* Take instances of profile "small" (max 4; alpha holds one) until refused. */
+static void instance_taker(void *arg, int fd)
+{
+	struct fixture *f = arg;
+	struct tenant t[4];
+	unsigned got = 0;
+	const char *prefix = getuid() == TENANT_UID ? "taker" : "late";
+
+	for (unsigned i = 0; i < 4; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s%u", prefix, i);
+		if (tenant_open(&f->h, &t[got], name, "small") != 0)
+			break;
+		got++;
+	}
+	dprintf(fd, "%u\n", got);
+	close(fd);
+	child_wait_go();
+	for (unsigned i = 0; i < got; i++)
+		tenant_close(&t[i]);
+}
+
+static void no_user_channel_limit(struct vgpud_config *c)
+{
+	c->max_channels_per_uid = 0; /* the reserve alone */
+}
+
+static void test_channel_and_instance_shares(void **state)
+{
+	struct fixture *f = &fixture;
+	struct child hog, late, taker;
+	unsigned vms = 0, channels = 0, got = 0, got_late = 0;
+	int status = -1;
+	char out[256];
+	FILE *in;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	/* per user: at most max_channels_per_uid (16) */
+	start(f, NULL);
+	hog = start_as(TENANT_UID, (gid_t)-1, channel_hog, f);
+	in = fdopen(dup(hog.out), "r");
+	assert_int_equal(fscanf(in, "%u %u", &vms, &channels), 2);
+	fclose(in);
+	late = start_as(OTHER_UID, (gid_t)-1, newcomer, f);
+	assert_int_equal(finish(&late, out, sizeof(out)), 0);
+	assert_int_equal(sscanf(out, "%d", &status), 1);
+	assert_int_equal(finish(&hog, out, sizeof(out)), 0);
+	print_message("one user's %u VMs got %u channels; another user's first channel: %d\n",
+	              vms, channels, status);
+	assert_int_equal(vms, HOG_VMS);
+	assert_int_equal(channels, f->h.config.max_channels_per_uid);
+	assert_int_equal(status, VGPU_STATUS_OK);
+	stop(f);
+
+	/* without a per-user limit the reserve still keeps a channel for a
+	 * newcomer; and a user does not get a profile's last instance */
+	start(f, no_user_channel_limit);
+	hog = start_as(TENANT_UID, (gid_t)-1, channel_hog, f);
+	in = fdopen(dup(hog.out), "r");
+	assert_int_equal(fscanf(in, "%u %u", &vms, &channels), 2);
+	fclose(in);
+	late = start_as(OTHER_UID, (gid_t)-1, newcomer, f);
+	assert_int_equal(finish(&late, out, sizeof(out)), 0);
+	assert_int_equal(sscanf(out, "%d", &status), 1);
+	assert_int_equal(finish(&hog, out, sizeof(out)), 0);
+	print_message("without max_channels_per_uid: %u channels of %u, the newcomer's first: "
+	              "%d\n", channels, f->h.d->caps.max_channels, status);
+	assert_true(channels + f->h.config.channels_reserved <= f->h.d->caps.max_channels);
+	assert_int_equal(status, VGPU_STATUS_OK);
+
+	taker = start_as(TENANT_UID, (gid_t)-1, instance_taker, f);
+	in = fdopen(dup(taker.out), "r");
+	assert_int_equal(fscanf(in, "%u", &got), 1);
+	fclose(in);
+	late = start_as(OTHER_UID, (gid_t)-1, instance_taker, f);
+	in = fdopen(dup(late.out), "r");
+	assert_int_equal(fscanf(in, "%u", &got_late), 1);
+	fclose(in);
+	assert_int_equal(finish(&late, out, sizeof(out)), 0);
+	assert_int_equal(finish(&taker, out, sizeof(out)), 0);
+	print_message("profile small (max 4, one held by alpha): one user got %u, another %u\n",
+	              got, got_late);
+	assert_int_equal(got, 2);
+	assert_int_equal(got_late, 1);
+	stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -706,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_root_keeps_a_slot),
 		cmocka_unit_test(test_tenants_are_not_operators),
 		cmocka_unit_test(test_metrics_slowloris),
+		cmocka_unit_test(test_channel_and_instance_shares),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

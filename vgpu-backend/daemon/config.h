@@ -103,6 +103,10 @@ struct vgpud_config {
 	uint32_t max_connections_per_uid; /* tenant connections of one user at once */
 	uint32_t control_idle_timeout_ms; /* a silent control connection: closed */
 	uint32_t control_max_connections_per_uid;
+	/* share_limits.h: per-user shares of channels and instances */
+	uint32_t max_channels_per_uid;  /* 0 = no limit */
+	uint32_t channels_reserved;     /* for users holding no channel */
+	uint32_t max_instances_per_uid; /* of one profile; 0 = no limit */
 
 	/* [profile NAME] sections */
 	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];

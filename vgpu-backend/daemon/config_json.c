@@ -114,6 +114,9 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(sock, "max_connections_per_uid", c->max_connections_per_uid);
 	add_u64(sock, "control_idle_timeout_ms", c->control_idle_timeout_ms);
 	add_u64(sock, "control_max_connections_per_uid", c->control_max_connections_per_uid);
+	add_u64(sock, "max_channels_per_uid", c->max_channels_per_uid);
+	add_u64(sock, "channels_reserved", c->channels_reserved);
+	add_u64(sock, "max_instances_per_uid", c->max_instances_per_uid);
 	json_object_object_add(root, "socket", sock);
 
 	if (profiles) {
