@@ -25,7 +25,7 @@
 #            vm-victim allocates, `vgpuctl status --json` is probed every
 #            50 ms: each probe must answer within 1.5 s (a status that waits
 #            for the eviction takes the whole 3 s drain timeout, or forever)
-#            and the median within 100 ms; vm-stuck's own STATS requests (a
+#            and the median within 1 s; vm-stuck's own STATS requests (a
 #            guest's mailbox request, answered from the same statistics as
 #            QUERY) must each answer within 1.5 s. Then vm-stuck is told to
 #            stop: its channel was killed, its data verifies.
@@ -46,11 +46,12 @@
 # Every scenario checks that the honest tenants verified, and (but sigterm)
 # that vgpud is healthy afterwards and stops with status 0.
 #
-# Probe timings: the bounds are the (100 ms) for the median, and a
-# generous 1.5 s for the worst single probe, so that a loaded 2-core machine
-# under AddressSanitizer (a vgpuctl process start included in every probe)
-# cannot fail the test while a status that waits for the eviction (3 s
-# here) still does.
+# Probe timings: wide bounds, 1 s for the median and 1.5 s for the worst
+# single probe, so that a loaded 2-core machine under AddressSanitizer (a
+# vgpuctl process start included in every probe) cannot fail the test
+# while a status that waits for the eviction (3 s here) still does. How
+# fast status answers under attack is the benchmark's figure
+# (status_ms_under_attack_p99), not a test.
 #
 # Usage: tests/demo/hostile-core.sh SCENARIO [--build-dir DIR] [--keep]
 # Exit status: 0 passed, 1 a check failed, 2 could not run, 64 bad usage,
@@ -109,7 +110,7 @@ DRAIN_TIMEOUT_MS=3000
 [ "$SCENARIO" = sigterm ] && DRAIN_TIMEOUT_MS=10000
 DEADLINE=120 # s, for the whole run
 PROBE_MAX_MS=1500
-PROBE_MEDIAN_MS=100
+PROBE_MEDIAN_MS=1000
 
 # shellcheck source=tests/lib/checks.sh
 . "$ROOT/tests/lib/checks.sh"
