@@ -118,6 +118,8 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "stall";
 	case VGPU_WORKLOAD_THROTTLE:
 		return "throttle";
+	case VGPU_WORKLOAD_HOG:
+		return "hog";
 	}
 	return "unknown";
 }
@@ -146,6 +148,8 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_NEVER_RELEASE;
 	else if (!strcmp(name, "throttle"))
 		*out = VGPU_WORKLOAD_THROTTLE;
+	else if (!strcmp(name, "hog"))
+		*out = VGPU_WORKLOAD_HOG;
 	else
 		return -EINVAL;
 	return 0;

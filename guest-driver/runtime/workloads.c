@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * workloads.c - stream, stencil, gups, alloc-leak, soak, throttle and the
- * hostile escape, copy-flood, never-release and stall on a vGPU, verified
+ * hostile escape, copy-flood, never-release, hog and stall on a vGPU, verified
  * by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
@@ -1243,6 +1243,113 @@ static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_byt
 	return 0;
 }
 
+/* hog --------------------------------------------------------------------- */
+
+#define HOG_PASSES 16     /* per STREAM kernel */
+#define HOG_IN_FLIGHT 2   /* submissions queued on the channel */
+
+/* The hog's channel was killed: go on on a fresh one. */
+static int hog_rearm(struct run *run, uint64_t *fences)
+{
+	struct vgpu_channel *dead = run->ch;
+	int ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+
+	if (ret) {
+		run->ch = dead;
+		return fail_device(run, ret);
+	}
+	vgpu_channel_set_timeout(dead, 1);
+	vgpu_channel_destroy(dead);
+	run->result->hog_rearms++;
+	memset(fences, 0, HOG_IN_FLIGHT * sizeof(*fences));
+	return 0;
+}
+
+static int run_hog(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	struct vgpu_workload_result *r = run->result;
+	uint64_t fences[HOG_IN_FLIGHT] = { 0 }, end;
+	uint32_t per_submission, launch_words, *words, n = 0;
+	unsigned slot = 0;
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	if (ret)
+		return ret;
+	{
+		uint32_t probe[SIMGPU_COMMAND_MAX_WORDS];
+
+		launch_words = simgpu_push_launch_stream(probe, run->buffers[0].gpu_va,
+		                                         run->data_bytes[0], HOG_PASSES);
+	}
+	run->phase_start_ns = now_ns();
+	end = run->options->duration_ns ? run->phase_start_ns + run->options->duration_ns
+	                                : UINT64_MAX;
+	while (!stopped(run) && now_ns() < end) {
+		/* keep HOG_IN_FLIGHT submissions of kernels queued */
+		if (fences[slot] && !vgpu_channel_fence_passed(run->ch, fences[slot])) {
+			ret = vgpu_channel_wait(run->ch, fences[slot], FLOOD_POLL_MS);
+			if (ret == -ETIMEDOUT)
+				continue;
+			if (ret == -EIO) { /* killed: re-arm on a fresh channel */
+				ret = hog_rearm(run, fences);
+				if (ret)
+					return ret;
+				continue;
+			}
+			if (ret)
+				return fail_channel(run, ret, "hogging the GPU");
+		}
+		per_submission = vgpu_channel_max_words(run->ch) / launch_words;
+		ret = vgpu_channel_begin(run->ch, per_submission * launch_words, &words);
+		if (ret == -EIO) {
+			ret = hog_rearm(run, fences);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (ret)
+			return fail_channel(run, ret, "hogging the GPU");
+		n = 0;
+		for (uint32_t k = 0; k < per_submission; k++)
+			n += simgpu_push_launch_stream(words + n, run->buffers[0].gpu_va,
+			                               run->data_bytes[0], HOG_PASSES);
+		ret = vgpu_channel_submit(run->ch, n, VGPU_SUBMIT_INTERRUPT, &fences[slot]);
+		if (ret == -EIO) {
+			ret = hog_rearm(run, fences);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (ret)
+			return fail_channel(run, ret, "hogging the GPU");
+		r->hog_kernels += per_submission;
+		r->submissions++;
+		slot = (slot + 1) % HOG_IN_FLIGHT;
+	}
+	r->iterations = r->submissions;
+	/* Let the queue go with the channel: a fresh one verifies. */
+	{
+		struct vgpu_channel *busy = run->ch;
+
+		ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+		if (ret) {
+			run->ch = busy;
+			return fail_device(run, ret);
+		}
+		vgpu_channel_set_timeout(busy, 1);
+		vgpu_channel_destroy(busy);
+	}
+	/* buffers 1.. hold what allocate_filled wrote (0 is the hog's) */
+	ret = verify(run, expected_fill, 1, run->count - 1, 1);
+	if (ret)
+		return ret;
+	snprintf(r->message, sizeof(r->message),
+	         "queued %" PRIu64 " STREAM kernels of %u passes over %" PRIu64
+	         " bytes; %" PRIu64 " channels killed under it (re-armed); other buffers intact",
+	         r->hog_kernels, HOG_PASSES, run->data_bytes[0], r->hog_rearms);
+	return 0;
+}
+
 /* stall ------------------------------------------------------------------- */
 
 static int run_stall(struct run *run)
@@ -1352,6 +1459,9 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 		break;
 	case VGPU_WORKLOAD_THROTTLE:
 		ret = run_throttle(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_HOG:
+		ret = run_hog(&run, size, buffer_bytes);
 		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);
