@@ -1183,27 +1183,36 @@ static void probe_stats(struct run *run)
 		run->result->stats_ns_max = elapsed;
 }
 
-static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_bytes)
+/* Park run->ch on an acquire of its last scratch word, which nothing
+ * writes (it stays 0): the channel never drains. */
+static int park(struct run *run, uint64_t *fence)
+{
+	uint32_t *words;
+	int ret = begin(run, &words);
+
+	if (ret)
+		return ret;
+	return submit_words(run, words,
+	                    simgpu_push_semaphore_acquire(
+	                            words,
+	                            vgpu_channel_scratch_va(run->ch,
+	                                                    vgpu_channel_scratch_count(run->ch) - 1),
+	                            UINT64_MAX),
+	                    0, fence);
+}
+
+/* never-release, and staller (rearm: a killed channel is replaced by a
+ * fresh one parked the same way, at once). */
+static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_bytes, bool rearm)
 {
 	struct vgpu_workload_result *r = run->result;
 	struct vgpu_channel *stuck;
 	uint64_t fence = 0, hold_until;
-	uint32_t *words;
 	int ret = allocate_filled(run, size, buffer_bytes);
 
 	if (ret)
 		return ret;
-	/* The last scratch word: nothing writes it, so it stays 0. */
-	ret = begin(run, &words);
-	if (ret)
-		return ret;
-	ret = submit_words(run, words,
-	                   simgpu_push_semaphore_acquire(
-	                           words,
-	                           vgpu_channel_scratch_va(run->ch,
-	                                                   vgpu_channel_scratch_count(run->ch) - 1),
-	                           UINT64_MAX),
-	                   0, &fence);
+	ret = park(run, &fence);
 	if (ret)
 		return ret;
 	r->acquire_submitted = true;
@@ -1215,10 +1224,24 @@ static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_byt
 	                                       : UINT64_MAX;
 	while (!stopped(run) && now_ns() < hold_until) {
 		probe_stats(run);
+		if (rearm && vgpu_channel_wait(run->ch, fence, 0) == -EIO) {
+			stuck = run->ch;
+			ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+			if (ret) {
+				run->ch = stuck;
+				return fail_device(run, ret);
+			}
+			vgpu_channel_set_timeout(stuck, 1);
+			vgpu_channel_destroy(stuck);
+			r->hog_rearms++;
+			ret = park(run, &fence);
+			if (ret)
+				return ret;
+		}
 		sleep_ns(STATS_PROBE_NS);
 	}
 	ret = vgpu_channel_wait(run->ch, fence, NEVER_RELEASE_SETTLE_MS);
-	r->acquire_killed = ret == -EIO;
+	r->acquire_killed = ret == -EIO || r->hog_rearms > 0;
 	if (ret == 0)
 		return fail(run, -EPROTO, "the acquire on a word nothing releases completed");
 
@@ -1452,7 +1475,10 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 		ret = run_copy_flood(&run, size, buffer_bytes);
 		break;
 	case VGPU_WORKLOAD_NEVER_RELEASE:
-		ret = run_never_release(&run, size, buffer_bytes);
+		ret = run_never_release(&run, size, buffer_bytes, false);
+		break;
+	case VGPU_WORKLOAD_STALLER:
+		ret = run_never_release(&run, size, buffer_bytes, true);
 		break;
 	case VGPU_WORKLOAD_STALL:
 		ret = run_stall(&run);
