@@ -173,7 +173,7 @@ static void peer_key(const struct metrics_http *server, const struct sockaddr *a
 		port = ntohs(in6->sin6_port);
 	}
 	if (loopback) {
-		long uid = loopback_peer_uid(port, server->port);
+		long uid = loopback_peer_uid(port, __atomic_load_n(&server->port, __ATOMIC_RELAXED));
 
 		if (uid >= 0) {
 			snprintf(key, len, "uid %ld", uid);
@@ -351,7 +351,8 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 		flags |= MHD_USE_IPv6;
 	/* the port argument is only for libmicrohttpd's messages: the
 	 * address has it */
-	server->port = port_of(address); /* port 0: set below, before any client */
+	/* port 0: the kernel's choice is set below; MHD's thread reads it */
+	__atomic_store_n(&server->port, port_of(address), __ATOMIC_RELAXED);
 	server->mhd = MHD_start_daemon(flags, port_of(address), accept_policy, server,
 	                               handle_request, server,
 	                               MHD_OPTION_NOTIFY_CONNECTION, notify_connection, server,
@@ -373,7 +374,7 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 	}
 	atomic_store(&server->started, true);
 	info = MHD_get_daemon_info(server->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	server->port = info ? info->port : 0;
+	__atomic_store_n(&server->port, info ? info->port : 0, __ATOMIC_RELAXED);
 	vgpud_listen_address_format(address, server->port, where, sizeof(where));
 	snprintf(server->url, sizeof(server->url), "http://%s" METRICS_PATH, where);
 	server->reaper_started = pthread_create(&server->reaper, NULL, reaper_main, server) == 0;
@@ -404,7 +405,7 @@ void metrics_http_destroy(struct metrics_http *server)
 
 uint16_t metrics_http_port(const struct metrics_http *server)
 {
-	return server->port;
+	return __atomic_load_n(&server->port, __ATOMIC_RELAXED);
 }
 
 const char *metrics_http_url(const struct metrics_http *server)
