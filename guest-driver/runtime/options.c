@@ -118,6 +118,10 @@ const char *vgpu_workload_name(enum vgpu_workload_kind kind)
 		return "stall";
 	case VGPU_WORKLOAD_THROTTLE:
 		return "throttle";
+	case VGPU_WORKLOAD_HOG:
+		return "hog";
+	case VGPU_WORKLOAD_STALLER:
+		return "staller";
 	}
 	return "unknown";
 }
@@ -146,6 +150,10 @@ int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out)
 		*out = VGPU_WORKLOAD_NEVER_RELEASE;
 	else if (!strcmp(name, "throttle"))
 		*out = VGPU_WORKLOAD_THROTTLE;
+	else if (!strcmp(name, "hog"))
+		*out = VGPU_WORKLOAD_HOG;
+	else if (!strcmp(name, "staller"))
+		*out = VGPU_WORKLOAD_STALLER;
 	else
 		return -EINVAL;
 	return 0;

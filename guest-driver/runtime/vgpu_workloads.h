@@ -95,6 +95,10 @@
  *               fresh channel (as filled) and reports whether the backend
  *               killed the stuck channel (acquire_killed; -EIO from the
  *               runtime). Passes when the data verifies.
+ *   staller     hostile: never-release that re-arms: whenever the backend
+ *               kills its parked channel it parks a fresh one the same way
+ *               at once, so every eviction round finds a channel that
+ *               never drains (hog_rearms counts them).
  *   stall       hostile: the never-released acquire. One channel waits on a
  *               semaphore nobody releases (SEMAPHORE_ACQUIRE of a notifier
  *               scratch word for a value it never reaches), followed by a
@@ -107,6 +111,15 @@
  *               waited. It allocates and verifies nothing; size, buffer size
  *               and iterations are ignored.
  *
+ *   hog         hostile: allocates and fills size bytes, then keeps its
+ *               channel's ring full of long but watchdog-legal STREAM
+ *               kernels over its first buffer (thousands queued, each far
+ *               below the watchdog) until stopped (or the duration ends);
+ *               a channel the backend kills is replaced by a fresh one at
+ *               once (it re-arms). hog_kernels counts the kernels queued,
+ *               hog_rearms the channels killed. Its first buffer is not
+ *               verified (STREAM rewrites it); the others are, on a fresh
+ *               channel. Passes when they verify.
  *   throttle    LoGA §5.2's load generator: allocates and fills size bytes
  *               like the others, then each iteration launches one THROTTLE
  *               kernel of kernel_ns (simgpu: that much engine time, no
@@ -144,6 +157,8 @@ enum vgpu_workload_kind {
 	VGPU_WORKLOAD_NEVER_RELEASE,
 	VGPU_WORKLOAD_STALL,
 	VGPU_WORKLOAD_THROTTLE,
+	VGPU_WORKLOAD_HOG,
+	VGPU_WORKLOAD_STALLER,
 };
 
 /* throttle's defaults: kernels of 1000 us, no gap. */
@@ -275,6 +290,10 @@ struct vgpu_workload_result {
 	bool acquire_killed;
 	uint64_t stats_probes;
 	uint64_t stats_ns_max;
+	/* hog: STREAM kernels queued; hog and staller: channels killed under
+	 * it (re-armed). */
+	uint64_t hog_kernels;
+	uint64_t hog_rearms;
 	/* stall: how long its wait lasted, counted from before the stalled
 	 * hook (so it covers anything the hook set off). */
 	uint64_t stall_wait_ns;
@@ -290,7 +309,7 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 
 const char *vgpu_workload_name(enum vgpu_workload_kind kind);
 /* "stream", "stencil", "gups", "alloc-leak" (also "alloc"), "escape",
- * "soak", "copy-flood", "never-release", "stall", "throttle". -EINVAL. */
+ * "soak", "copy-flood", "never-release", "stall", "throttle", "hog", "staller". -EINVAL. */
 int vgpu_workload_parse(const char *name, enum vgpu_workload_kind *out);
 
 /* "256M", "1G", "1.5GiB", "4096", "64k": bytes. -EINVAL, -ERANGE. */

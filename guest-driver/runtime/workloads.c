@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * workloads.c - stream, stencil, gups, alloc-leak, soak, throttle and the
- * hostile escape, copy-flood, never-release and stall on a vGPU, verified
+ * hostile escape, copy-flood, never-release, hog and stall on a vGPU, verified
  * by checksum (see vgpu_workloads.h).
  */
 #include <errno.h>
@@ -1183,27 +1183,36 @@ static void probe_stats(struct run *run)
 		run->result->stats_ns_max = elapsed;
 }
 
-static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_bytes)
+/* Park run->ch on an acquire of its last scratch word, which nothing
+ * writes (it stays 0): the channel never drains. */
+static int park(struct run *run, uint64_t *fence)
+{
+	uint32_t *words;
+	int ret = begin(run, &words);
+
+	if (ret)
+		return ret;
+	return submit_words(run, words,
+	                    simgpu_push_semaphore_acquire(
+	                            words,
+	                            vgpu_channel_scratch_va(run->ch,
+	                                                    vgpu_channel_scratch_count(run->ch) - 1),
+	                            UINT64_MAX),
+	                    0, fence);
+}
+
+/* never-release, and staller (rearm: a killed channel is replaced by a
+ * fresh one parked the same way, at once). */
+static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_bytes, bool rearm)
 {
 	struct vgpu_workload_result *r = run->result;
 	struct vgpu_channel *stuck;
 	uint64_t fence = 0, hold_until;
-	uint32_t *words;
 	int ret = allocate_filled(run, size, buffer_bytes);
 
 	if (ret)
 		return ret;
-	/* The last scratch word: nothing writes it, so it stays 0. */
-	ret = begin(run, &words);
-	if (ret)
-		return ret;
-	ret = submit_words(run, words,
-	                   simgpu_push_semaphore_acquire(
-	                           words,
-	                           vgpu_channel_scratch_va(run->ch,
-	                                                   vgpu_channel_scratch_count(run->ch) - 1),
-	                           UINT64_MAX),
-	                   0, &fence);
+	ret = park(run, &fence);
 	if (ret)
 		return ret;
 	r->acquire_submitted = true;
@@ -1215,10 +1224,24 @@ static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_byt
 	                                       : UINT64_MAX;
 	while (!stopped(run) && now_ns() < hold_until) {
 		probe_stats(run);
+		if (rearm && vgpu_channel_wait(run->ch, fence, 0) == -EIO) {
+			stuck = run->ch;
+			ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+			if (ret) {
+				run->ch = stuck;
+				return fail_device(run, ret);
+			}
+			vgpu_channel_set_timeout(stuck, 1);
+			vgpu_channel_destroy(stuck);
+			r->hog_rearms++;
+			ret = park(run, &fence);
+			if (ret)
+				return ret;
+		}
 		sleep_ns(STATS_PROBE_NS);
 	}
 	ret = vgpu_channel_wait(run->ch, fence, NEVER_RELEASE_SETTLE_MS);
-	r->acquire_killed = ret == -EIO;
+	r->acquire_killed = ret == -EIO || r->hog_rearms > 0;
 	if (ret == 0)
 		return fail(run, -EPROTO, "the acquire on a word nothing releases completed");
 
@@ -1240,6 +1263,113 @@ static int run_never_release(struct run *run, uint64_t size, uint64_t buffer_byt
 	         "slowest of %" PRIu64 " STATS requests meanwhile %.1f ms",
 	         run->held, r->acquire_killed ? "was killed by the backend" : "was still waiting",
 	         r->stats_probes, (double)r->stats_ns_max / 1e6);
+	return 0;
+}
+
+/* hog --------------------------------------------------------------------- */
+
+#define HOG_PASSES 16     /* per STREAM kernel */
+#define HOG_IN_FLIGHT 2   /* submissions queued on the channel */
+
+/* The hog's channel was killed: go on on a fresh one. */
+static int hog_rearm(struct run *run, uint64_t *fences)
+{
+	struct vgpu_channel *dead = run->ch;
+	int ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+
+	if (ret) {
+		run->ch = dead;
+		return fail_device(run, ret);
+	}
+	vgpu_channel_set_timeout(dead, 1);
+	vgpu_channel_destroy(dead);
+	run->result->hog_rearms++;
+	memset(fences, 0, HOG_IN_FLIGHT * sizeof(*fences));
+	return 0;
+}
+
+static int run_hog(struct run *run, uint64_t size, uint64_t buffer_bytes)
+{
+	struct vgpu_workload_result *r = run->result;
+	uint64_t fences[HOG_IN_FLIGHT] = { 0 }, end;
+	uint32_t per_submission, launch_words, *words, n = 0;
+	unsigned slot = 0;
+	int ret = allocate_filled(run, size, buffer_bytes);
+
+	if (ret)
+		return ret;
+	{
+		uint32_t probe[SIMGPU_COMMAND_MAX_WORDS];
+
+		launch_words = simgpu_push_launch_stream(probe, run->buffers[0].gpu_va,
+		                                         run->data_bytes[0], HOG_PASSES);
+	}
+	run->phase_start_ns = now_ns();
+	end = run->options->duration_ns ? run->phase_start_ns + run->options->duration_ns
+	                                : UINT64_MAX;
+	while (!stopped(run) && now_ns() < end) {
+		/* keep HOG_IN_FLIGHT submissions of kernels queued */
+		if (fences[slot] && !vgpu_channel_fence_passed(run->ch, fences[slot])) {
+			ret = vgpu_channel_wait(run->ch, fences[slot], FLOOD_POLL_MS);
+			if (ret == -ETIMEDOUT)
+				continue;
+			if (ret == -EIO) { /* killed: re-arm on a fresh channel */
+				ret = hog_rearm(run, fences);
+				if (ret)
+					return ret;
+				continue;
+			}
+			if (ret)
+				return fail_channel(run, ret, "hogging the GPU");
+		}
+		per_submission = vgpu_channel_max_words(run->ch) / launch_words;
+		ret = vgpu_channel_begin(run->ch, per_submission * launch_words, &words);
+		if (ret == -EIO) {
+			ret = hog_rearm(run, fences);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (ret)
+			return fail_channel(run, ret, "hogging the GPU");
+		n = 0;
+		for (uint32_t k = 0; k < per_submission; k++)
+			n += simgpu_push_launch_stream(words + n, run->buffers[0].gpu_va,
+			                               run->data_bytes[0], HOG_PASSES);
+		ret = vgpu_channel_submit(run->ch, n, VGPU_SUBMIT_INTERRUPT, &fences[slot]);
+		if (ret == -EIO) {
+			ret = hog_rearm(run, fences);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (ret)
+			return fail_channel(run, ret, "hogging the GPU");
+		r->hog_kernels += per_submission;
+		r->submissions++;
+		slot = (slot + 1) % HOG_IN_FLIGHT;
+	}
+	r->iterations = r->submissions;
+	/* Let the queue go with the channel: a fresh one verifies. */
+	{
+		struct vgpu_channel *busy = run->ch;
+
+		ret = vgpu_channel_create(run->dev, run->options->gpfifo_entries, &run->ch);
+		if (ret) {
+			run->ch = busy;
+			return fail_device(run, ret);
+		}
+		vgpu_channel_set_timeout(busy, 1);
+		vgpu_channel_destroy(busy);
+	}
+	/* buffers 1.. hold what allocate_filled wrote (0 is the hog's) */
+	ret = verify(run, expected_fill, 1, run->count - 1, 1);
+	if (ret)
+		return ret;
+	snprintf(r->message, sizeof(r->message),
+	         "queued %" PRIu64 " STREAM kernels of %u passes over %" PRIu64
+	         " bytes; %" PRIu64 " channels killed under it (re-armed); other buffers intact",
+	         r->hog_kernels, HOG_PASSES, run->data_bytes[0], r->hog_rearms);
 	return 0;
 }
 
@@ -1345,13 +1475,19 @@ int vgpu_workload_run(struct vgpu_guest_device *dev, const struct vgpu_workload_
 		ret = run_copy_flood(&run, size, buffer_bytes);
 		break;
 	case VGPU_WORKLOAD_NEVER_RELEASE:
-		ret = run_never_release(&run, size, buffer_bytes);
+		ret = run_never_release(&run, size, buffer_bytes, false);
+		break;
+	case VGPU_WORKLOAD_STALLER:
+		ret = run_never_release(&run, size, buffer_bytes, true);
 		break;
 	case VGPU_WORKLOAD_STALL:
 		ret = run_stall(&run);
 		break;
 	case VGPU_WORKLOAD_THROTTLE:
 		ret = run_throttle(&run, size, buffer_bytes);
+		break;
+	case VGPU_WORKLOAD_HOG:
+		ret = run_hog(&run, size, buffer_bytes);
 		break;
 	default:
 		ret = fail(&run, -EINVAL, "unknown workload %d", (int)options->kind);

@@ -39,7 +39,7 @@ bool workload_cli_args_done(const char *tool, int argc, char **argv, bool have_w
 	if (!have_workload) {
 		workload_cli_usage_error(tool, "%s", "say which workload to run with --workload "
 		                         "(stream, stencil, gups, alloc-leak, escape, soak, "
-		                         "copy-flood, never-release, stall or throttle)");
+		                         "copy-flood, never-release, staller, stall, throttle or hog)");
 		return false;
 	}
 	return true;
@@ -71,7 +71,7 @@ static const char *apply(int opt, const char *arg, struct vgpu_workload_options 
 		*have_workload = true;
 		return vgpu_workload_parse(arg, &o->kind)
 		               ? "unknown workload '%s' (stream, stencil, gups, alloc-leak, escape, soak, "
-		                 "copy-flood, never-release, stall, throttle)"
+		                 "copy-flood, never-release, staller, stall, throttle, hog)"
 		               : NULL;
 	case 'S':
 		return vgpu_parse_size(arg, &o->size_bytes) || o->size_bytes < VGPU_PAGE_SIZE
@@ -221,6 +221,10 @@ void workload_cli_add_json(json_object *root, const struct vgpu_device_info *inf
 		json_object_object_add(root, "stats_probes", json_object_new_uint64(r->stats_probes));
 		json_object_object_add(root, "stats_ms_max",
 		                       json_object_new_double((double)r->stats_ns_max / 1e6));
+	}
+	if (!strcmp(r->workload, "hog") || !strcmp(r->workload, "staller")) {
+		json_object_object_add(root, "hog_kernels", json_object_new_uint64(r->hog_kernels));
+		json_object_object_add(root, "hog_rearms", json_object_new_uint64(r->hog_rearms));
 	}
 	if (r->flood_copies) {
 		json_object_object_add(root, "flood_copies", json_object_new_uint64(r->flood_copies));

@@ -445,6 +445,76 @@ static void test_requests_during_drain(void **state)
 	core_harness_teardown(&h);
 }
 
+/* b allocates 4 MiB more than is free (a is the victim); the time it took. */
+static uint64_t alloc_past_free(struct vgpu_vm *b)
+{
+	struct vgpu_core_stats core_stats;
+	struct vgpu_buffer_info info;
+	uint64_t start;
+
+	vgpu_core_stats(h.core, &core_stats);
+	start = harness_now_ns();
+	assert_int_equal(vgpu_core_alloc(b, core_stats.vram_free_bytes + 4 * MiB, 7, 0, &info),
+	                 0);
+	return harness_now_ns() - start;
+}
+
+/*
+ * Issue 24 item 5, the re-arming staller: before every eviction round a
+ * parks a fresh channel on an acquire nothing releases. The first round
+ * waits the drain timeout (1 s) and kills the channel; a is a drain
+ * offender from then on, so the second round, with a fresh stuck channel,
+ * waits VGPU_OFFENDER_DRAIN_MS only: asserted under half the drain timeout
+ * (wide for a loaded machine, and still failing a second full wait).
+ */
+static void test_rearming_staller_waits_once(void **state)
+{
+	struct core_harness_config config = { .chunk_bytes = MiB, .drain_timeout_ms = 1000 };
+	struct vgpu_core_stats core_stats;
+	struct vgpu_buffer_info info;
+	struct harness_guest first, second;
+	struct vgpu_vm *a, *b;
+	uint64_t a_bytes, took1, took2;
+	uint32_t words[16], n;
+
+	(void)state;
+	setup(&config);
+	a = harness_vm(&h, "a", 1, 0, 0);
+	b = harness_vm(&h, "b", 100, 0, 0); /* a stays the victim */
+	harness_guest_setup(&h, a, &first, 16, 0, 1);
+	vgpu_core_stats(h.core, &core_stats);
+	a_bytes = (core_stats.vram_free_bytes - 24 * MiB) / (4 * MiB) * (4 * MiB);
+	for (uint64_t held = 0; held < a_bytes; held += 4 * MiB)
+		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
+	n = simgpu_push_semaphore_acquire(words, first.semaphore_va + 64, UINT64_MAX);
+	assert_int_equal(guest_submitter_submit_raw(first.submitter, words, n), 0);
+	harness_sleep_ms(20);
+	assert_false(harness_stats(a).drain_offender);
+
+	took1 = alloc_past_free(b);
+	assert_int_equal(harness_stats(a).drain_kills, 1);
+	assert_true(harness_stats(a).drain_offender);
+
+	/* re-armed: a fresh channel, stuck the same way */
+	harness_guest_setup(&h, a, &second, 16, 0, 2);
+	n = simgpu_push_semaphore_acquire(words, second.semaphore_va + 64, UINT64_MAX);
+	assert_int_equal(guest_submitter_submit_raw(second.submitter, words, n), 0);
+	harness_sleep_ms(20);
+	took2 = alloc_past_free(b);
+	print_message("first eviction of the staller waited %.0f ms (drain timeout %u ms), "
+	              "the re-armed one %.0f ms\n",
+	              (double)took1 / 1e6, config.drain_timeout_ms, (double)took2 / 1e6);
+	assert_true(took1 >= 900000000ull);
+	assert_true(took2 < 500000000ull);
+	assert_int_equal(harness_stats(a).drain_kills, 2);
+	assert_int_equal(harness_stats(a).channel_errors, 2);
+	assert_int_equal(harness_stats(b).channel_errors, 0);
+	harness_assert_invariants(&h);
+	harness_guest_teardown(&second);
+	harness_guest_teardown(&first);
+	core_harness_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +523,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_concurrent_allocators),
 		cmocka_unit_test(test_stats_during_eviction),
 		cmocka_unit_test(test_requests_during_drain),
+		cmocka_unit_test(test_rearming_staller_waits_once),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--hal-2m")) {

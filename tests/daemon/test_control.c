@@ -261,7 +261,7 @@ static void test_health_config_and_errors(void **state)
 	assert_false(ok(r));
 	json_object_put(r);
 	/* direct handler: same answers */
-	text = vgpud_control_handle(f->h.d, "{\"command\":\"health\"}");
+	text = vgpud_control_handle(f->h.d, "{\"command\":\"health\"}", NULL);
 	assert_non_null(strstr(text, "\"ok\":true"));
 	free(text);
 	/* several requests on one connection */

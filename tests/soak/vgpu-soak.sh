@@ -17,6 +17,16 @@
 #      last tenth of the run) one random tenant is killed with SIGKILL, in
 #      whatever it is doing, and a new one takes its place under a new name
 #      (the hard detach: vgpud sees the connection drop).
+#   2b. The hostile mix (issue 24; --no-hostile leaves it out): at random
+#      kill ticks one of three attackers starts, at most one of each kind
+#      at a time, for 5 to 15 s: a hog (vgpu-tenant --workload hog: its
+#      channel full of long STREAM kernels, re-armed when killed), a
+#      re-arming staller (--workload staller: a channel parked on an
+#      acquire nothing releases, parked again when killed) and a slow
+#      control reader (control-hog: pipelines status requests, reads a
+#      byte every 50 ms). vgpud's drain timeout is 2 s here. They are
+#      named hostile-*, are not soak tenants, and must all have ended by
+#      the end; channel errors are allowed for them only.
 #   3. Every few seconds (about 60 samples a run): vgpud's RSS (VmRSS,
 #      RssAnon, RssShmem of /proc/PID/status), its open file descriptors,
 #      and from `vgpuctl status --json` the memory allocated, resident,
@@ -56,9 +66,11 @@
 #          channel windows, mailboxes, eventfds and sockets are per VM or
 #          per chunk: all must be closed by the detaches), and no VM,
 #          allocation or host memory is left;
+#        - `vgpuctl status` answered at every sample (within 10 s; the
+#          hostile mix must not freeze the control plane);
 #        - vgpud's invariants hold (`vgpuctl health --check`), no channel
-#          error was counted (no tenant does anything wrong), vgpud logged
-#          no error, and it stops on SIGTERM with status 0 (under
+#          error of a soak tenant (no soak tenant does anything wrong; the
+#          hostile ones' channels are killed), vgpud logged no error, and it stops on SIGTERM with status 0 (under
 #          AddressSanitizer that includes its leak check).
 #
 # Under AddressSanitizer (VGPU_SOAK_SANITIZED=1, set by meson for a
@@ -83,6 +95,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 usage() {
 	cat <<'EOF'
 Usage: tests/soak/vgpu-soak.sh [--minutes N] [--tenants N] [--build-dir DIR] [--keep]
+                               [--no-hostile]
 
 Runs N tenants (default 64) with random allocate/free/submit/detach for
 N minutes (default 10) on one vgpud at >= 2x oversubscription, checking
@@ -94,6 +107,9 @@ descriptors (back to the baseline), and prints a summary.
   --build-dir DIR  where the binaries are (default: build/plain); $VGPUD,
                    $VGPUCTL and $VGPU_TENANT override single binaries
   --keep           keep the runtime directory (logs, results, samples)
+  --no-hostile     without the hostile mix (a hog, a re-arming staller and a
+                   slow control reader started at random; $CONTROL_HOG is
+                   the reader, default BUILD_DIR/tests/soak/control-hog)
   -h, --help       this text
 
 VGPU_SEED seeds every random choice (default: random; printed).
@@ -106,6 +122,7 @@ MINUTES=10
 TENANTS=64
 BUILD_DIR="$ROOT/build/plain"
 KEEP=0
+HOSTILE=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--minutes)
@@ -121,6 +138,7 @@ while [ $# -gt 0 ]; do
 		BUILD_DIR="$2"
 		shift ;;
 	--keep) KEEP=1 ;;
+	--no-hostile) HOSTILE=0 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "soak: unknown argument '$1'; try --help" >&2; exit 64 ;;
 	esac
@@ -141,6 +159,8 @@ VGPU_TENANT="${VGPU_TENANT:-$BUILD_DIR/guest-driver/tools/vgpu-tenant}"
 # shellcheck source=tests/lib/needs.sh
 . "$ROOT/tests/lib/needs.sh"
 need_binaries soak "$VGPUD" "$VGPUCTL" "$VGPU_TENANT"
+CONTROL_HOG="${CONTROL_HOG:-$BUILD_DIR/tests/soak/control-hog}"
+[ "$HOSTILE" = 0 ] || need_binaries soak "$CONTROL_HOG"
 need_jq
 
 # ------------------------------------------------------------ the run
@@ -206,7 +226,7 @@ VGPUD_ARGS=(--config "$RUN_DIR/vgpud.conf" --gpu simgpu
 	--chunk-size "$CHUNK" --seed "$SEED" --host-cache "$HOST_CACHE"
 	--max-address-spaces "$((TENANTS * 2 + 8))" --max-channels "$((TENANTS * 2 + 8))"
 	--profile "vgpu-1G:weight=1,cap=1G,max_instances=0" --default-profile vgpu-1G
-	--swap-timeout-ms 30000 --attach-timeout-ms 30000
+	--swap-timeout-ms 30000 --attach-timeout-ms 30000 --drain-timeout-ms 2000
 	--socket "$SOCKET" --control-socket "$CONTROL" --metrics off --mdev off
 	--log-level warn)
 echo "\$ vgpud ${VGPUD_ARGS[*]}"
@@ -270,12 +290,51 @@ for ((slot = 0; slot < TENANTS; slot++)); do
 done
 echo "started $TENANTS tenants (vgpu-tenant --workload soak --size ${TENANT_SIZE_MIB}M --buffer-size $BUFFER --duration ${DURATION_S}s)"
 
+# ------------------------------------------------------------ hostile mix
+declare -A HOSTILE_PID=() # kind -> pid of the one running
+HOSTILE_NAMES=()
+hostile_started=0
+# start_hostile KIND SECONDS
+start_hostile() {
+	local kind="$1" secs="$2" name
+	serial=$((serial + 1))
+	name="hostile-$kind-$serial"
+	case "$kind" in
+	reader)
+		"$CONTROL_HOG" "$CONTROL" "$secs" >"$RUN_DIR/$name.out" 2>&1 & ;;
+	*)
+		"$VGPU_TENANT" --socket "$SOCKET" --name "$name" --workload "$kind" \
+			--size 2M --buffer-size 1M --gpfifo-entries 32 --duration "${secs}s" \
+			--timeout-ms 60000 --json >"$RUN_DIR/$name.json" 2>"$RUN_DIR/$name.err" & ;;
+	esac
+	HOSTILE_PID[$kind]=$!
+	PIDS+=("$!")
+	HOSTILE_NAMES+=("$name:$!")
+	hostile_started=$((hostile_started + 1))
+}
+maybe_start_hostile() { # one kind at random, if none of it runs
+	local kinds=(hog staller reader) kind secs
+	[ "$HOSTILE" = 1 ] || return 0
+	[ $((RANDOM % 2)) = 0 ] || return 0
+	kind=${kinds[$((RANDOM % 3))]}
+	if [ -n "${HOSTILE_PID[$kind]:-}" ] && kill -0 "${HOSTILE_PID[$kind]}" 2>/dev/null; then
+		return 0
+	fi
+	secs=$((5 + RANDOM % 11))
+	[ $(($(date +%s) + secs)) -lt "$KILL_UNTIL" ] || return 0
+	start_hostile "$kind" "$secs"
+}
+
 # ------------------------------------------------------------ sampling
 # time vmrss rssanon rssshmem fds allocated resident evicted host_used vms
 : >"$SAMPLE_FILE"
+status_failures=0
+samples_taken=0
 sample() {
 	local status
-	status=$(ctl status --json 2>/dev/null) || status='{}'
+	samples_taken=$((samples_taken + 1))
+	status=$(timeout 10 "$VGPUCTL" --socket "$CONTROL" status --json 2>/dev/null) ||
+		{ status='{}'; status_failures=$((status_failures + 1)); }
 	printf '%s %s %s %s %s %s\n' "$(elapsed)" "$(status_kib VmRSS)" "$(status_kib RssAnon)" \
 		"$(status_kib RssShmem)" "$(fd_count)" \
 		"$(jq -r '[.gpu.allocated, .gpu.resident, .gpu.evicted, .gpu.host_used, .gpu.vms] | map(. // 0) | join(" ")' <<<"$status")" \
@@ -302,12 +361,24 @@ while [ "$(date +%s)" -lt "$END" ]; do
 			killed=$((killed + 1))
 			start_tenant "$slot"
 		fi
+		maybe_start_hostile
 		next_kill=$((next_kill + KILL_EVERY_S))
 	fi
 	sleep 0.5
 done
 
 # ------------------------------------------------------------ the end
+# The hostile actors ended before the kills did (their durations); reap.
+hostile_hung=0
+for entry in "${HOSTILE_NAMES[@]}"; do
+	pid=${entry##*:}
+	for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "  ${entry%%:*} still runs after its duration; stopping it"
+		hostile_hung=$((hostile_hung + 1))
+	fi
+	reap "$pid" 5
+done
 # Each tenant verifies everything it holds and frees it; give them time.
 declare -A STATUS=()
 GRACE=$((60 + DURATION_S / 4))
@@ -372,6 +443,8 @@ FAILED_TENANTS=$(jq -r '[.[] | select(.exit != 0 or (.verified | not) or .mismat
 EVICTED=$(jq -r '.gpu.chunks_evicted + .gpu.chunks_placed_on_host' <<<"$FINAL_JSON" 2>/dev/null)
 RETURNED=$(jq -r '.gpu.chunks_returned' <<<"$FINAL_JSON" 2>/dev/null)
 CHANNEL_ERRORS=$(jq -r '.channel_error_events' <<<"$HEALTH_JSON" 2>/dev/null)
+# channel errors of soak tenants (vgpud logs each VM's, rate-limited)
+SOAK_CHANNEL_ERRORS=$(grep "channel error" "$LOG" | grep -vc "VM 'hostile-")
 ATTACHED=$(jq -r '.attached_total' <<<"$HEALTH_JSON" 2>/dev/null)
 LOG_ERRORS=$(grep -c ' vgpud error: ' "$LOG")
 
@@ -402,7 +475,8 @@ echo "  kills       $killed tenants killed with SIGKILL and replaced; $ATTACHED 
 echo "  checksums   $CHECKSUMS verified, $MISMATCHES wrong"
 echo "  memory      tenants held ${OVERSUBSCRIPTION}x the VRAM (median of the second half's samples; $OVERSUBSCRIPTION_RANGE); at most $PEAK_HOST_MIB MiB in host RAM"
 echo "  chunks      $EVICTED evicted, $RETURNED returned"
-echo "  errors      $FAILED_TENANTS tenants failed, $CHANNEL_ERRORS channel errors, $LOG_ERRORS error lines in vgpud's log"
+echo "  errors      $FAILED_TENANTS tenants failed, $CHANNEL_ERRORS channel errors ($SOAK_CHANNEL_ERRORS logged for soak tenants), $LOG_ERRORS error lines in vgpud's log"
+echo "  hostile     $hostile_started attackers started (hog, staller, slow control reader); status failed in $status_failures of $samples_taken samples"
 echo "  RSS (MiB)   $(awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 / 1024 }' "$SAMPLE_FILE")"
 echo "  less host   $(awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), ($2 - $9 / 1024) / 1024 }' "$SAMPLE_FILE") (VmRSS - host_used)
               peaks first half / second half: VmRSS - host_used $((RSS_FIRST / 1024)) / $((RSS_SECOND / 1024)) MiB, RssAnon $((ANON_FIRST / 1024)) / $((ANON_SECOND / 1024)) MiB"
@@ -442,7 +516,16 @@ check "nothing left in vgpud: no VM, no allocation, no host memory ($(jq -c '[.g
 	test "$(jq -r '.gpu.vms == 0 and .gpu.allocated == 0 and .gpu.host_used == 0' <<<"$FINAL_JSON" 2>/dev/null)" = true
 check "vgpud's invariants hold (health --check: $(jq -r '.status' <<<"$CHECK_JSON" 2>/dev/null))" \
 	test "$(jq -r '.ok' <<<"$CHECK_JSON" 2>/dev/null)" = true
-check "no channel errors ($CHANNEL_ERRORS)" test "${CHANNEL_ERRORS:-1}" = 0
+if [ "$HOSTILE" = 1 ]; then
+	check "no channel error of a soak tenant ($SOAK_CHANNEL_ERRORS logged; $CHANNEL_ERRORS in all, the hostile ones' included)" \
+		test "$SOAK_CHANNEL_ERRORS" = 0
+	check "every hostile actor ended with its duration ($hostile_started started, $hostile_hung still running)" \
+		test "$hostile_hung" = 0
+else
+	check "no channel errors ($CHANNEL_ERRORS)" test "${CHANNEL_ERRORS:-1}" = 0
+fi
+check "vgpuctl status answered at every sample ($status_failures of $samples_taken failed)" \
+	test "$status_failures" = 0
 check "no error in vgpud's log ($LOG_ERRORS)" test "$LOG_ERRORS" = 0
 grep ' vgpud error: ' "$LOG" | head -5 | sed 's/^/      /'
 check "vgpud stopped on SIGTERM with status 0 ($VGPUD_STATUS)" test "$VGPUD_STATUS" = 0

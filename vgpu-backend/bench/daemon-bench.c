@@ -5,7 +5,12 @@
  *   1. mailbox round trips through the local transport without memory
  *      pressure: ALLOC (and FREE, STATS) latency, p50/p99, from writing the
  *      request slot to seeing the response after the interrupt;
- *   2. 64 tenants attached (each with a buffer and a channel window): vgpud's
+ *   2. `status` on the control socket while hostile control clients attack
+ *      it (one pipelining thousands of requests and never reading, ten
+ *      trickling a request line byte by byte), against the same probe of
+ *      an idle control socket: p50/p99 in ms (status_ms_under_attack_p99;
+ *      issue 24's goal is 100 ms);
+ *   3. 64 tenants attached (each with a buffer and a channel window): vgpud's
  *      resident memory and CPU time per tenant, while attaching and while
  *      idle.
  *
@@ -183,6 +188,102 @@ static bool wait_for_socket(const char *path)
 	return false;
 }
 
+#define STATUS_PROBES 100 /* per round */
+#define TRICKLERS 10
+
+static int connect_control(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if (sock >= 0 && connect(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* One status request on a fresh connection, as vgpuctl makes it: its
+ * round trip in ns, or 0 when it failed. */
+static uint64_t status_probe(const char *path)
+{
+	static const char req[] = "{\"command\":\"status\"}\n";
+	uint64_t t0 = vgpu_monotonic_ns();
+	char buf[65536];
+	size_t len = 0;
+	int sock = connect_control(path);
+	bool ok = false;
+
+	if (sock < 0)
+		return 0;
+	if (write(sock, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1) {
+		ssize_t n;
+
+		while (len < sizeof(buf) && (n = read(sock, buf + len, sizeof(buf) - len)) > 0) {
+			len += (size_t)n;
+			if (memchr(buf, '\n', len)) {
+				ok = true;
+				break;
+			}
+		}
+	}
+	close(sock);
+	return ok ? vgpu_monotonic_ns() - t0 : 0;
+}
+
+/* ROUNDS rounds of STATUS_PROBES probes 10 ms apart; in each, when attack,
+ * a fresh flooder (requests pipelined until the socket takes no more,
+ * never read) and TRICKLERS connections trickling a byte per probe. Each
+ * round's p50 and p99 in ms. false: a probe failed. */
+static bool status_rounds(const char *path, bool attack, double *p50, double *p99)
+{
+	static const char req[] = "{\"command\":\"status\"}\n";
+	uint64_t ns[STATUS_PROBES];
+
+	for (int r = 0; r < ROUNDS; r++) {
+		int flood = -1, trickle[TRICKLERS];
+
+		for (int k = 0; k < TRICKLERS; k++)
+			trickle[k] = -1;
+		if (attack) {
+			char batch[4096];
+			size_t n = 0;
+
+			flood = connect_control(path);
+			while (n + sizeof(req) - 1 <= sizeof(batch)) {
+				memcpy(batch + n, req, sizeof(req) - 1);
+				n += sizeof(req) - 1;
+			}
+			while (flood >= 0 && send(flood, batch, n, MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+				;
+			for (int k = 0; k < TRICKLERS; k++)
+				trickle[k] = connect_control(path);
+		}
+		for (int i = 0; i < STATUS_PROBES; i++) {
+			for (int k = 0; k < TRICKLERS; k++)
+				if (trickle[k] >= 0 &&
+				    send(trickle[k], "{", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1) {
+					close(trickle[k]);
+					trickle[k] = connect_control(path);
+				}
+			ns[i] = status_probe(path);
+			if (!ns[i])
+				return false;
+			usleep(10000);
+		}
+		if (flood >= 0)
+			close(flood);
+		for (int k = 0; k < TRICKLERS; k++)
+			if (trickle[k] >= 0)
+				close(trickle[k]);
+		qsort(ns, STATUS_PROBES, sizeof(ns[0]), compare);
+		p50[r] = ns[STATUS_PROBES / 2] / 1e6;
+		p99[r] = ns[STATUS_PROBES * 99 / 100] / 1e6;
+	}
+	return true;
+}
+
 static struct spread single(double value)
 {
 	return (struct spread){ value, value, value };
@@ -288,7 +389,28 @@ int main(int argc, char **argv)
 	vgpu_local_device_close(t.dev);
 	usleep(700000); /* the connection is reaped */
 
-	/* 2. 64 tenants */
+	/* 2. status under attack, against the idle control socket */
+	{
+		double idle50[ROUNDS], idle99[ROUNDS], att50[ROUNDS], att99[ROUNDS];
+
+		if (!status_rounds(control_path, false, idle50, idle99) ||
+		    !status_rounds(control_path, true, att50, att99))
+			goto fail;
+		printf("\nstatus on the control socket (connect, request, answer), %d rounds of %d "
+		       "probes,\nmedian (min..max) over rounds:\n", ROUNDS, STATUS_PROBES);
+		printf("  idle           p50 %s ms   p99 %s ms\n",
+		       SPREAD("%.2f", spread_of(idle50, ROUNDS)), SPREAD("%.2f", spread_of(idle99, ROUNDS)));
+		printf("  under attack   p50 %s ms   p99 %s ms   (a client pipelining requests it\n"
+		       "                 never reads, %d trickling a request line)\n",
+		       SPREAD("%.2f", spread_of(att50, ROUNDS)), SPREAD("%.2f", spread_of(att99, ROUNDS)),
+		       TRICKLERS);
+		json_spread(json, "status_ms_idle_p50", spread_of(idle50, ROUNDS));
+		json_spread(json, "status_ms_idle_p99", spread_of(idle99, ROUNDS));
+		json_spread(json, "status_ms_under_attack_p50", spread_of(att50, ROUNDS));
+		json_spread(json, "status_ms_under_attack_p99", spread_of(att99, ROUNDS));
+	}
+
+	/* 3. 64 tenants */
 	sample(pid, &rss0, &cpu0);
 	t0 = vgpu_monotonic_ns();
 	for (i = 0; i < TENANTS; i++) {

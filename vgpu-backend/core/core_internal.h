@@ -142,6 +142,9 @@ struct vgpu_vm {
 	uint64_t evictions, evicted_bytes_total;
 	uint64_t returns, returned_bytes_total;
 	uint64_t drain_ns;
+	/* channels killed for not draining or resuming in time; once
+	 * nonzero the VM is a drain offender (relocation.c) */
+	uint64_t drain_kills;
 	uint64_t allocs, alloc_failures;
 	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS];
 	struct vgpu_shadow_stats retired_shadow; /* of destroyed channels;

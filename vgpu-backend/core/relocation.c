@@ -62,11 +62,23 @@ static unsigned slice_ms(uint64_t deadline_ns)
  * fault would kill it (the guest sees a channel error, cause
  * VGPU_FAULT_TIMEOUT): a context that makes no progress must not hold up
  * the relocation, and with it every allocation (issue 12). A killed channel
- * counts as drained, and resumes at once.
+ * counts as drained, and resumes at once. The VM becomes a drain offender
+ * (vgpu/core.h): later relocations of it wait VGPU_OFFENDER_DRAIN_MS only.
  */
-static void kill_channel(struct vgpu_shadow_channel *shadow)
+static void kill_channel(struct vgpu_shadow_channel *shadow, unsigned *kills)
 {
 	vgpu_hal_channel_kill(vgpu_shadow_hal_channel(shadow), VGPU_FAULT_TIMEOUT);
+	(*kills)++;
+}
+
+/* How long vm's channels may take to drain or resume, in ns. */
+static uint64_t drain_budget_ns(const struct vgpu_core *core, const struct vgpu_vm *vm)
+{
+	uint32_t ms = core->config.drain_timeout_ms;
+
+	if (vm->drain_kills && ms > VGPU_OFFENDER_DRAIN_MS)
+		ms = VGPU_OFFENDER_DRAIN_MS;
+	return (uint64_t)ms * 1000000ull;
 }
 
 /*
@@ -77,7 +89,7 @@ static void kill_channel(struct vgpu_shadow_channel *shadow)
  * deadline_ns (or once the core stops) are killed and then resumed.
  */
 static void resume_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel **shadows,
-                           size_t count, uint64_t deadline_ns)
+                           size_t count, uint64_t deadline_ns, unsigned *kills)
 {
 	int err;
 
@@ -93,15 +105,16 @@ static void resume_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel **
 		return;
 	for (size_t i = 0; i < count; i++)
 		if (vgpu_shadow_is_suspended(shadows[i]))
-			kill_channel(shadows[i]);
+			kill_channel(shadows[i], kills);
 	vgpu_shadow_resume_all(shadows, count, 0); /* killed: restored at once */
 }
 
-/* Resume the first `suspended` channels of vm, within the drain timeout. */
-static void resume_channels(struct vgpu_core *core, struct vgpu_vm *vm, size_t suspended)
+/* Resume the first `suspended` channels of vm, within the drain timeout
+ * (an offender's: VGPU_OFFENDER_DRAIN_MS); *kills counts those killed. */
+static void resume_channels(struct vgpu_core *core, struct vgpu_vm *vm, size_t suspended,
+                            unsigned *kills)
 {
-	uint64_t deadline_ns =
-	        vgpu_core_now_ns() + (uint64_t)core->config.drain_timeout_ms * 1000000ull;
+	uint64_t deadline_ns = vgpu_core_now_ns() + drain_budget_ns(core, vm);
 	struct vgpu_shadow_channel **shadows;
 	struct list_head *pos;
 	size_t i = 0;
@@ -117,11 +130,11 @@ static void resume_channels(struct vgpu_core *core, struct vgpu_vm *vm, size_t s
 		if (shadows)
 			shadows[i] = channel->shadow;
 		else /* out of memory: one by one */
-			resume_or_kill(core, &channel->shadow, 1, deadline_ns);
+			resume_or_kill(core, &channel->shadow, 1, deadline_ns, kills);
 		i++;
 	}
 	if (shadows) {
-		resume_or_kill(core, shadows, i, deadline_ns);
+		resume_or_kill(core, shadows, i, deadline_ns, kills);
 		free(shadows);
 	}
 }
@@ -131,7 +144,7 @@ static void resume_channels(struct vgpu_core *core, struct vgpu_vm *vm, size_t s
  * then (or when the core stops) is killed.
  */
 static void drain_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel *shadow,
-                          uint64_t deadline_ns)
+                          uint64_t deadline_ns, unsigned *kills)
 {
 	int err;
 
@@ -140,12 +153,12 @@ static void drain_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel *sh
 	} while (err == -ETIMEDOUT && vgpu_core_now_ns() < deadline_ns && !core_stopping(core));
 	if (!err)
 		return;
-	kill_channel(shadow);
+	kill_channel(shadow, kills);
 	vgpu_shadow_drain(shadow, 0); /* a killed channel counts as drained */
 }
 
 static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t *suspended,
-                             struct vgpu_core_time *time)
+                             struct vgpu_core_time *time, unsigned *kills)
 {
 	struct list_head *pos;
 	uint64_t start, deadline_ns;
@@ -166,13 +179,13 @@ static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t 
 		}
 		(*suspended)++;
 	}
-	/* One deadline for all of the VM's channels. */
+	/* One deadline for all of the VM's channels; an offender's is short. */
 	start = vgpu_core_now_ns();
-	deadline_ns = start + (uint64_t)core->config.drain_timeout_ms * 1000000ull;
+	deadline_ns = start + drain_budget_ns(core, vm);
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
-		drain_or_kill(core, channel->shadow, deadline_ns);
+		drain_or_kill(core, channel->shadow, deadline_ns, kills);
 	}
 	time->drain_ns += vgpu_core_now_ns() - start;
 	return 0;
@@ -538,12 +551,20 @@ static void commit(struct vgpu_chunk *chunk, struct old_memory *old)
 	chunk->moved = true;
 }
 
+/* Kills of vm's channels in one wait (allocation lock held): the first
+ * makes it a drain offender. */
+static void note_kills(struct vgpu_vm *vm, unsigned kills)
+{
+	vm->drain_kills += kills;
+}
+
 int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
                      size_t count, struct vgpu_core_time *time)
 {
 	struct old_memory *old, inline_old;
 	uint64_t paused, mark, drained_before;
 	size_t suspended = 0;
+	unsigned kills = 0;
 	int location = chunks[0]->location;
 	int other = location == LOC_RESIDENT ? LOC_EVICTED : LOC_RESIDENT;
 	int err, first_err = 0;
@@ -565,9 +586,11 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	 * allocation lock (pass.c); nothing of this VM changes meanwhile. */
 	drained_before = time->drain_ns;
 	vgpu_pass_unlock(core);
-	err = suspend_and_drain(core, vm, &suspended, time);
+	err = suspend_and_drain(core, vm, &suspended, time, &kills);
 	vgpu_pass_relock(core);
 	vm->drain_ns += time->drain_ns - drained_before;
+	note_kills(vm, kills);
+	kills = 0;
 	if (err)
 		goto resume;
 	err = copy_and_remap(core, vm, chunks, count, time, &first_err);
@@ -593,8 +616,9 @@ resume:
 	mark = vgpu_core_now_ns();
 	if (suspended) {
 		vgpu_pass_unlock(core);
-		resume_channels(core, vm, suspended);
+		resume_channels(core, vm, suspended, &kills);
 		vgpu_pass_relock(core);
+		note_kills(vm, kills);
 		vgpu_accounting_vm_resumed_locked(vm); /* if it was throttled */
 	}
 	time->resume_ns += vgpu_core_now_ns() - mark;

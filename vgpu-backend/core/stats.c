@@ -145,6 +145,8 @@ static void publish_vm_locked(struct vgpu_vm *vm)
 	out->returns = vm->returns;
 	out->returned_bytes_total = vm->returned_bytes_total;
 	out->drain_ns = vm->drain_ns;
+	out->drain_kills = vm->drain_kills;
+	out->drain_offender = vm->drain_kills > 0;
 	out->allocs = vm->allocs;
 	out->alloc_failures = vm->alloc_failures;
 	memcpy(out->alloc_latency, vm->alloc_latency, sizeof(out->alloc_latency));

@@ -127,6 +127,9 @@ static const struct key keys[] = {
 	  "control socket for vgpuctl (default " VGPUD_DEFAULT_CONTROL_SOCKET ")" },
 	{ "daemon", "socket_group", T_STRING, STR(socket_group), "GROUP",
 	  "group owning both sockets (mode 0660; default: vgpud's group)" },
+	{ "daemon", "operator_group", T_STRING, STR(operator_group), "GROUP",
+	  "members of this group (besides root and vgpud's own user) are operators: they may "
+	  "use the control socket's mutating commands (default: none)" },
 	{ "daemon", "log_level", T_LOG_LEVEL, OFF(log_level), 0, "LEVEL",
 	  "error, warn, info or debug (default info)" },
 	{ "daemon", "default_profile", T_STRING, STR(default_profile), "NAME",
@@ -164,6 +167,16 @@ static const struct key keys[] = {
 	{ "socket", "control_max_connections_per_uid", T_U32,
 	  OFF(control_max_connections_per_uid), 0, "N",
 	  "control connections one user may have open at once (default 16)" },
+	{ "socket", "max_channels_per_uid", T_U32, OFF(max_channels_per_uid), 0, "N",
+	  "GPU channels the VMs of one user (not root) may hold together (0 = no limit; "
+	  "default 16)" },
+	{ "socket", "channels_reserved", T_U32, OFF(channels_reserved), 0, "N",
+	  "the last N free GPU channels go only to a user (not root) holding none "
+	  "(default 8)" },
+	{ "socket", "max_instances_per_uid", T_U32, OFF(max_instances_per_uid), 0, "N",
+	  "instances of one profile the VMs of one user (not root) may hold (0 = no limit; "
+	  "default 0); the last free instance of a profile goes to a user holding none of it "
+	  "anyway" },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -209,6 +222,8 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->max_connections_per_uid = 128;
 	config->control_idle_timeout_ms = 30000;
 	config->control_max_connections_per_uid = 16;
+	config->max_channels_per_uid = 16;
+	config->channels_reserved = 8;
 	memcpy(config->profiles, builtin_profiles, sizeof(builtin_profiles));
 	config->profile_count = sizeof(builtin_profiles) / sizeof(builtin_profiles[0]);
 }

@@ -84,6 +84,7 @@ struct vgpud_config {
 	char socket_path[VGPUD_PATH_MAX];
 	char control_path[VGPUD_PATH_MAX];
 	char socket_group[64];      /* group owning both sockets, "" = vgpud's */
+	char operator_group[64];    /* control socket operators besides root, "" = none */
 	int log_level;              /* enum vgpud_log_level */
 	char default_profile[VGPUD_PROFILE_NAME_MAX];
 	uint32_t attach_timeout_ms; /* a new connection must ATTACH within this */
@@ -102,6 +103,10 @@ struct vgpud_config {
 	uint32_t max_connections_per_uid; /* tenant connections of one user at once */
 	uint32_t control_idle_timeout_ms; /* a silent control connection: closed */
 	uint32_t control_max_connections_per_uid;
+	/* share_limits.h: per-user shares of channels and instances */
+	uint32_t max_channels_per_uid;  /* 0 = no limit */
+	uint32_t channels_reserved;     /* for users holding no channel */
+	uint32_t max_instances_per_uid; /* of one profile; 0 = no limit */
 
 	/* [profile NAME] sections */
 	struct vgpud_profile_spec profiles[VGPUD_MAX_PROFILES];

@@ -94,6 +94,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(daemon, "socket", c->socket_path);
 	add_str(daemon, "control_socket", c->control_path);
 	add_str(daemon, "socket_group", c->socket_group);
+	add_str(daemon, "operator_group", c->operator_group);
 	add_str(daemon, "log_level", vgpud_log_level_name((enum vgpud_log_level)c->log_level));
 	add_str(daemon, "default_profile",
 	        profiles ? profiles->default_name : c->default_profile);
@@ -113,6 +114,9 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(sock, "max_connections_per_uid", c->max_connections_per_uid);
 	add_u64(sock, "control_idle_timeout_ms", c->control_idle_timeout_ms);
 	add_u64(sock, "control_max_connections_per_uid", c->control_max_connections_per_uid);
+	add_u64(sock, "max_channels_per_uid", c->max_channels_per_uid);
+	add_u64(sock, "channels_reserved", c->channels_reserved);
+	add_u64(sock, "max_instances_per_uid", c->max_instances_per_uid);
 	json_object_object_add(root, "socket", sock);
 
 	if (profiles) {

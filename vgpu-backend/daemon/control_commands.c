@@ -165,6 +165,10 @@ static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
 	add_u64(o, "buffers", s->buffers);
 	add_u64(o, "channels", vm->channels);
 	add_str(o, "transport", vm->transport);
+	/* a VM once killed for not draining: later evictions wait 50 ms for
+	 * it, not the drain timeout (vgpu/core.h, "Drain offenders") */
+	json_object_object_add(o, "drain_offender", json_object_new_boolean(s->drain_offender));
+	add_u64(o, "drain_kills", s->drain_kills);
 	if (vm->has_contention) /* simgpu's spatial sharing */
 		json_object_object_add(o, "contention", contention_json(&vm->contention));
 	if (!detail)
@@ -227,8 +231,10 @@ static struct json_object *gpu_json(const struct vgpud_stats_snapshot *snapshot)
 	return o;
 }
 
-/* list/status (only == NULL): the GPU and every VM; stats: the VM only. */
-static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *only)
+/* list/status (only == NULL): the GPU and every VM; stats: the VM only.
+ * A tenant (peer not an operator) sees its own VMs only, and not the GPU. */
+static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *only,
+                                    const struct vgpud_control_peer *peer)
 {
 	struct vgpud_stats_snapshot snapshot;
 	struct json_object *response, *vms;
@@ -239,7 +245,8 @@ static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *on
 	response = ok_response();
 	if (only) {
 		for (i = 0; i < snapshot.vm_count; i++)
-			if (vgpud_vm_snapshot_matches(&snapshot.vms[i], only))
+			if (vgpud_vm_snapshot_matches(&snapshot.vms[i], only) &&
+			    (!peer || peer->operator || snapshot.vms[i].owner_uid == peer->uid))
 				break;
 		if (i < snapshot.vm_count) {
 			json_object_object_add(response, "vm",
@@ -254,8 +261,10 @@ static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *on
 	}
 	vms = json_object_new_array();
 	for (i = 0; i < snapshot.vm_count; i++)
-		json_object_array_add(vms, vm_json(&snapshot, &snapshot.vms[i], detail));
-	json_object_object_add(response, "gpu", gpu_json(&snapshot));
+		if (!peer || peer->operator || snapshot.vms[i].owner_uid == peer->uid)
+			json_object_array_add(vms, vm_json(&snapshot, &snapshot.vms[i], detail));
+	if (!peer || peer->operator)
+		json_object_object_add(response, "gpu", gpu_json(&snapshot));
 	json_object_object_add(response, "vms", vms);
 	vgpud_stats_snapshot_free(&snapshot);
 	return response;
@@ -449,22 +458,44 @@ static struct json_object *cmd_reload(struct vgpud *d)
 	return cmd_types(d);
 }
 
-static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
+/* What a tenant (a peer that is not an operator) may ask: health without
+ * the invariant check, and list/status/stats of its own VMs. */
+static struct json_object *tenant_refusal(const char *command, struct json_object *req)
+{
+	struct json_object *check;
+
+	if (!strcmp(command, "list") || !strcmp(command, "status") || !strcmp(command, "stats"))
+		return NULL;
+	if (!strcmp(command, "health") &&
+	    !(json_object_object_get_ex(req, "invariants", &check) &&
+	      json_object_get_boolean(check)))
+		return NULL;
+	return error_response("'%s'%s is for operators only (root, vgpud's user or a member of "
+	                      "operator_group); tenants may use health, list/status and stats "
+	                      "of their own VMs", command,
+	                      !strcmp(command, "health") ? " with the invariant check" : "");
+}
+
+static struct json_object *dispatch(struct vgpud *d, struct json_object *req,
+                                    const struct vgpud_control_peer *peer)
 {
 	const char *command = get_string(req, "command");
+	struct json_object *refusal;
 
 	if (!command)
 		return error_response("a request is a JSON object with a \"command\": one of "
 		                      "health, list, stats, set-weight, set-scheduler, types, "
 		                      "set-profile, config, metrics, reload");
+	if (peer && !peer->operator && (refusal = tenant_refusal(command, req)))
+		return refusal;
 	if (!strcmp(command, "health"))
 		return cmd_health(d, req);
 	if (!strcmp(command, "list") || !strcmp(command, "status"))
-		return cmd_list(d, false, NULL);
+		return cmd_list(d, false, NULL, peer);
 	if (!strcmp(command, "stats")) {
 		const char *name = get_string(req, "vm");
 
-		return name ? cmd_list(d, true, name)
+		return name ? cmd_list(d, true, name, peer)
 		            : error_response("stats needs \"vm\": the name of an attached VM");
 	}
 	if (!strcmp(command, "set-weight"))
@@ -491,7 +522,8 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req)
 	                      command);
 }
 
-char *vgpud_control_handle(struct vgpud *d, const char *request)
+char *vgpud_control_handle(struct vgpud *d, const char *request,
+                           const struct vgpud_control_peer *peer)
 {
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *req = NULL, *response;
@@ -511,7 +543,7 @@ char *vgpud_control_handle(struct vgpud *d, const char *request)
 		response = error_response("the request is not one JSON object; send e.g. "
 		                          "{\"command\":\"list\"} followed by a newline");
 	else
-		response = dispatch(d, req);
+		response = dispatch(d, req, peer);
 	json_object_put(req);
 	text = strdup(json_object_to_json_string_ext(response, JSON_C_TO_STRING_PLAIN));
 	json_object_put(response);

@@ -3,6 +3,7 @@
 #include "control_server.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -17,14 +18,17 @@
 #include "log.h"
 #include "unix_listen.h"
 
-#define WRITE_TIMEOUT_MS 2000
-
 struct control_client {
 	int fd;     /* -1: free */
-	uid_t uid;  /* the peer's */
-	int64_t last_ms; /* when it last sent something */
+	struct vgpud_control_peer peer;
+	int64_t last_ms;  /* when it last sent something */
+	int64_t line_ms;  /* when the incomplete line began (-1: none) */
 	char *buf;  /* CONTROL_MAX_LINE + 1 */
 	size_t len;
+	char *out;  /* responses not yet written */
+	size_t out_len, out_cap;
+	int64_t out_ms;   /* when out became non-empty */
+	bool closing;     /* close once out is written */
 };
 
 struct control_server {
@@ -34,6 +38,8 @@ struct control_server {
 	int stop_fd;
 	uint32_t idle_timeout_ms;
 	uint32_t max_connections_per_uid;
+	bool has_operator_gid;
+	gid_t operator_gid;
 	pthread_t thread;
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
@@ -52,93 +58,162 @@ static void client_close(struct control_client *c)
 		close(c->fd);
 	c->fd = -1;
 	c->len = 0;
+	c->out_len = 0;
+	c->closing = false;
+	free(c->out);
+	c->out = NULL;
+	c->out_cap = 0;
 }
 
-static bool write_all(int fd, const char *data, size_t len)
+/* Queue data for c; false when its output budget would be exceeded. */
+static bool queue_output(struct control_client *c, const char *data, size_t len)
 {
-	while (len) {
-		ssize_t n = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (c->out_len + len > CONTROL_OUTPUT_BUDGET)
+		return false;
+	if (c->out_len + len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		char *grown;
+
+		while (cap < c->out_len + len)
+			cap *= 2;
+		grown = realloc(c->out, cap);
+		if (!grown)
+			return false;
+		c->out = grown;
+		c->out_cap = cap;
+	}
+	if (!c->out_len)
+		c->out_ms = now_ms();
+	memcpy(c->out + c->out_len, data, len);
+	c->out_len += len;
+	return true;
+}
+
+/* Write what the socket takes now. false: the peer is gone. */
+static bool flush_output(struct control_client *c)
+{
+	size_t done = 0;
+
+	while (done < c->out_len) {
+		ssize_t n = send(c->fd, c->out + done, c->out_len - done,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n > 0) {
-			data += n;
-			len -= (size_t)n;
+			done += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
-			if (poll(&pfd, 1, WRITE_TIMEOUT_MS) > 0)
-				continue;
-		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
 		return false;
 	}
+	memmove(c->out, c->out + done, c->out_len - done);
+	c->out_len -= done;
+	if (c->out_len && done)
+		c->out_ms = now_ms(); /* it reads: the deadline is for the rest */
 	return true;
 }
 
 static bool respond(struct control_server *server, struct control_client *c, const char *line)
 {
-	char *response = vgpud_control_handle(server->daemon, line);
+	char *response = vgpud_control_handle(server->daemon, line, &c->peer);
 	bool ok;
 
 	if (!response)
 		return false;
-	ok = write_all(c->fd, response, strlen(response)) && write_all(c->fd, "\n", 1);
+	ok = queue_output(c, response, strlen(response)) && queue_output(c, "\n", 1);
 	free(response);
+	if (!ok)
+		log_debug("control socket: dropping a client of user %u that does not read its "
+		          "responses (more than %u bytes waiting)", (unsigned)c->peer.uid,
+		          CONTROL_OUTPUT_BUDGET);
 	return ok;
 }
 
-/* Read what is there; answer every complete line. false: close. */
+/* Answer up to CONTROL_REQUESTS_PER_TURN complete lines of c. false: close. */
+static bool client_answer(struct control_server *server, struct control_client *c)
+{
+	char *newline;
+	unsigned answered = 0;
+
+	while (!c->out_len && answered < CONTROL_REQUESTS_PER_TURN &&
+	       (newline = memchr(c->buf, '\n', c->len))) {
+		size_t used = (size_t)(newline - c->buf) + 1;
+
+		*newline = '\0';
+		if (newline > c->buf) {
+			if (!respond(server, c, c->buf))
+				return false;
+			answered++;
+		}
+		memmove(c->buf, c->buf + used, c->len - used);
+		c->len -= used;
+		c->buf[c->len] = '\0';
+		if (!flush_output(c))
+			return false;
+	}
+	c->line_ms = c->len && !memchr(c->buf, '\n', c->len) ? (c->line_ms >= 0 ? c->line_ms
+	                                                                        : now_ms())
+	                                                     : -1;
+	return true;
+}
+
+/* Complete lines wait in c's buffer. */
+static bool has_lines(const struct control_client *c)
+{
+	return c->len && memchr(c->buf, '\n', c->len);
+}
+
+/* Read what is there (only when no complete line waits). false: close. */
 static bool client_read(struct control_server *server, struct control_client *c)
 {
-	ssize_t n = recv(c->fd, c->buf + c->len, CONTROL_MAX_LINE - c->len, MSG_DONTWAIT);
-	char *newline;
+	ssize_t n;
 
+	if (has_lines(c))
+		return client_answer(server, c);
+	n = recv(c->fd, c->buf + c->len, CONTROL_MAX_LINE - c->len, MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK;
 	if (n == 0)
 		return false;
+	if (c->len == 0)
+		c->line_ms = now_ms();
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
-	while ((newline = memchr(c->buf, '\n', c->len))) {
-		size_t used = (size_t)(newline - c->buf) + 1;
-
-		*newline = '\0';
-		if (newline > c->buf && !respond(server, c, c->buf))
-			return false;
-		memmove(c->buf, c->buf + used, c->len - used);
-		c->len -= used;
-		c->buf[c->len] = '\0';
-	}
-	if (c->len == CONTROL_MAX_LINE) {
+	if (!has_lines(c) && c->len == CONTROL_MAX_LINE) {
 		const char *err = "{\"ok\":false,\"error\":\"request line longer than 65536 bytes; "
 		                  "send one JSON object per line\"}\n";
 
-		write_all(c->fd, err, strlen(err));
-		return false;
+		c->len = 0;
+		c->closing = true;
+		return queue_output(c, err, strlen(err)) && flush_output(c);
 	}
-	return true;
+	return client_answer(server, c);
 }
 
-/* Send a one-line JSON error and close fd. */
+/* Send a one-line JSON error (what the socket takes at once) and close fd. */
 static void refuse(int fd, const char *line)
 {
-	write_all(fd, line, strlen(line));
+	ssize_t n = send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	(void)n;
 	close(fd);
 }
 
-/* A free slot for a new connection of uid, or -1 (*why says which limit). */
+/* A free slot for a new connection of uid, or -1 (*why says which limit).
+ * The last CONTROL_ROOT_RESERVED free slots are root's. */
 static int find_slot(struct control_server *server, uid_t uid, const char **why)
 {
 	int i, slot = -1;
-	unsigned mine = 0;
+	unsigned mine = 0, free_slots = 0;
 
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		if (server->clients[i].fd < 0) {
+			free_slots++;
 			if (slot < 0)
 				slot = i;
-		} else if (server->clients[i].uid == uid) {
+		} else if (server->clients[i].peer.uid == uid) {
 			mine++;
 		}
 	}
@@ -147,18 +222,42 @@ static int find_slot(struct control_server *server, uid_t uid, const char **why)
 		       "(control_max_connections_per_uid); close one or retry later\"}\n";
 		return -1;
 	}
+	if (slot >= 0 && uid != 0 && free_slots <= CONTROL_ROOT_RESERVED)
+		slot = -1;
 	if (slot < 0)
 		*why = "{\"ok\":false,\"error\":\"too many control connections; retry later\"}\n";
 	return slot;
 }
 
+/* Root, vgpud's own user, or a member of the operator group. */
+static bool is_operator(const struct control_server *server, int fd, const struct ucred *cred)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (cred->uid == 0 || cred->uid == geteuid())
+		return true;
+	if (!server->has_operator_gid)
+		return false;
+	if (cred->gid == server->operator_gid)
+		return true;
+	/* the peer process's supplementary groups as they were at connect */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == server->operator_gid)
+			return true;
+	return false;
+}
+
 static void accept_clients(struct control_server *server)
 {
 	for (;;) {
-		int fd = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC), i;
+		int fd = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		const char *why = NULL;
+		struct control_client *c;
 
 		if (fd < 0)
 			return;
@@ -173,34 +272,50 @@ static void accept_clients(struct control_server *server)
 			refuse(fd, why);
 			continue;
 		}
-		server->clients[i].fd = fd;
-		server->clients[i].uid = cred.uid;
-		server->clients[i].last_ms = now_ms();
-		server->clients[i].len = 0;
+		c = &server->clients[i];
+		c->fd = fd;
+		c->peer.uid = cred.uid;
+		c->peer.operator = is_operator(server, fd, &cred);
+		c->last_ms = now_ms();
+		c->line_ms = -1;
+		c->len = 0;
+		c->out_len = 0;
+		c->closing = false;
 	}
 }
 
-/* Close connections silent for idle_timeout_ms; the poll timeout until the
- * next one would be (-1: none). */
-static int close_idle(struct control_server *server)
+/* Close connections past a deadline (idle, line, output); the poll timeout
+ * until the next deadline (-1: none). */
+static int close_expired(struct control_server *server)
 {
+	static const char *const why[3] = { "idle", "a request line not completed in time",
+		                            "its responses not read in time" };
 	int64_t now = now_ms(), next = -1;
 
-	if (!server->idle_timeout_ms)
-		return -1;
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		struct control_client *c = &server->clients[i];
-		int64_t left;
+		bool on[3];
+		int64_t deadline[3];
 
 		if (c->fd < 0)
 			continue;
-		left = c->last_ms + server->idle_timeout_ms - now;
-		if (left <= 0) {
-			log_debug("control socket: closing a connection idle for %u ms",
-			          server->idle_timeout_ms);
-			client_close(c);
-		} else if (next < 0 || left < next) {
-			next = left;
+		on[0] = server->idle_timeout_ms && !c->out_len;
+		deadline[0] = c->last_ms + server->idle_timeout_ms;
+		on[1] = c->line_ms >= 0;
+		deadline[1] = c->line_ms + CONTROL_LINE_DEADLINE_MS;
+		on[2] = c->out_len != 0;
+		deadline[2] = c->out_ms + CONTROL_WRITE_DEADLINE_MS;
+		for (int k = 0; k < 3; k++) {
+			if (!on[k])
+				continue;
+			if (deadline[k] <= now) {
+				log_debug("control socket: closing a connection of user %u: %s",
+				          (unsigned)c->peer.uid, why[k]);
+				client_close(c);
+				break;
+			}
+			if (next < 0 || deadline[k] - now < next)
+				next = deadline[k] - now;
 		}
 	}
 	return (int)next;
@@ -213,7 +328,7 @@ static void *control_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
 		int map[CONTROL_MAX_CLIENTS + 2];
-		int timeout = close_idle(server);
+		int timeout = close_expired(server);
 		nfds_t n = 0, i;
 
 		pfd[n] = (struct pollfd){ .fd = server->stop_fd, .events = POLLIN };
@@ -221,9 +336,18 @@ static void *control_main(void *arg)
 		pfd[n] = (struct pollfd){ .fd = server->listen_fd, .events = POLLIN };
 		map[n++] = -1;
 		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-			if (server->clients[i].fd < 0)
+			struct control_client *c = &server->clients[i];
+			short events = 0;
+
+			if (c->fd < 0)
 				continue;
-			pfd[n] = (struct pollfd){ .fd = server->clients[i].fd, .events = POLLIN };
+			if (c->out_len)
+				events |= POLLOUT;
+			else if (has_lines(c))
+				timeout = 0; /* more to answer: another turn at once */
+			else if (!c->closing)
+				events |= POLLIN;
+			pfd[n] = (struct pollfd){ .fd = c->fd, .events = events };
 			map[n++] = (int)i;
 		}
 		if (poll(pfd, n, timeout) < 0) {
@@ -238,11 +362,26 @@ static void *control_main(void *arg)
 			accept_clients(server);
 		for (i = 2; i < n; i++) {
 			struct control_client *c = &server->clients[map[i]];
+			bool ok = true;
 
-			if (!pfd[i].revents)
+			if (c->fd < 0)
 				continue;
-			c->last_ms = now_ms();
-			if (!client_read(server, c))
+			if (pfd[i].revents & (POLLERR | POLLNVAL)) {
+				client_close(c);
+				continue;
+			}
+			if (c->out_len) {
+				if (pfd[i].revents & (POLLOUT | POLLHUP))
+					ok = flush_output(c);
+				if (ok && !c->out_len && c->closing)
+					ok = false;
+			} else if (has_lines(c)) {
+				ok = client_answer(server, c);
+			} else if (pfd[i].revents) {
+				c->last_ms = now_ms();
+				ok = !c->closing && client_read(server, c);
+			}
+			if (!ok || (c->closing && !c->out_len))
 				client_close(c);
 		}
 	}
@@ -264,6 +403,18 @@ int control_server_create(struct vgpud *d, const struct control_server_config *c
 	server->stop_fd = -1;
 	server->idle_timeout_ms = config->idle_timeout_ms;
 	server->max_connections_per_uid = config->max_connections_per_uid;
+	if (config->operator_group && config->operator_group[0]) {
+		struct group *g = getgrnam(config->operator_group);
+
+		if (!g) {
+			snprintf(why, why_len, "operator_group '%s' is not a group of this host; "
+			         "create it or set another", config->operator_group);
+			free(server);
+			return -ENOENT;
+		}
+		server->has_operator_gid = true;
+		server->operator_gid = g->gr_gid;
+	}
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		server->clients[i].fd = -1;
 	server->listen_fd = vgpud_listen_unix(path, SOCK_STREAM, group, "control socket", why,

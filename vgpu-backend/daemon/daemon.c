@@ -165,6 +165,7 @@ static int start_sockets(struct vgpud *d, char *why, size_t why_len)
 	struct control_server_config control_config = {
 		.path = d->config.control_path,
 		.group = d->config.socket_group,
+		.operator_group = d->config.operator_group,
 		.idle_timeout_ms = d->config.control_idle_timeout_ms,
 		.max_connections_per_uid = d->config.control_max_connections_per_uid,
 	};

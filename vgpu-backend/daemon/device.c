@@ -18,6 +18,7 @@
 #include "log.h"
 #include "profiles.h"
 #include "registry.h"
+#include "share_limits.h"
 
 #define YIELD_NS 100000 /* between budget-sized batches of one busy guest */
 
@@ -228,15 +229,24 @@ static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance
 
 	if (instance_held)
 		err = vgpud_profiles_get(&d->profiles, dev->profile, &dev->profile_spec);
-	else
+	else if (dev->owner_uid == 0)
 		err = vgpud_profiles_acquire(&d->profiles, dev->profile, &dev->profile_spec);
+	else /* a user's share (share_limits.h) */
+		err = vgpud_profiles_acquire_share(
+		        &d->profiles, dev->profile,
+		        vgpud_share_instances_held(d, dev->owner_uid, dev->profile),
+		        d->config.max_instances_per_uid, &dev->profile_spec);
 	dev->holds_instance = !err && !instance_held;
 	if (err == -ENOENT)
 		vgpu_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
 		         "profiles", dev->profile);
+	else if (err == -EDQUOT)
+		vgpu_why(why, why_len, "user %u holds max_instances_per_uid instances of profile "
+		         "'%s'; detach one of them", dev->owner_uid, dev->profile);
 	else if (err)
-		vgpu_why(why, why_len, "profile '%s' has no instance left (max_instances reached); "
-		         "detach a VM of it or raise max_instances", dev->profile);
+		vgpu_why(why, why_len, "profile '%s' has no instance left for this user "
+		         "(max_instances reached, or its last instance is kept for a user holding "
+		         "none); detach a VM of it or raise max_instances", dev->profile);
 	return err;
 }
 
@@ -264,6 +274,7 @@ static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t
 	pthread_cond_init(&dev->wake, NULL);
 	snprintf(dev->name, sizeof(dev->name), "%s", params->vm_name);
 	snprintf(dev->profile, sizeof(dev->profile), "%s", profile);
+	dev->owner_uid = params->owner_uid;
 	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
 	clock_gettime(CLOCK_REALTIME, &dev->attached_at);

@@ -53,6 +53,7 @@ struct vgpud_device {
 	uint32_t vm_id;
 	char name[VGPU_VM_NAME_MAX];
 	char profile[VGPUD_PROFILE_NAME_MAX];
+	uint32_t owner_uid;                     /* vgpu_attach_params.owner_uid */
 	struct vgpud_profile_spec profile_spec; /* as at attach */
 	bool holds_instance; /* of the profile: detach gives it back */
 	/* GPU VA range reserved in the core (vgpu_core_reserve_va) for the

@@ -340,6 +340,7 @@ static int handshake(struct local_conn *conn)
 
 	params.vm_name = conn->vm_name;
 	params.profile = a->profile;
+	params.owner_uid = conn->uid;
 	why[0] = '\0';
 	err = server->host.attach(server->host.ctx, &conn->base, &params, &conn->device, why,
 	                          sizeof(why));

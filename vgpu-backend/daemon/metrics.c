@@ -213,6 +213,9 @@ static const struct vm_metric vm_metrics[] = {
 	  "window could wait during a swap.", VM(stats.guest_blocked_ns), VM_SECONDS },
 	{ "vgpu_vm_drain_seconds_total", "counter", "Time relocations waited for the VM's "
 	  "channels to drain.", VM(stats.drain_ns), VM_SECONDS },
+	{ "vgpu_vm_drain_kills_total", "counter", "The VM's channels killed because they did "
+	  "not drain or resume within the drain timeout; once nonzero, relocations wait 50 ms "
+	  "for the VM, not the drain timeout.", VM(stats.drain_kills), VM_NUMBER },
 	{ "vgpu_vm_allocations_total", "counter", "Successful GPU memory allocations of the VM.",
 	  VM(stats.allocs), VM_NUMBER },
 	{ "vgpu_vm_allocation_failures_total", "counter", "Failed GPU memory allocations of "

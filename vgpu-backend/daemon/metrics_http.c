@@ -11,6 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <poll.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
@@ -19,12 +26,29 @@
 #include "metrics.h"
 
 #define METRICS_PATH "/metrics"
-#define MAX_CONNECTIONS 16
 #define CONNECTION_TIMEOUT_S 10
+#define REAP_INTERVAL_MS 100
+
+/* One TCP connection (MHD's socket context), on server->conns. */
+struct metrics_conn {
+	int fd;
+	char peer[48];        /* peer_key */
+	int64_t since_ms;     /* accepted, or its last answer */
+	bool shut;            /* the reaper shut it down */
+	struct metrics_conn *next;
+};
 
 struct metrics_http {
 	struct vgpud *daemon;
 	struct MHD_Daemon *mhd;
+	/* connections: MHD's thread adds and removes, the reaper reads */
+	pthread_mutex_t lock;
+	struct metrics_conn *conns;
+	unsigned conn_count;
+	char pending_peer[48]; /* the accept policy's, for the STARTED notice */
+	pthread_t reaper;
+	bool reaper_started;
+	int stop_fd;
 	uint16_t port;
 	char url[128];             /* http://ADDRESS:PORT/metrics */
 	atomic_bool started;       /* after MHD_start_daemon returned */
@@ -80,6 +104,183 @@ static enum MHD_Result reply_text(struct MHD_Connection *connection, unsigned st
 	             false, allow);
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The local user owning the TCP socket at the other end of a loopback
+ * connection from peer_port to our_port (/proc/net/tcp and tcp6), or -1. */
+static long loopback_peer_uid(unsigned peer_port, unsigned our_port)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	long uid = -1;
+
+	for (size_t t = 0; t < 2 && uid < 0; t++) {
+		FILE *f = fopen(tables[t], "re");
+		char line[512];
+
+		if (!f)
+			continue;
+		while (uid < 0 && fgets(line, sizeof(line), f)) {
+			char local[64], remote[64];
+			unsigned lport, rport, state;
+			long owner;
+			char *colon_l, *colon_r;
+
+			if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %ld", local, remote, &state,
+			           &owner) != 4)
+				continue;
+			colon_l = strrchr(local, ':');
+			colon_r = strrchr(remote, ':');
+			if (!colon_l || !colon_r || state == 0x0a /* LISTEN */)
+				continue;
+			lport = (unsigned)strtoul(colon_l + 1, NULL, 16);
+			rport = (unsigned)strtoul(colon_r + 1, NULL, 16);
+			if (lport == peer_port && rport == our_port)
+				uid = owner;
+		}
+		fclose(f);
+	}
+	return uid;
+}
+
+/* Who a client is, for the per-peer limit: "uid N" for a loopback peer
+ * whose socket's owner is known, else its IP address. *root: uid 0. */
+static void peer_key(const struct metrics_http *server, const struct sockaddr *addr,
+                     char *key, size_t len, bool *root)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	bool loopback = false;
+	unsigned port = 0;
+
+	*root = false;
+	if (addr->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
+
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+		port = ntohs(in->sin_port);
+	} else if (addr->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+		           (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
+		port = ntohs(in6->sin6_port);
+	}
+	if (loopback) {
+		long uid = loopback_peer_uid(port, __atomic_load_n(&server->port, __ATOMIC_RELAXED));
+
+		if (uid >= 0) {
+			snprintf(key, len, "uid %ld", uid);
+			*root = uid == 0;
+			return;
+		}
+	}
+	snprintf(key, len, "%s", ip);
+}
+
+/* MHD's thread: admit a client, or not (per-peer limit, root's slot). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct metrics_http *server = cls;
+	unsigned mine = 0;
+	bool root, ok;
+	char key[48];
+
+	(void)addrlen;
+	peer_key(server, addr, key, sizeof(key), &root);
+	pthread_mutex_lock(&server->lock);
+	for (const struct metrics_conn *c = server->conns; c; c = c->next)
+		mine += !strcmp(c->peer, key);
+	ok = mine < METRICS_MAX_PER_PEER &&
+	     (root || server->conn_count + METRICS_ROOT_RESERVED < METRICS_MAX_CONNECTIONS);
+	if (ok)
+		snprintf(server->pending_peer, sizeof(server->pending_peer), "%s", key);
+	pthread_mutex_unlock(&server->lock);
+	if (!ok)
+		vgpud_log_ratelimited(&server->log_limit, VGPUD_LOG_DEBUG,
+		                      "metrics endpoint: refusing a connection of %s (%u open)", key,
+		                      mine);
+	return ok ? MHD_YES : MHD_NO;
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *connection,
+                              void **socket_context, enum MHD_ConnectionNotificationCode toe)
+{
+	struct metrics_http *server = cls;
+	struct metrics_conn *c = *socket_context, **p;
+
+	pthread_mutex_lock(&server->lock);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *info =
+		        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			c->fd = info ? info->connect_fd : -1;
+			snprintf(c->peer, sizeof(c->peer), "%s", server->pending_peer);
+			c->since_ms = now_ms();
+			c->next = server->conns;
+			server->conns = c;
+			server->conn_count++;
+		}
+		*socket_context = c;
+	} else if (c) {
+		for (p = &server->conns; *p; p = &(*p)->next) {
+			if (*p == c) {
+				*p = c->next;
+				server->conn_count--;
+				break;
+			}
+		}
+		free(c);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&server->lock);
+}
+
+/* A connection answered: its deadline starts again. */
+static void answered(struct metrics_http *server, struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *info =
+	        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	if (!info || !info->socket_context)
+		return;
+	pthread_mutex_lock(&server->lock);
+	((struct metrics_conn *)info->socket_context)->since_ms = now_ms();
+	pthread_mutex_unlock(&server->lock);
+}
+
+/* Shut down connections that did not complete a request within
+ * METRICS_REQUEST_DEADLINE_MS of their start or last answer (MHD then
+ * closes them): a client that trickles bytes, or does not read, holds its
+ * slot that long at most. */
+static void *reaper_main(void *arg)
+{
+	struct metrics_http *server = arg;
+	struct pollfd stop = { .fd = server->stop_fd, .events = POLLIN };
+
+	while (poll(&stop, 1, REAP_INTERVAL_MS) == 0 || (stop.revents == 0)) {
+		int64_t now = now_ms();
+
+		pthread_mutex_lock(&server->lock);
+		for (struct metrics_conn *c = server->conns; c; c = c->next) {
+			if (c->shut || c->fd < 0 || now - c->since_ms < METRICS_REQUEST_DEADLINE_MS)
+				continue;
+			shutdown(c->fd, SHUT_RDWR);
+			c->shut = true;
+		}
+		pthread_mutex_unlock(&server->lock);
+	}
+	return NULL;
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection,
                                       const char *url, const char *method,
                                       const char *version, const char *upload_data,
@@ -109,6 +310,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 		return reply_text(connection, MHD_HTTP_NOT_FOUND,
 		                  "404 not found: vgpud serves its metrics at " METRICS_PATH "\n",
 		                  NULL);
+	answered(server, connection);
 	text = vgpud_metrics_text(server->daemon, &len);
 	if (!text)
 		return reply_text(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -136,15 +338,28 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 		return -ENOMEM;
 	}
 	server->daemon = d;
+	pthread_mutex_init(&server->lock, NULL);
+	server->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (server->stop_fd < 0) {
+		snprintf(why, why_len, "cannot serve metrics: %s", strerror(errno));
+		pthread_mutex_destroy(&server->lock);
+		free(server);
+		return -ENOMEM;
+	}
 	vgpud_listen_address_format(address, -1, where, sizeof(where));
 	if (address->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* the port argument is only for libmicrohttpd's messages: the
 	 * address has it */
-	server->mhd = MHD_start_daemon(flags, port_of(address), NULL, NULL, handle_request, server,
+	/* port 0: the kernel's choice is set below; MHD's thread reads it */
+	__atomic_store_n(&server->port, port_of(address), __ATOMIC_RELAXED);
+	server->mhd = MHD_start_daemon(flags, port_of(address), accept_policy, server,
+	                               handle_request, server,
+	                               MHD_OPTION_NOTIFY_CONNECTION, notify_connection, server,
 	                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, server,
 	                               MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&address->addr,
-	                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+	                               MHD_OPTION_CONNECTION_LIMIT,
+	                               (unsigned)METRICS_MAX_CONNECTIONS,
 	                               MHD_OPTION_CONNECTION_TIMEOUT,
 	                               (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
 	if (!server->mhd) {
@@ -152,14 +367,20 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 		         "port in [daemon] metrics (--metrics), or set it to off", where,
 		         server->startup_error[0] ? server->startup_error
 		                                  : "libmicrohttpd did not start");
+		close(server->stop_fd);
+		pthread_mutex_destroy(&server->lock);
 		free(server);
 		return -EADDRNOTAVAIL;
 	}
 	atomic_store(&server->started, true);
 	info = MHD_get_daemon_info(server->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	server->port = info ? info->port : 0;
+	__atomic_store_n(&server->port, info ? info->port : 0, __ATOMIC_RELAXED);
 	vgpud_listen_address_format(address, server->port, where, sizeof(where));
 	snprintf(server->url, sizeof(server->url), "http://%s" METRICS_PATH, where);
+	server->reaper_started = pthread_create(&server->reaper, NULL, reaper_main, server) == 0;
+	if (!server->reaper_started)
+		log_warn("metrics endpoint: no reaper thread: slow clients hold their slot until "
+		         "the %d s idle timeout", CONNECTION_TIMEOUT_S);
 	log_info("metrics on %s", server->url);
 	*out = server;
 	return 0;
@@ -167,15 +388,24 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 
 void metrics_http_destroy(struct metrics_http *server)
 {
+	uint64_t one = 1;
+
 	if (!server)
 		return;
+	if (server->reaper_started) {
+		if (write(server->stop_fd, &one, sizeof(one)) != sizeof(one))
+			log_warn("metrics endpoint: cannot stop its reaper: %s", strerror(errno));
+		pthread_join(server->reaper, NULL);
+	}
 	MHD_stop_daemon(server->mhd);
+	close(server->stop_fd);
+	pthread_mutex_destroy(&server->lock);
 	free(server);
 }
 
 uint16_t metrics_http_port(const struct metrics_http *server)
 {
-	return server->port;
+	return __atomic_load_n(&server->port, __ATOMIC_RELAXED);
 }
 
 const char *metrics_http_url(const struct metrics_http *server)

@@ -11,7 +11,17 @@
  *
  * The handler only reads statistics (stats_snapshot.h: the registry lock,
  * then the core's), like the control socket's "list"; a scrape may wait
- * for an eviction in progress. At most 16 connections at once, 10 s idle
+ * for an eviction in progress.
+ *
+ * No client can monopolise it: at most METRICS_MAX_CONNECTIONS connections
+ * at once, the last METRICS_ROOT_RESERVED of them for root (a loopback
+ * peer whose socket root owns), METRICS_MAX_PER_PEER of one peer (a
+ * loopback peer is its local user, found in /proc/net/tcp*; another peer
+ * is its IP address); a connection must complete each request within
+ * METRICS_REQUEST_DEADLINE_MS of its start or of its previous answer, or
+ * it is shut down (a slowloris that trickles bytes, or a client that does
+ * not read its answer, holds a slot that long at most; an idle keep-alive
+ * connection is closed as well, and the scraper reconnects). 10 s idle
  * timeout. No authentication and no TLS: keep it on localhost or behind a
  * firewall or reverse proxy.
  */
@@ -20,6 +30,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define METRICS_MAX_CONNECTIONS 16
+#define METRICS_ROOT_RESERVED 1
+#define METRICS_MAX_PER_PEER 4
+#define METRICS_REQUEST_DEADLINE_MS 3000
 
 struct vgpud;
 struct vgpud_listen_address;

@@ -55,6 +55,31 @@ int vgpud_profiles_acquire(struct vgpud_profiles *p, const char *name,
 	return err;
 }
 
+int vgpud_profiles_acquire_share(struct vgpud_profiles *p, const char *name, uint32_t held,
+                                 uint32_t per_user, struct vgpud_profile_spec *spec)
+{
+	struct vgpud_profile *profile;
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	profile = find(p, name && name[0] ? name : p->default_name);
+	if (!profile || profile->removed)
+		err = -ENOENT;
+	else if (per_user && held >= per_user)
+		err = -EDQUOT;
+	else if (profile->spec.max_instances &&
+	         (profile->instances >= profile->spec.max_instances ||
+	          (held && profile->spec.max_instances >= 2 &&
+	           profile->instances + 1 >= profile->spec.max_instances)))
+		err = -EUSERS;
+	else {
+		profile->instances++;
+		*spec = profile->spec;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
 int vgpud_profiles_adopt(struct vgpud_profiles *p, const char *name)
 {
 	struct vgpud_profile *profile;

@@ -46,6 +46,12 @@ void vgpud_profiles_fini(struct vgpud_profiles *p);
  * max_instances exist. */
 int vgpud_profiles_acquire(struct vgpud_profiles *p, const char *name,
                            struct vgpud_profile_spec *spec);
+/* The same for a user holding held instances of it already (share_limits.h):
+ * -EDQUOT when held >= per_user (0: no limit), -EUSERS also when the
+ * profile allows two or more and the one taken would be the last free one
+ * while held > 0 (it is kept for a user holding none). */
+int vgpud_profiles_acquire_share(struct vgpud_profiles *p, const char *name, uint32_t held,
+                                 uint32_t per_user, struct vgpud_profile_spec *spec);
 void vgpud_profiles_release(struct vgpud_profiles *p, const char *name);
 /* Count an instance of name that exists already whatever the limit (an
  * mdev created before this vgpud started). -ENOENT. */

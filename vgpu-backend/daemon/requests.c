@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
+#include "share_limits.h"
 
 static enum vgpu_status status_of_errno(int err)
 {
@@ -166,12 +167,34 @@ static void handle_set_priority(struct vgpud_device *dev, const struct vgpu_mail
 	reply(response, status_of_errno(err), NULL, 0);
 }
 
+struct channel_create_call {
+	struct vgpud_device *dev;
+	uint32_t index, entries;
+	struct vgpu_channel_create_response *r;
+	enum vgpu_status status;
+};
+
+/* Make the channel window and count it (under the channel admission). */
+static int create_channel(void *arg)
+{
+	struct channel_create_call *call = arg;
+	struct channel_window *win;
+
+	call->status = channel_window_create(call->dev, call->index, call->entries, call->r, &win);
+	if (call->status != VGPU_STATUS_OK)
+		return 0;
+	/* Release: statistics and tests may look at the window from
+	 * another thread once they saw the pointer. */
+	__atomic_store_n(&call->dev->windows[call->index], win, __ATOMIC_RELEASE);
+	atomic_fetch_add(&call->dev->channels, 1);
+	return 0;
+}
+
 static void handle_channel_create(struct vgpud_device *dev,
                                   const struct vgpu_mailbox_request *req,
                                   struct vgpu_response *response)
 {
 	struct vgpu_channel_create_response r;
-	struct channel_window *win;
 	enum vgpu_status status;
 	uint32_t index, limit = VGPU_MAX_CHANNELS;
 
@@ -183,15 +206,30 @@ static void handle_channel_create(struct vgpud_device *dev,
 		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
 		return;
 	}
-	status = channel_window_create(dev, index, req->u.channel_create.gpfifo_entries, &r, &win);
+	{
+		struct channel_create_call call = {
+			.dev = dev,
+			.index = index,
+			.entries = req->u.channel_create.gpfifo_entries,
+			.r = &r,
+			.status = VGPU_STATUS_LIMIT,
+		};
+		char why[256];
+
+		/* the user's share of the GPU's channels (share_limits.h) */
+		if (vgpud_share_channel(dev->daemon, dev, create_channel, &call, why, sizeof(why)) ==
+		    -ENOSPC) {
+			vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
+			                      "VM '%s': CHANNEL_CREATE refused: %s", dev->name, why);
+			reply(response, VGPU_STATUS_LIMIT, NULL, 0);
+			return;
+		}
+		status = call.status;
+	}
 	if (status != VGPU_STATUS_OK) {
 		reply(response, status, NULL, 0);
 		return;
 	}
-	/* Release: statistics and tests may look at the window from
-	 * another thread once they saw the pointer. */
-	__atomic_store_n(&dev->windows[index], win, __ATOMIC_RELEASE);
-	atomic_fetch_add(&dev->channels, 1);
 	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 

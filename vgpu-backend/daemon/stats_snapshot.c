@@ -41,6 +41,7 @@ static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *v
 	vm->doorbells = atomic_load(&dev->doorbells);
 	vm->fence_interrupts = atomic_load(&dev->fences);
 	vm->attached_at = (int64_t)dev->attached_at.tv_sec;
+	vm->owner_uid = dev->owner_uid;
 }
 
 /* The core's figures of the VM with core id core_id, if it still exists. */

@@ -36,6 +36,7 @@ struct vgpud_vm_snapshot {
 	const char *name_source;            /* "libvirt", "qemu", "uuid", "tenant" */
 	char profile[VGPUD_PROFILE_NAME_MAX];
 	const char *transport;              /* the transport's kind ("local socket", "mdev") */
+	uint32_t owner_uid;                 /* the user it belongs to (device.h) */
 	struct vgpu_vm_stats stats;         /* the core's */
 	struct vgpu_hal_as_counters counters; /* the GPU's, for its address space */
 	bool has_contention;                /* the GPU runs VMs side by side */

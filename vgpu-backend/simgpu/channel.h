@@ -71,6 +71,7 @@ struct simgpu_channel {
 	bool fetch_enabled;
 	bool failed;
 	bool removing; /* being destroyed: PFIFO gives it no more turns */
+	bool killing;  /* a kill waits for its turn to end: no more turns */
 	struct vgpu_hal_event error;
 	uint32_t gp_get;
 	struct priv_slot *priv_slots; /* one per ring slot */

@@ -125,8 +125,11 @@ void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
 	struct gpu_fault fault = { .address = 0, .cause = cause };
 
 	pthread_mutex_lock(&pfifo->lock);
-	/* The command step in progress ends first: its result is not
-	 * half-written when the channel stops. */
+	/* No new turn for ch (as for removal): PFIFO would otherwise take
+	 * it again before this thread gets the lock back, for as long as it
+	 * has work queued. The command step in progress ends first: its
+	 * result is not half-written when the channel stops. */
+	ch->killing = true;
 	while (pfifo->executing == ch)
 		pthread_cond_wait(&pfifo->channel_idle, &pfifo->lock);
 	if (!ch->failed)
@@ -339,7 +342,7 @@ static bool pfifo_round(struct pfifo *pfifo)
 	for (i = 0; i < slots && !pfifo->stop; i++) {
 		struct simgpu_channel *ch = pfifo->channels[i];
 
-		if (!ch || ch->failed || ch->removing)
+		if (!ch || ch->failed || ch->removing || ch->killing)
 			continue;
 		if (serve_channel(pfifo, ch))
 			progress = true;

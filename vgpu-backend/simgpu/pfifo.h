@@ -76,13 +76,14 @@ void pfifo_destroy(struct pfifo *pfifo);
 
 /* Give ch the lowest free id and make it schedulable (-ENOSPC). */
 int pfifo_add_channel(struct pfifo *pfifo, struct simgpu_channel *ch);
-/* Unschedule ch, waiting for the entry it executes to complete. */
+/* Unschedule ch, waiting for its turn in progress (one time slice). */
 void pfifo_remove_channel(struct pfifo *pfifo, struct simgpu_channel *ch);
 
 /* Ask the scheduler to poll now. */
 void pfifo_wake(struct pfifo *pfifo);
 /* Put ch in error with cause, as a fault would (VGPU_EVENT_CHANNEL_ERROR
- * once); waits for the channel's command step in progress, if any. */
+ * once). From the call on ch gets no new turn, so the wait is for the turn
+ * in progress only (one time slice), however much work ch has queued. */
 void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
                         enum vgpu_hal_error_cause cause);
 /* The channel table's status bit (vgpu_hal_channel_pending): channel id

@@ -84,6 +84,17 @@
  *    fatal fault would; the guest sees a channel error, cause
  *    VGPU_FAULT_TIMEOUT) and the relocation goes on. After vgpu_core_stop
  *    such waits end at once.
+ *  - Drain offenders: a VM one of whose channels had to be killed because
+ *    it did not drain (or resume) within the drain timeout is a drain
+ *    offender until it is destroyed. Later relocations of it give its
+ *    channels VGPU_OFFENDER_DRAIN_MS (one wait slice) instead of the drain
+ *    timeout, then kill those that have not drained: a tenant that parks a
+ *    fresh channel on a semaphore nothing releases before every eviction
+ *    round (or keeps one busy with queued work) charges the VMs waiting for
+ *    the room the drain timeout once, not once per round. An honest VM
+ *    whose channel is merely slow loses that channel's work once too; its
+ *    idle channels still drain. vgpu_vm_stats.drain_kills and
+ *    drain_offender show it.
  *  - Statistics (vgpu_core_stats, vgpu_core_vm_stats) never take the
  *    allocation lock: each operation publishes the figures it changed when
  *    it ends (an eviction also after each VM it moved) under a short leaf
@@ -230,6 +241,10 @@ struct vgpu_chunk_info {
 
 #define VGPU_LATENCY_BUCKETS 40 /* bucket b: [2^b, 2^(b+1)) ns; b = 0 also holds 0 */
 
+/* How long a relocation waits for a drain offender's channels to drain
+ * (and to resume) before it kills them; see "Drain offenders" above. */
+#define VGPU_OFFENDER_DRAIN_MS 50
+
 struct vgpu_vm_stats {
 	char name[VGPU_VM_NAME_MAX];
 	uint32_t id;
@@ -251,6 +266,11 @@ struct vgpu_vm_stats {
 	uint64_t suspended_ns;      /* Σ over its channels of time suspended */
 	uint64_t guest_blocked_ns;  /* Σ time a guest access could wait (trap windows) */
 	uint64_t drain_ns;          /* time relocations waited for its channels */
+	uint64_t drain_kills;       /* its channels killed for not draining or
+	                               resuming within the drain timeout */
+	bool drain_offender;        /* drain_kills > 0: later relocations wait
+	                               VGPU_OFFENDER_DRAIN_MS for it, not the
+	                               drain timeout (see "Drain offenders") */
 	uint64_t allocs;            /* successful allocations */
 	uint64_t alloc_failures;
 	uint64_t alloc_latency[VGPU_LATENCY_BUCKETS]; /* successful allocations */

@@ -616,7 +616,9 @@ vgpu_hal_channel_state(struct vgpu_hal_channel *ch, struct vgpu_hal_event *last_
  * stays done; a command step already on an engine finishes first (the call
  * waits for it: on return nothing of the channel touches memory, so the
  * caller may move the channel's memory). It never waits for the channel to
- * make progress (an acquire that cannot complete ends at once). Killing a
+ * make progress (an acquire that cannot complete ends at once), nor for the
+ * work it has queued: from the call on the channel gets no new turn, so the
+ * wait is bounded by one turn (a time slice) however much is queued. Killing a
  * channel already in error does nothing. Safe from any thread but the event
  * thread.
  */

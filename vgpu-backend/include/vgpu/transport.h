@@ -101,6 +101,9 @@ struct vgpu_transport {
 struct vgpu_attach_params {
 	const char *vm_name; /* 1..63 printable characters, unique among attached VMs */
 	const char *profile; /* NULL or "": the configured default profile */
+	uint32_t owner_uid;  /* the user the VM belongs to: the tenant's peer
+	                        UID (local socket), 0 (mdev: made by root); its
+	                        limits and what it may read on the control socket */
 };
 
 /*
