@@ -53,6 +53,7 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 
 	if (spec->backend == VGPU_HAL_BACKEND_CUDA) {
 		struct cudagpu_config config;
+		const char *isolation;
 
 		cudagpu_config_defaults(&config);
 		config.device = spec->cuda_device;
@@ -60,6 +61,17 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 		if (sim) {
 			config.timeslice_commands = sim->timeslice_commands;
 			config.acquire_timeout_ms = sim->acquire_timeout_ms;
+		}
+		if (spec->cuda_isolation)
+			config.isolation = spec->cuda_isolation == VGPU_HAL_CUDA_ISOLATION_PROCESS
+			                           ? CUDAGPU_ISOLATION_PROCESS
+			                           : CUDAGPU_ISOLATION_NONE;
+		isolation = getenv("VGPU_CUDA_ISOLATION");
+		if (isolation && *isolation &&
+		    cudagpu_isolation_parse(isolation, &config.isolation)) {
+			vgpu_why(why, why_len, "VGPU_CUDA_ISOLATION=%s: expected none or process",
+			         isolation);
+			return -EINVAL;
 		}
 		return cudagpu_create(&config, out, why, why_len);
 	}
