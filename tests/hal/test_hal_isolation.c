@@ -5,8 +5,9 @@
  * data; one VM's GPU worker faults (its CUDA context gets an illegal
  * address) or is killed. Its channel reports the error, the other VM's
  * data stays intact and its work goes on, and the faulted VM gets a new
- * channel (in a new worker) that reads its data back intact. At the end
- * no descriptor and no child process is left over.
+ * channel (in a new worker) that reads its data back intact. The same
+ * for a worker that hangs. At the end no descriptor and no child process
+ * is left over.
  *
  * The fault is the CPU stand-in driver's (tests/cudagpu/fake_libcuda.c,
  * FAKE_CUDA_FAULT_DIR): a stand-in for a user kernel that touches memory
@@ -236,9 +237,44 @@ static void test_worker_killed(void **state)
 	assert_int_equal(count_fds(), fds0);
 }
 
+/* A worker that stops answering (SIGSTOP) is taken as hung once its
+ * heartbeat has stood still for worker_timeout_ms: killed, as above. Only
+ * where the timeout is short (VGPU_CUDA_WORKER_TIMEOUT_MS <= 2000). */
+static void test_worker_hung(void **state)
+{
+	const char *timeout = getenv("VGPU_CUDA_WORKER_TIMEOUT_MS");
+	struct vgpu_hal_event error;
+	struct vm a = { 0 }, b = { 0 };
+	unsigned fds0, mark;
+	int pid_a, pid_b;
+
+	(void)state;
+	if (!process_mode() || !timeout || atoi(timeout) <= 0 || atoi(timeout) > 2000)
+		skip();
+	fds0 = count_fds();
+	vm_start(&a, 41);
+	vm_start(&b, 42);
+	pid_a = cudagpu_worker_pid(a.sp->as);
+	pid_b = cudagpu_worker_pid(b.sp->as);
+	mark = event_mark();
+	assert_int_equal(kill(pid_a, SIGSTOP), 0);
+	/* B goes on while A hangs */
+	vm_refill(&b, 43);
+	assert_true(chan_wait_error(a.tc, mark, &error));
+	assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
+	vm_recover(&a, pid_a, mark);
+	vm_check_on_gpu(&b);
+	assert_int_equal(cudagpu_worker_pid(b.sp->as), pid_b);
+	vm_stop(&a);
+	vm_stop(&b);
+	assert_int_equal(count_children(), 0);
+	assert_int_equal(count_fds(), fds0);
+}
+
 static const struct CMUnitTest isolation_tests[] = {
 	HAL_TEST(test_worker_fault_isolated),
 	HAL_TEST(test_worker_killed),
+	HAL_TEST(test_worker_hung),
 };
 
 const struct hal_test_group hal_isolation_group = {
