@@ -72,6 +72,9 @@
  *    channel_create on the address space starts a fresh worker that maps
  *    the same physical pages again, so the VM's data survives, and no
  *    other address space notices.
+ *    channel_create fails with -EIO when no worker can be started (the
+ *    binary is missing, or the worker cannot open the GPU or import the
+ *    memory), with -ENOSPC/-ENOMEM/-EINVAL as the HAL says otherwise.
  *    The worker binary is, in this order: $VGPU_GPU_WORKER, config
  *    worker_path, "vgpu-gpu-worker" in the directory of the running
  *    executable, then the installed one (VGPU_GPU_WORKER_INSTALLED).
