@@ -353,10 +353,14 @@ void cg_remote_channel_set_fetch(struct vgpu_hal_channel *base, bool enabled)
 uint32_t cg_remote_channel_gp_get(struct vgpu_hal_channel *base)
 {
 	struct cg_remote_channel *ch = remote_of(base);
+	struct cudagpu *gpu = gpu_of_remote(ch);
+	uint32_t gp_get;
 
-	/* The worker publishes its GP_GET there as soon as it moves. */
-	return le32toh(__atomic_load_n((uint32_t *)((char *)ch->window + SIMGPU_CONTROL_GP_GET),
-	                               __ATOMIC_ACQUIRE));
+	/* The worker publishes its GP_GET before the events that follow it. */
+	pthread_mutex_lock(&gpu->remote_lock);
+	gp_get = ch->life ? cg_worker_channel_gp_get(ch->as->worker, ch) : ch->last_gp_get;
+	pthread_mutex_unlock(&gpu->remote_lock);
+	return gp_get;
 }
 
 enum vgpu_hal_channel_state cg_remote_channel_state(struct vgpu_hal_channel *base,
@@ -490,8 +494,7 @@ bool cg_remote_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
 		const uint32_t *control = ch->window;
 		uint32_t gp_put = le32toh(__atomic_load_n(&control[SIMGPU_CONTROL_GP_PUT / 4],
 		                                          __ATOMIC_ACQUIRE));
-		uint32_t gp_get = le32toh(__atomic_load_n(&control[SIMGPU_CONTROL_GP_GET / 4],
-		                                          __ATOMIC_ACQUIRE));
+		uint32_t gp_get = cg_worker_channel_gp_get(ch->as->worker, ch);
 
 		pending = gp_put != gp_get || cg_worker_channel_pending(ch->as->worker, ch);
 	}

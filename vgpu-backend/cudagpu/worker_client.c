@@ -290,6 +290,7 @@ static void lose(struct cg_life *life)
 		if (!ch)
 			continue;
 		life->by_local[id] = NULL;
+		ch->last_gp_get = cg_worker_channel_gp_get(life->worker, ch);
 		ch->life = NULL;
 		if (!ch->error) {
 			ch->error = true;
@@ -909,5 +910,13 @@ void cg_worker_forget_buf(struct cg_worker *w, struct cg_host_buf *buf)
 
 bool cg_worker_channel_pending(struct cg_worker *w, const struct cg_remote_channel *ch)
 {
-	return __atomic_load_n(&w->status->pending[ch->local_id], __ATOMIC_RELAXED) != 0;
+	const uint8_t *pending = cg_worker_status_pending(w->status, w->gpu->config.max_channels);
+
+	return __atomic_load_n(&pending[ch->local_id], __ATOMIC_RELAXED) != 0;
+}
+
+uint32_t cg_worker_channel_gp_get(struct cg_worker *w, const struct cg_remote_channel *ch)
+{
+	return __atomic_load_n(&cg_worker_status_gp_get(w->status)[ch->local_id],
+	                       __ATOMIC_RELAXED);
 }

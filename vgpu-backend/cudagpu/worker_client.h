@@ -75,6 +75,7 @@ struct cg_remote_channel {
 	void *window;
 	bool error, error_reported; /* state; the event delivered */
 	struct vgpu_hal_event last_error;
+	uint32_t last_gp_get; /* GP_GET when its worker was lost */
 };
 
 /* worker_client.c */
@@ -105,8 +106,10 @@ int cg_worker_map(struct cg_worker *w, uint64_t va, uint32_t page_size, uint64_t
 /* w->lock held: forget (and tell the life) an IOMMU mapping or a buffer. */
 void cg_worker_forget_iova(struct cg_worker *w, uint64_t iova, uint64_t bytes);
 void cg_worker_forget_buf(struct cg_worker *w, struct cg_host_buf *buf);
-/* remote_lock held: a live channel's pending bit, from the status page. */
+/* remote_lock held: a live channel's pending bit and GP_GET, from the
+ * status page (the worker's, not the guest-writable control page's). */
 bool cg_worker_channel_pending(struct cg_worker *w, const struct cg_remote_channel *ch);
+uint32_t cg_worker_channel_gp_get(struct cg_worker *w, const struct cg_remote_channel *ch);
 /* Where the worker binary is (see vgpu/cudagpu.h), into buf. */
 int cg_worker_path(const struct cudagpu_config *config, char *buf, size_t len);
 

@@ -97,21 +97,33 @@ struct cg_wire_event {
 /*
  * The status page: a memfd vgpud creates and the worker maps, written only
  * by the worker (64-bit fields with atomic stores) and read by vgpud at
- * any time without asking (vgpu_hal_channel_pending,
+ * any time without asking (vgpu_hal_channel_pending, channel_gp_get,
  * vgpu_hal_engine_current_channel, counters), and after the worker is
- * gone. pending[] has one byte per worker channel id.
+ * gone. After the header: one uint32_t GP_GET per worker channel id (the
+ * worker's own, not the control page's, which a guest can write), then
+ * one pending byte per channel id (cg_worker_status_gp_get/_pending).
  */
 struct cg_worker_status {
 	uint64_t heartbeat;  /* advanced by the worker at least every 10 ms */
 	uint64_t busy_ns[VGPU_ENGINE_COUNT];
 	struct vgpu_hal_as_counters counters;
 	int64_t current_channel; /* the worker's channel id, or -1 */
-	uint8_t pending[];
 };
+
+static inline uint32_t *cg_worker_status_gp_get(struct cg_worker_status *s)
+{
+	return (uint32_t *)(void *)(s + 1);
+}
+
+static inline uint8_t *cg_worker_status_pending(struct cg_worker_status *s,
+                                                uint32_t max_channels)
+{
+	return (uint8_t *)(cg_worker_status_gp_get(s) + max_channels);
+}
 
 static inline size_t cg_worker_status_bytes(uint32_t max_channels)
 {
-	size_t bytes = sizeof(struct cg_worker_status) + max_channels;
+	size_t bytes = sizeof(struct cg_worker_status) + (size_t)max_channels * 5;
 
 	return (bytes + 4095) & ~(size_t)4095;
 }

@@ -117,7 +117,11 @@ static void publish(struct cudagpu *gpu, void *ctx)
 
 			pending = ch->running || ch->inflight > 0 || gp_put != ch->gp_get;
 		}
-		__atomic_store_n(&s->pending[id], pending, __ATOMIC_RELAXED);
+		if (ch)
+			__atomic_store_n(&cg_worker_status_gp_get(s)[id], ch->gp_get,
+			                 __ATOMIC_RELAXED);
+		__atomic_store_n(&cg_worker_status_pending(s, gpu->config.max_channels)[id], pending,
+		                 __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&s->current_channel, (int64_t)gpu->current_channel, __ATOMIC_RELEASE);
 }
@@ -258,8 +262,15 @@ static void serve(struct worker *wk, const struct cg_wire_msg *m, const uint64_t
 			break;
 		}
 		ret = cg_channel_create_on(wk->as, (uint32_t)m->a[0], fds[0], &ch, &info);
-		if (!ret)
+		if (!ret) {
+			/* nothing of a channel that had the id before */
+			__atomic_store_n(&cg_worker_status_gp_get(wk->status)[info.id], 0,
+			                 __ATOMIC_RELAXED);
+			__atomic_store_n(&cg_worker_status_pending(wk->status,
+			                                           wk->gpu->config.max_channels)[info.id],
+			                 0, __ATOMIC_RELAXED);
 			wk->channels[info.id] = ch;
+		}
 		reply(wk, ret, ret ? 0 : info.id);
 		break;
 	case CG_OP_CHANNEL_DESTROY:
