@@ -16,6 +16,18 @@
  *  - Streams and events complete at once: every call does its work
  *    synchronously. Kernels run on the CPU with the CPU references of
  *    vgpu/simgpu_kernels.h.
+ *  - Physical allocations made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+ *    cross processes as the driver's do: cuMemExportToShareableHandle dups
+ *    the memfd, cuMemImportFromShareableHandle wraps (a dup of) a received
+ *    fd into an allocation of this process, so a worker process maps the
+ *    same pages (cudagpu's process isolation, vgpu/cudagpu.h).
+ *  - A context fault, for tests only: when FAKE_CUDA_FAULT_DIR is set and
+ *    the file <dir>/fault-<pid> exists, this process's next kernel launch
+ *    fails with CUDA_ERROR_ILLEGAL_ADDRESS and the context stays unusable
+ *    (every launch, stream, event and copy call then returns that error),
+ *    as a real context does after a kernel touches memory it has not
+ *    mapped. It stands in for a bad user kernel (guests cannot load their
+ *    own yet) and no guest can reach it: it needs the test's environment.
  *  - It enforces the driver rules the H100 taught cudagpu (each one broke it
  *    once): cuMemMap maps a whole allocation (offset 0, size = the
  *    allocation's), cuMemsetD*Async stays within one mapped allocation,
@@ -28,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +60,8 @@ struct allocation { /* a cuMemCreate handle */
 	int fd;
 	size_t bytes;
 	bool device;
+	bool exportable; /* made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
+	bool imported;   /* another process's: not charged here */
 };
 
 struct mapping { /* a cuMemMap range */
@@ -57,6 +73,26 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t total_bytes = 4096 * MIB, used_bytes;
 static struct mapping mappings[MAX_MAPPINGS];
 static unsigned mapping_count;
+
+/* Set once this process's context faulted (FAKE_CUDA_FAULT_DIR). */
+static bool context_faulted;
+
+static bool faulted(void)
+{
+	return __atomic_load_n(&context_faulted, __ATOMIC_ACQUIRE);
+}
+
+/* Does the test ask this process's context to fault now? */
+static bool fault_requested(void)
+{
+	const char *dir = getenv("FAKE_CUDA_FAULT_DIR");
+	char path[4096];
+
+	if (!dir || !*dir)
+		return false;
+	snprintf(path, sizeof(path), "%s/fault-%ld", dir, (long)getpid());
+	return access(path, F_OK) == 0;
+}
 
 static cg_result refuse(const char *call, const char *why)
 {
@@ -130,6 +166,7 @@ EXPORT cg_result cuDriverGetVersion(int *version)
 EXPORT cg_result cuGetErrorName(cg_result error, const char **name)
 {
 	*name = error == CG_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+	        : error == CG_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS"
 	        : error == CG_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
 	                                          : "CUDA_ERROR_UNKNOWN";
 	return CG_SUCCESS;
@@ -212,6 +249,8 @@ EXPORT cg_result cuCtxSetCurrent(cg_context ctx)
 
 EXPORT cg_result cuCtxSynchronize(void)
 {
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	return CG_SUCCESS;
 }
 
@@ -248,6 +287,7 @@ EXPORT cg_result cuMemCreate(cg_mem_handle *handle, size_t size,
 	if (!a)
 		return CG_ERROR_OUT_OF_MEMORY;
 	a->device = prop->location.type == CG_MEM_LOCATION_TYPE_DEVICE;
+	a->exportable = prop->requested_handle_types & CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 	a->bytes = size;
 	if (a->device && !charge(size)) {
 		free(a);
@@ -270,10 +310,56 @@ EXPORT cg_result cuMemRelease(cg_mem_handle handle)
 {
 	struct allocation *a = (struct allocation *)(uintptr_t)handle;
 
-	if (a->device)
+	if (a->device && !a->imported)
 		uncharge(a->bytes);
 	close(a->fd); /* existing mappings keep the pages, as with the driver */
 	free(a);
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemExportToShareableHandle(void *shareable_handle, cg_mem_handle handle,
+                                              cg_mem_handle_type handle_type,
+                                              unsigned long long flags)
+{
+	struct allocation *a = (struct allocation *)(uintptr_t)handle;
+	int fd;
+
+	if (handle_type != CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags)
+		return refuse("cuMemExportToShareableHandle", "only POSIX fds, no flags");
+	if (!a->exportable)
+		return refuse("cuMemExportToShareableHandle",
+		              "the allocation was not made with a POSIX fd handle type");
+	fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return CG_ERROR_OUT_OF_MEMORY;
+	*(int *)shareable_handle = fd;
+	return CG_SUCCESS;
+}
+
+EXPORT cg_result cuMemImportFromShareableHandle(cg_mem_handle *handle, void *os_handle,
+                                                cg_mem_handle_type handle_type)
+{
+	int fd = (int)(uintptr_t)os_handle;
+	struct allocation *a;
+	struct stat st;
+
+	if (handle_type != CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return refuse("cuMemImportFromShareableHandle", "only POSIX fds");
+	if (fstat(fd, &st) || !st.st_size || st.st_size % GRANULARITY)
+		return refuse("cuMemImportFromShareableHandle", "not an exported allocation");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return CG_ERROR_OUT_OF_MEMORY;
+	/* The caller keeps its fd (and closes it), as with the driver. */
+	a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (a->fd < 0) {
+		free(a);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	a->bytes = (size_t)st.st_size;
+	a->imported = true;
+	a->exportable = true;
+	*handle = (cg_mem_handle)(uintptr_t)a;
 	return CG_SUCCESS;
 }
 
@@ -480,6 +566,8 @@ EXPORT cg_result cuMemcpy(cg_deviceptr dst, cg_deviceptr src, size_t bytes)
 EXPORT cg_result cuMemcpyAsync(cg_deviceptr dst, cg_deviceptr src, size_t bytes, cg_stream stream)
 {
 	(void)stream;
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	return cuMemcpy(dst, src, bytes);
 }
 
@@ -537,12 +625,16 @@ EXPORT cg_result cuStreamDestroy_v2(cg_stream stream)
 EXPORT cg_result cuStreamSynchronize(cg_stream stream)
 {
 	(void)stream;
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuStreamQuery(cg_stream stream)
 {
 	(void)stream;
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	return CG_SUCCESS;
 }
 
@@ -586,12 +678,16 @@ EXPORT cg_result cuEventRecord(cg_event event, cg_stream stream)
 EXPORT cg_result cuEventQuery(cg_event event)
 {
 	(void)event;
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuEventSynchronize(cg_event event)
 {
 	(void)event;
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	return CG_SUCCESS;
 }
 
@@ -667,6 +763,10 @@ EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int
 
 	(void)grid_x, (void)grid_y, (void)grid_z, (void)block_x, (void)block_y, (void)block_z;
 	(void)shared_bytes, (void)stream, (void)extra;
+	if (!faulted() && fault_requested())
+		__atomic_store_n(&context_faulted, true, __ATOMIC_RELEASE);
+	if (faulted())
+		return CG_ERROR_ILLEGAL_ADDRESS;
 	switch ((uintptr_t)f) {
 	case K_FILL: /* dst, words, seed, first_word */
 		words = ptr(params, 0);

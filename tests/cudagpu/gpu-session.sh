@@ -5,15 +5,19 @@
 # summary line per step goes to OUT/summary.txt.
 #
 # Usage: tests/cudagpu/gpu-session.sh BUNDLE OUT [STEP...]
-#   steps: probe conformance property demo hostile bench bench-um (default:
-#   all but bench-um). VGPU_PROPERTY_OPS (default 100000) sizes the property
-#   test.
+#   steps: probe conformance property demo hostile bench bench-um, and
+#   under cudagpu's process isolation (a vgpu-gpu-worker per address space:
+#   bundle it too) conformance-process (the HAL suite with its hal-isolation
+#   group: a VM's worker killed or hung, the other VM intact) property-process
+#   bench-process (default: all but bench-um). VGPU_PROPERTY_OPS (default
+#   100000) sizes the property test.
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
 shift 2
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(probe conformance property demo hostile bench)
+[ ${#steps[@]} -gt 0 ] || steps=(probe conformance property demo hostile bench
+	conformance-process property-process bench-process)
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$bundle/bin:$PATH"
@@ -52,6 +56,18 @@ for step in "${steps[@]}"; do
 	bench-um)
 		run_step bench-um 420 "$bin/cuda-bench" --um --json "$out/bench-cuda.json" \
 			--markdown "$out/RESULTS.md" ;;
+	conformance-process)
+		run_step conformance-process 300 env VGPU_HAL=cuda VGPU_CUDA_ISOLATION=process \
+			VGPU_CUDA_WORKER_TIMEOUT_MS=2000 VGPU_GPU_WORKER="$bin/vgpu-gpu-worker" \
+			"$bin/test-hal-conformance" ;;
+	property-process)
+		run_step property-process "${VGPU_PROPERTY_LIMIT:-420}" env VGPU_CUDA_ISOLATION=process \
+			VGPU_GPU_WORKER="$bin/vgpu-gpu-worker" \
+			VGPU_PROPERTY_OPS="${VGPU_PROPERTY_OPS:-100000}" "$bin/test_core_property" --gpu cuda ;;
+	bench-process)
+		run_step bench-process 420 env VGPU_CUDA_ISOLATION=process \
+			VGPU_GPU_WORKER="$bin/vgpu-gpu-worker" "$bin/cuda-bench" \
+			--json "$out/bench-cuda-process.json" --markdown "$out/RESULTS-process.md" ;;
 	*) echo "unknown step $step" | tee -a "$out/summary.txt" ;;
 	esac
 done

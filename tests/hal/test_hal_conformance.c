@@ -7,7 +7,8 @@
  * driver, no device, no host-memory mapping) it prints why and exits 77,
  * which meson reports as SKIP: a machine without a GPU never passes the
  * cuda run. Arguments, if any, name the groups to run (hal-memory,
- * hal-copy, hal-channels, hal-kernels, hal-concurrency).
+ * hal-copy, hal-channels, hal-kernels, hal-concurrency, hal-isolation: cudagpu's
+ * process isolation, skipped elsewhere).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ static const struct hal_test_group *const groups[] = {
 	&hal_channel_group,
 	&hal_kernel_group,
 	&hal_concurrency_group,
+	&hal_isolation_group,
 };
 
 static bool selected(const char *name, int argc, char **argv)

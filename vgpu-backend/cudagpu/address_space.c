@@ -49,7 +49,7 @@ static cg_result slot_clear(struct cudagpu *gpu, struct cg_as *as, uint64_t inde
 {
 	cg_result r = CG_SUCCESS;
 
-	if (is_cuda_mapped(slot)) {
+	if (is_cuda_mapped(slot) && !as->shadow) {
 		uint64_t t0 = cg_now_ns();
 
 		r = gpu->api.cuMemUnmap(as->va_base + index * CG_PAGE, CG_PAGE);
@@ -86,6 +86,11 @@ static void unmap_runs(struct cudagpu *gpu, struct cg_as *as, uint64_t first, ui
 			if (!next || !is_cuda_mapped(next))
 				break;
 		}
+		if (as->shadow) { /* nothing of it is in this process's context */
+			for (; i < end; i++)
+				memset(slot_at(as, first + i, false), 0, sizeof(*slot));
+			continue;
+		}
 		t0 = cg_now_ns();
 		r = gpu->api.cuMemUnmap(as->va_base + (first + i) * CG_PAGE, (end - i) * CG_PAGE);
 		cg_time_call(&gpu->map_timing.unmap_ns, &gpu->map_timing.unmap_calls, t0);
@@ -116,8 +121,10 @@ int cg_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 	for (id = 0; id < gpu->config.max_address_spaces; id++)
 		if (!gpu->spaces[id])
 			break;
+	as->shadow = gpu->config.isolation == CUDAGPU_ISOLATION_PROCESS && !gpu->worker_role;
 	if (id < gpu->config.max_address_spaces) {
-		r = gpu->api.cuMemAddressReserve(&as->va_base, CG_VA_BYTES, CG_PAGE, 0, 0);
+		r = as->shadow ? CG_SUCCESS
+		               : gpu->api.cuMemAddressReserve(&as->va_base, CG_VA_BYTES, CG_PAGE, 0, 0);
 		if (r == CG_SUCCESS) {
 			as->id = id;
 			gpu->spaces[id] = as;
@@ -151,7 +158,8 @@ void cg_as_destroy(struct vgpu_hal_as *base)
 			slot_clear(gpu, as, leaf * CG_SLOTS_PER_LEAF + i, &as->leaves[leaf][i]);
 		free(as->leaves[leaf]);
 	}
-	gpu->api.cuMemAddressFree(as->va_base, CG_VA_BYTES);
+	if (!as->shadow)
+		gpu->api.cuMemAddressFree(as->va_base, CG_VA_BYTES);
 	gpu->spaces[as->id] = NULL;
 	pthread_mutex_unlock(&gpu->memory_lock);
 	free(as);
@@ -221,17 +229,21 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 
 		page_backing(gpu, target, addresses[i], &handle, &offset);
 		slot_clear(gpu, as, first + i, slot);
-		t0 = cg_now_ns();
-		r = api->cuMemMap(as->va_base + (first + i) * CG_PAGE, CG_PAGE, offset, handle, 0);
-		cg_time_call(&gpu->map_timing.map_ns, &gpu->map_timing.map_calls, t0);
-		if (r != CG_SUCCESS)
-			break;
 		slot->kind = target == VGPU_TARGET_VRAM ? CG_SLOT_VRAM : CG_SLOT_SYSMEM;
 		slot->flags = (uint8_t)flags;
 		slot->target = (uint8_t)target;
 		slot->address = addresses[i];
+		if (as->shadow)
+			continue;
+		t0 = cg_now_ns();
+		r = api->cuMemMap(as->va_base + (first + i) * CG_PAGE, CG_PAGE, offset, handle, 0);
+		cg_time_call(&gpu->map_timing.map_ns, &gpu->map_timing.map_calls, t0);
+		if (r != CG_SUCCESS) {
+			slot->kind = CG_SLOT_NONE; /* nothing mapped there */
+			break;
+		}
 	}
-	if (r == CG_SUCCESS) {
+	if (r == CG_SUCCESS && !as->shadow) {
 		struct cg_mem_access_desc desc;
 		uint64_t t0 = cg_now_ns();
 
@@ -443,7 +455,8 @@ int cg_resolve(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t byte
 			piece.bytes = CG_PAGE - in_slot;
 			piece.target = (enum vgpu_hal_target)slot->target;
 			piece.cpu = NULL;
-			if (mode != CG_RESOLVE_APERTURE && slot->kind != CG_SLOT_PRIVILEGED) {
+			if (mode != CG_RESOLVE_APERTURE && slot->kind != CG_SLOT_PRIVILEGED &&
+			    !as->shadow) {
 				piece.device = as->va_base + at;
 			} else if (slot->target == VGPU_TARGET_VRAM) {
 				piece.device = gpu->vram_aperture + slot->address + in_slot;

@@ -42,8 +42,45 @@ void cg_channel_kill(struct cudagpu *gpu, struct cg_channel *ch, uint64_t addres
 
 /* ------------------------------------------------------------ channels */
 
+uint64_t cg_channel_window_bytes(uint32_t entries)
+{
+	uint64_t ring_bytes = (uint64_t)entries * SIMGPU_GPFIFO_ENTRY_BYTES;
+
+	ring_bytes = (ring_bytes + CG_SMALL_PAGE - 1) & ~(uint64_t)(CG_SMALL_PAGE - 1);
+	return SIMGPU_CONTROL_BYTES + ring_bytes;
+}
+
+int cg_channel_window_create(uint32_t entries, int *memfd, void **window)
+{
+	uint64_t window_bytes = cg_channel_window_bytes(entries);
+	int fd, err;
+
+	fd = memfd_create("cudagpu-channel", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)window_bytes) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*window = mmap(NULL, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*window == MAP_FAILED) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*(uint32_t *)((char *)*window + SIMGPU_CONTROL_VERSION) = htole32(SIMGPU_COMMANDS_VERSION);
+	*memfd = fd;
+	return 0;
+}
+
 int cg_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries,
                       struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info)
+{
+	return cg_channel_create_on(as_base, gpfifo_entries, -1, out, info);
+}
+
+int cg_channel_create_on(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries, int memfd,
+                         struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info)
 {
 	struct cudagpu *gpu = cg_of(as_base->hal);
 	struct cg_channel *ch;
@@ -54,11 +91,17 @@ int cg_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries,
 	if (gpfifo_entries == 0)
 		gpfifo_entries = gpu->config.default_gpfifo_entries;
 	if (gpfifo_entries < 2 || gpfifo_entries > gpu->config.max_gpfifo_entries ||
-	    (gpfifo_entries & (gpfifo_entries - 1)))
+	    (gpfifo_entries & (gpfifo_entries - 1))) {
+		if (memfd >= 0)
+			close(memfd);
 		return -EINVAL;
+	}
 	ch = calloc(1, sizeof(*ch));
-	if (!ch)
+	if (!ch) {
+		if (memfd >= 0)
+			close(memfd);
 		return -ENOMEM;
+	}
 	ch->base.hal = as_base->hal;
 	ch->as = (struct cg_as *)as_base;
 	ch->entries = gpfifo_entries;
@@ -71,17 +114,21 @@ int cg_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries,
 	ch->words = malloc(SIMGPU_PUSHBUFFER_MAX_BYTES);
 	if (!ch->priv_ticket || !ch->words)
 		goto fail;
-	ch->memfd = memfd_create("cudagpu-channel", MFD_CLOEXEC);
-	if (ch->memfd < 0 || ftruncate(ch->memfd, (off_t)window_bytes) < 0) {
-		err = -errno;
-		goto fail;
+	ch->memfd = memfd;
+	if (memfd < 0) {
+		err = cg_channel_window_create(gpfifo_entries, &ch->memfd, &ch->window);
+		if (err) {
+			ch->memfd = -1;
+			ch->window = NULL;
+			goto fail;
+		}
+	} else {
+		ch->window = mmap(NULL, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+		if (ch->window == MAP_FAILED) {
+			ch->window = NULL;
+			goto fail;
+		}
 	}
-	ch->window = mmap(NULL, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ch->memfd, 0);
-	if (ch->window == MAP_FAILED) {
-		ch->window = NULL;
-		goto fail;
-	}
-	*cg_control_word(ch, SIMGPU_CONTROL_VERSION) = htole32(SIMGPU_COMMANDS_VERSION);
 	cg_enter(gpu);
 	if (gpu->api.cuStreamCreate(&ch->stream, CG_STREAM_NON_BLOCKING) != CG_SUCCESS) {
 		err = -EIO;
@@ -127,6 +174,8 @@ fail:
 		munmap(ch->window, window_bytes);
 	if (ch->memfd >= 0)
 		close(ch->memfd);
+	else if (memfd >= 0)
+		close(memfd);
 	free(ch->priv_ticket);
 	free(ch->words);
 	free(ch);

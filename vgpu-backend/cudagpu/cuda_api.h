@@ -35,6 +35,7 @@ typedef struct CUevent_st *cg_event;
 typedef int cg_device_attribute;    /* CUdevice_attribute */
 typedef int cg_granularity_option;  /* CUmemAllocationGranularity_flags */
 typedef int cg_mem_advise;          /* CUmem_advise */
+typedef int cg_mem_handle_type;     /* CUmemAllocationHandleType */
 #else
 /* tests/cudagpu/check_cuda_abi_functions.c: the same names for the real
  * types of <cuda.h>, so each function type below can be compared with the
@@ -51,6 +52,7 @@ typedef CUevent cg_event;
 typedef CUdevice_attribute cg_device_attribute;
 typedef CUmemAllocationGranularity_flags cg_granularity_option;
 typedef CUmem_advise cg_mem_advise;
+typedef CUmemAllocationHandleType cg_mem_handle_type;
 #define cg_mem_location CUmemLocation_st
 #define cg_mem_allocation_prop CUmemAllocationProp_st
 #define cg_mem_access_desc CUmemAccessDesc_st
@@ -64,6 +66,7 @@ typedef CUmem_advise cg_mem_advise;
 #define CG_ERROR_NO_DEVICE 100
 #define CG_ERROR_INVALID_DEVICE 101
 #define CG_ERROR_NOT_READY 600
+#define CG_ERROR_ILLEGAL_ADDRESS 700 /* sticky: the context is unusable */
 #define CG_ERROR_NOT_SUPPORTED 801
 
 /* CUmemLocationType */
@@ -74,6 +77,7 @@ typedef CUmem_advise cg_mem_advise;
 #define CG_MEM_ALLOCATION_TYPE_PINNED 1
 /* CUmemAllocationHandleType */
 #define CG_MEM_HANDLE_TYPE_NONE 0
+#define CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR 1 /* the shareable handle is an int fd */
 /* CUmemAllocationGranularity_flags */
 #define CG_MEM_ALLOC_GRANULARITY_MINIMUM 0
 #define CG_MEM_ALLOC_GRANULARITY_RECOMMENDED 1
@@ -161,6 +165,13 @@ struct cg_mem_access_desc { /* CUmemAccessDesc */
 	                               const struct cg_mem_allocation_prop *prop,                  \
 	                               unsigned long long flags))                                  \
 	X(cuMemRelease, "cuMemRelease", (cg_mem_handle handle))                                    \
+	/* Process isolation: a physical allocation made with a POSIX fd handle  \
+	 * type travels to a worker process as a file descriptor. */              \
+	X(cuMemExportToShareableHandle, "cuMemExportToShareableHandle",                           \
+	  (void *shareable_handle, cg_mem_handle handle, cg_mem_handle_type handle_type,          \
+	   unsigned long long flags))                                                              \
+	X(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle",                       \
+	  (cg_mem_handle *handle, void *os_handle, cg_mem_handle_type handle_type))                \
 	X(cuMemAddressReserve, "cuMemAddressReserve", (cg_deviceptr *ptr, size_t size,            \
 	                                               size_t alignment, cg_deviceptr addr,        \
 	                                               unsigned long long flags))                  \

@@ -12,6 +12,7 @@
 
 #include "cudagpu_internal.h"
 #include "vgpu/util.h"
+#include "worker_client.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
@@ -19,6 +20,7 @@
 #define DRIVER_HEADROOM (UINT64_C(512) << 20)
 
 static const struct vgpu_hal_ops cudagpu_ops;
+static const struct vgpu_hal_ops cudagpu_process_ops;
 
 void cudagpu_config_defaults(struct cudagpu_config *config)
 {
@@ -34,6 +36,25 @@ void cudagpu_config_defaults(struct cudagpu_config *config)
 	config->timeslice_commands = 256;
 	config->max_entries_in_flight = 32;
 	config->acquire_timeout_ms = 10000;
+	config->isolation = CUDAGPU_ISOLATION_NONE;
+	config->worker_path = NULL;
+	config->worker_timeout_ms = 10000;
+}
+
+int cudagpu_isolation_parse(const char *text, enum cudagpu_isolation *out)
+{
+	if (!strcmp(text, "none"))
+		*out = CUDAGPU_ISOLATION_NONE;
+	else if (!strcmp(text, "process"))
+		*out = CUDAGPU_ISOLATION_PROCESS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *cudagpu_isolation_name(enum cudagpu_isolation isolation)
+{
+	return isolation == CUDAGPU_ISOLATION_PROCESS ? "process" : "none";
 }
 
 uint64_t cg_now_ns(void)
@@ -195,6 +216,8 @@ static void cudagpu_destroy(struct vgpu_hal *hal)
 {
 	struct cudagpu *gpu = cg_of(hal);
 
+	if (gpu->remote_channels)
+		cg_remote_fini(gpu);
 	if (gpu->context) {
 		cg_enter(gpu);
 		cg_pfifo_stop(gpu);
@@ -207,11 +230,14 @@ static void cudagpu_destroy(struct vgpu_hal *hal)
 	pthread_mutex_destroy(&gpu->memory_lock);
 	pthread_mutex_destroy(&gpu->pfifo_lock);
 	pthread_mutex_destroy(&gpu->handler_lock);
+	pthread_mutex_destroy(&gpu->remote_lock);
+	free(gpu->remote_channels);
 	free(gpu);
 }
 
-int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, char *why,
-                   size_t why_len)
+/* cudagpu_create, or the worker role's device (vram_pages imported). */
+static int create(const struct cudagpu_config *config, bool worker_role, uint64_t vram_pages,
+                  struct cudagpu **out, char *why, size_t why_len)
 {
 	struct cudagpu *gpu;
 	int err;
@@ -224,11 +250,25 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 		gpu->config = *config;
 	else
 		cudagpu_config_defaults(&gpu->config);
+	gpu->worker_role = worker_role;
 	pthread_mutex_init(&gpu->memory_lock, NULL);
 	pthread_mutex_init(&gpu->pfifo_lock, NULL);
 	pthread_mutex_init(&gpu->handler_lock, NULL);
+	pthread_mutex_init(&gpu->remote_lock, NULL);
 	gpu->done_tail = &gpu->done_head;
-	if (!gpu->config.max_channels || !gpu->config.max_address_spaces ||
+	if (gpu->config.isolation == CUDAGPU_ISOLATION_PROCESS && !worker_role) {
+		gpu->base.ops = &cudagpu_process_ops;
+		gpu->remote_channels = calloc(gpu->config.max_channels ? gpu->config.max_channels : 1,
+		                              sizeof(*gpu->remote_channels));
+		if (!gpu->remote_channels) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	if ((gpu->config.isolation != CUDAGPU_ISOLATION_NONE &&
+	     gpu->config.isolation != CUDAGPU_ISOLATION_PROCESS) ||
+	    !gpu->config.worker_timeout_ms ||
+	    !gpu->config.max_channels || !gpu->config.max_address_spaces ||
 	    !gpu->config.timeslice_commands || !gpu->config.max_entries_in_flight ||
 	    !power_of_two(gpu->config.default_gpfifo_entries) ||
 	    !power_of_two(gpu->config.max_gpfifo_entries) ||
@@ -242,9 +282,11 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 	if (err)
 		goto fail;
 	err = open_device(gpu, why, why_len);
-	if (!err)
+	if (!err && worker_role)
+		err = cg_memory_init_imported(gpu, vram_pages);
+	if (!err && !worker_role)
 		err = choose_vram(gpu, why, why_len);
-	if (!err)
+	if (!err && !worker_role)
 		err = cg_memory_init(gpu, why, why_len);
 	if (!err)
 		err = cudagpu_kernels_load(&gpu->api, &gpu->kernels, gpu->sm_count, why, why_len);
@@ -269,16 +311,33 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 		.va_bits = CG_VA_BITS,
 		.va_reserved_base = CG_VA_RESERVED_BASE,
 	};
-	*out = &gpu->base;
+	*out = gpu;
 	return 0;
 fail:
 	cudagpu_destroy(&gpu->base);
 	return err;
 }
 
+int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, char *why,
+                   size_t why_len)
+{
+	struct cudagpu *gpu;
+	int err = create(config, false, 0, &gpu, why, why_len);
+
+	if (!err)
+		*out = &gpu->base;
+	return err;
+}
+
+int cg_worker_gpu_create(const struct cudagpu_config *config, uint64_t vram_pages,
+                         struct cudagpu **out, char *why, size_t why_len)
+{
+	return create(config, true, vram_pages, out, why, why_len);
+}
+
 bool cudagpu_is_cudagpu(const struct vgpu_hal *hal)
 {
-	return hal && hal->ops == &cudagpu_ops;
+	return hal && (hal->ops == &cudagpu_ops || hal->ops == &cudagpu_process_ops);
 }
 
 void cudagpu_map_timing(struct vgpu_hal *hal, struct cudagpu_map_timing *out)
@@ -362,4 +421,44 @@ static const struct vgpu_hal_ops cudagpu_ops = {
 	.engine_current_channel = cg_engine_current_channel,
 	.channel_pending = cg_channel_pending,
 	.engine_modeled_ns = cg_engine_busy_ns,
+};
+
+/* Process isolation (vgpu/cudagpu.h): memory and the copy engine as above,
+ * address spaces and channels through the workers (remote.c). */
+static const struct vgpu_hal_ops cudagpu_process_ops = {
+	.destroy = cudagpu_destroy,
+	.get_caps = cudagpu_get_caps,
+	.set_event_handler = cudagpu_set_event_handler,
+	.vram_alloc = cg_vram_alloc,
+	.vram_free = cg_vram_free,
+	.vram_free_bytes = cg_vram_free_bytes,
+	.vram_scrub = cg_vram_scrub,
+	.host_alloc = cg_host_alloc,
+	.host_free = cg_remote_host_free,
+	.host_cpu_pointer = cg_host_cpu_pointer,
+	.iommu_map = cg_iommu_map,
+	.iommu_unmap = cg_remote_iommu_unmap,
+	.host_share = cg_host_share,
+	.as_create = cg_remote_as_create,
+	.as_destroy = cg_remote_as_destroy,
+	.as_map = cg_remote_as_map,
+	.as_unmap = cg_remote_as_unmap,
+	.as_tlb_invalidate = cg_as_tlb_invalidate,
+	.as_read = cg_as_read,
+	.as_write = cg_as_write,
+	.as_test_and_clear_referenced = cg_as_test_and_clear_referenced,
+	.as_counters = cg_remote_as_counters,
+	.channel_create = cg_remote_channel_create,
+	.channel_destroy = cg_remote_channel_destroy,
+	.channel_set_fetch = cg_remote_channel_set_fetch,
+	.channel_gp_get = cg_remote_channel_gp_get,
+	.channel_state = cg_remote_channel_state,
+	.channel_priv_submit = cg_remote_channel_priv_submit,
+	.channel_kick = cg_remote_channel_kick,
+	.channel_kill = cg_remote_channel_kill,
+	.channel_priv_nops = cg_remote_channel_priv_nops,
+	.copy = cg_copy,
+	.engine_current_channel = cg_remote_engine_current_channel,
+	.channel_pending = cg_remote_channel_pending,
+	.engine_modeled_ns = cg_remote_engine_busy_ns,
 };

@@ -7,6 +7,12 @@
  *   channel.c        channels: window, stream, state, privileged entries
  *   commands.c       one channel's turn: fetch, check and issue its commands
  *   pfifo.c          the submission thread, completions, event delivery
+ *   remote.c         process isolation, vgpud's side: the HAL's address
+ *                    space and channel operations forwarded to workers
+ *   worker_client.c  process isolation: starting, talking to and losing a
+ *                    worker (worker_client.h)
+ *   worker_wire.c    the messages (worker_protocol.h)
+ *   worker/main.c    the worker program (a cudagpu in the worker role)
  *
  * Locks, in acquisition order:
  *   1. pfifo_lock: the channel table, each channel's scheduling state, the
@@ -17,6 +23,8 @@
  *      calls so a resolution never sees a half-made mapping.
  *   Leaf: handler_lock (the event handler; held while an event is delivered,
  *   never with 1 or 2 held).
+ * Process isolation adds (worker_client.h): a worker's lock before
+ * memory_lock, remote_lock (the proxy channels) after it.
  */
 #ifndef VGPU_CUDAGPU_INTERNAL_H
 #define VGPU_CUDAGPU_INTERNAL_H
@@ -99,9 +107,15 @@ struct cg_slot {
 	struct cg_small_pte *small; /* CG_SLOT_SMALL: CG_SMALL_PER_SLOT entries */
 };
 
+struct cg_worker;
+
 struct cg_as {
 	struct vgpu_hal_as base;
 	uint32_t id;
+	/* Process isolation, in vgpud: the page table only, no VA range of
+	 * its own (va_base 0); its worker maps it (worker_client.h). */
+	bool shadow;
+	struct cg_worker *worker;
 	cg_deviceptr va_base;             /* the cuMemAddressReserve range */
 	struct cg_slot *leaves[CG_LEAVES];
 	struct vgpu_hal_as_counters counters;
@@ -234,6 +248,19 @@ struct cudagpu {
 	vgpu_hal_event_fn handler;
 	void *handler_ctx;
 	pthread_t delivery_thread;
+
+	/* A worker process's cudagpu: its VRAM pool and host buffers are
+	 * imported from vgpud (memory.c's cg_*_import), it makes none. */
+	bool worker_role;
+	/* Called by the submission thread after each round, pfifo_lock held
+	 * (the worker publishes its status page there). */
+	void (*round_hook)(struct cudagpu *gpu, void *ctx);
+	void *round_hook_ctx;
+	/* Process isolation, in vgpud (remote.c): the proxy channels by id. */
+	pthread_mutex_t remote_lock;
+	struct cg_remote_channel **remote_channels;
+	uint64_t retired_busy_ns; /* compute time of workers gone */
+	struct cg_event_queue *remote_events; /* worker_client.c */
 };
 
 static inline struct cudagpu *cg_of(struct vgpu_hal *hal)
@@ -259,6 +286,23 @@ static inline void cg_time_call(uint64_t *ns, uint64_t *calls, uint64_t t0)
 
 /* memory.c */
 int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len);
+/* The worker role's: vram_pages empty slots for imported pages. */
+int cg_memory_init_imported(struct cudagpu *gpu, uint64_t vram_pages);
+/* Process isolation: a new fd for a physical allocation (the caller
+ * closes it), or -errno. */
+int cg_export(struct cudagpu *gpu, cg_mem_handle handle);
+/* The worker role: VRAM page index backed by the allocation fd names
+ * (fd stays the caller's). */
+int cg_vram_import(struct cudagpu *gpu, uint64_t index, int fd);
+/* The worker role: a host buffer of kind from fds (NUMA: one per 2 MiB
+ * handle; REGISTERED: the memfd), mapped like vgpud's. fds stay the
+ * caller's. */
+int cg_host_import(struct cudagpu *gpu, enum cg_host_kind kind, uint64_t alloc_bytes,
+                   const int *fds, unsigned nfds, struct cg_host_buf **out);
+/* The worker role: vgpud's IOMMU mapping [iova, iova+bytes) -> buf at
+ * offset, kept sorted; and its removal (-EFAULT if absent). */
+int cg_iommu_insert(struct cudagpu *gpu, uint64_t iova, uint64_t bytes, struct cg_host_buf *buf,
+                    uint64_t offset);
 void cg_memory_fini(struct cudagpu *gpu);
 int cg_vram_alloc(struct vgpu_hal *hal, uint32_t page_size, uint64_t count, uint64_t *addresses);
 void cg_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
@@ -352,6 +396,14 @@ int cg_pfifo_start(struct cudagpu *gpu);
 void cg_pfifo_stop(struct cudagpu *gpu);
 int cg_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
                       struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info);
+/* The channel window's size for entries (a page multiple), and a new
+ * zeroed memfd-backed window with its version word written. */
+uint64_t cg_channel_window_bytes(uint32_t entries);
+int cg_channel_window_create(uint32_t entries, int *memfd, void **window);
+/* cg_channel_create on an existing window memfd (the channel owns it
+ * from then on, failure included); memfd < 0 makes one. */
+int cg_channel_create_on(struct vgpu_hal_as *as, uint32_t gpfifo_entries, int memfd,
+                         struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info);
 void cg_channel_destroy(struct vgpu_hal_channel *ch);
 void cg_channel_set_fetch(struct vgpu_hal_channel *ch, bool enabled);
 uint32_t cg_channel_gp_get(struct vgpu_hal_channel *ch);
@@ -376,6 +428,11 @@ struct cg_issue_scratch {
  * fetching the next one. True if it made progress. */
 bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
                      struct cg_issue_scratch *scratch);
+
+/* cudagpu.c: the worker role's device (config as vgpud's; memory
+ * imported later; the submission thread running). */
+int cg_worker_gpu_create(const struct cudagpu_config *config, uint64_t vram_pages,
+                         struct cudagpu **out, char *why, size_t why_len);
 
 /* pfifo.c */
 /* pfifo_lock held: queue a completion (takes ownership). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@ static struct cg_mem_allocation_prop device_prop(struct cudagpu *gpu)
 	prop.type = CG_MEM_ALLOCATION_TYPE_PINNED;
 	prop.location.type = CG_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = gpu->device;
+	if (gpu->config.isolation == CUDAGPU_ISOLATION_PROCESS)
+		prop.requested_handle_types = CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 	return prop;
 }
 
@@ -33,6 +36,8 @@ static struct cg_mem_allocation_prop host_prop(struct cudagpu *gpu)
 	prop.type = CG_MEM_ALLOCATION_TYPE_PINNED;
 	prop.location.type = CG_MEM_LOCATION_TYPE_HOST_NUMA;
 	prop.location.id = gpu->numa_id;
+	if (gpu->config.isolation == CUDAGPU_ISOLATION_PROCESS)
+		prop.requested_handle_types = CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 	return prop;
 }
 
@@ -112,6 +117,55 @@ int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len)
 	return 0;
 }
 
+int cg_memory_init_imported(struct cudagpu *gpu, uint64_t vram_pages)
+{
+	gpu->vram_pages = vram_pages;
+	gpu->vram_handles = calloc(vram_pages ? vram_pages : 1, sizeof(*gpu->vram_handles));
+	gpu->vram_free_stack = calloc(1, sizeof(*gpu->vram_free_stack));
+	gpu->spaces = calloc(gpu->config.max_address_spaces, sizeof(*gpu->spaces));
+	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->spaces)
+		return -ENOMEM;
+	if (gpu->api.cuStreamCreate(&gpu->util_stream, CG_STREAM_NON_BLOCKING) != CG_SUCCESS)
+		return -EIO;
+	return 0;
+}
+
+int cg_export(struct cudagpu *gpu, cg_mem_handle handle)
+{
+	int fd = -1;
+	cg_result r;
+
+	cg_enter(gpu);
+	r = gpu->api.cuMemExportToShareableHandle(&fd, handle,
+	                                          CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+	return r == CG_SUCCESS ? fd : cg_errno(r) ? cg_errno(r) : -EIO;
+}
+
+static cg_result import_handle(struct cudagpu *gpu, int fd, cg_mem_handle *handle)
+{
+	return gpu->api.cuMemImportFromShareableHandle(handle, (void *)(uintptr_t)fd,
+	                                               CG_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+}
+
+int cg_vram_import(struct cudagpu *gpu, uint64_t index, int fd)
+{
+	cg_mem_handle handle;
+	cg_result r;
+
+	if (index >= gpu->vram_pages)
+		return -EINVAL;
+	cg_enter(gpu);
+	r = import_handle(gpu, fd, &handle);
+	if (r != CG_SUCCESS)
+		return cg_errno(r);
+	pthread_mutex_lock(&gpu->memory_lock);
+	if (gpu->vram_handles[index])
+		gpu->api.cuMemRelease(gpu->vram_handles[index]);
+	gpu->vram_handles[index] = handle;
+	pthread_mutex_unlock(&gpu->memory_lock);
+	return 0;
+}
+
 static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf);
 
 void cg_memory_fini(struct cudagpu *gpu)
@@ -126,8 +180,10 @@ void cg_memory_fini(struct cudagpu *gpu)
 		host_release(gpu, buf);
 	}
 	for (i = 0; i < gpu->vram_pages; i++) {
-		api->cuMemUnmap(gpu->vram_aperture + i * CG_PAGE, CG_PAGE);
-		api->cuMemRelease(gpu->vram_handles[i]);
+		if (gpu->vram_aperture)
+			api->cuMemUnmap(gpu->vram_aperture + i * CG_PAGE, CG_PAGE);
+		if (gpu->vram_handles[i])
+			api->cuMemRelease(gpu->vram_handles[i]);
 	}
 	if (gpu->vram_aperture)
 		api->cuMemAddressFree(gpu->vram_aperture, gpu->config.vram_bytes);
@@ -324,6 +380,105 @@ static int host_alloc_registered(struct cudagpu *gpu, struct cg_host_buf *buf)
 	return 0;
 }
 
+/* The worker role: vgpud's host-NUMA handles, mapped in a row as there. */
+static int host_import_numa(struct cudagpu *gpu, struct cg_host_buf *buf, const int *fds)
+{
+	const struct cuda_api *api = &gpu->api;
+	uint64_t pages = buf->alloc_bytes / CG_PAGE, i;
+	cg_result r;
+
+	buf->handles = calloc(pages, sizeof(*buf->handles));
+	if (!buf->handles)
+		return -ENOMEM;
+	r = api->cuMemAddressReserve(&buf->device, buf->alloc_bytes, CG_PAGE, 0, 0);
+	if (r != CG_SUCCESS) {
+		buf->device = 0;
+		return cg_errno(r);
+	}
+	for (i = 0; i < pages; i++) {
+		r = import_handle(gpu, fds[i], &buf->handles[i]);
+		if (r != CG_SUCCESS) {
+			buf->handles[i] = 0;
+			return cg_errno(r);
+		}
+		r = api->cuMemMap(buf->device + i * CG_PAGE, CG_PAGE, 0, buf->handles[i], 0);
+		if (r != CG_SUCCESS) {
+			api->cuMemRelease(buf->handles[i]);
+			buf->handles[i] = 0;
+			return cg_errno(r);
+		}
+	}
+	if (gpu->host_cpu_access &&
+	    set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	               true) == CG_SUCCESS) {
+		buf->cpu = (void *)(uintptr_t)buf->device;
+		return 0;
+	}
+	r = set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	               false);
+	return r == CG_SUCCESS ? 0 : cg_errno(r);
+}
+
+/* The worker role: vgpud's memfd pages, registered here too. */
+static int host_import_registered(struct cudagpu *gpu, struct cg_host_buf *buf, int fd)
+{
+	cg_deviceptr device;
+	cg_result r;
+
+	buf->memfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (buf->memfd < 0)
+		return -errno;
+	buf->cpu = mmap(NULL, buf->alloc_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+	                buf->memfd, 0);
+	if (buf->cpu == MAP_FAILED) {
+		buf->cpu = NULL;
+		return -ENOMEM;
+	}
+	r = gpu->api.cuMemHostRegister(buf->cpu, buf->alloc_bytes,
+	                               CG_MEMHOSTREGISTER_PORTABLE | CG_MEMHOSTREGISTER_DEVICEMAP);
+	if (r != CG_SUCCESS)
+		return cg_errno(r);
+	r = gpu->api.cuMemHostGetDevicePointer(&device, buf->cpu, 0);
+	if (r != CG_SUCCESS) {
+		gpu->api.cuMemHostUnregister(buf->cpu);
+		return cg_errno(r);
+	}
+	buf->device = device;
+	return 0;
+}
+
+int cg_host_import(struct cudagpu *gpu, enum cg_host_kind kind, uint64_t alloc_bytes,
+                   const int *fds, unsigned nfds, struct cg_host_buf **out)
+{
+	struct cg_host_buf *buf;
+	int err;
+
+	if (!alloc_bytes || alloc_bytes % (kind == CG_HOST_NUMA ? CG_PAGE : CG_SMALL_PAGE) ||
+	    nfds != (kind == CG_HOST_NUMA ? alloc_bytes / CG_PAGE : 1))
+		return -EINVAL;
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	buf->base.hal = &gpu->base;
+	buf->base.bytes = alloc_bytes;
+	buf->memfd = -1;
+	buf->alloc_bytes = alloc_bytes;
+	buf->kind = kind;
+	cg_enter(gpu);
+	err = kind == CG_HOST_NUMA ? host_import_numa(gpu, buf, fds)
+	                           : host_import_registered(gpu, buf, fds[0]);
+	if (err) {
+		host_release(gpu, buf);
+		return err;
+	}
+	pthread_mutex_lock(&gpu->memory_lock);
+	buf->next = gpu->host_bufs;
+	gpu->host_bufs = buf;
+	pthread_mutex_unlock(&gpu->memory_lock);
+	*out = buf;
+	return 0;
+}
+
 int cg_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out)
 {
 	struct cudagpu *gpu = cg_of(hal);
@@ -450,6 +605,49 @@ int cg_iommu_map(struct vgpu_hal *hal, struct vgpu_hal_host_buf *base, uint64_t 
 	};
 	buf->iommu_maps++;
 out:
+	pthread_mutex_unlock(&gpu->memory_lock);
+	return err;
+}
+
+/* memory_lock held: room for one more mapping. */
+static int iommu_grow(struct cudagpu *gpu)
+{
+	uint64_t capacity;
+	struct cg_iommu_mapping *grown;
+
+	if (gpu->iommu_count < gpu->iommu_capacity)
+		return 0;
+	capacity = gpu->iommu_capacity ? 2 * gpu->iommu_capacity : 256;
+	grown = realloc(gpu->iommu, capacity * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	gpu->iommu = grown;
+	gpu->iommu_capacity = capacity;
+	return 0;
+}
+
+int cg_iommu_insert(struct cudagpu *gpu, uint64_t iova, uint64_t bytes, struct cg_host_buf *buf,
+                    uint64_t offset)
+{
+	uint64_t i;
+	int err;
+
+	if (!bytes || offset > buf->alloc_bytes || bytes > buf->alloc_bytes - offset)
+		return -EINVAL;
+	pthread_mutex_lock(&gpu->memory_lock);
+	err = iommu_grow(gpu);
+	i = iommu_lower_bound(gpu, iova);
+	if (!err && i < gpu->iommu_count && gpu->iommu[i].iova < iova + bytes)
+		err = -EEXIST;
+	if (!err) {
+		memmove(&gpu->iommu[i + 1], &gpu->iommu[i],
+		        (gpu->iommu_count - i) * sizeof(gpu->iommu[0]));
+		gpu->iommu[i] = (struct cg_iommu_mapping){
+			.iova = iova, .bytes = bytes, .buf = buf, .offset = offset,
+		};
+		gpu->iommu_count++;
+		buf->iommu_maps++;
+	}
 	pthread_mutex_unlock(&gpu->memory_lock);
 	return err;
 }

@@ -217,6 +217,8 @@ static void *pfifo_main(void *arg)
 		}
 		gpu->next_channel = (gpu->next_channel + 1) % n;
 		count = events ? poll_completions(gpu, events, DELIVER_MAX) : 0;
+		if (gpu->round_hook)
+			gpu->round_hook(gpu, gpu->round_hook_ctx);
 		if (count) {
 			pthread_mutex_unlock(&gpu->pfifo_lock);
 			deliver(gpu, events, count);

@@ -87,6 +87,11 @@ static const struct key keys[] = {
 	  "kill a channel whose semaphore acquire waits longer, also with gpu = cuda (0 = never; "
 	  "default 10000)" },
 
+	{ "cuda", "isolation", T_STRING, STR(cuda_isolation), "MODE",
+	  "with gpu = cuda: process (each VM's GPU work in a vgpu-gpu-worker process of its "
+	  "own, with its own CUDA context: a VM's fault ends only its own work) or none (every "
+	  "VM in vgpud's one context; the default: the process mode has not yet run on a GPU)" },
+
 	{ "core", "chunk_size", T_SIZE, OFF(chunk_bytes), 0, "SIZE",
 	  "accounting and eviction granularity, a multiple of the GPU's page (4K on simgpu, "
 	  "2M on cuda; default 4M)" },
@@ -539,13 +544,13 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		strcpy(ps->section, "profile");
 		return 0;
 	}
-	if (!strcmp(s, "simgpu") || !strcmp(s, "core") || !strcmp(s, "daemon") ||
-	    !strcmp(s, "socket")) {
+	if (!strcmp(s, "simgpu") || !strcmp(s, "cuda") || !strcmp(s, "core") ||
+	    !strcmp(s, "daemon") || !strcmp(s, "socket")) {
 		snprintf(ps->section, sizeof(ps->section), "%s", s);
 		return 0;
 	}
-	vgpu_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [core], [daemon], "
-	         "[socket] or [profile NAME]", ps->path, ps->lineno, s);
+	vgpu_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [cuda], [core], "
+	         "[daemon], [socket] or [profile NAME]", ps->path, ps->lineno, s);
 	return -EINVAL;
 }
 
@@ -672,6 +677,19 @@ int vgpud_config_load_profiles(const char *path, struct vgpud_profile_spec *spec
 	return parse_file(path, NULL, specs, count, why, why_len);
 }
 
+int vgpud_config_cuda_isolation(const struct vgpud_config *config, struct vgpu_hal_spec *spec)
+{
+	if (!config->cuda_isolation[0])
+		spec->cuda_isolation = VGPU_HAL_CUDA_ISOLATION_DEFAULT;
+	else if (!strcmp(config->cuda_isolation, "none"))
+		spec->cuda_isolation = VGPU_HAL_CUDA_ISOLATION_NONE;
+	else if (!strcmp(config->cuda_isolation, "process"))
+		spec->cuda_isolation = VGPU_HAL_CUDA_ISOLATION_PROCESS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len)
 {
 	size_t i;
@@ -682,6 +700,11 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 
 		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail))) {
 			vgpu_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
+			return -EINVAL;
+		}
+		if (vgpud_config_cuda_isolation(config, &spec)) {
+			vgpu_why(why, why_len, "[cuda] isolation = '%s': expected none or process",
+			         config->cuda_isolation);
 			return -EINVAL;
 		}
 	}

@@ -65,6 +65,9 @@ struct vgpud_config {
 	 * runs. */
 	struct simgpu_config gpu;
 	char gpu_name[32]; /* [daemon] gpu: simgpu, cuda or cuda:N */
+	/* [cuda] isolation: "" (cudagpu's default), none or process
+	 * (vgpu/cudagpu.h) */
+	char cuda_isolation[16];
 
 	/* [core] */
 	uint64_t chunk_bytes;
@@ -162,6 +165,10 @@ int vgpud_config_apply_profile_flags(const struct vgpud_config *config,
 
 /* Check cross-field consistency (default profile exists, ...). */
 int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len);
+
+/* [cuda] isolation into spec->cuda_isolation; -EINVAL when unknown. */
+struct vgpu_hal_spec;
+int vgpud_config_cuda_isolation(const struct vgpud_config *config, struct vgpu_hal_spec *spec);
 
 /* "auto", "on" or "off". */
 const char *vgpud_mdev_mode_name(int mode);

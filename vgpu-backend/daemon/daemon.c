@@ -16,6 +16,7 @@
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
 #include "vgpu/simgpu.h"
+#include "vgpu/util.h"
 
 #include "control_server.h"
 #include "device.h"
@@ -36,6 +37,11 @@ static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, why_len);
 	if (err)
 		return err;
+	if (vgpud_config_cuda_isolation(&d->config, &spec)) {
+		vgpu_why(why, why_len, "[cuda] isolation = '%s': expected none or process",
+		         d->config.cuda_isolation);
+		return -EINVAL;
+	}
 	if (spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
 		struct simgpu_config defaults;
 

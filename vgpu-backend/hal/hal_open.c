@@ -53,6 +53,7 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 
 	if (spec->backend == VGPU_HAL_BACKEND_CUDA) {
 		struct cudagpu_config config;
+		const char *isolation, *timeout;
 
 		cudagpu_config_defaults(&config);
 		config.device = spec->cuda_device;
@@ -60,6 +61,29 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 		if (sim) {
 			config.timeslice_commands = sim->timeslice_commands;
 			config.acquire_timeout_ms = sim->acquire_timeout_ms;
+		}
+		if (spec->cuda_isolation)
+			config.isolation = spec->cuda_isolation == VGPU_HAL_CUDA_ISOLATION_PROCESS
+			                           ? CUDAGPU_ISOLATION_PROCESS
+			                           : CUDAGPU_ISOLATION_NONE;
+		isolation = getenv("VGPU_CUDA_ISOLATION");
+		if (isolation && *isolation &&
+		    cudagpu_isolation_parse(isolation, &config.isolation)) {
+			vgpu_why(why, why_len, "VGPU_CUDA_ISOLATION=%s: expected none or process",
+			         isolation);
+			return -EINVAL;
+		}
+		timeout = getenv("VGPU_CUDA_WORKER_TIMEOUT_MS");
+		if (timeout && *timeout) {
+			char *end;
+			unsigned long ms = strtoul(timeout, &end, 10);
+
+			if (*end || !ms || ms > UINT32_MAX) {
+				vgpu_why(why, why_len, "VGPU_CUDA_WORKER_TIMEOUT_MS=%s: expected a "
+				         "number of milliseconds", timeout);
+				return -EINVAL;
+			}
+			config.worker_timeout_ms = (uint32_t)ms;
 		}
 		return cudagpu_create(&config, out, why, why_len);
 	}

@@ -42,10 +42,51 @@
  *    resolved ranges; the compute engine's current channel is the channel
  *    whose work was issued last and has not completed.
  *
+ * Isolation (cudagpu_config.isolation)
+ *  - CUDAGPU_ISOLATION_NONE: everything above runs in the caller's process,
+ *    in one CUDA context. Contexts of one process are not isolated from each
+ *    other on NVIDIA GPUs, so the VMs are kept apart only by cudagpu's
+ *    checks of the built-in kernels' arguments, and a fault in the context
+ *    (an illegal address) ends every VM's work.
+ *  - CUDAGPU_ISOLATION_PROCESS: processes are isolated, so each address
+ *    space that gets a channel is run by a GPU worker process of its own
+ *    (the program vgpu-gpu-worker, exec'ed by cudagpu; CUDA state does not
+ *    survive fork). The caller's process keeps the VRAM pool and host
+ *    buffers, made exportable (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+ *    the IOVA table, every address space's page table (a shadow: no
+ *    mapping of it in the caller's context), CPU access (as_read/as_write
+ *    through its apertures) and the copy engine, whose ranges it resolves
+ *    through its apertures too: only trusted work runs in its context. The
+ *    worker has its own context, the address space's VA reservation, the
+ *    physical allocations it was sent (imported once each, then named by
+ *    page index or buffer key) mapped where the page table says, the
+ *    channels' streams and the submission thread for them; their windows
+ *    are the same memfds. as_map/as_unmap and channel operations are
+ *    forwarded (one as_map of N pages is one request), and the worker
+ *    sends the events back.
+ *    A worker whose context faults, that dies or that does not answer
+ *    within worker_timeout_ms is killed and reaped; its channels go to
+ *    VGPU_CHANNEL_ERROR (cause VGPU_FAULT_UNMAPPED for a context fault,
+ *    VGPU_FAULT_TIMEOUT for a death or a hang) with one
+ *    VGPU_EVENT_CHANNEL_ERROR each. Memory is untouched: the next
+ *    channel_create on the address space starts a fresh worker that maps
+ *    the same physical pages again, so the VM's data survives, and no
+ *    other address space notices.
+ *    channel_create fails with -EIO when no worker can be started (the
+ *    binary is missing, or the worker cannot open the GPU or import the
+ *    memory), with -ENOSPC/-ENOMEM/-EINVAL as the HAL says otherwise.
+ *    The worker binary is, in this order: $VGPU_GPU_WORKER, config
+ *    worker_path, "vgpu-gpu-worker" in the directory of the running
+ *    executable, then the installed one (VGPU_GPU_WORKER_INSTALLED).
+ *  The default is NONE: the process mode has run only on the CPU stand-in
+ *  for the driver so far (tests/cudagpu/fake_libcuda.c), not on a GPU.
+ *
  * Threading: every operation is thread-safe (hal.h). Threads: the
  * submission thread, which also polls completions and delivers events
  * (VGPU_EVENT_FENCE, PRIV_FENCE, CHANNEL_ERROR, COPY_DONE) with no cudagpu
- * lock held.
+ * lock held. In the process mode, one more thread per live worker reads
+ * its socket and delivers its channels' events (one at a time with the
+ * submission thread's: the handler is never called concurrently).
  */
 #ifndef VGPU_CUDAGPU_H
 #define VGPU_CUDAGPU_H
@@ -59,6 +100,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+enum cudagpu_isolation {
+	CUDAGPU_ISOLATION_NONE = 0,    /* one context in the caller's process */
+	CUDAGPU_ISOLATION_PROCESS = 1, /* a worker process per address space */
+};
 
 struct cudagpu_config {
 	int device;                  /* CUDA device ordinal, default 0 */
@@ -89,7 +135,22 @@ struct cudagpu_config {
 	 * issued cannot be stopped short of resetting the whole context, so
 	 * cudagpu has no watchdog on a command's running time. */
 	uint32_t acquire_timeout_ms;
+	/* See "Isolation" above; default CUDAGPU_ISOLATION_NONE. */
+	enum cudagpu_isolation isolation;
+	/* The worker program (NULL: the search order above). */
+	const char *worker_path;
+	/* A worker that does not answer a request, or whose heartbeat stops,
+	 * for this long is taken as hung and killed (default 10000). */
+	uint32_t worker_timeout_ms;
 };
+
+/* "none" / "process" <-> enum cudagpu_isolation; -EINVAL for others. */
+int cudagpu_isolation_parse(const char *text, enum cudagpu_isolation *out);
+const char *cudagpu_isolation_name(enum cudagpu_isolation isolation);
+
+/* Process isolation only: the process id of the worker running as, or -1
+ * when none runs (no channel yet, or it was lost). For tests. */
+int cudagpu_worker_pid(struct vgpu_hal_as *as);
 
 void cudagpu_config_defaults(struct cudagpu_config *config);
 

@@ -26,9 +26,17 @@ enum vgpu_hal_backend {
 	VGPU_HAL_BACKEND_CUDA = 1,
 };
 
+/* cudagpu's isolation (vgpu/cudagpu.h), as vgpud's config names it. */
+enum vgpu_hal_cuda_isolation {
+	VGPU_HAL_CUDA_ISOLATION_DEFAULT = 0, /* cudagpu's default */
+	VGPU_HAL_CUDA_ISOLATION_NONE = 1,
+	VGPU_HAL_CUDA_ISOLATION_PROCESS = 2,
+};
+
 struct vgpu_hal_spec {
 	enum vgpu_hal_backend backend;
 	int cuda_device;  /* cuda:N */
+	enum vgpu_hal_cuda_isolation cuda_isolation;
 };
 
 /* Parse "simgpu", "cuda" or "cuda:N". -EINVAL (with why) otherwise. */
@@ -44,7 +52,11 @@ const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, si
  * nonzero, is the VRAM size (simgpu: overrides sim->vram_bytes) or the VRAM
  * budget (cuda). On failure returns the backend's negative errno and says
  * why; for cuda -ENOENT (no driver), -ENODEV (no device) and -ENOTSUP (no
- * host-memory mapping) mean "this machine has no usable GPU".
+ * host-memory mapping) mean "this machine has no usable GPU". For cuda,
+ * spec->cuda_isolation picks the isolation, and the environment variable
+ * VGPU_CUDA_ISOLATION (none or process), when set, overrides it (tests run
+ * the same programs in both modes that way), and VGPU_CUDA_WORKER_TIMEOUT_MS
+ * sets cudagpu_config.worker_timeout_ms (tests of a hung worker).
  */
 int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
                   uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len);
