@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-session.sh - the GPU checks of issue 13, in one go, on a machine with an
+# gpu-session.sh - the GPU checks of cudagpu, in one go, on a machine with an
 # NVIDIA GPU that has none of the build dependencies (programs packed by
 # gpu-bundle.sh). Each step is time-limited and logged to OUT/STEP.log; a
 # summary line per step goes to OUT/summary.txt.

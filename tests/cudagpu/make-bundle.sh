@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make-bundle.sh - build what tests/cudagpu/gpu-session.sh runs and pack it
 # for a GPU machine that has none of the build dependencies: the test
-# programs from the plain build, the benchmark and the daemon from the
-# release build (-O3, as './vgpu-dev bench' runs them), and jq (the hostile
+# programs from the plain build, the benchmark, the daemon and its per-VM
+# GPU worker from the release build (-O3, as './vgpu-dev bench' runs them),
+# and jq (the hostile
 # tenant test reads vgpuctl's JSON with it).
 #
 # Usage: tests/cudagpu/make-bundle.sh [DIR]   (default .gpu/bundle)
@@ -24,6 +25,7 @@ tests/cudagpu/gpu-bundle.sh "$dir" \
 	build/plain/tests/core/test_core_property \
 	build/release/vgpu-backend/bench/cuda-bench \
 	build/release/vgpu-backend/daemon/vgpud \
+	build/release/vgpu-backend/cudagpu/worker/vgpu-gpu-worker \
 	build/release/vgpu-backend/ctl/vgpuctl \
 	build/release/guest-driver/tools/vgpu-tenant \
 	"$(command -v jq)"
