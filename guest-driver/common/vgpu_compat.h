@@ -5,7 +5,7 @@
  * userspace (libvgpu-guest, vgpu-tenant, tests).
  *
  * The shared code (vgpu_proto.c, vgpu_mailbox.c, vgpu_status.c) includes
- * only this header and vgpu/device_abi.h. It never calls libc or kernel
+ * only this header and vgpu/abi/device_abi.h. It never calls libc or kernel
  * functions directly; everything goes through the names below:
  *
  *   vgpu_memcpy, vgpu_memset      plain memory copies

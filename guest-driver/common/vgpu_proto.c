@@ -8,7 +8,7 @@
 
 #include "vgpu_mailbox.h"
 
-/* One GPFIFO entry (struct simgpu_gpfifo_entry of vgpu/simgpu_commands.h,
+/* One GPFIFO entry (struct vgpu_gpfifo_entry of vgpu/abi/commands.h,
  * which is userspace-only; the runtime asserts that they agree). */
 #define PROTO_GPFIFO_ENTRY_BYTES 16u
 /* Largest page an ALLOC may be rounded up to. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vgpu_proto.h - the guest side of the vGPU mailbox protocol
- * (vgpu/device_abi.h), shared by vgpu.ko and userspace (vgpu-tenant,
+ * (vgpu/abi/device_abi.h), shared by vgpu.ko and userspace (vgpu-tenant,
  * libvgpu-guest, tests). Kernel and userspace compile the same files; see
  * vgpu_compat.h for what each provides.
  *
@@ -51,7 +51,7 @@
 #define VGPU_PROTO_H
 
 #include "vgpu_compat.h"
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 #ifdef __cplusplus
 extern "C" {

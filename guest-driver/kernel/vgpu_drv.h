@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * vgpu_drv.h - internals of vgpu.ko, the guest DRM render-node driver of the
- * paravirtual vGPU (vgpu/device_abi.h; uAPI in include/uapi/vgpu_drm.h).
+ * paravirtual vGPU (vgpu/abi/device_abi.h; uAPI in include/uapi/vgpu_drm.h).
  *
  * One struct vgpu_drm_device per bound PCI function. It owns
  *  - BAR0 (trapped registers, pci_iomap) and BAR2 (mailbox and channel

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "bench-common.h"
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 #include "vgpu/local_device.h"
 #include "vgpu/util.h"
 
