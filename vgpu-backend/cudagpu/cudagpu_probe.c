@@ -81,14 +81,14 @@ int main(int argc, char **argv)
 	struct vgpu_hal_spec spec;
 	struct vgpu_hal *hal;
 	struct vgpu_hal_caps caps;
-	struct vgpu_hal_as *vm, *dma;
+	struct vgpu_hal_as *vm = NULL, *dma = NULL;
 	struct vgpu_hal_host_buf *host, *window;
 	struct vgpu_hal_channel *ch;
 	struct vgpu_hal_channel_info info;
 	struct vgpu_hal_event event;
 	char why[512];
 	uint64_t vram[1], new_vram[1], host_iova, window_iova, window_pages[WINDOW_BYTES / 4096];
-	uint64_t *data = malloc(CHUNK), *back = malloc(CHUNK), checksum = 0;
+	uint64_t *data, *back, checksum = 0;
 	uint32_t push[64], n = 0, i;
 	int err;
 
@@ -101,6 +101,16 @@ int main(int argc, char **argv)
 	if (err) {
 		printf("cudagpu-probe: no usable GPU: %s\n", why);
 		return err == -ENOENT || err == -ENODEV || err == -ENOTSUP ? 77 : 1;
+	}
+	data = malloc(CHUNK);
+	back = malloc(CHUNK);
+	if (!data || !back) {
+		printf("cudagpu-probe: out of memory for two %u MiB buffers\n",
+		       (unsigned)(CHUNK / MIB));
+		free(data);
+		free(back);
+		vgpu_hal_destroy(hal);
+		return 1;
 	}
 	printf("cudagpu-probe: %s\n", cudagpu_describe(hal, why, sizeof(why)));
 	vgpu_hal_get_caps(hal, &caps);
