@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /dev/vgpu_mdev, through which vgpud drives the module
- * (vgpu/mdev_control.h): one controller at a time, ioctls, and the event
+ * (vgpu/abi/mdev_control.h): one controller at a time, ioctls, and the event
  * queue read() drains.
  *
  * The queue holds struct vgpu_mdev_pending nodes under vgpu_mdev.event_lock:

@@ -15,8 +15,8 @@
  *	control.c	/dev/vgpu_mdev: ioctls, events, requests to vgpud
  *	sysfs.c		the mdev's vendor/ attributes
  *
- * The device and control ABIs are vgpu/device_abi.h and
- * vgpu/mdev_control.h.
+ * The device and control ABIs are vgpu/abi/device_abi.h and
+ * vgpu/abi/mdev_control.h.
  *
  * Names follow the kernel's mdev samples (samples/vfio-mdev/mbochs.c):
  * `vdev` is always the struct vfio_device, `vgpu` this module's state of
@@ -36,8 +36,8 @@
 #include <linux/vfio.h>
 #include <linux/wait.h>
 
-#include <vgpu/device_abi.h>
-#include <vgpu/mdev_control.h>
+#include <vgpu/abi/device_abi.h>
+#include <vgpu/abi/mdev_control.h>
 
 #define VGPU_MDEV_DRIVER_NAME "vgpu_mdev"
 

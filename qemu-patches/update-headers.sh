@@ -3,7 +3,7 @@
 # which imports the project's device ABI and local protocol headers into
 # QEMU's include/standard-headers/vgpu/ (the way QEMU's own
 # scripts/update-linux-headers.sh imports Linux's), from
-# vgpu-backend/include/vgpu/. Run it after changing either header.
+# vgpu-backend/include/vgpu/abi/. Run it after changing either header.
 #
 #   qemu-patches/update-headers.sh          rewrite the patch
 #   qemu-patches/update-headers.sh --check  exit 1 (and say so) if the patch
@@ -32,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 git -C "$work" init -q
 mkdir -p "$work/include/standard-headers/vgpu"
 for h in "${headers[@]}"; do
-	cp "$root/vgpu-backend/include/vgpu/$h" "$work/include/standard-headers/vgpu/$h"
+	cp "$root/vgpu-backend/include/vgpu/abi/$h" "$work/include/standard-headers/vgpu/$h"
 done
 git -C "$work" add include
 # fixed identity and dates: the same headers always give the same patch
@@ -45,9 +45,10 @@ standard-headers: import the vGPU device ABI and vgpud's local protocol
 device_abi.h (the PCI device a vGPU presents: IDs, BARs, registers,
 mailbox, channel windows, interrupts) and local_protocol.h (the socket
 protocol between vgpud and a frontend that plays the device) are the
-vgpu project's own headers, copied unchanged from
-vgpu-backend/include/vgpu/ by the project's qemu-patches/update-headers.sh,
-the way update-linux-headers.sh imports Linux's.
+vgpu project's own headers, copied unchanged from its device ABI module,
+vgpu-backend/include/vgpu/abi/, by the project's
+qemu-patches/update-headers.sh, the way update-linux-headers.sh imports
+Linux's.
 MSG
 git -C "$work" format-patch -q --zero-commit --no-signature --root -1 -o "$work/out" HEAD
 generated=$work/out/$patch_name
@@ -57,10 +58,10 @@ generated=$work/out/$patch_name
 }
 if [[ ${1:-} == --check ]]; then
 	if cmp -s "$generated" "$here/$patch_name"; then
-		echo "qemu-patches/$patch_name matches vgpu-backend/include/vgpu/"
+		echo "qemu-patches/$patch_name matches vgpu-backend/include/vgpu/abi/"
 		exit 0
 	fi
-	echo "qemu-patches/$patch_name is out of date with vgpu-backend/include/vgpu/: run qemu-patches/update-headers.sh" >&2
+	echo "qemu-patches/$patch_name is out of date with vgpu-backend/include/vgpu/abi/: run qemu-patches/update-headers.sh" >&2
 	exit 1
 fi
 cp "$generated" "$here/$patch_name"

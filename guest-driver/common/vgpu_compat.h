@@ -5,7 +5,7 @@
  * userspace (libvgpu-guest, vgpu-tenant, tests).
  *
  * The shared code (vgpu_proto.c, vgpu_mailbox.c, vgpu_status.c) includes
- * only this header and vgpu/device_abi.h. It never calls libc or kernel
+ * only this header and vgpu/abi/device_abi.h. It never calls libc or kernel
  * functions directly; everything goes through the names below:
  *
  *   vgpu_memcpy, vgpu_memset      plain memory copies
@@ -21,6 +21,8 @@
  *   vgpu_cpu_relax()              pause inside a short busy-wait
  *   vgpu_now_ns()                 a monotonic clock, for timeouts
  *   E* errno values               negative errno is the error convention
+ *   u8, u16, u32, u64             the kernel's fixed-width types (in userspace
+ *                                 the same types as <stdint.h>'s)
  *
  * Memory model. BAR2 (the mailbox and channel windows) is ordinary RAM on
  * the host, shared with vgpud; it is never a register file. In the kernel
@@ -47,25 +49,29 @@
 #define vgpu_memcpy(dst, src, n) memcpy(dst, src, n)
 #define vgpu_memset(dst, c, n)   memset(dst, c, n)
 
-#define vgpu_cpu_to_le16(x) ((__force uint16_t)cpu_to_le16(x))
-#define vgpu_cpu_to_le32(x) ((__force uint32_t)cpu_to_le32(x))
-#define vgpu_cpu_to_le64(x) ((__force uint64_t)cpu_to_le64(x))
+#define vgpu_cpu_to_le16(x) ((__force u16)cpu_to_le16(x))
+#define vgpu_cpu_to_le32(x) ((__force u32)cpu_to_le32(x))
+#define vgpu_cpu_to_le64(x) ((__force u64)cpu_to_le64(x))
 #define vgpu_le16_to_cpu(x) le16_to_cpu((__force __le16)(x))
 #define vgpu_le32_to_cpu(x) le32_to_cpu((__force __le32)(x))
 #define vgpu_le64_to_cpu(x) le64_to_cpu((__force __le64)(x))
 
-#define vgpu_load_acquire32(p)     virt_load_acquire(p)
-#define vgpu_store_release32(p, v) virt_store_release(p, v)
-#define vgpu_wmb()                 virt_wmb()
-#define vgpu_rmb()                 virt_rmb()
-#define vgpu_mb()                  virt_mb()
+/*
+ * Ordering against vgpud's CPUs through the shared mailbox pages (the
+ * memory model above); the callers say what each use orders.
+ */
+#define vgpu_load_acquire32(p)     virt_load_acquire(p)     /* later reads after it */
+#define vgpu_store_release32(p, v) virt_store_release(p, v) /* earlier writes before it */
+#define vgpu_wmb()                 virt_wmb()               /* writes before later writes */
+#define vgpu_rmb()                 virt_rmb()               /* reads before later reads */
+#define vgpu_mb()                  virt_mb()                /* all before all later */
 
 static inline void vgpu_cpu_relax(void)
 {
 	cpu_relax();
 }
 
-static inline uint64_t vgpu_now_ns(void)
+static inline u64 vgpu_now_ns(void)
 {
 	return ktime_get_ns();
 }
@@ -80,6 +86,12 @@ static inline uint64_t vgpu_now_ns(void)
 #include <string.h>
 #include <time.h>
 
+/* The kernel's names of the fixed-width types, as <stdint.h>'s types. */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
+
 #define vgpu_memcpy(dst, src, n) memcpy(dst, src, n)
 #define vgpu_memset(dst, c, n)   memset(dst, c, n)
 
@@ -90,12 +102,12 @@ static inline uint64_t vgpu_now_ns(void)
 #define vgpu_le32_to_cpu(x) le32toh(x)
 #define vgpu_le64_to_cpu(x) le64toh(x)
 
-static inline uint32_t vgpu_load_acquire32(const uint32_t *p)
+static inline u32 vgpu_load_acquire32(const u32 *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-static inline void vgpu_store_release32(uint32_t *p, uint32_t v)
+static inline void vgpu_store_release32(u32 *p, u32 v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
@@ -109,21 +121,41 @@ static inline void vgpu_store_release32(uint32_t *p, uint32_t v)
 #endif
 
 #ifdef VGPU_COMPAT_TSAN
-/* ThreadSanitizer does not model stand-alone fences (gcc refuses them with
+/*
+ * ThreadSanitizer does not model stand-alone fences (gcc refuses them with
  * -Werror=tsan). The protocol never relies on one alone: every index is
- * published with a release store and read with an acquire load. */
-#define vgpu_wmb() __asm__ __volatile__("" ::: "memory")
-#define vgpu_rmb() __asm__ __volatile__("" ::: "memory")
-#define vgpu_mb()  __asm__ __volatile__("" ::: "memory")
+ * published with a release store and read with an acquire load. So under
+ * it the fences only keep the compiler from moving accesses across them.
+ */
+#define VGPU_FENCE(order) __atomic_signal_fence(order)
 #else
-#define vgpu_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
-#define vgpu_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
-#define vgpu_mb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define VGPU_FENCE(order) __atomic_thread_fence(order)
 #endif
 
+static inline void vgpu_wmb(void)
+{
+	VGPU_FENCE(__ATOMIC_RELEASE);
+}
+
+static inline void vgpu_rmb(void)
+{
+	VGPU_FENCE(__ATOMIC_ACQUIRE);
+}
+
+static inline void vgpu_mb(void)
+{
+	VGPU_FENCE(__ATOMIC_SEQ_CST);
+}
+
+/* The CPU's spin-wait hint where the compiler offers one (x86's PAUSE). */
 static inline void vgpu_cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef __has_builtin
+#if __has_builtin(__builtin_ia32_pause)
+#define VGPU_COMPAT_PAUSE 1
+#endif
+#endif
+#if defined(VGPU_COMPAT_PAUSE)
 	__builtin_ia32_pause();
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield" ::: "memory");
@@ -132,12 +164,12 @@ static inline void vgpu_cpu_relax(void)
 #endif
 }
 
-static inline uint64_t vgpu_now_ns(void)
+static inline u64 vgpu_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
 }
 
 #endif /* __KERNEL__ */

@@ -5,8 +5,10 @@
  */
 #include "vgpu_mailbox.h"
 
-/* Ring polls before sleeping in wait_irq: the backend usually answers while
- * the doorbell write is still being relayed. */
+/*
+ * Ring polls before sleeping in wait_irq: the backend usually answers while
+ * the doorbell write is still being relayed.
+ */
 #define MAILBOX_SPINS 64
 /* Longest single wait_irq: bounds what a lost interrupt costs. */
 #define MAILBOX_IRQ_SLICE_MS 10
@@ -16,24 +18,24 @@ static struct vgpu_mailbox_header *header_of(struct vgpu_proto *proto)
 	return (struct vgpu_mailbox_header *)proto->mailbox;
 }
 
-static uint8_t *request_slot(struct vgpu_proto *proto, uint32_t index)
+static u8 *request_slot(struct vgpu_proto *proto, u32 index)
 {
 	return proto->mailbox + VGPU_MAILBOX_REQ_RING_OFFSET +
 	       (index % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE;
 }
 
-static const uint8_t *response_slot(struct vgpu_proto *proto, uint32_t index)
+static const u8 *response_slot(struct vgpu_proto *proto, u32 index)
 {
 	return proto->mailbox + VGPU_MAILBOX_RESP_RING_OFFSET +
 	       (index % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE;
 }
 
-static uint32_t read_index(const uint32_t *index)
+static u32 read_index(const u32 *index)
 {
 	return vgpu_le32_to_cpu(vgpu_load_acquire32(index));
 }
 
-static void write_index(uint32_t *index, uint32_t value)
+static void write_index(u32 *index, u32 value)
 {
 	vgpu_store_release32(index, vgpu_cpu_to_le32(value));
 }
@@ -46,19 +48,19 @@ static void ring_doorbell(struct vgpu_proto *proto)
 	proto->counters.doorbells++;
 }
 
-static uint64_t deadline_after(int timeout_ms)
+static u64 deadline_after(int timeout_ms)
 {
-	return vgpu_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	return vgpu_now_ns() + (u64)timeout_ms * 1000000ull;
 }
 
 /*
  * Nothing to do yet: spin a little, then sleep in wait_irq for at most a
  * slice. 0 to look again, -ETIMEDOUT past the deadline, or wait_irq's error.
  */
-static int wait_step(struct vgpu_proto *proto, uint64_t deadline, unsigned int *spins)
+static int wait_step(struct vgpu_proto *proto, u64 deadline, unsigned int *spins)
 {
-	uint64_t now = vgpu_now_ns();
-	uint64_t left_ms;
+	u64 now = vgpu_now_ns();
+	u64 left_ms;
 	int ret;
 
 	if (now >= deadline)
@@ -79,7 +81,7 @@ static int wait_step(struct vgpu_proto *proto, uint64_t deadline, unsigned int *
 /* Why nothing came: the backend is gone (-ENODEV) or just slow. */
 static int diagnose_silence(struct vgpu_proto *proto, int silence_error)
 {
-	uint32_t status = proto->ops->reg_read(proto->ctx, VGPU_REG_STATUS);
+	u32 status = proto->ops->reg_read(proto->ctx, VGPU_REG_STATUS);
 
 	if (status == 0xffffffffu || (status & VGPU_STATUS_BACKEND_GONE))
 		return -ENODEV;
@@ -93,11 +95,11 @@ static int diagnose_silence(struct vgpu_proto *proto, int silence_error)
  * (*dropped set).
  */
 static int take_responses(struct vgpu_proto *proto, const struct vgpu_proto_raw_request *awaiting,
-                          uint32_t seq, struct vgpu_response *out, bool *dropped)
+			  u32 seq, struct vgpu_response *out, bool *dropped)
 {
 	struct vgpu_mailbox_header *header = header_of(proto);
 	struct vgpu_response slot;
-	uint32_t head;
+	u32 head;
 
 	for (;;) {
 		head = read_index(&header->resp_head);
@@ -129,7 +131,8 @@ static int take_responses(struct vgpu_proto *proto, const struct vgpu_proto_raw_
 			*dropped = true;
 			continue;
 		}
-		if (slot.opcode != awaiting->opcode || slot.payload_size > VGPU_MAILBOX_PAYLOAD_SIZE) {
+		if (slot.opcode != awaiting->opcode ||
+		    slot.payload_size > VGPU_MAILBOX_PAYLOAD_SIZE) {
 			proto->counters.malformed_responses++;
 			return -EPROTO;
 		}
@@ -138,14 +141,16 @@ static int take_responses(struct vgpu_proto *proto, const struct vgpu_proto_raw_
 	}
 }
 
-/* Wait until the request ring has a free slot, draining late responses
- * (the backend stops taking requests while the response ring is full). */
-static int wait_for_request_slot(struct vgpu_proto *proto, uint64_t deadline)
+/*
+ * Wait until the request ring has a free slot, draining late responses
+ * (the backend stops taking requests while the response ring is full).
+ */
+static int wait_for_request_slot(struct vgpu_proto *proto, u64 deadline)
 {
 	struct vgpu_mailbox_header *header = header_of(proto);
 	unsigned int spins = 0;
 	bool counted = false;
-	uint32_t used;
+	u32 used;
 	int ret;
 
 	for (;;) {
@@ -181,13 +186,13 @@ static int wait_for_request_slot(struct vgpu_proto *proto, uint64_t deadline)
 }
 
 int vgpu_mailbox_call(struct vgpu_proto *proto, const struct vgpu_proto_raw_request *request,
-                      struct vgpu_response *resp)
+		      struct vgpu_response *resp)
 {
 	struct vgpu_mailbox_header *header = header_of(proto);
-	uint64_t deadline = deadline_after(proto->timeout_ms);
+	u64 deadline = deadline_after(proto->timeout_ms);
 	struct vgpu_request slot;
 	unsigned int spins = 0;
-	uint32_t seq;
+	u32 seq;
 	int ret;
 
 	if (request->payload_len > VGPU_MAILBOX_PAYLOAD_SIZE)
@@ -235,9 +240,9 @@ int vgpu_mailbox_call(struct vgpu_proto *proto, const struct vgpu_proto_raw_requ
 int vgpu_mailbox_attach(struct vgpu_proto *proto)
 {
 	struct vgpu_mailbox_header *header = header_of(proto);
-	uint64_t deadline = deadline_after(proto->timeout_ms);
+	u64 deadline = deadline_after(proto->timeout_ms);
 	unsigned int spins = 0;
-	uint32_t req_tail, resp_head;
+	u32 req_tail, resp_head;
 	int ret;
 
 	if (read_index(&header->entries) != VGPU_MAILBOX_ENTRIES)

@@ -18,9 +18,11 @@
 /* Adopt the device's ring indices (see vgpu_proto_init). */
 int vgpu_mailbox_attach(struct vgpu_proto *proto);
 
-/* One request/response round trip. On 0, *resp has its header fields in CPU
- * byte order and the raw payload. */
+/*
+ * One request/response round trip. On 0, *resp has its header fields in CPU
+ * byte order and the raw payload.
+ */
 int vgpu_mailbox_call(struct vgpu_proto *proto, const struct vgpu_proto_raw_request *request,
-                      struct vgpu_response *resp);
+		      struct vgpu_response *resp);
 
 #endif /* VGPU_MAILBOX_H */

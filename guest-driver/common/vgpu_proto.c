@@ -8,22 +8,24 @@
 
 #include "vgpu_mailbox.h"
 
-/* One GPFIFO entry (struct simgpu_gpfifo_entry of vgpu/simgpu_commands.h,
- * which is userspace-only; the runtime asserts that they agree). */
+/*
+ * One GPFIFO entry (struct vgpu_gpfifo_entry of vgpu/abi/commands.h,
+ * which is userspace-only; the runtime asserts that they agree).
+ */
 #define PROTO_GPFIFO_ENTRY_BYTES 16u
 /* Largest page an ALLOC may be rounded up to. */
 #define PROTO_ALLOC_MAX_ROUNDING (2u << 20)
 /* QUERY page sizes the ABI defines: 4 KiB, 64 KiB, 2 MiB. */
 #define PROTO_PAGE_SIZE_BITS 0x7u
 
-#define PROTO_PAGE_MASK ((uint64_t)VGPU_PAGE_SIZE - 1)
+#define PROTO_PAGE_MASK ((u64)VGPU_PAGE_SIZE - 1)
 
-static bool proto_is_power_of_two(uint64_t value)
+static bool proto_is_power_of_two(u64 value)
 {
 	return value && !(value & (value - 1));
 }
 
-static uint64_t proto_round_up(uint64_t value, uint64_t align)
+static u64 proto_round_up(u64 value, u64 align)
 {
 	return (value + align - 1) & ~(align - 1);
 }
@@ -48,7 +50,7 @@ static void proto_assert_held(struct vgpu_proto *proto)
 
 int vgpu_proto_init(struct vgpu_proto *proto, const struct vgpu_proto_config *config)
 {
-	uint32_t magic, version, status;
+	u32 magic, version, status;
 	int ret;
 
 	if (!proto || !config || !config->ops || !config->ops->reg_read ||
@@ -85,7 +87,7 @@ int vgpu_proto_init(struct vgpu_proto *proto, const struct vgpu_proto_config *co
 }
 
 int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_request *request,
-                        struct vgpu_response *resp)
+			struct vgpu_response *resp)
 {
 	int ret;
 
@@ -104,12 +106,12 @@ int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_re
  * caller converts byte order). Payloads may be longer than we know (minor
  * versions append fields); shorter is a protocol error.
  */
-static int proto_call_locked(struct vgpu_proto *proto, uint16_t opcode, const void *payload,
-                       uint32_t payload_size, void *out, uint32_t out_size)
+static int proto_call_locked(struct vgpu_proto *proto, u16 opcode, const void *payload,
+			     u32 payload_size, void *out, u32 out_size)
 {
 	struct vgpu_proto_raw_request request = {
 		.opcode = opcode,
-		.payload_size = (uint16_t)payload_size,
+		.payload_size = (u16)payload_size,
 		.payload = payload,
 		.payload_len = payload_size,
 	};
@@ -139,8 +141,8 @@ static int proto_call_locked(struct vgpu_proto *proto, uint16_t opcode, const vo
 	return 0;
 }
 
-static int proto_call(struct vgpu_proto *proto, uint16_t opcode, const void *payload,
-                uint32_t payload_size, void *out, uint32_t out_size)
+static int proto_call(struct vgpu_proto *proto, u16 opcode, const void *payload,
+		      u32 payload_size, void *out, u32 out_size)
 {
 	int ret;
 
@@ -159,8 +161,8 @@ static int proto_reject(struct vgpu_proto *proto)
 	return -EPROTO;
 }
 
-int vgpu_proto_hello(struct vgpu_proto *proto, uint32_t wanted_features,
-                     struct vgpu_hello_response *out)
+int vgpu_proto_hello(struct vgpu_proto *proto, u32 wanted_features,
+		     struct vgpu_hello_response *out)
 {
 	struct vgpu_hello_request request = {
 		.abi_version = vgpu_cpu_to_le32(VGPU_ABI_VERSION),
@@ -170,15 +172,16 @@ int vgpu_proto_hello(struct vgpu_proto *proto, uint32_t wanted_features,
 	int ret;
 
 	proto_lock(proto);
-	ret = proto_call_locked(proto, VGPU_OP_HELLO, &request, sizeof(request), &hello, sizeof(hello));
+	ret = proto_call_locked(proto, VGPU_OP_HELLO, &request, sizeof(request), &hello,
+				sizeof(hello));
 	if (ret)
 		goto out;
 	hello.abi_version = vgpu_le32_to_cpu(hello.abi_version);
 	hello.features = vgpu_le32_to_cpu(hello.features);
 	hello.max_channels = vgpu_le32_to_cpu(hello.max_channels);
 	hello.reserved = vgpu_le32_to_cpu(hello.reserved);
-	if (hello.abi_version >> 16 != VGPU_ABI_VERSION_MAJOR || (hello.features & ~wanted_features) ||
-	    hello.max_channels > VGPU_MAX_CHANNELS) {
+	if (hello.abi_version >> 16 != VGPU_ABI_VERSION_MAJOR ||
+	    (hello.features & ~wanted_features) || hello.max_channels > VGPU_MAX_CHANNELS) {
 		proto->counters.malformed_responses++;
 		ret = -EPROTO;
 		goto out;
@@ -216,8 +219,8 @@ int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out)
 	return 0;
 }
 
-int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority,
-                     uint32_t flags, struct vgpu_alloc_response *out)
+int vgpu_proto_alloc(struct vgpu_proto *proto, u64 bytes, u32 priority,
+		     u32 flags, struct vgpu_alloc_response *out)
 {
 	struct vgpu_alloc_request request = {
 		.bytes = vgpu_cpu_to_le64(bytes),
@@ -225,7 +228,7 @@ int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority
 		.flags = vgpu_cpu_to_le32(flags),
 	};
 	struct vgpu_alloc_response alloc;
-	uint64_t wanted;
+	u64 wanted;
 	int ret;
 
 	if (!out || !bytes || bytes > VGPU_ALLOC_MAX_BYTES ||
@@ -239,7 +242,8 @@ int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority
 	alloc.handle = vgpu_le32_to_cpu(alloc.handle);
 	alloc.reserved = vgpu_le32_to_cpu(alloc.reserved);
 	wanted = proto_round_up(bytes, VGPU_PAGE_SIZE);
-	if (alloc.bytes < wanted || alloc.bytes > proto_round_up(wanted, PROTO_ALLOC_MAX_ROUNDING) ||
+	if (alloc.bytes < wanted ||
+	    alloc.bytes > proto_round_up(wanted, PROTO_ALLOC_MAX_ROUNDING) ||
 	    (alloc.bytes & PROTO_PAGE_MASK) || (alloc.gpu_va & PROTO_PAGE_MASK) ||
 	    alloc.gpu_va + alloc.bytes < alloc.gpu_va)
 		return proto_reject(proto);
@@ -247,7 +251,7 @@ int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority
 	return 0;
 }
 
-int vgpu_proto_free(struct vgpu_proto *proto, uint32_t handle)
+int vgpu_proto_free(struct vgpu_proto *proto, u32 handle)
 {
 	struct vgpu_free_request request = {
 		.handle = vgpu_cpu_to_le32(handle),
@@ -256,7 +260,7 @@ int vgpu_proto_free(struct vgpu_proto *proto, uint32_t handle)
 	return proto_call(proto, VGPU_OP_FREE, &request, sizeof(request), NULL, 0);
 }
 
-int vgpu_proto_set_priority(struct vgpu_proto *proto, uint32_t handle, uint32_t priority)
+int vgpu_proto_set_priority(struct vgpu_proto *proto, u32 handle, u32 priority)
 {
 	struct vgpu_set_priority_request request = {
 		.handle = vgpu_cpu_to_le32(handle),
@@ -268,7 +272,7 @@ int vgpu_proto_set_priority(struct vgpu_proto *proto, uint32_t handle, uint32_t 
 	return proto_call(proto, VGPU_OP_SET_PRIORITY, &request, sizeof(request), NULL, 0);
 }
 
-int vgpu_proto_channel_destroy(struct vgpu_proto *proto, uint32_t index)
+int vgpu_proto_channel_destroy(struct vgpu_proto *proto, u32 index)
 {
 	struct vgpu_channel_destroy_request request = {
 		.index = vgpu_cpu_to_le32(index),
@@ -280,26 +284,26 @@ int vgpu_proto_channel_destroy(struct vgpu_proto *proto, uint32_t index)
 }
 
 /* [offset, offset + bytes) inside a channel window. */
-static bool proto_in_window(uint64_t offset, uint64_t bytes)
+static bool proto_in_window(u64 offset, u64 bytes)
 {
 	return bytes && offset < VGPU_CHANNEL_WINDOW_STRIDE &&
 	       bytes <= VGPU_CHANNEL_WINDOW_STRIDE - offset;
 }
 
-static bool proto_disjoint(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t b_bytes)
+static bool proto_disjoint(u64 a, u64 a_bytes, u64 b, u64 b_bytes)
 {
 	return a + a_bytes <= b || b + b_bytes <= a;
 }
 
 /* Everything CHANNEL_CREATE returns must describe a usable window. */
 static bool channel_response_ok(const struct vgpu_proto *proto,
-                                const struct vgpu_channel_create_response *ch,
-                                uint32_t wanted_entries)
+				const struct vgpu_channel_create_response *ch,
+				u32 wanted_entries)
 {
-	uint64_t control_bytes = VGPU_PAGE_SIZE;
-	uint64_t gpfifo_bytes = proto_round_up(
-		(uint64_t)ch->gpfifo_entries * PROTO_GPFIFO_ENTRY_BYTES, VGPU_PAGE_SIZE);
-	uint64_t areas[4][2] = {
+	u64 control_bytes = VGPU_PAGE_SIZE;
+	u64 gpfifo_bytes = proto_round_up((u64)ch->gpfifo_entries * PROTO_GPFIFO_ENTRY_BYTES,
+					  VGPU_PAGE_SIZE);
+	u64 areas[4][2] = {
 		{ ch->control_offset, control_bytes },
 		{ ch->gpfifo_offset, gpfifo_bytes },
 		{ ch->notifier_offset, ch->notifier_bytes },
@@ -327,13 +331,13 @@ static bool channel_response_ok(const struct vgpu_proto *proto,
 	    ch->notifier_gpu_va + ch->notifier_bytes < ch->notifier_gpu_va ||
 	    ch->pushbuf_gpu_va + ch->pushbuf_bytes < ch->pushbuf_gpu_va ||
 	    !proto_disjoint(ch->notifier_gpu_va, ch->notifier_bytes, ch->pushbuf_gpu_va,
-	              ch->pushbuf_bytes))
+			    ch->pushbuf_bytes))
 		return false;
 	return true;
 }
 
-int vgpu_proto_channel_create(struct vgpu_proto *proto, uint32_t gpfifo_entries,
-                              struct vgpu_channel_create_response *out)
+int vgpu_proto_channel_create(struct vgpu_proto *proto, u32 gpfifo_entries,
+			      struct vgpu_channel_create_response *out)
 {
 	struct vgpu_channel_create_request request = {
 		.gpfifo_entries = vgpu_cpu_to_le32(gpfifo_entries),
@@ -341,8 +345,10 @@ int vgpu_proto_channel_create(struct vgpu_proto *proto, uint32_t gpfifo_entries,
 	struct vgpu_channel_create_response ch;
 	int ret;
 
-	if (!out || (gpfifo_entries && (!proto_is_power_of_two(gpfifo_entries) || gpfifo_entries < 2 ||
-	                                gpfifo_entries > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX)))
+	if (!out)
+		return -EINVAL;
+	if (gpfifo_entries && (!proto_is_power_of_two(gpfifo_entries) || gpfifo_entries < 2 ||
+			       gpfifo_entries > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX))
 		return -EINVAL;
 	ret = proto_call(proto, VGPU_OP_CHANNEL_CREATE, &request, sizeof(request), &ch, sizeof(ch));
 	if (ret)

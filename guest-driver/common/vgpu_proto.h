@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vgpu_proto.h - the guest side of the vGPU mailbox protocol
- * (vgpu/device_abi.h), shared by vgpu.ko and userspace (vgpu-tenant,
+ * (vgpu/abi/device_abi.h), shared by vgpu.ko and userspace (vgpu-tenant,
  * libvgpu-guest, tests). Kernel and userspace compile the same files; see
  * vgpu_compat.h for what each provides.
  *
@@ -51,7 +51,7 @@
 #define VGPU_PROTO_H
 
 #include "vgpu_compat.h"
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,10 +59,12 @@ extern "C" {
 
 /* How the protocol reaches the device. */
 struct vgpu_proto_device_ops {
-	/* A 32-bit BAR0 register (VGPU_REG_*); trapped, so each call is a
-	 * round trip to the host. */
-	uint32_t (*reg_read)(void *ctx, uint32_t offset);
-	void (*reg_write)(void *ctx, uint32_t offset, uint32_t value);
+	/*
+	 * A 32-bit BAR0 register (VGPU_REG_*); trapped, so each call is a
+	 * round trip to the host.
+	 */
+	u32 (*reg_read)(void *ctx, u32 offset);
+	void (*reg_write)(void *ctx, u32 offset, u32 value);
 	/*
 	 * Sleep until an interrupt may have arrived or timeout_ms passed.
 	 * Returns a mask of VGPU_IRQ_* seen (0 on timeout or when unknown),
@@ -78,8 +80,10 @@ struct vgpu_proto_device_ops {
 struct vgpu_proto_lock_ops {
 	void (*lock)(void *ctx);
 	void (*unlock)(void *ctx);
-	/* Optional: complain (the kernel: lockdep) unless the caller holds the
-	 * lock; called by the helpers that need it held. */
+	/*
+	 * Optional: complain (the kernel: lockdep) unless the caller holds the
+	 * lock; called by the helpers that need it held.
+	 */
 	void (*assert_held)(void *ctx);
 };
 
@@ -88,43 +92,45 @@ struct vgpu_proto_lock_ops {
 struct vgpu_proto_config {
 	const struct vgpu_proto_device_ops *ops; /* required */
 	void *ctx;                               /* passed to ops */
-	/* The mailbox as mapped: BAR2 + VGPU_MAILBOX_OFFSET, VGPU_MAILBOX_SIZE
-	 * bytes, at least 8-byte aligned. */
+	/*
+	 * The mailbox as mapped: BAR2 + VGPU_MAILBOX_OFFSET, VGPU_MAILBOX_SIZE
+	 * bytes, at least 8-byte aligned.
+	 */
 	void *mailbox;
 	/* Per request (posting and waiting); 0 = VGPU_PROTO_DEFAULT_TIMEOUT_MS. */
 	int timeout_ms;
 	const struct vgpu_proto_lock_ops *lock; /* NULL: one caller at a time */
 	void *lock_ctx;
 	/* First seq to use (tests start near the 32-bit wrap); 0 = 1. */
-	uint32_t first_seq;
+	u32 first_seq;
 };
 
 struct vgpu_proto_counters {
-	uint64_t requests;            /* posted */
-	uint64_t responses;           /* matched and accepted */
-	uint64_t error_statuses;      /* of those, status != OK */
-	uint64_t stale_responses;     /* late answers to abandoned requests */
-	uint64_t malformed_responses; /* rejected with -EPROTO */
-	uint64_t timeouts;
-	uint64_t ring_full_waits;     /* posts that found the request ring full */
-	uint64_t doorbells;           /* BAR0 doorbell writes */
-	uint64_t irq_waits;           /* wait_irq calls */
+	u64 requests;            /* posted */
+	u64 responses;           /* matched and accepted */
+	u64 error_statuses;      /* of those, status != OK */
+	u64 stale_responses;     /* late answers to abandoned requests */
+	u64 malformed_responses; /* rejected with -EPROTO */
+	u64 timeouts;
+	u64 ring_full_waits;     /* posts that found the request ring full */
+	u64 doorbells;           /* BAR0 doorbell writes */
+	u64 irq_waits;           /* wait_irq calls */
 };
 
 /* Caller-allocated; fields are private to the implementation. */
 struct vgpu_proto {
 	const struct vgpu_proto_device_ops *ops;
 	void *ctx;
-	uint8_t *mailbox;
+	u8 *mailbox;
 	int timeout_ms;
 	const struct vgpu_proto_lock_ops *lock;
 	void *lock_ctx;
 
 	/* Ring state (under the lock). */
-	uint32_t req_head;        /* our copy of what we published */
-	uint32_t resp_tail;       /* our copy of what we consumed */
-	uint32_t next_seq;        /* seq of the next request */
-	uint32_t oldest_seq;      /* oldest request not answered yet */
+	u32 req_head;        /* our copy of what we published */
+	u32 resp_tail;       /* our copy of what we consumed */
+	u32 next_seq;        /* seq of the next request */
+	u32 oldest_seq;      /* oldest request not answered yet */
 
 	/* After a successful HELLO. */
 	bool ready;
@@ -153,8 +159,8 @@ int vgpu_proto_init(struct vgpu_proto *proto, const struct vgpu_proto_config *co
  * same is kept in proto->hello. Other requests fail with -ENOTCONN until
  * HELLO succeeded. -EPROTONOSUPPORT when the backend rejects our version.
  */
-int vgpu_proto_hello(struct vgpu_proto *proto, uint32_t wanted_features,
-                     struct vgpu_hello_response *out);
+int vgpu_proto_hello(struct vgpu_proto *proto, u32 wanted_features,
+		     struct vgpu_hello_response *out);
 
 /* QUERY: this VM's view of GPU memory. */
 int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out);
@@ -166,28 +172,30 @@ int vgpu_proto_query(struct vgpu_proto *proto, struct vgpu_query_response *out);
  * host budget is exhausted, -ENOSPC when it holds too many buffers, -EAGAIN
  * when the backend could not make room right now (BUSY: retry).
  */
-int vgpu_proto_alloc(struct vgpu_proto *proto, uint64_t bytes, uint32_t priority,
-                     uint32_t flags, struct vgpu_alloc_response *out);
+int vgpu_proto_alloc(struct vgpu_proto *proto, u64 bytes, u32 priority,
+		     u32 flags, struct vgpu_alloc_response *out);
 
 /* FREE a handle from ALLOC. -ENOENT if this VM has no such buffer. */
-int vgpu_proto_free(struct vgpu_proto *proto, uint32_t handle);
+int vgpu_proto_free(struct vgpu_proto *proto, u32 handle);
 
 /*
  * CHANNEL_CREATE with a GPFIFO ring of gpfifo_entries (0 = the backend's
- * default, else a power of two in [2, VGPU_CHANNEL_GPFIFO_ENTRIES_MAX]). *out: the window index (< hello.max_channels)
- * and the offsets, sizes and GPU VAs of its areas, checked to be
- * page-aligned (control, GPFIFO), inside VGPU_CHANNEL_WINDOW_STRIDE and not
- * overlapping.
+ * default, else a power of two in [2, VGPU_CHANNEL_GPFIFO_ENTRIES_MAX]).
+ * *out: the window index (< hello.max_channels) and the offsets, sizes and
+ * GPU VAs of its areas, checked to be page-aligned (control, GPFIFO),
+ * inside VGPU_CHANNEL_WINDOW_STRIDE and not overlapping.
  */
-int vgpu_proto_channel_create(struct vgpu_proto *proto, uint32_t gpfifo_entries,
-                              struct vgpu_channel_create_response *out);
+int vgpu_proto_channel_create(struct vgpu_proto *proto, u32 gpfifo_entries,
+			      struct vgpu_channel_create_response *out);
 
 /* CHANNEL_DESTROY a window index from CHANNEL_CREATE. */
-int vgpu_proto_channel_destroy(struct vgpu_proto *proto, uint32_t index);
+int vgpu_proto_channel_destroy(struct vgpu_proto *proto, u32 index);
 
-/* SET_PRIORITY of a buffer (0..15). Needs VGPU_FEATURE_PRIORITY_HINTS to
- * have any effect; the backend accepts it either way. */
-int vgpu_proto_set_priority(struct vgpu_proto *proto, uint32_t handle, uint32_t priority);
+/*
+ * SET_PRIORITY of a buffer (0..15). Needs VGPU_FEATURE_PRIORITY_HINTS to
+ * have any effect; the backend accepts it either way.
+ */
+int vgpu_proto_set_priority(struct vgpu_proto *proto, u32 handle, u32 priority);
 
 /* STATS: this VM's allocated/resident/evicted bytes and fair share. */
 int vgpu_proto_stats(struct vgpu_proto *proto, struct vgpu_stats_response *out);
@@ -202,15 +210,15 @@ int vgpu_proto_stats(struct vgpu_proto *proto, struct vgpu_stats_response *out);
  * envelope is still checked (seq, opcode echoed, payload_size <= 48).
  */
 struct vgpu_proto_raw_request {
-	uint16_t opcode;
-	uint16_t payload_size;
-	uint64_t reserved;
+	u16 opcode;
+	u16 payload_size;
+	u64 reserved;
 	const void *payload;
-	uint32_t payload_len;
+	u32 payload_len;
 };
 
 int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_request *request,
-                        struct vgpu_response *resp);
+			struct vgpu_response *resp);
 
 /* ------------------------------------------------------------------------ */
 /* Status codes (vgpu_status.c)                                            */
@@ -222,13 +230,13 @@ int vgpu_proto_call_raw(struct vgpu_proto *proto, const struct vgpu_proto_raw_re
  *   NOT_READY -ENOTCONN, INTERNAL -EIO, BUSY -EAGAIN (transient: retry),
  *   anything else -EPROTO.
  */
-int vgpu_status_to_errno(uint32_t status);
+int vgpu_status_to_errno(u32 status);
 /* "OK", "INVALID", ...; "unknown" for values outside enum vgpu_status. */
-const char *vgpu_status_name(uint32_t status);
+const char *vgpu_status_name(u32 status);
 /* True for values of enum vgpu_status. */
-bool vgpu_status_is_known(uint32_t status);
+bool vgpu_status_is_known(u32 status);
 /* "HELLO", "ALLOC", ...; "unknown" otherwise. */
-const char *vgpu_opcode_name(uint32_t opcode);
+const char *vgpu_opcode_name(u32 opcode);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
 /* vgpu_status.c - response status codes and opcodes: errno and names. */
 #include "vgpu_proto.h"
 
-int vgpu_status_to_errno(uint32_t status)
+int vgpu_status_to_errno(u32 status)
 {
 	switch (status) {
 	case VGPU_STATUS_OK:
@@ -30,12 +30,12 @@ int vgpu_status_to_errno(uint32_t status)
 	}
 }
 
-bool vgpu_status_is_known(uint32_t status)
+bool vgpu_status_is_known(u32 status)
 {
 	return status <= VGPU_STATUS_BUSY;
 }
 
-const char *vgpu_status_name(uint32_t status)
+const char *vgpu_status_name(u32 status)
 {
 	switch (status) {
 	case VGPU_STATUS_OK:
@@ -63,7 +63,7 @@ const char *vgpu_status_name(uint32_t status)
 	}
 }
 
-const char *vgpu_opcode_name(uint32_t opcode)
+const char *vgpu_opcode_name(u32 opcode)
 {
 	switch (opcode) {
 	case VGPU_OP_HELLO:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vgpu_drv.c - vgpu.ko: the PCI driver of the paravirtual vGPU
- * (vgpu/device_abi.h) and its DRM render-node driver.
+ * (vgpu/abi/device_abi.h) and its DRM render-node driver.
  *
  * Probe: enable the function, map BAR0 (trapped registers) and BAR2
  * (mailbox and channel windows, write-back), check the device's identity

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * vgpu_drv.h - internals of vgpu.ko, the guest DRM render-node driver of the
- * paravirtual vGPU (vgpu/device_abi.h; uAPI in include/uapi/vgpu_drm.h).
+ * paravirtual vGPU (vgpu/abi/device_abi.h; uAPI in include/uapi/vgpu_drm.h).
  *
  * One struct vgpu_drm_device per bound PCI function. It owns
  *  - BAR0 (trapped registers, pci_iomap) and BAR2 (mailbox and channel
@@ -82,8 +82,10 @@ struct vgpu_drm_device {
 	wait_queue_head_t mailbox_wq;
 	atomic_t mailbox_irq_pending;
 	bool host_unreachable;   /* during unbind: a request timed out */
-	/* The backend went away (VGPU_IRQ_DEVICE_LOST, or STATUS read as
-	 * BACKEND_GONE): every wait fails with -ENODEV, for good. */
+	/*
+	 * The backend went away (VGPU_IRQ_DEVICE_LOST, or STATUS read as
+	 * BACKEND_GONE): every wait fails with -ENODEV, for good.
+	 */
 	atomic_t device_lost;
 
 	/* Interrupts (vgpu_irq.c). */
@@ -157,7 +159,7 @@ const char *vgpu_irq_mode_name(int mode);
 
 /* vgpu_gem.c */
 int vgpu_bo_create(struct vgpu_drm_device *vdev, struct drm_file *file,
-		       struct drm_vgpu_alloc *args);
+		   struct drm_vgpu_alloc *args);
 struct vgpu_bo *vgpu_bo_lookup(struct drm_file *file, u32 handle);
 void vgpu_bos_release_all(struct vgpu_drm_device *vdev);
 

@@ -63,7 +63,7 @@ static const struct drm_gem_object_funcs vgpu_bo_funcs = {
  * GEM object with a handle in file; fill in the rest of args.
  */
 int vgpu_bo_create(struct vgpu_drm_device *vdev, struct drm_file *file,
-		       struct drm_vgpu_alloc *args)
+		   struct drm_vgpu_alloc *args)
 {
 	u64 bytes = args->bytes;
 	u32 priority = args->priority, flags = args->flags;

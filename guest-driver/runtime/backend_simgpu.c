@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "device_internal.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "vgpu_guest_simgpu.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -423,9 +423,10 @@ int vgpu_device_open_simgpu(const struct vgpu_guest_simgpu_config *config,
 	b->next_va = BUFFER_VA_BASE;
 	b->hal = config->hal;
 	if (!b->hal) {
-		ret = simgpu_create(config->simgpu, &b->hal);
+		const struct vgpu_hal_spec spec = { .backend = VGPU_HAL_BACKEND_SIMGPU };
+
+		ret = vgpu_hal_open(&spec, config->simgpu, 0, &b->hal, why, why_len);
 		if (ret) {
-			snprintf(why, why_len, "cannot create a simgpu: %s", strerror(-ret));
 			free(b);
 			return ret;
 		}

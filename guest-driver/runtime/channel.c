@@ -12,14 +12,14 @@
 
 #include "device_internal.h"
 #include "pushbuffer_ring.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "vgpu_compat.h"
 
-_Static_assert(SIMGPU_GPFIFO_ENTRY_BYTES == 16, "the protocol code checks GPFIFO sizes with 16");
-_Static_assert(SIMGPU_CONTROL_BYTES == VGPU_PAGE_SIZE, "a control page is one page");
+_Static_assert(VGPU_GPFIFO_ENTRY_BYTES == 16, "the protocol code checks GPFIFO sizes with 16");
+_Static_assert(VGPU_CONTROL_BYTES == VGPU_PAGE_SIZE, "a control page is one page");
 
 /* Words the fence at the end of every submission takes. */
-#define FENCE_WORDS (1u + SIMGPU_SEMAPHORE_ARG_WORDS)
+#define FENCE_WORDS (1u + VGPU_SEMAPHORE_ARG_WORDS)
 /* Polls of the notifier before a wait starts to sleep. */
 #define WAIT_SPINS 256
 /* Longest sleep between polls while waiting without an interrupt. */
@@ -77,16 +77,16 @@ int vgpu_channel_create(struct vgpu_guest_device *dev, uint32_t gpfifo_entries,
 	}
 
 	/* The window must be in the command format this runtime writes. */
-	version = le32toh(__atomic_load_n(simgpu_control_word(ch->window.control,
-	                                                      SIMGPU_CONTROL_VERSION),
+	version = le32toh(__atomic_load_n(vgpu_control_word(ch->window.control,
+	                                                    VGPU_CONTROL_VERSION),
 	                                  __ATOMIC_ACQUIRE));
-	gp_put = simgpu_control_read_gp_put(ch->window.control);
+	gp_put = vgpu_control_read_gp_put(ch->window.control);
 	ret = -EPROTO;
-	if (version != SIMGPU_COMMANDS_VERSION || gp_put >= ch->window.gpfifo_entries ||
+	if (version != VGPU_COMMANDS_VERSION || gp_put >= ch->window.gpfifo_entries ||
 	    ch->window.notifier_bytes < VGPU_NOTIFIER_SCRATCH_OFFSET + 8) {
 		device_fail(dev, ret,
 		            "channel %u: command format %u (want %u), GP_PUT %u, notifier %u bytes",
-		            ch->window.index, version, SIMGPU_COMMANDS_VERSION, gp_put,
+		            ch->window.index, version, VGPU_COMMANDS_VERSION, gp_put,
 		            ch->window.notifier_bytes);
 		goto fail;
 	}
@@ -138,8 +138,8 @@ uint32_t vgpu_channel_max_words(const struct vgpu_channel *ch)
 {
 	uint32_t bytes = ch->ring.bytes / 2;
 
-	if (bytes > SIMGPU_PUSHBUFFER_MAX_BYTES)
-		bytes = SIMGPU_PUSHBUFFER_MAX_BYTES;
+	if (bytes > VGPU_PUSHBUFFER_MAX_BYTES)
+		bytes = VGPU_PUSHBUFFER_MAX_BYTES;
 	return bytes / 4 - FENCE_WORDS - 1;
 }
 
@@ -300,17 +300,17 @@ int vgpu_channel_submit(struct vgpu_channel *ch, uint32_t used_words, uint32_t f
 	words = (uint32_t *)((uint8_t *)ch->window.pushbuffer + offset);
 	value = ch->next_fence++;
 	count = used_words;
-	count += simgpu_push_semaphore_release(words + count,
-	                                       ch->window.notifier_gpu_va +
-	                                               VGPU_NOTIFIER_FENCE_OFFSET,
-	                                       value, flags & VGPU_SUBMIT_INTERRUPT);
+	count += vgpu_push_semaphore_release(words + count,
+	                                     ch->window.notifier_gpu_va +
+	                                             VGPU_NOTIFIER_FENCE_OFFSET,
+	                                     value, flags & VGPU_SUBMIT_INTERRUPT);
 
 	/* Entry and pushbuffer first, then GP_PUT (release), then the doorbell. */
-	simgpu_gpfifo_write(ch->window.gpfifo, ch->window.gpfifo_entries, ch->put,
-	                    ch->window.pushbuffer_gpu_va + offset, count * 4);
+	vgpu_gpfifo_write(ch->window.gpfifo, ch->window.gpfifo_entries, ch->put,
+	                  ch->window.pushbuffer_gpu_va + offset, count * 4);
 	ch->put = (ch->put + 1) & ch->mask;
-	simgpu_control_write_gp_put(ch->window.control, ch->put);
-	simgpu_control_ring_doorbell(ch->window.control);
+	vgpu_control_write_gp_put(ch->window.control, ch->put);
+	vgpu_control_ring_doorbell(ch->window.control);
 
 	pushbuffer_ring_commit(&ch->ring, ch->begun_position, count * 4, value);
 	if (flags & VGPU_SUBMIT_INTERRUPT)

@@ -12,7 +12,7 @@
  *
  * Submission is direct, as on hardware: vgpu_channel_begin hands out space in
  * the channel's pushbuffer (mapped device memory; write commands with the
- * encoders of vgpu/simgpu_commands.h), vgpu_channel_submit appends a fence
+ * encoders of vgpu/abi/commands.h), vgpu_channel_submit appends a fence
  * (SEMAPHORE_RELEASE of a per-channel counter into the notifier page), writes
  * one GPFIFO entry, publishes GP_PUT with release order and writes the
  * doorbell word. No system call, no trap, no message to the backend.
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 #ifdef __cplusplus
 extern "C" {

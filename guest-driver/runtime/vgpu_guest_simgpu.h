@@ -19,7 +19,7 @@
 #define VGPU_GUEST_SIMGPU_H
 
 #include "vgpu/hal.h"
-#include "vgpu/simgpu.h"
+#include "vgpu/hal_open.h" /* struct simgpu_config, as vgpu_hal_open takes it */
 #include "vgpu_guest.h"
 
 #ifdef __cplusplus

@@ -8,7 +8,7 @@
  * from seed), runs iterations until the duration has passed or the
  * iteration count is reached, then has the GPU checksum every buffer
  * (CHECKSUM kernel, result in the channel's notifier page) and compares with
- * the checksum the CPU references of vgpu/simgpu_kernels.h give for what the
+ * the checksum the CPU references of vgpu/abi/kernels.h give for what the
  * buffer must hold. Finally it frees everything.
  *
  *   stream      size bytes of 64-bit words; an iteration is one STREAM pass

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * workload_reference.c - what the workloads' buffers must hold, computed on
- * the CPU with the references of vgpu/simgpu_kernels.h (see
+ * the CPU with the references of vgpu/abi/kernels.h (see
  * vgpu_workloads.h).
  */
 #include "workload_reference.h"
@@ -9,22 +9,22 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 uint64_t vgpu_workload_buffer_seed(uint64_t seed, uint64_t index, uint64_t iteration)
 {
-	return simgpu_fill_word(seed + iteration * 0xd1b54a32d192ed03ull, index * 8);
+	return vgpu_fill_word(seed + iteration * 0xd1b54a32d192ed03ull, index * 8);
 }
 
 /*
  * STREAM's word transform is affine, x -> a x + c (mod 2^64), so n passes
  * are x -> A x + C with (A, C) = (a, c)^n under composition. Take a and c
- * from simgpu_stream_word itself so this cannot drift from the kernel.
+ * from vgpu_stream_word itself so this cannot drift from the kernel.
  */
 static void stream_power(uint64_t passes, uint64_t *a_out, uint64_t *c_out)
 {
-	uint64_t c = simgpu_stream_word(0);
-	uint64_t a = simgpu_stream_word(1) - c;
+	uint64_t c = vgpu_stream_word(0);
+	uint64_t a = vgpu_stream_word(1) - c;
 	uint64_t result_a = 1, result_c = 0;
 
 	while (passes) {
@@ -44,11 +44,11 @@ static void stream_power(uint64_t passes, uint64_t *a_out, uint64_t *c_out)
 
 uint64_t vgpu_reference_fill_stream_checksum(uint64_t seed, uint64_t bytes, uint64_t passes)
 {
-	uint64_t checksum = SIMGPU_CHECKSUM_INITIAL, a, c, offset;
+	uint64_t checksum = VGPU_CHECKSUM_INITIAL, a, c, offset;
 
 	stream_power(passes, &a, &c);
 	for (offset = 0; offset + 8 <= bytes; offset += 8)
-		checksum = simgpu_checksum_step(checksum, a * simgpu_fill_word(seed, offset) + c);
+		checksum = vgpu_checksum_step(checksum, a * vgpu_fill_word(seed, offset) + c);
 	return checksum;
 }
 
@@ -66,10 +66,10 @@ int workload_reference_stencil(uint64_t seed, uint32_t width, uint32_t height,
 		free(grids[1]);
 		return -ENOMEM;
 	}
-	simgpu_reference_fill(grids[0], bytes, seed);
+	vgpu_kernel_reference_fill(grids[0], bytes, seed);
 	for (i = 0; i < iterations; i++)
-		simgpu_reference_stencil(grids[i & 1], grids[(i + 1) & 1], width, height);
-	*checksum = simgpu_reference_checksum(grids[iterations & 1], bytes);
+		vgpu_kernel_reference_stencil(grids[i & 1], grids[(i + 1) & 1], width, height);
+	*checksum = vgpu_kernel_reference_checksum(grids[iterations & 1], bytes);
 	free(grids[0]);
 	free(grids[1]);
 	return 0;
@@ -83,11 +83,13 @@ int workload_reference_gups(uint64_t run_seed, uint64_t index, uint64_t bytes,
 
 	if (!table)
 		return -ENOMEM;
-	simgpu_reference_fill(table, bytes, vgpu_workload_buffer_seed(run_seed, index, 0));
-	for (i = 0; i < iterations; i++)
-		simgpu_reference_random_access(table, bytes, updates,
-		                               vgpu_workload_buffer_seed(run_seed, index, i + 1));
-	*checksum = simgpu_reference_checksum(table, bytes);
+	vgpu_kernel_reference_fill(table, bytes, vgpu_workload_buffer_seed(run_seed, index, 0));
+	for (i = 0; i < iterations; i++) {
+		uint64_t seed = vgpu_workload_buffer_seed(run_seed, index, i + 1);
+
+		vgpu_kernel_reference_random_access(table, bytes, updates, seed);
+	}
+	*checksum = vgpu_kernel_reference_checksum(table, bytes);
 	free(table);
 	return 0;
 }

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 #include "vgpu_workloads.h"
 #include "device_internal.h"
 #include "workload_reference.h"
@@ -175,7 +175,7 @@ static int submit_words(struct run *run, uint32_t *words, uint32_t count, uint32
 
 static int begin(struct run *run, uint32_t **words)
 {
-	int ret = vgpu_channel_begin(run->ch, SIMGPU_COMMAND_MAX_WORDS, words);
+	int ret = vgpu_channel_begin(run->ch, VGPU_COMMAND_MAX_WORDS, words);
 
 	if (ret)
 		return fail_channel(run, ret, "waiting for pushbuffer space");
@@ -190,8 +190,8 @@ static int fill(struct run *run, uint64_t index, uint64_t seed, uint64_t *fence)
 	if (ret)
 		return ret;
 	return submit_words(run, words,
-	                    simgpu_push_launch_fill(words, run->buffers[index].gpu_va,
-	                                            run->data_bytes[index], seed),
+	                    vgpu_push_launch_fill(words, run->buffers[index].gpu_va,
+	                                          run->data_bytes[index], seed),
 	                    VGPU_SUBMIT_INTERRUPT, fence);
 }
 
@@ -232,7 +232,7 @@ static int verify(struct run *run, expected_fn expected, uint64_t first, uint64_
 			if (ret)
 				goto out;
 			ret = submit_words(run, words,
-			                   simgpu_push_launch_checksum(
+			                   vgpu_push_launch_checksum(
 			                           words, run->buffers[index].gpu_va,
 			                           run->data_bytes[index],
 			                           vgpu_channel_scratch_va(run->ch, (uint32_t)i)),
@@ -358,8 +358,8 @@ static uint32_t encode_stream(struct run *run, uint32_t *words, uint64_t index,
                               uint64_t iteration)
 {
 	(void)iteration;
-	return simgpu_push_launch_stream(words, run->buffers[index].gpu_va, run->data_bytes[index],
-	                                 1);
+	return vgpu_push_launch_stream(words, run->buffers[index].gpu_va, run->data_bytes[index],
+	                               1);
 }
 
 static int expected_stream(struct run *run, uint64_t index, uint64_t *checksum)
@@ -391,9 +391,9 @@ static uint32_t encode_stencil(struct run *run, uint32_t *words, uint64_t index,
 	uint32_t height = (uint32_t)(run->data_bytes[index] / STENCIL_ROW_BYTES);
 
 	if (iteration & 1)
-		return simgpu_push_launch_stencil(words, b->gpu_va, a->gpu_va, STENCIL_WIDTH,
-		                                  height);
-	return simgpu_push_launch_stencil(words, a->gpu_va, b->gpu_va, STENCIL_WIDTH, height);
+		return vgpu_push_launch_stencil(words, b->gpu_va, a->gpu_va, STENCIL_WIDTH,
+		                                height);
+	return vgpu_push_launch_stencil(words, a->gpu_va, b->gpu_va, STENCIL_WIDTH, height);
 }
 
 static int expected_stencil(struct run *run, uint64_t index, uint64_t *checksum)
@@ -447,7 +447,7 @@ static uint64_t gups_updates(const struct run *run, uint64_t index)
 
 static uint32_t encode_gups(struct run *run, uint32_t *words, uint64_t index, uint64_t iteration)
 {
-	return simgpu_push_launch_random_access(
+	return vgpu_push_launch_random_access(
 	        words, run->buffers[index].gpu_va, run->data_bytes[index], gups_updates(run, index),
 	        vgpu_workload_buffer_seed(run->options->seed, index, iteration + 1));
 }
@@ -568,20 +568,20 @@ static int escape_try(struct run *run, enum escape_kind kind, uint64_t first, ui
 	vgpu_channel_set_timeout(ch, VGPU_ESCAPE_TIMEOUT_MS);
 	a->tried = true;
 	run->result->escapes_tried++;
-	ret = vgpu_channel_begin(ch, SIMGPU_COMMAND_MAX_WORDS, &words);
+	ret = vgpu_channel_begin(ch, VGPU_COMMAND_MAX_WORDS, &words);
 	if (!ret) {
 		switch (kind) {
 		case ESCAPE_STREAM_PAST_END:
-			used = simgpu_push_launch_stream(words, buf->gpu_va, buf->bytes + a->bytes,
-			                                 1);
+			used = vgpu_push_launch_stream(words, buf->gpu_va, buf->bytes + a->bytes,
+			                               1);
 			break;
 		case ESCAPE_FILL_FAR:
-			used = simgpu_push_launch_fill(words, a->gpu_va, a->bytes,
-			                               vgpu_workload_buffer_seed(run->options->seed,
-			                                                         run->count, 0));
+			used = vgpu_push_launch_fill(words, a->gpu_va, a->bytes,
+			                             vgpu_workload_buffer_seed(run->options->seed,
+			                                                       run->count, 0));
 			break;
 		case ESCAPE_COPY_OUT:
-			used = simgpu_push_copy(words, a->gpu_va, from->gpu_va, a->bytes);
+			used = vgpu_push_copy(words, a->gpu_va, from->gpu_va, a->bytes);
 			break;
 		}
 		ret = vgpu_channel_submit(ch, used, VGPU_SUBMIT_INTERRUPT, &fence);
@@ -613,9 +613,9 @@ static int escape_stream_state(struct run *run, uint64_t index, uint64_t *passes
 	if (ret)
 		return ret;
 	ret = submit_words(run, words,
-	                   simgpu_push_launch_checksum(words, run->buffers[index].gpu_va,
-	                                               run->data_bytes[index],
-	                                               vgpu_channel_scratch_va(run->ch, 0)),
+	                   vgpu_push_launch_checksum(words, run->buffers[index].gpu_va,
+	                                             run->data_bytes[index],
+	                                             vgpu_channel_scratch_va(run->ch, 0)),
 	                   VGPU_SUBMIT_INTERRUPT, &fence);
 	if (!ret)
 		ret = wait_fence(run, fence);
@@ -860,8 +860,8 @@ static int soak_stream(struct run *run, uint64_t index)
 	if (ret)
 		return ret;
 	ret = submit_words(run, words,
-	                   simgpu_push_launch_stream(words, run->buffers[index].gpu_va,
-	                                             run->data_bytes[index], 1),
+	                   vgpu_push_launch_stream(words, run->buffers[index].gpu_va,
+	                                           run->data_bytes[index], 1),
 	                   VGPU_SUBMIT_INTERRUPT, &fence);
 	if (ret)
 		return ret;
@@ -1046,7 +1046,7 @@ static int run_copy_flood(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	/* buffer 1 := buffer 0, so the flood's copies change nothing */
 	ret = begin(run, &words);
 	if (!ret)
-		ret = submit_words(run, words, simgpu_push_copy(words, b, a, bytes),
+		ret = submit_words(run, words, vgpu_push_copy(words, b, a, bytes),
 		                   VGPU_SUBMIT_INTERRUPT, &fence);
 	if (!ret)
 		ret = wait_fence(run, fence);
@@ -1056,8 +1056,8 @@ static int run_copy_flood(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	/* VGPU_FLOOD_BYTES of COPYs in the largest submissions a channel
 	 * takes, FLOOD_IN_FLIGHT per channel (its pushbuffer ring holds that
 	 * many), on as many channels as it needs: all queued at once */
-	total = VGPU_FLOOD_BYTES / (4 * (1 + SIMGPU_COPY_ARG_WORDS));
-	per_submission = vgpu_channel_max_words(run->ch) / (1 + SIMGPU_COPY_ARG_WORDS);
+	total = VGPU_FLOOD_BYTES / (4 * (1 + VGPU_COPY_ARG_WORDS));
+	per_submission = vgpu_channel_max_words(run->ch) / (1 + VGPU_COPY_ARG_WORDS);
 	submissions = (uint32_t)((total + per_submission - 1) / per_submission);
 	channels = (submissions + FLOOD_IN_FLIGHT - 1) / FLOOD_IN_FLIGHT;
 	if (channels >= VGPU_MAX_CHANNELS)
@@ -1079,13 +1079,13 @@ static int run_copy_flood(struct run *run, uint64_t size, uint64_t buffer_bytes)
 
 		if (copies > per_submission)
 			copies = per_submission;
-		ret = vgpu_channel_begin(ch, (uint32_t)copies * (1 + SIMGPU_COPY_ARG_WORDS), &words);
+		ret = vgpu_channel_begin(ch, (uint32_t)copies * (1 + VGPU_COPY_ARG_WORDS), &words);
 		if (ret) {
 			fail_channel(run, ret, "flooding the GPU with copies");
 			goto out;
 		}
 		for (k = 0; k < copies; k++)
-			n += simgpu_push_copy(words + n, k % 2 ? b : a, k % 2 ? a : b, bytes);
+			n += vgpu_push_copy(words + n, k % 2 ? b : a, k % 2 ? a : b, bytes);
 		ret = vgpu_channel_submit(ch, n, VGPU_SUBMIT_INTERRUPT, &fences[made]);
 		if (ret) {
 			fail_channel(run, ret, "flooding the GPU with copies");
@@ -1149,7 +1149,7 @@ static int run_throttle(struct run *run, uint64_t size, uint64_t buffer_bytes)
 
 		ret = begin(run, &words);
 		if (!ret)
-			ret = submit_words(run, words, simgpu_push_launch_throttle(words, kernel_ns),
+			ret = submit_words(run, words, vgpu_push_launch_throttle(words, kernel_ns),
 			                   VGPU_SUBMIT_INTERRUPT, &fence);
 		/* throttle waits for each kernel before the next (LoGA §5.2) */
 		if (!ret)
@@ -1193,7 +1193,7 @@ static int park(struct run *run, uint64_t *fence)
 	if (ret)
 		return ret;
 	return submit_words(run, words,
-	                    simgpu_push_semaphore_acquire(
+	                    vgpu_push_semaphore_acquire(
 	                            words,
 	                            vgpu_channel_scratch_va(run->ch,
 	                                                    vgpu_channel_scratch_count(run->ch) - 1),
@@ -1299,10 +1299,10 @@ static int run_hog(struct run *run, uint64_t size, uint64_t buffer_bytes)
 	if (ret)
 		return ret;
 	{
-		uint32_t probe[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t probe[VGPU_COMMAND_MAX_WORDS];
 
-		launch_words = simgpu_push_launch_stream(probe, run->buffers[0].gpu_va,
-		                                         run->data_bytes[0], HOG_PASSES);
+		launch_words = vgpu_push_launch_stream(probe, run->buffers[0].gpu_va,
+		                                       run->data_bytes[0], HOG_PASSES);
 	}
 	run->phase_start_ns = now_ns();
 	end = run->options->duration_ns ? run->phase_start_ns + run->options->duration_ns
@@ -1334,8 +1334,8 @@ static int run_hog(struct run *run, uint64_t size, uint64_t buffer_bytes)
 			return fail_channel(run, ret, "hogging the GPU");
 		n = 0;
 		for (uint32_t k = 0; k < per_submission; k++)
-			n += simgpu_push_launch_stream(words + n, run->buffers[0].gpu_va,
-			                               run->data_bytes[0], HOG_PASSES);
+			n += vgpu_push_launch_stream(words + n, run->buffers[0].gpu_va,
+			                             run->data_bytes[0], HOG_PASSES);
 		ret = vgpu_channel_submit(run->ch, n, VGPU_SUBMIT_INTERRUPT, &fences[slot]);
 		if (ret == -EIO) {
 			ret = hog_rearm(run, fences);
@@ -1389,8 +1389,8 @@ static int run_stall(struct run *run)
 		return ret;
 	/* The scratch word is never written: the acquire waits forever. */
 	ret = submit_words(run, words,
-	                   simgpu_push_semaphore_acquire(words, vgpu_channel_scratch_va(run->ch, 0),
-	                                                 UINT64_MAX),
+	                   vgpu_push_semaphore_acquire(words, vgpu_channel_scratch_va(run->ch, 0),
+	                                               UINT64_MAX),
 	                   VGPU_SUBMIT_INTERRUPT, &fence);
 	if (ret)
 		return ret;

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "vgpu_compat.h"
 #include "vgpu_guest_drm.h"
 #include "vgpu_workloads.h"
@@ -111,11 +111,11 @@ static void hold_memory(struct rate *r, uint64_t bytes)
 			fail(r, "hold: too many buffers");
 		if (vgpu_buffer_alloc(r->dev, size, VGPU_PRIORITY_DEFAULT, b))
 			fail(r, "allocating the held memory");
-		if (vgpu_channel_begin(r->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
+		if (vgpu_channel_begin(r->channel, VGPU_COMMAND_MAX_WORDS, &words))
 			fail(r, "waiting for pushbuffer space");
 		submit_wait(r,
-		            simgpu_push_launch_fill(words, b->gpu_va, size,
-		                                    hold_seed(r->held_count)),
+		            vgpu_push_launch_fill(words, b->gpu_va, size,
+		                                  hold_seed(r->held_count)),
 		            "filling the held memory");
 		r->held_count++;
 		bytes -= size;
@@ -143,11 +143,11 @@ static unsigned check_held(struct rate *r)
 		uint64_t want = vgpu_reference_fill_stream_checksum(hold_seed(i), b->bytes, 0), got;
 		uint32_t *cmd;
 
-		if (vgpu_channel_begin(r->channel, SIMGPU_COMMAND_MAX_WORDS, &cmd))
+		if (vgpu_channel_begin(r->channel, VGPU_COMMAND_MAX_WORDS, &cmd))
 			fail(r, "waiting for pushbuffer space");
 		submit_wait(r,
-		            simgpu_push_launch_checksum(cmd, b->gpu_va, b->bytes,
-		                                        vgpu_channel_scratch_va(r->channel, 0)),
+		            vgpu_push_launch_checksum(cmd, b->gpu_va, b->bytes,
+		                                      vgpu_channel_scratch_va(r->channel, 0)),
 		            "checking the held memory");
 		got = vgpu_channel_read_scratch(r->channel, 0);
 		if (got != want) {
@@ -167,10 +167,10 @@ static uint64_t submit_batch(struct rate *r, unsigned count)
 	unsigned i;
 
 	for (i = 0; i < count; i++) {
-		if (vgpu_channel_begin(r->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
+		if (vgpu_channel_begin(r->channel, VGPU_COMMAND_MAX_WORDS, &words))
 			fail(r, "waiting for pushbuffer space");
 		n = r->work == WORK_STREAM ?
-		            simgpu_push_launch_stream(words, r->stream.gpu_va, STREAM_BYTES, 1) :
+		            vgpu_push_launch_stream(words, r->stream.gpu_va, STREAM_BYTES, 1) :
 		            0;
 		if (vgpu_channel_submit(r->channel, n, 0, &fence))
 			fail(r, "submitting");

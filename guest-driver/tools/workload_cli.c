@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 void workload_cli_defaults(struct vgpu_workload_options *options, volatile sig_atomic_t *stop)
 {

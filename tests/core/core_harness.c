@@ -253,7 +253,7 @@ uint64_t harness_seed(const char *test)
 /* ---- guest ---------------------------------------------------------------- */
 
 #include "guest_double.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
                          struct harness_guest *guest, uint32_t max_submissions,
@@ -267,9 +267,9 @@ void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
 	memset(guest, 0, sizeof(*guest));
 	guest->harness = harness;
 	guest->vm = vm;
-	guest->window = guest_window_double_create(harness->caps.max_channels, SIMGPU_CONTROL_BYTES,
+	guest->window = guest_window_double_create(harness->caps.max_channels, VGPU_CONTROL_BYTES,
 	                                           harness->caps.gpfifo_entries_max *
-	                                                   SIMGPU_GPFIFO_ENTRY_BYTES);
+	                                                   VGPU_GPFIFO_ENTRY_BYTES);
 	assert_non_null(guest->window);
 	err = vgpu_core_channel_create(vm, 0, guest_window_double_ops(), guest->window,
 	                               &guest->channel, &guest->info);
@@ -347,15 +347,15 @@ void harness_guest_after_vm_destroy(struct harness_guest *guest)
 void harness_guest_run(struct core_harness *harness, struct harness_guest *guest,
                        const uint32_t *words, uint32_t count)
 {
-	uint32_t all[64 + SIMGPU_SEMAPHORE_ARG_WORDS + 1];
+	uint32_t all[64 + VGPU_SEMAPHORE_ARG_WORDS + 1];
 	uint64_t value = 0, deadline;
 	struct vgpu_hal_as *as = vgpu_core_vm_address_space(guest->vm);
 
-	assert_true(count <= 64 - SIMGPU_SEMAPHORE_ARG_WORDS - 1);
+	assert_true(count <= 64 - VGPU_SEMAPHORE_ARG_WORDS - 1);
 	memcpy(all, words, count * sizeof(*words));
 	guest->sequence++;
-	count += simgpu_push_semaphore_release(all + count, guest->semaphore_va, guest->sequence,
-	                                       false);
+	count += vgpu_push_semaphore_release(all + count, guest->semaphore_va, guest->sequence,
+	                                     false);
 	while (guest_submitter_submit_raw(guest->submitter, all, count) == -EAGAIN)
 		harness_sleep_ms(1);
 	deadline = harness_now_ns() + 60ull * 1000000000ull;

@@ -24,7 +24,7 @@
 #include "core_harness.h"
 #include "guest_double.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define VRAM (60 * MiB)
 
@@ -478,7 +478,7 @@ static void test_refbits_policy(void **state)
 	harness_alloc_filled(&h, b, &bs, 1, 27 * MiB, 7, 3);
 	/* Sweep once so that the fills and setup count as old. */
 	{
-		uint32_t n = simgpu_push_nop(words);
+		uint32_t n = vgpu_push_nop(words);
 
 		harness_guest_run(&h, &guest, words, n);
 	}
@@ -490,7 +490,7 @@ static void test_refbits_policy(void **state)
 	}
 	/* Touch every page of hot with a kernel. */
 	harness_guest_run(&h, &guest, words,
-	                  simgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 1));
+	                  vgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 1));
 	/* VRAM is full; a (32 + guest) > b (27) > c's 10: a gives about 8
 	 * chunks, cold ones (and maybe the guest's idle log), never hot ones:
 	 * they get their second chance. */
@@ -853,7 +853,7 @@ static void test_drain_timeout(void **state)
 	assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &hot), 0);
 	harness_alloc_filled(&h, a, as, 5, 11 * MiB, 7, 1);
 	/* About 2 GB of memory traffic: far longer than 20 ms. */
-	n = simgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 256);
+	n = vgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 256);
 	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
 	harness_sleep_ms(5);
 	evicted = harness_stats(a).evicted_bytes;
@@ -903,7 +903,7 @@ static void test_channel_error_and_fence_events(void **state)
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
 	assert_int_equal(vgpu_core_alloc(a, 4096, 7, 0, &sem), 0);
 	/* A fence with interrupt reaches config->on_fence. */
-	n = simgpu_push_semaphore_release(words, sem.gpu_va, 5, true);
+	n = vgpu_push_semaphore_release(words, sem.gpu_va, 5, true);
 	harness_guest_run(&h, &guest, words, n);
 	deadline = harness_now_ns() + 5000000000ull;
 	while (__atomic_load_n(&h.fence_events, __ATOMIC_RELAXED) < 1 && harness_now_ns() < deadline)
@@ -911,7 +911,7 @@ static void test_channel_error_and_fence_events(void **state)
 	assert_int_equal(__atomic_load_n(&h.fence_events, __ATOMIC_RELAXED), 1);
 
 	/* A fault kills the channel: counted for a, forwarded, b unaffected. */
-	n = simgpu_push_memset(words, 0xdead0000000ull, 0, 4096);
+	n = vgpu_push_memset(words, 0xdead0000000ull, 0, 4096);
 	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
 	deadline = harness_now_ns() + 5000000000ull;
 	while (harness_stats(a).channel_errors < 1 && harness_now_ns() < deadline)

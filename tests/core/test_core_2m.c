@@ -31,8 +31,8 @@
 #include "guest_double.h"
 #include "hal_2m_shim.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define VRAM (60 * MiB)
 #define PAGE (2 * MiB)
@@ -311,8 +311,8 @@ static uint64_t gpu_checksum(struct harness_guest *guest, const struct vgpu_buff
 	uint64_t result = 0;
 
 	harness_guest_run(&h, guest, words,
-	                  simgpu_push_launch_checksum(words, buffer->gpu_va, buffer->bytes,
-	                                              guest->semaphore_va + 64));
+	                  vgpu_push_launch_checksum(words, buffer->gpu_va, buffer->bytes,
+	                                            guest->semaphore_va + 64));
 	assert_int_equal(vgpu_hal_as_read(vgpu_core_vm_address_space(guest->vm),
 	                                  guest->semaphore_va + 64, &result, 8),
 	                 0);
@@ -331,22 +331,22 @@ static void test_kernels_on_evicted_chunks(void **state)
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
 	assert_int_equal(vgpu_core_alloc(a, 20 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data), 0);
 	harness_guest_run(&h, &guest, words,
-	                  simgpu_push_launch_fill(words, data.gpu_va, data.bytes, 42));
+	                  vgpu_push_launch_fill(words, data.gpu_va, data.bytes, 42));
 	/* b (weight 4) takes 50 MiB: a, holding 22 MiB with its log, is the
 	 * victim for most of the 12 MiB missing. */
 	assert_int_equal(vgpu_core_alloc(b, 50 * MiB, VGPU_PRIORITY_DEFAULT, 0, &bs), 0);
 	harness_chunk_counts(a, data.handle, &resident, &evicted);
 	assert_true(evicted > 0);
 	harness_guest_run(&h, &guest, words,
-	                  simgpu_push_launch_stream(words, data.gpu_va, data.bytes, 2));
+	                  vgpu_push_launch_stream(words, data.gpu_va, data.bytes, 2));
 	assert_int_equal(gpu_checksum(&guest, &data),
-	                 simgpu_reference_fill_stream_checksum(42, data.bytes, 2));
+	                 vgpu_kernel_reference_fill_stream_checksum(42, data.bytes, 2));
 	assert_int_equal(vgpu_core_free(b, bs.handle), 0);
 	assert_true(vgpu_core_return_pass(h.core) > 0);
 	harness_chunk_counts(a, data.handle, &resident, &evicted);
 	assert_int_equal(evicted, 0);
 	assert_int_equal(gpu_checksum(&guest, &data),
-	                 simgpu_reference_fill_stream_checksum(42, data.bytes, 2));
+	                 vgpu_kernel_reference_fill_stream_checksum(42, data.bytes, 2));
 	assert_true(shim_counters().sysmem_4k_pages_mapped > 0); /* the guest's RAM */
 	harness_assert_invariants(&h);
 	harness_guest_teardown(&guest);

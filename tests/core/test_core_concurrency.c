@@ -38,8 +38,8 @@
 #include "core_harness.h"
 #include "fifo_lock.h"
 #include "guest_double.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 static struct core_harness h;
 static bool hal_2m; /* --hal-2m */
@@ -56,7 +56,7 @@ static void setup(struct core_harness_config *config)
 
 static uint64_t expected_word(uint64_t seed, uint64_t offset)
 {
-	return simgpu_fill_word(seed, offset);
+	return vgpu_fill_word(seed, offset);
 }
 
 static bool buffer_holds_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer,
@@ -101,7 +101,7 @@ static void test_relocation_with_live_guest(void **state)
 
 		assert_int_equal(vgpu_core_alloc(a, 7 * MiB + 4096 * (uint64_t)i, 7, 0, &data[i]), 0);
 		harness_guest_run(&h, &guest, words,
-		                  simgpu_push_launch_fill(words, data[i].gpu_va, data[i].bytes, seed + i));
+		                  vgpu_push_launch_fill(words, data[i].gpu_va, data[i].bytes, seed + i));
 	}
 	assert_int_equal(guest_submitter_start(guest.submitter), 0);
 	/* b grabs and releases most of VRAM again and again: a's chunks (its
@@ -157,7 +157,7 @@ static void *worker_main(void *arg)
 	bool live[8] = { false };
 
 	for (int step = 0; step < 60; step++) {
-		int slot = (int)(simgpu_xorshift64(&state) % 8);
+		int slot = (int)(vgpu_xorshift64(&state) % 8);
 
 		if (live[slot]) {
 			if (!buffer_holds_fill(w->vm, &buffers[slot], seeds[slot])) {
@@ -169,7 +169,7 @@ static void *worker_main(void *arg)
 				w->failures++;
 			live[slot] = false;
 		} else {
-			uint64_t bytes = (1 + simgpu_xorshift64(&state) % (6 * MiB));
+			uint64_t bytes = (1 + vgpu_xorshift64(&state) % (6 * MiB));
 			uint32_t words[16];
 
 			if (vgpu_core_alloc(w->vm, bytes, (unsigned)(step % 16), 0, &buffers[slot])) {
@@ -178,10 +178,10 @@ static void *worker_main(void *arg)
 				         vgpu_core_vm_name(w->vm), vgpu_core_last_error());
 				continue;
 			}
-			seeds[slot] = simgpu_xorshift64(&state);
+			seeds[slot] = vgpu_xorshift64(&state);
 			harness_guest_run(&h, &w->guest, words,
-			                  simgpu_push_launch_fill(words, buffers[slot].gpu_va,
-			                                          buffers[slot].bytes, seeds[slot]));
+			                  vgpu_push_launch_fill(words, buffers[slot].gpu_va,
+			                                        buffers[slot].bytes, seeds[slot]));
 			live[slot] = true;
 		}
 	}
@@ -411,7 +411,7 @@ static void test_requests_during_drain(void **state)
 		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
 	vgpu_core_stats(h.core, &core_stats);
 	free_bytes = core_stats.vram_free_bytes;
-	n = simgpu_push_semaphore_acquire(words, guest.semaphore_va + 64, UINT64_MAX);
+	n = vgpu_push_semaphore_acquire(words, guest.semaphore_va + 64, UINT64_MAX);
 	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
 	harness_sleep_ms(20);
 
@@ -486,7 +486,7 @@ static void test_rearming_staller_waits_once(void **state)
 	a_bytes = (core_stats.vram_free_bytes - 24 * MiB) / (4 * MiB) * (4 * MiB);
 	for (uint64_t held = 0; held < a_bytes; held += 4 * MiB)
 		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
-	n = simgpu_push_semaphore_acquire(words, first.semaphore_va + 64, UINT64_MAX);
+	n = vgpu_push_semaphore_acquire(words, first.semaphore_va + 64, UINT64_MAX);
 	assert_int_equal(guest_submitter_submit_raw(first.submitter, words, n), 0);
 	harness_sleep_ms(20);
 	assert_false(harness_stats(a).drain_offender);
@@ -497,7 +497,7 @@ static void test_rearming_staller_waits_once(void **state)
 
 	/* re-armed: a fresh channel, stuck the same way */
 	harness_guest_setup(&h, a, &second, 16, 0, 2);
-	n = simgpu_push_semaphore_acquire(words, second.semaphore_va + 64, UINT64_MAX);
+	n = vgpu_push_semaphore_acquire(words, second.semaphore_va + 64, UINT64_MAX);
 	assert_int_equal(guest_submitter_submit_raw(second.submitter, words, n), 0);
 	harness_sleep_ms(20);
 	took2 = alloc_past_free(b);

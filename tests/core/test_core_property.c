@@ -36,8 +36,8 @@
 #include "core_harness.h"
 #include "guest_double.h"
 #include "hal_2m_shim.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define MAX_VMS 8
 #define MAX_BUFFERS 48
@@ -117,7 +117,7 @@ static uint64_t counts[16];
 
 static uint64_t next_random(void)
 {
-	return simgpu_xorshift64(&rng_state);
+	return vgpu_xorshift64(&rng_state);
 }
 
 static uint64_t below(uint64_t bound)
@@ -153,10 +153,10 @@ static void verify_buffer(struct model_vm *m, struct model_buffer *b)
 		check(vgpu_hal_as_read(as, b->info.gpu_va + offset, words, n) == 0,
 		      "VM %s: buffer unreadable", m->name);
 		for (uint64_t i = 0; i < n / 8; i++) {
-			uint64_t expected = simgpu_fill_word(b->seed, offset + 8 * i);
+			uint64_t expected = vgpu_fill_word(b->seed, offset + 8 * i);
 
 			for (unsigned p = 0; p < b->passes; p++)
-				expected = simgpu_stream_word(expected);
+				expected = vgpu_stream_word(expected);
 			check(le64toh(words[i]) == expected,
 			      "VM %s: buffer at %#" PRIx64 " differs at offset %#" PRIx64
 			      " (got %#" PRIx64 ", want %#" PRIx64 ")",
@@ -171,7 +171,7 @@ static void fill_buffer(struct model_vm *m, struct model_buffer *b)
 
 	b->seed = next_random();
 	b->passes = 0;
-	run_on_gpu(m, words, simgpu_push_launch_fill(words, b->info.gpu_va, b->info.bytes, b->seed));
+	run_on_gpu(m, words, vgpu_push_launch_fill(words, b->info.gpu_va, b->info.bytes, b->seed));
 }
 
 static void vm_create(int index)
@@ -275,7 +275,7 @@ static void op_run(struct model_vm *m)
 
 	if (!b)
 		return;
-	run_on_gpu(m, words, simgpu_push_launch_stream(words, b->info.gpu_va, b->info.bytes, passes));
+	run_on_gpu(m, words, vgpu_push_launch_stream(words, b->info.gpu_va, b->info.bytes, passes));
 	b->passes += passes;
 	counts[4]++;
 }
@@ -288,12 +288,12 @@ static void op_checksum(struct model_vm *m)
 
 	if (!b)
 		return;
-	run_on_gpu(m, words, simgpu_push_launch_checksum(words, b->info.gpu_va, b->info.bytes,
-	                                                 m->guest.semaphore_va + 64));
+	run_on_gpu(m, words, vgpu_push_launch_checksum(words, b->info.gpu_va, b->info.bytes,
+	                                               m->guest.semaphore_va + 64));
 	check(vgpu_hal_as_read(vgpu_core_vm_address_space(m->vm), m->guest.semaphore_va + 64,
 	                       &result, 8) == 0,
 	      "checksum unreadable");
-	expected = simgpu_reference_fill_stream_checksum(b->seed, b->info.bytes, b->passes);
+	expected = vgpu_kernel_reference_fill_stream_checksum(b->seed, b->info.bytes, b->passes);
 	check(le64toh(result) == expected, "VM %s: GPU checksum of buffer %#" PRIx64 " differs",
 	      m->name, b->info.gpu_va);
 	counts[5]++;
@@ -337,7 +337,7 @@ static void test_property(void **state)
 	seed = harness_seed(variant->name);
 	ops = env && *env ? strtoull(env, NULL, 0) : variant->default_ops;
 	/* Scramble: xorshift's first outputs from small seeds are poorly mixed. */
-	rng_state = simgpu_fill_word(seed, 0);
+	rng_state = vgpu_fill_word(seed, 0);
 	if (!rng_state)
 		rng_state = 1;
 	config.vram_bytes = 64 * MiB;

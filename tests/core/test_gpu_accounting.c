@@ -26,7 +26,7 @@
 
 #include "core_harness.h"
 #include "guest_double.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define RUN_MS 1200
 #define WARMUP_MS 200
@@ -68,12 +68,12 @@ static void *tenant_main(void *arg)
 	uint32_t words[64];
 
 	while (harness_now_ns() < t->end_ns) {
-		uint32_t n = simgpu_push_launch_throttle(words, t->kernel_ns);
+		uint32_t n = vgpu_push_launch_throttle(words, t->kernel_ns);
 		int err;
 
 		t->guest.sequence++;
-		n += simgpu_push_semaphore_release(words + n, t->guest.semaphore_va, t->guest.sequence,
-		                                   false);
+		n += vgpu_push_semaphore_release(words + n, t->guest.semaphore_va, t->guest.sequence,
+		                                 false);
 		while ((err = guest_submitter_submit_raw(t->guest.submitter, words, n)) == -EAGAIN)
 			sleep_us(50);
 		if (err == -ENOSPC) /* no pushbuffer left: the run ends here */

@@ -15,7 +15,7 @@
  *    cuMemSetAccess is mprotect. Device pointers are host addresses.
  *  - Streams and events complete at once: every call does its work
  *    synchronously. Kernels run on the CPU with the CPU references of
- *    vgpu/simgpu_kernels.h.
+ *    vgpu/abi/kernels.h.
  *  - Physical allocations made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
  *    cross processes as the driver's do: cuMemExportToShareableHandle dups
  *    the memfd, cuMemImportFromShareableHandle wraps (a dup of) a received
@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GRANULARITY (2 * MIB)
@@ -771,17 +771,17 @@ EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int
 	case K_FILL: /* dst, words, seed, first_word */
 		words = ptr(params, 0);
 		for (i = 0; i < u64(params, 1); i++)
-			words[i] = simgpu_fill_word(u64(params, 2), (u64(params, 3) + i) * 8);
+			words[i] = vgpu_fill_word(u64(params, 2), (u64(params, 3) + i) * 8);
 		return CG_SUCCESS;
 	case K_COPY: /* dst, src, bytes */
 		memmove(ptr(params, 0), ptr(params, 1), u64(params, 2));
 		return CG_SUCCESS;
 	case K_STREAM: /* buf, words, passes */
-		simgpu_reference_stream(ptr(params, 0), u64(params, 1) * 8, u32(params, 2));
+		vgpu_kernel_reference_stream(ptr(params, 0), u64(params, 1) * 8, u32(params, 2));
 		return CG_SUCCESS;
 	case K_STENCIL: /* in, out, width, height */
-		simgpu_reference_stencil(ptr(params, 0), ptr(params, 1), u32(params, 2),
-		                         u32(params, 3));
+		vgpu_kernel_reference_stencil(ptr(params, 0), ptr(params, 1), u32(params, 2),
+		                              u32(params, 3));
 		return CG_SUCCESS;
 	case K_RANDOM_ACCESS: /* table, words, updates, starts, per_thread, threads */
 		words = ptr(params, 0);
@@ -793,15 +793,15 @@ EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int
 			if (last > u64(params, 2))
 				last = u64(params, 2);
 			for (i = first; i < last; i++) {
-				uint64_t s = simgpu_xorshift64(&state);
+				uint64_t s = vgpu_xorshift64(&state);
 
 				words[s % n] ^= s;
 			}
 		}
 		return CG_SUCCESS;
 	case K_CHECKSUM: /* src, words, result */
-		*(uint64_t *)ptr(params, 2) = simgpu_reference_checksum(ptr(params, 0),
-		                                                        u64(params, 1) * 8);
+		*(uint64_t *)ptr(params, 2) = vgpu_kernel_reference_checksum(ptr(params, 0),
+		                                                             u64(params, 1) * 8);
 		return CG_SUCCESS;
 	case K_MEMSET: { /* dst, bytes, pattern, phase */
 		unsigned char *bytes = ptr(params, 0);

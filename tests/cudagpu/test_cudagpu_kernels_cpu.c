@@ -15,15 +15,15 @@
 #include <cmocka.h>
 
 #include "builtin_kernels.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 /* starts[t] must be the state after t * per_thread steps from the seed
- * (0 meaning SIMGPU_RANDOM_DEFAULT_SEED), the first t * per_thread keys of
- * simgpu_reference_random_access's stream being what threads before t use. */
+ * (0 meaning VGPU_RANDOM_DEFAULT_SEED), the first t * per_thread keys of
+ * vgpu_kernel_reference_random_access's stream being what threads before t use. */
 static void check_starts(uint64_t seed, uint64_t per_thread, uint32_t threads)
 {
 	uint64_t *starts = calloc(threads, sizeof(*starts));
-	uint64_t state = seed ? seed : SIMGPU_RANDOM_DEFAULT_SEED, step;
+	uint64_t state = seed ? seed : VGPU_RANDOM_DEFAULT_SEED, step;
 	uint32_t t;
 
 	assert_non_null(starts);
@@ -34,14 +34,14 @@ static void check_starts(uint64_t seed, uint64_t per_thread, uint32_t threads)
 			         (unsigned long long)seed, (unsigned long long)per_thread, t,
 			         (unsigned long long)starts[t], (unsigned long long)state);
 		for (step = 0; step < per_thread; step++)
-			simgpu_xorshift64(&state);
+			vgpu_xorshift64(&state);
 	}
 	free(starts);
 }
 
 static void test_starts_match_stepping(void **unused)
 {
-	static const uint64_t seeds[] = { 0, 1, 42, SIMGPU_RANDOM_DEFAULT_SEED,
+	static const uint64_t seeds[] = { 0, 1, 42, VGPU_RANDOM_DEFAULT_SEED,
 		                          0xffffffffffffffffull, 0x8000000000000000ull };
 	static const struct {
 		uint64_t per_thread;
@@ -72,14 +72,14 @@ static void test_starts_drive_the_reference(void **unused)
 	uint64_t expect[WORDS] = { 0 }, got[WORDS] = { 0 }, starts[THREADS];
 	uint32_t t;
 
-	simgpu_reference_random_access(expect, sizeof(expect), updates, 0);
+	vgpu_kernel_reference_random_access(expect, sizeof(expect), updates, 0);
 	cudagpu_xorshift_starts(0, per_thread, THREADS, starts);
 	for (t = 0; t < THREADS; t++) {
 		uint64_t i, end = (t + 1) * per_thread < updates ? (t + 1) * per_thread : updates;
 		uint64_t s = starts[t];
 
 		for (i = t * per_thread; i < end; i++) {
-			uint64_t key = simgpu_xorshift64(&s);
+			uint64_t key = vgpu_xorshift64(&s);
 
 			got[key % WORDS] ^= key;
 		}

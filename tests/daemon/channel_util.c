@@ -30,12 +30,12 @@ void test_channel_submit(struct test_channel *c, const uint32_t *words, uint32_t
 	if (c->pushbuf_used + bytes > c->info.pushbuf_bytes)
 		c->pushbuf_used = 0; /* tests wait for idle before wrapping */
 	memcpy((uint8_t *)c->pushbuf + c->pushbuf_used, words, bytes);
-	simgpu_gpfifo_write(c->gpfifo, c->info.gpfifo_entries, c->put,
-	                    c->info.pushbuf_gpu_va + c->pushbuf_used, bytes);
+	vgpu_gpfifo_write(c->gpfifo, c->info.gpfifo_entries, c->put,
+	                  c->info.pushbuf_gpu_va + c->pushbuf_used, bytes);
 	c->pushbuf_used += (bytes + 63) & ~63u;
 	c->put = (c->put + 1) & (c->info.gpfifo_entries - 1);
-	simgpu_control_write_gp_put(c->control, c->put);
-	simgpu_control_ring_doorbell(c->control);
+	vgpu_control_write_gp_put(c->control, c->put);
+	vgpu_control_ring_doorbell(c->control);
 }
 
 uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset)
@@ -45,10 +45,10 @@ uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset)
 
 int test_channel_finish(struct test_channel *c, int timeout_ms)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	uint32_t n = simgpu_push_semaphore_release(words, c->info.notifier_gpu_va +
-	                                                          TEST_CHANNEL_FENCE_OFFSET,
-	                                           ++c->fence, false);
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+	uint32_t n = vgpu_push_semaphore_release(words, c->info.notifier_gpu_va +
+	                                                        TEST_CHANNEL_FENCE_OFFSET,
+	                                         ++c->fence, false);
 	int waited;
 
 	test_channel_submit(c, words, n);

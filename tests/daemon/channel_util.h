@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "vgpu/device_abi.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/device_abi.h"
+#include "vgpu/abi/commands.h"
 
 #include "harness.h"
 

@@ -64,8 +64,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++) {
 		if (test_channel_create(&t, 32, &c) != VGPU_STATUS_OK)
 			return 1;
-		n = simgpu_push_memset(words, va, 0x12345678u, 1u << 20);
-		n += simgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 1, true);
+		n = vgpu_push_memset(words, va, 0x12345678u, 1u << 20);
+		n += vgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 1, true);
 		test_channel_submit(&c, words, n);
 	}
 	printf("ready\n");

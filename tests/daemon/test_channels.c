@@ -45,31 +45,31 @@ static void test_window_layout(void **state)
 	assert_int_equal(c.info.index, 0);
 	assert_int_equal(c.info.gpfifo_entries, VGPU_CHANNEL_GPFIFO_ENTRIES_DEFAULT);
 	assert_int_equal(c.info.control_offset, 0);
-	assert_int_equal(c.info.gpfifo_offset, SIMGPU_CONTROL_BYTES);
+	assert_int_equal(c.info.gpfifo_offset, VGPU_CONTROL_BYTES);
 	assert_int_equal(c.info.notifier_offset,
-	                 SIMGPU_CONTROL_BYTES + VGPU_CHANNEL_GPFIFO_ENTRIES_DEFAULT * 16);
+	                 VGPU_CONTROL_BYTES + VGPU_CHANNEL_GPFIFO_ENTRIES_DEFAULT * 16);
 	assert_int_equal(c.info.notifier_bytes, 4096);
 	assert_int_equal(c.info.pushbuf_offset, c.info.notifier_offset + 4096);
 	assert_int_equal(c.info.pushbuf_offset + c.info.pushbuf_bytes, VGPU_CHANNEL_WINDOW_STRIDE);
 	assert_true(c.info.notifier_gpu_va != 0);
 	assert_int_equal(c.info.pushbuf_gpu_va, c.info.notifier_gpu_va + 4096);
 	/* the control page is the GPU's: its version word is set */
-	assert_int_equal(*(uint32_t *)(c.control + SIMGPU_CONTROL_VERSION), SIMGPU_COMMANDS_VERSION);
-	assert_int_equal(simgpu_control_read_gp_get(c.control), 0);
+	assert_int_equal(*(uint32_t *)(c.control + VGPU_CONTROL_VERSION), VGPU_COMMANDS_VERSION);
+	assert_int_equal(vgpu_control_read_gp_get(c.control), 0);
 
 	assert_int_equal(test_channel_create(&t, VGPU_CHANNEL_GPFIFO_ENTRIES_MAX, &c2),
 	                 VGPU_STATUS_OK);
 	assert_int_equal(c2.info.index, 1);
 	assert_true(c2.info.pushbuf_bytes >= 64 * 1024);
-	assert_int_equal(*(uint32_t *)(c2.control + SIMGPU_CONTROL_VERSION),
-	                 SIMGPU_COMMANDS_VERSION);
+	assert_int_equal(*(uint32_t *)(c2.control + VGPU_CONTROL_VERSION),
+	                 VGPU_COMMANDS_VERSION);
 
 	assert_int_equal(tenant_call(&t, VGPU_OP_CHANNEL_DESTROY,
 	                             &(struct vgpu_channel_destroy_request){ 0, 0 },
 	                             sizeof(struct vgpu_channel_destroy_request), NULL),
 	                 VGPU_STATUS_OK);
 	/* the window reads as zero once destroyed */
-	assert_int_equal(*(uint32_t *)(c.control + SIMGPU_CONTROL_VERSION), 0);
+	assert_int_equal(*(uint32_t *)(c.control + VGPU_CONTROL_VERSION), 0);
 	/* index 0 is free again */
 	assert_int_equal(test_channel_create(&t, 8, &c), VGPU_STATUS_OK);
 	assert_int_equal(c.info.index, 0);
@@ -92,9 +92,9 @@ static void test_submission_fence_and_memory(void **state)
 
 	/* memset the buffer, copy 16 bytes of it into the notifier, release a
 	 * semaphore with interrupt */
-	n = simgpu_push_memset(words, va, 0xa5a55a5au, 1u << 20);
-	n += simgpu_push_copy(words + n, c.info.notifier_gpu_va + 64, va + 4096, 16);
-	n += simgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 42, true);
+	n = vgpu_push_memset(words, va, 0xa5a55a5au, 1u << 20);
+	n += vgpu_push_copy(words + n, c.info.notifier_gpu_va + 64, va + 4096, 16);
+	n += vgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 42, true);
 	test_channel_submit(&c, words, n);
 	seen = wait_for_irq(&t, VGPU_IRQ_FENCE, 5000);
 	assert_true(seen & VGPU_IRQ_FENCE);
@@ -109,7 +109,7 @@ static void test_submission_fence_and_memory(void **state)
 
 	/* many submissions, no mailbox involved */
 	for (uint32_t i = 1; i <= 40; i++) {
-		n = simgpu_push_semaphore_release(words, c.info.notifier_gpu_va + 8, i, false);
+		n = vgpu_push_semaphore_release(words, c.info.notifier_gpu_va + 8, i, false);
 		test_channel_submit(&c, words, n);
 	}
 	assert_int_equal(test_channel_finish(&c, 5000), 0);
@@ -132,13 +132,13 @@ static void test_channel_error_and_isolation(void **state)
 	assert_int_equal(tenant_alloc(&a, 1u << 20, 7, NULL, &va_a), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_create(&a, 16, &ca), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_create(&b, 16, &cb), VGPU_STATUS_OK);
-	n = simgpu_push_memset(words, va_a, 0x11111111u, 4096);
-	n += simgpu_push_semaphore_release(words + n, ca.info.notifier_gpu_va, 1, false);
+	n = vgpu_push_memset(words, va_a, 0x11111111u, 4096);
+	n += vgpu_push_semaphore_release(words + n, ca.info.notifier_gpu_va, 1, false);
 	test_channel_submit(&ca, words, n);
 	assert_int_equal(test_channel_finish(&ca, 5000), 0);
 
 	/* B writes to A's buffer address: not mapped in B's address space */
-	n = simgpu_push_memset(words, va_a, 0xdeadbeefu, 4096);
+	n = vgpu_push_memset(words, va_a, 0xdeadbeefu, 4096);
 	test_channel_submit(&cb, words, n);
 	seen = wait_for_irq(&b, VGPU_IRQ_CHANNEL_ERROR, 5000);
 	assert_true(seen & VGPU_IRQ_CHANNEL_ERROR);
@@ -147,16 +147,16 @@ static void test_channel_error_and_isolation(void **state)
 	assert_int_equal(vgpu_local_device_reg_read(a.dev, VGPU_REG_ERROR_CHANNELS), 0);
 
 	/* A's memory is untouched and its channel still works */
-	n = simgpu_push_copy(words, ca.info.notifier_gpu_va + 16, va_a, 8);
-	n += simgpu_push_semaphore_release(words + n, ca.info.notifier_gpu_va, 2, true);
+	n = vgpu_push_copy(words, ca.info.notifier_gpu_va + 16, va_a, 8);
+	n += vgpu_push_semaphore_release(words + n, ca.info.notifier_gpu_va, 2, true);
 	test_channel_submit(&ca, words, n);
 	assert_true(wait_for_irq(&a, VGPU_IRQ_FENCE, 5000) & VGPU_IRQ_FENCE);
 	assert_int_equal(test_channel_notifier(&ca, 16), 0x1111111111111111ull);
 
 	/* a malformed GPFIFO entry kills only that channel */
-	simgpu_gpfifo_write(ca.gpfifo, 16, ca.put, ca.info.pushbuf_gpu_va, 3);
+	vgpu_gpfifo_write(ca.gpfifo, 16, ca.put, ca.info.pushbuf_gpu_va, 3);
 	ca.put = (ca.put + 1) & 15;
-	simgpu_control_write_gp_put(ca.control, ca.put);
+	vgpu_control_write_gp_put(ca.control, ca.put);
 	assert_true(wait_for_irq(&a, VGPU_IRQ_CHANNEL_ERROR, 5000) & VGPU_IRQ_CHANNEL_ERROR);
 	tenant_close(&b);
 	tenant_close(&a);

@@ -127,12 +127,12 @@ static void *good_tenant(void *arg)
 			w->failures++;
 			break;
 		}
-		n = simgpu_push_memset(words, va, pattern, 2u << 20);
-		n += simgpu_push_copy(words + n, c.info.notifier_gpu_va + 8, va + 4096, 8);
+		n = vgpu_push_memset(words, va, pattern, 2u << 20);
+		n += vgpu_push_copy(words + n, c.info.notifier_gpu_va + 8, va + 4096, 8);
 		test_channel_submit(&c, words, n);
 		if (test_channel_finish(&c, 10000)) {
 			printf("# good tenant: channel did not finish in 10 s (GP_GET %u, GP_PUT %u, "
-			       "errors %#x)\n", simgpu_control_read_gp_get(c.control), c.put,
+			       "errors %#x)\n", vgpu_control_read_gp_get(c.control), c.put,
 			       vgpu_local_device_reg_read(t.dev, VGPU_REG_ERROR_CHANNELS));
 			w->failures++;
 		} else if (test_channel_notifier(&c, 8) != ((uint64_t)pattern << 32 | pattern)) {

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "vgpu/local_protocol.h"
+#include "vgpu/abi/local_protocol.h"
 
 #include "channel_util.h"
 #include "harness.h"

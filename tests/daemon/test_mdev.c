@@ -30,7 +30,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "vgpu/mdev_control.h"
+#include "vgpu/abi/mdev_control.h"
 
 #include "harness.h"
 #include "mdev_host.h"

@@ -510,7 +510,7 @@ static void run_gpu_work(struct fixture *f)
 
 	assert_int_equal(tenant_alloc(&f->a, 1u << 20, 7, NULL, &va), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_create(&f->a, 16, &c), VGPU_STATUS_OK);
-	n = simgpu_push_launch_stream(words, va, 1u << 20, 2);
+	n = vgpu_push_launch_stream(words, va, 1u << 20, 2);
 	test_channel_submit(&c, words, n);
 	assert_int_equal(test_channel_finish(&c, 10000), 0);
 	wait_accounting_settled(f);

@@ -74,7 +74,7 @@ static void copy_control(void *dst, const void *src, uint32_t bytes, bool to_rea
 	uint32_t i;
 
 	for (i = 0; i < bytes / 4; i++) {
-		if (to_real && i * 4 == SIMGPU_CONTROL_GP_GET)
+		if (to_real && i * 4 == VGPU_CONTROL_GP_GET)
 			continue;
 		__atomic_store_n((uint32_t *)dst + i,
 		                 __atomic_load_n((const uint32_t *)src + i, __ATOMIC_ACQUIRE),
@@ -190,8 +190,8 @@ static void test_swaps_by_eviction(void **state)
 	assert_int_equal(tenant_alloc(&a, 40u << 20, 7, NULL, &va), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_create(&a, 512, &c), VGPU_STATUS_OK);
 	/* the channel has work of its own in flight too */
-	n = simgpu_push_launch_stream(words, va, 8u << 20, 1);
-	n += simgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 1, false);
+	n = vgpu_push_launch_stream(words, va, 8u << 20, 1);
+	n += vgpu_push_semaphore_release(words + n, c.info.notifier_gpu_va, 1, false);
 	test_channel_submit(&c, words, n);
 
 	bytes = c.info.notifier_offset;
@@ -226,7 +226,7 @@ static void test_swaps_by_eviction(void **state)
 	assert_true(stats.evictions > 0);
 	assert_true(stats.returns > 0);
 	/* GP_PUT is the guest's; the channel still works afterwards */
-	c.put = simgpu_control_read_gp_put(c.control);
+	c.put = vgpu_control_read_gp_put(c.control);
 	for (i = FIRST_WORD; i < w.count; i++) {
 		uint32_t expected = expected_word(&w, i);
 
@@ -236,7 +236,7 @@ static void test_swaps_by_eviction(void **state)
 	/* clean the ring up and use the channel once more */
 	memset(c.gpfifo, 0, c.info.gpfifo_offset ? c.info.notifier_offset - c.info.gpfifo_offset
 	                                          : 0);
-	n = simgpu_push_semaphore_release(words, c.info.notifier_gpu_va, 2, false);
+	n = vgpu_push_semaphore_release(words, c.info.notifier_gpu_va, 2, false);
 	test_channel_submit(&c, words, n);
 	assert_int_equal(test_channel_finish(&c, 10000), 0);
 	assert_int_equal(test_channel_notifier(&c, 0), 2);

@@ -12,7 +12,7 @@
 
 #include "vgpu/hal.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define WAIT_MS 20
 
@@ -165,11 +165,11 @@ enum fuzz_outcome fuzz_pushbuffer_run(const uint8_t *data, size_t size)
 	entries = (mode & 7u) + 1;
 	for (i = 0; i < entries; i++) {
 		if (mode & 0x08) {
-			struct simgpu_gpfifo_entry raw = { 0, 0, 0 };
+			struct vgpu_gpfifo_entry raw = { 0, 0, 0 };
 			size_t n = size < sizeof(raw) ? size : sizeof(raw);
 
 			memcpy(&raw, data, n);
-			memcpy((uint8_t *)info.gpfifo + (size_t)gp_put * SIMGPU_GPFIFO_ENTRY_BYTES,
+			memcpy((uint8_t *)info.gpfifo + (size_t)gp_put * VGPU_GPFIFO_ENTRY_BYTES,
 			       &raw, sizeof(raw));
 			data += n;
 			size -= n;
@@ -182,8 +182,8 @@ enum fuzz_outcome fuzz_pushbuffer_run(const uint8_t *data, size_t size)
 				data += 4;
 				size -= 4;
 			}
-			simgpu_gpfifo_write(info.gpfifo, 16, gp_put,
-			                    FUZZ_PUSHBUFFER_VA + (uint64_t)first * 4, count * 4);
+			vgpu_gpfifo_write(info.gpfifo, 16, gp_put,
+			                  FUZZ_PUSHBUFFER_VA + (uint64_t)first * 4, count * 4);
 		}
 		gp_put = (gp_put + 1) & 15;
 	}
@@ -191,9 +191,9 @@ enum fuzz_outcome fuzz_pushbuffer_run(const uint8_t *data, size_t size)
 		size = FUZZ_PUSHBUFFER_BYTES;
 	if (size && vgpu_hal_as_write(as, FUZZ_PUSHBUFFER_VA, data, size))
 		die("as_write failed");
-	simgpu_control_write_gp_put(info.control, (mode & 0x20) ? wild_put : gp_put);
+	vgpu_control_write_gp_put(info.control, (mode & 0x20) ? wild_put : gp_put);
 	if (mode & 0x10)
-		__atomic_store_n((uint32_t *)((uint8_t *)info.control + SIMGPU_CONTROL_GP_GET),
+		__atomic_store_n((uint32_t *)((uint8_t *)info.control + VGPU_CONTROL_GP_GET),
 		                 0xdeadbeef, __ATOMIC_RELEASE);
 	ret = vgpu_hal_channel_priv_submit(channel, VGPU_PRIV_FENCE, &ticket);
 	if (ret && ret != -EIO && ret != -ENOSPC)
@@ -226,9 +226,9 @@ enum fuzz_outcome fuzz_pushbuffer_run(const uint8_t *data, size_t size)
 
 bool fuzz_pushbuffer_gpu_alive(void)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS + 1];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS + 1];
 	uint8_t input[1 + 4 + sizeof(words)];
-	uint32_t n = simgpu_push_semaphore_release(words, FUZZ_DATA_VA, 1, true);
+	uint32_t n = vgpu_push_semaphore_release(words, FUZZ_DATA_VA, 1, true);
 
 	/* one entry over n words at word 0 */
 	input[0] = 0;

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 
 #include "fuzz_pushbuffer.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define RANDOM_INPUTS 3000
 
@@ -31,7 +31,7 @@ static const char *corpus_dir;
 
 static uint64_t next_random(uint64_t *state)
 {
-	return simgpu_xorshift64(state);
+	return vgpu_xorshift64(state);
 }
 
 static uint64_t random_address(uint64_t *state)
@@ -54,34 +54,34 @@ static uint32_t random_command(uint64_t *state, uint32_t *words)
 
 	switch (next_random(state) % 9) {
 	case 0:
-		return simgpu_push_nop(words);
+		return vgpu_push_nop(words);
 	case 1:
-		return simgpu_push_semaphore_release(words, a & ~UINT64_C(7), next_random(state),
-		                                     next_random(state) & 1);
+		return vgpu_push_semaphore_release(words, a & ~UINT64_C(7), next_random(state),
+		                                   next_random(state) & 1);
 	case 2:
-		return simgpu_push_semaphore_acquire(words, a & ~UINT64_C(7),
-		                                     next_random(state) % 2);
+		return vgpu_push_semaphore_acquire(words, a & ~UINT64_C(7),
+		                                   next_random(state) % 2);
 	case 3:
-		return simgpu_push_copy(words, a, b, bytes);
+		return vgpu_push_copy(words, a, b, bytes);
 	case 4:
-		return simgpu_push_memset(words, a, (uint32_t)next_random(state), bytes);
+		return vgpu_push_memset(words, a, (uint32_t)next_random(state), bytes);
 	case 5: {
-		uint64_t args[SIMGPU_KERNEL_MAX_ARGS];
-		uint32_t nargs = (uint32_t)(next_random(state) % (SIMGPU_KERNEL_MAX_ARGS + 1)), i;
+		uint64_t args[VGPU_KERNEL_MAX_ARGS];
+		uint32_t nargs = (uint32_t)(next_random(state) % (VGPU_KERNEL_MAX_ARGS + 1)), i;
 
 		for (i = 0; i < nargs; i++)
 			args[i] = next_random(state) % 4 ? next_random(state) % 0x20000
 			                                 : random_address(state);
-		return simgpu_push_launch(words, (enum simgpu_kernel)(next_random(state) % 8), args,
-		                          nargs);
+		return vgpu_push_launch(words, (enum vgpu_kernel)(next_random(state) % 8), args,
+		                        nargs);
 	}
 	case 6:
-		return simgpu_push_launch_stream(words, a & ~UINT64_C(7), bytes & ~UINT64_C(7),
-		                                 1 + next_random(state) % 5);
+		return vgpu_push_launch_stream(words, a & ~UINT64_C(7), bytes & ~UINT64_C(7),
+		                               1 + next_random(state) % 5);
 	case 7:
-		return simgpu_push_launch_stencil(words, a & ~UINT64_C(3), b & ~UINT64_C(3),
-		                                  (uint32_t)(next_random(state) % 300),
-		                                  (uint32_t)(next_random(state) % 40));
+		return vgpu_push_launch_stencil(words, a & ~UINT64_C(3), b & ~UINT64_C(3),
+		                                (uint32_t)(next_random(state) % 300),
+		                                (uint32_t)(next_random(state) % 40));
 	default:
 		words[0] = (uint32_t)next_random(state);
 		return 1;
@@ -100,7 +100,7 @@ static size_t random_input(uint64_t *state, uint8_t *input, size_t capacity)
 		return size < capacity ? size : capacity;
 	}
 	{
-		uint32_t words[64 * SIMGPU_COMMAND_MAX_WORDS], count = 0, commands, i;
+		uint32_t words[64 * VGPU_COMMAND_MAX_WORDS], count = 0, commands, i;
 		uint8_t mode = (uint8_t)(next_random(state) % 4); /* 1-4 entries */
 
 		if (next_random(state) % 16 == 0)

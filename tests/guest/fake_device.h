@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 #include "vgpu_proto.h"
 
 struct fake_device;

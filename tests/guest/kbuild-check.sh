@@ -33,9 +33,9 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here"/kbuild/Kbuild "$here"/kbuild/*.c "$work"/
-mkdir -p "$work/common" "$work/include/vgpu"
+mkdir -p "$work/common" "$work/include/vgpu/abi"
 cp "$root"/guest-driver/common/*.[ch] "$root"/guest-driver/common/Kbuild.include "$work/common/"
-cp "$root"/vgpu-backend/include/vgpu/device_abi.h "$work/include/vgpu/"
+cp "$root"/vgpu-backend/include/vgpu/abi/device_abi.h "$work/include/vgpu/abi/"
 
 echo "kbuild-check: building guest-driver/common against $kdir"
 if ! make -s -C "$kdir" M="$work" W=1 modules > "$work/build.log" 2>&1; then

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 
 #include "fake_device.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 #include "vgpu_guest.h"
 #include "vgpu_guest_backend.h"
 #include "vgpu_guest_simgpu.h"
@@ -62,11 +62,11 @@ static void gpu_error(struct window_gpu *gpu, const char *what, uint64_t a, uint
  * fence's low half, then SEMAPHORE_RELEASE(notifier, fence). */
 static void gpu_run_entry(struct window_gpu *gpu, uint32_t get, uint64_t *last_fence)
 {
-	struct simgpu_gpfifo_entry entry;
+	struct vgpu_gpfifo_entry entry;
 	uint32_t words[WINDOW_PUSHBUFFER_BYTES / 4], count, nop, i;
 	uint64_t va, fence, offset;
 
-	memcpy(&entry, gpu->gpfifo + (size_t)get * SIMGPU_GPFIFO_ENTRY_BYTES, sizeof(entry));
+	memcpy(&entry, gpu->gpfifo + (size_t)get * VGPU_GPFIFO_ENTRY_BYTES, sizeof(entry));
 	va = le64toh(entry.pushbuffer_va);
 	count = le32toh(entry.length_bytes) / 4;
 	offset = va - PUSHBUFFER_VA;
@@ -77,12 +77,12 @@ static void gpu_run_entry(struct window_gpu *gpu, uint32_t get, uint64_t *last_f
 	}
 	memcpy(words, gpu->pushbuffer + offset, count * 4ull);
 	nop = le32toh(words[0]);
-	if (SIMGPU_COMMAND_OPCODE(nop) != SIMGPU_OP_NOP ||
-	    SIMGPU_COMMAND_ARG_WORDS(nop) + 1 + 5 != count) {
+	if (VGPU_COMMAND_OPCODE(nop) != VGPU_CMD_NOP ||
+	    VGPU_COMMAND_ARG_WORDS(nop) + 1 + 5 != count) {
 		gpu_error(gpu, "bad NOP", nop, count);
 		return;
 	}
-	if (SIMGPU_COMMAND_OPCODE(le32toh(words[count - 5])) != SIMGPU_OP_SEMAPHORE_RELEASE ||
+	if (VGPU_COMMAND_OPCODE(le32toh(words[count - 5])) != VGPU_CMD_SEMAPHORE_RELEASE ||
 	    le32toh(words[count - 4]) != (uint32_t)NOTIFIER_VA) {
 		gpu_error(gpu, "bad fence command", le32toh(words[count - 5]), count);
 		return;
@@ -111,7 +111,7 @@ static void *gpu_thread(void *arg)
 	uint32_t get = 0, put;
 
 	while (!__atomic_load_n(&gpu->stop, __ATOMIC_ACQUIRE)) {
-		put = simgpu_control_read_gp_put(gpu->control);
+		put = vgpu_control_read_gp_put(gpu->control);
 		if (put == get) {
 			sched_yield();
 			continue;
@@ -122,7 +122,7 @@ static void *gpu_thread(void *arg)
 		}
 		gpu_run_entry(gpu, get, &last_fence);
 		get = (get + 1) % WINDOW_ENTRIES;
-		__atomic_store_n((uint32_t *)(gpu->control + SIMGPU_CONTROL_GP_GET), htole32(get),
+		__atomic_store_n((uint32_t *)(gpu->control + VGPU_CONTROL_GP_GET), htole32(get),
 		                 __ATOMIC_RELEASE);
 		__atomic_add_fetch(&gpu->executed, 1, __ATOMIC_RELEASE);
 	}
@@ -225,15 +225,15 @@ static void test_gp_put_ordering(void **state)
 	gpu.gpfifo = gpu.control + 4096;
 	gpu.notifier = gpu.control + 2 * 4096;
 	gpu.pushbuffer = gpu.control + 4 * 4096;
-	*(uint32_t *)(gpu.control + SIMGPU_CONTROL_VERSION) = htole32(SIMGPU_COMMANDS_VERSION);
+	*(uint32_t *)(gpu.control + VGPU_CONTROL_VERSION) = htole32(VGPU_COMMANDS_VERSION);
 	assert_int_equal(vgpu_device_create(&window_ops, &gpu, &dev, why, sizeof(why)), 0);
 	assert_int_equal(vgpu_channel_create(dev, 0, &ch), 0);
 	assert_int_equal(pthread_create(&gpu.thread, NULL, gpu_thread, &gpu), 0);
 
 	for (s = 0; s < 20000; s++) {
-		n = (uint32_t)(simgpu_xorshift64(&rng) % 400) + 1;
+		n = (uint32_t)(vgpu_xorshift64(&rng) % 400) + 1;
 		assert_int_equal(vgpu_channel_begin(ch, n + 1, &words), 0);
-		words[0] = htole32(SIMGPU_COMMAND_HEADER(SIMGPU_OP_NOP, 0, n));
+		words[0] = htole32(VGPU_COMMAND_HEADER(VGPU_CMD_NOP, 0, n));
 		/* The fence this submission will get. */
 		for (i = 1; i <= n; i++)
 			words[i] = htole32((uint32_t)(fence + 1));
@@ -248,7 +248,7 @@ static void test_gp_put_ordering(void **state)
 	assert_int_equal(__atomic_load_n(&gpu.executed, __ATOMIC_ACQUIRE), 20000);
 	vgpu_channel_stats(ch, &stats);
 	assert_true(stats.pushbuffer_wraps > 100);
-	assert_int_equal(le32toh(*(uint32_t *)(gpu.control + SIMGPU_CONTROL_GP_PUT)),
+	assert_int_equal(le32toh(*(uint32_t *)(gpu.control + VGPU_CONTROL_GP_PUT)),
 	                 20000 % WINDOW_ENTRIES);
 	vgpu_channel_destroy(ch);
 	vgpu_device_close(dev);

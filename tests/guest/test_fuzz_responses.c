@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "fuzz_responses.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 static void test_hand_made_inputs(void **state)
 {
@@ -46,10 +46,10 @@ static void test_random_inputs(void **state)
 		seed = 1;
 	print_message("seed %llu (set VGPU_SEED to repeat)\n", (unsigned long long)seed);
 	for (run = 0; run < 300; run++) {
-		size_t size = simgpu_xorshift64(&seed) % sizeof(input);
+		size_t size = vgpu_xorshift64(&seed) % sizeof(input);
 
 		for (i = 0; i < size; i++) {
-			uint64_t r = simgpu_xorshift64(&seed);
+			uint64_t r = vgpu_xorshift64(&seed);
 
 			/* Mostly honest answers, so that later requests are reached. */
 			input[i] = (uint8_t)(r % 4 == 0 ? r >> 8 : (r >> 8) & 0xf8);

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "pushbuffer_ring.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 #include "vgpu_workloads.h"
 #include "workload_reference.h"
 
@@ -95,7 +95,7 @@ static void test_ring_property(void **state)
 	print_message("seed %llu (set VGPU_SEED to repeat)\n", (unsigned long long)seed);
 	assert_int_equal(pushbuffer_ring_init(&ring, 4096, 63), 0);
 	for (step = 0; step < 200000; step++) {
-		uint64_t r = simgpu_xorshift64(&seed), position;
+		uint64_t r = vgpu_xorshift64(&seed), position;
 		uint32_t len = (uint32_t)(r % 2048) + 4;
 
 		if (r >> 62 == 0 && completed < fence) {
@@ -140,14 +140,14 @@ static void test_stream_reference_matches_simgpu(void **state)
 	for (seed = 0; seed < 4; seed++) {
 		for (passes = 0; passes < 9; passes++)
 			assert_int_equal(vgpu_reference_fill_stream_checksum(seed * 77, bytes, passes),
-			                 simgpu_reference_fill_stream_checksum(seed * 77, bytes,
-			                                                       (unsigned)passes));
+			                 vgpu_kernel_reference_fill_stream_checksum(
+			                         seed * 77, bytes, (unsigned)passes));
 	}
 	/* Many passes, against the materialised data. */
-	simgpu_reference_fill(words, bytes, 99);
-	simgpu_reference_stream(words, bytes, 1000);
+	vgpu_kernel_reference_fill(words, bytes, 99);
+	vgpu_kernel_reference_stream(words, bytes, 1000);
 	assert_int_equal(vgpu_reference_fill_stream_checksum(99, bytes, 1000),
-	                 simgpu_reference_checksum(words, bytes));
+	                 vgpu_kernel_reference_checksum(words, bytes));
 	free(words);
 }
 
@@ -159,20 +159,20 @@ static void test_stencil_and_gups_references(void **state)
 	uint64_t checksum, words = bytes / 8;
 
 	(void)state;
-	simgpu_reference_fill(a, bytes, 5);
-	simgpu_reference_stencil(a, b, width, height);
-	simgpu_reference_stencil(b, a, width, height);
-	simgpu_reference_stencil(a, b, width, height);
+	vgpu_kernel_reference_fill(a, bytes, 5);
+	vgpu_kernel_reference_stencil(a, b, width, height);
+	vgpu_kernel_reference_stencil(b, a, width, height);
+	vgpu_kernel_reference_stencil(a, b, width, height);
 	assert_int_equal(workload_reference_stencil(5, width, height, 3, &checksum), 0);
-	assert_int_equal(checksum, simgpu_reference_checksum(b, bytes));
+	assert_int_equal(checksum, vgpu_kernel_reference_checksum(b, bytes));
 	assert_int_equal(workload_reference_stencil(5, width, height, 0, &checksum), 0);
-	assert_int_equal(checksum, simgpu_reference_fill_stream_checksum(5, bytes, 0));
+	assert_int_equal(checksum, vgpu_kernel_reference_fill_stream_checksum(5, bytes, 0));
 
-	simgpu_reference_fill(a, bytes, vgpu_workload_buffer_seed(7, 3, 0));
-	simgpu_reference_random_access(a, bytes, words, vgpu_workload_buffer_seed(7, 3, 1));
-	simgpu_reference_random_access(a, bytes, words, vgpu_workload_buffer_seed(7, 3, 2));
+	vgpu_kernel_reference_fill(a, bytes, vgpu_workload_buffer_seed(7, 3, 0));
+	vgpu_kernel_reference_random_access(a, bytes, words, vgpu_workload_buffer_seed(7, 3, 1));
+	vgpu_kernel_reference_random_access(a, bytes, words, vgpu_workload_buffer_seed(7, 3, 2));
 	assert_int_equal(workload_reference_gups(7, 3, bytes, words, 2, &checksum), 0);
-	assert_int_equal(checksum, simgpu_reference_checksum(a, bytes));
+	assert_int_equal(checksum, vgpu_kernel_reference_checksum(a, bytes));
 	/* Buffer seeds differ by buffer and by iteration. */
 	assert_true(vgpu_workload_buffer_seed(7, 3, 0) != vgpu_workload_buffer_seed(7, 4, 0));
 	assert_true(vgpu_workload_buffer_seed(7, 3, 0) != vgpu_workload_buffer_seed(7, 3, 1));

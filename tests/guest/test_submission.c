@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 #include "vgpu_guest.h"
 #include "vgpu_guest_simgpu.h"
 #include "vgpu_workloads.h"
@@ -132,15 +132,15 @@ static void test_fill_reads_back_byte_exact(void **state)
 
 	assert_int_equal(vgpu_buffer_alloc(f->dev, bytes, VGPU_PRIORITY_DEFAULT, &buf), 0);
 	assert_int_equal(vgpu_channel_create(f->dev, 8, &ch), 0);
-	assert_int_equal(vgpu_channel_begin(ch, SIMGPU_COMMAND_MAX_WORDS, &words), 0);
-	assert_int_equal(vgpu_channel_submit(ch, simgpu_push_launch_fill(words, buf.gpu_va, bytes,
-	                                                                 42),
+	assert_int_equal(vgpu_channel_begin(ch, VGPU_COMMAND_MAX_WORDS, &words), 0);
+	assert_int_equal(vgpu_channel_submit(ch, vgpu_push_launch_fill(words, buf.gpu_va, bytes,
+	                                                               42),
 	                                     VGPU_SUBMIT_INTERRUPT, &fence),
 	                 0);
 	assert_int_equal(vgpu_channel_wait(ch, fence, 10000), 0);
 	assert_true(vgpu_channel_fence_passed(ch, fence));
 	assert_int_equal(vgpu_hal_as_read(f->as, buf.gpu_va, got, bytes), 0);
-	simgpu_reference_fill(want, bytes, 42);
+	vgpu_kernel_reference_fill(want, bytes, 42);
 	assert_memory_equal(got, want, bytes);
 	vgpu_channel_destroy(ch);
 	assert_int_equal(vgpu_buffer_free(f->dev, &buf), 0);
@@ -165,7 +165,7 @@ static void test_fences(void **state)
 	assert_int_equal(vgpu_channel_submit(ch, 0, 0, &fence), 0);
 	assert_int_equal(fence, first);
 	assert_int_equal(vgpu_channel_begin(ch, 1, &words), 0);
-	assert_int_equal(vgpu_channel_submit(ch, simgpu_push_nop(words), 0, &fence), 0);
+	assert_int_equal(vgpu_channel_submit(ch, vgpu_push_nop(words), 0, &fence), 0);
 	assert_int_equal(fence, first + 1);
 	assert_int_equal(vgpu_channel_wait(ch, fence + 1, 100), -EINVAL); /* never submitted */
 	assert_int_equal(vgpu_channel_finish(ch, 10000), 0);
@@ -203,22 +203,22 @@ static void test_gpfifo_wraps_in_order(void **state)
 	assert_int_equal(vgpu_buffer_alloc(f->dev, 4096, 0, &counter), 0);
 	assert_int_equal(vgpu_buffer_alloc(f->dev, 8ull * n, 0, &log), 0);
 	assert_int_equal(vgpu_channel_create(f->dev, 4, &ch), 0);
-	assert_int_equal(vgpu_channel_begin(ch, SIMGPU_COMMAND_MAX_WORDS, &words), 0);
-	assert_int_equal(vgpu_channel_submit(ch, simgpu_push_launch_fill(words, counter.gpu_va, 8, 9),
+	assert_int_equal(vgpu_channel_begin(ch, VGPU_COMMAND_MAX_WORDS, &words), 0);
+	assert_int_equal(vgpu_channel_submit(ch, vgpu_push_launch_fill(words, counter.gpu_va, 8, 9),
 	                                     0, NULL),
 	                 0);
 	for (i = 0; i < n; i++) {
-		assert_int_equal(vgpu_channel_begin(ch, 2 * SIMGPU_COMMAND_MAX_WORDS, &words), 0);
-		count = simgpu_push_launch_stream(words, counter.gpu_va, 8, 1);
-		count += simgpu_push_semaphore_release(words + count, log.gpu_va + 8ull * i, i + 1,
-		                                       false);
+		assert_int_equal(vgpu_channel_begin(ch, 2 * VGPU_COMMAND_MAX_WORDS, &words), 0);
+		count = vgpu_push_launch_stream(words, counter.gpu_va, 8, 1);
+		count += vgpu_push_semaphore_release(words + count, log.gpu_va + 8ull * i, i + 1,
+		                                     false);
 		assert_int_equal(vgpu_channel_submit(ch, count, 0, &fence), 0);
 	}
 	assert_int_equal(vgpu_channel_wait(ch, fence, 20000), 0);
 
-	want = simgpu_fill_word(9, 0);
+	want = vgpu_fill_word(9, 0);
 	for (i = 0; i < n; i++)
-		want = simgpu_stream_word(want);
+		want = vgpu_stream_word(want);
 	assert_int_equal(read_u64(f, counter.gpu_va), want);
 	for (i = 0; i < n; i++)
 		assert_int_equal(read_u64(f, log.gpu_va + 8ull * i), i + 1);
@@ -254,14 +254,14 @@ static void test_pushbuffer_reuse(void **state)
 	assert_int_equal(vgpu_channel_create(f->dev, 64, &ch), 0);
 	assert_true(vgpu_channel_max_words(ch) < 512);
 	for (i = 0; i < n; i++) {
-		pad = 100 + (uint32_t)(simgpu_xorshift64(&rng) % 150);
+		pad = 100 + (uint32_t)(vgpu_xorshift64(&rng) % 150);
 		assert_int_equal(vgpu_channel_begin(ch, pad + 1 + 5, &words), 0);
-		words[0] = htole32(SIMGPU_COMMAND_HEADER(SIMGPU_OP_NOP, 0, pad));
+		words[0] = htole32(VGPU_COMMAND_HEADER(VGPU_CMD_NOP, 0, pad));
 		for (j = 1; j <= pad; j++)
-			words[j] = htole32(SIMGPU_COMMAND_HEADER(0x66, 0xff, 0xffff)); /* junk */
+			words[j] = htole32(VGPU_COMMAND_HEADER(0x66, 0xff, 0xffff)); /* junk */
 		count = pad + 1;
-		count += simgpu_push_semaphore_release(words + count, log.gpu_va + 8ull * i, i + 1,
-		                                       false);
+		count += vgpu_push_semaphore_release(words + count, log.gpu_va + 8ull * i, i + 1,
+		                                     false);
 		assert_int_equal(vgpu_channel_submit(ch, count, 0, &fence), 0);
 	}
 	assert_int_equal(vgpu_channel_wait(ch, fence, 20000), 0);
@@ -288,9 +288,9 @@ static void test_killed_channel(void **state)
 	assert_int_equal(vgpu_channel_create(f->dev, 8, &ch), 0);
 	vgpu_channel_set_timeout(ch, 5000);
 	/* FILL of an unmapped address kills the channel. */
-	assert_int_equal(vgpu_channel_begin(ch, SIMGPU_COMMAND_MAX_WORDS, &words), 0);
-	assert_int_equal(vgpu_channel_submit(ch, simgpu_push_launch_fill(words, 0x7000000000ull,
-	                                                                 4096, 1),
+	assert_int_equal(vgpu_channel_begin(ch, VGPU_COMMAND_MAX_WORDS, &words), 0);
+	assert_int_equal(vgpu_channel_submit(ch, vgpu_push_launch_fill(words, 0x7000000000ull,
+	                                                               4096, 1),
 	                                     0, &fence),
 	                 0);
 	assert_int_equal(vgpu_channel_wait(ch, fence, 5000), -EIO);

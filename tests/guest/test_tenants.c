@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "daemon_runner.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "vgpu_guest.h"
 #include "vgpu_guest_local.h"
 #include "vgpu_workloads.h"

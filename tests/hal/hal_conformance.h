@@ -3,7 +3,7 @@
  * hal_conformance.h - the fixture of the HAL conformance suite.
  *
  * The suite checks the contract of vgpu/hal.h (plus the channel command
- * format of vgpu/simgpu_commands.h and the kernels of vgpu/simgpu_kernels.h,
+ * format of vgpu/abi/commands.h and the kernels of vgpu/abi/kernels.h,
  * which every backend implements) against the backend that $VGPU_HAL names
  * (vgpu/hal_open.h): it uses nothing but those headers, so the same binary
  * tests simgpu and cudagpu. It adapts to the backend's caps instead of
@@ -34,8 +34,8 @@
 #include <cmocka.h>
 
 #include "vgpu/hal.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define KIB (UINT64_C(1) << 10)
 #define MIB (UINT64_C(1) << 20)

@@ -458,7 +458,7 @@ void *reference_fill(uint64_t bytes, uint64_t seed)
 {
 	void *buffer = xmalloc(bytes);
 
-	simgpu_reference_fill(buffer, bytes, seed);
+	vgpu_kernel_reference_fill(buffer, bytes, seed);
 	return buffer;
 }
 
@@ -750,10 +750,10 @@ static void wait_ring_space(struct tchan *tc)
 void chan_push_entry(struct tchan *tc, uint64_t pushbuffer_va, uint32_t length_bytes)
 {
 	wait_ring_space(tc);
-	simgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, tc->put,
-	                    pushbuffer_va, length_bytes);
+	vgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, tc->put,
+	                  pushbuffer_va, length_bytes);
 	tc->put = (tc->put + 1) & ring_mask(tc);
-	simgpu_control_write_gp_put(tc->info.control, tc->put);
+	vgpu_control_write_gp_put(tc->info.control, tc->put);
 }
 
 /* Write a pushbuffer at the slice's current offset and append its entry. */
@@ -779,12 +779,12 @@ void chan_push(struct tchan *tc, const uint32_t *words, uint32_t count)
 
 	assert_true(bytes <= SLICE_USABLE);
 	if (tc->push_offset + bytes > SLICE_USABLE) {
-		uint32_t fence[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t fence[VGPU_COMMAND_MAX_WORDS];
 		unsigned start = event_mark();
 		uint64_t value = ++tc->fence_value;
 
 		tc->push_offset = SLICE_USABLE;
-		push_raw(tc, fence, simgpu_push_semaphore_release(fence, tc->sem_va, value, true));
+		push_raw(tc, fence, vgpu_push_semaphore_release(fence, tc->sem_va, value, true));
 		vgpu_hal_channel_kick(tc->channel);
 		if (!chan_wait_fence(tc, value, start))
 			fail_msg("channel %u: no fence %llu before reusing its pushbuffer area",
@@ -796,10 +796,10 @@ void chan_push(struct tchan *tc, const uint32_t *words, uint32_t count)
 
 uint64_t chan_fence(struct tchan *tc)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t value = ++tc->fence_value;
 
-	chan_push(tc, words, simgpu_push_semaphore_release(words, tc->sem_va, value, true));
+	chan_push(tc, words, vgpu_push_semaphore_release(words, tc->sem_va, value, true));
 	vgpu_hal_channel_kick(tc->channel);
 	return value;
 }
@@ -864,5 +864,5 @@ bool chan_wait_gp_get(struct tchan *tc, uint32_t expected)
 
 void chan_resync_put(struct tchan *tc)
 {
-	tc->put = simgpu_control_read_gp_put(tc->info.control);
+	tc->put = vgpu_control_read_gp_put(tc->info.control);
 }

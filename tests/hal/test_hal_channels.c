@@ -90,21 +90,21 @@ static void test_channel_create_layout(void **state)
 		assert_true(in->id < suite.caps.max_channels);
 		assert_non_null(in->control);
 		assert_non_null(in->gpfifo);
-		/* the window in the format of vgpu/simgpu_commands.h */
-		assert_true(l->control_bytes >= SIMGPU_CONTROL_BYTES && l->control_bytes % 4096 == 0);
-		assert_int_equal(l->gp_put_offset, SIMGPU_CONTROL_GP_PUT);
-		assert_int_equal(l->gp_get_offset, SIMGPU_CONTROL_GP_GET);
-		assert_int_equal(l->doorbell_offset, SIMGPU_CONTROL_DOORBELL);
-		assert_int_equal(l->gpfifo_entry_bytes, SIMGPU_GPFIFO_ENTRY_BYTES);
+		/* the window in the format of vgpu/abi/commands.h */
+		assert_true(l->control_bytes >= VGPU_CONTROL_BYTES && l->control_bytes % 4096 == 0);
+		assert_int_equal(l->gp_put_offset, VGPU_CONTROL_GP_PUT);
+		assert_int_equal(l->gp_get_offset, VGPU_CONTROL_GP_GET);
+		assert_int_equal(l->doorbell_offset, VGPU_CONTROL_DOORBELL);
+		assert_int_equal(l->gpfifo_entry_bytes, VGPU_GPFIFO_ENTRY_BYTES);
 		assert_true(l->gpfifo_entries >= 2 && !(l->gpfifo_entries & (l->gpfifo_entries - 1)));
 		assert_true(l->gpfifo_entries <= suite.caps.gpfifo_entries_max);
 		assert_true(l->gpfifo_bytes >= l->gpfifo_entries * l->gpfifo_entry_bytes);
 		assert_int_equal(l->gpfifo_bytes % 4096, 0);
-		assert_int_equal(le32toh(*simgpu_control_word(in->control, SIMGPU_CONTROL_VERSION)),
-		                 SIMGPU_COMMANDS_VERSION);
+		assert_int_equal(le32toh(*vgpu_control_word(in->control, VGPU_CONTROL_VERSION)),
+		                 VGPU_COMMANDS_VERSION);
 		/* starts empty, fetching, healthy */
-		assert_int_equal(simgpu_control_read_gp_put(in->control), 0);
-		assert_int_equal(simgpu_control_read_gp_get(in->control), 0);
+		assert_int_equal(vgpu_control_read_gp_put(in->control), 0);
+		assert_int_equal(vgpu_control_read_gp_get(in->control), 0);
 		assert_int_equal(vgpu_hal_channel_gp_get(both[i]->channel), 0);
 		assert_int_equal(vgpu_hal_channel_state(both[i]->channel, NULL), VGPU_CHANNEL_OK);
 		if (in->memfd >= 0) {
@@ -142,13 +142,13 @@ static void test_channel_fence_and_gp_get(void **state)
 {
 	struct tspace *sp = space_create();
 	struct tchan *tc = chan_create(sp, 4);
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	struct vgpu_hal_event event;
 	uint64_t value = 0;
 	unsigned start = event_mark(), i;
 
-	n = simgpu_push_semaphore_release(words, tc->sem_va + 8, 0x1122334455667788ull, false);
-	n += simgpu_push_semaphore_release(words + n, tc->sem_va + 16, 42, true);
+	n = vgpu_push_semaphore_release(words, tc->sem_va + 8, 0x1122334455667788ull, false);
+	n += vgpu_push_semaphore_release(words + n, tc->sem_va + 16, 42, true);
 	chan_push(tc, words, n);
 	vgpu_hal_channel_kick(tc->channel);
 	assert_true(wait_event(VGPU_EVENT_FENCE, tc->info.id, false, 42, start, &event));
@@ -160,7 +160,7 @@ static void test_channel_fence_and_gp_get(void **state)
 	assert_int_equal(value, 42);
 	assert_int_equal(count_events(VGPU_EVENT_FENCE, tc->info.id, start), 1);
 	assert_true(chan_wait_gp_get(tc, 1));
-	assert_int_equal(simgpu_control_read_gp_get(tc->info.control), 1);
+	assert_int_equal(vgpu_control_read_gp_get(tc->info.control), 1);
 
 	/* around the ring several times; NOP entries (length 0) included */
 	for (i = 0; i < 10; i++) {
@@ -170,7 +170,7 @@ static void test_channel_fence_and_gp_get(void **state)
 		read_ok(sp->as, tc->sem_va, &value, 8);
 		assert_true(value == tc->fence_value);
 		assert_true(chan_wait_gp_get(tc, tc->put));
-		assert_int_equal(simgpu_control_read_gp_get(tc->info.control), tc->put);
+		assert_int_equal(vgpu_control_read_gp_get(tc->info.control), tc->put);
 	}
 	assert_int_equal(vgpu_hal_channel_state(tc->channel, NULL), VGPU_CHANNEL_OK);
 	chan_destroy(tc);
@@ -191,16 +191,16 @@ static void test_channel_memset_copy(void **state)
 		struct tmem *a = data_mem(sp->as, DATA_VA, bytes, target, 0);
 		struct tmem *b = data_mem(sp->as, DATA2_VA, bytes, other, 0);
 		uint8_t *ea = reference_fill(bytes, 1), *eb = reference_fill(bytes, 2);
-		uint32_t words[4 * SIMGPU_COMMAND_MAX_WORDS], n;
+		uint32_t words[4 * VGPU_COMMAND_MAX_WORDS], n;
 		const uint32_t pattern = 0xa1b2c3d4;
 		uint64_t i, memset_at = page - 1001, memset_bytes = 2003;
 		char what[64];
 
 		write_ok(sp->as, DATA_VA, ea, bytes);
 		write_ok(sp->as, DATA2_VA, eb, bytes);
-		n = simgpu_push_memset(words, DATA_VA + memset_at, pattern, memset_bytes);
-		n += simgpu_push_copy(words + n, DATA2_VA + page - 3333, DATA_VA + 17, 7777);
-		n += simgpu_push_memset(words + n, DATA_VA + bytes - 8, 0x01020304, 8);
+		n = vgpu_push_memset(words, DATA_VA + memset_at, pattern, memset_bytes);
+		n += vgpu_push_copy(words + n, DATA2_VA + page - 3333, DATA_VA + 17, 7777);
+		n += vgpu_push_memset(words + n, DATA_VA + bytes - 8, 0x01020304, 8);
 		assert_true(chan_run(tc, words, n));
 		for (i = 0; i < memset_bytes; i++)
 			ea[memset_at + i] = (uint8_t)(pattern >> (8 * (i % 4)));
@@ -228,11 +228,11 @@ static void test_semaphore_acquire(void **state)
 	struct tspace *sp = space_create();
 	struct tchan *waiter = chan_create(sp, 0), *other = chan_create(sp, 0);
 	uint64_t gate = space_sem_va(sp, 20), value;
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	unsigned start = event_mark(), i;
 
-	n = simgpu_push_semaphore_acquire(words, gate, 2);
-	n += simgpu_push_semaphore_release(words + n, waiter->sem_va, 1000, true);
+	n = vgpu_push_semaphore_acquire(words, gate, 2);
+	n += vgpu_push_semaphore_release(words + n, waiter->sem_va, 1000, true);
 	chan_push(waiter, words, n);
 	vgpu_hal_channel_kick(waiter->channel);
 	assert_true(chan_wait_gp_get(waiter, 1)); /* fetched, waiting */
@@ -271,22 +271,22 @@ static void test_copy_flood_does_not_starve(void **state)
 	struct tmem *data = mem_vram(sp->as, DATA_VA, 2 * half, suite.vram_page, 0);
 	struct tmem *small = mem_vram(other_sp->as, DATA_VA, suite.vram_page, suite.vram_page, 0);
 	uint32_t *words = xmalloc(CMD_SLICE_BYTES), n = 0;
-	uint32_t copy_words = 1 + SIMGPU_COPY_ARG_WORDS, release_words = 1 + SIMGPU_SEMAPHORE_ARG_WORDS;
+	uint32_t copy_words = 1 + VGPU_COPY_ARG_WORDS, release_words = 1 + VGPU_SEMAPHORE_ARG_WORDS;
 	unsigned start = event_mark(), i;
 
 	/* the slice, less the room chan_push keeps for fences (64 bytes) */
 	while ((n + copy_words + release_words) * 4 <= CMD_SLICE_BYTES - 64) {
 		bool forward = (n / copy_words) % 2 == 0;
 
-		n += simgpu_push_copy(words + n, forward ? DATA_VA + half : DATA_VA,
-		                      forward ? DATA_VA : DATA_VA + half, half);
+		n += vgpu_push_copy(words + n, forward ? DATA_VA + half : DATA_VA,
+		                    forward ? DATA_VA : DATA_VA + half, half);
 	}
-	n += simgpu_push_semaphore_release(words + n, flood->sem_va, 777, true);
+	n += vgpu_push_semaphore_release(words + n, flood->sem_va, 777, true);
 	chan_push(flood, words, n);
 	vgpu_hal_channel_kick(flood->channel);
 	assert_true(chan_wait_gp_get(flood, 1)); /* fetched: the flood runs */
 	for (i = 0; i < 5; i++) {
-		n = simgpu_push_memset(words, DATA_VA, i, suite.vram_page);
+		n = vgpu_push_memset(words, DATA_VA, i, suite.vram_page);
 		assert_true(chan_run(other, words, n));
 		assert_no_fence(flood, 777, start);
 	}
@@ -315,7 +315,7 @@ static void test_acquire_timeout(void **state)
 	struct vgpu_hal_channel *ch;
 	struct vgpu_hal_channel_info info;
 	struct vgpu_hal_event error = { 0 };
-	uint32_t page = suite.vram_page, words[SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t page = suite.vram_page, words[VGPU_COMMAND_MAX_WORDS], n;
 	uint64_t frame, va = CMD_VA, gate = CMD_VA + 4096, started, elapsed_ms;
 	char why[256] = "";
 	unsigned i;
@@ -329,11 +329,11 @@ static void test_acquire_timeout(void **state)
 	assert_int_equal(vgpu_hal_vram_alloc(hal, page, 1, &frame), 0);
 	assert_int_equal(vgpu_hal_as_map(as, va, page, 1, VGPU_TARGET_VRAM, &frame, 0), 0);
 	assert_int_equal(vgpu_hal_channel_create(as, 0, &ch, &info), 0);
-	n = simgpu_push_semaphore_acquire(words, gate, 1);
+	n = vgpu_push_semaphore_acquire(words, gate, 1);
 	write_ok(as, va, words, (uint64_t)n * 4);
 	started = now_ms();
-	simgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 0, va, n * 4);
-	simgpu_control_write_gp_put(info.control, 1);
+	vgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 0, va, n * 4);
+	vgpu_control_write_gp_put(info.control, 1);
 	vgpu_hal_channel_kick(ch);
 	for (i = 0; i < HAL_TEST_TIMEOUT_MS; i++) {
 		if (vgpu_hal_channel_state(ch, &error) == VGPU_CHANNEL_ERROR)
@@ -362,11 +362,11 @@ static void test_channel_kill(void **state)
 	struct tspace *sp = space_create();
 	struct tchan *stuck = chan_create(sp, 0), *other = chan_create(sp, 0);
 	uint64_t gate = space_sem_va(sp, 21);
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	unsigned start = event_mark();
 
-	n = simgpu_push_semaphore_acquire(words, gate, 1);
-	n += simgpu_push_semaphore_release(words + n, stuck->sem_va, 1000, true);
+	n = vgpu_push_semaphore_acquire(words, gate, 1);
+	n += vgpu_push_semaphore_release(words + n, stuck->sem_va, 1000, true);
 	chan_push(stuck, words, n);
 	vgpu_hal_channel_kick(stuck->channel);
 	assert_true(chan_wait_gp_get(stuck, 1)); /* fetched, waiting */
@@ -472,21 +472,21 @@ static void test_priv_fence_after_work(void **state)
 	struct tspace *sp = space_create();
 	struct tchan *tc = chan_create(sp, 0);
 	struct tmem *mem = mem_vram(sp->as, DATA_VA, bytes, suite.vram_page, 0);
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	struct vgpu_hal_event event;
 	unsigned start = event_mark();
 	uint8_t *actual = xmalloc(bytes);
 
-	n = simgpu_push_launch_fill(words, DATA_VA, bytes, 3);
-	n += simgpu_push_launch_stream(words + n, DATA_VA, bytes, passes);
+	n = vgpu_push_launch_fill(words, DATA_VA, bytes, 3);
+	n += vgpu_push_launch_stream(words + n, DATA_VA, bytes, passes);
 	chan_push(tc, words, n);
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_FENCE, &ticket), 0);
 	chan_resync_put(tc);
 	assert_true(wait_event(VGPU_EVENT_PRIV_FENCE, tc->info.id, false, ticket, start, &event));
 	assert_int_equal(event.channel_id, tc->info.id);
 	read_ok(sp->as, DATA_VA, actual, bytes);
-	checksum = simgpu_reference_checksum(actual, bytes);
-	assert_true(checksum == simgpu_reference_fill_stream_checksum(3, bytes, passes));
+	checksum = vgpu_kernel_reference_checksum(actual, bytes);
+	assert_true(checksum == vgpu_kernel_reference_fill_stream_checksum(3, bytes, passes));
 	/* a second one gets another ticket; user work goes on after both */
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_FENCE, &ticket2), 0);
 	chan_resync_put(tc);
@@ -514,11 +514,11 @@ static void test_priv_nop_and_full_ring(void **state)
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_NOP, NULL), 0);
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_FENCE, &ticket), 0);
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_NOP, NULL), 0);
-	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 3);
+	assert_int_equal(vgpu_control_read_gp_put(tc->info.control), 3);
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_NOP, NULL), -ENOSPC);
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_FENCE, &ticket),
 	                 -ENOSPC);
-	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 3);
+	assert_int_equal(vgpu_control_read_gp_put(tc->info.control), 3);
 	sleep_ms(20);
 	assert_int_equal(count_events(VGPU_EVENT_PRIV_FENCE, tc->info.id, start), 0);
 	vgpu_hal_channel_set_fetch(tc->channel, true);
@@ -543,17 +543,17 @@ static void test_priv_nops_batch(void **state)
 	vgpu_hal_channel_set_fetch(tc->channel, false);
 	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 0), 0);
 	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 5), 5);
-	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 5);
+	assert_int_equal(vgpu_control_read_gp_put(tc->info.control), 5);
 	/* room for two more: one slot always stays empty */
 	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 100), 2);
-	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 7);
+	assert_int_equal(vgpu_control_read_gp_put(tc->info.control), 7);
 	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 1), 0);
 	vgpu_hal_channel_set_fetch(tc->channel, true);
 	vgpu_hal_channel_kick(tc->channel);
 	assert_true(chan_wait_gp_get(tc, 7));
 	/* wraps around the ring */
 	assert_int_equal(vgpu_hal_channel_priv_nops(tc->channel, 3), 3);
-	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 2);
+	assert_int_equal(vgpu_control_read_gp_put(tc->info.control), 2);
 	vgpu_hal_channel_kick(tc->channel);
 	assert_true(chan_wait_gp_get(tc, 2));
 	chan_resync_put(tc);
@@ -574,29 +574,29 @@ static void test_bad_commands(void **state)
 		uint32_t words[8];
 		uint32_t count;
 	} cases[] = {
-		{ "unknown opcode", { SIMGPU_COMMAND_HEADER(0x42, 0, 0) }, 1 },
-		{ "COPY overrunning the pushbuffer", { SIMGPU_COMMAND_HEADER(SIMGPU_OP_COPY, 0, 6), 1, 2 }, 3 },
+		{ "unknown opcode", { VGPU_COMMAND_HEADER(0x42, 0, 0) }, 1 },
+		{ "COPY overrunning the pushbuffer", { VGPU_COMMAND_HEADER(VGPU_CMD_COPY, 0, 6), 1, 2 }, 3 },
 		{ "SEMAPHORE_RELEASE with 3 argument words",
-		  { SIMGPU_COMMAND_HEADER(SIMGPU_OP_SEMAPHORE_RELEASE, 0, 3), 0, 0, 0 }, 4 },
+		  { VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_RELEASE, 0, 3), 0, 0, 0 }, 4 },
 		{ "SEMAPHORE_RELEASE with an unknown flag",
-		  { SIMGPU_COMMAND_HEADER(SIMGPU_OP_SEMAPHORE_RELEASE, 0x80, 4), 0, 0, 0, 0 }, 5 },
-		{ "MEMSET with a flag", { SIMGPU_COMMAND_HEADER(SIMGPU_OP_MEMSET, 1, 5), 0, 0, 0, 0, 0 }, 6 },
+		  { VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_RELEASE, 0x80, 4), 0, 0, 0, 0 }, 5 },
+		{ "MEMSET with a flag", { VGPU_COMMAND_HEADER(VGPU_CMD_MEMSET, 1, 5), 0, 0, 0, 0, 0 }, 6 },
 		{ "COPY with 5 argument words",
-		  { SIMGPU_COMMAND_HEADER(SIMGPU_OP_COPY, 0, 5), 0, 0, 0, 0, 0 }, 6 },
-		{ "PRIV_FENCE in a user pushbuffer", { SIMGPU_COMMAND_HEADER(SIMGPU_OP_PRIV_FENCE, 0, 0) }, 1 },
+		  { VGPU_COMMAND_HEADER(VGPU_CMD_COPY, 0, 5), 0, 0, 0, 0, 0 }, 6 },
+		{ "PRIV_FENCE in a user pushbuffer", { VGPU_COMMAND_HEADER(VGPU_CMD_PRIV_FENCE, 0, 0) }, 1 },
 		{ "LAUNCH with an even argument count",
-		  { SIMGPU_COMMAND_HEADER(SIMGPU_OP_LAUNCH, 0, 2), SIMGPU_KERNEL_FILL, 0 }, 3 },
-		{ "NOP overrunning the pushbuffer", { SIMGPU_COMMAND_HEADER(SIMGPU_OP_NOP, 0, 9), 0 }, 2 },
+		  { VGPU_COMMAND_HEADER(VGPU_CMD_LAUNCH, 0, 2), VGPU_KERNEL_FILL, 0 }, 3 },
+		{ "NOP overrunning the pushbuffer", { VGPU_COMMAND_HEADER(VGPU_CMD_NOP, 0, 9), 0 }, 2 },
 	};
 	unsigned i, start;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct tchan *tc = chan_create(sp, 0);
-		uint32_t fence[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t fence[VGPU_COMMAND_MAX_WORDS];
 
 		start = event_mark();
 		chan_push(tc, cases[i].words, cases[i].count);
-		chan_push(tc, fence, simgpu_push_semaphore_release(fence, tc->sem_va, 99, true));
+		chan_push(tc, fence, vgpu_push_semaphore_release(fence, tc->sem_va, 99, true));
 		expect_error(tc, start, VGPU_FAULT_BAD_COMMAND, cases[i].what);
 		assert_no_fence(tc, 99, start);
 		chan_destroy(tc);
@@ -614,21 +614,21 @@ static void test_bad_commands(void **state)
 
 		tc = chan_create(sp, 0);
 		start = event_mark();
-		chan_push_entry(tc, tc->push_va, SIMGPU_PUSHBUFFER_MAX_BYTES + 4);
+		chan_push_entry(tc, tc->push_va, VGPU_PUSHBUFFER_MAX_BYTES + 4);
 		expect_error(tc, start, VGPU_FAULT_BAD_COMMAND, "GPFIFO length above the maximum");
 		chan_destroy(tc);
 
 		tc = chan_create(sp, 0);
 		start = event_mark();
-		simgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, 0, tc->push_va, 4);
-		((struct simgpu_gpfifo_entry *)tc->info.gpfifo)[0].flags = htole32(1);
-		simgpu_control_write_gp_put(tc->info.control, 1);
+		vgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, 0, tc->push_va, 4);
+		((struct vgpu_gpfifo_entry *)tc->info.gpfifo)[0].flags = htole32(1);
+		vgpu_control_write_gp_put(tc->info.control, 1);
 		expect_error(tc, start, VGPU_FAULT_BAD_COMMAND, "GPFIFO entry with flags");
 		chan_destroy(tc);
 
 		tc = chan_create(sp, 0);
 		start = event_mark();
-		simgpu_control_write_gp_put(tc->info.control, tc->info.layout.gpfifo_entries + 1);
+		vgpu_control_write_gp_put(tc->info.control, tc->info.layout.gpfifo_entries + 1);
 		expect_error(tc, start, VGPU_FAULT_BAD_COMMAND, "GP_PUT outside the ring");
 		chan_destroy(tc);
 	}
@@ -636,7 +636,7 @@ static void test_bad_commands(void **state)
 	/* well-formed oddities are fine: NOP padding with arguments, a NOP
 	 * entry; and the bystander never noticed */
 	{
-		uint32_t words[4] = { SIMGPU_COMMAND_HEADER(SIMGPU_OP_NOP, 0, 3), 0xffffffff,
+		uint32_t words[4] = { VGPU_COMMAND_HEADER(VGPU_CMD_NOP, 0, 3), 0xffffffff,
 		                      0xffffffff, 0xffffffff };
 
 		assert_true(chan_run(good, words, 4));
@@ -657,39 +657,39 @@ static void test_bad_kernel_args(void **state)
 	struct tmem *out = mem_vram(sp->as, DATA2_VA, bytes, suite.vram_page, 0);
 	struct {
 		const char *what;
-		enum simgpu_kernel kernel;
+		enum vgpu_kernel kernel;
 		uint64_t args[4];
 		uint32_t nargs;
 	} cases[] = {
-		{ "unknown kernel", (enum simgpu_kernel)99, { 0 }, 0 },
-		{ "FILL misaligned", SIMGPU_KERNEL_FILL, { DATA_VA + 4, 64, 1 }, 3 },
-		{ "FILL of 0 bytes", SIMGPU_KERNEL_FILL, { DATA_VA, 0, 1 }, 3 },
-		{ "FILL of 12 bytes", SIMGPU_KERNEL_FILL, { DATA_VA, 12, 1 }, 3 },
-		{ "COPY of 0 bytes", SIMGPU_KERNEL_COPY, { DATA2_VA, DATA_VA, 0 }, 3 },
-		{ "STREAM of 0 passes", SIMGPU_KERNEL_STREAM, { DATA_VA, 64, 0 }, 3 },
-		{ "STREAM misaligned", SIMGPU_KERNEL_STREAM, { DATA_VA + 4, 64, 1 }, 3 },
-		{ "STENCIL of width 0", SIMGPU_KERNEL_STENCIL, { DATA_VA, DATA2_VA, 0, 4 }, 4 },
-		{ "STENCIL too wide", SIMGPU_KERNEL_STENCIL,
-		  { DATA_VA, DATA2_VA, SIMGPU_STENCIL_MAX_WIDTH + 1, 1 }, 4 },
-		{ "STENCIL of height 0", SIMGPU_KERNEL_STENCIL, { DATA_VA, DATA2_VA, 4, 0 }, 4 },
-		{ "STENCIL in place", SIMGPU_KERNEL_STENCIL, { DATA_VA, DATA_VA + 16, 16, 4 }, 4 },
-		{ "STENCIL misaligned", SIMGPU_KERNEL_STENCIL, { DATA_VA + 2, DATA2_VA, 16, 4 }, 4 },
-		{ "RANDOM_ACCESS of 0 bytes", SIMGPU_KERNEL_RANDOM_ACCESS, { DATA_VA, 0, 10, 1 }, 4 },
-		{ "RANDOM_ACCESS misaligned", SIMGPU_KERNEL_RANDOM_ACCESS, { DATA_VA + 1, 64, 10, 1 },
+		{ "unknown kernel", (enum vgpu_kernel)99, { 0 }, 0 },
+		{ "FILL misaligned", VGPU_KERNEL_FILL, { DATA_VA + 4, 64, 1 }, 3 },
+		{ "FILL of 0 bytes", VGPU_KERNEL_FILL, { DATA_VA, 0, 1 }, 3 },
+		{ "FILL of 12 bytes", VGPU_KERNEL_FILL, { DATA_VA, 12, 1 }, 3 },
+		{ "COPY of 0 bytes", VGPU_KERNEL_COPY, { DATA2_VA, DATA_VA, 0 }, 3 },
+		{ "STREAM of 0 passes", VGPU_KERNEL_STREAM, { DATA_VA, 64, 0 }, 3 },
+		{ "STREAM misaligned", VGPU_KERNEL_STREAM, { DATA_VA + 4, 64, 1 }, 3 },
+		{ "STENCIL of width 0", VGPU_KERNEL_STENCIL, { DATA_VA, DATA2_VA, 0, 4 }, 4 },
+		{ "STENCIL too wide", VGPU_KERNEL_STENCIL,
+		  { DATA_VA, DATA2_VA, VGPU_STENCIL_MAX_WIDTH + 1, 1 }, 4 },
+		{ "STENCIL of height 0", VGPU_KERNEL_STENCIL, { DATA_VA, DATA2_VA, 4, 0 }, 4 },
+		{ "STENCIL in place", VGPU_KERNEL_STENCIL, { DATA_VA, DATA_VA + 16, 16, 4 }, 4 },
+		{ "STENCIL misaligned", VGPU_KERNEL_STENCIL, { DATA_VA + 2, DATA2_VA, 16, 4 }, 4 },
+		{ "RANDOM_ACCESS of 0 bytes", VGPU_KERNEL_RANDOM_ACCESS, { DATA_VA, 0, 10, 1 }, 4 },
+		{ "RANDOM_ACCESS misaligned", VGPU_KERNEL_RANDOM_ACCESS, { DATA_VA + 1, 64, 10, 1 },
 		  4 },
-		{ "CHECKSUM of 0 bytes", SIMGPU_KERNEL_CHECKSUM, { DATA_VA, 0, DATA2_VA }, 3 },
-		{ "CHECKSUM misaligned result", SIMGPU_KERNEL_CHECKSUM, { DATA_VA, 64, DATA2_VA + 4 },
+		{ "CHECKSUM of 0 bytes", VGPU_KERNEL_CHECKSUM, { DATA_VA, 0, DATA2_VA }, 3 },
+		{ "CHECKSUM misaligned result", VGPU_KERNEL_CHECKSUM, { DATA_VA, 64, DATA2_VA + 4 },
 		  3 },
 	};
 	unsigned i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct tchan *tc = chan_create(sp, 0);
-		uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+		uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 		unsigned start = event_mark();
 
-		n = simgpu_push_launch(words, cases[i].kernel, cases[i].args, cases[i].nargs);
-		n += simgpu_push_semaphore_release(words + n, tc->sem_va, 99, true);
+		n = vgpu_push_launch(words, cases[i].kernel, cases[i].args, cases[i].nargs);
+		n += vgpu_push_semaphore_release(words + n, tc->sem_va, 99, true);
 		chan_push(tc, words, n);
 		expect_error(tc, start, VGPU_FAULT_BAD_KERNEL_ARGS, cases[i].what);
 		assert_no_fence(tc, 99, start);
@@ -712,15 +712,15 @@ static void test_fault_unmapped_isolation(void **state)
 	struct tchan *victim = chan_create(a, 0), *bystander = chan_create(b, 0);
 	struct tmem *mem = mem_vram(b->as, DATA_VA, 2 * page, suite.vram_page, 0);
 	uint8_t *data = reference_fill(2 * page, 4);
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event error;
 	unsigned start, i;
 
 	write_ok(b->as, DATA_VA, data, 2 * page);
 	assert_true(chan_sync(victim));
 	start = event_mark();
-	chan_push(victim, words, simgpu_push_memset(words, DATA_VA + 0x1230, 7, 16));
-	chan_push(victim, words, simgpu_push_semaphore_release(words, victim->sem_va, 99, true));
+	chan_push(victim, words, vgpu_push_memset(words, DATA_VA + 0x1230, 7, 16));
+	chan_push(victim, words, vgpu_push_semaphore_release(words, victim->sem_va, 99, true));
 	error = expect_error(victim, start, VGPU_FAULT_UNMAPPED, "MEMSET of another AS's VA");
 	assert_int_equal(error.type, VGPU_EVENT_CHANNEL_ERROR);
 	assert_int_equal(error.channel_id, victim->info.id);
@@ -730,7 +730,7 @@ static void test_fault_unmapped_isolation(void **state)
 	/* the bystander keeps working on that data */
 	for (i = 0; i < 10; i++) {
 		assert_true(chan_run(bystander, words,
-		                     simgpu_push_launch_fill(words, DATA_VA, 2 * page, i)));
+		                     vgpu_push_launch_fill(words, DATA_VA, 2 * page, i)));
 		assert_int_equal(vgpu_hal_channel_state(bystander->channel, NULL), VGPU_CHANNEL_OK);
 	}
 	free(data);
@@ -761,7 +761,7 @@ static void test_fault_kernel_leaves_mapping(void **state)
 	struct tmem *result = mem_vram(sp->as, DATA2_VA, page, suite.vram_page, 0);
 	struct tmem *own = mem_vram(sp->as, DATA3_VA, page, suite.vram_page, 0);
 	struct tchan *bystander = chan_create(sp, 0);
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	uint8_t *expected = reference_fill(page, 8);
 	unsigned k;
 
@@ -773,17 +773,17 @@ static void test_fault_kernel_leaves_mapping(void **state)
 
 		if (k == 0) {
 			what = "FILL past the mapping";
-			n = simgpu_push_launch_fill(words, DATA_VA, 2 * page, 1);
+			n = vgpu_push_launch_fill(words, DATA_VA, 2 * page, 1);
 		} else if (k == 1) {
 			what = "CHECKSUM reading past the mapping";
-			n = simgpu_push_launch_checksum(words, DATA_VA, 2 * page, DATA2_VA);
+			n = vgpu_push_launch_checksum(words, DATA_VA, 2 * page, DATA2_VA);
 		} else {
 			what = "COPY kernel writing past the mapping";
-			n = simgpu_push_launch_copy(words, DATA_VA + page / 2, DATA2_VA, page);
+			n = vgpu_push_launch_copy(words, DATA_VA + page / 2, DATA2_VA, page);
 		}
 		/* the bystander has work queued at the same time */
 		chan_push(bystander, words + n,
-		          simgpu_push_launch_fill(words + n, DATA3_VA, page, 6 + k));
+		          vgpu_push_launch_fill(words + n, DATA3_VA, page, 6 + k));
 		chan_push(victim, words, n);
 		chan_fence(bystander);
 		error = expect_error(victim, start, VGPU_FAULT_UNMAPPED, what);
@@ -815,13 +815,13 @@ static void test_fault_read_only(void **state)
 	struct tmem *ro = mem_vram(sp->as, DATA_VA, page, suite.vram_page, VGPU_MAP_READ_ONLY);
 	struct tmem *rw = mem_vram(sp->as, DATA2_VA, page, suite.vram_page, 0);
 	uint8_t *data = reference_fill(page, 12);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct tchan *tc = chan_create(sp, 0);
 	unsigned k;
 
 	write_ok(sp->as, DATA_VA, data, page);
 	expect_bytes(sp->as, DATA_VA, data, page, "aperture write to a read-only mapping");
-	assert_true(chan_run(tc, words, simgpu_push_copy(words, DATA2_VA, DATA_VA, page)));
+	assert_true(chan_run(tc, words, vgpu_push_copy(words, DATA2_VA, DATA_VA, page)));
 	expect_bytes(sp->as, DATA2_VA, data, page, "channel read of a read-only mapping");
 	write_ok(sp->as, DATA2_VA, data + 1, page - 1); /* other content to copy back */
 	for (k = 0; k < 2; k++) {
@@ -830,9 +830,9 @@ static void test_fault_read_only(void **state)
 		unsigned start = event_mark();
 
 		if (k == 0)
-			chan_push(victim, words, simgpu_push_copy(words, DATA_VA + 256, DATA2_VA, 512));
+			chan_push(victim, words, vgpu_push_copy(words, DATA_VA + 256, DATA2_VA, 512));
 		else
-			chan_push(victim, words, simgpu_push_launch_fill(words, DATA_VA + 256, 512, 1));
+			chan_push(victim, words, vgpu_push_launch_fill(words, DATA_VA + 256, 512, 1));
 		error = expect_error(victim, start, VGPU_FAULT_READ_ONLY,
 		                     k ? "FILL into a read-only mapping" :
 		                         "COPY into a read-only mapping");
@@ -856,7 +856,7 @@ static void test_fault_privileged(void **state)
 	struct tspace *sp = space_create();
 	struct tmem *priv = mem_vram(sp->as, DATA_VA, page, suite.vram_page, VGPU_MAP_PRIVILEGED);
 	struct tmem *rw = mem_vram(sp->as, DATA2_VA, page, suite.vram_page, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t value = 0x1234;
 	unsigned k;
 
@@ -870,10 +870,10 @@ static void test_fault_privileged(void **state)
 		unsigned start = event_mark();
 
 		if (k == 0)
-			chan_push(victim, words, simgpu_push_memset(words, DATA_VA + 64, 0, 64));
+			chan_push(victim, words, vgpu_push_memset(words, DATA_VA + 64, 0, 64));
 		else
 			chan_push(victim, words,
-			          simgpu_push_launch_checksum(words, DATA_VA, 64, DATA2_VA));
+			          vgpu_push_launch_checksum(words, DATA_VA, 64, DATA2_VA));
 		error = expect_error(victim, start, VGPU_FAULT_PRIVILEGED,
 		                     k ? "CHECKSUM of a privileged mapping" :
 		                         "MEMSET of a privileged mapping");
@@ -897,15 +897,15 @@ static void test_fault_unmapped_iova(void **state)
 	                               VGPU_TARGET_SYSMEM_COHERENT, 0);
 	struct tmem *result = mem_vram(sp->as, DATA2_VA, page, suite.vram_page, 0);
 	struct tchan *tc = chan_create(sp, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event error;
 	unsigned start;
 
-	assert_true(chan_run(tc, words, simgpu_push_memset(words, DATA_VA, 0x55, 256)));
+	assert_true(chan_run(tc, words, vgpu_push_memset(words, DATA_VA, 0x55, 256)));
 	assert_int_equal(vgpu_hal_iommu_unmap(suite.hal, host->iova, host->bytes), 0);
 	host->iova_mapped = false;
 	start = event_mark();
-	chan_push(tc, words, simgpu_push_memset(words, DATA_VA + 128, 0x66, 64));
+	chan_push(tc, words, vgpu_push_memset(words, DATA_VA + 128, 0x66, 64));
 	error = expect_error(tc, start, VGPU_FAULT_IOMMU, "MEMSET of an unmapped IOVA");
 	assert_true(error.address >= DATA_VA && error.address < DATA_VA + page);
 	chan_destroy(tc);
@@ -921,17 +921,17 @@ static void test_destroy_with_pending_work(void **state)
 	struct tspace *sp = space_create();
 	struct tchan *waiter = chan_create(sp, 0), *stopped = chan_create(sp, 0);
 	struct tchan *dead = chan_create(sp, 0), *other = chan_create(sp, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS], waiter_id, stopped_id;
+	uint32_t words[VGPU_COMMAND_MAX_WORDS], waiter_id, stopped_id;
 	unsigned i, start = event_mark();
 
-	chan_push(waiter, words, simgpu_push_semaphore_acquire(words, space_sem_va(sp, 30), 1000));
+	chan_push(waiter, words, vgpu_push_semaphore_acquire(words, space_sem_va(sp, 30), 1000));
 	for (i = 0; i < 3; i++)
 		chan_fence(waiter);
 	assert_true(chan_wait_gp_get(waiter, 1));
 	vgpu_hal_channel_set_fetch(stopped->channel, false);
 	for (i = 0; i < 3; i++)
 		chan_fence(stopped);
-	chan_push(dead, words, simgpu_push_memset(words, DATA3_VA, 0, 8));
+	chan_push(dead, words, vgpu_push_memset(words, DATA3_VA, 0, 8));
 	chan_fence(dead);
 	assert_true(chan_wait_error(dead, start, NULL));
 	assert_true(chan_sync(other));
@@ -1001,7 +1001,7 @@ static void test_channel_window_memfd(void **state)
 	struct tspace *sp = space_create();
 	struct tchan *tc = chan_create(sp, 0);
 	const struct vgpu_hal_channel_layout *l = &tc->info.layout;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[VGPU_COMMAND_MAX_WORDS], n;
 	uint8_t *control, *gpfifo;
 	unsigned start = event_mark();
 	int ms;
@@ -1018,18 +1018,18 @@ static void test_channel_window_memfd(void **state)
 	gpfifo = mmap(NULL, l->gpfifo_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, tc->info.memfd,
 	              (off_t)tc->info.gpfifo_offset);
 	assert_true(gpfifo != MAP_FAILED);
-	assert_int_equal(le32toh(*simgpu_control_word(control, SIMGPU_CONTROL_VERSION)),
-	                 SIMGPU_COMMANDS_VERSION);
-	n = simgpu_push_semaphore_release(words, tc->sem_va, 5150, true);
+	assert_int_equal(le32toh(*vgpu_control_word(control, VGPU_CONTROL_VERSION)),
+	                 VGPU_COMMANDS_VERSION);
+	n = vgpu_push_semaphore_release(words, tc->sem_va, 5150, true);
 	write_ok(sp->as, tc->push_va, words, n * 4);
-	simgpu_gpfifo_write(gpfifo, l->gpfifo_entries, 0, tc->push_va, n * 4);
-	simgpu_control_write_gp_put(control, 1);
-	simgpu_control_ring_doorbell(control);
+	vgpu_gpfifo_write(gpfifo, l->gpfifo_entries, 0, tc->push_va, n * 4);
+	vgpu_control_write_gp_put(control, 1);
+	vgpu_control_ring_doorbell(control);
 	assert_true(wait_event(VGPU_EVENT_FENCE, tc->info.id, false, 5150, start, NULL));
-	for (ms = 0; ms < HAL_TEST_TIMEOUT_MS && simgpu_control_read_gp_get(control) != 1; ms++)
+	for (ms = 0; ms < HAL_TEST_TIMEOUT_MS && vgpu_control_read_gp_get(control) != 1; ms++)
 		sleep_ms(1);
-	assert_int_equal(simgpu_control_read_gp_get(control), 1);
-	assert_int_equal(simgpu_control_read_gp_put(tc->info.control), 1);
+	assert_int_equal(vgpu_control_read_gp_get(control), 1);
+	assert_int_equal(vgpu_control_read_gp_put(tc->info.control), 1);
 	munmap(gpfifo, l->gpfifo_bytes);
 	munmap(control, l->control_bytes);
 	chan_destroy(tc);
@@ -1071,13 +1071,13 @@ static void test_counters_grow_with_work(void **state)
 	struct tmem *host = mem_sysmem(sp->as, DATA2_VA, bytes, suite.vram_page,
 	                               VGPU_TARGET_SYSMEM_COHERENT, 0);
 	struct vgpu_hal_as_counters c0, c1, c2, last;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t e0 = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE), e1;
 	int ms;
 	int32_t current;
 
 	vgpu_hal_as_counters(sp->as, &c0);
-	assert_true(chan_run(tc, words, simgpu_push_launch_fill(words, DATA_VA, bytes, 1)));
+	assert_true(chan_run(tc, words, vgpu_push_launch_fill(words, DATA_VA, bytes, 1)));
 	for (ms = 0; ms < HAL_TEST_TIMEOUT_MS; ms++) {
 		vgpu_hal_as_counters(sp->as, &c1);
 		assert_monotonic(&c0, &c1);
@@ -1097,7 +1097,7 @@ static void test_counters_grow_with_work(void **state)
 		         (unsigned long long)vgpu_hal_engine_modeled_ns(suite.hal,
 		                                                        VGPU_ENGINE_COMPUTE));
 	e1 = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE);
-	assert_true(chan_run(tc, words, simgpu_push_launch_checksum(words, DATA2_VA, bytes,
+	assert_true(chan_run(tc, words, vgpu_push_launch_checksum(words, DATA2_VA, bytes,
 	                                                          DATA_VA)));
 	for (ms = 0; ms < HAL_TEST_TIMEOUT_MS; ms++) {
 		vgpu_hal_as_counters(sp->as, &c2);
@@ -1135,7 +1135,7 @@ static void test_referenced_bits(void **state)
 	uint64_t page = suite.vram_page;
 	struct tspace *sp = space_create();
 	struct tmem *mem = mem_vram(sp->as, DATA_VA, 2 * page, suite.vram_page, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct tchan *tc;
 	bool referenced = true;
 
@@ -1150,7 +1150,7 @@ static void test_referenced_bits(void **state)
 	tc = chan_create(sp, 0);
 	assert_int_equal(vgpu_hal_as_test_and_clear_referenced(sp->as, DATA_VA, 2 * page,
 	                                                       &referenced), 0);
-	assert_true(chan_run(tc, words, simgpu_push_launch_fill(words, DATA_VA, page, 1)));
+	assert_true(chan_run(tc, words, vgpu_push_launch_fill(words, DATA_VA, page, 1)));
 	assert_int_equal(vgpu_hal_as_test_and_clear_referenced(sp->as, DATA_VA + page, page,
 	                                                       &referenced), 0);
 	assert_false(referenced);

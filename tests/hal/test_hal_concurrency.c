@@ -31,7 +31,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct tchan *tc = w->tc;
-	uint32_t words[4 * SIMGPU_COMMAND_MAX_WORDS], n, mask = tc->info.layout.gpfifo_entries - 1;
+	uint32_t words[4 * VGPU_COMMAND_MAX_WORDS], n, mask = tc->info.layout.gpfifo_entries - 1;
 	uint64_t checksum, expected;
 	unsigned round;
 
@@ -40,10 +40,10 @@ static void *worker_main(void *arg)
 		unsigned start = event_mark();
 		int err;
 
-		n = simgpu_push_launch_fill(words, DATA_VA, w->bytes, seed);
-		n += simgpu_push_launch_stream(words + n, DATA_VA, w->bytes, 1);
-		n += simgpu_push_launch_checksum(words + n, DATA_VA, w->bytes, DATA2_VA);
-		n += simgpu_push_semaphore_release(words + n, tc->sem_va, value, true);
+		n = vgpu_push_launch_fill(words, DATA_VA, w->bytes, seed);
+		n += vgpu_push_launch_stream(words + n, DATA_VA, w->bytes, 1);
+		n += vgpu_push_launch_checksum(words + n, DATA_VA, w->bytes, DATA2_VA);
+		n += vgpu_push_semaphore_release(words + n, tc->sem_va, value, true);
 		/* the previous round has completed: its pushbuffer is free */
 		err = vgpu_hal_as_write(w->sp->as, tc->push_va, words, n * 4);
 		if (err) {
@@ -51,9 +51,9 @@ static void *worker_main(void *arg)
 			__atomic_store_n(&w->failed, true, __ATOMIC_RELEASE);
 			break;
 		}
-		simgpu_gpfifo_write(tc->info.gpfifo, mask + 1, tc->put, tc->push_va, n * 4);
+		vgpu_gpfifo_write(tc->info.gpfifo, mask + 1, tc->put, tc->push_va, n * 4);
 		tc->put = (tc->put + 1) & mask;
-		simgpu_control_write_gp_put(tc->info.control, tc->put);
+		vgpu_control_write_gp_put(tc->info.control, tc->put);
 		vgpu_hal_channel_kick(tc->channel);
 		if (!wait_event(VGPU_EVENT_FENCE, tc->info.id, false, value, start, NULL)) {
 			snprintf(w->failure, sizeof(w->failure), "round %u: no fence %llu", round,
@@ -62,7 +62,7 @@ static void *worker_main(void *arg)
 			break;
 		}
 		err = vgpu_hal_as_read(w->sp->as, DATA2_VA, &checksum, 8);
-		expected = simgpu_reference_fill_stream_checksum(seed, w->bytes, 1);
+		expected = vgpu_kernel_reference_fill_stream_checksum(seed, w->bytes, 1);
 		if (err || checksum != expected) {
 			snprintf(w->failure, sizeof(w->failure),
 			         "round %u: checksum 0x%llx (read %d), expected 0x%llx", round,

@@ -90,14 +90,14 @@ static bool process_mode(void)
 /* A VM: an address space, VRAM data filled by its channel with seed. */
 static void vm_start(struct vm *vm, uint64_t seed)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
 	vm->sp = space_create();
 	vm->data = mem_vram(vm->sp->as, DATA_VA, VM_BYTES, suite.vram_page, 0);
 	vm->tc = chan_create(vm->sp, 0);
 	vm->seed = seed;
 	vm->expected = reference_fill(VM_BYTES, seed);
-	assert_true(chan_run(vm->tc, words, simgpu_push_launch_fill(words, DATA_VA, VM_BYTES,
+	assert_true(chan_run(vm->tc, words, vgpu_push_launch_fill(words, DATA_VA, VM_BYTES,
 	                                                           seed)));
 	expect_bytes(vm->sp->as, DATA_VA, vm->expected, VM_BYTES, "the VM's data");
 	assert_true(cudagpu_worker_pid(vm->sp->as) > 0);
@@ -115,12 +115,12 @@ static void vm_stop(struct vm *vm)
 /* The VM's channel computes the checksum of its data: the expected one. */
 static void vm_check_on_gpu(struct vm *vm)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	uint64_t result = 0, expected = simgpu_reference_checksum(vm->expected, VM_BYTES);
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+	uint64_t result = 0, expected = vgpu_kernel_reference_checksum(vm->expected, VM_BYTES);
 
 	assert_true(chan_run(vm->tc, words,
-	                     simgpu_push_launch_checksum(words, DATA_VA, VM_BYTES,
-	                                                 DATA_VA + VM_BYTES - 8)));
+	                     vgpu_push_launch_checksum(words, DATA_VA, VM_BYTES,
+	                                               DATA_VA + VM_BYTES - 8)));
 	read_ok(vm->sp->as, DATA_VA + VM_BYTES - 8, &result, 8);
 	/* the result overwrote the last word: make expected follow */
 	memcpy(vm->expected + VM_BYTES - 8, &result, 8);
@@ -132,12 +132,12 @@ static void vm_check_on_gpu(struct vm *vm)
 /* More work for a VM: a fresh fill, checked. */
 static void vm_refill(struct vm *vm, uint64_t seed)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
 	free(vm->expected);
 	vm->expected = reference_fill(VM_BYTES, seed);
 	vm->seed = seed;
-	assert_true(chan_run(vm->tc, words, simgpu_push_launch_fill(words, DATA_VA, VM_BYTES,
+	assert_true(chan_run(vm->tc, words, vgpu_push_launch_fill(words, DATA_VA, VM_BYTES,
 	                                                           seed)));
 	expect_bytes(vm->sp->as, DATA_VA, vm->expected, VM_BYTES, "the VM's new data");
 }
@@ -162,7 +162,7 @@ static void vm_recover(struct vm *vm, int old_pid, unsigned error_mark)
 static void test_worker_fault_isolated(void **state)
 {
 	char dir[] = "/tmp/vgpu-fault-XXXXXX", path[128];
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	unsigned fds0, mark;
 	struct vm a = { 0 }, b = { 0 };
 	int pid_a, pid_b, fd;
@@ -187,7 +187,7 @@ static void test_worker_fault_isolated(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	mark = event_mark();
-	chan_push(a.tc, words, simgpu_push_launch_fill(words, DATA_VA, VM_BYTES, 99));
+	chan_push(a.tc, words, vgpu_push_launch_fill(words, DATA_VA, VM_BYTES, 99));
 	vgpu_hal_channel_kick(a.tc->channel);
 
 	/* B never notices: same worker, its data, its work */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_hal_kernels.c - the built-in kernels (vgpu/simgpu_kernels.h), byte
+ * test_hal_kernels.c - the built-in kernels (vgpu/abi/kernels.h), byte
  * for byte against their CPU references, on VRAM and on host memory the GPU
  * reaches through the IOMMU ("evicted" data), and the GPUswap move itself:
  * a chunk copied to host memory and remapped at the same VA keeps working.
@@ -77,22 +77,22 @@ static void test_kernel_fill(void **state)
 
 	for (t = 0; t < 2; t++) {
 		struct kfix k;
-		uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+		uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 		uint8_t *expected, *part;
 
 		kfix_init(&k, t, "FILL");
 		expected = reference_fill(k.bytes, 1234); /* stale content first */
 		write_ok(k.sp->as, DATA_VA, expected, k.bytes);
 		free(expected);
-		n = simgpu_push_launch_fill(words, DATA_VA, k.bytes, 0xfeedull + t);
+		n = vgpu_push_launch_fill(words, DATA_VA, k.bytes, 0xfeedull + t);
 		run(&k, words, n);
 		expected = reference_fill(k.bytes, 0xfeedull + t);
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		/* a piece across the page boundary: only it changes */
 		part = reference_fill(1000, 55);
 		memcpy(expected + suite.vram_page - 504, part, 1000);
-		run(&k, words, simgpu_push_launch_fill(words, DATA_VA + suite.vram_page - 504, 1000,
-		                                       55));
+		run(&k, words, vgpu_push_launch_fill(words, DATA_VA + suite.vram_page - 504, 1000,
+		                                     55));
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		free(part);
 		free(expected);
@@ -106,7 +106,7 @@ static void test_kernel_copy(void **state)
 
 	for (t = 0; t < 2; t++) {
 		struct kfix k;
-		uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t words[VGPU_COMMAND_MAX_WORDS];
 		uint8_t *src, *dst;
 
 		kfix_init(&k, t, "COPY kernel");
@@ -114,13 +114,13 @@ static void test_kernel_copy(void **state)
 		dst = reference_fill(k.bytes, 4);
 		write_ok(k.sp->as, DATA_VA, src, k.bytes);
 		write_ok(k.sp->as, DATA2_VA, dst, k.bytes);
-		run(&k, words, simgpu_push_launch_copy(words, DATA2_VA, DATA_VA, k.bytes));
+		run(&k, words, vgpu_push_launch_copy(words, DATA2_VA, DATA_VA, k.bytes));
 		expect_bytes(k.sp->as, DATA2_VA, src, k.bytes, k.what);
 		/* unaligned, from the other target back */
 		write_ok(k.sp->as, DATA2_VA, dst, k.bytes);
-		run(&k, words, simgpu_push_launch_copy(words, DATA_VA + 3, DATA2_VA + 5,
-		                                       suite.vram_page + 777));
-		simgpu_reference_copy(src + 3, dst + 5, suite.vram_page + 777);
+		run(&k, words, vgpu_push_launch_copy(words, DATA_VA + 3, DATA2_VA + 5,
+		                                     suite.vram_page + 777));
+		vgpu_kernel_reference_copy(src + 3, dst + 5, suite.vram_page + 777);
 		expect_bytes(k.sp->as, DATA_VA, src, k.bytes, k.what);
 		free(src);
 		free(dst);
@@ -134,18 +134,18 @@ static void test_kernel_stream(void **state)
 
 	for (t = 0; t < 2; t++) {
 		struct kfix k;
-		uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t words[VGPU_COMMAND_MAX_WORDS];
 		uint8_t *expected;
 
 		kfix_init(&k, t, "STREAM");
 		expected = reference_fill(k.bytes, 21);
 		write_ok(k.sp->as, DATA_VA, expected, k.bytes);
-		run(&k, words, simgpu_push_launch_stream(words, DATA_VA, k.bytes, 3));
-		simgpu_reference_stream(expected, k.bytes, 3);
+		run(&k, words, vgpu_push_launch_stream(words, DATA_VA, k.bytes, 3));
+		vgpu_kernel_reference_stream(expected, k.bytes, 3);
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		/* part of the buffer, one pass */
-		run(&k, words, simgpu_push_launch_stream(words, DATA_VA + 8, 8 * 1001, 1));
-		simgpu_reference_stream(expected + 8, 8 * 1001, 1);
+		run(&k, words, vgpu_push_launch_stream(words, DATA_VA + 8, 8 * 1001, 1));
+		vgpu_kernel_reference_stream(expected + 8, 8 * 1001, 1);
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		free(expected);
 		kfix_fini(&k);
@@ -158,7 +158,7 @@ static void test_kernel_stencil(void **state)
 
 	for (t = 0; t < 2; t++) {
 		struct kfix k;
-		uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t words[VGPU_COMMAND_MAX_WORDS];
 		/* rows that straddle page boundaries */
 		uint32_t width = 300, height;
 		uint64_t grid;
@@ -173,15 +173,15 @@ static void test_kernel_stencil(void **state)
 		memcpy(expected, out, k.bytes);
 		write_ok(k.sp->as, DATA_VA, in, k.bytes);
 		write_ok(k.sp->as, DATA2_VA, out, k.bytes);
-		run(&k, words, simgpu_push_launch_stencil(words, DATA_VA, DATA2_VA, width, height));
-		simgpu_reference_stencil(in, expected, width, height);
+		run(&k, words, vgpu_push_launch_stencil(words, DATA_VA, DATA2_VA, width, height));
+		vgpu_kernel_reference_stencil(in, expected, width, height);
 		expect_bytes(k.sp->as, DATA2_VA, expected, k.bytes, k.what);
 		assert_true(grid <= k.bytes);
 		/* one row, one column */
-		run(&k, words, simgpu_push_launch_stencil(words, DATA_VA, DATA2_VA, 1, 7));
-		simgpu_reference_stencil(in, expected, 1, 7);
-		run(&k, words, simgpu_push_launch_stencil(words, DATA_VA, DATA2_VA, 333, 1));
-		simgpu_reference_stencil(in, expected, 333, 1);
+		run(&k, words, vgpu_push_launch_stencil(words, DATA_VA, DATA2_VA, 1, 7));
+		vgpu_kernel_reference_stencil(in, expected, 1, 7);
+		run(&k, words, vgpu_push_launch_stencil(words, DATA_VA, DATA2_VA, 333, 1));
+		vgpu_kernel_reference_stencil(in, expected, 333, 1);
 		expect_bytes(k.sp->as, DATA2_VA, expected, k.bytes, k.what);
 		free(in);
 		free(out);
@@ -196,22 +196,22 @@ static void test_kernel_random_access(void **state)
 
 	for (t = 0; t < 2; t++) {
 		struct kfix k;
-		uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t words[VGPU_COMMAND_MAX_WORDS];
 		uint8_t *expected;
 
 		kfix_init(&k, t, "RANDOM_ACCESS");
 		expected = reference_fill(k.bytes, 77);
 		write_ok(k.sp->as, DATA_VA, expected, k.bytes);
-		run(&k, words, simgpu_push_launch_random_access(words, DATA_VA, k.bytes, 20000,
-		                                                0x1234567));
-		simgpu_reference_random_access(expected, k.bytes, 20000, 0x1234567);
+		run(&k, words, vgpu_push_launch_random_access(words, DATA_VA, k.bytes, 20000,
+		                                              0x1234567));
+		vgpu_kernel_reference_random_access(expected, k.bytes, 20000, 0x1234567);
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		/* seed 0 means the default seed; a table that is not a power of two */
-		run(&k, words, simgpu_push_launch_random_access(words, DATA_VA + 64, 8 * 999, 5000, 0));
-		simgpu_reference_random_access(expected + 64, 8 * 999, 5000, 0);
+		run(&k, words, vgpu_push_launch_random_access(words, DATA_VA + 64, 8 * 999, 5000, 0));
+		vgpu_kernel_reference_random_access(expected + 64, 8 * 999, 5000, 0);
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		/* zero updates change nothing */
-		run(&k, words, simgpu_push_launch_random_access(words, DATA_VA, k.bytes, 0, 1));
+		run(&k, words, vgpu_push_launch_random_access(words, DATA_VA, k.bytes, 0, 1));
 		expect_bytes(k.sp->as, DATA_VA, expected, k.bytes, k.what);
 		free(expected);
 		kfix_fini(&k);
@@ -224,22 +224,22 @@ static void test_kernel_checksum(void **state)
 
 	for (t = 0; t < 2; t++) {
 		struct kfix k;
-		uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+		uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 		uint8_t *data;
 		uint64_t results[2] = { 0, 0 }, expected[2];
 
 		kfix_init(&k, t, "CHECKSUM");
 		data = reference_fill(k.bytes, 1);
 		/* not FILL's content: make it differ from a fill of any seed */
-		simgpu_reference_stream(data, k.bytes, 1);
+		vgpu_kernel_reference_stream(data, k.bytes, 1);
 		write_ok(k.sp->as, DATA_VA, data, k.bytes);
 		/* results on the other target */
-		n = simgpu_push_launch_checksum(words, DATA_VA, k.bytes, DATA2_VA + 8);
-		n += simgpu_push_launch_checksum(words + n, DATA_VA + suite.vram_page - 16, 48,
-		                                 DATA2_VA + 16);
+		n = vgpu_push_launch_checksum(words, DATA_VA, k.bytes, DATA2_VA + 8);
+		n += vgpu_push_launch_checksum(words + n, DATA_VA + suite.vram_page - 16, 48,
+		                               DATA2_VA + 16);
 		run(&k, words, n);
-		expected[0] = simgpu_reference_checksum(data, k.bytes);
-		expected[1] = simgpu_reference_checksum(data + suite.vram_page - 16, 48);
+		expected[0] = vgpu_kernel_reference_checksum(data, k.bytes);
+		expected[1] = vgpu_kernel_reference_checksum(data + suite.vram_page - 16, 48);
 		read_ok(k.sp->as, DATA2_VA + 8, results, 16);
 		if (results[0] != expected[0] || results[1] != expected[1])
 			fail_msg("%s: checksums 0x%llx, 0x%llx; expected 0x%llx, 0x%llx", k.what,
@@ -268,13 +268,13 @@ static void test_gpuswap_move(void **state)
 	struct tmem *chunk = mem_vram(guest->as, DATA_VA, bytes, page, 0);
 	struct tmem *result = mem_vram(guest->as, DATA2_VA, page, page, 0);
 	struct vgpu_hal_host_buf *host;
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	uint64_t iova, fresh[2], checksum;
 	uint32_t host_page;
 	unsigned start;
 
 	/* the guest fills its chunk */
-	n = simgpu_push_launch_fill(words, DATA_VA, bytes, seed);
+	n = vgpu_push_launch_fill(words, DATA_VA, bytes, seed);
 	assert_true(chan_run(tc, words, n));
 
 	/* evict: copy VRAM -> host memory in the private address space */
@@ -304,15 +304,15 @@ static void test_gpuswap_move(void **state)
 	vgpu_hal_channel_set_fetch(tc->channel, true);
 
 	/* the guest's kernels run on the evicted chunk at the same VA */
-	n = simgpu_push_launch_checksum(words, DATA_VA, bytes, DATA2_VA);
+	n = vgpu_push_launch_checksum(words, DATA_VA, bytes, DATA2_VA);
 	assert_true(chan_run(tc, words, n));
 	read_ok(guest->as, DATA2_VA, &checksum, 8);
-	assert_true(checksum == simgpu_reference_fill_stream_checksum(seed, bytes, 0));
-	n = simgpu_push_launch_stream(words, DATA_VA, bytes, 2);
-	n += simgpu_push_launch_checksum(words + n, DATA_VA, bytes, DATA2_VA);
+	assert_true(checksum == vgpu_kernel_reference_fill_stream_checksum(seed, bytes, 0));
+	n = vgpu_push_launch_stream(words, DATA_VA, bytes, 2);
+	n += vgpu_push_launch_checksum(words + n, DATA_VA, bytes, DATA2_VA);
 	assert_true(chan_run(tc, words, n));
 	read_ok(guest->as, DATA2_VA, &checksum, 8);
-	assert_true(checksum == simgpu_reference_fill_stream_checksum(seed, bytes, 2));
+	assert_true(checksum == vgpu_kernel_reference_fill_stream_checksum(seed, bytes, 2));
 
 	/* return: copy host memory -> fresh VRAM, remap, free the host memory */
 	memcpy(fresh, chunk->vram, sizeof(fresh));
@@ -333,11 +333,11 @@ static void test_gpuswap_move(void **state)
 	vgpu_hal_host_free(suite.hal, host);
 	vgpu_hal_channel_set_fetch(tc->channel, true);
 
-	n = simgpu_push_launch_stream(words, DATA_VA, bytes, 1);
-	n += simgpu_push_launch_checksum(words + n, DATA_VA, bytes, DATA2_VA);
+	n = vgpu_push_launch_stream(words, DATA_VA, bytes, 1);
+	n += vgpu_push_launch_checksum(words + n, DATA_VA, bytes, DATA2_VA);
 	assert_true(chan_run(tc, words, n));
 	read_ok(guest->as, DATA2_VA, &checksum, 8);
-	assert_true(checksum == simgpu_reference_fill_stream_checksum(seed, bytes, 3));
+	assert_true(checksum == vgpu_kernel_reference_fill_stream_checksum(seed, bytes, 3));
 	assert_int_equal(vgpu_hal_channel_state(tc->channel, NULL), VGPU_CHANNEL_OK);
 	chan_destroy(tc);
 	mem_free(result);

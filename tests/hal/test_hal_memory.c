@@ -31,7 +31,7 @@ static void pattern(void *buffer, uint64_t bytes, uint64_t seed)
 
 	for (i = 0; i < bytes; i++) {
 		if (i % 8 == 0)
-			simgpu_xorshift64(&state);
+			vgpu_xorshift64(&state);
 		p[i] = (uint8_t)(state >> (8 * (i % 8)));
 	}
 }

@@ -129,6 +129,37 @@ VGPU_SYSFS=$tmp/none "$vgpuctl" xml --nodedev --parent 0000:00:10.0 --type vgpu-
 		$(xmllint --xpath 'string(/device/capability/type/@id)' "$tmp/q.xml") == vgpu-x ]] &&
 	ok "--parent 0000:00:10.0 --type vgpu-x" || bad "--parent/--type: $(cat "$tmp/q.xml")"
 
+# "--" in the output path, the VM name, the profile and the type (and names
+# ending in '-'): XML forbids "--" in a comment and a comment ending in '-',
+# and libxml2 (so libvirt) refuses such a document, so every file and every
+# printed document must still parse
+well_formed() { # FILE WHAT
+	local out
+	if out=$(xmllint --noout "$1" 2>&1); then
+		ok "$2 is well-formed XML"
+	else
+		bad "$2: $out"
+	fi
+}
+dashes=$tmp/out--dir-
+if VGPU_SYSFS=$tmp/none "$vgpuctl" xml -o "$dashes" --parent pci_0000_00_10_0 --autostart \
+	'vm--a-' 'vgpu--x-' >/dev/null 2>"$tmp/err"; then
+	for f in "$dashes"/vm--a--vgpu-{nodedev,hostdev}.xml; do
+		well_formed "$f" "-o DIR--: ${f##*/}"
+	done
+	validate "$dashes/vm--a--vgpu-nodedev.xml" nodedev "-o DIR--: the nodedev file"
+else
+	bad "vgpuctl xml -o with -- in the names: $(cat "$tmp/err")"
+fi
+if VGPU_SYSFS=$tmp/none "$vgpuctl" xml --parent pci_0000_00_10_0 --type 'vgpu--t-' \
+	-- '--vm-' 'p--' >"$tmp/dashes" 2>"$tmp/err"; then
+	awk -v RS= -v d="$tmp" '{ print > (d "/dashes" NR ".xml") }' "$tmp/dashes"
+	well_formed "$tmp/dashes1.xml" "the node device of VM --vm- (profile p--, type vgpu--t-)"
+	well_formed "$tmp/dashes2.xml" "the <hostdev> of VM --vm-"
+else
+	bad "vgpuctl xml with -- in the names: $(cat "$tmp/err")"
+fi
+
 # errors: exit status and a message saying what to do
 expect() { # STATUS PATTERN WHAT ARGS...
 	local want=$1 pattern=$2 what=$3 rc

@@ -22,7 +22,7 @@
  *         STREAM   counter[i], 1 pass              (non-idempotent)
  *         SEMAPHORE_RELEASE seq = i + 1
  *     so after execution record[i] == i exactly when submissions ran in order
- *     and counter[i] == simgpu_stream_word(0) exactly when submission i ran
+ *     and counter[i] == vgpu_stream_word(0) exactly when submission i ran
  *     exactly once; seq counts executed submissions. On every access the
  *     submitter also checks its view of the window: GP_PUT is its own value,
  *     GP_GET never moves backwards nor past its GP_PUT, and the ring holds

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "guest_double.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define PAGE_BYTES 4096u
 #define REGION_ALIGN 65536u
@@ -53,7 +53,7 @@ struct guest_submitter {
 	/* The guest driver's own state (one thread at a time). */
 	uint32_t put;      /* its GP_PUT */
 	uint32_t last_get; /* the last GP_GET it read */
-	struct simgpu_gpfifo_entry *mirror; /* what it wrote to each slot */
+	struct vgpu_gpfifo_entry *mirror; /* what it wrote to each slot */
 	uint64_t next_slot;
 	uint64_t next_ordered;
 
@@ -215,7 +215,7 @@ int guest_submitter_create(const struct guest_submitter_config *config,
 	if (!config->hal || !config->as || !config->window || !config->info ||
 	    !config->max_submissions || config->data_va % REGION_ALIGN ||
 	    config->pushbuffer_va % REGION_ALIGN ||
-	    config->info->layout.gpfifo_entry_bytes != SIMGPU_GPFIFO_ENTRY_BYTES)
+	    config->info->layout.gpfifo_entry_bytes != VGPU_GPFIFO_ENTRY_BYTES)
 		return -EINVAL;
 	guest = calloc(1, sizeof(*guest));
 	if (!guest)
@@ -260,12 +260,12 @@ int guest_submitter_create(const struct guest_submitter_config *config,
 		uint32_t i;
 
 		guest_window_enter(guest->window, guest->info.id, &view);
-		guest->put = simgpu_control_read_gp_put(view.control) & guest->mask;
-		guest->last_get = simgpu_control_read_gp_get(view.control) & guest->mask;
+		guest->put = vgpu_control_read_gp_put(view.control) & guest->mask;
+		guest->last_get = vgpu_control_read_gp_get(view.control) & guest->mask;
 		for (i = 0; i < guest->entries; i++)
 			memcpy(&guest->mirror[i],
-			       (uint8_t *)view.gpfifo + (size_t)i * SIMGPU_GPFIFO_ENTRY_BYTES,
-			       SIMGPU_GPFIFO_ENTRY_BYTES);
+			       (uint8_t *)view.gpfifo + (size_t)i * VGPU_GPFIFO_ENTRY_BYTES,
+			       VGPU_GPFIFO_ENTRY_BYTES);
 		guest_window_leave(guest->window, guest->info.id);
 	}
 	*out = guest;
@@ -298,15 +298,15 @@ static bool ring_matches(struct guest_submitter *guest, const void *gpfifo, bool
 {
 	uint32_t i;
 
-	if (!memcmp(gpfifo, guest->mirror, (size_t)guest->entries * SIMGPU_GPFIFO_ENTRY_BYTES))
+	if (!memcmp(gpfifo, guest->mirror, (size_t)guest->entries * VGPU_GPFIFO_ENTRY_BYTES))
 		return true;
 	if (!report)
 		return false;
 	for (i = 0; i < guest->entries; i++) {
-		struct simgpu_gpfifo_entry seen;
-		const struct simgpu_gpfifo_entry *wrote = &guest->mirror[i];
+		struct vgpu_gpfifo_entry seen;
+		const struct vgpu_gpfifo_entry *wrote = &guest->mirror[i];
 
-		memcpy(&seen, (const uint8_t *)gpfifo + (size_t)i * SIMGPU_GPFIFO_ENTRY_BYTES,
+		memcpy(&seen, (const uint8_t *)gpfifo + (size_t)i * VGPU_GPFIFO_ENTRY_BYTES,
 		       sizeof(seen));
 		if (memcmp(&seen, wrote, sizeof(seen))) {
 			record_error(guest,
@@ -328,8 +328,8 @@ static bool ring_matches(struct guest_submitter *guest, const void *gpfifo, bool
 /* Check the control page the guest sees; returns GP_GET. Inside an access. */
 static uint32_t check_control(struct guest_submitter *guest, void *control)
 {
-	uint32_t get = simgpu_control_read_gp_get(control);
-	uint32_t put = simgpu_control_read_gp_put(control);
+	uint32_t get = vgpu_control_read_gp_get(control);
+	uint32_t put = vgpu_control_read_gp_put(control);
 	uint32_t moved = (get - guest->last_get) & guest->mask;
 	uint32_t pending = (guest->put - guest->last_get) & guest->mask;
 
@@ -354,8 +354,8 @@ void guest_submitter_read_view(struct guest_submitter *guest, struct guest_submi
 	struct guest_window_view view;
 
 	guest_window_enter(guest->window, guest->info.id, &view);
-	out->gp_put = simgpu_control_read_gp_put(view.control);
-	out->gp_get = simgpu_control_read_gp_get(view.control);
+	out->gp_put = vgpu_control_read_gp_put(view.control);
+	out->gp_get = vgpu_control_read_gp_get(view.control);
 	out->ring_matches = ring_matches(guest, view.gpfifo, false);
 	out->shadow = view.shadow;
 	check_control(guest, view.control);
@@ -387,7 +387,7 @@ static int submit_words(struct guest_submitter *guest, const uint32_t *words, ui
                         bool ordered)
 {
 	struct guest_window_view view;
-	struct simgpu_gpfifo_entry *entry;
+	struct vgpu_gpfifo_entry *entry;
 	uint64_t slot, va;
 	uint32_t get;
 	int ret;
@@ -413,8 +413,8 @@ static int submit_words(struct guest_submitter *guest, const uint32_t *words, ui
 
 	/* Access 2: the GPFIFO entry. */
 	guest_window_enter(guest->window, guest->info.id, &view);
-	simgpu_gpfifo_write(view.gpfifo, guest->entries, guest->put, va,
-	                    count * (uint32_t)sizeof(uint32_t));
+	vgpu_gpfifo_write(view.gpfifo, guest->entries, guest->put, va,
+	                  count * (uint32_t)sizeof(uint32_t));
 	guest_window_leave(guest->window, guest->info.id);
 	entry = &guest->mirror[guest->put];
 	entry->pushbuffer_va = htole64(va);
@@ -424,21 +424,21 @@ static int submit_words(struct guest_submitter *guest, const uint32_t *words, ui
 
 	/* Access 3: GP_PUT. */
 	guest_window_enter(guest->window, guest->info.id, &view);
-	simgpu_control_write_gp_put(view.control, guest->put);
+	vgpu_control_write_gp_put(view.control, guest->put);
 	guest_window_leave(guest->window, guest->info.id);
 	if (ordered)
 		__atomic_add_fetch(&guest->submitted, 1, __ATOMIC_RELEASE);
 
 	/* Access 4: the doorbell. */
 	guest_window_enter(guest->window, guest->info.id, &view);
-	simgpu_control_ring_doorbell(view.control);
+	vgpu_control_ring_doorbell(view.control);
 	guest_window_leave(guest->window, guest->info.id);
 	return 0;
 }
 
 int guest_submitter_submit(struct guest_submitter *guest)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS * 3];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS * 3];
 	uint64_t i = guest->next_ordered;
 	uint64_t seq_va = guest->data_va + SEQ_OFFSET;
 	uint32_t n = 0;
@@ -446,10 +446,10 @@ int guest_submitter_submit(struct guest_submitter *guest)
 
 	if (i >= guest->max_submissions)
 		return -ENOSPC;
-	n += simgpu_push_copy(words + n, guest->data_va + RECORD_OFFSET + 8 * i, seq_va, 8);
-	n += simgpu_push_launch_stream(words + n, guest->data_va + guest->counter_offset + 8 * i, 8,
-	                               1);
-	n += simgpu_push_semaphore_release(words + n, seq_va, i + 1, false);
+	n += vgpu_push_copy(words + n, guest->data_va + RECORD_OFFSET + 8 * i, seq_va, 8);
+	n += vgpu_push_launch_stream(words + n, guest->data_va + guest->counter_offset + 8 * i, 8,
+	                             1);
+	n += vgpu_push_semaphore_release(words + n, seq_va, i + 1, false);
 	ret = submit_words(guest, words, n, true);
 	if (ret == 0)
 		guest->next_ordered++;
@@ -502,7 +502,7 @@ int guest_submitter_wait_executed(struct guest_submitter *guest, uint64_t count,
 
 static uint64_t next_random(struct guest_submitter *guest)
 {
-	return simgpu_xorshift64(&guest->rng);
+	return vgpu_xorshift64(&guest->rng);
 }
 
 static void *guest_thread(void *arg)
@@ -559,7 +559,7 @@ int guest_submitter_verify(struct guest_submitter *guest, char *why, size_t len)
 	uint64_t submitted = guest_submitter_submitted(guest);
 	uint64_t executed = guest_submitter_executed(guest);
 	uint64_t *records, *counters, i;
-	uint64_t once = simgpu_stream_word(0);
+	uint64_t once = vgpu_stream_word(0);
 	int ret = -EINVAL;
 
 	records = calloc(guest->max_submissions, sizeof(uint64_t));

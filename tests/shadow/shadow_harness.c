@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 static void forward_event(void *ctx, const struct vgpu_hal_event *event)
 {
@@ -178,8 +178,8 @@ int shadow_harness_submit(struct shadow_harness *harness, uint32_t n)
 
 int shadow_harness_submit_fault(struct shadow_harness *harness)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	uint32_t n = simgpu_push_memset(words, HARNESS_UNMAPPED_VA, 0xdeadbeef, 4096);
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+	uint32_t n = vgpu_push_memset(words, HARNESS_UNMAPPED_VA, 0xdeadbeef, 4096);
 
 	return guest_submitter_submit_raw(harness->guest, words, n);
 }

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "shadow_harness.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define WAIT_MS 10000u
 
@@ -616,7 +616,7 @@ static void test_resume_all_untangles_cross_channel_wait(void **state)
 	struct extra_channel b;
 	struct vgpu_shadow_channel *both[3];
 	struct guest_submitter_view view;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t semaphore = guest_submitter_scratch_va(h->guest);
 	char why[256];
 
@@ -627,8 +627,8 @@ static void test_resume_all_untangles_cross_channel_wait(void **state)
 
 	assert_int_equal(shadow_harness_submit(h, 1), 0);
 	assert_int_equal(guest_submitter_submit_raw(h->guest, words,
-	                                            simgpu_push_semaphore_acquire(words, semaphore,
-	                                                                          1)),
+	                                            vgpu_push_semaphore_acquire(words, semaphore,
+	                                                                        1)),
 	                 0);
 	assert_int_equal(shadow_harness_submit(h, 1), 0);
 	wait_executed(h, 1);
@@ -637,8 +637,8 @@ static void test_resume_all_untangles_cross_channel_wait(void **state)
 	assert_int_equal(vgpu_shadow_suspend(b.shadow), 0);
 	assert_int_equal(shadow_harness_submit(h, 2), 0); /* into A's shadow */
 	assert_int_equal(guest_submitter_submit_raw(b.guest, words,
-	                                            simgpu_push_semaphore_release(words, semaphore,
-	                                                                          1, false)),
+	                                            vgpu_push_semaphore_release(words, semaphore,
+	                                                                        1, false)),
 	                 0); /* into B's shadow */
 
 	assert_int_equal(vgpu_shadow_drain(b.shadow, WAIT_MS), 0);

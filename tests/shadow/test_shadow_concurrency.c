@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "shadow_harness.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 #define WAIT_MS 30000u
 
@@ -185,7 +185,7 @@ static void test_concurrent_guest_runs_everything_once_in_order(void **state)
 
 static uint64_t next_random(uint64_t *rng)
 {
-	return simgpu_xorshift64(rng);
+	return vgpu_xorshift64(rng);
 }
 
 /* One randomised run: ring size, guest pace, and per cycle the time

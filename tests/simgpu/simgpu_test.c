@@ -220,22 +220,22 @@ void test_submit(struct test_channel *tc, const uint32_t *words, uint32_t count)
 		assert_int_equal(vgpu_hal_as_write(tc->as, tc->pushbuffer_va + tc->push_offset,
 		                                   words, bytes),
 		                 0);
-	simgpu_gpfifo_write(tc->info.gpfifo, entries, tc->put,
-	                    tc->pushbuffer_va + tc->push_offset, (uint32_t)bytes);
+	vgpu_gpfifo_write(tc->info.gpfifo, entries, tc->put,
+	                  tc->pushbuffer_va + tc->push_offset, (uint32_t)bytes);
 	tc->push_offset += (bytes + 63) & ~UINT64_C(63);
 	tc->put = (tc->put + 1) & (entries - 1);
-	simgpu_control_write_gp_put(tc->info.control, tc->put);
+	vgpu_control_write_gp_put(tc->info.control, tc->put);
 }
 
 bool test_submit_wait(struct test_channel *tc, const uint32_t *words, uint32_t count)
 {
-	uint32_t fence[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t fence[VGPU_COMMAND_MAX_WORDS];
 	unsigned start = test_event_count(tc->gpu);
 	uint64_t value = ++tc->fence_value;
 
 	if (count)
 		test_submit(tc, words, count);
-	test_submit(tc, fence, simgpu_push_semaphore_release(fence, tc->semaphore_va, value, true));
+	test_submit(tc, fence, vgpu_push_semaphore_release(fence, tc->semaphore_va, value, true));
 	vgpu_hal_channel_kick(tc->channel);
 	return test_wait_event(tc->gpu, VGPU_EVENT_FENCE, tc->info.id, false, value, start, NULL);
 }

@@ -13,8 +13,8 @@
 
 #include "vgpu/hal.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define TEST_EVENT_LOG 8192
 #define TEST_TIMEOUT_MS 10000

@@ -21,8 +21,8 @@
 #include "cs_mem_sched.h"
 #include "cs_model.h"
 #include "cs_sa_cache.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 /* ---- events ---- */
 
@@ -214,11 +214,11 @@ static void test_gups_stream_matches_kernel(void **state)
 	uint64_t x = rng, seen = 0, i;
 
 	(void)state;
-	assert_int_equal(cs_kernel_stream_init(&s, SIMGPU_KERNEL_RANDOM_ACCESS, args, 4), 0);
+	assert_int_equal(cs_kernel_stream_init(&s, VGPU_KERNEL_RANDOM_ACCESS, args, 4), 0);
 	while (cs_kernel_stream_next(&s, &t)) {
 		assert_int_equal(t.reads, t.writes);
 		for (i = 0; i < t.reads; i++) {
-			uint64_t key = simgpu_xorshift64(&x);
+			uint64_t key = vgpu_xorshift64(&x);
 			uint64_t line = (table + (key % (bytes / 8)) * 8) / CS_LINE_BYTES * CS_LINE_BYTES;
 
 			assert_int_equal(t.read_va[i], line);
@@ -227,7 +227,7 @@ static void test_gups_stream_matches_kernel(void **state)
 		seen += t.reads;
 	}
 	assert_int_equal(seen, updates);
-	assert_int_equal(cs_kernel_stream_init(&s, SIMGPU_KERNEL_RANDOM_ACCESS, args, 3), -EINVAL);
+	assert_int_equal(cs_kernel_stream_init(&s, VGPU_KERNEL_RANDOM_ACCESS, args, 3), -EINVAL);
 }
 
 static void test_stream_and_stencil_cover_their_buffers(void **state)
@@ -241,7 +241,7 @@ static void test_stream_and_stencil_cover_their_buffers(void **state)
 	struct cs_task t;
 
 	(void)state;
-	assert_int_equal(cs_kernel_stream_init(&s, SIMGPU_KERNEL_STREAM, stream_args, 3), 0);
+	assert_int_equal(cs_kernel_stream_init(&s, VGPU_KERNEL_STREAM, stream_args, 3), 0);
 	while (cs_kernel_stream_next(&s, &t)) {
 		for (i = 0; i < t.reads; i++)
 			assert_int_equal(t.read_va[i], t.write_va[i]);
@@ -253,7 +253,7 @@ static void test_stream_and_stencil_cover_their_buffers(void **state)
 
 	/* STENCIL reads each input row once and writes each output row once */
 	reads = writes = 0;
-	assert_int_equal(cs_kernel_stream_init(&s, SIMGPU_KERNEL_STENCIL, stencil_args, 4), 0);
+	assert_int_equal(cs_kernel_stream_init(&s, VGPU_KERNEL_STENCIL, stencil_args, 4), 0);
 	while (cs_kernel_stream_next(&s, &t)) {
 		for (i = 0; i < t.reads; i++) {
 			assert_true(t.read_va[i] >= in / CS_LINE_BYTES * CS_LINE_BYTES &&
@@ -275,7 +275,7 @@ static void test_spec_parse(void **state)
 
 	(void)state;
 	assert_int_equal(cs_tenant_spec_parse("stream:bytes=8M,passes=2", &s), 0);
-	assert_int_equal(s.kernel, SIMGPU_KERNEL_STREAM);
+	assert_int_equal(s.kernel, VGPU_KERNEL_STREAM);
 	assert_int_equal(s.args[1], 8u << 20);
 	assert_int_equal(s.args[2], 2);
 	assert_int_equal(cs_tenant_spec_parse("gups:updates=1K", &s), 0);

@@ -35,7 +35,7 @@ static void test_fault_kills_only_its_channel(void **state)
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *victim = test_channel_create(gpu, NULL, 0);
 	struct test_channel *bystander = test_channel_create(gpu, NULL, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event error, state_error;
 	uint64_t ticket;
 	unsigned i, errors = 0, count;
@@ -43,9 +43,9 @@ static void test_fault_kills_only_its_channel(void **state)
 	test_map_vram(gpu, bystander->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
 	assert_true(test_submit_wait(victim, NULL, 0));
 	/* an access to an unmapped VA, with more work queued behind it */
-	test_submit(victim, words, simgpu_push_memset(words, TEST_DATA_VA + 0x1230, 7, 16));
-	test_submit(victim, words, simgpu_push_semaphore_release(words, victim->semaphore_va, 99,
-	                                                         true));
+	test_submit(victim, words, vgpu_push_memset(words, TEST_DATA_VA + 0x1230, 7, 16));
+	test_submit(victim, words, vgpu_push_semaphore_release(words, victim->semaphore_va, 99,
+	                                                       true));
 	assert_true(test_wait_error(victim, &error));
 	assert_int_equal(error.type, VGPU_EVENT_CHANNEL_ERROR);
 	assert_int_equal(error.channel_id, victim->info.id);
@@ -58,7 +58,7 @@ static void test_fault_kills_only_its_channel(void **state)
 
 	/* the other channel keeps completing work */
 	for (i = 0; i < 20; i++) {
-		test_submit(bystander, words, simgpu_push_launch_fill(words, TEST_DATA_VA, 64 * KIB, i));
+		test_submit(bystander, words, vgpu_push_launch_fill(words, TEST_DATA_VA, 64 * KIB, i));
 		assert_true(test_submit_wait(bystander, NULL, 0));
 	}
 	assert_int_equal(vgpu_hal_channel_state(bystander->channel, NULL), VGPU_CHANNEL_OK);
@@ -86,21 +86,21 @@ static void test_gp_get_software_writes_ignored(void **state)
 	unsigned i;
 
 	assert_int_equal(tc->info.layout.gpfifo_entries, 16);
-	assert_int_equal(tc->info.layout.gpfifo_entry_bytes, SIMGPU_GPFIFO_ENTRY_BYTES);
+	assert_int_equal(tc->info.layout.gpfifo_entry_bytes, VGPU_GPFIFO_ENTRY_BYTES);
 	assert_true(tc->info.memfd >= 0);
 	assert_true(test_submit_wait(tc, NULL, 0)); /* one entry: the fence */
 	wait_gp_get(tc, 1);
 	/* software scribbles over GP_GET: the GPU neither follows nor keeps it */
 	__atomic_store_n(gp_get_word, 9, __ATOMIC_RELEASE);
-	for (i = 0; i < 1000 && simgpu_control_read_gp_get(tc->info.control) != 1; i++)
+	for (i = 0; i < 1000 && vgpu_control_read_gp_get(tc->info.control) != 1; i++)
 		usleep(1000);
-	assert_int_equal(simgpu_control_read_gp_get(tc->info.control), 1);
+	assert_int_equal(vgpu_control_read_gp_get(tc->info.control), 1);
 	assert_int_equal(vgpu_hal_channel_gp_get(tc->channel), 1);
 	/* and the channel keeps running from its own GP_GET, across the wrap */
 	for (i = 0; i < 20; i++)
 		assert_true(test_submit_wait(tc, NULL, 0));
 	assert_int_equal(vgpu_hal_channel_gp_get(tc->channel), (1 + 20) % 16);
-	assert_int_equal(simgpu_control_read_gp_get(tc->info.control), (1 + 20) % 16);
+	assert_int_equal(vgpu_control_read_gp_get(tc->info.control), (1 + 20) % 16);
 	assert_int_equal(vgpu_hal_channel_state(tc->channel, NULL), VGPU_CHANNEL_OK);
 	test_channel_destroy(tc);
 	test_gpu_destroy(gpu);
@@ -114,7 +114,7 @@ static void test_round_robin_one_entry_per_turn(void **state)
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *tc[CHANNELS];
 	uint64_t gate_va = TEST_DATA_VA, one = 1;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	unsigned c, k, start, seen = 0, i, first = 0, entries_seen[CHANNELS] = { 0 };
 
 	tc[0] = test_channel_create(gpu, NULL, 0);
@@ -123,15 +123,15 @@ static void test_round_robin_one_entry_per_turn(void **state)
 	test_map_vram(gpu, tc[0]->as, gate_va, 4096, VGPU_PAGE_4K, 0, NULL);
 	start = test_event_count(gpu);
 	for (c = 0; c < CHANNELS; c++) {
-		test_submit(tc[c], words, simgpu_push_semaphore_acquire(words, gate_va, 1));
+		test_submit(tc[c], words, vgpu_push_semaphore_acquire(words, gate_va, 1));
 		vgpu_hal_channel_kick(tc[c]->channel);
 		wait_gp_get(tc[c], 1); /* fetched and waiting on the gate */
 	}
 	for (k = 0; k < ENTRIES; k++)
 		for (c = 0; c < CHANNELS; c++)
 			test_submit(tc[c], words,
-			            simgpu_push_semaphore_release(words, tc[c]->semaphore_va,
-			                                          (uint64_t)c << 16 | k, true));
+			            vgpu_push_semaphore_release(words, tc[c]->semaphore_va,
+			                                        (uint64_t)c << 16 | k, true));
 	assert_int_equal(vgpu_hal_as_write(tc[0]->as, gate_va, &one, 8), 0);
 	assert_true(test_wait_event(gpu, VGPU_EVENT_FENCE, tc[CHANNELS - 1]->info.id, false,
 	                            (uint64_t)(CHANNELS - 1) << 16 | (ENTRIES - 1), start, NULL));
@@ -166,14 +166,14 @@ static void test_fence_release_with_interrupt(void **state)
 {
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *tc = test_channel_create(gpu, NULL, 0);
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	struct vgpu_hal_event event;
 	uint64_t value = 0;
 	unsigned start = test_event_count(gpu), i;
 
 	/* without interrupt: memory changes, no event */
-	n = simgpu_push_semaphore_release(words, tc->semaphore_va + 8, 0x1122334455667788ull, false);
-	n += simgpu_push_semaphore_release(words + n, tc->semaphore_va + 16, 42, true);
+	n = vgpu_push_semaphore_release(words, tc->semaphore_va + 8, 0x1122334455667788ull, false);
+	n += vgpu_push_semaphore_release(words + n, tc->semaphore_va + 16, 42, true);
 	test_submit(tc, words, n);
 	vgpu_hal_channel_kick(tc->channel);
 	assert_true(test_wait_event(gpu, VGPU_EVENT_FENCE, tc->info.id, false, 42, start, &event));
@@ -207,7 +207,7 @@ static void test_acquire_release_between_channels(void **state)
 	struct test_channel *a = test_channel_create(gpu, NULL, 0);
 	struct test_channel *b = test_channel_create(gpu, NULL, 0);
 	uint64_t shared_page, sem_va = TEST_DATA_VA, data_va = TEST_DATA_VA + 8;
-	uint32_t words[4 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[4 * VGPU_COMMAND_MAX_WORDS], n;
 	uint64_t value;
 	unsigned start = test_event_count(gpu), i;
 
@@ -217,9 +217,9 @@ static void test_acquire_release_between_channels(void **state)
 	                                 &shared_page, 0),
 	                 0);
 	/* A: wait for sem >= 2, then overwrite data with 0xaaaaaaaa */
-	n = simgpu_push_semaphore_acquire(words, sem_va, 2);
-	n += simgpu_push_memset(words + n, data_va, 0xaaaaaaaa, 8);
-	n += simgpu_push_semaphore_release(words + n, a->semaphore_va, 1, true);
+	n = vgpu_push_semaphore_acquire(words, sem_va, 2);
+	n += vgpu_push_memset(words + n, data_va, 0xaaaaaaaa, 8);
+	n += vgpu_push_semaphore_release(words + n, a->semaphore_va, 1, true);
 	test_submit(a, words, n);
 	vgpu_hal_channel_kick(a->channel);
 	wait_gp_get(a, 1);
@@ -231,8 +231,8 @@ static void test_acquire_release_between_channels(void **state)
 		assert_true(test_submit_wait(b, NULL, 0));
 	assert_int_equal(vgpu_hal_as_read(a->as, data_va, &value, 8), 0);
 	assert_int_equal(value, 0);
-	n = simgpu_push_memset(words, data_va, 0xbbbbbbbb, 8);
-	n += simgpu_push_semaphore_release(words + n, sem_va, 2, false);
+	n = vgpu_push_memset(words, data_va, 0xbbbbbbbb, 8);
+	n += vgpu_push_semaphore_release(words + n, sem_va, 2, false);
 	assert_true(test_submit_wait(b, words, n));
 	assert_true(test_wait_event(gpu, VGPU_EVENT_FENCE, a->info.id, false, 1, start, NULL));
 	assert_int_equal(vgpu_hal_as_read(a->as, data_va, &value, 8), 0);
@@ -246,11 +246,11 @@ static void test_fetch_enable(void **state)
 {
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *tc = test_channel_create(gpu, NULL, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	unsigned start = test_event_count(gpu);
 
 	vgpu_hal_channel_set_fetch(tc->channel, false);
-	test_submit(tc, words, simgpu_push_semaphore_release(words, tc->semaphore_va, 5, true));
+	test_submit(tc, words, vgpu_push_semaphore_release(words, tc->semaphore_va, 5, true));
 	vgpu_hal_channel_kick(tc->channel);
 	usleep(20000);
 	assert_int_equal(vgpu_hal_channel_gp_get(tc->channel), 0);
@@ -267,7 +267,7 @@ static void test_bad_commands(void **state)
 {
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *good = test_channel_create(gpu, NULL, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event error;
 	unsigned i;
 	struct {
@@ -275,19 +275,19 @@ static void test_bad_commands(void **state)
 		uint32_t count;
 		enum vgpu_hal_error_cause cause;
 	} cases[] = {
-		{ { SIMGPU_COMMAND_HEADER(0x42, 0, 0) }, 1, VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_COPY, 0, 6), 1, 2 }, 3, VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_SEMAPHORE_RELEASE, 0, 3), 0, 0, 0 }, 4,
+		{ { VGPU_COMMAND_HEADER(0x42, 0, 0) }, 1, VGPU_FAULT_BAD_COMMAND },
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_COPY, 0, 6), 1, 2 }, 3, VGPU_FAULT_BAD_COMMAND },
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_RELEASE, 0, 3), 0, 0, 0 }, 4,
 		  VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_SEMAPHORE_RELEASE, 0x80, 4), 0, 0, 0, 0 }, 5,
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_RELEASE, 0x80, 4), 0, 0, 0, 0 }, 5,
 		  VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_SEMAPHORE_ACQUIRE, 0, 4), 4, 0, 0, 0 }, 5,
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_ACQUIRE, 0, 4), 4, 0, 0, 0 }, 5,
 		  VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_PRIV_FENCE, 0, 0) }, 1, VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_LAUNCH, 0, 2), 3, 0 }, 3, VGPU_FAULT_BAD_COMMAND },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_LAUNCH, 0, 1), 99 }, 2,
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_PRIV_FENCE, 0, 0) }, 1, VGPU_FAULT_BAD_COMMAND },
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_LAUNCH, 0, 2), 3, 0 }, 3, VGPU_FAULT_BAD_COMMAND },
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_LAUNCH, 0, 1), 99 }, 2,
 		  VGPU_FAULT_BAD_KERNEL_ARGS },
-		{ { SIMGPU_COMMAND_HEADER(SIMGPU_OP_LAUNCH, 0, 7), SIMGPU_KERNEL_STREAM, 0x1000, 0,
+		{ { VGPU_COMMAND_HEADER(VGPU_CMD_LAUNCH, 0, 7), VGPU_KERNEL_STREAM, 0x1000, 0,
 		    64, 0, 0, 0 }, 8, VGPU_FAULT_BAD_KERNEL_ARGS },
 	};
 
@@ -305,30 +305,30 @@ static void test_bad_commands(void **state)
 	{
 		struct test_channel *tc = test_channel_create(gpu, NULL, 0);
 
-		simgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, 0,
-		                    TEST_PUSHBUFFER_VA, 6);
-		simgpu_control_write_gp_put(tc->info.control, 1);
+		vgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, 0,
+		                  TEST_PUSHBUFFER_VA, 6);
+		vgpu_control_write_gp_put(tc->info.control, 1);
 		assert_true(test_wait_error(tc, &error));
 		assert_int_equal(error.cause, VGPU_FAULT_BAD_COMMAND);
 		test_channel_destroy(tc);
 
 		tc = test_channel_create(gpu, NULL, 0);
-		simgpu_control_write_gp_put(tc->info.control, 1u << 30);
+		vgpu_control_write_gp_put(tc->info.control, 1u << 30);
 		assert_true(test_wait_error(tc, &error));
 		assert_int_equal(error.cause, VGPU_FAULT_BAD_COMMAND);
 		test_channel_destroy(tc);
 
 		tc = test_channel_create(gpu, NULL, 0);
-		simgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, 0,
-		                    TEST_PUSHBUFFER_VA, 4);
-		((struct simgpu_gpfifo_entry *)tc->info.gpfifo)[0].flags = 1;
-		simgpu_control_write_gp_put(tc->info.control, 1);
+		vgpu_gpfifo_write(tc->info.gpfifo, tc->info.layout.gpfifo_entries, 0,
+		                  TEST_PUSHBUFFER_VA, 4);
+		((struct vgpu_gpfifo_entry *)tc->info.gpfifo)[0].flags = 1;
+		vgpu_control_write_gp_put(tc->info.control, 1);
 		assert_true(test_wait_error(tc, &error));
 		assert_int_equal(error.cause, VGPU_FAULT_BAD_COMMAND);
 		test_channel_destroy(tc);
 	}
 	/* NOP padding with arguments and zero-length entries are fine */
-	words[0] = SIMGPU_COMMAND_HEADER(SIMGPU_OP_NOP, 0, 3);
+	words[0] = VGPU_COMMAND_HEADER(VGPU_CMD_NOP, 0, 3);
 	words[1] = words[2] = words[3] = 0xffffffff;
 	assert_true(test_submit_wait(good, words, 4));
 	test_submit(good, NULL, 0);
@@ -342,7 +342,7 @@ static void test_priv_fence_and_nop(void **state)
 {
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *tc = test_channel_create(gpu, NULL, 4);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event event, error;
 	uint64_t ticket = 0, ticket2 = 0, checksum = 0;
 	const uint64_t bytes = 4 * MIB;
@@ -351,7 +351,7 @@ static void test_priv_fence_and_nop(void **state)
 	test_map_vram(gpu, tc->as, TEST_DATA_VA, bytes, VGPU_PAGE_64K, 0, NULL);
 	/* a long kernel, then a privileged fence: the fence completes after it */
 	start = test_event_count(gpu);
-	test_submit(tc, words, simgpu_push_launch_fill(words, TEST_DATA_VA, bytes, 9));
+	test_submit(tc, words, vgpu_push_launch_fill(words, TEST_DATA_VA, bytes, 9));
 	assert_int_equal(vgpu_hal_channel_priv_submit(tc->channel, VGPU_PRIV_FENCE, &ticket), 0);
 	tc->put = (tc->put + 1) & 3;
 	assert_true(ticket != 0);
@@ -360,10 +360,10 @@ static void test_priv_fence_and_nop(void **state)
 	{
 		uint8_t *expected = malloc(bytes), *actual = malloc(bytes);
 
-		simgpu_reference_fill(expected, bytes, 9);
+		vgpu_kernel_reference_fill(expected, bytes, 9);
 		assert_int_equal(vgpu_hal_as_read(tc->as, TEST_DATA_VA, actual, bytes), 0);
 		assert_memory_equal(actual, expected, bytes);
-		checksum = simgpu_reference_checksum(expected, bytes);
+		checksum = vgpu_kernel_reference_checksum(expected, bytes);
 		free(expected);
 		free(actual);
 	}
@@ -381,7 +381,7 @@ static void test_priv_fence_and_nop(void **state)
 	vgpu_hal_channel_set_fetch(tc->channel, true);
 	assert_true(test_wait_event(gpu, VGPU_EVENT_PRIV_FENCE, tc->info.id, false, ticket2, start,
 	                            NULL));
-	tc->put = simgpu_control_read_gp_put(tc->info.control);
+	tc->put = vgpu_control_read_gp_put(tc->info.control);
 	{
 		int i;
 
@@ -392,10 +392,10 @@ static void test_priv_fence_and_nop(void **state)
 
 	/* the guest cannot replay a privileged entry: pointing its own entry
 	 * at the privileged pushbuffer faults */
-	simgpu_gpfifo_write(tc->info.gpfifo, 4, tc->put, gpu->caps.va_reserved_base +
-	                    (uint64_t)tc->info.id * 4096 + 64, 4);
+	vgpu_gpfifo_write(tc->info.gpfifo, 4, tc->put, gpu->caps.va_reserved_base +
+	                  (uint64_t)tc->info.id * 4096 + 64, 4);
 	tc->put = (tc->put + 1) & 3;
-	simgpu_control_write_gp_put(tc->info.control, tc->put);
+	vgpu_control_write_gp_put(tc->info.control, tc->put);
 	assert_true(test_wait_error(tc, &error));
 	assert_int_equal(error.cause, VGPU_FAULT_PRIVILEGED);
 	test_channel_destroy(tc);
@@ -408,9 +408,9 @@ static void test_destroy_waiting_channel(void **state)
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *waiter = test_channel_create(gpu, NULL, 0);
 	struct test_channel *other = test_channel_create(gpu, NULL, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
-	test_submit(waiter, words, simgpu_push_semaphore_acquire(words, waiter->semaphore_va, 1000));
+	test_submit(waiter, words, vgpu_push_semaphore_acquire(words, waiter->semaphore_va, 1000));
 	vgpu_hal_channel_kick(waiter->channel);
 	wait_gp_get(waiter, 1);
 	assert_true(test_submit_wait(other, NULL, 0));

@@ -22,7 +22,7 @@
 
 static uint64_t random_below(uint64_t *state, uint64_t limit)
 {
-	return simgpu_xorshift64(state) % limit;
+	return vgpu_xorshift64(state) % limit;
 }
 
 /* Three regions of 1 MiB: VRAM in 64 KiB pages, VRAM in 4 KiB pages,
@@ -81,7 +81,7 @@ static void test_kernels_match_reference(void **state)
 	struct test_channel *tc = test_channel_create(gpu, NULL, 0);
 	struct vgpu_hal_host_buf *buf;
 	uint8_t *gpu_bytes = malloc(2 * REGION_BYTES), *cpu_bytes = malloc(2 * REGION_BYTES);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	unsigned round;
 
 	assert_non_null(gpu_bytes);
@@ -90,34 +90,34 @@ static void test_kernels_match_reference(void **state)
 	for (round = 0; round < 12; round++) {
 		struct random_range a = pick_range(&rng, 300 * KIB, true);
 		struct random_range b;
-		uint64_t fill_seed = simgpu_xorshift64(&rng), result = 0, updates;
+		uint64_t fill_seed = vgpu_xorshift64(&rng), result = 0, updates;
 		unsigned passes = 1 + (unsigned)random_below(&rng, 4);
-		uint32_t pattern = (uint32_t)simgpu_xorshift64(&rng), width, height;
+		uint32_t pattern = (uint32_t)vgpu_xorshift64(&rng), width, height;
 
 		/* FILL */
-		submit(tc, words, simgpu_push_launch_fill(words, a.va, a.bytes, fill_seed));
+		submit(tc, words, vgpu_push_launch_fill(words, a.va, a.bytes, fill_seed));
 		read_range(tc, a, gpu_bytes);
-		simgpu_reference_fill(cpu_bytes, a.bytes, fill_seed);
+		vgpu_kernel_reference_fill(cpu_bytes, a.bytes, fill_seed);
 		assert_memory_equal(gpu_bytes, cpu_bytes, a.bytes);
 
 		/* STREAM */
-		submit(tc, words, simgpu_push_launch_stream(words, a.va, a.bytes, passes));
+		submit(tc, words, vgpu_push_launch_stream(words, a.va, a.bytes, passes));
 		read_range(tc, a, gpu_bytes);
-		simgpu_reference_stream(cpu_bytes, a.bytes, passes);
+		vgpu_kernel_reference_stream(cpu_bytes, a.bytes, passes);
 		assert_memory_equal(gpu_bytes, cpu_bytes, a.bytes);
 
 		/* CHECKSUM */
-		submit(tc, words, simgpu_push_launch_checksum(words, a.va, a.bytes,
-		                                              tc->semaphore_va + 32));
+		submit(tc, words, vgpu_push_launch_checksum(words, a.va, a.bytes,
+		                                            tc->semaphore_va + 32));
 		assert_int_equal(vgpu_hal_as_read(tc->as, tc->semaphore_va + 32, &result, 8), 0);
-		assert_true(result == simgpu_reference_checksum(cpu_bytes, a.bytes));
+		assert_true(result == vgpu_kernel_reference_checksum(cpu_bytes, a.bytes));
 
 		/* RANDOM_ACCESS */
 		updates = random_below(&rng, 5000);
-		submit(tc, words, simgpu_push_launch_random_access(words, a.va, a.bytes, updates,
-		                                                   fill_seed));
+		submit(tc, words, vgpu_push_launch_random_access(words, a.va, a.bytes, updates,
+		                                                 fill_seed));
 		read_range(tc, a, gpu_bytes);
-		simgpu_reference_random_access(cpu_bytes, a.bytes, updates, fill_seed);
+		vgpu_kernel_reference_random_access(cpu_bytes, a.bytes, updates, fill_seed);
 		assert_memory_equal(gpu_bytes, cpu_bytes, a.bytes);
 
 		/* COPY command and COPY kernel, unaligned, across regions */
@@ -130,16 +130,16 @@ static void test_kernels_match_reference(void **state)
 			struct random_range dst = { b.va, n };
 
 			if (random_below(&rng, 2))
-				submit(tc, words, simgpu_push_copy(words, b.va, a.va + skew, n));
+				submit(tc, words, vgpu_push_copy(words, b.va, a.va + skew, n));
 			else
-				submit(tc, words, simgpu_push_launch_copy(words, b.va, a.va + skew, n));
+				submit(tc, words, vgpu_push_launch_copy(words, b.va, a.va + skew, n));
 			read_range(tc, dst, gpu_bytes);
 			assert_memory_equal(gpu_bytes, cpu_bytes + skew, n);
 		}
 
 		/* MEMSET, unaligned */
 		b = pick_range(&rng, 200 * KIB, false);
-		submit(tc, words, simgpu_push_memset(words, b.va, pattern, b.bytes));
+		submit(tc, words, vgpu_push_memset(words, b.va, pattern, b.bytes));
 		read_range(tc, b, gpu_bytes);
 		{
 			uint64_t i;
@@ -165,19 +165,19 @@ static void test_kernels_match_reference(void **state)
 				         (random_below(&rng, REGION_BYTES - bytes + 1) & ~UINT64_C(3));
 			} while (out.va < in.va + bytes && in.va < out.va + bytes);
 			assert_int_equal(vgpu_hal_as_read(tc->as, in.va, cpu_bytes, bytes), 0);
-			submit(tc, words, simgpu_push_launch_stencil(words, in.va, out.va, width, height));
+			submit(tc, words, vgpu_push_launch_stencil(words, in.va, out.va, width, height));
 			read_range(tc, out, gpu_bytes);
-			simgpu_reference_stencil(cpu_bytes, cpu_bytes + REGION_BYTES, width, height);
+			vgpu_kernel_reference_stencil(cpu_bytes, cpu_bytes + REGION_BYTES, width, height);
 			assert_memory_equal(gpu_bytes, cpu_bytes + REGION_BYTES, bytes);
 		}
 	}
 	/* the fused reference agrees with the step-by-step one */
-	simgpu_reference_fill(cpu_bytes, 64 * KIB, 77);
-	simgpu_reference_stream(cpu_bytes, 64 * KIB, 3);
-	assert_true(simgpu_reference_checksum(cpu_bytes, 64 * KIB) ==
-	            simgpu_reference_fill_stream_checksum(77, 64 * KIB, 3));
+	vgpu_kernel_reference_fill(cpu_bytes, 64 * KIB, 77);
+	vgpu_kernel_reference_stream(cpu_bytes, 64 * KIB, 3);
+	assert_true(vgpu_kernel_reference_checksum(cpu_bytes, 64 * KIB) ==
+	            vgpu_kernel_reference_fill_stream_checksum(77, 64 * KIB, 3));
 	/* STREAM really transforms: x * A + B */
-	assert_true(simgpu_stream_word(1) == SIMGPU_STREAM_MULTIPLIER + SIMGPU_STREAM_INCREMENT);
+	assert_true(vgpu_stream_word(1) == VGPU_STREAM_MULTIPLIER + VGPU_STREAM_INCREMENT);
 	free(gpu_bytes);
 	free(cpu_bytes);
 	test_channel_destroy(tc);
@@ -202,7 +202,7 @@ static void timing_workload(const struct simgpu_config *config, struct timing_ru
 	struct test_gpu *gpu = test_gpu_create(config);
 	struct test_channel *tc[3];
 	struct vgpu_hal_host_buf *bufs[3] = { NULL, NULL, NULL };
-	uint32_t words[2 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[2 * VGPU_COMMAND_MAX_WORDS], n;
 	const uint64_t bytes = 4 * MIB;
 	unsigned i, start = 0;
 
@@ -215,11 +215,11 @@ static void timing_workload(const struct simgpu_config *config, struct timing_ru
 			                          targets[i], NULL);
 	}
 	for (i = 0; i < 3; i++) {
-		n = simgpu_push_launch_fill(words, TEST_DATA_VA, bytes, 3);
-		n += simgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 2);
+		n = vgpu_push_launch_fill(words, TEST_DATA_VA, bytes, 3);
+		n += vgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 2);
 		test_submit(tc[i], words, n);
-		test_submit(tc[i], words, simgpu_push_semaphore_release(words, tc[i]->semaphore_va,
-		                                                        1, true));
+		test_submit(tc[i], words, vgpu_push_semaphore_release(words, tc[i]->semaphore_va,
+		                                                      1, true));
 	}
 	for (i = 0; i < 3; i++)
 		vgpu_hal_channel_kick(tc[i]->channel);
@@ -316,7 +316,7 @@ static void test_copy_engine_in_flight(void **state)
 	struct vgpu_hal_host_buf *buf;
 	struct vgpu_hal_event event;
 	uint8_t *expected = malloc(MIB), *actual = malloc(MIB);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct test_channel *tc;
 	unsigned i, start, seen = 0;
 
@@ -332,12 +332,12 @@ static void test_copy_engine_in_flight(void **state)
 			                      VGPU_TARGET_SYSMEM_COHERENT, NULL);
 	}
 	(void)buf;
-	simgpu_reference_fill(expected, MIB, 31);
+	vgpu_kernel_reference_fill(expected, MIB, 31);
 	assert_int_equal(vgpu_hal_as_write(as, TEST_DATA_VA, expected, MIB), 0);
 	/* compute keeps running on another address space meanwhile */
 	tc = test_channel_create(gpu, NULL, 0);
 	test_map_vram(gpu, tc->as, TEST_DATA_VA, 8 * MIB, VGPU_PAGE_64K, 0, NULL);
-	test_submit(tc, words, simgpu_push_launch_stream(words, TEST_DATA_VA, 8 * MIB, 4));
+	test_submit(tc, words, vgpu_push_launch_stream(words, TEST_DATA_VA, 8 * MIB, 4));
 
 	start = test_event_count(gpu);
 	/* a chain: copy i reads what copy i - 1 wrote, so order matters */

@@ -118,21 +118,21 @@ static void test_vram_reserved_excluded(void **state)
 /* Run CHECKSUM on the GPU over [va, va + bytes) and return the result. */
 static uint64_t gpu_checksum(struct test_channel *tc, uint64_t va, uint64_t bytes)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t result = 0;
 	uint64_t result_va = tc->semaphore_va + 8;
 
 	assert_true(test_submit_wait(tc, words,
-	                             simgpu_push_launch_checksum(words, va, bytes, result_va)));
+	                             vgpu_push_launch_checksum(words, va, bytes, result_va)));
 	assert_int_equal(vgpu_hal_as_read(tc->as, result_va, &result, 8), 0);
 	return result;
 }
 
 static void gpu_fill(struct test_channel *tc, uint64_t va, uint64_t bytes, uint64_t seed)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
-	assert_true(test_submit_wait(tc, words, simgpu_push_launch_fill(words, va, bytes, seed)));
+	assert_true(test_submit_wait(tc, words, vgpu_push_launch_fill(words, va, bytes, seed)));
 }
 
 /* Every page size x target: the GPU reads what the CPU wrote and the CPU
@@ -168,7 +168,7 @@ static void test_translation_sizes_and_targets(void **state)
 			assert_int_equal(vgpu_hal_as_write(tc->as, va, pattern, bytes), 0);
 			vgpu_hal_as_counters(tc->as, &before);
 			assert_true(gpu_checksum(tc, va, bytes) ==
-			            simgpu_reference_checksum(pattern, bytes));
+			            vgpu_kernel_reference_checksum(pattern, bytes));
 			vgpu_hal_as_counters(tc->as, &after);
 			assert_int_equal(after.bytes_read[targets[t]] - before.bytes_read[targets[t]],
 			                 bytes + (targets[t] == VGPU_TARGET_VRAM ? 4 * (8 + 5) : 0)
@@ -176,7 +176,7 @@ static void test_translation_sizes_and_targets(void **state)
 			                    live in VRAM */);
 
 			gpu_fill(tc, va, bytes, 1000 + t);
-			simgpu_reference_fill(expected, bytes, 1000 + t);
+			vgpu_kernel_reference_fill(expected, bytes, 1000 + t);
 			assert_int_equal(vgpu_hal_as_read(tc->as, va, readback, bytes), 0);
 			assert_memory_equal(readback, expected, bytes);
 			if (buf) {
@@ -210,7 +210,7 @@ static void test_translation_mixed_sizes(void **state)
 	                 0);
 	gpu_fill(tc, va, 64 * KIB, 5);
 	assert_int_equal(vgpu_hal_as_read(tc->as, va, block, 64 * KIB), 0);
-	simgpu_reference_fill(expected, 64 * KIB, 5);
+	vgpu_kernel_reference_fill(expected, 64 * KIB, 5);
 	assert_memory_equal(block, expected, 64 * KIB);
 
 	/* a small page over the large one: that 4 KiB now comes from the new
@@ -226,7 +226,7 @@ static void test_translation_mixed_sizes(void **state)
 	for (i = 0; i < 4 * KIB; i++)
 		expected[8 * KIB + i] = 0xab;
 	assert_memory_equal(block, expected, 64 * KIB);
-	assert_true(gpu_checksum(tc, va, 64 * KIB) == simgpu_reference_checksum(expected, 64 * KIB));
+	assert_true(gpu_checksum(tc, va, 64 * KIB) == vgpu_kernel_reference_checksum(expected, 64 * KIB));
 
 	/* unmapping 4 KiB inside the split page leaves the rest mapped */
 	assert_int_equal(vgpu_hal_as_unmap(tc->as, va + 60 * KIB, 4 * KIB), 0);
@@ -280,7 +280,7 @@ static void test_iommu_map_unmap_and_fault(void **state)
 	struct vgpu_hal_host_buf *buf;
 	struct vgpu_hal_event error;
 	uint64_t iova_a, iova_b, pages[4], i;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint8_t data[16 * KIB];
 	int fd = -1;
 	uint64_t offset = 1;
@@ -311,7 +311,7 @@ static void test_iommu_map_unmap_and_fault(void **state)
 	assert_memory_equal(shared, data, sizeof(data));
 	munmap(shared, 32 * KIB);
 	assert_true(gpu_checksum(tc, TEST_DATA_VA, sizeof(data)) ==
-	            simgpu_reference_checksum(data, sizeof(data)));
+	            vgpu_kernel_reference_checksum(data, sizeof(data)));
 
 	/* unmap must name exactly one live mapping */
 	assert_int_equal(vgpu_hal_iommu_unmap(gpu->hal, iova_a, 4 * KIB), -EFAULT);
@@ -321,8 +321,8 @@ static void test_iommu_map_unmap_and_fault(void **state)
 
 	/* the PTEs still point at the IOVA: the aperture and the GPU fault */
 	assert_int_equal(vgpu_hal_as_read(tc->as, TEST_DATA_VA, data, 4 * KIB), -EFAULT);
-	test_submit(tc, words, simgpu_push_launch_checksum(words, TEST_DATA_VA, 4 * KIB,
-	                                                   tc->semaphore_va));
+	test_submit(tc, words, vgpu_push_launch_checksum(words, TEST_DATA_VA, 4 * KIB,
+	                                                 tc->semaphore_va));
 	assert_true(test_wait_error(tc, &error));
 	assert_int_equal(error.cause, VGPU_FAULT_IOMMU);
 	assert_true(error.address == TEST_DATA_VA);
@@ -400,15 +400,15 @@ static void test_tlb_stale_until_invalidate(void **state)
 	struct test_channel *tc = test_channel_create(gpu, NULL, 0);
 	uint64_t va = TEST_DATA_VA, old_page, new_page;
 	uint8_t old_data[4096], new_data[4096];
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event error;
 
-	simgpu_reference_fill(old_data, sizeof(old_data), 1);
-	simgpu_reference_fill(new_data, sizeof(new_data), 2);
+	vgpu_kernel_reference_fill(old_data, sizeof(old_data), 1);
+	vgpu_kernel_reference_fill(new_data, sizeof(new_data), 2);
 	test_map_vram(gpu, tc->as, va, 4096, VGPU_PAGE_4K, 0, &old_page);
 	assert_int_equal(vgpu_hal_as_write(tc->as, va, old_data, 4096), 0);
 	/* the GPU reads the page once: its translation is now cached */
-	assert_true(gpu_checksum(tc, va, 4096) == simgpu_reference_checksum(old_data, 4096));
+	assert_true(gpu_checksum(tc, va, 4096) == vgpu_kernel_reference_checksum(old_data, 4096));
 
 	/* remap to a new page (the aperture sees the new page at once) */
 	assert_int_equal(vgpu_hal_vram_alloc(gpu->hal, VGPU_PAGE_4K, 1, &new_page), 0);
@@ -416,15 +416,15 @@ static void test_tlb_stale_until_invalidate(void **state)
 	                 0);
 	assert_int_equal(vgpu_hal_as_write(tc->as, va, new_data, 4096), 0);
 	/* ... but the GPU still uses the stale translation */
-	assert_true(gpu_checksum(tc, va, 4096) == simgpu_reference_checksum(old_data, 4096));
+	assert_true(gpu_checksum(tc, va, 4096) == vgpu_kernel_reference_checksum(old_data, 4096));
 	vgpu_hal_as_tlb_invalidate(tc->as);
-	assert_true(gpu_checksum(tc, va, 4096) == simgpu_reference_checksum(new_data, 4096));
+	assert_true(gpu_checksum(tc, va, 4096) == vgpu_kernel_reference_checksum(new_data, 4096));
 
 	/* unmapping does not invalidate either: still readable until then */
 	assert_int_equal(vgpu_hal_as_unmap(tc->as, va, 4096), 0);
-	assert_true(gpu_checksum(tc, va, 4096) == simgpu_reference_checksum(new_data, 4096));
+	assert_true(gpu_checksum(tc, va, 4096) == vgpu_kernel_reference_checksum(new_data, 4096));
 	vgpu_hal_as_tlb_invalidate(tc->as);
-	test_submit(tc, words, simgpu_push_launch_checksum(words, va, 4096, tc->semaphore_va + 8));
+	test_submit(tc, words, vgpu_push_launch_checksum(words, va, 4096, tc->semaphore_va + 8));
 	assert_true(test_wait_error(tc, &error));
 	assert_int_equal(error.cause, VGPU_FAULT_UNMAPPED);
 	assert_true(error.address == va);
@@ -442,7 +442,7 @@ static void test_read_only_and_privileged(void **state)
 	struct test_channel *writer = test_channel_create(gpu, reader->as, 0);
 	struct test_channel *user = test_channel_create(gpu, reader->as, 0);
 	uint64_t ro = TEST_DATA_VA, priv = TEST_DATA_VA + MIB;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct vgpu_hal_event error;
 	uint8_t data[4096];
 
@@ -454,8 +454,8 @@ static void test_read_only_and_privileged(void **state)
 	assert_int_equal(vgpu_hal_as_write(reader->as, priv, data, sizeof(data)), 0);
 
 	/* reading a read-only page works, writing it kills the channel */
-	assert_true(gpu_checksum(reader, ro, 4096) == simgpu_reference_checksum(data, 4096));
-	test_submit(writer, words, simgpu_push_memset(words, ro + 64, 0, 64));
+	assert_true(gpu_checksum(reader, ro, 4096) == vgpu_kernel_reference_checksum(data, 4096));
+	test_submit(writer, words, vgpu_push_memset(words, ro + 64, 0, 64));
 	assert_true(test_wait_error(writer, &error));
 	assert_int_equal(error.cause, VGPU_FAULT_READ_ONLY);
 	assert_true(error.address == ro + 64);
@@ -463,8 +463,8 @@ static void test_read_only_and_privileged(void **state)
 	assert_int_equal(data[64], 3);
 
 	/* a user channel may not touch a privileged page */
-	test_submit(user, words, simgpu_push_launch_checksum(words, priv, 4096,
-	                                                     user->semaphore_va + 8));
+	test_submit(user, words, vgpu_push_launch_checksum(words, priv, 4096,
+	                                                   user->semaphore_va + 8));
 	assert_true(test_wait_error(user, &error));
 	assert_int_equal(error.cause, VGPU_FAULT_PRIVILEGED);
 	assert_true(error.address == priv);

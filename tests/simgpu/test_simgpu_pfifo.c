@@ -30,7 +30,7 @@
 
 /* A second pushbuffer area for pushbuffers larger than test_submit's. */
 #define BIG_PUSHBUFFER_VA UINT64_C(0x30000000)
-#define BIG_PUSHBUFFER_BYTES SIMGPU_PUSHBUFFER_MAX_BYTES
+#define BIG_PUSHBUFFER_BYTES VGPU_PUSHBUFFER_MAX_BYTES
 #define SYSMEM_VA UINT64_C(0x80000000)
 
 static uint64_t busy_ns(struct vgpu_hal_as *as)
@@ -50,9 +50,9 @@ static void submit_big(struct test_channel *tc, const uint32_t *words, uint32_t 
 	assert_true((uint64_t)count * 4 <= BIG_PUSHBUFFER_BYTES);
 	assert_int_equal(vgpu_hal_as_write(tc->as, BIG_PUSHBUFFER_VA, words, (uint64_t)count * 4),
 	                 0);
-	simgpu_gpfifo_write(tc->info.gpfifo, entries, tc->put, BIG_PUSHBUFFER_VA, count * 4);
+	vgpu_gpfifo_write(tc->info.gpfifo, entries, tc->put, BIG_PUSHBUFFER_VA, count * 4);
 	tc->put = (tc->put + 1) & (entries - 1);
-	simgpu_control_write_gp_put(tc->info.control, tc->put);
+	vgpu_control_write_gp_put(tc->info.control, tc->put);
 	vgpu_hal_channel_kick(tc->channel);
 }
 
@@ -62,15 +62,15 @@ static void submit_big(struct test_channel *tc, const uint32_t *words, uint32_t 
  * word count. */
 static uint32_t copy_flood(uint32_t *words, uint64_t va, uint64_t bytes, uint64_t semaphore_va)
 {
-	const uint32_t group_words = 4 * (1 + SIMGPU_COPY_ARG_WORDS) + 1 + SIMGPU_SEMAPHORE_ARG_WORDS;
+	const uint32_t group_words = 4 * (1 + VGPU_COPY_ARG_WORDS) + 1 + VGPU_SEMAPHORE_ARG_WORDS;
 	uint32_t n = 0, k;
 	uint64_t group = 0;
 
 	while ((n + group_words) * 4 <= BIG_PUSHBUFFER_BYTES) {
 		for (k = 0; k < 4; k++)
-			n += simgpu_push_copy(words + n, k % 2 ? va : va + bytes,
-			                      k % 2 ? va + bytes : va, bytes);
-		n += simgpu_push_semaphore_release(words + n, semaphore_va, ++group, true);
+			n += vgpu_push_copy(words + n, k % 2 ? va : va + bytes,
+			                    k % 2 ? va + bytes : va, bytes);
+		n += vgpu_push_semaphore_release(words + n, semaphore_va, ++group, true);
 	}
 	return n;
 }
@@ -108,7 +108,7 @@ static void fairness_event(void *arg, const struct vgpu_hal_event *event)
 			f->busy_at_submit = busy_ns(f->hostile->as);
 			f->pending = true;
 			__atomic_store_n(&f->started, f->started + 1, __ATOMIC_RELEASE);
-			simgpu_control_write_gp_put(f->small->info.control, f->started);
+			vgpu_control_write_gp_put(f->small->info.control, f->started);
 		}
 	} else if (event->channel_id == f->small->info.id && f->pending) {
 		uint64_t spent = busy_ns(f->hostile->as) - f->busy_at_submit;
@@ -136,7 +136,7 @@ static void test_huge_pushbuffer_does_not_starve_others(void **state)
 	struct fairness f = { .rounds = ROUNDS };
 	struct test_gpu *gpu;
 	uint32_t *flood = malloc(BIG_PUSHBUFFER_BYTES);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS * 2], n;
+	uint32_t words[VGPU_COMMAND_MAX_WORDS * 2], n;
 	uint64_t span_ps, bound_ns;
 	unsigned r, i;
 
@@ -154,11 +154,11 @@ static void test_huge_pushbuffer_does_not_starve_others(void **state)
 	for (r = 0; r < ROUNDS; r++) {
 		uint64_t va = f.small->pushbuffer_va + r * 256;
 
-		n = simgpu_push_launch_fill(words, TEST_DATA_VA, 64 * KIB, r + 1);
-		n += simgpu_push_semaphore_release(words + n, f.small->semaphore_va, r + 1, true);
+		n = vgpu_push_launch_fill(words, TEST_DATA_VA, 64 * KIB, r + 1);
+		n += vgpu_push_semaphore_release(words + n, f.small->semaphore_va, r + 1, true);
 		assert_int_equal(vgpu_hal_as_write(f.small->as, va, words, (uint64_t)n * 4), 0);
-		simgpu_gpfifo_write(f.small->info.gpfifo, f.small->info.layout.gpfifo_entries, r, va,
-		                    n * 4);
+		vgpu_gpfifo_write(f.small->info.gpfifo, f.small->info.layout.gpfifo_entries, r, va,
+		                  n * 4);
 	}
 	f.small->put = ROUNDS;
 	f.small->push_offset = ROUNDS * 256;
@@ -167,8 +167,8 @@ static void test_huge_pushbuffer_does_not_starve_others(void **state)
 	n = copy_flood(flood, TEST_DATA_VA, copy_bytes, f.hostile->semaphore_va);
 	submit_big(f.hostile, flood, n);
 	test_submit(f.hostile, words,
-	            simgpu_push_semaphore_release(words, f.hostile->semaphore_va, HOSTILE_DONE,
-	                                          true));
+	            vgpu_push_semaphore_release(words, f.hostile->semaphore_va, HOSTILE_DONE,
+	                                        true));
 	vgpu_hal_channel_kick(f.hostile->channel);
 	for (i = 0; i < TEST_TIMEOUT_MS && __atomic_load_n(&f.done, __ATOMIC_ACQUIRE) < ROUNDS;
 	     i++)
@@ -199,31 +199,31 @@ static void test_huge_pushbuffer_does_not_starve_others(void **state)
 /* One command of the random program: the pushbuffer words it encodes. */
 static uint32_t random_command(uint64_t *rng, uint32_t *words, uint64_t base, uint64_t bytes)
 {
-	uint64_t a = simgpu_xorshift64(rng), b = simgpu_xorshift64(rng), c = simgpu_xorshift64(rng);
+	uint64_t a = vgpu_xorshift64(rng), b = vgpu_xorshift64(rng), c = vgpu_xorshift64(rng);
 	uint64_t length = 8 + (a % (bytes / 2)) / 8 * 8;
 	uint64_t dst = base + (b % (bytes - length)) / 8 * 8;
 	uint64_t src = base + (c % (bytes - length)) / 8 * 8;
 
-	switch (simgpu_xorshift64(rng) % 7) {
+	switch (vgpu_xorshift64(rng) % 7) {
 	case 0:
-		return simgpu_push_copy(words, dst, src, length);
+		return vgpu_push_copy(words, dst, src, length);
 	case 1:
-		return simgpu_push_memset(words, dst + a % 8, (uint32_t)b, length - 8);
+		return vgpu_push_memset(words, dst + a % 8, (uint32_t)b, length - 8);
 	case 2:
-		return simgpu_push_launch_fill(words, dst, length, a);
+		return vgpu_push_launch_fill(words, dst, length, a);
 	case 3:
-		return simgpu_push_launch_stream(words, dst, length, 1 + (uint32_t)(a % 3));
+		return vgpu_push_launch_stream(words, dst, length, 1 + (uint32_t)(a % 3));
 	case 4:
-		return simgpu_push_launch_random_access(words, dst, length, length / 64, a);
+		return vgpu_push_launch_random_access(words, dst, length, length / 64, a);
 	case 5: {
 		uint64_t width = 1 + a % 700, height = 1 + b % 40;
 
 		if (width * height * 4 * 2 > bytes)
 			height = bytes / 8 / width;
-		return simgpu_push_launch_stencil(words, base, base + bytes / 2, width, height);
+		return vgpu_push_launch_stencil(words, base, base + bytes / 2, width, height);
 	}
 	default:
-		return simgpu_push_launch_checksum(words, src, length, dst);
+		return vgpu_push_launch_checksum(words, src, length, dst);
 	}
 }
 
@@ -240,7 +240,7 @@ static void run_program(uint32_t timeslice_ns, uint64_t seed, unsigned commands,
 	struct test_gpu *gpu;
 	struct test_channel *tc, *other;
 	struct vgpu_hal_host_buf *sysmem;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS * 8];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS * 8];
 	uint64_t rng = seed | 1, vram_bytes = data_bytes / 2;
 	uint8_t *init = malloc(data_bytes);
 	unsigned i, k;
@@ -256,7 +256,7 @@ static void run_program(uint32_t timeslice_ns, uint64_t seed, unsigned commands,
 	                         VGPU_PAGE_4K, VGPU_TARGET_SYSMEM_NONCOHERENT, NULL);
 	test_map_vram(gpu, other->as, TEST_DATA_VA, 4 * MIB, VGPU_PAGE_64K, 0, NULL);
 	for (i = 0; i < data_bytes; i += 8) {
-		uint64_t word = simgpu_xorshift64(&rng);
+		uint64_t word = vgpu_xorshift64(&rng);
 
 		memcpy(init + i, &word, 8);
 	}
@@ -267,14 +267,14 @@ static void run_program(uint32_t timeslice_ns, uint64_t seed, unsigned commands,
 		for (k = 0; k < 8 && i < commands; k++, i++)
 			n += random_command(&rng, words + n, TEST_DATA_VA, data_bytes);
 		test_submit(tc, words, n);
-		n = simgpu_push_launch_fill(words, TEST_DATA_VA, 4 * MIB, i);
+		n = vgpu_push_launch_fill(words, TEST_DATA_VA, 4 * MIB, i);
 		test_submit(other, words, n);
 		vgpu_hal_channel_kick(other->channel);
 		assert_true(test_submit_wait(tc, NULL, 0));
 		/* what every batch left, so a difference a later command
 		 * overwrites is still seen */
 		assert_int_equal(vgpu_hal_as_read(tc->as, TEST_DATA_VA, data_out, data_bytes), 0);
-		*batch_hashes++ = simgpu_reference_checksum(data_out, data_bytes);
+		*batch_hashes++ = vgpu_kernel_reference_checksum(data_out, data_bytes);
 	}
 	assert_true(test_submit_wait(other, NULL, 0));
 	assert_int_equal(vgpu_hal_channel_state(tc->channel, NULL), VGPU_CHANNEL_OK);
@@ -355,17 +355,17 @@ static void test_acquire_yields(void **state)
 	struct test_gpu *gpu = test_gpu_create(NULL);
 	struct test_channel *waiter = test_channel_create(gpu, NULL, 0);
 	struct test_channel *runner = test_channel_create(gpu, waiter->as, 0);
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS * 2], n;
+	uint32_t words[VGPU_COMMAND_MAX_WORDS * 2], n;
 	uint64_t gate = TEST_DATA_VA, one = 1, result = 0, cpu_before, cpu_ns;
 	unsigned i;
 
 	test_map_vram(gpu, waiter->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
-	n = simgpu_push_semaphore_acquire(words, gate, 1);
-	n += simgpu_push_semaphore_release(words + n, gate + 8, 77, false);
+	n = vgpu_push_semaphore_acquire(words, gate, 1);
+	n += vgpu_push_semaphore_release(words + n, gate + 8, 77, false);
 	test_submit(waiter, words, n);
 	vgpu_hal_channel_kick(waiter->channel);
 	for (i = 0; i < 50; i++) {
-		n = simgpu_push_launch_fill(words, TEST_DATA_VA + 4096, 4096, i);
+		n = vgpu_push_launch_fill(words, TEST_DATA_VA + 4096, 4096, i);
 		assert_true(test_submit_wait(runner, words, n));
 	}
 	test_channel_destroy(runner);
@@ -394,7 +394,7 @@ static void test_acquire_timeout(void **state)
 	struct test_gpu *gpu;
 	struct test_channel *waiter, *patient, *other;
 	struct vgpu_hal_event error;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t gate = TEST_DATA_VA;
 
 	test_config(&config);
@@ -405,13 +405,13 @@ static void test_acquire_timeout(void **state)
 	test_map_vram(gpu, waiter->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
 	test_map_vram(gpu, other->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
 	assert_true(test_submit_wait(waiter, NULL, 0));
-	test_submit(waiter, words, simgpu_push_semaphore_acquire(words, gate, 1));
+	test_submit(waiter, words, vgpu_push_semaphore_acquire(words, gate, 1));
 	assert_true(test_wait_error(waiter, &error));
 	assert_int_equal(error.type, VGPU_EVENT_CHANNEL_ERROR);
 	assert_int_equal(error.channel_id, waiter->info.id);
 	assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
 	assert_true(error.address == waiter->pushbuffer_va + 64); /* the second pushbuffer */
-	assert_true(test_submit_wait(other, words, simgpu_push_launch_fill(words, gate, 4096, 1)));
+	assert_true(test_submit_wait(other, words, vgpu_push_launch_fill(words, gate, 4096, 1)));
 	assert_int_equal(vgpu_hal_channel_state(other->channel, NULL), VGPU_CHANNEL_OK);
 	test_channel_destroy(waiter);
 	test_channel_destroy(other);
@@ -421,7 +421,7 @@ static void test_acquire_timeout(void **state)
 	gpu = test_gpu_create(&config);
 	patient = test_channel_create(gpu, NULL, 0);
 	test_map_vram(gpu, patient->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
-	test_submit(patient, words, simgpu_push_semaphore_acquire(words, gate, 1));
+	test_submit(patient, words, vgpu_push_semaphore_acquire(words, gate, 1));
 	vgpu_hal_channel_kick(patient->channel);
 	usleep(400000);
 	assert_int_equal(vgpu_hal_channel_state(patient->channel, NULL), VGPU_CHANNEL_OK);
@@ -444,7 +444,7 @@ static void test_watchdog_kills_long_command(void **state)
 	struct test_channel *victim, *bystander;
 	struct vgpu_hal_host_buf *sysmem;
 	struct vgpu_hal_event error;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t spent, span_ns;
 	unsigned i;
 
@@ -459,10 +459,10 @@ static void test_watchdog_kills_long_command(void **state)
 
 	assert_true(test_submit_wait(victim, NULL, 0));
 	spent = busy_ns(victim->as);
-	test_submit(victim, words, simgpu_push_launch_stream(words, SYSMEM_VA, bytes, 64));
+	test_submit(victim, words, vgpu_push_launch_stream(words, SYSMEM_VA, bytes, 64));
 	for (i = 0; i < 20; i++) {
 		test_submit(bystander, words,
-		            simgpu_push_launch_fill(words, TEST_DATA_VA, 64 * KIB, i + 1));
+		            vgpu_push_launch_fill(words, TEST_DATA_VA, 64 * KIB, i + 1));
 		assert_true(test_submit_wait(bystander, NULL, 0));
 	}
 	assert_true(test_wait_error(victim, &error));
@@ -481,8 +481,8 @@ static void test_watchdog_kills_long_command(void **state)
 
 	/* a command within the limit completes; the bystander is unharmed */
 	assert_true(test_submit_wait(bystander, words,
-	                             simgpu_push_memset(words, TEST_DATA_VA, 0x5a5a5a5a,
-	                                                4 * MIB)));
+	                             vgpu_push_memset(words, TEST_DATA_VA, 0x5a5a5a5a,
+	                                              4 * MIB)));
 	assert_int_equal(vgpu_hal_channel_state(bystander->channel, NULL), VGPU_CHANNEL_OK);
 	test_channel_destroy(victim);
 	test_channel_destroy(bystander);
@@ -510,7 +510,7 @@ static void test_throttle_paced(void **state)
 	struct simgpu_config config;
 	struct test_gpu *gpu;
 	struct test_channel *tc;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t before, start, wall, seen = 0, polls = 0;
 
 	test_config(&config);
@@ -520,7 +520,7 @@ static void test_throttle_paced(void **state)
 	assert_true(test_submit_wait(tc, NULL, 0));
 	before = busy_ns(tc->as);
 	start = wall_ns();
-	test_submit(tc, words, simgpu_push_launch_throttle(words, kernel_ns));
+	test_submit(tc, words, vgpu_push_launch_throttle(words, kernel_ns));
 	while (wall_ns() - start < kernel_ns / 2) {
 		int32_t current = vgpu_hal_engine_current_channel(gpu->hal, VGPU_ENGINE_COMPUTE);
 
@@ -545,7 +545,7 @@ static void test_throttle_paced(void **state)
 	assert_true(wall >= kernel_ns);
 	assert_true(seen > 0);
 	/* a bad length */
-	test_submit(tc, words, simgpu_push_launch_throttle(words, 0));
+	test_submit(tc, words, vgpu_push_launch_throttle(words, 0));
 	{
 		struct vgpu_hal_event error;
 
@@ -615,7 +615,7 @@ static void test_kill_gets_in_with_work_queued(void **state)
 	struct test_channel *hog, *bystander;
 	struct vgpu_hal_event error;
 	uint32_t *words = malloc(BIG_PUSHBUFFER_BYTES), n = 0, kernels = 0;
-	uint32_t one[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t one[VGPU_COMMAND_MAX_WORDS];
 	uint64_t took, busy, i;
 
 	(void)state;
@@ -628,8 +628,8 @@ static void test_kill_gets_in_with_work_queued(void **state)
 	              NULL);
 	test_map_vram(gpu, hog->as, TEST_DATA_VA, bytes, VGPU_PAGE_64K, 0, NULL);
 	test_map_vram(gpu, bystander->as, TEST_DATA_VA, 64 * KIB, VGPU_PAGE_64K, 0, NULL);
-	while ((n + SIMGPU_COMMAND_MAX_WORDS) * 4 <= BIG_PUSHBUFFER_BYTES) {
-		n += simgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 16);
+	while ((n + VGPU_COMMAND_MAX_WORDS) * 4 <= BIG_PUSHBUFFER_BYTES) {
+		n += vgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 16);
 		kernels++;
 	}
 	submit_big(hog, words, n);
@@ -648,7 +648,7 @@ static void test_kill_gets_in_with_work_queued(void **state)
 	/* never scheduled again: its modeled time stops */
 	busy = busy_ns(hog->as);
 	assert_true(test_submit_wait(bystander, one,
-	                             simgpu_push_launch_fill(one, TEST_DATA_VA, 64 * KIB, 7)));
+	                             vgpu_push_launch_fill(one, TEST_DATA_VA, 64 * KIB, 7)));
 	usleep(20000);
 	assert_true(busy_ns(hog->as) == busy);
 	assert_int_equal(vgpu_hal_channel_state(bystander->channel, NULL), VGPU_CHANNEL_OK);
@@ -677,8 +677,8 @@ static void test_destroy_busy_channel_is_bounded(void **state)
 	test_map_vram(gpu, hog->as, BIG_PUSHBUFFER_VA, BIG_PUSHBUFFER_BYTES, VGPU_PAGE_64K, 0,
 	              NULL);
 	test_map_vram(gpu, hog->as, TEST_DATA_VA, bytes, VGPU_PAGE_64K, 0, NULL);
-	while ((n + SIMGPU_COMMAND_MAX_WORDS) * 4 <= BIG_PUSHBUFFER_BYTES)
-		n += simgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 16);
+	while ((n + VGPU_COMMAND_MAX_WORDS) * 4 <= BIG_PUSHBUFFER_BYTES)
+		n += vgpu_push_launch_stream(words + n, TEST_DATA_VA, bytes, 16);
 	submit_big(hog, words, n);
 	for (i = 0; i < TEST_TIMEOUT_MS && busy_ns(hog->as) == 0; i++)
 		usleep(1000);

@@ -34,7 +34,7 @@
 
 static uint64_t below(uint64_t *state, uint64_t limit)
 {
-	return simgpu_xorshift64(state) % limit;
+	return vgpu_xorshift64(state) % limit;
 }
 
 /* One random command on [TEST_DATA_VA, + DATA_BYTES), 8-byte aligned. */
@@ -47,23 +47,23 @@ static uint32_t random_command(uint64_t *rng, uint32_t *words)
 
 	switch (below(rng, 8)) {
 	case 0:
-		return simgpu_push_launch_fill(words, a, bytes, simgpu_xorshift64(rng));
+		return vgpu_push_launch_fill(words, a, bytes, vgpu_xorshift64(rng));
 	case 1:
-		return simgpu_push_launch_stream(words, a, bytes, 1 + (uint32_t)below(rng, 3));
+		return vgpu_push_launch_stream(words, a, bytes, 1 + (uint32_t)below(rng, 3));
 	case 2:
-		return simgpu_push_launch_random_access(words, TEST_DATA_VA, DATA_BYTES,
-		                                        1 + below(rng, 4096),
-		                                        simgpu_xorshift64(rng) | 1);
+		return vgpu_push_launch_random_access(words, TEST_DATA_VA, DATA_BYTES,
+		                                      1 + below(rng, 4096),
+		                                      vgpu_xorshift64(rng) | 1);
 	case 3:
-		return simgpu_push_launch_checksum(words, a, bytes, b);
+		return vgpu_push_launch_checksum(words, a, bytes, b);
 	case 4:
-		return simgpu_push_launch_copy(words, b, a, bytes);
+		return vgpu_push_launch_copy(words, b, a, bytes);
 	case 5:
-		return simgpu_push_launch_stencil(words, a, b, 64, (uint32_t)(bytes / 256) + 1);
+		return vgpu_push_launch_stencil(words, a, b, 64, (uint32_t)(bytes / 256) + 1);
 	case 6:
-		return simgpu_push_memset(words, a, (uint32_t)simgpu_xorshift64(rng), bytes);
+		return vgpu_push_memset(words, a, (uint32_t)vgpu_xorshift64(rng), bytes);
 	default:
-		return simgpu_push_copy(words, a, b, bytes);
+		return vgpu_push_copy(words, a, b, bytes);
 	}
 }
 
@@ -93,8 +93,8 @@ static void run_mode(uint64_t seed, const struct simgpu_config *config, struct r
 		for (i = 0; i < COMMANDS; i++) {
 			uint32_t n = random_command(&rng, words);
 
-			n += simgpu_push_semaphore_release(words + n, tc[t]->semaphore_va, 1000 + i,
-			                                   true);
+			n += vgpu_push_semaphore_release(words + n, tc[t]->semaphore_va, 1000 + i,
+			                                 true);
 			test_submit(tc[t], words, n);
 		}
 		vgpu_hal_channel_kick(tc[t]->channel);
@@ -181,9 +181,9 @@ static void run_pair(const struct simgpu_config *config, struct pair *out)
 	test_map_vram(gpu, tc[1]->as, TEST_DATA_VA, MIB, VGPU_PAGE_64K, 0, NULL);
 	vgpu_hal_channel_set_fetch(tc[0]->channel, false);
 	vgpu_hal_channel_set_fetch(tc[1]->channel, false);
-	n = simgpu_push_launch_random_access(words, TEST_DATA_VA, GUPS_BYTES, 32768, 7);
+	n = vgpu_push_launch_random_access(words, TEST_DATA_VA, GUPS_BYTES, 32768, 7);
 	test_submit(tc[0], words, n);
-	n = simgpu_push_launch_stream(words, TEST_DATA_VA, MIB, 2);
+	n = vgpu_push_launch_stream(words, TEST_DATA_VA, MIB, 2);
 	test_submit(tc[1], words, n);
 	vgpu_hal_channel_set_fetch(tc[0]->channel, true);
 	vgpu_hal_channel_set_fetch(tc[1]->channel, true);

@@ -597,7 +597,7 @@ static void test_scrub_between_address_spaces(void **state)
 	struct test_channel *tc = test_channel_create(gpu, NULL, 0);
 	const uint64_t bytes = 1 * MIB, va = TEST_DATA_VA;
 	uint64_t first[1 * MIB / BLOCK], second[1 * MIB / BLOCK];
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint8_t *buffer = malloc(bytes), *zeros = calloc(1, bytes);
 	struct vgpu_hal_as *other;
 
@@ -608,7 +608,7 @@ static void test_scrub_between_address_spaces(void **state)
 	memset(buffer, 0x3c, bytes);
 	assert_int_equal(vgpu_hal_as_write(tc->as, va, buffer, bytes / 2), 0);
 	assert_true(test_submit_wait(tc, words,
-	                             simgpu_push_launch_fill(words, va + bytes / 2, bytes / 2, 7)));
+	                             vgpu_push_launch_fill(words, va + bytes / 2, bytes / 2, 7)));
 	assert_int_equal(vgpu_hal_as_unmap(tc->as, va, bytes), 0);
 	vgpu_hal_as_tlb_invalidate(tc->as);
 	assert_int_equal(vgpu_hal_vram_scrub(gpu->hal, VGPU_PAGE_64K, bytes / BLOCK, first), 0);

@@ -40,7 +40,7 @@
 #include "guest.h"
 #include "vgpu/core.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "vgpu/util.h"
 
 #define KiB ((uint64_t)1 << 10)
@@ -254,7 +254,7 @@ struct eviction_setup {
 
 static void eviction_setup(struct eviction_setup *e, bool host_cache)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int err;
 
 	setup(&e->s, 256 * MiB, 4 * MiB, host_cache);
@@ -268,8 +268,8 @@ static void eviction_setup(struct eviction_setup *e, bool host_cache)
 		if ((err = vgpu_core_alloc(e->a, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &e->victim[i])))
 			die("alloc", err);
 		if ((err = sim_guest_run(e->guest, words,
-		                         simgpu_push_launch_fill(words, e->victim[i].gpu_va,
-		                                                 e->victim[i].bytes, i + 1),
+		                         vgpu_push_launch_fill(words, e->victim[i].gpu_va,
+		                                               e->victim[i].bytes, i + 1),
 		                         60000)))
 			die("fill", err);
 	}
@@ -286,7 +286,7 @@ static void bench_eviction_small(struct eviction_setup *e)
 	struct vgpu_core_stats before, after;
 	struct vgpu_buffer_info small[24];
 	struct vgpu_core_time d;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int err;
 
 	printf("2. Eviction latency (256 MiB VRAM full of the victim's data, 4 MiB chunks; the "
@@ -295,7 +295,7 @@ static void bench_eviction_small(struct eviction_setup *e)
 	vgpu_core_stats(e->s.core, &before);
 	for (int i = 0; i < 24; i++) {
 		int64_t sequence = sim_guest_submit(
-		        e->guest, words, simgpu_push_launch_stream(words, e->hot.gpu_va, e->hot.bytes, 2));
+		        e->guest, words, vgpu_push_launch_stream(words, e->hot.gpu_va, e->hot.bytes, 2));
 
 		if (sequence < 0)
 			die("submit", (int)sequence);
@@ -570,7 +570,7 @@ static void bench_submission(void)
 	struct vgpu_core_stats before, after;
 	struct vgpu_buffer_info buffer;
 	struct sim_guest *guest;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int64_t last = 0;
 	struct setup s;
 	struct vgpu_vm *vm;
@@ -587,7 +587,7 @@ static void bench_submission(void)
 	vgpu_core_stats(s.core, &before);
 	t0 = vgpu_monotonic_ns();
 	for (int i = 0; i < SUBMISSIONS; i++) {
-		uint32_t n = simgpu_push_memset(words, buffer.gpu_va, (uint32_t)i, 4096);
+		uint32_t n = vgpu_push_memset(words, buffer.gpu_va, (uint32_t)i, 4096);
 
 		while ((last = sim_guest_submit(guest, words, n)) == -EAGAIN)
 			;

@@ -26,7 +26,7 @@
  * The phases run in the order listed (1, 2, 3, 5, then 4).
  *
  * Every byte the kernels and the relocations touch is checked against the
- * CPU references of vgpu/simgpu_kernels.h (read back through the HAL's
+ * CPU references of vgpu/abi/kernels.h (read back through the HAL's
  * aperture, or by the CHECKSUM kernel): a single wrong word fails the run
  * (exit 1), since figures from wrong results are worthless. Every driver
  * and core call is checked, every wait has a deadline, every phase a time
@@ -71,8 +71,8 @@
 #include "vgpu/core.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 #include "vgpu/util.h"
 
 #define KiB ((uint64_t)1 << 10)
@@ -317,8 +317,8 @@ static struct affine stream_affine(uint32_t passes)
 	struct affine a = { 1, 0 };
 
 	for (uint32_t i = 0; i < passes; i++) {
-		a.mul *= SIMGPU_STREAM_MULTIPLIER;
-		a.add = a.add * SIMGPU_STREAM_MULTIPLIER + SIMGPU_STREAM_INCREMENT;
+		a.mul *= VGPU_STREAM_MULTIPLIER;
+		a.add = a.add * VGPU_STREAM_MULTIPLIER + VGPU_STREAM_INCREMENT;
 	}
 	return a;
 }
@@ -326,7 +326,7 @@ static struct affine stream_affine(uint32_t passes)
 /* Word k of a range FILLed with seed and then streamed (a). */
 static inline uint64_t expected_word(uint64_t seed, uint64_t k, struct affine a)
 {
-	return a.mul * simgpu_fill_word(seed, k * 8) + a.add;
+	return a.mul * vgpu_fill_word(seed, k * 8) + a.add;
 }
 
 /* The shortcut above must agree with simgpu's own references. */
@@ -337,19 +337,19 @@ static void self_test_reference(void)
 	const uint64_t seed = 0x1234abcdull;
 	const unsigned passes = 5;
 	struct affine a = stream_affine(passes);
-	uint64_t sum = SIMGPU_CHECKSUM_INITIAL;
+	uint64_t sum = VGPU_CHECKSUM_INITIAL;
 
-	simgpu_reference_fill(buf, sizeof(buf), seed);
-	simgpu_reference_stream(buf, sizeof(buf), passes);
+	vgpu_kernel_reference_fill(buf, sizeof(buf), seed);
+	vgpu_kernel_reference_stream(buf, sizeof(buf), passes);
 	for (unsigned k = 0; k < WORDS; k++) {
 		if (le64toh(buf[k]) != expected_word(seed, k, a))
 			fail("internal: the benchmark's STREAM shortcut disagrees with "
-			     "simgpu_reference_stream at word %u", k);
-		sum = simgpu_checksum_step(sum, expected_word(seed, k, a));
+			     "vgpu_kernel_reference_stream at word %u", k);
+		sum = vgpu_checksum_step(sum, expected_word(seed, k, a));
 	}
-	if (sum != simgpu_reference_checksum(buf, sizeof(buf)) ||
-	    sum != simgpu_reference_fill_stream_checksum(seed, sizeof(buf), passes))
-		fail("internal: the benchmark's checksum disagrees with simgpu_reference_checksum");
+	if (sum != vgpu_kernel_reference_checksum(buf, sizeof(buf)) ||
+	    sum != vgpu_kernel_reference_fill_stream_checksum(seed, sizeof(buf), passes))
+		fail("internal: the benchmark's checksum disagrees with vgpu_kernel_reference_checksum");
 }
 
 /* A range of a VM's (or managed) memory the benchmark tracks word by word:
@@ -364,10 +364,10 @@ struct piece {
 static uint64_t piece_checksum(const struct piece *p)
 {
 	struct affine a = stream_affine(p->passes);
-	uint64_t sum = SIMGPU_CHECKSUM_INITIAL;
+	uint64_t sum = VGPU_CHECKSUM_INITIAL;
 
 	for (uint64_t k = 0; k < p->bytes / 8; k++)
-		sum = simgpu_checksum_step(sum, expected_word(p->seed, k, a));
+		sum = vgpu_checksum_step(sum, expected_word(p->seed, k, a));
 	return sum;
 }
 
@@ -791,13 +791,13 @@ static void guest_entry(struct guest *g, const char *what)
 		bool room;
 
 		sim_guest_window_enter(&g->window, &control, &gpfifo);
-		room = ((g->put + 1) & (GUEST_ENTRIES - 1)) != simgpu_control_read_gp_get(control);
+		room = ((g->put + 1) & (GUEST_ENTRIES - 1)) != vgpu_control_read_gp_get(control);
 		if (room) {
-			simgpu_gpfifo_write(gpfifo, GUEST_ENTRIES, g->put, g->ram_va + g->entry_start,
-			                    bytes);
+			vgpu_gpfifo_write(gpfifo, GUEST_ENTRIES, g->put, g->ram_va + g->entry_start,
+			                  bytes);
 			g->put = (g->put + 1) & (GUEST_ENTRIES - 1);
-			simgpu_control_write_gp_put(control, g->put);
-			simgpu_control_ring_doorbell(control);
+			vgpu_control_write_gp_put(control, g->put);
+			vgpu_control_ring_doorbell(control);
 		}
 		sim_guest_window_leave(&g->window);
 		if (room)
@@ -816,14 +816,14 @@ static void guest_entry(struct guest *g, const char *what)
 /* Release a fence behind everything submitted and wait for it. */
 static void guest_fence(struct guest *g, const char *what)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t start, seq, interrupt_seen = 0;
 	unsigned spins = 0;
 
 	seq = ++g->sequence;
 	guest_push(g, words,
-	           simgpu_push_semaphore_release(words, g->ram_va + GUEST_SEMAPHORE_OFFSET, seq,
-	                                         true));
+	           vgpu_push_semaphore_release(words, g->ram_va + GUEST_SEMAPHORE_OFFSET, seq,
+	                                       true));
 	guest_entry(g, what);
 	start = vgpu_monotonic_ns();
 	while (guest_semaphore(g) < seq) {
@@ -967,12 +967,12 @@ static void tenant_destroy(struct tenant *t)
 /* FILL pieces [first, first + count) through the channel, wait. */
 static void tenant_fill(struct tenant *t, size_t first, size_t count)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
 	for (size_t i = first; i < first + count; i++) {
 		const struct piece *p = &t->pieces[i];
 
-		guest_push(t->guest, words, simgpu_push_launch_fill(words, p->va, p->bytes, p->seed));
+		guest_push(t->guest, words, vgpu_push_launch_fill(words, p->va, p->bytes, p->seed));
 		if ((i - first) % 4096 == 4095)
 			guest_entry(t->guest, "filling buffers");
 		t->pieces[i].passes = 0;
@@ -1151,7 +1151,7 @@ static void pattern_write(void *ctx, uint64_t begin, uint64_t end)
 	struct pattern_job *job = ctx;
 
 	for (uint64_t k = begin; k < end; k++)
-		job->words[k] = simgpu_fill_word(job->seed, k * 8);
+		job->words[k] = vgpu_fill_word(job->seed, k * 8);
 }
 
 static void pattern_check(void *ctx, uint64_t begin, uint64_t end)
@@ -1159,7 +1159,7 @@ static void pattern_check(void *ctx, uint64_t begin, uint64_t end)
 	struct pattern_job *job = ctx;
 
 	for (uint64_t k = begin; k < end; k++)
-		if (job->words[k] != simgpu_fill_word(job->seed, k * 8)) {
+		if (job->words[k] != vgpu_fill_word(job->seed, k * 8)) {
 			atomic_store(&job->bad_word, k); /* any thread's word will do */
 			return;
 		}
@@ -1564,11 +1564,11 @@ static void require_location(struct tenant *t, enum vgpu_chunk_location location
 static double run_stream(struct tenant *t, uint32_t passes, const char *what)
 {
 	const struct vgpu_buffer_info *buf = &t->buffers[0];
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t t0;
 
 	t0 = vgpu_monotonic_ns();
-	guest_push(t->guest, words, simgpu_push_launch_stream(words, buf->gpu_va, buf->bytes, passes));
+	guest_push(t->guest, words, vgpu_push_launch_stream(words, buf->gpu_va, buf->bytes, passes));
 	guest_entry(t->guest, what);
 	guest_fence(t->guest, what);
 	for (size_t i = 0; i < t->piece_count; i++)
@@ -1786,22 +1786,22 @@ static void phase_latency(struct vgpu_hal *hal, struct json_object *root)
 static void check_fill(const uint64_t *words, uint64_t bytes, uint64_t seed, const char *what)
 {
 	for (uint64_t k = 0; k < bytes / 8; k++)
-		if (le64toh(words[k]) != simgpu_fill_word(seed, k * 8))
+		if (le64toh(words[k]) != vgpu_fill_word(seed, k * 8))
 			fail("%s: DATA CHECK FAILED at byte %" PRIu64 ": read %#" PRIx64
 			     ", expected %#" PRIx64, what, k * 8, le64toh(words[k]),
-			     simgpu_fill_word(seed, k * 8));
+			     vgpu_fill_word(seed, k * 8));
 }
 
 static double submit_ring(struct tenant *t, uint64_t va, unsigned n, uint64_t seed_base,
                           uint64_t *check)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t t0 = vgpu_monotonic_ns();
 	double seconds;
 
 	for (unsigned i = 0; i < n; i++) {
 		guest_push(t->guest, words,
-		           simgpu_push_launch_fill(words, va, SUBMIT_FILL_BYTES, seed_base + i));
+		           vgpu_push_launch_fill(words, va, SUBMIT_FILL_BYTES, seed_base + i));
 		guest_entry(t->guest, "FILL launches through the ring");
 	}
 	guest_fence(t->guest, "FILL launches through the ring");
@@ -1984,7 +1984,7 @@ static void um_check_results(const struct um_layout *l, const uint64_t *got, con
 static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const char *policy,
                        struct um_run *run)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	struct tenant app;
 	struct vgpu_core *core;
 	bool *evicted;
@@ -2024,16 +2024,16 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
 	for (unsigned sweep = 0; sweep < UM_SWEEPS; sweep++) {
 		for (size_t i = 0; i < app.piece_count; i++)
 			guest_push(app.guest, words,
-			           simgpu_push_launch_stream(words, app.pieces[i].va, app.pieces[i].bytes,
-			                                     l->hot[i] ? UM_HOT_PASSES : 1));
+			           vgpu_push_launch_stream(words, app.pieces[i].va, app.pieces[i].bytes,
+			                                   l->hot[i] ? UM_HOT_PASSES : 1));
 		guest_entry(app.guest, what);
 	}
 	guest_fence(app.guest, what);
 	t1 = vgpu_monotonic_ns();
 	for (size_t i = 0; i < app.piece_count; i++)
 		guest_push(app.guest, words,
-		           simgpu_push_launch_checksum(words, app.pieces[i].va, app.pieces[i].bytes,
-		                                       guest_result_va(app.guest, (uint32_t)i)));
+		           vgpu_push_launch_checksum(words, app.pieces[i].va, app.pieces[i].bytes,
+		                                     guest_result_va(app.guest, (uint32_t)i)));
 	guest_entry(app.guest, what);
 	guest_fence(app.guest, what);
 	run->stream_s = (double)(t1 - t0) / 1e9;
@@ -2454,7 +2454,7 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 	           "driver on its own, in one run. Each figure is the median over interleaved "
 	           "rounds with (min–max) beside it; each ratio is computed per round and then "
 	           "summarised the same way. Every relocated byte and every kernel result was "
-	           "checked against the CPU references (`vgpu/simgpu_kernels.h`).\n\n");
+	           "checked against the CPU references (`vgpu/abi/kernels.h`).\n\n");
 	fprintf(f, "| | |\n|---|---|\n");
 	fprintf(f, "| date | %s |\n", jstr(root, "date"));
 	fprintf(f, "| device | %s |\n", jstr(root, "device"));

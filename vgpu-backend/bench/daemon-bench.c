@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "bench-common.h"
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 #include "vgpu/local_device.h"
 #include "vgpu/util.h"
 
@@ -67,7 +67,8 @@ static int call(struct tenant *t, uint16_t opcode, const void *payload, uint16_t
 	slot->opcode = opcode;
 	slot->payload_size = size;
 	slot->seq = ++t->seq;
-	memcpy(slot->payload, payload, size);
+	if (size) /* requests without a payload pass NULL */
+		memcpy(slot->payload, payload, size);
 	__atomic_store_n(&header(t)->req_head, ++t->head, __ATOMIC_RELEASE);
 	vgpu_local_device_reg_write(t->dev, VGPU_REG_MAILBOX_DOORBELL, 1);
 	while (__atomic_load_n(&header(t)->resp_head, __ATOMIC_ACQUIRE) == t->tail)

@@ -44,7 +44,7 @@
 
 #include "bench-common.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "vgpu_guest.h"
 #include "vgpu_guest_local.h"
 #include "vgpu_guest_simgpu.h"
@@ -188,9 +188,9 @@ static void target_prepare(struct target *t)
 		die(t->name, vgpu_device_last_error(t->dev));
 	if (vgpu_channel_create(t->dev, GPFIFO_ENTRIES, &t->channel))
 		die(t->name, vgpu_device_last_error(t->dev));
-	if (vgpu_channel_begin(t->channel, SIMGPU_COMMAND_MAX_WORDS, &words) ||
+	if (vgpu_channel_begin(t->channel, VGPU_COMMAND_MAX_WORDS, &words) ||
 	    vgpu_channel_submit(t->channel,
-	                        simgpu_push_launch_fill(words, t->buffer.gpu_va, STREAM_BYTES, 1),
+	                        vgpu_push_launch_fill(words, t->buffer.gpu_va, STREAM_BYTES, 1),
 	                        VGPU_SUBMIT_INTERRUPT, &fence) ||
 	    vgpu_channel_wait(t->channel, fence, 10000))
 		die(t->name, "filling the buffer failed");
@@ -212,10 +212,10 @@ static uint64_t submit_batch(struct target *t, enum work work, unsigned count)
 	unsigned i;
 
 	for (i = 0; i < count; i++) {
-		if (vgpu_channel_begin(t->channel, SIMGPU_COMMAND_MAX_WORDS, &words))
+		if (vgpu_channel_begin(t->channel, VGPU_COMMAND_MAX_WORDS, &words))
 			die(t->name, "waiting for pushbuffer space failed");
 		n = work == WORK_STREAM ?
-		            simgpu_push_launch_stream(words, t->buffer.gpu_va, STREAM_BYTES, 1) :
+		            vgpu_push_launch_stream(words, t->buffer.gpu_va, STREAM_BYTES, 1) :
 		            0;
 		if (vgpu_channel_submit(t->channel, n, 0, &fence))
 			die(t->name, "submitting failed");

@@ -71,7 +71,7 @@
 #include "guest.h"
 #include "vgpu/core.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define MAX_TENANTS 16
 
@@ -197,8 +197,8 @@ static void tenant_make(struct setup *s, struct tenant *t, const char *name, con
 static void *tenant_main(void *arg)
 {
 	struct tenant *t = arg;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	uint32_t n = simgpu_push_launch_throttle(words, t->kernel_ns);
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+	uint32_t n = vgpu_push_launch_throttle(words, t->kernel_ns);
 	uint64_t next = now_ns();
 
 	while (t->kernels ? t->done < t->kernels

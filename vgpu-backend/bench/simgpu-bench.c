@@ -24,8 +24,8 @@
 #include "bench-common.h"
 #include "vgpu/hal.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
@@ -81,19 +81,19 @@ static double now_seconds(void)
 /* Run words on the channel and wait for completion. */
 static void run(struct bench *b, const uint32_t *words, uint32_t count)
 {
-	uint32_t fence[SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t fence[VGPU_COMMAND_MAX_WORDS], n;
 	uint64_t offset = (b->put % 64) * 256;
 
 	check(vgpu_hal_as_write(b->as, PUSHBUFFER_VA + offset, words, (uint64_t)count * 4),
 	      "as_write");
-	n = simgpu_push_semaphore_release(fence, SEMAPHORE_VA, ++b->fence, true);
+	n = vgpu_push_semaphore_release(fence, SEMAPHORE_VA, ++b->fence, true);
 	check(vgpu_hal_as_write(b->as, PUSHBUFFER_VA + offset + 192, fence, n * 4), "as_write");
-	simgpu_gpfifo_write(b->info.gpfifo, b->info.layout.gpfifo_entries, b->put,
-	                    PUSHBUFFER_VA + offset, count * 4);
-	simgpu_gpfifo_write(b->info.gpfifo, b->info.layout.gpfifo_entries, b->put + 1,
-	                    PUSHBUFFER_VA + offset + 192, n * 4);
+	vgpu_gpfifo_write(b->info.gpfifo, b->info.layout.gpfifo_entries, b->put,
+	                  PUSHBUFFER_VA + offset, count * 4);
+	vgpu_gpfifo_write(b->info.gpfifo, b->info.layout.gpfifo_entries, b->put + 1,
+	                  PUSHBUFFER_VA + offset + 192, n * 4);
 	b->put = (b->put + 2) & (b->info.layout.gpfifo_entries - 1);
-	simgpu_control_write_gp_put(b->info.control, b->put);
+	vgpu_control_write_gp_put(b->info.control, b->put);
 	vgpu_hal_channel_kick(b->channel);
 	pthread_mutex_lock(&b->lock);
 	while (b->last_fence != b->fence && !b->failed)
@@ -150,20 +150,20 @@ static void report(struct figure *f, int rounds, struct json_object *json)
 static void bench_stream(struct bench *b, struct figure *f, int round, uint64_t va,
                          uint64_t bytes, unsigned passes)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t busy_before, checksum = 0;
 	double start, wall;
 
-	run(b, words, simgpu_push_launch_fill(words, va, bytes, 42));
+	run(b, words, vgpu_push_launch_fill(words, va, bytes, 42));
 	busy_before = compute_busy_ns(b);
 	start = now_seconds();
-	run(b, words, simgpu_push_launch_stream(words, va, bytes, passes));
+	run(b, words, vgpu_push_launch_stream(words, va, bytes, passes));
 	wall = now_seconds() - start;
 	record(f, round, 2.0 * (double)bytes * passes, wall, compute_busy_ns(b) - busy_before);
 	/* and the result is right */
-	run(b, words, simgpu_push_launch_checksum(words, va, bytes, SEMAPHORE_VA + 64));
+	run(b, words, vgpu_push_launch_checksum(words, va, bytes, SEMAPHORE_VA + 64));
 	check(vgpu_hal_as_read(b->as, SEMAPHORE_VA + 64, &checksum, 8), "as_read");
-	if (checksum != simgpu_reference_fill_stream_checksum(42, bytes, passes)) {
+	if (checksum != vgpu_kernel_reference_fill_stream_checksum(42, bytes, passes)) {
 		fprintf(stderr, "simgpu-bench: STREAM checksum mismatch\n");
 		exit(1);
 	}
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	struct vgpu_hal_host_buf *host;
 	struct bench b = { 0 };
 	uint64_t *pages, page;
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	double start, wall;
 	const uint64_t updates = 4000000;
 
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 	       config.vram_bandwidth / 1e9, config.sysmem_noncoherent_bandwidth / 1e9,
 	       config.vram_latency_ns, config.sysmem_noncoherent_latency_ns);
 	/* touch the copy destination once so the copy figure is steady state */
-	run(&b, words, simgpu_push_launch_fill(words, DATA_VA + 2 * bytes, bytes, 1));
+	run(&b, words, vgpu_push_launch_fill(words, DATA_VA + 2 * bytes, bytes, 1));
 	for (round = 0; round < rounds; round++) {
 		uint64_t copies = (uint64_t)round * 4;
 
@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 
 		busy_before = compute_busy_ns(&b);
 		start = now_seconds();
-		run(&b, words, simgpu_push_launch_random_access(words, DATA_VA, bytes, updates, 7));
+		run(&b, words, vgpu_push_launch_random_access(words, DATA_VA, bytes, updates, 7));
 		wall = now_seconds() - start;
 		figures[2].host[round] = updates / wall / 1e6;
 		figures[2].modeled_ms[round] = (compute_busy_ns(&b) - busy_before) / 1e6;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,14 +220,42 @@ static void find_type(const char *sysfs, const char *profile, const char *parent
 
 /* ------------------------------------------------------------------ output */
 
-/* Text inside an XML comment: no "--". */
+/* Text inside an XML comment: a space after every '-' that another '-' or
+ * the end follows, so the text holds no "--" and does not end in '-' (XML
+ * forbids both in a comment; libxml2, and so libvirt, refuses the document). */
 static void comment_text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		fputc(*s, out);
-		if (s[0] == '-' && s[1] == '-')
+		if (s[0] == '-' && (s[1] == '-' || !s[1]))
 			fputc(' ', out);
 	}
+}
+
+/* "<!-- TEXT -->" and a newline, TEXT formatted as printf does and made safe
+ * by comment_text whatever the VM, profile, type, parent or path in it. */
+__attribute__((format(printf, 2, 3))) static void print_comment(FILE *out, const char *format,
+                                                                ...)
+{
+	va_list args;
+	char *text;
+	int len;
+
+	va_start(args, format);
+	len = vsnprintf(NULL, 0, format, args);
+	va_end(args);
+	if (len < 0)
+		return;
+	text = malloc((size_t)len + 1);
+	if (!text)
+		return; /* the comment is advice; the document is whole without it */
+	va_start(args, format);
+	vsnprintf(text, (size_t)len + 1, format, args);
+	va_end(args);
+	fputs("<!-- ", out);
+	comment_text(out, text);
+	fputs(" -->\n", out);
+	free(text);
 }
 
 /* Text inside an attribute or element: &, <, >, ' and " escaped. */
@@ -254,15 +283,13 @@ struct vgpu_xml {
 
 static void print_nodedev(FILE *out, const struct vgpu_xml *x, const char *file)
 {
-	fputs("<!-- ", out);
-	comment_text(out, x->vm);
-	fprintf(out, "'s vGPU: profile %s, mdev %s of type %s on %s.\n", x->profile, x->uuid,
-	        x->type, x->parent);
-	fprintf(out, "     Persistent: virsh nodedev-define %s && virsh nodedev-start %s", file,
-	        x->mdev_name);
-	if (x->autostart)
-		fprintf(out, " && virsh nodedev-autostart %s", x->mdev_name);
-	fprintf(out, "\n     Until the next reboot only: virsh nodedev-create %s -->\n", file);
+	print_comment(out,
+	              "%s's vGPU: profile %s, mdev %s of type %s on %s.\n"
+	              "     Persistent: virsh nodedev-define %s && virsh nodedev-start %s%s%s\n"
+	              "     Until the next reboot only: virsh nodedev-create %s",
+	              x->vm, x->profile, x->uuid, x->type, x->parent, file, x->mdev_name,
+	              x->autostart ? " && virsh nodedev-autostart " : "",
+	              x->autostart ? x->mdev_name : "", file);
 	fputs("<device>\n  <name>", out);
 	xml_text(out, x->mdev_name);
 	fputs("</name>\n  <parent>", out);
@@ -274,13 +301,12 @@ static void print_nodedev(FILE *out, const struct vgpu_xml *x, const char *file)
 
 static void print_hostdev(FILE *out, const struct vgpu_xml *x, const char *file)
 {
-	fputs("<!-- ", out);
-	comment_text(out, x->vm);
-	/* no "--" in a comment: the flag is named, not spelled */
-	fprintf(out, "'s vGPU (profile %s, mdev %s).\n     Paste it into the domain's <devices> "
-	        "(virsh edit), or: virsh attach-device ", x->profile, x->uuid);
-	comment_text(out, x->vm);
-	fprintf(out, " %s with the config flag -->\n", file);
+	/* the flag is named, not spelled: comment_text would split its "--" */
+	print_comment(out,
+	              "%s's vGPU (profile %s, mdev %s).\n"
+	              "     Paste it into the domain's <devices> (virsh edit), or: virsh "
+	              "attach-device %s %s with the config flag",
+	              x->vm, x->profile, x->uuid, x->vm, file);
 	fprintf(out,
 	        "<hostdev mode='subsystem' type='mdev' model='vfio-pci' display='off'>\n"
 	        "  <source>\n"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 #define BLOCK_THREADS 256u
 #define BLOCKS_PER_SM 8u /* 2048 resident threads per SM from Volta on */
@@ -249,7 +249,7 @@ void cudagpu_xorshift_starts(uint64_t seed, uint64_t per_thread, uint32_t thread
 	for (j = 0; j < 64; j++) {
 		uint64_t state = 1ull << j;
 
-		step.column[j] = simgpu_xorshift64(&state);
+		step.column[j] = vgpu_xorshift64(&state);
 		jump.column[j] = 1ull << j;
 	}
 	for (; per_thread; per_thread >>= 1) {
@@ -258,7 +258,7 @@ void cudagpu_xorshift_starts(uint64_t seed, uint64_t per_thread, uint32_t thread
 		gf2_multiply(&step, &step);
 	}
 	gf2_tables(&tables, &jump);
-	starts[0] = seed ? seed : SIMGPU_RANDOM_DEFAULT_SEED;
+	starts[0] = seed ? seed : VGPU_RANDOM_DEFAULT_SEED;
 	for (t = 1; t < threads; t++)
 		starts[t] = gf2_tables_apply(&tables, starts[t - 1]);
 }

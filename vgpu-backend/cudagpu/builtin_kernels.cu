@@ -2,7 +2,7 @@
 /*
  * builtin_kernels.cu - the project's built-in kernels on a real GPU, for
  * cudagpu. Each produces byte-identical results to simgpu's CPU reference
- * (vgpu/simgpu_kernels.h, simgpu/kernels_reference.c).
+ * (vgpu/abi/kernels.h, abi/kernels_reference.c).
  *
  * Compiled to PTX by regen-ptx.sh; the PTX is committed beside this file and
  * embedded into the binary at build time, so no build needs CUDA.
@@ -17,15 +17,15 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-/* The constants and helpers of vgpu/simgpu_kernels.h, on the device. */
-#define SIMGPU_STREAM_MULTIPLIER 6364136223846793005ull
-#define SIMGPU_STREAM_INCREMENT 1442695040888963407ull
-#define SIMGPU_CHECKSUM_INITIAL 0xcbf29ce484222325ull
-#define SIMGPU_CHECKSUM_PRIME 0x100000001b3ull
+/* The constants and helpers of vgpu/abi/kernels.h, on the device. */
+#define VGPU_STREAM_MULTIPLIER 6364136223846793005ull
+#define VGPU_STREAM_INCREMENT 1442695040888963407ull
+#define VGPU_CHECKSUM_INITIAL 0xcbf29ce484222325ull
+#define VGPU_CHECKSUM_PRIME 0x100000001b3ull
 
 static __device__ __forceinline__ u64 stream_word(u64 x)
 {
-	return x * SIMGPU_STREAM_MULTIPLIER + SIMGPU_STREAM_INCREMENT;
+	return x * VGPU_STREAM_MULTIPLIER + VGPU_STREAM_INCREMENT;
 }
 
 static __device__ __forceinline__ u64 fill_word(u64 seed, u64 offset)
@@ -38,13 +38,13 @@ static __device__ __forceinline__ u64 fill_word(u64 seed, u64 offset)
 }
 
 /*
- * simgpu_checksum_step, (c ^ w) * P mod 2^64, in 32-bit halves. With x = c ^ w
+ * vgpu_checksum_step, (c ^ w) * P mod 2^64, in 32-bit halves. With x = c ^ w
  * and P = 2^40 + 0x1b3: x * P = xl * 0x1b3 + 2^32 (xh * 0x1b3 + (xl << 8))
  * mod 2^64, so the low half is a chain of its own and the high half adds
  * hi(xl * 0x1b3) + (xl << 8) off its critical path. On one thread this
  * folds a word in about 9 ns on an H100, against 12 with a 64-bit multiply.
  */
-static_assert(SIMGPU_CHECKSUM_PRIME == (1ull << 40) + 0x1b3, "FNV-1a's 64-bit prime");
+static_assert(VGPU_CHECKSUM_PRIME == (1ull << 40) + 0x1b3, "FNV-1a's 64-bit prime");
 
 static __device__ __forceinline__ u64 checksum_step(u64 checksum, u64 word)
 {
@@ -73,7 +73,7 @@ static __device__ __forceinline__ u64 global_threads(void)
 	return (u64)gridDim.x * blockDim.x;
 }
 
-/* FILL: word i at dst becomes simgpu_fill_word(seed, (first_word + i) * 8),
+/* FILL: word i at dst becomes vgpu_fill_word(seed, (first_word + i) * 8),
  * so a range filled in parts matches one filled at once. */
 extern "C" __global__ void vgpu_fill(u64 dst, u64 words, u64 seed, u64 first_word)
 {
@@ -126,7 +126,7 @@ extern "C" __global__ void vgpu_copy(u64 dst, u64 src, u64 bytes)
 		copy_as<unsigned char>(d, s, bytes);
 }
 
-/* STREAM: every word x becomes simgpu_stream_word applied passes times. As
+/* STREAM: every word x becomes vgpu_stream_word applied passes times. As
  * in simgpu, each pass sweeps the whole buffer (a read and a write of every
  * word); a thread keeps the same words in every pass, so passes need no
  * synchronisation. */
@@ -229,7 +229,7 @@ extern "C" __global__ void vgpu_checksum(u64 src, u64 words, u64 result)
 	const u64 *__restrict__ in = (const u64 *)src;
 	const u32 loader0 = blockDim.x > 32 ? 32 : 0, loaders = blockDim.x - loader0;
 	const u64 tiles = (words + CHECKSUM_TILE - 1) / CHECKSUM_TILE;
-	u64 checksum = SIMGPU_CHECKSUM_INITIAL;
+	u64 checksum = VGPU_CHECKSUM_INITIAL;
 
 	if (blockIdx.x || blockIdx.y || blockIdx.z)
 		return;

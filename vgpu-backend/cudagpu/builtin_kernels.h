@@ -5,7 +5,7 @@
  * loading it into the current context, and one launcher per kernel.
  *
  * The kernels produce byte-identical results to simgpu's CPU references
- * (vgpu/simgpu_kernels.h). They trust their arguments: the caller validates
+ * (vgpu/abi/kernels.h). They trust their arguments: the caller validates
  * them and resolves guest addresses to device pointers first.
  */
 #ifndef VGPU_CUDAGPU_BUILTIN_KERNELS_H
@@ -43,7 +43,7 @@ void cudagpu_kernels_unload(const struct cuda_api *api, struct cudagpu_kernels *
  * per grid-stride step; vgpu_checksum runs as one block.
  */
 
-/* Word i at dst becomes simgpu_fill_word(seed, (first_word + i) * 8). dst
+/* Word i at dst becomes vgpu_fill_word(seed, (first_word + i) * 8). dst
  * 8-byte aligned. */
 cg_result cudagpu_launch_fill(const struct cuda_api *api, const struct cudagpu_kernels *k,
                               cg_stream stream, cg_deviceptr dst, uint64_t words, uint64_t seed,
@@ -52,18 +52,18 @@ cg_result cudagpu_launch_fill(const struct cuda_api *api, const struct cudagpu_k
 cg_result cudagpu_launch_copy(const struct cuda_api *api, const struct cudagpu_kernels *k,
                               cg_stream stream, cg_deviceptr dst, cg_deviceptr src,
                               uint64_t bytes);
-/* Every word x of buf becomes simgpu_stream_word applied passes times, one
+/* Every word x of buf becomes vgpu_stream_word applied passes times, one
  * sweep of the buffer per pass. buf 8-byte aligned. */
 cg_result cudagpu_launch_stream(const struct cuda_api *api, const struct cudagpu_kernels *k,
                                 cg_stream stream, cg_deviceptr buf, uint64_t words,
                                 uint32_t passes);
-/* simgpu_reference_stencil from in to out (4-byte aligned, not
+/* vgpu_kernel_reference_stencil from in to out (4-byte aligned, not
  * overlapping). */
 cg_result cudagpu_launch_stencil(const struct cuda_api *api, const struct cudagpu_kernels *k,
                                  cg_stream stream, cg_deviceptr in, cg_deviceptr out,
                                  uint32_t width, uint32_t height);
 /*
- * simgpu_reference_random_access on table (words >= 1, 8-byte aligned):
+ * vgpu_kernel_reference_random_access on table (words >= 1, 8-byte aligned):
  * thread t < threads does updates [t * per_thread, min(updates, (t + 1) *
  * per_thread)) from starts[t] (cudagpu_xorshift_starts), so threads *
  * per_thread must cover updates. starts (threads words) must stay readable
@@ -74,7 +74,7 @@ cg_result cudagpu_launch_random_access(const struct cuda_api *api,
                                        cg_deviceptr table, uint64_t words, uint64_t updates,
                                        cg_deviceptr starts, uint64_t per_thread,
                                        uint32_t threads);
-/* simgpu_reference_checksum of words words at src (8-byte aligned), written
+/* vgpu_kernel_reference_checksum of words words at src (8-byte aligned), written
  * to result (8-byte aligned). */
 cg_result cudagpu_launch_checksum(const struct cuda_api *api, const struct cudagpu_kernels *k,
                                   cg_stream stream, cg_deviceptr src, uint64_t words,
@@ -89,7 +89,7 @@ cg_result cudagpu_launch_memset_pattern(const struct cuda_api *api,
 /*
  * RANDOM_ACCESS's CPU side: starts[t], for t < threads, becomes the
  * xorshift64 state after t * per_thread steps from seed (0 becomes
- * SIMGPU_RANDOM_DEFAULT_SEED, as in the reference), computed by jumping
+ * VGPU_RANDOM_DEFAULT_SEED, as in the reference), computed by jumping
  * ahead over GF(2) rather than by stepping.
  */
 void cudagpu_xorshift_starts(uint64_t seed, uint64_t per_thread, uint32_t threads,

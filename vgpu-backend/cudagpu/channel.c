@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cudagpu_internal.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 /* --------------------------------------------------------------- faults */
 
@@ -44,10 +44,10 @@ void cg_channel_kill(struct cudagpu *gpu, struct cg_channel *ch, uint64_t addres
 
 uint64_t cg_channel_window_bytes(uint32_t entries)
 {
-	uint64_t ring_bytes = (uint64_t)entries * SIMGPU_GPFIFO_ENTRY_BYTES;
+	uint64_t ring_bytes = (uint64_t)entries * VGPU_GPFIFO_ENTRY_BYTES;
 
 	ring_bytes = (ring_bytes + CG_SMALL_PAGE - 1) & ~(uint64_t)(CG_SMALL_PAGE - 1);
-	return SIMGPU_CONTROL_BYTES + ring_bytes;
+	return VGPU_CONTROL_BYTES + ring_bytes;
 }
 
 int cg_channel_window_create(uint32_t entries, int *memfd, void **window)
@@ -68,7 +68,7 @@ int cg_channel_window_create(uint32_t entries, int *memfd, void **window)
 		close(fd);
 		return -ENOMEM;
 	}
-	*(uint32_t *)((char *)*window + SIMGPU_CONTROL_VERSION) = htole32(SIMGPU_COMMANDS_VERSION);
+	*(uint32_t *)((char *)*window + VGPU_CONTROL_VERSION) = htole32(VGPU_COMMANDS_VERSION);
 	*memfd = fd;
 	return 0;
 }
@@ -107,11 +107,11 @@ int cg_channel_create_on(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries, i
 	ch->entries = gpfifo_entries;
 	ch->fetch = true;
 	ch->memfd = -1;
-	ring_bytes = (uint64_t)gpfifo_entries * SIMGPU_GPFIFO_ENTRY_BYTES;
+	ring_bytes = (uint64_t)gpfifo_entries * VGPU_GPFIFO_ENTRY_BYTES;
 	ring_bytes = (ring_bytes + CG_SMALL_PAGE - 1) & ~(uint64_t)(CG_SMALL_PAGE - 1);
-	window_bytes = SIMGPU_CONTROL_BYTES + ring_bytes;
+	window_bytes = VGPU_CONTROL_BYTES + ring_bytes;
 	ch->priv_ticket = calloc(gpfifo_entries, sizeof(*ch->priv_ticket));
-	ch->words = malloc(SIMGPU_PUSHBUFFER_MAX_BYTES);
+	ch->words = malloc(VGPU_PUSHBUFFER_MAX_BYTES);
 	if (!ch->priv_ticket || !ch->words)
 		goto fail;
 	ch->memfd = memfd;
@@ -151,19 +151,19 @@ int cg_channel_create_on(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries, i
 		memset(info, 0, sizeof(*info));
 		info->id = id;
 		info->layout = (struct vgpu_hal_channel_layout){
-			.control_bytes = SIMGPU_CONTROL_BYTES,
-			.gp_put_offset = SIMGPU_CONTROL_GP_PUT,
-			.gp_get_offset = SIMGPU_CONTROL_GP_GET,
-			.doorbell_offset = SIMGPU_CONTROL_DOORBELL,
+			.control_bytes = VGPU_CONTROL_BYTES,
+			.gp_put_offset = VGPU_CONTROL_GP_PUT,
+			.gp_get_offset = VGPU_CONTROL_GP_GET,
+			.doorbell_offset = VGPU_CONTROL_DOORBELL,
 			.gpfifo_entries = gpfifo_entries,
-			.gpfifo_entry_bytes = SIMGPU_GPFIFO_ENTRY_BYTES,
+			.gpfifo_entry_bytes = VGPU_GPFIFO_ENTRY_BYTES,
 			.gpfifo_bytes = (uint32_t)ring_bytes,
 		};
 		info->control = ch->window;
 		info->gpfifo = cg_gpfifo_of(ch);
 		info->memfd = ch->memfd;
 		info->control_offset = 0;
-		info->gpfifo_offset = SIMGPU_CONTROL_BYTES;
+		info->gpfifo_offset = VGPU_CONTROL_BYTES;
 	}
 	*out = &ch->base;
 	return 0;
@@ -187,8 +187,8 @@ void cg_channel_destroy(struct vgpu_hal_channel *base)
 	struct cg_channel *ch = cg_channel_of(base);
 	struct cudagpu *gpu = cg_gpu_of_channel(ch);
 	struct cg_completion **link;
-	uint64_t window_bytes = SIMGPU_CONTROL_BYTES +
-		(((uint64_t)ch->entries * SIMGPU_GPFIFO_ENTRY_BYTES + CG_SMALL_PAGE - 1) &
+	uint64_t window_bytes = VGPU_CONTROL_BYTES +
+		(((uint64_t)ch->entries * VGPU_GPFIFO_ENTRY_BYTES + CG_SMALL_PAGE - 1) &
 		 ~(uint64_t)(CG_SMALL_PAGE - 1));
 
 	cg_enter(gpu);
@@ -300,14 +300,14 @@ static int append_privileged(struct cg_channel *ch, enum vgpu_hal_priv_cmd cmd, 
 	int ret;
 
 	cg_pfifo_lock(gpu);
-	gp_put = le32toh(__atomic_load_n(cg_control_word(ch, SIMGPU_CONTROL_GP_PUT),
+	gp_put = le32toh(__atomic_load_n(cg_control_word(ch, VGPU_CONTROL_GP_PUT),
 	                                 __ATOMIC_ACQUIRE));
 	if (ch->error || gp_put >= ch->entries) {
 		ret = -EIO;
 		goto out;
 	}
 	while (appended < count && ((gp_put + 1) & (ch->entries - 1)) != ch->gp_get) {
-		simgpu_gpfifo_write(cg_gpfifo_of(ch), ch->entries, gp_put, CG_VA_RESERVED_BASE, 0);
+		vgpu_gpfifo_write(cg_gpfifo_of(ch), ch->entries, gp_put, CG_VA_RESERVED_BASE, 0);
 		ch->priv_ticket[gp_put] = cmd == VGPU_PRIV_FENCE ? ++gpu->next_ticket
 		                                                 : CG_PRIV_NOP_TICKET;
 		if (ticket)
@@ -316,7 +316,7 @@ static int append_privileged(struct cg_channel *ch, enum vgpu_hal_priv_cmd cmd, 
 		appended++;
 	}
 	if (appended) {
-		simgpu_control_write_gp_put(ch->window, gp_put);
+		vgpu_control_write_gp_put(ch->window, gp_put);
 		pthread_cond_broadcast(&gpu->pfifo_wake);
 	}
 	ret = (int)appended;
@@ -375,7 +375,7 @@ bool cg_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
 	cg_pfifo_lock(gpu);
 	ch = gpu->channels[channel_id];
 	if (ch && !ch->error) {
-		uint32_t gp_put = le32toh(__atomic_load_n(cg_control_word(ch, SIMGPU_CONTROL_GP_PUT),
+		uint32_t gp_put = le32toh(__atomic_load_n(cg_control_word(ch, VGPU_CONTROL_GP_PUT),
 		                                          __ATOMIC_ACQUIRE));
 
 		pending = ch->running || ch->inflight > 0 || gp_put != ch->gp_get;

@@ -10,7 +10,7 @@
  * config.max_entries_in_flight allow, timed as one span (two CUDA events,
  * one completion); a SEMAPHORE_ACQUIRE that cannot complete yields the turn
  * and times out after config.acquire_timeout_ms. The format is simgpu's
- * (vgpu/simgpu_commands.h), so a guest drives both backends alike.
+ * (vgpu/abi/commands.h), so a guest drives both backends alike.
  */
 #include <endian.h>
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "cudagpu_internal.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define KERNEL_VA_LIMIT (UINT64_C(1) << 40) /* simgpu's rule for kernel ranges */
 #define COMMAND_WINDOW (UINT64_C(4) << 20)  /* copies/memsets resolved 4 MiB at a time */
@@ -148,9 +148,9 @@ static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const
                                   uint32_t nargs)
 {
 	static const uint8_t arg_count[] = {
-		[SIMGPU_KERNEL_FILL] = 3, [SIMGPU_KERNEL_COPY] = 3, [SIMGPU_KERNEL_STREAM] = 3,
-		[SIMGPU_KERNEL_STENCIL] = 4, [SIMGPU_KERNEL_RANDOM_ACCESS] = 4,
-		[SIMGPU_KERNEL_CHECKSUM] = 3,
+		[VGPU_KERNEL_FILL] = 3, [VGPU_KERNEL_COPY] = 3, [VGPU_KERNEL_STREAM] = 3,
+		[VGPU_KERNEL_STENCIL] = 4, [VGPU_KERNEL_RANDOM_ACCESS] = 4,
+		[VGPU_KERNEL_CHECKSUM] = 3,
 	};
 	struct cudagpu *gpu = rc->gpu;
 	const struct cuda_api *api = &gpu->api;
@@ -162,14 +162,14 @@ static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const
 	if (kernel >= sizeof(arg_count) || !arg_count[kernel] || arg_count[kernel] != nargs)
 		return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
 	switch (kernel) {
-	case SIMGPU_KERNEL_FILL:
+	case VGPU_KERNEL_FILL:
 		if (!words_ok(args[0], args[1]))
 			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
 		s = kernel_buffer(rc, args[0], args[1], CG_WRITE, &a);
 		if (s != RUN_DONE)
 			return s;
 		return launched(rc, cudagpu_launch_fill(api, k, stream, a, args[1] / 8, args[2], 0));
-	case SIMGPU_KERNEL_COPY:
+	case VGPU_KERNEL_COPY:
 		if (!range_ok(args[0], args[2]) || !range_ok(args[1], args[2]))
 			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
 		s = kernel_buffer(rc, args[1], args[2], CG_READ, &b);
@@ -178,7 +178,7 @@ static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const
 		if (s != RUN_DONE)
 			return s;
 		return launched(rc, cudagpu_launch_copy(api, k, stream, a, b, args[2]));
-	case SIMGPU_KERNEL_STREAM:
+	case VGPU_KERNEL_STREAM:
 		if (!words_ok(args[0], args[1]) || args[2] == 0 ||
 		    args[2] > gpu->config.max_stream_passes)
 			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
@@ -189,10 +189,10 @@ static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const
 			return s;
 		return launched(rc, cudagpu_launch_stream(api, k, stream, a, args[1] / 8,
 		                                          (uint32_t)args[2]));
-	case SIMGPU_KERNEL_STENCIL: {
+	case VGPU_KERNEL_STENCIL: {
 		uint64_t width = args[2], height = args[3], total;
 
-		if (width == 0 || width > SIMGPU_STENCIL_MAX_WIDTH || height == 0 ||
+		if (width == 0 || width > VGPU_STENCIL_MAX_WIDTH || height == 0 ||
 		    height > KERNEL_VA_LIMIT / (width * 4))
 			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
 		total = width * 4 * height;
@@ -208,14 +208,14 @@ static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const
 		return launched(rc, cudagpu_launch_stencil(api, k, stream, a, b, (uint32_t)width,
 		                                           (uint32_t)height));
 	}
-	case SIMGPU_KERNEL_RANDOM_ACCESS:
+	case VGPU_KERNEL_RANDOM_ACCESS:
 		if (!words_ok(args[0], args[1]) || args[2] > gpu->config.max_random_updates)
 			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
 		s = kernel_buffer(rc, args[0], args[1], CG_WRITE, &a);
 		if (s != RUN_DONE || args[2] == 0)
 			return s;
 		return launch_random_access(rc, a, args[1] / 8, args[2], args[3]);
-	case SIMGPU_KERNEL_CHECKSUM:
+	case VGPU_KERNEL_CHECKSUM:
 		if (!words_ok(args[0], args[1]) || !words_ok(args[2], 8))
 			return run_fault(rc, args[0], VGPU_FAULT_BAD_KERNEL_ARGS);
 		s = kernel_buffer(rc, args[0], args[1], CG_READ, &a);
@@ -408,20 +408,20 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 {
 	struct cudagpu *gpu = rc->gpu;
 	struct cg_channel *ch = rc->ch;
-	unsigned opcode = SIMGPU_COMMAND_OPCODE(header);
-	unsigned flags = SIMGPU_COMMAND_FLAGS(header);
-	unsigned nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+	unsigned opcode = VGPU_COMMAND_OPCODE(header);
+	unsigned flags = VGPU_COMMAND_FLAGS(header);
+	unsigned nargs = VGPU_COMMAND_ARG_WORDS(header);
 	cg_deviceptr device;
 	uint64_t va, value;
 	enum run_status s;
 	int reached;
 
 	switch (opcode) {
-	case SIMGPU_OP_NOP:
+	case VGPU_CMD_NOP:
 		return flags ? run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND) : RUN_DONE;
 
-	case SIMGPU_OP_SEMAPHORE_RELEASE:
-		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || (flags & ~SIMGPU_SEMAPHORE_INTERRUPT))
+	case VGPU_CMD_SEMAPHORE_RELEASE:
+		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || (flags & ~VGPU_SEMAPHORE_INTERRUPT))
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		va = arg64(args, 0);
 		value = arg64(args, 2);
@@ -435,7 +435,7 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 		if (gpu->api.cuStreamWriteValue64(ch->stream, device, value,
 		                                  CG_STREAM_WRITE_VALUE_DEFAULT) != CG_SUCCESS)
 			return run_fault(rc, va, VGPU_FAULT_BAD_COMMAND);
-		if (flags & SIMGPU_SEMAPHORE_INTERRUPT) {
+		if (flags & VGPU_SEMAPHORE_INTERRUPT) {
 			struct cg_completion *done = calloc(1, sizeof(*done));
 
 			if (done) {
@@ -452,8 +452,8 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 		}
 		return RUN_DONE;
 
-	case SIMGPU_OP_SEMAPHORE_ACQUIRE:
-		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || flags)
+	case VGPU_CMD_SEMAPHORE_ACQUIRE:
+		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || flags)
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		va = arg64(args, 0);
 		if (va % 8)
@@ -476,23 +476,23 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 		ch->acquire_event = NULL;
 		return RUN_DONE;
 
-	case SIMGPU_OP_COPY:
-		if (nargs != SIMGPU_COPY_ARG_WORDS || flags)
+	case VGPU_CMD_COPY:
+		if (nargs != VGPU_COPY_ARG_WORDS || flags)
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		return run_copy(rc, arg64(args, 0), arg64(args, 2), arg64(args, 4));
 
-	case SIMGPU_OP_MEMSET:
-		if (nargs != SIMGPU_MEMSET_ARG_WORDS || flags)
+	case VGPU_CMD_MEMSET:
+		if (nargs != VGPU_MEMSET_ARG_WORDS || flags)
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		return run_memset(rc, arg64(args, 0), le32toh(args[2]),
 		                  (uint64_t)le32toh(args[3]) | (uint64_t)le32toh(args[4]) << 32);
 
-	case SIMGPU_OP_LAUNCH: {
-		uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
+	case VGPU_CMD_LAUNCH: {
+		uint64_t kernel_args[VGPU_KERNEL_MAX_ARGS];
 		uint32_t count, i;
 
 		if (flags || nargs < 1 || (nargs - 1) % 2 ||
-		    (nargs - 1) / 2 > SIMGPU_KERNEL_MAX_ARGS)
+		    (nargs - 1) / 2 > VGPU_KERNEL_MAX_ARGS)
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		count = (nargs - 1) / 2;
 		for (i = 0; i < count; i++)
@@ -515,7 +515,7 @@ static enum run_status run_entry(struct run_context *rc)
 
 	while (ch->position < ch->word_count) {
 		uint32_t header = le32toh(ch->words[ch->position]);
-		uint32_t nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+		uint32_t nargs = VGPU_COMMAND_ARG_WORDS(header);
 		uint64_t command_va = ch->pushbuffer_va + (uint64_t)ch->position * 4;
 		enum run_status s;
 
@@ -632,11 +632,11 @@ static void priv_entry(struct cudagpu *gpu, struct cg_channel *ch, uint64_t tick
 /* Is ring slot a NOP: a privileged NOP or an empty user entry? */
 static bool slot_is_nop(struct cg_channel *ch, uint32_t slot)
 {
-	struct simgpu_gpfifo_entry entry;
+	struct vgpu_gpfifo_entry entry;
 
 	if (ch->priv_ticket[slot])
 		return ch->priv_ticket[slot] == CG_PRIV_NOP_TICKET;
-	memcpy(&entry, (char *)cg_gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
+	memcpy(&entry, (char *)cg_gpfifo_of(ch) + (size_t)slot * VGPU_GPFIFO_ENTRY_BYTES,
 	       sizeof(entry));
 	return !entry.length_bytes && !entry.flags;
 }
@@ -650,11 +650,11 @@ static bool slot_is_nop(struct cg_channel *ch, uint32_t slot)
  * channel was killed.
  */
 static int fetch_entry(struct cudagpu *gpu, struct cg_channel *ch,
-                       struct simgpu_gpfifo_entry *entry, uint64_t *ticket)
+                       struct vgpu_gpfifo_entry *entry, uint64_t *ticket)
 {
 	uint32_t gp_put, slot;
 
-	gp_put = le32toh(__atomic_load_n(cg_control_word(ch, SIMGPU_CONTROL_GP_PUT),
+	gp_put = le32toh(__atomic_load_n(cg_control_word(ch, VGPU_CONTROL_GP_PUT),
 	                                 __ATOMIC_ACQUIRE));
 	if (gp_put >= ch->entries) {
 		cg_channel_kill(gpu, ch, 0, VGPU_FAULT_BAD_COMMAND);
@@ -668,7 +668,7 @@ static int fetch_entry(struct cudagpu *gpu, struct cg_channel *ch,
 	if (gp_put == ch->gp_get)
 		return 1;
 	slot = ch->gp_get;
-	memcpy(entry, (char *)cg_gpfifo_of(ch) + (size_t)slot * SIMGPU_GPFIFO_ENTRY_BYTES,
+	memcpy(entry, (char *)cg_gpfifo_of(ch) + (size_t)slot * VGPU_GPFIFO_ENTRY_BYTES,
 	       sizeof(*entry));
 	ch->gp_get = (slot + 1) & (ch->entries - 1);
 	cg_publish_gp_get(ch);
@@ -686,7 +686,7 @@ static bool start_entry(struct run_context *rc, bool *progress)
 {
 	struct cudagpu *gpu = rc->gpu;
 	struct cg_channel *ch = rc->ch;
-	struct simgpu_gpfifo_entry entry;
+	struct vgpu_gpfifo_entry entry;
 	uint32_t gp_get_before = ch->gp_get;
 	uint64_t ticket;
 	int fetched;
@@ -714,7 +714,7 @@ static bool start_entry(struct run_context *rc, bool *progress)
 	entry.pushbuffer_va = le64toh(entry.pushbuffer_va);
 	entry.length_bytes = le32toh(entry.length_bytes);
 	if (le32toh(entry.flags) || entry.length_bytes % 4 ||
-	    entry.length_bytes > SIMGPU_PUSHBUFFER_MAX_BYTES) {
+	    entry.length_bytes > VGPU_PUSHBUFFER_MAX_BYTES) {
 		span_finished(rc);
 		cg_channel_kill(gpu, ch, entry.pushbuffer_va, VGPU_FAULT_BAD_COMMAND);
 		return false;

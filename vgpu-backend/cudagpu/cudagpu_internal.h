@@ -38,7 +38,7 @@
 #include "cuda_api.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define CG_PAGE VGPU_PAGE_2M
 #define CG_SMALL_PAGE VGPU_PAGE_4K
@@ -360,7 +360,7 @@ static inline struct cudagpu *cg_gpu_of_channel(struct cg_channel *ch)
 	return cg_of(ch->base.hal);
 }
 
-/* A word of the channel's control page (simgpu_commands.h offsets). */
+/* A word of the channel's control page (vgpu/abi/commands.h offsets). */
 static inline uint32_t *cg_control_word(struct cg_channel *ch, uint32_t offset)
 {
 	return (uint32_t *)((char *)ch->window + offset);
@@ -368,13 +368,13 @@ static inline uint32_t *cg_control_word(struct cg_channel *ch, uint32_t offset)
 
 static inline void *cg_gpfifo_of(struct cg_channel *ch)
 {
-	return (char *)ch->window + SIMGPU_CONTROL_BYTES;
+	return (char *)ch->window + VGPU_CONTROL_BYTES;
 }
 
 /* Publish the GPU's GP_GET to the control page. */
 static inline void cg_publish_gp_get(struct cg_channel *ch)
 {
-	__atomic_store_n(cg_control_word(ch, SIMGPU_CONTROL_GP_GET), htole32(ch->gp_get),
+	__atomic_store_n(cg_control_word(ch, VGPU_CONTROL_GP_GET), htole32(ch->gp_get),
 	                 __ATOMIC_RELEASE);
 }
 

@@ -21,8 +21,8 @@
 
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define CHUNK (2 * MIB)
@@ -81,14 +81,14 @@ int main(int argc, char **argv)
 	struct vgpu_hal_spec spec;
 	struct vgpu_hal *hal;
 	struct vgpu_hal_caps caps;
-	struct vgpu_hal_as *vm, *dma;
+	struct vgpu_hal_as *vm = NULL, *dma = NULL;
 	struct vgpu_hal_host_buf *host, *window;
 	struct vgpu_hal_channel *ch;
 	struct vgpu_hal_channel_info info;
 	struct vgpu_hal_event event;
 	char why[512];
 	uint64_t vram[1], new_vram[1], host_iova, window_iova, window_pages[WINDOW_BYTES / 4096];
-	uint64_t *data = malloc(CHUNK), *back = malloc(CHUNK), checksum = 0;
+	uint64_t *data, *back, checksum = 0;
 	uint32_t push[64], n = 0, i;
 	int err;
 
@@ -102,11 +102,21 @@ int main(int argc, char **argv)
 		printf("cudagpu-probe: no usable GPU: %s\n", why);
 		return err == -ENOENT || err == -ENODEV || err == -ENOTSUP ? 77 : 1;
 	}
+	data = malloc(CHUNK);
+	back = malloc(CHUNK);
+	if (!data || !back) {
+		printf("cudagpu-probe: out of memory for two %u MiB buffers\n",
+		       (unsigned)(CHUNK / MIB));
+		free(data);
+		free(back);
+		vgpu_hal_destroy(hal);
+		return 1;
+	}
 	printf("cudagpu-probe: %s\n", cudagpu_describe(hal, why, sizeof(why)));
 	vgpu_hal_get_caps(hal, &caps);
 	vgpu_hal_set_event_handler(hal, on_event, NULL);
 	for (i = 0; i < CHUNK / 8; i++)
-		data[i] = simgpu_fill_word(42, (uint64_t)i * 8);
+		data[i] = vgpu_fill_word(42, (uint64_t)i * 8);
 
 	step(!vgpu_hal_as_create(hal, &vm) && !vgpu_hal_as_create(hal, &dma),
 	     "two address spaces (cuMemAddressReserve)");
@@ -148,17 +158,17 @@ int main(int argc, char **argv)
 	     "mapped with 4 KiB pages");
 	step(!vgpu_hal_channel_create(vm, 0, &ch, &info), "a channel (CUDA stream + GPFIFO ring)");
 	/* STREAM once over the evicted chunk, CHECKSUM it, release a fence. */
-	n += simgpu_push_launch_stream(push + n, CHUNK_VA, CHUNK, 1);
-	n += simgpu_push_launch_checksum(push + n, CHUNK_VA, CHUNK, WINDOW_VA + RESULT_OFFSET);
-	n += simgpu_push_semaphore_release(push + n, WINDOW_VA + SEMAPHORE_OFFSET, 7, true);
+	n += vgpu_push_launch_stream(push + n, CHUNK_VA, CHUNK, 1);
+	n += vgpu_push_launch_checksum(push + n, CHUNK_VA, CHUNK, WINDOW_VA + RESULT_OFFSET);
+	n += vgpu_push_semaphore_release(push + n, WINDOW_VA + SEMAPHORE_OFFSET, 7, true);
 	vgpu_hal_as_write(vm, WINDOW_VA, push, n * 4);
-	simgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 0, WINDOW_VA, n * 4);
-	simgpu_control_write_gp_put(info.control, 1);
+	vgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 0, WINDOW_VA, n * 4);
+	vgpu_control_write_gp_put(info.control, 1);
 	vgpu_hal_channel_kick(ch);
 	step(wait_event(VGPU_EVENT_FENCE, 1, &event) && event.value == 7,
 	     "STREAM + CHECKSUM kernels on the evicted chunk, fence");
 	vgpu_hal_as_read(vm, WINDOW_VA + RESULT_OFFSET, &checksum, 8);
-	step(checksum == simgpu_reference_fill_stream_checksum(42, CHUNK, 1),
+	step(checksum == vgpu_kernel_reference_fill_stream_checksum(42, CHUNK, 1),
 	     "the checksum matches the CPU reference");
 
 	step(!vgpu_hal_vram_alloc(hal, VGPU_PAGE_2M, 1, new_vram) &&
@@ -169,13 +179,13 @@ int main(int argc, char **argv)
 	     event.status == 0 &&
 	     !vgpu_hal_as_map(vm, CHUNK_VA, VGPU_PAGE_2M, 1, VGPU_TARGET_VRAM, new_vram, 0),
 	     "returned to VRAM");
-	simgpu_reference_stream(data, CHUNK, 1);
+	vgpu_kernel_reference_stream(data, CHUNK, 1);
 	step(!vgpu_hal_as_read(vm, CHUNK_VA, back, CHUNK) && !memcmp(data, back, CHUNK),
 	     "the returned chunk holds the kernel's result");
-	n = simgpu_push_launch_fill(push, CHUNK_VA + 64 * MIB, CHUNK, 1);
+	n = vgpu_push_launch_fill(push, CHUNK_VA + 64 * MIB, CHUNK, 1);
 	vgpu_hal_as_write(vm, WINDOW_VA + 0x1000, push, n * 4);
-	simgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 1, WINDOW_VA + 0x1000, n * 4);
-	simgpu_control_write_gp_put(info.control, 2);
+	vgpu_gpfifo_write(info.gpfifo, info.layout.gpfifo_entries, 1, WINDOW_VA + 0x1000, n * 4);
+	vgpu_control_write_gp_put(info.control, 2);
 	step(wait_event(VGPU_EVENT_CHANNEL_ERROR, 1, &event) && event.cause == VGPU_FAULT_UNMAPPED &&
 	     event.address == CHUNK_VA + 64 * MIB,
 	     "a kernel outside the VM's mappings is refused (UNMAPPED)");

@@ -298,20 +298,20 @@ int cg_remote_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entrie
 		memset(info, 0, sizeof(*info));
 		info->id = ch->id;
 		info->layout = (struct vgpu_hal_channel_layout){
-			.control_bytes = SIMGPU_CONTROL_BYTES,
-			.gp_put_offset = SIMGPU_CONTROL_GP_PUT,
-			.gp_get_offset = SIMGPU_CONTROL_GP_GET,
-			.doorbell_offset = SIMGPU_CONTROL_DOORBELL,
+			.control_bytes = VGPU_CONTROL_BYTES,
+			.gp_put_offset = VGPU_CONTROL_GP_PUT,
+			.gp_get_offset = VGPU_CONTROL_GP_GET,
+			.doorbell_offset = VGPU_CONTROL_DOORBELL,
 			.gpfifo_entries = gpfifo_entries,
-			.gpfifo_entry_bytes = SIMGPU_GPFIFO_ENTRY_BYTES,
+			.gpfifo_entry_bytes = VGPU_GPFIFO_ENTRY_BYTES,
 			.gpfifo_bytes = (uint32_t)(cg_channel_window_bytes(gpfifo_entries) -
-			                           SIMGPU_CONTROL_BYTES),
+			                           VGPU_CONTROL_BYTES),
 		};
 		info->control = ch->window;
-		info->gpfifo = (char *)ch->window + SIMGPU_CONTROL_BYTES;
+		info->gpfifo = (char *)ch->window + VGPU_CONTROL_BYTES;
 		info->memfd = ch->memfd;
 		info->control_offset = 0;
-		info->gpfifo_offset = SIMGPU_CONTROL_BYTES;
+		info->gpfifo_offset = VGPU_CONTROL_BYTES;
 	}
 	*out = &ch->base;
 	return 0;
@@ -492,7 +492,7 @@ bool cg_remote_channel_pending(struct vgpu_hal *hal, uint32_t channel_id)
 	ch = gpu->remote_channels[channel_id];
 	if (ch && ch->life && !ch->error) {
 		const uint32_t *control = ch->window;
-		uint32_t gp_put = le32toh(__atomic_load_n(&control[SIMGPU_CONTROL_GP_PUT / 4],
+		uint32_t gp_put = le32toh(__atomic_load_n(&control[VGPU_CONTROL_GP_PUT / 4],
 		                                          __ATOMIC_ACQUIRE));
 		uint32_t gp_get = cg_worker_channel_gp_get(ch->as->worker, ch);
 

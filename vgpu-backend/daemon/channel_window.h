@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "vgpu/core.h"
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 struct vgpud_device;
 

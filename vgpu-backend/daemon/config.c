@@ -13,7 +13,7 @@
 
 #include "vgpu/core.h"
 #include "vgpu/hal_open.h"
-#include "vgpu/mdev_control.h"
+#include "vgpu/abi/mdev_control.h"
 #include "vgpu/util.h"
 #include "listen_address.h"
 #include "log.h"

@@ -12,7 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
 #include "vgpu/simgpu.h"

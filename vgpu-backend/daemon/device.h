@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * device.h - the vGPU device model: one instance per attached VM,
- * independent of the transport that connects it (vgpu/transport.h).
+ * independent of the transport that connects it (transport.h).
  *
  * It owns the VM in the core, the BAR0 register state, the mailbox (shared
  * memory, served by a worker thread per device), and the channel windows
@@ -31,8 +31,8 @@
 #include <time.h>
 
 #include "vgpu/core.h"
-#include "vgpu/device_abi.h"
-#include "vgpu/transport.h"
+#include "vgpu/abi/device_abi.h"
+#include "transport.h"
 
 #include "config.h"
 #include "handle_table.h"

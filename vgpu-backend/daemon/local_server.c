@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vgpu/device_abi.h"
-#include "vgpu/local_protocol.h"
+#include "vgpu/abi/device_abi.h"
+#include "vgpu/abi/local_protocol.h"
 
 #include "local_socket.h"
 #include "log.h"

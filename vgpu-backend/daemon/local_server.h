@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * local_server.h - vgpud's side of the local transport
- * (vgpu/local_protocol.h): the listening socket for tenants, and per
+ * (vgpu/abi/local_protocol.h): the listening socket for tenants, and per
  * connection a struct vgpu_transport plus a thread that reads the main
  * socket and the kick eventfd.
  *
@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#include "vgpu/transport.h"
+#include "transport.h"
 
 struct local_server;
 

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 /* ---------------------------------------------------------------- parser */
 

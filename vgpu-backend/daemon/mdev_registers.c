@@ -22,9 +22,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vgpu/device_abi.h"
-#include "vgpu/mdev_control.h"
-#include "vgpu/transport.h"
+#include "vgpu/abi/device_abi.h"
+#include "vgpu/abi/mdev_control.h"
+#include "transport.h"
 
 #include "log.h"
 #include "transport_mdev_internal.h"

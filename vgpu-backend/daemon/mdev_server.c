@@ -18,8 +18,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vgpu/device_abi.h"
-#include "vgpu/mdev_control.h"
+#include "vgpu/abi/device_abi.h"
+#include "vgpu/abi/mdev_control.h"
 
 #include "log.h"
 #include "transport_mdev.h"

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vgpu/mdev_control.h"
+#include "vgpu/abi/mdev_control.h"
 
 #include "log.h"
 #include "transport_mdev.h"

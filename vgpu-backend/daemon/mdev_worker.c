@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vgpu/transport.h"
+#include "transport.h"
 
 #include "log.h"
 #include "transport_mdev_internal.h"

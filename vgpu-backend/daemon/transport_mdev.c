@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * transport_mdev.c - vgpud's mdev transport: vgpu/transport.h over the
- * control device of vgpu_mdev.ko (vgpu/mdev_control.h, host-kmod/README.md).
+ * transport_mdev.c - vgpud's mdev transport: daemon/transport.h over the
+ * control device of vgpu_mdev.ko (vgpu/abi/mdev_control.h, host-kmod/README.md).
  * This file is its byte-carrying core: the transport ops (the device
  * model's calls become ioctls) and the event thread (the module's events
  * become calls of the hooks, of an mdev's worker and of the device model).
@@ -42,9 +42,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vgpu/device_abi.h"
-#include "vgpu/mdev_control.h"
-#include "vgpu/transport.h"
+#include "vgpu/abi/device_abi.h"
+#include "vgpu/abi/mdev_control.h"
+#include "transport.h"
 
 #include "log.h"
 #include "transport_mdev.h"

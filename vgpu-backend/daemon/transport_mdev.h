@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * transport_mdev.h - vgpud's mdev transport: vgpu/transport.h over the
- * control device of vgpu_mdev.ko (/dev/vgpu_mdev, vgpu/mdev_control.h).
+ * transport_mdev.h - vgpud's mdev transport: daemon/transport.h over the
+ * control device of vgpu_mdev.ko (/dev/vgpu_mdev, vgpu/abi/mdev_control.h).
  *
  * The transport carries bytes: it registers the mdev types it is given,
  * turns the module's events into calls of its hooks and of the device model
- * (vgpu/transport.h), and the device model's ops into ioctls. Every decision
+ * (daemon/transport.h), and the device model's ops into ioctls. Every decision
  * (which profiles are types and how they read, whether an mdev may be
  * created, what the VM is called) is made by whoever passes the hooks: in
  * vgpud that is mdev_host.h. See transport_mdev.c for the events,
@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "vgpu/mdev_control.h"
-#include "vgpu/transport.h"
+#include "vgpu/abi/mdev_control.h"
+#include "transport.h"
 
 struct mdev_server;
 

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vgpu/mdev_control.h"
-#include "vgpu/transport.h"
+#include "vgpu/abi/mdev_control.h"
+#include "transport.h"
 
 #include "transport_mdev.h"
 

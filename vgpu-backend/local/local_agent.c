@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * local_agent.c - the frontend's agent thread: services vgpud's requests on
- * the backend channel (vgpu/local_protocol.h). It maps BAR2 regions as they
+ * the backend channel (vgpu/abi/local_protocol.h). It maps BAR2 regions as they
  * become live and performs the window swaps of the shadow channel protocol:
  *
  *   WINDOW_BLOCK  mark the window blocked (faults now wait, window_trap.h),

@@ -2,7 +2,7 @@
 /*
  * local_device.c - the frontend of vgpud's local transport: attach over the
  * main socket, BAR0 as register round trips, BAR2 as one reserved mapping,
- * interrupts as eventfds (vgpu/local_device.h, vgpu/local_protocol.h).
+ * interrupts as eventfds (vgpu/local_device.h, vgpu/abi/local_protocol.h).
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 #include "vgpu/local_device.h"
 
 struct vgpu_local_device {

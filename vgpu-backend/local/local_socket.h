@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * local_socket.h - sending and receiving one message of the local vGPU
- * protocol (vgpu/local_protocol.h) with its descriptors. Shared by vgpud's
+ * protocol (vgpu/abi/local_protocol.h) with its descriptors. Shared by vgpud's
  * local transport and the client library; nothing here knows which side it
  * runs on.
  *
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vgpu/local_protocol.h"
+#include "vgpu/abi/local_protocol.h"
 
 struct vgpu_local_msg {
 	struct vgpu_local_header header;

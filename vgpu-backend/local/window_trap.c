@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vgpu/device_abi.h"
+#include "vgpu/abi/device_abi.h"
 
 #define TRAP_SLOTS 256
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * window_trap.h - make CPU accesses to a blocked channel window wait instead
- * of fail (the frontend half of the shadow swap, vgpu/local_protocol.h).
+ * of fail (the frontend half of the shadow swap, vgpu/abi/local_protocol.h).
  *
  * A device registers its BAR2 mapping and gets a trap slot. To block window
  * n the agent marks it blocked, then mprotect()s its pages to PROT_NONE; a

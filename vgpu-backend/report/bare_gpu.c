@@ -9,7 +9,7 @@
 #include "bare_gpu.h"
 #include "report.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define PAGE 65536u
 #define RAM_BYTES (256 * KiB)
@@ -54,14 +54,14 @@ static int run(struct bare *bare, const uint32_t *words, uint32_t count)
 
 	memcpy(buffer, words, count * 4);
 	bare->sequence++;
-	n += simgpu_push_semaphore_release(buffer + n, RAM_VA + SEMAPHORE_OFFSET, bare->sequence,
-	                                   false);
+	n += vgpu_push_semaphore_release(buffer + n, RAM_VA + SEMAPHORE_OFFSET, bare->sequence,
+	                                 false);
 	memcpy(bare->ram_cpu + (uint64_t)slot * SLOT, buffer, n * 4);
-	simgpu_gpfifo_write(bare->info.gpfifo, RING, bare->put % RING,
-	                    RAM_VA + (uint64_t)slot * SLOT, n * 4);
+	vgpu_gpfifo_write(bare->info.gpfifo, RING, bare->put % RING,
+	                  RAM_VA + (uint64_t)slot * SLOT, n * 4);
 	bare->put++;
-	simgpu_control_write_gp_put(bare->info.control, bare->put % RING);
-	simgpu_control_ring_doorbell(bare->info.control);
+	vgpu_control_write_gp_put(bare->info.control, bare->put % RING);
+	vgpu_control_ring_doorbell(bare->info.control);
 	vgpu_hal_channel_kick(bare->channel);
 	while (read_u64(bare, SEMAPHORE_OFFSET) < bare->sequence) {
 		struct vgpu_hal_event error;
@@ -126,7 +126,7 @@ int bare_gpu_run_sharing(const struct workload *workload, enum simgpu_sharing sh
 	struct bare bare = { 0 };
 	uint64_t va[WORKLOAD_BUFFERS_MAX], next = BUFFERS_VA, start, hash = 0xcbf29ce484222325ull;
 	uint64_t *vram[WORKLOAD_BUFFERS_MAX] = { 0 };
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int err = setup(&bare, workload, sharing);
 
 	for (unsigned i = 0; !err && i < workload->buffer_count; i++) {
@@ -139,7 +139,7 @@ int bare_gpu_run_sharing(const struct workload *workload, enum simgpu_sharing sh
 		if (!err)
 			err = vgpu_hal_as_map(bare.as, va[i], PAGE, count, VGPU_TARGET_VRAM, vram[i], 0);
 		if (!err)
-			err = run(&bare, words, simgpu_push_launch_fill(words, va[i], bytes,
+			err = run(&bare, words, vgpu_push_launch_fill(words, va[i], bytes,
 			                                               0x5eed0000u + i));
 	}
 	start = busy(&bare);
@@ -150,8 +150,8 @@ int bare_gpu_run_sharing(const struct workload *workload, enum simgpu_sharing sh
 	*runtime_ns = busy(&bare) - start;
 	for (unsigned i = 0; !err && i < workload->buffer_count; i++) {
 		err = run(&bare, words,
-		          simgpu_push_launch_checksum(words, va[i], workload->buffers[i].bytes,
-		                                      RAM_VA + SCRATCH_OFFSET));
+		          vgpu_push_launch_checksum(words, va[i], workload->buffers[i].bytes,
+		                                    RAM_VA + SCRATCH_OFFSET));
 		hash = (hash ^ read_u64(&bare, SCRATCH_OFFSET)) * 0x100000001b3ull;
 	}
 	*checksum = hash;

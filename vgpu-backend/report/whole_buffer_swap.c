@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "whole_buffer_swap.h"
 
 #define VRAM_PAGE 65536u
@@ -82,8 +82,8 @@ uint64_t whole_buffer_swap_copied(const struct whole_buffer_swap *swap)
 static int channel_copy(struct whole_buffer_swap *swap, uint64_t dst, uint64_t src,
                         uint64_t bytes)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
-	int err = sim_guest_run(swap->guest, words, simgpu_push_copy(words, dst, src, bytes),
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+	int err = sim_guest_run(swap->guest, words, vgpu_push_copy(words, dst, src, bytes),
 	                        COPY_TIMEOUT_MS);
 
 	if (err)

@@ -7,7 +7,7 @@
 #include "guest.h"
 #include "report.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 #include "whole_buffer_swap.h"
 #include "workload.h"
 
@@ -163,7 +163,7 @@ static bool prepare(struct run *run, const unsigned *buffers, unsigned count)
 static bool allocate(struct run *run, unsigned index)
 {
 	const struct workload_buffer *buffer = &run->workload->buffers[index];
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int err;
 
 	if (run->config->manager == MANAGER_GPUSWAP) {
@@ -181,8 +181,8 @@ static bool allocate(struct run *run, unsigned index)
 	}
 	/* The program's input upload. */
 	return prepare(run, &index, 1) &&
-	       gpu(run, words, simgpu_push_launch_fill(words, run->va[index], buffer->bytes,
-	                                               0x5eed0000u + index));
+	       gpu(run, words, vgpu_push_launch_fill(words, run->va[index], buffer->bytes,
+	                                             0x5eed0000u + index));
 }
 
 uint32_t workload_kernel_words(const struct workload *workload, const struct workload_kernel *k,
@@ -192,20 +192,20 @@ uint32_t workload_kernel_words(const struct workload *workload, const struct wor
 
 	switch (k->kind) {
 	case KERNEL_STREAM:
-		return simgpu_push_launch_stream(words, va[k->buffer], bytes, k->passes);
+		return vgpu_push_launch_stream(words, va[k->buffer], bytes, k->passes);
 	case KERNEL_STENCIL:
-		return simgpu_push_launch_stencil(words, va[k->buffer], va[k->out], STENCIL_WIDTH,
-		                                  (uint32_t)(bytes / (4 * STENCIL_WIDTH)));
+		return vgpu_push_launch_stencil(words, va[k->buffer], va[k->out], STENCIL_WIDTH,
+		                                (uint32_t)(bytes / (4 * STENCIL_WIDTH)));
 	default:
-		return simgpu_push_launch_random_access(words, va[k->buffer], bytes,
-		                                        bytes / 8 * k->passes / 4,
-		                                        0x9005u + iteration);
+		return vgpu_push_launch_random_access(words, va[k->buffer], bytes,
+		                                      bytes / 8 * k->passes / 4,
+		                                      0x9005u + iteration);
 	}
 }
 
 static bool kernel(struct run *run, const struct workload_kernel *k, unsigned iteration)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	unsigned used[2] = { k->buffer, k->out };
 
 	if (!prepare(run, used, k->kind == KERNEL_STENCIL ? 2 : 1))
@@ -215,14 +215,14 @@ static bool kernel(struct run *run, const struct workload_kernel *k, unsigned it
 
 static bool checksums(struct run *run)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t hash = 0xcbf29ce484222325ull;
 
 	for (unsigned i = 0; i < run->workload->buffer_count; i++) {
 		if (!prepare(run, &i, 1) ||
 		    !gpu(run, words,
-		         simgpu_push_launch_checksum(words, run->va[i], run->workload->buffers[i].bytes,
-		                                     sim_guest_scratch_va(run->guest))))
+		         vgpu_push_launch_checksum(words, run->va[i], run->workload->buffers[i].bytes,
+		                                   sim_guest_scratch_va(run->guest))))
 			return false;
 		hash = (hash ^ sim_guest_read_scratch(run->guest)) * 0x100000001b3ull;
 	}

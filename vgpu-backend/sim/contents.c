@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "contents.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
 #define VERIFY_STEP (1u << 20)
 
@@ -40,10 +40,10 @@ void sim_contents_unknown(struct sim_contents *contents)
 
 static uint64_t formula_word(const struct sim_contents *contents, uint64_t offset)
 {
-	uint64_t word = simgpu_fill_word(contents->seed, offset);
+	uint64_t word = vgpu_fill_word(contents->seed, offset);
 
 	for (unsigned p = 0; p < contents->passes; p++)
-		word = simgpu_stream_word(word);
+		word = vgpu_stream_word(word);
 	return word;
 }
 
@@ -52,7 +52,7 @@ void sim_contents_stream(struct sim_contents *contents, unsigned passes)
 	if (!contents->known)
 		return;
 	if (contents->data)
-		simgpu_reference_stream(contents->data, contents->bytes, passes);
+		vgpu_kernel_reference_stream(contents->data, contents->bytes, passes);
 	else
 		contents->passes += passes;
 }
@@ -75,9 +75,9 @@ int sim_contents_materialize(struct sim_contents *contents)
 uint64_t sim_contents_checksum(struct sim_contents *contents)
 {
 	if (contents->data)
-		return simgpu_reference_checksum(contents->data, contents->bytes);
-	return simgpu_reference_fill_stream_checksum(contents->seed, contents->bytes,
-	                                             contents->passes);
+		return vgpu_kernel_reference_checksum(contents->data, contents->bytes);
+	return vgpu_kernel_reference_fill_stream_checksum(contents->seed, contents->bytes,
+	                                                  contents->passes);
 }
 
 int sim_contents_verify(const struct sim_contents *contents, struct vgpu_hal_as *as, uint64_t va,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * contents.h - what a buffer must contain, computed on the CPU with
- * simgpu's reference kernels (vgpu/simgpu_kernels.h).
+ * simgpu's reference kernels (vgpu/abi/kernels.h).
  *
  * A filled buffer starts as FILL(seed); STREAM passes on it are counted, so
  * its content stays a formula and costs no memory (buffers of gigabytes are

@@ -9,7 +9,7 @@
 
 #include "guest.h"
 #include "guest_window.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define GUEST_GPFIFO_ENTRIES 256u
 #define PUSHBUFFER_SLOT 1024u
@@ -161,7 +161,7 @@ int64_t sim_guest_submit(struct sim_guest *guest, const uint32_t *words, uint32_
 
 	if (guest->error[0])
 		return -EIO;
-	if (count > PUSHBUFFER_SLOT / 4 - SIMGPU_SEMAPHORE_ARG_WORDS - 1)
+	if (count > PUSHBUFFER_SLOT / 4 - VGPU_SEMAPHORE_ARG_WORDS - 1)
 		return -EINVAL;
 	/* Pushbuffer slots are reused round robin: at most that many queued. */
 	if (guest->sequence >= PUSHBUFFER_SLOTS &&
@@ -169,8 +169,8 @@ int64_t sim_guest_submit(struct sim_guest *guest, const uint32_t *words, uint32_
 		return -EAGAIN;
 	memcpy(pushbuffer, words, count * sizeof(*words));
 	guest->sequence++;
-	n += simgpu_push_semaphore_release(pushbuffer + n, guest->ram_va + SEMAPHORE_OFFSET,
-	                                   guest->sequence, !guest->no_interrupts);
+	n += vgpu_push_semaphore_release(pushbuffer + n, guest->ram_va + SEMAPHORE_OFFSET,
+	                                 guest->sequence, !guest->no_interrupts);
 	/* The pushbuffer goes to guest RAM, like a guest's. */
 	pushbuffer_va = guest->ram_va + (uint64_t)guest->slot * PUSHBUFFER_SLOT;
 	memcpy(guest->ram_cpu + (uint64_t)guest->slot * PUSHBUFFER_SLOT, pushbuffer, n * 4);
@@ -178,10 +178,10 @@ int64_t sim_guest_submit(struct sim_guest *guest, const uint32_t *words, uint32_
 
 	/* GPFIFO entry and GP_PUT through whatever the window maps. */
 	sim_guest_window_enter(&guest->window, &control, &gpfifo);
-	simgpu_gpfifo_write(gpfifo, GUEST_GPFIFO_ENTRIES, guest->put, pushbuffer_va, n * 4);
+	vgpu_gpfifo_write(gpfifo, GUEST_GPFIFO_ENTRIES, guest->put, pushbuffer_va, n * 4);
 	guest->put = (guest->put + 1) % GUEST_GPFIFO_ENTRIES;
-	simgpu_control_write_gp_put(control, guest->put);
-	simgpu_control_ring_doorbell(control);
+	vgpu_control_write_gp_put(control, guest->put);
+	vgpu_control_ring_doorbell(control);
 	sim_guest_window_leave(&guest->window);
 	return (int64_t)guest->sequence;
 }

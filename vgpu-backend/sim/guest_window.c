@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 void sim_guest_window_init(struct sim_guest_window *window,
                            const struct vgpu_hal_channel_info *info, uint32_t gpfifo_entries)
@@ -27,10 +27,10 @@ void sim_guest_window_fini(struct sim_guest_window *window)
 static int window_get_shadow(void *ctx, uint32_t channel_id, void **control, void **gpfifo)
 {
 	struct sim_guest_window *window = ctx;
-	size_t ring_bytes = (size_t)window->gpfifo_entries * SIMGPU_GPFIFO_ENTRY_BYTES;
+	size_t ring_bytes = (size_t)window->gpfifo_entries * VGPU_GPFIFO_ENTRY_BYTES;
 
 	(void)channel_id;
-	window->shadow_control = aligned_alloc(4096, SIMGPU_CONTROL_BYTES);
+	window->shadow_control = aligned_alloc(4096, VGPU_CONTROL_BYTES);
 	window->shadow_gpfifo = aligned_alloc(4096, ring_bytes);
 	if (!window->shadow_control || !window->shadow_gpfifo) {
 		free(window->shadow_control);
@@ -38,7 +38,7 @@ static int window_get_shadow(void *ctx, uint32_t channel_id, void **control, voi
 		window->shadow_control = window->shadow_gpfifo = NULL;
 		return -ENOMEM;
 	}
-	memset(window->shadow_control, 0, SIMGPU_CONTROL_BYTES);
+	memset(window->shadow_control, 0, VGPU_CONTROL_BYTES);
 	memset(window->shadow_gpfifo, 0, ring_bytes);
 	*control = window->shadow_control;
 	*gpfifo = window->shadow_gpfifo;

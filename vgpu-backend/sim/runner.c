@@ -9,8 +9,8 @@
 
 #include "runner.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 #include "vgpu/util.h"
 
 #define KERNEL_TIMEOUT_MS 120000
@@ -174,11 +174,11 @@ static int step_alloc(struct sim_run *run, const struct sim_step *step)
 	sim_contents_init(&buffer->contents, buffer->info.bytes);
 	if (step->fill && !vm->gpu_errors) {
 		uint64_t seed = name_seed(step->vm, step->buffers[0]);
-		uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+		uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
 		if (!gpu_run(run, step, vm, words,
-		             simgpu_push_launch_fill(words, buffer->info.gpu_va, buffer->info.bytes,
-		                                     seed)))
+		             vgpu_push_launch_fill(words, buffer->info.gpu_va, buffer->info.bytes,
+		                                   seed)))
 			sim_contents_fill(&buffer->contents, seed);
 	}
 	if (run->verbose)
@@ -204,11 +204,11 @@ static int step_free(struct sim_run *run, const struct sim_step *step)
 static void kernel_stream(struct sim_run *run, const struct sim_step *step, struct sim_vm *vm,
                           struct sim_buffer *buffer)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
 	if (!gpu_run(run, step, vm, words,
-	             simgpu_push_launch_stream(words, buffer->info.gpu_va, buffer->info.bytes,
-	                                       step->passes)))
+	             vgpu_push_launch_stream(words, buffer->info.gpu_va, buffer->info.bytes,
+	                                     step->passes)))
 		sim_contents_stream(&buffer->contents, step->passes);
 	else
 		sim_contents_unknown(&buffer->contents);
@@ -217,13 +217,13 @@ static void kernel_stream(struct sim_run *run, const struct sim_step *step, stru
 static void kernel_gups(struct sim_run *run, const struct sim_step *step, struct sim_vm *vm,
                         struct sim_buffer *buffer)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t updates = (buffer->info.bytes / 8) * step->passes / 4 + 1;
 	uint64_t seed = name_seed(vm->name, buffer->name) ^ ((uint64_t)step->line << 32);
 
 	if (gpu_run(run, step, vm, words,
-	            simgpu_push_launch_random_access(words, buffer->info.gpu_va, buffer->info.bytes,
-	                                             updates, seed))) {
+	            vgpu_push_launch_random_access(words, buffer->info.gpu_va, buffer->info.bytes,
+	                                           updates, seed))) {
 		sim_contents_unknown(&buffer->contents);
 		return;
 	}
@@ -232,15 +232,15 @@ static void kernel_gups(struct sim_run *run, const struct sim_step *step, struct
 			sim_contents_unknown(&buffer->contents);
 			return;
 		}
-		simgpu_reference_random_access(buffer->contents.data, buffer->contents.bytes, updates,
-		                               seed);
+		vgpu_kernel_reference_random_access(buffer->contents.data, buffer->contents.bytes, updates,
+		                                    seed);
 	}
 }
 
 static void kernel_stencil(struct sim_run *run, const struct sim_step *step, struct sim_vm *vm,
                            struct sim_buffer *in, struct sim_buffer *out)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint32_t height = (uint32_t)(in->info.bytes / (4 * STENCIL_WIDTH));
 	char size[32];
 
@@ -252,8 +252,8 @@ static void kernel_stencil(struct sim_run *run, const struct sim_step *step, str
 	}
 	for (unsigned pass = 0; pass < step->passes; pass++) {
 		if (gpu_run(run, step, vm, words,
-		            simgpu_push_launch_stencil(words, in->info.gpu_va, out->info.gpu_va,
-		                                       STENCIL_WIDTH, height))) {
+		            vgpu_push_launch_stencil(words, in->info.gpu_va, out->info.gpu_va,
+		                                     STENCIL_WIDTH, height))) {
 			sim_contents_unknown(&out->contents);
 			return;
 		}
@@ -271,19 +271,19 @@ static void kernel_stencil(struct sim_run *run, const struct sim_step *step, str
 		sim_contents_unknown(&out->contents);
 		return;
 	}
-	simgpu_reference_stencil(in->contents.data, out->contents.data, STENCIL_WIDTH, height);
+	vgpu_kernel_reference_stencil(in->contents.data, out->contents.data, STENCIL_WIDTH, height);
 }
 
 static void kernel_checksum(struct sim_run *run, const struct sim_step *step, struct sim_vm *vm,
                             struct sim_buffer *buffer)
 {
-	uint32_t words[SIMGPU_COMMAND_MAX_WORDS];
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t got, expected;
 
 	for (unsigned pass = 0; pass < step->passes; pass++) {
 		if (gpu_run(run, step, vm, words,
-		            simgpu_push_launch_checksum(words, buffer->info.gpu_va, buffer->info.bytes,
-		                                        sim_guest_scratch_va(vm->guest))))
+		            vgpu_push_launch_checksum(words, buffer->info.gpu_va, buffer->info.bytes,
+		                                      sim_guest_scratch_va(vm->guest))))
 			return;
 	}
 	if (!buffer->contents.known)

@@ -18,12 +18,12 @@ uint64_t channel_priv_va(const struct simgpu *gpu, uint32_t channel_id)
 
 uint32_t channel_read_gp_put(struct simgpu_channel *ch)
 {
-	return simgpu_control_read_gp_put(ch->control);
+	return vgpu_control_read_gp_put(ch->control);
 }
 
 void channel_publish_gp_get(struct simgpu_channel *ch)
 {
-	uint32_t *word = simgpu_control_word(ch->control, SIMGPU_CONTROL_GP_GET);
+	uint32_t *word = vgpu_control_word(ch->control, VGPU_CONTROL_GP_GET);
 	uint32_t value = htole32(ch->gp_get);
 
 	if (__atomic_load_n(word, __ATOMIC_RELAXED) != value)
@@ -31,9 +31,9 @@ void channel_publish_gp_get(struct simgpu_channel *ch)
 }
 
 void channel_read_entry(struct simgpu_channel *ch, uint32_t index,
-                        struct simgpu_gpfifo_entry *entry)
+                        struct vgpu_gpfifo_entry *entry)
 {
-	memcpy(entry, ch->gpfifo + (size_t)index * SIMGPU_GPFIFO_ENTRY_BYTES, sizeof(*entry));
+	memcpy(entry, ch->gpfifo + (size_t)index * VGPU_GPFIFO_ENTRY_BYTES, sizeof(*entry));
 	entry->pushbuffer_va = le64toh(entry->pushbuffer_va);
 	entry->length_bytes = le32toh(entry->length_bytes);
 	entry->flags = le32toh(entry->flags);
@@ -52,9 +52,9 @@ static int create_window(struct simgpu_channel *ch)
 		return -errno;
 	}
 	ch->control = ch->window;
-	ch->gpfifo = ch->window + SIMGPU_CONTROL_BYTES;
-	*simgpu_control_word(ch->control, SIMGPU_CONTROL_VERSION) =
-		htole32(SIMGPU_COMMANDS_VERSION);
+	ch->gpfifo = ch->window + VGPU_CONTROL_BYTES;
+	*vgpu_control_word(ch->control, VGPU_CONTROL_VERSION) =
+		htole32(VGPU_COMMANDS_VERSION);
 	return 0;
 }
 
@@ -70,9 +70,9 @@ static int create_priv_page(struct simgpu_channel *ch)
 		return ret;
 	words = (uint32_t *)(gpu->vram + ch->priv_frame);
 	memset(words, 0, VRAM_FRAME_BYTES);
-	simgpu_push_nop(words + CHANNEL_PRIV_NOP_OFFSET / 4);
-	simgpu_push_u32(words + CHANNEL_PRIV_FENCE_OFFSET / 4,
-	                SIMGPU_COMMAND_HEADER(SIMGPU_OP_PRIV_FENCE, 0, 0));
+	vgpu_push_nop(words + CHANNEL_PRIV_NOP_OFFSET / 4);
+	vgpu_push_u32(words + CHANNEL_PRIV_FENCE_OFFSET / 4,
+	              VGPU_COMMAND_HEADER(VGPU_CMD_PRIV_FENCE, 0, 0));
 	ch->priv_va = channel_priv_va(gpu, ch->id);
 	ret = address_space_map_internal(ch->as, ch->priv_va, GMMU_SMALL_PAGE_SHIFT, 1,
 	                                 PTE_PRIVILEGED | PTE_READ_ONLY |
@@ -136,18 +136,18 @@ int simgpu_channel_create(struct vgpu_hal_as *hal_as, uint32_t gpfifo_entries,
 	ch->gpu = gpu;
 	ch->as = as;
 	ch->fetch_enabled = true;
-	ring_bytes = (uint64_t)gpfifo_entries * SIMGPU_GPFIFO_ENTRY_BYTES;
+	ring_bytes = (uint64_t)gpfifo_entries * VGPU_GPFIFO_ENTRY_BYTES;
 	ring_bytes = (ring_bytes + VRAM_FRAME_BYTES - 1) & ~(uint64_t)(VRAM_FRAME_BYTES - 1);
 	ch->layout = (struct vgpu_hal_channel_layout){
-		.control_bytes = SIMGPU_CONTROL_BYTES,
-		.gp_put_offset = SIMGPU_CONTROL_GP_PUT,
-		.gp_get_offset = SIMGPU_CONTROL_GP_GET,
-		.doorbell_offset = SIMGPU_CONTROL_DOORBELL,
+		.control_bytes = VGPU_CONTROL_BYTES,
+		.gp_put_offset = VGPU_CONTROL_GP_PUT,
+		.gp_get_offset = VGPU_CONTROL_GP_GET,
+		.doorbell_offset = VGPU_CONTROL_DOORBELL,
 		.gpfifo_entries = gpfifo_entries,
-		.gpfifo_entry_bytes = SIMGPU_GPFIFO_ENTRY_BYTES,
+		.gpfifo_entry_bytes = VGPU_GPFIFO_ENTRY_BYTES,
 		.gpfifo_bytes = (uint32_t)ring_bytes,
 	};
-	ch->window_bytes = SIMGPU_CONTROL_BYTES + ring_bytes;
+	ch->window_bytes = VGPU_CONTROL_BYTES + ring_bytes;
 	ch->priv_slots = calloc(gpfifo_entries, sizeof(*ch->priv_slots));
 	if (!ch->priv_slots) {
 		ret = -ENOMEM;
@@ -171,7 +171,7 @@ int simgpu_channel_create(struct vgpu_hal_as *hal_as, uint32_t gpfifo_entries,
 		info->gpfifo = ch->gpfifo;
 		info->memfd = ch->memfd;
 		info->control_offset = 0;
-		info->gpfifo_offset = SIMGPU_CONTROL_BYTES;
+		info->gpfifo_offset = VGPU_CONTROL_BYTES;
 	}
 	*out = &ch->base;
 	return 0;
@@ -261,17 +261,17 @@ int simgpu_channel_priv_submit(struct vgpu_hal_channel *hal_ch, enum vgpu_hal_pr
 		ret = -ENOSPC;
 		goto out;
 	}
-	simgpu_gpfifo_write(ch->gpfifo, entries, gp_put,
-	                    ch->priv_va + (cmd == VGPU_PRIV_FENCE ? CHANNEL_PRIV_FENCE_OFFSET
-	                                                          : CHANNEL_PRIV_NOP_OFFSET),
-	                    4);
+	vgpu_gpfifo_write(ch->gpfifo, entries, gp_put,
+	                  ch->priv_va + (cmd == VGPU_PRIV_FENCE ? CHANNEL_PRIV_FENCE_OFFSET
+	                                                        : CHANNEL_PRIV_NOP_OFFSET),
+	                  4);
 	slot = &ch->priv_slots[gp_put];
 	slot->pending = true;
 	slot->command = (uint8_t)cmd;
 	slot->ticket = cmd == VGPU_PRIV_FENCE ? ++pfifo->next_ticket : 0;
 	if (ticket)
 		*ticket = slot->ticket;
-	simgpu_control_write_gp_put(ch->control, next);
+	vgpu_control_write_gp_put(ch->control, next);
 	pfifo_wake_locked(pfifo);
 out:
 	pthread_mutex_unlock(&pfifo->lock);

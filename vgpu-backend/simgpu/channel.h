@@ -25,7 +25,7 @@
 #include "address_space.h"
 #include "gpu_kernels.h"
 #include "vgpu/hal.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define CHANNEL_PRIV_NOP_OFFSET 0u
 #define CHANNEL_PRIV_FENCE_OFFSET 64u
@@ -92,7 +92,7 @@ uint32_t channel_read_gp_put(struct simgpu_channel *ch);
 /* Publish the authoritative GP_GET if the control page says otherwise. */
 void channel_publish_gp_get(struct simgpu_channel *ch);
 void channel_read_entry(struct simgpu_channel *ch, uint32_t index,
-                        struct simgpu_gpfifo_entry *entry);
+                        struct vgpu_gpfifo_entry *entry);
 
 /* HAL operations. */
 int simgpu_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,

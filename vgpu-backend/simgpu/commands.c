@@ -9,7 +9,7 @@
 #include "gpu_kernels.h"
 #include "simgpu_device.h"
 #include "spatial.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 static inline uint64_t arg64(const uint32_t *args, unsigned index)
 {
@@ -96,20 +96,20 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 {
 	struct simgpu_address_space *as = ch->as;
 	struct command_progress *progress = &ch->run.command;
-	unsigned opcode = SIMGPU_COMMAND_OPCODE(header);
-	unsigned flags = SIMGPU_COMMAND_FLAGS(header);
-	unsigned nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+	unsigned opcode = VGPU_COMMAND_OPCODE(header);
+	unsigned flags = VGPU_COMMAND_FLAGS(header);
+	unsigned nargs = VGPU_COMMAND_ARG_WORDS(header);
 	uint64_t va, value;
 	int ret;
 
 	switch (opcode) {
-	case SIMGPU_OP_NOP:
+	case VGPU_CMD_NOP:
 		if (flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		return RUN_DONE;
 
-	case SIMGPU_OP_SEMAPHORE_RELEASE:
-		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || (flags & ~SIMGPU_SEMAPHORE_INTERRUPT))
+	case VGPU_CMD_SEMAPHORE_RELEASE:
+		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || (flags & ~VGPU_SEMAPHORE_INTERRUPT))
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		va = arg64(args, 0);
 		value = htole64(arg64(args, 2));
@@ -117,12 +117,12 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		if (gpu_write(ctx, as, va, &value, sizeof(value)))
 			return RUN_FAULT;
-		if (flags & SIMGPU_SEMAPHORE_INTERRUPT)
+		if (flags & VGPU_SEMAPHORE_INTERRUPT)
 			raise_event(ch, VGPU_EVENT_FENCE, le64toh(value), va);
 		return RUN_DONE;
 
-	case SIMGPU_OP_SEMAPHORE_ACQUIRE:
-		if (nargs != SIMGPU_SEMAPHORE_ARG_WORDS || flags)
+	case VGPU_CMD_SEMAPHORE_ACQUIRE:
+		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		va = arg64(args, 0);
 		if (va % 8)
@@ -132,26 +132,26 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 			return RUN_FAULT;
 		return ret ? acquire_waits(ctx, ch, command_va) : RUN_DONE;
 
-	case SIMGPU_OP_COPY:
-		if (nargs != SIMGPU_COPY_ARG_WORDS || flags)
+	case VGPU_CMD_COPY:
+		if (nargs != VGPU_COPY_ARG_WORDS || flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		return resumable(gpu_copy(ctx, as, arg64(args, 0), arg64(args, 2), arg64(args, 4),
 		                          &progress->done));
 
-	case SIMGPU_OP_MEMSET:
-		if (nargs != SIMGPU_MEMSET_ARG_WORDS || flags)
+	case VGPU_CMD_MEMSET:
+		if (nargs != VGPU_MEMSET_ARG_WORDS || flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		return resumable(gpu_memset(ctx, as, arg64(args, 0), le32toh(args[2]),
 		                            (uint64_t)le32toh(args[3]) |
 		                                    (uint64_t)le32toh(args[4]) << 32,
 		                            &progress->done));
 
-	case SIMGPU_OP_LAUNCH: {
-		uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
+	case VGPU_CMD_LAUNCH: {
+		uint64_t kernel_args[VGPU_KERNEL_MAX_ARGS];
 		uint32_t count, i;
 
 		if (flags || nargs < 1 || (nargs - 1) % 2 ||
-		    (nargs - 1) / 2 > SIMGPU_KERNEL_MAX_ARGS)
+		    (nargs - 1) / 2 > VGPU_KERNEL_MAX_ARGS)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		count = (nargs - 1) / 2;
 		for (i = 0; i < count; i++)
@@ -162,7 +162,7 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 		return resumable(ret);
 	}
 
-	case SIMGPU_OP_PRIV_FENCE:
+	case VGPU_CMD_PRIV_FENCE:
 		if (!ch->run.privileged || nargs || flags)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		raise_event(ch, VGPU_EVENT_PRIV_FENCE, ch->run.ticket, 0);
@@ -178,10 +178,10 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 static void spatial_launch_done(struct simgpu_channel *ch, uint32_t header, const uint32_t *args,
                                 uint64_t fixed_ps)
 {
-	uint64_t kernel_args[SIMGPU_KERNEL_MAX_ARGS];
-	uint32_t count = (SIMGPU_COMMAND_ARG_WORDS(header) - 1) / 2, i;
+	uint64_t kernel_args[VGPU_KERNEL_MAX_ARGS];
+	uint32_t count = (VGPU_COMMAND_ARG_WORDS(header) - 1) / 2, i;
 
-	if (!ch->gpu->spatial || SIMGPU_COMMAND_OPCODE(header) != SIMGPU_OP_LAUNCH)
+	if (!ch->gpu->spatial || VGPU_COMMAND_OPCODE(header) != VGPU_CMD_LAUNCH)
 		return;
 	for (i = 0; i < count; i++)
 		kernel_args[i] = arg64(args, 1 + 2 * i);
@@ -202,7 +202,7 @@ enum run_status commands_run(struct engine_context *ctx, struct simgpu_channel *
 	ctx->privileged = run->privileged;
 	while (run->position < run->count) {
 		uint32_t header = le32toh(run->words[run->position]);
-		uint32_t nargs = SIMGPU_COMMAND_ARG_WORDS(header);
+		uint32_t nargs = VGPU_COMMAND_ARG_WORDS(header);
 		uint64_t command_va = run->va + (uint64_t)run->position * 4;
 		uint64_t started_ps = ctx->charged_ps;
 		enum run_status status;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * commands.h - the pushbuffer interpreter (format: vgpu/simgpu_commands.h).
+ * commands.h - the pushbuffer interpreter (format: vgpu/abi/commands.h).
  *
  * Executes the in-flight pushbuffer of a channel on the compute engine,
  * from where it stopped (a command and the place inside it). Every word is

@@ -21,8 +21,8 @@
 
 #include "vgpu/hal.h"
 #include "vgpu/simgpu.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define PUSHBUFFER_VA UINT64_C(0x10000000)
@@ -113,13 +113,13 @@ static void submit(struct tenant *t, const uint32_t *words, uint32_t count)
 
 	check(vgpu_hal_as_write(t->as, PUSHBUFFER_VA, words, (uint64_t)count * 4), "as_write");
 	while (position < count) {
-		uint32_t length = 1 + SIMGPU_COMMAND_ARG_WORDS(words[position]);
+		uint32_t length = 1 + VGPU_COMMAND_ARG_WORDS(words[position]);
 
-		simgpu_gpfifo_write(t->info.gpfifo, t->info.layout.gpfifo_entries, entry++,
-		                    PUSHBUFFER_VA + (uint64_t)position * 4, length * 4);
+		vgpu_gpfifo_write(t->info.gpfifo, t->info.layout.gpfifo_entries, entry++,
+		                  PUSHBUFFER_VA + (uint64_t)position * 4, length * 4);
 		position += length;
 	}
-	simgpu_control_write_gp_put(t->info.control, entry);
+	vgpu_control_write_gp_put(t->info.control, entry);
 }
 
 static const char *target_names[VGPU_TARGET_COUNT] = { "VRAM", "SYSMEM-coh", "SYSMEM-noncoh" };
@@ -128,7 +128,7 @@ int main(void)
 {
 	struct simgpu_config config;
 	struct vgpu_hal *hal;
-	uint32_t words[64 * SIMGPU_COMMAND_MAX_WORDS], n;
+	uint32_t words[64 * VGPU_COMMAND_MAX_WORDS], n;
 	uint64_t stream_bytes = 32 * MIB, gups_bytes = 16 * MIB, gups_updates = 2000000;
 	uint64_t stencil_bytes = (uint64_t)STENCIL_SIDE * STENCIL_SIDE * 4;
 	unsigned samples[TENANTS + 1] = { 0 }, total_samples = 0, i, mismatches = 0;
@@ -154,54 +154,55 @@ int main(void)
 
 	/* tenant-a: FILL, STREAM, CHECKSUM */
 	map_vram(hal, tenants[0].as, DATA_VA, stream_bytes);
-	n = simgpu_push_launch_fill(words, DATA_VA, stream_bytes, 0xa);
-	n += simgpu_push_launch_stream(words + n, DATA_VA, stream_bytes, 16);
-	n += simgpu_push_launch_checksum(words + n, DATA_VA, stream_bytes, RESULT_VA);
-	n += simgpu_push_semaphore_release(words + n, RESULT_VA + 8, 1, true);
+	n = vgpu_push_launch_fill(words, DATA_VA, stream_bytes, 0xa);
+	n += vgpu_push_launch_stream(words + n, DATA_VA, stream_bytes, 16);
+	n += vgpu_push_launch_checksum(words + n, DATA_VA, stream_bytes, RESULT_VA);
+	n += vgpu_push_semaphore_release(words + n, RESULT_VA + 8, 1, true);
 	submit(&tenants[0], words, n);
-	tenants[0].expected = simgpu_reference_fill_stream_checksum(0xa, stream_bytes, 16);
+	tenants[0].expected = vgpu_kernel_reference_fill_stream_checksum(0xa, stream_bytes, 16);
 
 	/* tenant-b: FILL the grid, ping-pong STENCIL, CHECKSUM */
 	map_vram(hal, tenants[1].as, DATA_VA, 2 * stencil_bytes);
-	n = simgpu_push_launch_fill(words, DATA_VA, stencil_bytes, 0xb);
+	n = vgpu_push_launch_fill(words, DATA_VA, stencil_bytes, 0xb);
 	for (i = 0; i < STENCIL_ITERATIONS; i++) {
 		uint64_t in = DATA_VA + (i % 2) * stencil_bytes;
 		uint64_t out = DATA_VA + ((i + 1) % 2) * stencil_bytes;
 
-		n += simgpu_push_launch_stencil(words + n, in, out, STENCIL_SIDE, STENCIL_SIDE);
+		n += vgpu_push_launch_stencil(words + n, in, out, STENCIL_SIDE, STENCIL_SIDE);
 	}
-	n += simgpu_push_launch_checksum(words + n, DATA_VA + (STENCIL_ITERATIONS % 2) * stencil_bytes,
-	                                 stencil_bytes, RESULT_VA);
-	n += simgpu_push_semaphore_release(words + n, RESULT_VA + 8, 1, true);
+	n += vgpu_push_launch_checksum(words + n, DATA_VA + (STENCIL_ITERATIONS % 2) * stencil_bytes,
+	                               stencil_bytes, RESULT_VA);
+	n += vgpu_push_semaphore_release(words + n, RESULT_VA + 8, 1, true);
 	submit(&tenants[1], words, n);
 	{
 		uint32_t *grid = malloc(2 * stencil_bytes);
 
 		check(grid ? 0 : -ENOMEM, "malloc");
-		simgpu_reference_fill(grid, stencil_bytes, 0xb);
+		vgpu_kernel_reference_fill(grid, stencil_bytes, 0xb);
 		for (i = 0; i < STENCIL_ITERATIONS; i++)
-			simgpu_reference_stencil(grid + (i % 2) * STENCIL_SIDE * STENCIL_SIDE,
-			                         grid + ((i + 1) % 2) * STENCIL_SIDE * STENCIL_SIDE,
-			                         STENCIL_SIDE, STENCIL_SIDE);
-		tenants[1].expected = simgpu_reference_checksum(
+			vgpu_kernel_reference_stencil(
+				grid + (i % 2) * STENCIL_SIDE * STENCIL_SIDE,
+				grid + ((i + 1) % 2) * STENCIL_SIDE * STENCIL_SIDE, STENCIL_SIDE,
+				STENCIL_SIDE);
+		tenants[1].expected = vgpu_kernel_reference_checksum(
 			grid + (STENCIL_ITERATIONS % 2) * STENCIL_SIDE * STENCIL_SIDE, stencil_bytes);
 		free(grid);
 	}
 
 	/* tenant-c: GUPS on system RAM through the IOMMU */
 	map_sysmem(hal, &tenants[2], DATA_VA, gups_bytes);
-	n = simgpu_push_launch_fill(words, DATA_VA, gups_bytes, 0xc);
-	n += simgpu_push_launch_random_access(words + n, DATA_VA, gups_bytes, gups_updates, 0xc);
-	n += simgpu_push_launch_checksum(words + n, DATA_VA, gups_bytes, RESULT_VA);
-	n += simgpu_push_semaphore_release(words + n, RESULT_VA + 8, 1, true);
+	n = vgpu_push_launch_fill(words, DATA_VA, gups_bytes, 0xc);
+	n += vgpu_push_launch_random_access(words + n, DATA_VA, gups_bytes, gups_updates, 0xc);
+	n += vgpu_push_launch_checksum(words + n, DATA_VA, gups_bytes, RESULT_VA);
+	n += vgpu_push_semaphore_release(words + n, RESULT_VA + 8, 1, true);
 	submit(&tenants[2], words, n);
 	{
 		uint64_t *table = malloc(gups_bytes);
 
 		check(table ? 0 : -ENOMEM, "malloc");
-		simgpu_reference_fill(table, gups_bytes, 0xc);
-		simgpu_reference_random_access(table, gups_bytes, gups_updates, 0xc);
-		tenants[2].expected = simgpu_reference_checksum(table, gups_bytes);
+		vgpu_kernel_reference_fill(table, gups_bytes, 0xc);
+		vgpu_kernel_reference_random_access(table, gups_bytes, gups_updates, 0xc);
+		tenants[2].expected = vgpu_kernel_reference_checksum(table, gups_bytes);
 		free(table);
 	}
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "simgpu_device.h"
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 #define VA_LIMIT (UINT64_C(1) << 40)
 
@@ -132,7 +132,7 @@ static int kernel_fill(struct engine_context *ctx, struct simgpu_address_space *
 			uint64_t *words = (uint64_t *)span.host, i;
 
 			for (i = 0; i < span.bytes / 8; i++)
-				words[i] = simgpu_fill_word(seed, p->done + i * 8);
+				words[i] = vgpu_fill_word(seed, p->done + i * 8);
 		}
 		access_end(ctx, as);
 		if (ret)
@@ -172,7 +172,7 @@ static int kernel_stream(struct engine_context *ctx, struct simgpu_address_space
 				uint64_t *words = (uint64_t *)span.host, i;
 
 				for (i = 0; i < span.bytes / 8; i++)
-					words[i] = simgpu_stream_word(words[i]);
+					words[i] = vgpu_stream_word(words[i]);
 			}
 			access_end(ctx, as);
 			if (ret)
@@ -217,7 +217,7 @@ static int kernel_stencil(struct engine_context *ctx, struct simgpu_address_spac
 	uint32_t *output;
 	int ret;
 
-	if (width == 0 || width > SIMGPU_STENCIL_MAX_WIDTH || height == 0 || height > VA_LIMIT)
+	if (width == 0 || width > VGPU_STENCIL_MAX_WIDTH || height == 0 || height > VA_LIMIT)
 		return -EINVAL;
 	row_bytes = width * 4;
 	if (height > VA_LIMIT / row_bytes)
@@ -282,9 +282,9 @@ static int kernel_random_access(struct engine_context *ctx, struct simgpu_addres
 		return -EINVAL;
 	words = bytes / 8;
 	if (p->step == 0)
-		p->value = args[3] ? args[3] : SIMGPU_RANDOM_DEFAULT_SEED;
+		p->value = args[3] ? args[3] : VGPU_RANDOM_DEFAULT_SEED;
 	while (p->step < updates) {
-		uint64_t key = simgpu_xorshift64(&p->value);
+		uint64_t key = vgpu_xorshift64(&p->value);
 		uint64_t va = table + (key % words) * 8;
 		struct access_span span;
 		int ret;
@@ -311,7 +311,7 @@ static int kernel_checksum(struct engine_context *ctx, struct simgpu_address_spa
 	if (!words_ok(src, bytes) || !words_ok(result, 8))
 		return -EINVAL;
 	if (p->done == 0)
-		p->value = SIMGPU_CHECKSUM_INITIAL;
+		p->value = VGPU_CHECKSUM_INITIAL;
 	while (p->done < bytes) {
 		struct access_span span;
 		int ret;
@@ -324,7 +324,7 @@ static int kernel_checksum(struct engine_context *ctx, struct simgpu_address_spa
 			uint64_t i;
 
 			for (i = 0; i < span.bytes / 8; i++)
-				p->value = simgpu_checksum_step(p->value, words[i]);
+				p->value = vgpu_checksum_step(p->value, words[i]);
 		}
 		access_end(ctx, as);
 		if (ret)
@@ -370,13 +370,13 @@ struct kernel_descriptor {
 };
 
 static const struct kernel_descriptor kernels[] = {
-	[SIMGPU_KERNEL_FILL] = { 3, kernel_fill },
-	[SIMGPU_KERNEL_COPY] = { 3, kernel_copy },
-	[SIMGPU_KERNEL_STREAM] = { 3, kernel_stream },
-	[SIMGPU_KERNEL_STENCIL] = { 4, kernel_stencil },
-	[SIMGPU_KERNEL_RANDOM_ACCESS] = { 4, kernel_random_access },
-	[SIMGPU_KERNEL_CHECKSUM] = { 3, kernel_checksum },
-	[SIMGPU_KERNEL_THROTTLE] = { 1, kernel_throttle },
+	[VGPU_KERNEL_FILL] = { 3, kernel_fill },
+	[VGPU_KERNEL_COPY] = { 3, kernel_copy },
+	[VGPU_KERNEL_STREAM] = { 3, kernel_stream },
+	[VGPU_KERNEL_STENCIL] = { 4, kernel_stencil },
+	[VGPU_KERNEL_RANDOM_ACCESS] = { 4, kernel_random_access },
+	[VGPU_KERNEL_CHECKSUM] = { 3, kernel_checksum },
+	[VGPU_KERNEL_THROTTLE] = { 1, kernel_throttle },
 };
 
 int gpu_kernel_launch(struct engine_context *ctx, struct simgpu_address_space *as,

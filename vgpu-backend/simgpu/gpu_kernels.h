@@ -3,7 +3,7 @@
  * gpu_kernels.h - the built-in kernels, COPY and MEMSET as the compute
  * engine runs them: resumable.
  *
- * Semantics and argument rules: vgpu/simgpu_kernels.h. Every access goes
+ * Semantics and argument rules: vgpu/abi/kernels.h. Every access goes
  * through memory_access.h page span by page span. After each span (each row
  * for STENCIL, each update for RANDOM_ACCESS) the work checks
  * engine_should_yield; when the engine's turn is used up it returns

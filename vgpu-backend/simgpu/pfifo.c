@@ -162,7 +162,7 @@ static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)
 {
 	struct pushbuffer_run *run = &ch->run;
 	struct priv_slot *slot = &ch->priv_slots[ch->gp_get];
-	struct simgpu_gpfifo_entry entry;
+	struct vgpu_gpfifo_entry entry;
 
 	channel_read_entry(ch, ch->gp_get, &entry);
 	run->privileged = slot->pending;
@@ -181,7 +181,7 @@ static bool fetch_entry(struct simgpu_channel *ch, struct gpu_fault *fault)
 	ch->gp_get = (ch->gp_get + 1) & (ch->layout.gpfifo_entries - 1);
 	channel_publish_gp_get(ch);
 	if (entry.flags || entry.length_bytes % 4 ||
-	    entry.length_bytes > SIMGPU_PUSHBUFFER_MAX_BYTES) {
+	    entry.length_bytes > VGPU_PUSHBUFFER_MAX_BYTES) {
 		fault->address = entry.pushbuffer_va;
 		fault->cause = VGPU_FAULT_BAD_COMMAND;
 		return false;

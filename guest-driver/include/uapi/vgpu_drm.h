@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vgpu_drm.h - the userspace API of vgpu.ko, the guest DRM render-node
- * driver of the paravirtual vGPU (vgpu/device_abi.h).
+ * driver of the paravirtual vGPU (vgpu/abi/device_abi.h).
  *
  * Userspace opens /dev/dri/renderD* (drmOpenWithType("vgpu", NULL,
  * DRM_NODE_RENDER) or drmGetDevices2) and calls these ioctls with libdrm's

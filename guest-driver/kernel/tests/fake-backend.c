@@ -3,7 +3,7 @@
  * fake-backend - a stand-in for vgpud on vgpu_mdev.ko's control device
  * (/dev/vgpu_mdev), for testing the guest driver vgpu.ko in L2 before
  * vgpud's mdev transport exists. It speaks the real mailbox protocol of
- * vgpu/device_abi.h with bookkeeping only (no GPU memory, nothing evicted)
+ * vgpu/abi/device_abi.h with bookkeeping only (no GPU memory, nothing evicted)
  * and plays the toy GPU of toy_gpu.h.
  *
  * Registers one mdev type "vgpu-gdtest" (sysfs type dir vgpu-gdtest),
@@ -29,8 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vgpu/device_abi.h>
-#include <vgpu/mdev_control.h>
+#include <vgpu/abi/device_abi.h>
+#include <vgpu/abi/mdev_control.h>
 
 #include "toy_gpu.h"
 

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vgpu/mdev_control.h>
+#include <vgpu/abi/mdev_control.h>
 
 #include "test_protocol.h"
 

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vgpu/device_abi.h>
+#include <vgpu/abi/device_abi.h>
 
 #define TEST_CHECK_PREFIX "VGPU-L2-CHECK "
 #include "test_check.h"

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include <vgpu/device_abi.h>
+#include <vgpu/abi/device_abi.h>
 
 #define T_CMD 0x100       /* uint32_t */
 #define T_SEQ 0x104       /* uint32_t */

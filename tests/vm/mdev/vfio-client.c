@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vgpu/mdev_control.h>
+#include <vgpu/abi/mdev_control.h>
 
 #include "test_check.h"
 #include "test_protocol.h"

@@ -113,7 +113,7 @@ static void publish(struct cudagpu *gpu, void *ctx)
 
 		if (ch && !ch->error) {
 			uint32_t gp_put = le32toh(__atomic_load_n(
-				cg_control_word(ch, SIMGPU_CONTROL_GP_PUT), __ATOMIC_ACQUIRE));
+				cg_control_word(ch, VGPU_CONTROL_GP_PUT), __ATOMIC_ACQUIRE));
 
 			pending = ch->running || ch->inflight > 0 || gp_put != ch->gp_get;
 		}

@@ -30,7 +30,7 @@
  *    resolved by the submission thread.
  *  - The copy engine is cuMemcpyAsync on a dedicated stream.
  *  - Channels: control page and GPFIFO ring in memfd-backed memory exactly
- *    as on simgpu (vgpu/simgpu_commands.h). A submission thread ("PFIFO")
+ *    as on simgpu (vgpu/abi/commands.h). A submission thread ("PFIFO")
  *    round-robins runnable channels one GPFIFO entry at a time, checks every
  *    command's addresses against the address space's mappings (refusing a
  *    command that leaves them, which kills the channel with the same error

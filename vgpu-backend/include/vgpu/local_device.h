@@ -12,7 +12,7 @@
  * the host module does for a VM: an access made during the swap waits until
  * the swap is done; it never fails.
  *
- * The socket protocol behind it is in vgpu/local_protocol.h; a QEMU device
+ * The socket protocol behind it is in vgpu/abi/local_protocol.h; a QEMU device
  * model could speak the same protocol.
  */
 #ifndef VGPU_LOCAL_DEVICE_H

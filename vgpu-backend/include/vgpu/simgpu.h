@@ -36,7 +36,7 @@
  *    other channels keep running. A malformed pushbuffer or GPFIFO entry does
  *    the same with VGPU_FAULT_BAD_COMMAND. Nothing a pushbuffer contains can
  *    crash simgpu.
- *  - Channels in the format of vgpu/simgpu_commands.h: control page and GPFIFO
+ *  - Channels in the format of vgpu/abi/commands.h: control page and GPFIFO
  *    ring in memfd-backed shared memory (vgpu_hal_channel_info.memfd), GP_GET
  *    written only by simgpu, a PFIFO that round-robins runnable channels at
  *    most one GPFIFO entry per turn, each turn bounded by a time slice
@@ -50,7 +50,7 @@
  *    pushbuffers of privileged entries; which ring slots are privileged is
  *    recorded inside simgpu, so a guest can neither forge nor replay one.
  *  - Address space: 40-bit VA; [2^40 - 1 GiB, 2^40) is reserved.
- *  - Built-in kernels (vgpu/simgpu_kernels.h) whose every access goes through
+ *  - Built-in kernels (vgpu/abi/kernels.h) whose every access goes through
  *    the GMMU page by page.
  *  - A modeled clock independent of wall time: every memory transaction costs
  *    latency + bytes / bandwidth of its target. Per-address-space counters of
@@ -104,8 +104,8 @@
  *    handler is never called again.
  *  - Memory the GPU and the CPU share (control pages, host buffers) follows
  *    the GPU's rules: software publishes GPFIFO entries before GP_PUT with a
- *    release store (simgpu_control_write_gp_put) and reads GP_GET with an
- *    acquire load (simgpu_control_read_gp_get).
+ *    release store (vgpu_control_write_gp_put) and reads GP_GET with an
+ *    acquire load (vgpu_control_read_gp_get).
  */
 #ifndef VGPU_SIMGPU_H
 #define VGPU_SIMGPU_H

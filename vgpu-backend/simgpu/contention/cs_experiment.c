@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cs_kernel_stream.h"
-#include "vgpu/simgpu_commands.h"
+#include "vgpu/abi/commands.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define BASE_VA (UINT64_C(1) << 32)
@@ -21,15 +21,15 @@ struct kernel_keys {
 };
 
 static const struct kernel_keys keys[] = {
-	[SIMGPU_KERNEL_FILL] = { { "dst", "bytes", "seed" }, { BASE_VA, 32 * MIB, 1 }, 3 },
-	[SIMGPU_KERNEL_COPY] = { { "dst", "src", "bytes" },
+	[VGPU_KERNEL_FILL] = { { "dst", "bytes", "seed" }, { BASE_VA, 32 * MIB, 1 }, 3 },
+	[VGPU_KERNEL_COPY] = { { "dst", "src", "bytes" },
 		                 { 2 * BASE_VA, BASE_VA, 32 * MIB }, 3 },
-	[SIMGPU_KERNEL_STREAM] = { { "buffer", "bytes", "passes" }, { BASE_VA, 32 * MIB, 1 }, 3 },
-	[SIMGPU_KERNEL_STENCIL] = { { "in", "out", "width", "height" },
+	[VGPU_KERNEL_STREAM] = { { "buffer", "bytes", "passes" }, { BASE_VA, 32 * MIB, 1 }, 3 },
+	[VGPU_KERNEL_STENCIL] = { { "in", "out", "width", "height" },
 		                    { BASE_VA, 2 * BASE_VA, 4096, 2048 }, 4 },
-	[SIMGPU_KERNEL_RANDOM_ACCESS] = { { "table", "bytes", "updates", "seed" },
+	[VGPU_KERNEL_RANDOM_ACCESS] = { { "table", "bytes", "updates", "seed" },
 		                          { BASE_VA, 512 * MIB, UINT64_C(1) << 24, 0 }, 4 },
-	[SIMGPU_KERNEL_CHECKSUM] = { { "src", "bytes", "result" },
+	[VGPU_KERNEL_CHECKSUM] = { { "src", "bytes", "result" },
 		                     { BASE_VA, 32 * MIB, 2 * BASE_VA }, 3 },
 };
 
@@ -75,7 +75,7 @@ int cs_tenant_spec_parse(const char *text, struct cs_tenant_spec *spec)
 	spec->kernel = kernel;
 	spec->nargs = k->nargs;
 	memcpy(spec->args, k->defaults, sizeof(spec->args));
-	if (kernel == SIMGPU_KERNEL_STENCIL)
+	if (kernel == VGPU_KERNEL_STENCIL)
 		spec->args[1] = spec->args[0] + spec->args[2] * 4 * spec->args[3];
 	for (item = colon ? strtok_r(colon + 1, ",", &save) : NULL; item;
 	     item = strtok_r(NULL, ",", &save)) {

@@ -36,7 +36,7 @@ struct cs_mix_result {
 
 /* "kernel[:key=value,...]": kernel fill, copy, stream, stencil, gups (or
  * random_access), checksum; keys are the LAUNCH argument names of
- * vgpu/simgpu_kernels.h (stream: buffer, bytes, passes; gups: table, bytes,
+ * vgpu/abi/kernels.h (stream: buffer, bytes, passes; gups: table, bytes,
  * updates, seed; stencil: in, out, width, height; fill: dst, bytes, seed;
  * copy: dst, src, bytes; checksum: src, bytes, result); values take K, M, G
  * suffixes. Unset arguments take the defaults (a 32 MiB working set, 512 MiB

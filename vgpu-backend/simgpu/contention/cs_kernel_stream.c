@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vgpu/simgpu_commands.h"
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/commands.h"
+#include "vgpu/abi/kernels.h"
 
 /*
  * Warp instructions per task (32 elements), from the loop bodies of
@@ -25,15 +25,15 @@
  *  CHECKSUM       load, xor, 64-bit multiply (3), loop                   =  7
  */
 static const uint32_t instructions[] = {
-	[SIMGPU_KERNEL_FILL] = 14,   [SIMGPU_KERNEL_COPY] = 4,
-	[SIMGPU_KERNEL_STREAM] = 6,  [SIMGPU_KERNEL_STENCIL] = 16,
-	[SIMGPU_KERNEL_RANDOM_ACCESS] = 23, [SIMGPU_KERNEL_CHECKSUM] = 7,
+	[VGPU_KERNEL_FILL] = 14,   [VGPU_KERNEL_COPY] = 4,
+	[VGPU_KERNEL_STREAM] = 6,  [VGPU_KERNEL_STENCIL] = 16,
+	[VGPU_KERNEL_RANDOM_ACCESS] = 23, [VGPU_KERNEL_CHECKSUM] = 7,
 };
 
 static const uint32_t arg_counts[] = {
-	[SIMGPU_KERNEL_FILL] = 3,    [SIMGPU_KERNEL_COPY] = 3,
-	[SIMGPU_KERNEL_STREAM] = 3,  [SIMGPU_KERNEL_STENCIL] = 4,
-	[SIMGPU_KERNEL_RANDOM_ACCESS] = 4, [SIMGPU_KERNEL_CHECKSUM] = 3,
+	[VGPU_KERNEL_FILL] = 3,    [VGPU_KERNEL_COPY] = 3,
+	[VGPU_KERNEL_STREAM] = 3,  [VGPU_KERNEL_STENCIL] = 4,
+	[VGPU_KERNEL_RANDOM_ACCESS] = 4, [VGPU_KERNEL_CHECKSUM] = 3,
 };
 
 #define VA_LIMIT (UINT64_C(1) << 40)
@@ -57,22 +57,22 @@ int cs_kernel_stream_init(struct cs_kernel_stream *s, uint32_t kernel, const uin
 	if (kernel == 0 || kernel >= KERNEL_COUNT || nargs != arg_counts[kernel])
 		return -EINVAL;
 	switch (kernel) {
-	case SIMGPU_KERNEL_FILL:
+	case VGPU_KERNEL_FILL:
 		if (!words_ok(a[0], a[1]))
 			return -EINVAL;
 		break;
-	case SIMGPU_KERNEL_COPY:
+	case VGPU_KERNEL_COPY:
 		if (!range_ok(a[0], a[2]) || !range_ok(a[1], a[2]))
 			return -EINVAL;
 		break;
-	case SIMGPU_KERNEL_STREAM:
+	case VGPU_KERNEL_STREAM:
 		if (!words_ok(a[0], a[1]) || a[2] == 0)
 			return -EINVAL;
 		break;
-	case SIMGPU_KERNEL_STENCIL: {
+	case VGPU_KERNEL_STENCIL: {
 		uint64_t total;
 
-		if (a[2] == 0 || a[2] > SIMGPU_STENCIL_MAX_WIDTH || a[3] == 0 ||
+		if (a[2] == 0 || a[2] > VGPU_STENCIL_MAX_WIDTH || a[3] == 0 ||
 		    a[3] > VA_LIMIT / (a[2] * 4))
 			return -EINVAL;
 		total = a[2] * 4 * a[3];
@@ -81,11 +81,11 @@ int cs_kernel_stream_init(struct cs_kernel_stream *s, uint32_t kernel, const uin
 			return -EINVAL;
 		break;
 	}
-	case SIMGPU_KERNEL_RANDOM_ACCESS:
+	case VGPU_KERNEL_RANDOM_ACCESS:
 		if (!words_ok(a[0], a[1]) || a[2] == 0)
 			return -EINVAL;
 		break;
-	case SIMGPU_KERNEL_CHECKSUM:
+	case VGPU_KERNEL_CHECKSUM:
 		if (!words_ok(a[0], a[1]) || !words_ok(a[2], 8))
 			return -EINVAL;
 		break;
@@ -101,7 +101,7 @@ void cs_kernel_stream_restart(struct cs_kernel_stream *s)
 {
 	s->pass = s->offset = s->done = 0;
 	s->finished = false;
-	s->state = s->args[3] ? s->args[3] : SIMGPU_RANDOM_DEFAULT_SEED;
+	s->state = s->args[3] ? s->args[3] : VGPU_RANDOM_DEFAULT_SEED;
 }
 
 /* Appends the lines [va, va + bytes) touches. */
@@ -133,20 +133,20 @@ bool cs_kernel_stream_next(struct cs_kernel_stream *s, struct cs_task *t)
 	t->reads = t->writes = 0;
 	t->instructions = instructions[s->kernel];
 	switch (s->kernel) {
-	case SIMGPU_KERNEL_FILL: /* FILL(dst, bytes, seed) */
+	case VGPU_KERNEL_FILL: /* FILL(dst, bytes, seed) */
 		n = sweep(s, a[1], chunk);
 		add_lines(t->write_va, &t->writes, a[0] + s->offset, n);
 		s->offset += n;
 		s->finished = s->offset == a[1];
 		return true;
-	case SIMGPU_KERNEL_COPY: /* COPY(dst, src, bytes) */
+	case VGPU_KERNEL_COPY: /* COPY(dst, src, bytes) */
 		n = sweep(s, a[2], chunk);
 		add_lines(t->read_va, &t->reads, a[1] + s->offset, n);
 		add_lines(t->write_va, &t->writes, a[0] + s->offset, n);
 		s->offset += n;
 		s->finished = s->offset == a[2];
 		return true;
-	case SIMGPU_KERNEL_STREAM: /* STREAM(buffer, bytes, passes) */
+	case VGPU_KERNEL_STREAM: /* STREAM(buffer, bytes, passes) */
 		n = sweep(s, a[1], chunk);
 		add_lines(t->read_va, &t->reads, a[0] + s->offset, n);
 		add_lines(t->write_va, &t->writes, a[0] + s->offset, n);
@@ -156,7 +156,7 @@ bool cs_kernel_stream_next(struct cs_kernel_stream *s, struct cs_task *t)
 			s->finished = ++s->pass == a[2];
 		}
 		return true;
-	case SIMGPU_KERNEL_STENCIL: { /* STENCIL(in, out, width, height) */
+	case VGPU_KERNEL_STENCIL: { /* STENCIL(in, out, width, height) */
 		uint64_t row_bytes = a[2] * 4, y = s->pass;
 
 		/* row y: read input row y + 1 (row 0 too for y = 0), write output
@@ -174,11 +174,11 @@ bool cs_kernel_stream_next(struct cs_kernel_stream *s, struct cs_task *t)
 		}
 		return true;
 	}
-	case SIMGPU_KERNEL_RANDOM_ACCESS: { /* RANDOM_ACCESS(table, bytes, updates, seed) */
+	case VGPU_KERNEL_RANDOM_ACCESS: { /* RANDOM_ACCESS(table, bytes, updates, seed) */
 		uint64_t words = a[1] / 8, i;
 
 		for (i = 0; i < CS_WARP_LANES && s->done < a[2]; i++, s->done++) {
-			uint64_t key = simgpu_xorshift64(&s->state);
+			uint64_t key = vgpu_xorshift64(&s->state);
 			uint64_t va = a[0] + (key % words) * 8;
 
 			add_lines(t->read_va, &t->reads, va, 8);
@@ -187,7 +187,7 @@ bool cs_kernel_stream_next(struct cs_kernel_stream *s, struct cs_task *t)
 		s->finished = s->done == a[2];
 		return true;
 	}
-	case SIMGPU_KERNEL_CHECKSUM: /* CHECKSUM(src, bytes, result) */
+	case VGPU_KERNEL_CHECKSUM: /* CHECKSUM(src, bytes, result) */
 		if (s->offset == a[1]) {
 			t->instructions = 1;
 			add_lines(t->write_va, &t->writes, a[2], 8);
@@ -203,9 +203,9 @@ bool cs_kernel_stream_next(struct cs_kernel_stream *s, struct cs_task *t)
 }
 
 static const char *const names[] = {
-	[SIMGPU_KERNEL_FILL] = "fill",       [SIMGPU_KERNEL_COPY] = "copy",
-	[SIMGPU_KERNEL_STREAM] = "stream",   [SIMGPU_KERNEL_STENCIL] = "stencil",
-	[SIMGPU_KERNEL_RANDOM_ACCESS] = "gups", [SIMGPU_KERNEL_CHECKSUM] = "checksum",
+	[VGPU_KERNEL_FILL] = "fill",       [VGPU_KERNEL_COPY] = "copy",
+	[VGPU_KERNEL_STREAM] = "stream",   [VGPU_KERNEL_STENCIL] = "stencil",
+	[VGPU_KERNEL_RANDOM_ACCESS] = "gups", [VGPU_KERNEL_CHECKSUM] = "checksum",
 };
 
 uint32_t cs_kernel_from_name(const char *name)
@@ -213,7 +213,7 @@ uint32_t cs_kernel_from_name(const char *name)
 	uint32_t k;
 
 	if (strcmp(name, "random_access") == 0)
-		return SIMGPU_KERNEL_RANDOM_ACCESS;
+		return VGPU_KERNEL_RANDOM_ACCESS;
 	for (k = 1; k < KERNEL_COUNT; k++)
 		if (names[k] && strcmp(name, names[k]) == 0)
 			return k;

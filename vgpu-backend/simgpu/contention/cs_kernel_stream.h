@@ -11,7 +11,7 @@
  * (counted from the C loop bodies in gpu_kernels.c; see the table in the .c).
  * RANDOM_ACCESS replays the kernel's own xorshift64 stream from its seed, so
  * the addresses are exactly the ones the kernel touches. The argument rules
- * are vgpu/simgpu_kernels.h's (and gpu_kernels.c's limits are not imposed:
+ * are vgpu/abi/kernels.h's (and gpu_kernels.c's limits are not imposed:
  * this is a timing input, not an execution).
  */
 #ifndef SIMGPU_CS_KERNEL_STREAM_H

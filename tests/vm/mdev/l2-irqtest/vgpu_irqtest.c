@@ -12,7 +12,7 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 
-#include <vgpu/device_abi.h>
+#include <vgpu/abi/device_abi.h>
 
 static char *mode = "msix";
 module_param(mode, charp, 0444);

@@ -5,7 +5,7 @@
  * vgpud's device model (one struct vgpud_device per VM: BAR0 registers, the
  * mailbox server, channel windows, interrupts; device_abi.h) knows nothing
  * about how the VM is connected. A transport does: the local UNIX-socket
- * transport for processes that act as a VM (vgpu/local_protocol.h), and the
+ * transport for processes that act as a VM (vgpu/abi/local_protocol.h), and the
  * mdev relay (vgpu_mdev.ko's character device, later), which holds the
  * guest's mapping of BAR2 in the kernel and swaps pages at fault time.
  *

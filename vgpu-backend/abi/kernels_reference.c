@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: MIT
 /* kernels_reference.c - CPU references of the built-in kernels
- * (see vgpu/simgpu_kernels.h). */
+ * (see vgpu/abi/kernels.h). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vgpu/simgpu_kernels.h"
+#include "vgpu/abi/kernels.h"
 
-void simgpu_reference_fill(void *buffer, size_t bytes, uint64_t seed)
+void vgpu_kernel_reference_fill(void *buffer, size_t bytes, uint64_t seed)
 {
 	uint64_t *words = buffer;
 	size_t i;
 
 	for (i = 0; i < bytes / 8; i++)
-		words[i] = simgpu_fill_word(seed, (uint64_t)i * 8);
+		words[i] = vgpu_fill_word(seed, (uint64_t)i * 8);
 }
 
-void simgpu_reference_copy(void *dst, const void *src, size_t bytes)
+void vgpu_kernel_reference_copy(void *dst, const void *src, size_t bytes)
 {
 	memmove(dst, src, bytes);
 }
 
-void simgpu_reference_stream(void *buffer, size_t bytes, unsigned passes)
+void vgpu_kernel_reference_stream(void *buffer, size_t bytes, unsigned passes)
 {
 	uint64_t *words = buffer;
 	unsigned pass;
@@ -29,10 +29,10 @@ void simgpu_reference_stream(void *buffer, size_t bytes, unsigned passes)
 
 	for (pass = 0; pass < passes; pass++)
 		for (i = 0; i < bytes / 8; i++)
-			words[i] = simgpu_stream_word(words[i]);
+			words[i] = vgpu_stream_word(words[i]);
 }
 
-void simgpu_reference_stencil(const void *in, void *out, uint32_t width, uint32_t height)
+void vgpu_kernel_reference_stencil(const void *in, void *out, uint32_t width, uint32_t height)
 {
 	const uint32_t *cells = in;
 	uint32_t *result = out;
@@ -53,43 +53,43 @@ void simgpu_reference_stencil(const void *in, void *out, uint32_t width, uint32_
 	}
 }
 
-void simgpu_reference_random_access(void *table, size_t bytes, uint64_t updates, uint64_t seed)
+void vgpu_kernel_reference_random_access(void *table, size_t bytes, uint64_t updates, uint64_t seed)
 {
-	uint64_t *words = table, state = seed ? seed : SIMGPU_RANDOM_DEFAULT_SEED, i;
+	uint64_t *words = table, state = seed ? seed : VGPU_RANDOM_DEFAULT_SEED, i;
 	size_t count = bytes / 8;
 
 	if (count == 0)
 		return;
 	for (i = 0; i < updates; i++) {
-		uint64_t key = simgpu_xorshift64(&state);
+		uint64_t key = vgpu_xorshift64(&state);
 
 		words[key % count] ^= key;
 	}
 }
 
-uint64_t simgpu_reference_checksum(const void *buffer, size_t bytes)
+uint64_t vgpu_kernel_reference_checksum(const void *buffer, size_t bytes)
 {
 	const uint64_t *words = buffer;
-	uint64_t checksum = SIMGPU_CHECKSUM_INITIAL;
+	uint64_t checksum = VGPU_CHECKSUM_INITIAL;
 	size_t i;
 
 	for (i = 0; i < bytes / 8; i++)
-		checksum = simgpu_checksum_step(checksum, words[i]);
+		checksum = vgpu_checksum_step(checksum, words[i]);
 	return checksum;
 }
 
-uint64_t simgpu_reference_fill_stream_checksum(uint64_t seed, size_t bytes, unsigned passes)
+uint64_t vgpu_kernel_reference_fill_stream_checksum(uint64_t seed, size_t bytes, unsigned passes)
 {
-	uint64_t checksum = SIMGPU_CHECKSUM_INITIAL;
+	uint64_t checksum = VGPU_CHECKSUM_INITIAL;
 	size_t i;
 
 	for (i = 0; i < bytes / 8; i++) {
-		uint64_t word = simgpu_fill_word(seed, (uint64_t)i * 8);
+		uint64_t word = vgpu_fill_word(seed, (uint64_t)i * 8);
 		unsigned pass;
 
 		for (pass = 0; pass < passes; pass++)
-			word = simgpu_stream_word(word);
-		checksum = simgpu_checksum_step(checksum, word);
+			word = vgpu_stream_word(word);
+		checksum = vgpu_checksum_step(checksum, word);
 	}
 	return checksum;
 }

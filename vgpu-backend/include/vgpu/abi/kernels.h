@@ -1,50 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * simgpu_kernels.h - simgpu's built-in kernels and their CPU references.
+ * vgpu/abi/kernels.h - the built-in kernels and their CPU references.
  *
- * Each kernel is launched with SIMGPU_OP_LAUNCH (vgpu/simgpu_commands.h) and
- * touches memory only through the GMMU, page by page, charged to the modeled
- * clock and the address space's counters. Each has a CPU reference here that
- * works on flat host memory and produces byte-identical results, so tests and
+ * Each kernel is launched with VGPU_CMD_LAUNCH (vgpu/abi/commands.h) and
+ * touches memory only through the channel's GPU address space. Each has a
+ * CPU reference here (library vgpu_kernels_reference) that works on flat
+ * host memory and produces byte-identical results, so guests, tests and
  * scenario runners can compute what a buffer must contain.
  *
  * Data are little-endian 64-bit words (32-bit for STENCIL). Arguments (all
  * 64-bit, in LAUNCH order) and their rules; a violation is
- * VGPU_FAULT_BAD_KERNEL_ARGS:
+ * VGPU_FAULT_BAD_KERNEL_ARGS. Limits written config.NAME are the backend's
+ * (its configuration in vgpu/simgpu.h or vgpu/cudagpu.h):
  *
  *  FILL(dst, bytes, seed)
  *      dst 8-byte aligned, bytes a nonzero multiple of 8. The word at byte
- *      offset o of the range becomes simgpu_fill_word(seed, o), so a
+ *      offset o of the range becomes vgpu_fill_word(seed, o), so a
  *      buffer's content is a function of (seed, offset) only.
  *  COPY(dst, src, bytes)
  *      bytes nonzero; forward copy page span by page span.
  *  STREAM(buffer, bytes, passes)
  *      buffer 8-byte aligned, bytes a nonzero multiple of 8,
  *      1 <= passes <= config.max_stream_passes. Each pass sweeps the buffer
- *      reading and writing every word: x := simgpu_stream_word(x).
+ *      reading and writing every word: x := vgpu_stream_word(x).
  *  STENCIL(in, out, width, height)
  *      2-D 5-point stencil over width x height uint32 cells, row-major,
  *      in and out 4-byte aligned and not overlapping, 1 <= width <=
- *      SIMGPU_STENCIL_MAX_WIDTH, height >= 1. out[y][x] =
+ *      VGPU_STENCIL_MAX_WIDTH, height >= 1. out[y][x] =
  *      (4 c + north + south + west + east) / 8 with neighbours clamped at the
  *      border (integer arithmetic, so results are exact). Each input row is
  *      read once, each output row written once.
  *  RANDOM_ACCESS(table, bytes, updates, seed)
  *      GUPS-like: table 8-byte aligned, bytes a nonzero multiple of 8,
  *      updates <= config.max_random_updates. An xorshift64 stream s starting
- *      from seed (0 becomes SIMGPU_RANDOM_DEFAULT_SEED) drives updates
+ *      from seed (0 becomes VGPU_RANDOM_DEFAULT_SEED) drives updates
  *      table[s % words] ^= s, each an 8-byte read and an 8-byte write.
  *  CHECKSUM(src, bytes, result)
  *      src 8-byte aligned, bytes a nonzero multiple of 8, result 8-byte
- *      aligned: writes simgpu_reference_checksum of the range to result.
+ *      aligned: writes vgpu_kernel_reference_checksum of the range to result.
  *  THROTTLE(duration_ns)
  *      1 <= duration_ns <= config.watchdog_ns (when set): occupies the
  *      compute engine for duration_ns of modeled time and touches no
  *      memory (LoGA §5.2's throttle: a tight loop of a given length; in
- *      paced mode it lasts that long in wall time). simgpu only.
+ *      paced mode it lasts that long in wall time). The software GPU only.
  */
-#ifndef VGPU_SIMGPU_KERNELS_H
-#define VGPU_SIMGPU_KERNELS_H
+#ifndef VGPU_ABI_KERNELS_H
+#define VGPU_ABI_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,26 +54,26 @@
 extern "C" {
 #endif
 
-#define SIMGPU_STENCIL_MAX_WIDTH 65536u
-#define SIMGPU_RANDOM_DEFAULT_SEED 0x9e3779b97f4a7c15ull
+#define VGPU_STENCIL_MAX_WIDTH 65536u
+#define VGPU_RANDOM_DEFAULT_SEED 0x9e3779b97f4a7c15ull
 
 /* STREAM's per-word transform (a 64-bit LCG step: deterministic, never
  * idempotent). */
-#define SIMGPU_STREAM_MULTIPLIER 6364136223846793005ull
-#define SIMGPU_STREAM_INCREMENT 1442695040888963407ull
+#define VGPU_STREAM_MULTIPLIER 6364136223846793005ull
+#define VGPU_STREAM_INCREMENT 1442695040888963407ull
 
 /* CHECKSUM: FNV-1a over 64-bit words. */
-#define SIMGPU_CHECKSUM_INITIAL 0xcbf29ce484222325ull
-#define SIMGPU_CHECKSUM_PRIME 0x100000001b3ull
+#define VGPU_CHECKSUM_INITIAL 0xcbf29ce484222325ull
+#define VGPU_CHECKSUM_PRIME 0x100000001b3ull
 
-static inline uint64_t simgpu_stream_word(uint64_t x)
+static inline uint64_t vgpu_stream_word(uint64_t x)
 {
-	return x * SIMGPU_STREAM_MULTIPLIER + SIMGPU_STREAM_INCREMENT;
+	return x * VGPU_STREAM_MULTIPLIER + VGPU_STREAM_INCREMENT;
 }
 
 /* The FILL word at byte offset (a multiple of 8) of a range filled with seed
  * (a splitmix64 finaliser of seed and the word index). */
-static inline uint64_t simgpu_fill_word(uint64_t seed, uint64_t offset)
+static inline uint64_t vgpu_fill_word(uint64_t seed, uint64_t offset)
 {
 	uint64_t z = seed + (offset >> 3) * 0x9e3779b97f4a7c15ull;
 
@@ -81,12 +82,12 @@ static inline uint64_t simgpu_fill_word(uint64_t seed, uint64_t offset)
 	return z ^ (z >> 31);
 }
 
-static inline uint64_t simgpu_checksum_step(uint64_t checksum, uint64_t word)
+static inline uint64_t vgpu_checksum_step(uint64_t checksum, uint64_t word)
 {
-	return (checksum ^ word) * SIMGPU_CHECKSUM_PRIME;
+	return (checksum ^ word) * VGPU_CHECKSUM_PRIME;
 }
 
-static inline uint64_t simgpu_xorshift64(uint64_t *state)
+static inline uint64_t vgpu_xorshift64(uint64_t *state)
 {
 	uint64_t s = *state;
 
@@ -100,19 +101,20 @@ static inline uint64_t simgpu_xorshift64(uint64_t *state)
 /* ------------------------------------------------------------------------ */
 /* CPU references on flat host memory (bytes as the kernel rules say).     */
 
-void simgpu_reference_fill(void *buffer, size_t bytes, uint64_t seed);
-void simgpu_reference_copy(void *dst, const void *src, size_t bytes);
-void simgpu_reference_stream(void *buffer, size_t bytes, unsigned passes);
-void simgpu_reference_stencil(const void *in, void *out, uint32_t width, uint32_t height);
-void simgpu_reference_random_access(void *table, size_t bytes, uint64_t updates, uint64_t seed);
-uint64_t simgpu_reference_checksum(const void *buffer, size_t bytes);
+void vgpu_kernel_reference_fill(void *buffer, size_t bytes, uint64_t seed);
+void vgpu_kernel_reference_copy(void *dst, const void *src, size_t bytes);
+void vgpu_kernel_reference_stream(void *buffer, size_t bytes, unsigned passes);
+void vgpu_kernel_reference_stencil(const void *in, void *out, uint32_t width, uint32_t height);
+void vgpu_kernel_reference_random_access(void *table, size_t bytes, uint64_t updates,
+                                         uint64_t seed);
+uint64_t vgpu_kernel_reference_checksum(const void *buffer, size_t bytes);
 
 /* Checksum of a FILL(seed) range of bytes after passes STREAM passes, without
  * materialising it (bytes a multiple of 8). Handy for huge buffers. */
-uint64_t simgpu_reference_fill_stream_checksum(uint64_t seed, size_t bytes, unsigned passes);
+uint64_t vgpu_kernel_reference_fill_stream_checksum(uint64_t seed, size_t bytes, unsigned passes);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* VGPU_SIMGPU_KERNELS_H */
+#endif /* VGPU_ABI_KERNELS_H */
