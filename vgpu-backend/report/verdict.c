@@ -27,6 +27,7 @@ static const struct {
 	{ "largest", "the stated part is the largest of the parts; one unit per breakdown" },
 	{ "holds", "a yes/no property computed from the figures (named in the rule); one unit per "
 	  "case" },
+	{ "none", "no predicate ran because there were no figures; the outcome is Not evaluated" },
 };
 
 static void append(char *buf, size_t len, const char *format, ...)
@@ -108,6 +109,15 @@ void pred_a_le_b(struct verdict *v, const char *label, const char *a_name, const
 		unit(v, a[i] <= b[i] * (1 + slack), "%s at %g %s: %.4g > %.4g", label, x[i], x_unit,
 		     a[i], b[i]);
 	}
+}
+
+void pred_a_le_b_case(struct verdict *v, const char *label, const char *a_name,
+                      const char *b_name, double a, double b, double slack)
+{
+	use(v, "a-le-b", "%s <= %s x %.2f in each case", a_name, b_name, 1 + slack);
+	if (isnan(a) || isnan(b))
+		return;
+	unit(v, a <= b * (1 + slack), "%s: %.4g > %.4g", label, a, b);
 }
 
 void pred_a_gt_b(struct verdict *v, const char *label, const char *a_name, const char *b_name,
@@ -287,7 +297,7 @@ enum outcome verdict_end(struct report *report, struct verdict *v, const char *w
 		outcome = OUTCOME_NOT_REPRODUCED;
 	seed_figures_record(v->figures, outcome, report->section, figures, sizeof(figures));
 	report_md(report, "- **Verdict** `[%s]` (%s) %s — rule: %s. **%s**", v->tags[0] ? v->tags : "none",
-	          figures, v->claim, v->rules[0] ? v->rules : "none", outcome_words[outcome]);
+	          figures[0] ? figures : "a claim of the seed's text", v->claim, v->rules[0] ? v->rules : "none", outcome_words[outcome]);
 	switch (outcome) {
 	case OUTCOME_REPRODUCED:
 		report_md(report, ": %u of %u units hold.", v->units, v->units);

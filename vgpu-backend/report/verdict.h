@@ -62,6 +62,10 @@ void pred_a_le_b(struct verdict *v, const char *label, const char *a_name, const
 void pred_a_gt_b(struct verdict *v, const char *label, const char *a_name, const char *b_name,
                  double a, double b, double margin);
 
+/* A <= B * (1 + slack) in one case. */
+void pred_a_le_b_case(struct verdict *v, const char *label, const char *a_name,
+                      const char *b_name, double a, double b, double slack);
+
 /* Along the points in the order given, y never falls by more than tol
  * (relative) from one point to the next: one unit per step. */
 void pred_monotone(struct verdict *v, const char *label, const char *order, const double *x,
