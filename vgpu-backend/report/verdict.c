@@ -51,22 +51,18 @@ static void use(struct verdict *v, const char *id, const char *format, ...)
 
 static void use(struct verdict *v, const char *id, const char *format, ...)
 {
-	char rule[384], word[48];
+	char rule[384], word[48], padded[sizeof(v->tags) + 2];
 	va_list args;
 
 	snprintf(word, sizeof(word), " %s ", id);
-	{
-		char tags[sizeof(v->tags) + 2];
-
-		snprintf(tags, sizeof(tags), " %s ", v->tags);
-		if (strstr(tags, word))
-			return;
-	}
-	append(v->tags, sizeof(v->tags), "%s%s", v->tags[0] ? " " : "", id);
+	snprintf(padded, sizeof(padded), " %s ", v->tags);
+	if (!strstr(padded, word))
+		append(v->tags, sizeof(v->tags), "%s%s", v->tags[0] ? " " : "", id);
 	va_start(args, format);
 	vsnprintf(rule, sizeof(rule), format, args);
 	va_end(args);
-	append(v->rules, sizeof(v->rules), "%s%s", v->rules[0] ? "; " : "", rule);
+	if (!strstr(v->rules, rule))
+		append(v->rules, sizeof(v->rules), "%s%s", v->rules[0] ? "; " : "", rule);
 }
 
 static void unit(struct verdict *v, bool ok, const char *format, ...)
@@ -117,7 +113,7 @@ void pred_a_le_b_case(struct verdict *v, const char *label, const char *a_name,
 	use(v, "a-le-b", "%s <= %s x %.2f in each case", a_name, b_name, 1 + slack);
 	if (isnan(a) || isnan(b))
 		return;
-	unit(v, a <= b * (1 + slack), "%s: %.4g > %.4g", label, a, b);
+	unit(v, a <= b * (1 + slack), "%s: %s %.4g > %s %.4g", label, a_name, a, b_name, b);
 }
 
 void pred_a_gt_b(struct verdict *v, const char *label, const char *a_name, const char *b_name,
@@ -127,7 +123,7 @@ void pred_a_gt_b(struct verdict *v, const char *label, const char *a_name, const
 		use(v, "a-gt-b", "%s > %s x %.2f in each case", a_name, b_name, 1 + margin);
 	else
 		use(v, "a-gt-b", "%s > %s in each case", a_name, b_name);
-	unit(v, a > b * (1 + margin), "%s: %.4g <= %.4g", label, a, b);
+	unit(v, a > b * (1 + margin), "%s: %s %.4g <= %s %.4g", label, a_name, a, b_name, b);
 }
 
 void pred_monotone(struct verdict *v, const char *label, const char *order, const double *x,
@@ -239,7 +235,7 @@ void pred_optimum(struct verdict *v, const char *label, const double *x, const c
 void pred_within(struct verdict *v, const char *label, double value, double target, double tol,
                  const char *unit_name)
 {
-	use(v, "within", "within %g %s of the seed's value", tol, unit_name);
+	use(v, "within", "|value - the seed's value| <= %g (%s)", tol, unit_name);
 	if (isnan(value))
 		return;
 	unit(v, fabs(value - target) <= tol, "%s: %.4g %s against the seed's %.4g", label, value,
@@ -309,7 +305,7 @@ enum outcome verdict_end(struct report *report, struct verdict *v, const char *w
 			report_md(report, " Why: %s.", why);
 		break;
 	case OUTCOME_NOT_EVALUATED:
-		report_md(report, ": no figures to evaluate.%s%s", why ? " " : "", why ? why : "");
+		report_md(report, ": no figures to evaluate%s%s.", why ? ": " : "", why ? why : "");
 		break;
 	}
 	report_md(report, "\n");
