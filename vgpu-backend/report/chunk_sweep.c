@@ -26,6 +26,7 @@ struct cell {
 	double latency_ms, latency_sd;    /* per pass: host work (wall) + copy (modeled) */
 	double host_ms, copy_ms;          /* the two parts, means */
 	double moved_mib;
+	double moved_per_pass;            /* MiB, mean over the runs */
 };
 
 static void mean_sd(const double *x, unsigned n, double *mean, double *sd)
@@ -46,7 +47,7 @@ static void run_cell(const struct workload *workload, uint64_t chunk, unsigned s
 	double runtime[SEEDS_FULL], latency[SEEDS_FULL];
 
 	out->completed = true;
-	out->host_ms = out->copy_ms = 0;
+	out->host_ms = out->copy_ms = out->moved_per_pass = 0;
 	for (unsigned s = 0; s < seeds; s++) {
 		struct run_config config = { .manager = MANAGER_GPUSWAP, .vram = SWEEP_VRAM,
 		                             .policy = "priority", .seed = 1 + s, .chunk = chunk };
@@ -63,6 +64,7 @@ static void run_cell(const struct workload *workload, uint64_t chunk, unsigned s
 		latency[s] = (host + r.eviction_copy_modeled_ns) / 1e6 / passes;
 		out->host_ms += host / 1e6 / passes / seeds;
 		out->copy_ms += r.eviction_copy_modeled_ns / 1e6 / passes / seeds;
+		out->moved_per_pass += r.evicted_bytes / (double)MiB / passes / seeds;
 		if (!s)
 			out->moved_mib = r.evicted_bytes / (double)MiB;
 	}
@@ -204,6 +206,23 @@ void experiment_chunk_sweep(struct report *report)
 			              "not fall as chunks grow");
 			pred_monotone(&v, "backprop", "chunk size increasing", kib, "KiB", y,
 			              chunk_count, 0.01);
+			verdict_end(report, &v, NULL);
+		}
+		{
+			double moved[WORKLOADS_MAX * CHUNKS_MAX], copy[WORKLOADS_MAX * CHUNKS_MAX];
+			unsigned m = 0;
+
+			for (unsigned w = 0; w < workloads; w++)
+				for (unsigned c = 0; c < chunk_count; c++) {
+					if (cells[w][c].moved_mib <= 0)
+						continue;
+					moved[m] = cells[w][c].moved_per_pass;
+					copy[m++] = cells[w][c].copy_ms;
+				}
+			verdict_begin(&v, "P6c", "the copy's (DMA's) time grows linearly with the data "
+			              "it moves (every workload and chunk size above: MiB per pass "
+			              "against the modeled copy per pass)");
+			pred_linear(&v, "copy per pass", moved, copy, m, 0.9);
 			verdict_end(report, &v, NULL);
 		}
 		verdict_begin(&v, "T6.10", "4 MiB chunks minimize the eviction latency (summed over the "

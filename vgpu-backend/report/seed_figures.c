@@ -38,7 +38,7 @@ static struct seed_figure figures[] = {
 	  "per-relocation delay samples (the core sums its passes)", { 0 }, "" },
 	{ "P6b", "paper Fig. 6b", "relocation delay of the victim against relocated size", NULL,
 	  "the victim's pause per relocation", { 0 }, "" },
-	{ "P6c", "paper Fig. 6c", "raw DMA time against transfer size", NULL, NULL, { 0 }, "" },
+	{ "P6c", "paper Fig. 6c", "raw DMA time against transfer size (modeled)", NULL, NULL, { 0 }, "" },
 	{ "P7", "paper Fig. 7", "backprop's runtime against chunk size", NULL, NULL, { 0 }, "" },
 	{ "P8", "paper Fig. 8", "heartwall's runtime against chunk size",
 	  "no heartwall workload: its access pattern is not described in the seeds", NULL, { 0 }, "" },
