@@ -136,6 +136,40 @@ static void same_results_across_modes(struct report *report)
 
 #define MIXES_MAX 8
 
+/* IT of a two-tenant mix with sms[0] and sms[1] SMs (seed 004 Fig. 13);
+ * NAN when it cannot run. */
+static double split_throughput(const char *mix, const uint32_t *sms, enum cs_mem_policy sched,
+                               uint64_t cycles)
+{
+	struct cs_tenant_spec specs[CS_MAX_TENANTS];
+	struct cs_model_config cfg;
+	struct cs_model *m;
+	double it = 0;
+	uint32_t n = parse_mix(mix, specs);
+	int ret = 0;
+
+	if (n != 2)
+		return NAN;
+	cs_model_config_defaults(&cfg);
+	cfg.page_shift = 21;
+	cfg.sched.policy = sched;
+	m = cs_model_create(&cfg, n, sms);
+	if (!m)
+		return NAN;
+	for (uint32_t t = 0; t < n && ret == 0; t++)
+		ret = cs_model_attach_kernel(m, t, specs[t].kernel, specs[t].args, specs[t].nargs);
+	if (ret == 0)
+		ret = cs_model_run_until(m, cycles);
+	for (uint32_t t = 0; t < n && ret == 0; t++) {
+		struct cs_tenant_figures f;
+
+		cs_model_figures(m, t, &f);
+		it += f.ipc;
+	}
+	cs_model_destroy(m);
+	return ret ? NAN : it;
+}
+
 static double stolen_percent(const struct cs_tenant_figures *f)
 {
 	return f->walks ? 100.0 * f->stolen_walks / f->walks : 0;
@@ -479,7 +513,8 @@ void experiment_memsched(struct report *report)
 	uint64_t cycles = report->quick ? QUICK_CYCLES : FULL_CYCLES;
 	static struct cs_mix_result r[PAIRS_MAX][RUNS_MAX], t3[PAIRS_MAX][RUNS_MAX];
 	char labels[PAIRS_MAX][64], tlabels[PAIRS_MAX][64];
-	double its_gain = 1, weis_gain = 1;
+	double its_gain = 1, weis_gain = 1, split_fr[3], split_its[3];
+	char split_labels[3][16];
 	bool ran = true, exact;
 	FILE *dat = report_file(report, "memsched.dat");
 	struct verdict v;
@@ -575,6 +610,24 @@ void experiment_memsched(struct report *report)
 			report_md(report, " %.3f / %.3f |", x[p].throughput, x[p].weighted_speedup);
 		report_md(report, "\n");
 	}
+	/* Core partitioning (seed 004 Fig. 13). */
+	{
+		static const uint32_t splits[3][2] = { { 15, 15 }, { 10, 20 }, { 20, 10 } };
+
+		report_md(report, "\nCore partitioning (seed 004 Fig. 13): `%s` with its 30 SMs split "
+		          "three ways, IT (instructions per cycle, modeled).\n\n| SMs (first, second) "
+		          "| FR-FCFS IT | ITS IT | ITS ÷ FR-FCFS |\n|---|---|---|---|\n", pairs[0]);
+		for (i = 0; i < 3; i++) {
+			split_fr[i] = split_throughput(pairs[0], splits[i], CS_SCHED_FRFCFS, cycles);
+			split_its[i] = split_throughput(pairs[0], splits[i], CS_SCHED_ITS, cycles);
+			ran &= !isnan(split_fr[i]) && !isnan(split_its[i]);
+			report_md(report, "| %u, %u | %.3f | %.3f | %.3f |\n", splits[i][0], splits[i][1],
+			          split_fr[i], split_its[i], split_its[i] / split_fr[i]);
+			snprintf(split_labels[i], sizeof(split_labels[i]), "(%u, %u)", splits[i][0],
+			         splits[i][1]);
+		}
+		report_progress(report, "  memsched: core partitioning");
+	}
 	report_check(report, exact,
 	             "seed 004's analytical example: IT 5.5 / 8.5 / 6.25, WS 1.5 / 1.333 / 1.458");
 	report_check(report, ran, "every mix ran under every memory scheduler");
@@ -639,6 +692,10 @@ void experiment_memsched(struct report *report)
 		pred_a_gt_b(&v, tlabels[i], "WEIS WS", "FR-FCFS WS", t3[i][3].weighted_speedup,
 		            t3[i][0].weighted_speedup, 0);
 	}
+	verdict_end(report, &v, NULL);
+	verdict_begin(&v, "J13", "ITS raises IT over FR-FCFS with every core partitioning");
+	for (i = 0; i < 3; i++)
+		pred_a_gt_b(&v, split_labels[i], "ITS IT", "FR-FCFS IT", split_its[i], split_fr[i], 0);
 	verdict_end(report, &v, NULL);
 	verdict_begin(&v, "J4", "one application's slowdown depends on its co-runner (gups "
 	              "beside each other kernel, FR-FCFS: the largest loss at least 1.2x the "

@@ -87,8 +87,7 @@ static struct seed_figure figures[] = {
 	{ "J10", "Jog Fig. 10", "WS of WEIS normalized to FR-FCFS", NULL, NULL, { 0 }, "" },
 	{ "J11", "Jog Fig. 11", "summary IT and WS over the workloads", NULL, NULL, { 0 }, "" },
 	{ "J12", "Jog Fig. 12", "harmonic speedup", NULL, NULL, { 0 }, "" },
-	{ "J13", "Jog Fig. 13", "core partitioning (10,20), (20,10)", NULL,
-	  "unequal SM splits in the mix runner (cs_run_mix splits equally)", { 0 }, "" },
+	{ "J13", "Jog Fig. 13", "core partitioning (10,20), (20,10)", NULL, NULL, { 0 }, "" },
 	{ "J14", "Jog Fig. 14", "three applications", NULL, NULL, { 0 }, "" },
 };
 
