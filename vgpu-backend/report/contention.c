@@ -370,7 +370,7 @@ void experiment_walkers(struct report *report)
 				              "walks waited for");
 			}
 	verdict_end(report, &v, NULL);
-	verdict_begin(&v, "D5 D13", "DWS raises throughput (IT) over shared walkers");
+	verdict_begin(&v, "D5", "DWS raises throughput (IT) over shared walkers");
 	for (i = 0; i < count; i++)
 		if (strstr(mixes[i], "gups"))
 			pred_a_gt_b(&v, labels[i], "DWS IT", "shared IT", results[i][2].throughput,
