@@ -102,7 +102,7 @@ void experiment_gpu_time(struct report *report)
 
 	report_section(report, "9", "GPU time per VM: LoGA against NEON (seed 002, wall-clock)");
 	report_md(report,
-	          "**Seed.** LoGA (`shared/seeds/002_*`) accounts each application's GPU time "
+	          "**Seed.** LoGA (seed 002) accounts each application's GPU time "
 	          "from the GPU's context switches, polled in short phases while every "
 	          "application keeps running; NEON's sampling accounting (§2.3) suspends all "
 	          "but one application at a time to measure command lengths. §5.3: NEON adds "
