@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "report.h"
+#include "verdict.h"
 
 /* A number from bench.json, or NAN when absent. */
 static double number(struct json_object *bench, const char *key)
@@ -35,10 +36,14 @@ static void row(struct report *report, const char *what, const char *seed, doubl
 		report_md(report, "| %s | %s | %.3f | %s |\n", what, seed, value, goal);
 }
 
-/* Fig. 8 from the arrays: a table, a data file and a plot. */
+#define THROTTLES_MAX 16
+
+/* Fig. 8 from the arrays: a table, a data file, a plot and the verdict. */
 static void by_throttles(struct report *report, struct json_object *bench)
 {
 	struct json_object *counts, *loga, *neon;
+	double x[THROTTLES_MAX], yl[THROTTLES_MAX], yn[THROTTLES_MAX];
+	struct verdict v;
 	size_t n;
 	FILE *dat;
 
@@ -52,6 +57,8 @@ static void by_throttles(struct report *report, struct json_object *bench)
 	n = json_object_array_length(counts);
 	if (json_object_array_length(loga) < n || json_object_array_length(neon) < n)
 		return;
+	if (n > THROTTLES_MAX)
+		n = THROTTLES_MAX;
 	report_md(report, "\nOverhead against the number of throttles (§5.3, Fig. 8; the "
 	          "application's turnaround ÷ the same without accounting, minus 1):\n\n"
 	          "| throttles | LoGA | NEON |\n|---:|---:|---:|\n");
@@ -63,24 +70,39 @@ static void by_throttles(struct report *report, struct json_object *bench)
 		double e = json_object_get_double(json_object_array_get_idx(neon, i));
 
 		report_md(report, "| %d | %.3f | %.3f |\n", count, l, e);
+		x[i] = count;
+		yl[i] = l;
+		yn[i] = e;
 		fprintf(dat, "%d %.5f %.5f\n", count, l, e);
 	}
 	fclose(dat);
 	report_plot(report, "gpu-time-overhead",
 	            "Accounting overhead against the number of throttles (loga-bench)",
-	            "throttles beside the application", "turnaround overhead",
+	            "throttles beside the application (log scale)",
+	            "turnaround overhead (fraction, wall-clock)",
 	            "set logscale x 2\n"
 	            "plot 'gpu-time-overhead.dat' using 1:2 with linespoints title 'LoGA', \\\n"
 	            "     'gpu-time-overhead.dat' using 1:3 with linespoints title 'NEON'");
+	verdict_begin(&v, "L8", "NEON's overhead grows with the number of throttles while LoGA's "
+	              "stays near zero (within 0.02)");
+	pred_monotone(&v, "NEON", "throttles increasing", x, "throttles", yn, (unsigned)n, 0.05);
+	for (size_t i = 0; i < n; i++) {
+		char label[48];
+
+		snprintf(label, sizeof(label), "LoGA at %g throttles", x[i]);
+		pred_in_range(&v, label, yl[i], -0.02, 0.02, "");
+	}
+	verdict_end(report, &v, "wall-clock on a shared 2-core host: the simulated GPU, the "
+	            "throttles and the accounting thread compete for the same CPUs");
 }
 
 void experiment_gpu_time(struct report *report)
 {
 	struct json_object *bench = NULL, *date = NULL;
 
+	report_section(report, "9", "GPU time per VM: LoGA against NEON (seed 002, wall-clock)");
 	report_md(report,
-	          "## 9. GPU time per VM: LoGA against NEON (seed 002)\n\n"
-	          "**Seed.** LoGA (`shared/seeds/002_*`) accounts each application's GPU time "
+	          "**Seed.** LoGA (seed 002) accounts each application's GPU time "
 	          "from the GPU's context switches, polled in short phases while every "
 	          "application keeps running; NEON's sampling accounting (§2.3) suspends all "
 	          "but one application at a time to measure command lengths. §5.3: NEON adds "
@@ -102,9 +124,14 @@ void experiment_gpu_time(struct report *report)
 	if (report->bench_json)
 		bench = json_object_from_file(report->bench_json);
 	if (!bench || isnan(number(bench, "loga_overhead"))) {
+		struct verdict v;
+
 		report_md(report, "No loga-bench figures yet (`build/bench/bench.json` without "
 		          "`loga_overhead`): `./vgpu-dev bench` measures them and a later "
-		          "`./vgpu-dev report` quotes them here.\n");
+		          "`./vgpu-dev report` quotes them here.\n\n");
+		verdict_begin(&v, "L7a L8 L9 L10 L11", "LoGA against NEON (overhead, accuracy, "
+		              "fairness)");
+		verdict_end(report, &v, "run `./vgpu-dev bench` first");
 		if (bench)
 			json_object_put(bench);
 		return;
@@ -132,9 +159,38 @@ void experiment_gpu_time(struct report *report)
 	row(report, "polling CPU, fraction of a core (§5.6)", "0.17",
 	    number(bench, "loga_cpu_fraction"), "≤ 1/6 + 0.01");
 	by_throttles(report, bench);
-	report_md(report, "\n**Verdict.** NEON's overhead above LoGA's beside ten throttles: "
-	          "%s.\n",
-	          number(bench, "neon_overhead") > number(bench, "loga_overhead") ? "yes"
-	                                                                            : "no");
+	report_md(report, "\n**Verdicts** (wall-clock, this host):\n\n");
+	{
+		struct verdict v;
+
+		verdict_begin(&v, "L7a", "beside ten throttles NEON's accounting adds overhead and "
+		              "LoGA's adds none (seed: 11.4 %% against about 0)");
+		pred_a_gt_b(&v, "ten throttles", "NEON overhead", "LoGA overhead",
+		            number(bench, "neon_overhead"), number(bench, "loga_overhead"), 0);
+		pred_in_range(&v, "LoGA overhead", number(bench, "loga_overhead"), -0.02, 0.02, "");
+		verdict_end(report, &v, "the overhead row is measured with the accounting thread "
+		            "pinned; on two shared cores polling also takes CPU time from the "
+		            "simulated GPU");
+		verdict_begin(&v, "L9", "LoGA measures kernel lengths within the seed's 6 %%");
+		pred_in_range(&v, "kernel-length error", number(bench, "loga_kernel_length_error_max"),
+		              0, 0.06, "");
+		verdict_end(report, &v, NULL);
+		verdict_begin(&v, "L10", "LoGA measures the load within the seed's 2.5 %% of the "
+		              "intended load");
+		pred_in_range(&v, "load error against the intended load",
+		              number(bench, "loga_load_error_vs_intended_max"), 0, 0.025, "");
+		verdict_end(report, &v, "the simulated GPU is a host thread: a loaded host delays it "
+		            "and stretches kernels beyond their intended length (against what the "
+		            "engine really did the error is in the row above)");
+		verdict_begin(&v, "L11", "LoGA's shares are at least as fair as NEON's");
+		pred_a_le_b_case(&v, "fair-share error", "LoGA", "NEON",
+		                 number(bench, "fair_share_error_max"),
+		                 number(bench, "neon_fair_share_error_equal"), 0);
+		verdict_end(report, &v, NULL);
+		verdict_begin(&v, "", "polling costs about 17 %% of a core at 1:5 (seed §5.6, "
+		              "within 5 percentage points)");
+		pred_within(&v, "polling CPU", 100 * number(bench, "loga_cpu_fraction"), 17, 5, "%");
+		verdict_end(report, &v, NULL);
+	}
 	json_object_put(bench);
 }

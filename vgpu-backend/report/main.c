@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "report.h"
+#include "seed_figures.h"
+#include "verdict.h"
 
 static void usage(FILE *out)
 {
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
 	struct report report = { .dir = "build/report" };
 	struct timespec start, end;
 	int opt, only = 0;
+	char *body = NULL;
+	size_t body_len = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -86,32 +90,46 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	report.md = report_file(&report, "REPORT.md");
-	report_md(&report,
-	          "# GPUswap: the seeds' experiments reproduced on simgpu\n\n"
-	          "Made by `./vgpu-dev report` (`vgpu-report%s`). Every figure marked *modeled* "
-	          "comes from simgpu's modeled clock (DESIGN.md §4): identical on every machine "
-	          "and run. The few wall-clock figures (the core's CPU work) say so and depend on "
-	          "the host. Seeds: the thesis (Kehne, *Transparent Memory Extension for Shared "
-	          "GPUs*, KIT 2019; `shared/seeds/000_*`) and the GPUswap paper (VEE'15; "
-	          "`shared/seeds/001_*`); experiments 7 and 8 are seeds 003 (page-walk stealing) "
-	          "and 004 (application-aware memory scheduling) on simgpu's contention model; "
-	          "experiment 9 quotes seed 002's (LoGA) figures from `./vgpu-dev bench`. "
-	          "Each experiment ends with its shape checks, which "
-	          "`meson test report-shapes` asserts on a quick version in CI.\n\n",
-	          report.quick ? " --quick" : "");
+	/* The body goes to memory: the top table needs the verdicts. */
+	report.md = open_memstream(&body, &body_len);
+	if (!report.md) {
+		fprintf(stderr, "vgpu-report: open_memstream: %s\n", strerror(errno));
+		return 2;
+	}
 	for (int i = 0; i < experiment_count; i++) {
 		if (only && only != i + 1)
 			continue;
 		fprintf(stderr, "vgpu-report: experiment %d\n", i + 1);
 		experiments[i](&report);
 		report_md(&report, "\n");
-		fflush(report.md);
 	}
+	verdict_legend(&report);
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	report_md(&report, "---\nShape checks: %u passed, %u failed. Made in %.0f s of this "
+	report_md(&report, "\n---\nShape checks: %u passed, %u failed. Made in %.0f s of this "
 	          "host's time.\n", report.checks_passed, report.checks_failed,
 	          (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9);
+	fclose(report.md);
+	report.md = report_file(&report, "REPORT.md");
+	report_md(&report,
+	          "# GPUswap: the seeds' experiments reproduced on simgpu\n\n"
+	          "Made by `./vgpu-dev report` (`vgpu-report%s`). Figures marked *modeled* come "
+	          "from simgpu's modeled clock (DESIGN.md §4): identical on every machine and run. "
+	          "Figures marked *wall-clock* (the core's CPU work, loga-bench) depend on this "
+	          "host and its load. Seeds: 000, the thesis (Kehne, *Transparent Memory "
+	          "Extension for Shared GPUs*, KIT 2019, chapter 6); 001, the GPUswap paper "
+	          "(VEE'15, section 6); 002, LoGA (GPU time accounting against NEON); 003, "
+	          "page-walk stealing (DWS, DWS++); 004, application-aware memory scheduling "
+	          "(Jog et al., ITS and WEIS). Each experiment states the seed's claim, shows the "
+	          "figures, its shape checks (properties of this implementation, asserted by "
+	          "`meson test report-shapes` on the quick version) and its verdicts: each "
+	          "computed from the table by a stated rule (the list is at the end).%s\n\n",
+	          report.quick ? " --quick" : "",
+	          report.quick ? " **This is the quick version**: fewer sizes and seeds "
+	                         "(random runs 2 seeds instead of 5), shorter contention runs; "
+	                         "its verdicts rest on fewer points than the full report's." : "");
+	seed_figures_table(&report);
+	fwrite(body, 1, body_len, report.md);
+	free(body);
 	fclose(report.md);
 	printf("vgpu-report: wrote %s/REPORT.md\n", report.dir);
 	printf("report shapes: %u passed, %u failed\n", report.checks_passed, report.checks_failed);

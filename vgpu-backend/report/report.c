@@ -22,6 +22,12 @@ void report_check(struct report *report, bool ok, const char *format, ...)
 	report_md(report, "- %s %s\n", ok ? "✅" : "❌ **failed:**", text);
 }
 
+void report_section(struct report *report, const char *number, const char *title)
+{
+	report->section = number;
+	report_md(report, "## %s. %s\n\n", number, title);
+}
+
 void report_md(struct report *report, const char *format, ...)
 {
 	va_list args;
@@ -45,6 +51,10 @@ FILE *report_file(struct report *report, const char *name)
 	return file;
 }
 
+const char *const report_colours[8] = {
+	"#0072b2", "#d55e00", "#009e73", "#7f3c8d", "#000000", "#56b4e9", "#a0522d", "#cc79a7",
+};
+
 void report_plot(struct report *report, const char *name, const char *title,
                  const char *xlabel, const char *ylabel, const char *body)
 {
@@ -55,16 +65,19 @@ void report_plot(struct report *report, const char *name, const char *title,
 	gp = report_file(report, script);
 	fprintf(gp,
 	        "# %s.svg for REPORT.md: run 'gnuplot %s.gp' in this directory\n"
-	        "set terminal svg size 720,420 dynamic enhanced font 'sans,11' background '#ffffff'\n"
+	        "set terminal svg size 760,480 dynamic enhanced font 'sans,11' background '#ffffff'\n"
 	        "set output '%s.svg'\n"
 	        "set title \"%s\"\n"
 	        "set xlabel \"%s\"\n"
 	        "set ylabel \"%s\"\n"
 	        "set datafile missing '-'\n"
-	        "set key below\n"
-	        "set grid\n"
-	        "%s\n",
-	        name, name, name, title, xlabel, ylabel, body);
+	        "set key outside below center horizontal\n"
+	        "set grid\n",
+	        name, name, name, title, xlabel, ylabel);
+	for (unsigned i = 0; i < 8; i++)
+		fprintf(gp, "set linetype %u linecolor rgb '%s' linewidth 2 pointtype %u\n", i + 1,
+		        report_colours[i], (i % 4) * 2 + 5);
+	fprintf(gp, "%s\n", body);
 	fclose(gp);
 	report_md(report, "\n![%s](%s.svg)\n\n", title, name);
 }

@@ -35,7 +35,8 @@ struct report {
 	const char *dir;  /* output directory */
 	bool quick;       /* CI's short version */
 	bool verbose;
-	FILE *md;         /* REPORT.md being written */
+	FILE *md;         /* REPORT.md's body being written (in memory) */
+	const char *section; /* the experiment being written ("1", "7") */
 	unsigned checks_passed, checks_failed;
 	const char *bench_json; /* bench.json to quote (daemon memory), or NULL */
 };
@@ -43,6 +44,10 @@ struct report {
 /* Record a shape check: printed, counted, and listed in REPORT.md. */
 void report_check(struct report *report, bool ok, const char *format, ...)
         __attribute__((format(printf, 3, 4)));
+
+/* Start experiment `number`: its heading, and the section its verdicts
+ * name in the top table. */
+void report_section(struct report *report, const char *number, const char *title);
 
 /* Append to REPORT.md. */
 void report_md(struct report *report, const char *format, ...)
@@ -60,6 +65,10 @@ FILE *report_file(struct report *report, const char *name);
  */
 void report_plot(struct report *report, const char *name, const char *title,
                  const char *xlabel, const char *ylabel, const char *body);
+
+/* The line colours of every plot (gnuplot's own 8 include yellow): dark,
+ * distinct on white, in this order. */
+extern const char *const report_colours[8];
 
 /* Progress on stderr. */
 void report_progress(struct report *report, const char *format, ...)
