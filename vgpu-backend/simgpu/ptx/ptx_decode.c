@@ -723,6 +723,22 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 		return 0;
 	}
 
+	if (!strcmp(b, "sad")) {
+		in->op = OP_SAD;
+		t = (unsigned)take_type(m);
+		in->type = (uint8_t)t;
+		if (!all_used(m) || !is_int(t))
+			return unsupported(p, line, m);
+		in->cls = PTX_CLASS_INT;
+		if (need_ops(c, nops, 4))
+			return p->rc;
+		in->nops = 4;
+		if (dst(c, &ops[0], &in->o[0], false) || src(c, &ops[1], t, &in->o[1]) ||
+		    src(c, &ops[2], t, &in->o[2]) || src(c, &ops[3], t, &in->o[3]))
+			return p->rc;
+		return 0;
+	}
+
 	if (!strcmp(b, "mad") || !strcmp(b, "fma")) {
 		in->op = b[0] == 'm' ? OP_MAD : OP_FMA;
 		static const char *const w[] = { "lo", "hi", "wide" };
