@@ -605,6 +605,27 @@ static int decode_atom(struct dctx *c, struct mods *m, struct ptx_insn *in,
 	return 0;
 }
 
+bool ptx_decode_known(const char *mnem, size_t mlen)
+{
+	static const char *const bases[] = {
+		"add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor",
+		"shl", "shr", "copysign", "sad", "mad", "fma", "abs", "neg", "not",
+		"cnot", "popc", "clz", "brev", "bfind", "rcp", "sqrt", "rsqrt", "sin",
+		"cos", "lg2", "ex2", "tanh", "setp", "selp", "mov", "cvt", "cvta",
+		"isspacep", "ld", "ldu", "st", "atom", "red", "bar", "barrier",
+		"membar", "fence", "shfl", "vote", "activemask", "bra", "call", "ret",
+		"exit", "trap", "brkpt", "nanosleep", "prefetch", "prefetchu",
+		"pmevent", "bfe", "bfi", "prmt", "shf", "testp",
+	};
+	size_t n = 0;
+	while (n < mlen && mnem[n] != '.')
+		n++;
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
+		if (strlen(bases[i]) == n && !memcmp(bases[i], mnem, n))
+			return true;
+	return false;
+}
+
 int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 	       size_t mlen, const struct ptx_atom *guard, bool guard_neg,
 	       struct ptx_sop *ops, unsigned nops)

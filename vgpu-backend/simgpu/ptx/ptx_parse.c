@@ -921,6 +921,9 @@ static int parse_statement(struct ptx_parser *p, struct ptx_sop *ops)
 	if (t.kind != TOK_WORD || t.s[0] == '.' || t.s[0] == '%')
 		return ptx_fail(p, t.line, -EINVAL, "expected an instruction, found '%.*s'",
 				(int)(t.len > 40 ? 40 : t.len), t.s);
+	if (!ptx_decode_known(t.s, t.len))
+		return ptx_fail(p, line, -ENOTSUP, "unsupported instruction %.*s",
+				(int)(t.len > 80 ? 80 : t.len), t.s);
 	unsigned nops = 0;
 	struct ptx_tok q = peek(p);
 	if (!ptx_tok_punct(&q, ';')) {

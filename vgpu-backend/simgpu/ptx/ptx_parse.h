@@ -120,6 +120,9 @@ int ptx_append_insn(struct ptx_parser *p, uint8_t op, unsigned line);
 int ptx_parse_module(struct ptx_parser *p);
 void ptx_parser_release(struct ptx_parser *p);
 
+/* Whether the decoder knows the mnemonic's base opcode at all. */
+bool ptx_decode_known(const char *mnem, size_t mlen);
+
 /* Lowers one instruction statement into p->f's next instruction. */
 int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 	       size_t mlen, const struct ptx_atom *guard, bool guard_neg,
