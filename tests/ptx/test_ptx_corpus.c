@@ -607,7 +607,7 @@ static void test_convert(void **state)
 	int64_t la[N];
 	for (int i = 0; i < N; i++) {
 		ia[i] = i < 14 ? int_specials[i] : (int32_t)rnd64();
-		la[i] = i < 14 ? (int64_t)int_specials[i] * 0x100000001ll : (int64_t)rnd64() >> (rnd64() & 31);
+		la[i] = i < 14 ? (int64_t)((uint64_t)(int64_t)int_specials[i] * 0x100000001ull) : (int64_t)rnd64() >> (rnd64() & 31);
 	}
 	uint64_t dia = flat_copy_in(env, ia, sizeof(ia)), dla = flat_copy_in(env, la, sizeof(la));
 	uint64_t dof = flat_alloc(env, 4 * N * 12), dod = flat_alloc(env, 8 * N * 4);
@@ -751,8 +751,8 @@ static void test_atomics(void **state)
 			sum += i;
 			if (i * 7 % 101 > mx)
 				mx = i * 7 % 101;
-			andv &= ~(1 << (i & 31));
-			orv |= 1 << (i & 31);
+			andv &= (int32_t)~(1u << (i & 31));
+			orv |= (int32_t)(1u << (i & 31));
 			xr ^= (int32_t)(i * 2654435761u);
 			inc = inc >= 17 ? 0 : inc + 1;
 			dec = (dec == 0 || dec > 13) ? 13 : dec - 1;

@@ -523,7 +523,8 @@ static int decode_ldst(struct dctx *c, struct mods *m, struct ptx_insn *in,
 		return ptx_fail(c->p, c->line, -ENOTSUP, "unsupported instruction %.*s",
 				(int)m->mlen, m->mnem);
 	in->type = (uint8_t)take_type(m);
-	if (in->type == PT_NONE || in->type == PT_PRED || !all_used(m))
+	if (in->type == PT_NONE || in->type == PT_PRED || !all_used(m) ||
+	    ptx_type_size(in->type) * in->vec > 16)
 		return ptx_fail(c->p, c->line, -ENOTSUP, "unsupported instruction %.*s",
 				(int)(m->mlen > 80 ? 80 : m->mlen), m->mnem);
 	in->cls = PTX_CLASS_MEMORY;
