@@ -916,6 +916,90 @@ static void test_approx(void **state)
 	}
 }
 
+/* ---- block votes, warp reductions, halves ---- */
+
+static void test_sync_misc(void **state)
+{
+	struct flat_env *env = *state;
+	load(env, "sync_misc");
+	enum { N = 256, B = 128 };
+	int32_t a[N];
+	for (int i = 0; i < N; i++)
+		a[i] = (int32_t)(rnd64() % 1000) - (i == 77 ? 5000 : 0);
+	uint64_t da = flat_copy_in(env, a, sizeof(a)), dout = flat_alloc(env, 4 * N * 6);
+	run(env, "block_votes", D3(N / B, 1, 1), D3(B, 1, 1), 0, (const void *[]){ &da, &dout });
+	const int32_t *o = flat_ptr(env, dout);
+	for (int blk = 0; blk < N / B; blk++) {
+		int c = 0, all = 1, any = 0;
+		for (int t = 0; t < B; t++) {
+			int x = a[blk * B + t];
+			c += x & 1;
+			all &= x >= 0;
+			any |= x > 900;
+		}
+		for (int t = 0; t < B; t++) {
+			const int32_t *p = o + (blk * B + t) * 3;
+			check_bits("block_votes", (size_t)(blk * B + t), 0, (uint32_t)p[0], (uint32_t)c);
+			check_bits("block_votes", (size_t)(blk * B + t), 1, (uint32_t)p[1], (uint32_t)all);
+			check_bits("block_votes", (size_t)(blk * B + t), 2, (uint32_t)p[2], (uint32_t)any);
+		}
+	}
+	run(env, "warp_reduce", D3(N / B, 1, 1), D3(B, 1, 1), 0, (const void *[]){ &da, &dout });
+	for (int w = 0; w < N / 32; w++) {
+		uint32_t add = 0, umax = 0, andv = ~0u, orv = 0, xorv = 0;
+		int32_t mn = INT32_MAX;
+		for (int l = 0; l < 32; l++) {
+			uint32_t u = (uint32_t)a[w * 32 + l];
+			add += u;
+			mn = a[w * 32 + l] < mn ? a[w * 32 + l] : mn;
+			umax = u > umax ? u : umax;
+			andv &= u | 0x100;
+			orv |= u & 0xf0f;
+			xorv ^= u;
+		}
+		uint32_t want[6] = { add, (uint32_t)mn, umax, andv, orv, xorv };
+		for (int l = 0; l < 32; l++)
+			for (int k = 0; k < 6; k++)
+				check_bits("warp_reduce", (size_t)(w * 32 + l), (size_t)k,
+					   (uint32_t)o[(w * 32 + l) * 6 + k], want[k]);
+	}
+	/* halves: the reference is GCC's _Float16, which honours the mode */
+	float f[N];
+	double d[N];
+	const float fs[] = { 0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, 70000.0f, -70000.0f,
+			     5.96e-8f, 2.98e-8f, 1e-9f, NAN, INFINITY, 1.00048828125f, 0.333333f };
+	for (int i = 0; i < N; i++) {
+		f[i] = i < 14 ? fs[i] : (float)((int32_t)rnd64() >> (rnd64() & 31)) / 65536.0f;
+		d[i] = i < 14 ? (double)fs[13 - i] : (double)(int32_t)rnd64() / 1e5;
+	}
+	uint64_t df = flat_copy_in(env, f, sizeof(f)), dd = flat_copy_in(env, d, sizeof(d));
+	uint64_t dh = flat_alloc(env, 2 * 5 * N), db = flat_alloc(env, 4 * N);
+	int n = N;
+	run(env, "halves", D3(N / 64, 1, 1), D3(64, 1, 1), 0,
+	    (const void *[]){ &df, &dd, &dh, &db, &n });
+	const uint16_t *h = flat_ptr(env, dh);
+	const uint32_t *back = flat_ptr(env, db);
+	const int modes[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
+	for (int i = 0; i < N; i++) {
+		uint16_t w[5];
+		_Float16 hv[5];
+		for (int m = 0; m < 5; m++) {
+			volatile float vf = f[i];
+			volatile double vd = d[i];
+			fesetround(m < 4 ? modes[m] : FE_TONEAREST);
+			volatile _Float16 r = m < 4 ? (_Float16)vf : (_Float16)vd;
+			fesetround(FE_TONEAREST);
+			hv[m] = r;
+			memcpy(&w[m], (const void *)&r, 2);
+			if (hv[m] != hv[m])
+				w[m] = 0x7fff;
+		}
+		for (int k = 0; k < 5; k++)
+			check_bits("halves", (size_t)i, (size_t)k, h[i * 5 + k], w[k]);
+		check_bits("halves.back", (size_t)i, 0, back[i], fbits((float)hv[0] + (float)hv[4]));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -932,6 +1016,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sregs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_approx, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_misc, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ptx-corpus", tests, NULL, NULL);
 }

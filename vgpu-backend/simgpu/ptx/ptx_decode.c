@@ -83,7 +83,7 @@ static int take_one(struct mods *m, const char *const *names, unsigned count)
 
 static const char *const type_names[PT_COUNT] = {
 	"", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
-	"s8", "s16", "s32", "s64", "f32", "f64", "pred",
+	"s8", "s16", "s32", "s64", "f32", "f64", "pred", "f16",
 };
 
 static int take_type(struct mods *m)
@@ -614,7 +614,7 @@ bool ptx_decode_known(const char *mnem, size_t mlen)
 		"cnot", "popc", "clz", "brev", "bfind", "rcp", "sqrt", "rsqrt", "sin",
 		"cos", "lg2", "ex2", "tanh", "setp", "selp", "mov", "cvt", "cvta",
 		"isspacep", "ld", "ldu", "st", "atom", "red", "bar", "barrier",
-		"membar", "fence", "shfl", "vote", "activemask", "bra", "call", "ret",
+		"membar", "fence", "shfl", "vote", "activemask", "redux", "bra", "call", "ret",
 		"exit", "trap", "brkpt", "nanosleep", "prefetch", "prefetchu",
 		"pmevent", "bfe", "bfi", "prmt", "shf", "testp",
 	};
@@ -983,7 +983,13 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 			return unsupported(p, line, m);
 		bool df = ptx_type_float(dt), sf = ptx_type_float(st);
 		bool ok;
-		if (df && sf) {
+		if (dt == PT_F16 || st == PT_F16) {
+			/* half <-> f32/f64 only; narrowing needs a rounding mode */
+			unsigned other = dt == PT_F16 ? st : dt;
+			ok = ptx_type_float(other) && !in->ftz &&
+			     (dt == PT_F16 ? in->rnd >= RND_RN && in->rnd <= RND_RP
+					   : in->rnd == RND_NONE && !in->sat);
+		} else if (df && sf) {
 			if (dt == st)
 				ok = in->rnd == RND_NONE || in->rnd >= RND_RNI;
 			else if (dt == PT_F32)  /* f64 -> f32 */
@@ -1061,6 +1067,28 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 		}
 		in->op = OP_BAR;
 		take(m, "cta");
+		if (take(m, "red")) {
+			static const char *const rops[] = { "popc", "and", "or" };
+			in->op = OP_BAR_RED;
+			int k = take_one(m, rops, 3);
+			take(m, "aligned");
+			t = (unsigned)take_type(m);
+			if (k < 0 || !all_used(m) || (k == 0 ? t != PT_U32 : t != PT_PRED))
+				return unsupported(p, line, m);
+			in->mode = (uint8_t)(MODE_RED_POPC + k);
+			in->type = (uint8_t)t;
+			if (nops != 3 && nops != 4)
+				return need_ops(c, nops, 3);
+			in->nops = 4;
+			if (dst(c, &ops[0], &in->o[0], false) || src(c, &ops[1], PT_U32, &in->o[1]))
+				return p->rc;
+			if (nops == 4 && src(c, &ops[2], PT_U32, &in->o[2]))
+				return p->rc;
+			if (src(c, &ops[nops - 1], PT_PRED, &in->o[3]))
+				return p->rc;
+			p->f->has_barrier = true;
+			return 0;
+		}
 		bool sync = take(m, "sync");
 		take(m, "aligned");
 		if (!sync || !all_used(m))
@@ -1133,6 +1161,26 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 			return p->rc;
 		in->nops = 3;
 		if (dst(c, &ops[0], &in->o[0], false) || src(c, &ops[1], PT_PRED, &in->o[1]) ||
+		    src(c, &ops[2], PT_B32, &in->o[2]))
+			return p->rc;
+		return 0;
+	}
+	if (!strcmp(b, "redux")) {
+		static const char *const rops[] = { "add", "min", "max", "and", "or", "xor" };
+		in->op = OP_REDUX;
+		in->cls = PTX_CLASS_WARP;
+		bool sync = take(m, "sync");
+		int k = take_one(m, rops, 6);
+		t = (unsigned)take_type(m);
+		if (!sync || k < 0 || !all_used(m) ||
+		    (k < 3 ? (t != PT_U32 && t != PT_S32) : t != PT_B32))
+			return unsupported(p, line, m);
+		in->uni = (uint8_t)k;
+		in->type = (uint8_t)t;
+		if (need_ops(c, nops, 3))
+			return p->rc;
+		in->nops = 3;
+		if (dst(c, &ops[0], &in->o[0], false) || src(c, &ops[1], t, &in->o[1]) ||
 		    src(c, &ops[2], PT_B32, &in->o[2]))
 			return p->rc;
 		return 0;

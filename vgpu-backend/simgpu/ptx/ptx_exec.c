@@ -73,6 +73,7 @@ static int setup_block(struct ptx_worker *wk, struct ptx_block *b, uint64_t line
 	}
 	b->warps = wk->warps;
 	b->shared = wk->shared;
+	memset(b->bar_and, 1, sizeof(b->bar_and));
 	if (run->shared_bytes)
 		memset(b->shared, 0, run->shared_bytes);
 	const struct ptx_func *f = run->entry;
@@ -152,9 +153,20 @@ static int run_block(struct ptx_worker *wk, uint64_t linear)
 					w->blocked &= ~unblock;
 					w->active = 0;
 				}
+				for (uint32_t m = unblock & w->red_pending; m; m &= m - 1) {
+					unsigned l = (unsigned)__builtin_ctz(m);
+					uint64_t v = w->red_mode[l] == MODE_RED_POPC ? b->bar_popc[id] :
+						     w->red_mode[l] == MODE_RED_AND ? b->bar_and[id] :
+						     b->bar_or[id];
+					w->regstack[(size_t)w->red_reg[l] * PTX_WARP_SIZE + l] = v;
+				}
+				w->red_pending &= ~unblock;
 			}
 			b->bar_arrived[id] = 0;
 			b->bar_count[id] = 0;
+			b->bar_popc[id] = 0;
+			b->bar_and[id] = 1;
+			b->bar_or[id] = 0;
 			wk->stats.barriers++;
 			released = true;
 		}

@@ -26,13 +26,14 @@ enum ptx_type {
 	PT_U8, PT_U16, PT_U32, PT_U64,
 	PT_S8, PT_S16, PT_S32, PT_S64,
 	PT_F32, PT_F64, PT_PRED,
+	PT_F16,             /* cvt only: half precision in .b16 registers */
 	PT_COUNT,
 };
 
 static inline unsigned ptx_type_size(unsigned t)
 {
 	static const unsigned char size[PT_COUNT] = {
-		0, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1,
+		0, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1, 2,
 	};
 	return t < PT_COUNT ? size[t] : 0;
 }
@@ -56,7 +57,7 @@ enum ptx_opcode {
 	OP_SELP, OP_CVT, OP_CVTA, OP_ISSPACEP, OP_LD, OP_ST, OP_ATOM, OP_RED,
 	OP_BAR, OP_BAR_WARP, OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_BRA,
 	OP_CALL, OP_RET, OP_EXIT, OP_TRAP, OP_ADDC, OP_SUBC, OP_MUL24,
-	OP_SAD, OP_COUNT,
+	OP_SAD, OP_BAR_RED, OP_REDUX, OP_COUNT,
 };
 
 enum ptx_rounding { RND_NONE, RND_RN, RND_RZ, RND_RM, RND_RP,
@@ -84,6 +85,7 @@ enum ptx_mode {
 	MODE_PRMT_F4E, MODE_PRMT_B4E, MODE_PRMT_RC8, MODE_PRMT_ECL,
 	MODE_PRMT_ECR, MODE_PRMT_RC16,
 	MODE_BFIND_SHIFTAMT,
+	MODE_RED_POPC, MODE_RED_AND, MODE_RED_OR,
 };
 
 enum ptx_sreg {

@@ -75,7 +75,8 @@ static bool name_eq(const char *name, const char *s, size_t len)
 int ptx_find_reg(const struct ptx_parser *p, const char *s, size_t len,
 		 uint32_t *reg)
 {
-	for (uint32_t i = 0; i < p->nregs; i++) {
+	/* the innermost declaration wins (inline asm blocks redeclare %p1) */
+	for (uint32_t i = p->nregs; i-- > 0;) {
 		const struct ptx_reg_decl *d = &p->regs[i];
 		if (d->count == 0) {
 			if (d->prefix_len == len && !memcmp(d->prefix, s, len)) {
@@ -716,7 +717,7 @@ static int parse_reg_decl(struct ptx_parser *p)
 		if (!name)
 			return ptx_fail(p, t.line, -ENOMEM, "out of memory");
 		p->regs[p->nregs++] = (struct ptx_reg_decl){
-			name, t.len, (uint32_t)count, p->f->nregs, (uint8_t)ty };
+			name, t.len, (uint32_t)count, p->f->nregs, (uint8_t)ty, p->depth };
 		p->f->nregs += (uint32_t)n;
 		q = next(p);
 		if (ptx_tok_punct(&q, ';'))
@@ -966,6 +967,10 @@ static int add_label(struct ptx_parser *p, const struct ptx_tok *t)
 
 static void pop_scope(struct ptx_parser *p)
 {
+	while (p->nregs && p->regs[p->nregs - 1].depth >= p->depth && p->depth > 1) {
+		p->nregs--;
+		free(p->regs[p->nregs].prefix);
+	}
 	while (p->nlocals && p->locals[p->nlocals - 1].depth >= p->depth) {
 		p->nlocals--;
 		free(p->locals[p->nlocals].name);

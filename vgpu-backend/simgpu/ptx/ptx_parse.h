@@ -44,6 +44,7 @@ struct ptx_reg_decl {
 	uint32_t count;      /* 0: a single register named prefix */
 	uint32_t base;
 	uint8_t type;
+	unsigned depth;      /* block nesting where declared */
 };
 
 enum ptx_local_kind { LS_FRAME, LS_KPARAM };

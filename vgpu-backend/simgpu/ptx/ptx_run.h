@@ -60,6 +60,10 @@ struct ptx_warp {
 	uint32_t exited, blocked, parked;
 	uint32_t initial;            /* lanes that exist */
 	uint8_t bar_id[PTX_WARP_SIZE];
+	/* bar.red: where each waiting lane gets the reduction at release */
+	uint32_t red_pending;
+	uint8_t red_mode[PTX_WARP_SIZE];
+	uint32_t red_reg[PTX_WARP_SIZE];  /* absolute register (frame base added) */
 	uint32_t index;
 	const struct ptx_func *func;
 	uint32_t func_index;
@@ -97,6 +101,8 @@ struct ptx_block {
 	uint8_t *shared;
 	uint32_t bar_arrived[PTX_BARRIERS];
 	uint32_t bar_count[PTX_BARRIERS];  /* 0: all threads */
+	uint32_t bar_popc[PTX_BARRIERS];   /* bar.red accumulators */
+	uint8_t bar_and[PTX_BARRIERS], bar_or[PTX_BARRIERS];
 };
 
 /*

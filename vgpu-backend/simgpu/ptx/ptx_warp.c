@@ -464,11 +464,74 @@ static inline double src_float(unsigned t, uint64_t v, bool ftz)
 	return ptx_f64(v);
 }
 
+/* Half precision bits to double (exact). */
+static double half_to_double(uint16_t h)
+{
+	unsigned e = (h >> 10) & 31, f = h & 1023;
+	double v;
+	if (e == 31)
+		v = f ? NAN : INFINITY;
+	else if (e == 0)
+		v = ldexp((double)f, -24);
+	else
+		v = ldexp((double)(1024 + f), (int)e - 25);
+	return (h & 0x8000) ? -v : v;
+}
+
+/*
+ * x rounded to half precision per rnd. Half encodings are continuous: for
+ * an exponent e (clamped to -14 for subnormals) the bits are
+ * (e + 14) * 1024 + round(|x| * 2^(10 - e)), carries included.
+ */
+static uint16_t double_to_half(double x, unsigned rnd)
+{
+	if (x != x)
+		return 0x7fff;
+	uint16_t sign = signbit(x) ? 0x8000 : 0;
+	double a = fabs(x);
+	if (isinf(a))
+		return sign | 0x7c00;
+	if (a == 0)
+		return sign;
+	bool up;  /* magnitude rounds away from zero on a tie-free remainder */
+	int e;
+	frexp(a, &e);
+	e -= 1;  /* a = m * 2^e, m in [1, 2) */
+	if (e < -14)
+		e = -14;
+	double q = ldexp(a, 10 - e), r = floor(q), frac = q - r;
+	switch (rnd) {
+	case RND_RZ: up = false; break;
+	case RND_RM: up = sign && frac > 0; break;
+	case RND_RP: up = !sign && frac > 0; break;
+	default: up = frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0); break;
+	}
+	if (up)
+		r += 1;
+	double bits = (double)(e + 14) * 1024 + r;
+	if (bits >= 0x7c00) {
+		bool inf = rnd == RND_RN || rnd == RND_NONE || (rnd == RND_RM && sign) ||
+			   (rnd == RND_RP && !sign);
+		return sign | (inf ? 0x7c00 : 0x7bff);
+	}
+	return sign | (uint16_t)bits;
+}
+
 /* One cvt, in the rounding mode already set for it. */
 static uint64_t cvt(const struct ptx_insn *in, uint64_t v)
 {
 	unsigned dt = in->type, st = in->type2;
 	bool df = ptx_type_float(dt), sf = ptx_type_float(st);
+	if (st == PT_F16) {
+		double x = half_to_double((uint16_t)v);
+		return dt == PT_F32 ? ptx_bits32((float)x) : ptx_bits64(x);
+	}
+	if (dt == PT_F16) {
+		double x = src_float(st, v, false);
+		if (in->sat)
+			x = ptx_sat64(x);
+		return double_to_half(x, in->rnd);
+	}
 	if (sf) {
 		double x = src_float(st, v, in->ftz);
 		if (df) {
@@ -1422,6 +1485,68 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 			set_active_pcs(w, w->cur_pc + 1);
 			ptx_warp_schedule(w);
 			continue;
+		}
+		case OP_BAR_RED: {
+			if (!act)
+				break;
+			if (act != w->active)
+				return ptx_fault(b, in, -EDEADLK, PTX_FAULT_DEADLOCK, 0,
+						 "bar.red under a divergent predicate");
+			unsigned first = (unsigned)__builtin_ctz(act);
+			uint32_t id = (uint32_t)rd(R, &o[1], first);
+			uint32_t count = o[2].kind != OPK_NONE ? (uint32_t)rd(R, &o[2], first) : 0;
+			if (id >= PTX_BARRIERS || (count % PTX_WARP_SIZE))
+				return ptx_fault(b, in, -EINVAL, PTX_FAULT_TRAP, 0,
+						 "bar.red: bad barrier %u or count %u", id, count);
+			if (b->bar_arrived[id] && b->bar_count[id] != count)
+				return ptx_fault(b, in, -EINVAL, PTX_FAULT_TRAP, 0,
+						 "bar.red %u: thread counts differ", id);
+			b->bar_count[id] = count;
+			b->bar_arrived[id] += nact;
+			FOR_LANES(act)
+				bool pv = rdp(R, &o[3], l);
+				b->bar_popc[id] += pv;
+				b->bar_and[id] &= pv;
+				b->bar_or[id] |= pv;
+				w->bar_id[l] = (uint8_t)id;
+				w->red_mode[l] = in->mode;
+				w->red_reg[l] = w->reg_base + o[0].reg;
+			END_LANES
+			w->red_pending |= act;
+			w->blocked |= act;
+			set_active_pcs(w, w->cur_pc + 1);
+			ptx_warp_schedule(w);
+			continue;
+		}
+		case OP_REDUX: {
+			uint32_t mask = (uint32_t)rd(R, &o[2], (unsigned)__builtin_ctz(w->active));
+			rc = warp_sync(b, w, in, mask);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;
+			uint32_t part = act & mask, r = 0;
+			bool first = true;
+			FOR_LANES(part)
+				uint32_t v = (uint32_t)rd(R, &o[1], l);
+				if (first) {
+					r = v;
+					first = false;
+					continue;
+				}
+				switch (in->uni) {
+				case 0: r += v; break;
+				case 1: r = t == PT_S32 ? ((int32_t)v < (int32_t)r ? v : r) : (v < r ? v : r); break;
+				case 2: r = t == PT_S32 ? ((int32_t)v > (int32_t)r ? v : r) : (v > r ? v : r); break;
+				case 3: r &= v; break;
+				case 4: r |= v; break;
+				default: r ^= v; break;
+				}
+			END_LANES
+			FOR_LANES(act)
+				wr(R, &o[0], l, ext(r, t));
+			END_LANES
+			break;
 		}
 		case OP_BAR_WARP: {
 			uint32_t mask = (uint32_t)rd(R, &o[0], (unsigned)__builtin_ctz(w->active));
