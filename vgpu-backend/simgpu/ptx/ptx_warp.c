@@ -85,6 +85,7 @@ void ptx_warp_schedule(struct ptx_warp *w)
 	END_LANES
 	w->active = act;
 	w->parked &= ~act;
+	w->wsync_parked &= ~act;
 	w->cur_pc = min;
 	w->merge_pc = merge;
 }
@@ -1549,12 +1550,30 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 			break;
 		}
 		case OP_BAR_WARP: {
+			/* lanes may meet at different bar.warp.sync instructions */
 			uint32_t mask = (uint32_t)rd(R, &o[0], (unsigned)__builtin_ctz(w->active));
+			uint32_t need = mask & w->initial & ~w->exited;
+			if (need & ~w->active & w->wsync_parked & w->live) {
+				if (!(need & ~(w->active | w->wsync_parked))) {
+					uint32_t go = need & w->wsync_parked;
+					FOR_LANES(go)
+						w->pc[l]++;
+					END_LANES
+					w->wsync_parked &= ~go;
+					w->parked &= ~go;
+					set_active_pcs(w, w->cur_pc + 1);
+					ptx_warp_schedule(w);
+					continue;
+				}
+			}
+			uint32_t here = w->active;
 			rc = warp_sync(b, w, in, mask);
 			if (rc < 0)
 				return rc;
-			if (rc == 0)
+			if (rc == 0) {
+				w->wsync_parked |= here;
 				continue;
+			}
 			break;
 		}
 		case OP_SHFL: {
