@@ -130,7 +130,7 @@ static int run_block(struct ptx_worker *wk, uint64_t linear)
 		}
 		uint32_t live = 0;
 		for (uint32_t i = 0; i < b->nwarps; i++)
-			live += (uint32_t)__builtin_popcount(b->warps[i].initial &
+			live += ptx_popcount32(b->warps[i].initial &
 							     ~b->warps[i].exited);
 		if (!live)
 			break;

@@ -38,6 +38,15 @@ static inline unsigned ptx_type_size(unsigned t)
 	return t < PT_COUNT ? size[t] : 0;
 }
 
+/* Set bits of a lane mask (inline: baseline x86-64 has no popcnt). */
+static inline unsigned ptx_popcount32(uint32_t x)
+{
+	x = x - ((x >> 1) & 0x55555555u);
+	x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+	x = (x + (x >> 4)) & 0x0f0f0f0fu;
+	return (x * 0x01010101u) >> 24;
+}
+
 static inline bool ptx_type_signed(unsigned t)
 {
 	return t >= PT_S8 && t <= PT_S64;

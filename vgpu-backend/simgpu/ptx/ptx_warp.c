@@ -202,6 +202,61 @@ static inline uint64_t int_bin(uint8_t op, uint8_t mode, unsigned t, bool sat,
 	return 0;
 }
 
+/*
+ * The common cases of the binary arithmetic group, each in a loop of its
+ * own: 32-bit integer add/sub/mul.lo/and/or/xor/shl/shr and f32
+ * add/sub/mul rounded to nearest without .ftz/.sat. Returns false for
+ * anything else.
+ */
+#define BIN_LOOP(type, expr)                                              \
+	FOR_LANES(act)                                                    \
+		uint64_t a = rd(R, &o[1], l), b = rd(R, &o[2], l);          \
+		wr(R, &o[0], l, ext((expr), (type)));                       \
+	END_LANES
+#define F32_LOOP(op)                                                      \
+	FOR_LANES(act)                                                    \
+		float r = ptx_f32(rd(R, &o[1], l)) op ptx_f32(rd(R, &o[2], l)); \
+		wr(R, &o[0], l, ptx_bits32(r));                              \
+	END_LANES
+
+static inline bool fast_binop(const struct ptx_insn *in, uint64_t *R, uint32_t act)
+{
+	const struct ptx_operand *o = in->o;
+	unsigned t = in->type;
+	if (t == PT_F32) {
+		if (in->rnd != RND_RN || in->ftz || in->sat)
+			return false;
+		switch (in->op) {
+		case OP_ADD: F32_LOOP(+) return true;
+		case OP_SUB: F32_LOOP(-) return true;
+		case OP_MUL: F32_LOOP(*) return true;
+		default: return false;
+		}
+	}
+	if ((t != PT_S32 && t != PT_U32 && t != PT_B32) || in->sat)
+		return false;
+	switch (in->op) {
+	case OP_ADD: BIN_LOOP(t, a + b) return true;
+	case OP_SUB: BIN_LOOP(t, a - b) return true;
+	case OP_MUL:
+		if (in->mode != MODE_LO)
+			return false;
+		BIN_LOOP(t, a * b) return true;
+	case OP_AND: BIN_LOOP(t, a & b) return true;
+	case OP_OR: BIN_LOOP(t, a | b) return true;
+	case OP_XOR: BIN_LOOP(t, a ^ b) return true;
+	case OP_SHL: BIN_LOOP(t, (uint32_t)b >= 32 ? 0 : a << (uint32_t)b) return true;
+	case OP_SHR:
+		if (t == PT_S32) {
+			BIN_LOOP(t, (uint64_t)((int64_t)(int32_t)a >> ((uint32_t)b >= 32 ? 31 : (uint32_t)b)))
+			return true;
+		}
+		BIN_LOOP(t, (uint32_t)b >= 32 ? 0 : (uint32_t)a >> (uint32_t)b) return true;
+	default:
+		return false;
+	}
+}
+
 /* The result type of mul.wide/mad.wide. */
 static inline unsigned wide_of(unsigned t)
 {
@@ -801,7 +856,7 @@ static int do_load(struct ptx_block *b, struct ptx_warp *w,
 		bool done = false;
 		if (contiguous(ac.addr, gmask, size) && gmask != (1u << first)) {
 			uint8_t tmp[PTX_WARP_SIZE * 16];
-			unsigned n = (unsigned)__builtin_popcount(gmask) * size;
+			unsigned n = ptx_popcount32(gmask) * size;
 			if (!L->mem->read(L->mem_ctx, ac.addr[first], tmp, n)) {
 				FOR_LANES(gmask)
 					memcpy(buf[l], tmp + (l - first) * size, size);
@@ -815,7 +870,7 @@ static int do_load(struct ptx_block *b, struct ptx_warp *w,
 					return global_fault(b, in, "load", ac.addr[l], size);
 			END_LANES
 		}
-		wk->stats.global_load_bytes += (uint64_t)__builtin_popcount(gmask) * size;
+		wk->stats.global_load_bytes += (uint64_t)ptx_popcount32(gmask) * size;
 		wk->stats.global_load_transactions += count_sectors(ac.addr, gmask, size);
 	}
 	uint64_t *R = w->regs;
@@ -869,7 +924,7 @@ static int do_store(struct ptx_block *b, struct ptx_warp *w,
 		bool done = false;
 		if (contiguous(ac.addr, gmask, size) && gmask != (1u << first)) {
 			uint8_t tmp[PTX_WARP_SIZE * 16];
-			unsigned n = (unsigned)__builtin_popcount(gmask) * size;
+			unsigned n = ptx_popcount32(gmask) * size;
 			FOR_LANES(gmask)
 				memcpy(tmp + (l - first) * size, buf[l], size);
 			END_LANES
@@ -882,7 +937,7 @@ static int do_store(struct ptx_block *b, struct ptx_warp *w,
 					return global_fault(b, in, "store", ac.addr[l], size);
 			END_LANES
 		}
-		wk->stats.global_store_bytes += (uint64_t)__builtin_popcount(gmask) * size;
+		wk->stats.global_store_bytes += (uint64_t)ptx_popcount32(gmask) * size;
 		wk->stats.global_store_transactions += count_sectors(ac.addr, gmask, size);
 	}
 	return 0;
@@ -1155,7 +1210,7 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 			act = g;
 		}
 		st->warp_instructions++;
-		unsigned nact = (unsigned)__builtin_popcount(act);
+		unsigned nact = ptx_popcount32(act);
 		st->thread_instructions += nact;
 		st->thread_instructions_by_class[in->cls] += nact;
 		if (++wk->unpolled >= PTX_POLL_INTERVAL && (rc = poll(b, in)))
@@ -1212,6 +1267,8 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 		case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM:
 		case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_XOR:
 		case OP_SHL: case OP_SHR: case OP_COPYSIGN:
+			if (fast_binop(in, R, act))
+				break;
 			if (t == PT_F32 || t == PT_F64) {
 				int mode = ptx_host_rounding(in->rnd);
 				if (mode != FE_TONEAREST)
@@ -1241,6 +1298,14 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 			}
 			break;
 		case OP_FMA:
+			if (t == PT_F32 && in->rnd == RND_RN && !in->ftz && !in->sat) {
+				FOR_LANES(act)
+					float r = fmaf(ptx_f32(rd(R, &o[1], l)), ptx_f32(rd(R, &o[2], l)),
+						       ptx_f32(rd(R, &o[3], l)));
+					wr(R, &o[0], l, ptx_bits32(r));
+				END_LANES
+				break;
+			}
 			if (t == PT_F32 || t == PT_F64) {
 				int mode = ptx_host_rounding(in->rnd);
 				if (mode != FE_TONEAREST)
