@@ -35,8 +35,10 @@ status=0
 for cu in "$DIR"/*.cu; do
 	name="$(basename "$cu" .cu)"
 	flags="$(sed -n 's|^// nvcc-flags: ||p' "$cu" | head -1)"
+	# relative source names: __FILE__ (assert messages) must not carry
+	# the checkout's path into the committed PTX
 	# shellcheck disable=SC2086
-	"$NVCC" -ptx -arch="$ARCH" $flags -o "$tmp/$name.ptx" "$cu"
+	(cd "$DIR" && "$NVCC" -ptx -arch="$ARCH" $flags -o "$tmp/$name.ptx" "$name.cu")
 	if $check; then
 		# the compiler build line names the toolkit build; compare the rest
 		if ! diff -q <(grep -v '^// Compiler Build ID' "$tmp/$name.ptx") \

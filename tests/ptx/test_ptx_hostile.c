@@ -250,6 +250,25 @@ static void test_trap(void **state)
 	assert_int_equal(env->result.fault, PTX_FAULT_TRAP);
 }
 
+static void test_printf_and_assert(void **state)
+{
+	struct flat_env *env = *state;
+	struct ptx_error err;
+	assert_int_equal(flat_load_file(env, "builtins", &err), 0);
+	uint64_t out = flat_alloc(env, 4 * 64);
+	int n = 64;
+	assert_int_equal(flat_run(env, "checked_square", D3(2, 1, 1), D3(32, 1, 1), 0,
+				  (const void *[]){ &out, &n }), 0);
+	assert_int_equal(env->result.stats.printf_calls, 4);
+	assert_int_equal(((int32_t *)flat_ptr(env, out))[63], 63 * 63);
+	n = 40;
+	assert_int_equal(flat_run(env, "checked_square", D3(2, 1, 1), D3(32, 1, 1), 0,
+				  (const void *[]){ &out, &n }), -ECANCELED);
+	assert_int_equal(env->result.fault, PTX_FAULT_TRAP);
+	if (!strstr(env->result.message, "assertion 't < n' failed at builtins.cu:9"))
+		fail_msg("message: %s", env->result.message);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +279,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_barriers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_launches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printf_and_assert, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ptx-hostile", tests, NULL, NULL);
 }

@@ -232,6 +232,7 @@ static void add_stats(struct ptx_stats *to, const struct ptx_stats *s)
 	to->local_load_bytes += s->local_load_bytes;
 	to->local_store_bytes += s->local_store_bytes;
 	to->barriers += s->barriers;
+	to->printf_calls += s->printf_calls;
 	to->blocks += s->blocks;
 }
 

@@ -130,6 +130,7 @@ struct ptx_stats {
 	uint64_t shared_load_bytes, shared_store_bytes, shared_atomics;
 	uint64_t local_load_bytes, local_store_bytes;
 	uint64_t barriers;  /* barrier releases */
+	uint64_t printf_calls;  /* vprintf calls (their output is dropped) */
 	uint64_t blocks;
 };
 

@@ -180,7 +180,11 @@ struct ptx_func {
 	uint32_t ncalls;
 	struct ptx_call *calls;
 	bool may_call, has_barrier;
+	uint8_t builtin;                 /* an .extern the executor provides */
 };
+
+/* .extern functions the executor provides (ptx_func.builtin). */
+enum ptx_builtin { BUILTIN_NONE, BUILTIN_VPRINTF, BUILTIN_ASSERTFAIL };
 
 struct ptx_var {
 	struct ptx_var_info info;

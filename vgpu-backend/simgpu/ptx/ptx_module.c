@@ -64,6 +64,23 @@ static int finish(struct ptx_parser *p)
 	m->shared_bytes = dyn_base;
 	for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
 		struct ptx_func *f = &m->funcs[fi];
+		if (!f->defined && !f->is_entry) {
+			/* printf and assert: provided by the executor */
+			static const struct {
+				const char *name;
+				uint8_t id;
+				uint32_t nparams, nrets;
+			} builtins[] = {
+				{ "vprintf", BUILTIN_VPRINTF, 2, 1 },
+				{ "__assertfail", BUILTIN_ASSERTFAIL, 5, 0 },
+			};
+			for (size_t k = 0; k < sizeof(builtins) / sizeof(builtins[0]); k++)
+				if (!strcmp(f->name, builtins[k].name) &&
+				    f->nparams == builtins[k].nparams && f->nrets == builtins[k].nrets)
+					f->builtin = builtins[k].id;
+			if (f->builtin)
+				continue;
+		}
 		if (!f->defined) {
 			bool called = false;
 			for (uint32_t gi = 0; gi < m->nfuncs; gi++)

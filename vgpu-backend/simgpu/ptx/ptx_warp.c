@@ -1159,6 +1159,53 @@ static void do_return(struct ptx_block *b, struct ptx_warp *w)
 	ptx_warp_schedule(w);
 }
 
+/* A NUL-terminated string of at most max - 1 bytes at generic va. */
+static void read_string(struct ptx_block *b, uint64_t va, char *out, size_t max)
+{
+	const struct ptx_launch *L = b->run->launch;
+	size_t n = 0;
+	for (; n + 1 < max; n++) {
+		char c;
+		if (L->mem->read(L->mem_ctx, va + n, &c, 1) || !c)
+			break;
+		out[n] = c;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * vprintf: counted, output dropped, returns 0. __assertfail: the launch
+ * fails as a trap naming the assertion, file and line.
+ */
+static int do_builtin(struct ptx_block *b, struct ptx_warp *w,
+		      const struct ptx_insn *in, uint32_t act)
+{
+	struct ptx_run *run = b->run;
+	const struct ptx_call *call = &w->func->calls[in->target];
+	const struct ptx_func *g = &run->module->funcs[call->callee];
+	if (g->builtin == BUILTIN_VPRINTF) {
+		FOR_LANES(act)
+			uint8_t *lm = w->local + (size_t)l * run->stack_bytes + w->local_base;
+			memset(lm + call->ret_offset[0], 0, call->ret_size[0]);
+		END_LANES
+		b->worker->stats.printf_calls += ptx_popcount32(act);
+		return 0;
+	}
+	unsigned l = (unsigned)__builtin_ctz(act);
+	uint8_t *lm = w->local + (size_t)l * run->stack_bytes + w->local_base;
+	uint64_t msg, file;
+	uint32_t line;
+	memcpy(&msg, lm + call->arg_offset[0], 8);
+	memcpy(&file, lm + call->arg_offset[1], 8);
+	memcpy(&line, lm + call->arg_offset[2], 4);
+	char m[64], f[48];
+	read_string(b, msg, m, sizeof(m));
+	read_string(b, file, f, sizeof(f));
+	return ptx_fault(b, in, -ECANCELED, PTX_FAULT_TRAP, 0,
+			 "assertion '%s' failed at %s:%u (thread %u of warp %u)", m, f, line,
+			 l, w->index);
+}
+
 /* ---- the interpreter loop ---- */
 
 static int poll(struct ptx_block *b, const struct ptx_insn *in)
@@ -1718,6 +1765,12 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 		case OP_CALL:
 			if (!act)
 				break;
+			if (w->func->calls[in->target].callee < b->run->module->nfuncs &&
+			    b->run->module->funcs[w->func->calls[in->target].callee].builtin) {
+				if ((rc = do_builtin(b, w, in, act)))
+					return rc;
+				break;
+			}
 			if (act != w->active) {
 				/* lanes whose guard is false skip the call */
 				FOR_LANES(w->active & ~act)
