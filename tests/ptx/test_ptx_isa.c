@@ -129,10 +129,51 @@ static void test_isa(void **state)
 	flat_fini(&env);
 }
 
+/* Warp 0 spins until warp 1 of its block stores a flag to shared memory. */
+static const char spin_ptx[] =
+	".version 8.5\n.target sm_90\n.address_size 64\n"
+	".visible .entry spin_flag(.param .u64 out)\n{\n"
+	".reg .b32 %r<5>;\n.reg .pred %p<3>;\n.reg .b64 %rd<3>;\n"
+	".shared .align 4 .b32 flag;\n"
+	"mov.u32 %r1, %tid.x;\n"
+	"setp.lt.u32 %p2, %r1, 32;\n"
+	"@!%p2 bra $L_set;\n"
+	"$L_wait:\n"
+	"ld.volatile.shared.u32 %r2, [flag];\n"
+	"setp.eq.u32 %p1, %r2, 0;\n"
+	"@%p1 bra $L_wait;\n"
+	"ld.param.u64 %rd1, [out];\n"
+	"mul.wide.u32 %rd2, %r1, 4;\n"
+	"add.s64 %rd1, %rd1, %rd2;\n"
+	"st.global.u32 [%rd1], %r2;\n"
+	"ret;\n"
+	"$L_set:\n"
+	"st.volatile.shared.u32 [flag], 7;\n"
+	"ret;\n}\n";
+
+static void test_spin_on_other_warp(void **state)
+{
+	(void)state;
+	struct flat_env env;
+	flat_init(&env, 1u << 20);
+	struct ptx_error err;
+	if (flat_load_text(&env, spin_ptx, "spin.ptx", &err))
+		fail_msg("%s", err.message);
+	uint64_t out = flat_alloc(&env, 4 * 32);
+	env.budget = 1u << 20;
+	if (flat_run(&env, "spin_flag", (struct ptx_dim3){ 1, 1, 1 }, (struct ptx_dim3){ 64, 1, 1 },
+		     0, (const void *[]){ &out }))
+		fail_msg("%s", env.result.message);
+	for (int i = 0; i < 32; i++)
+		assert_int_equal(((uint32_t *)flat_ptr(&env, out))[i], 7);
+	flat_fini(&env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_isa),
+		cmocka_unit_test(test_spin_on_other_warp),
 	};
 	return cmocka_run_group_tests_name("ptx-isa", tests, NULL, NULL);
 }

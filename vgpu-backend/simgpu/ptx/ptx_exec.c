@@ -122,12 +122,20 @@ static int run_block(struct ptx_worker *wk, uint64_t linear)
 	if (wk->local)
 		memset(wk->local, 0, (size_t)b->nwarps * PTX_WARP_SIZE * run->stack_bytes);
 	for (;;) {
-		for (uint32_t i = 0; i < b->nwarps; i++) {
-			struct ptx_warp *w = &b->warps[i];
-			if (w->live & ~w->blocked)
-				if ((rc = ptx_warp_run(b, w)))
+		/* round robin in slices, so a warp spinning on another's store
+		 * to shared or global memory lets that warp run */
+		bool ran;
+		do {
+			ran = false;
+			for (uint32_t i = 0; i < b->nwarps; i++) {
+				struct ptx_warp *w = &b->warps[i];
+				if (!(w->live & ~w->blocked))
+					continue;
+				if ((rc = ptx_warp_run(b, w, PTX_WARP_SLICE)))
 					return rc;
-		}
+				ran = true;
+			}
+		} while (ran);
 		uint32_t live = 0;
 		for (uint32_t i = 0; i < b->nwarps; i++)
 			live += ptx_popcount32(b->warps[i].initial &

@@ -31,7 +31,7 @@
  *
  * Threads: ptx_launch runs the grid's blocks on host_threads host threads
  * (the calling thread plus host_threads - 1 it starts and joins); each block
- * runs on one host thread, start to end. The memory callbacks are called
+ * runs on one host thread, start to end, its warps taking turns in slices. The memory callbacks are called
  * from all of them at once; atomic must be atomic against concurrent
  * atomics. Any number of launches may run at once.
  *

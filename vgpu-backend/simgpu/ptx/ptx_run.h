@@ -22,6 +22,7 @@
 
 #define PTX_BARRIERS 16
 #define PTX_POLL_INTERVAL 4096u
+#define PTX_WARP_SLICE 2048u     /* warp instructions before the next warp */
 
 struct ptx_run {
 	const struct ptx_launch *launch;
@@ -114,8 +115,11 @@ int ptx_fault(struct ptx_block *b, const struct ptx_insn *in, int rc,
 	      enum ptx_fault kind, uint64_t address, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
-/* Runs w until none of its lanes can run; 0 or a fault's rc. */
-int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w);
+/*
+ * Runs w until none of its lanes can run or it has executed slice warp
+ * instructions (then it is still runnable); 0 or a fault's rc.
+ */
+int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w, uint32_t slice);
 
 /* Sets w's active lanes and merge point from the lane PCs. */
 void ptx_warp_schedule(struct ptx_warp *w);

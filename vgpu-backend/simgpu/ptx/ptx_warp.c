@@ -1227,12 +1227,12 @@ static int poll(struct ptx_block *b, const struct ptx_insn *in)
 	return 0;
 }
 
-int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
+int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w, uint32_t slice)
 {
 	struct ptx_worker *wk = b->worker;
 	struct ptx_stats *st = &wk->stats;
 	int rc;
-	for (;;) {
+	for (uint32_t executed = 0;; executed++) {
 		if (!w->active) {
 			ptx_warp_schedule(w);
 			if (!w->active) {
@@ -1245,6 +1245,8 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w)
 				return 0;
 			}
 		}
+		if (executed >= slice)
+			return 0;  /* runnable: active lanes wait at cur_pc */
 		const struct ptx_insn *in = &w->func->insns[w->cur_pc];
 		uint64_t *R = w->regs;
 		uint32_t act = w->active;
