@@ -262,6 +262,37 @@ static void test_int64(void **state)
 	}
 }
 
+static void test_int128(void **state)
+{
+	struct flat_env *env = *state;
+	load(env, "int128");
+	enum { N = 128 };
+	unsigned __int128 a[N], b[N];
+	for (int i = 0; i < N; i++) {
+		a[i] = ((unsigned __int128)rnd64() << 64) | rnd64();
+		b[i] = ((unsigned __int128)rnd64() << 64) | rnd64();
+		if (i % 4 == 0)
+			b[i] = ~(unsigned __int128)0 - (unsigned __int128)i;  /* carries */
+		if (i % 4 == 1)
+			a[i] = (unsigned __int128)i;                          /* borrows */
+	}
+	uint64_t da = flat_copy_in(env, a, sizeof(a)), db = flat_copy_in(env, b, sizeof(b));
+	uint64_t dout = flat_alloc(env, 16 * 4 * N);
+	int n = N;
+	run(env, "int128_ops", D3(N / 32, 1, 1), D3(32, 1, 1), 0,
+	    (const void *[]){ &da, &db, &dout, &n });
+	const unsigned __int128 *o = flat_ptr(env, dout);
+	for (int i = 0; i < N; i++) {
+		unsigned __int128 w[4] = { a[i] + b[i], a[i] - b[i], a[i] * b[i],
+					   (a[i] >> 7) ^ (b[i] << 9) };
+		for (int k = 0; k < 4; k++) {
+			check_bits("int128.lo", (size_t)i, (size_t)k, (uint64_t)o[i * 4 + k], (uint64_t)w[k]);
+			check_bits("int128.hi", (size_t)i, (size_t)k, (uint64_t)(o[i * 4 + k] >> 64),
+				   (uint64_t)(w[k] >> 64));
+		}
+	}
+}
+
 /* ---- single precision ---- */
 
 static float f32_in(int i, int which)
@@ -1037,6 +1068,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_int32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_int64, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_int128, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f32_ftz, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64, setup, teardown),

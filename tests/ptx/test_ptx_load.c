@@ -103,9 +103,9 @@ static void test_refused(void **state)
 		  -ENOTSUP, "m.ptx:7: unsupported instruction add.f16" },
 		{ HEAD ".visible .entry k()\n{\n.reg .f16 %h<3>;\nret;\n}\n",
 		  -ENOTSUP, "m.ptx:6: unsupported type .f16" },
-		{ HEAD ".visible .entry k()\n{\n.reg .b32 %r<3>;\n"
-		  "add.cc.u32 %r1, %r1, %r2;\nret;\n}\n",
-		  -ENOTSUP, "unsupported instruction add.cc.u32" },
+		{ HEAD ".visible .entry k()\n{\n.reg .f32 %f<3>;\n"
+		  "add.cc.f32 %f1, %f1, %f2;\nret;\n}\n",
+		  -ENOTSUP, "unsupported instruction add.cc.f32" },
 		{ ".version 6.4\n.target sm_70\n.address_size 64\n", -ENOTSUP,
 		  "unsupported PTX ISA version 6.4" },
 		{ ".version 8.0\n.target sm_60\n.address_size 64\n", -ENOTSUP,

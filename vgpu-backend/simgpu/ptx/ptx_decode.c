@@ -610,7 +610,7 @@ bool ptx_decode_known(const char *mnem, size_t mlen)
 {
 	static const char *const bases[] = {
 		"add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor",
-		"shl", "shr", "copysign", "sad", "mad", "fma", "abs", "neg", "not",
+		"shl", "shr", "copysign", "sad", "mad", "fma", "addc", "subc", "madc", "abs", "neg", "not",
 		"cnot", "popc", "clz", "brev", "bfind", "rcp", "sqrt", "rsqrt", "sin",
 		"cos", "lg2", "ex2", "tanh", "setp", "selp", "mov", "cvt", "cvta",
 		"isspacep", "ld", "ldu", "st", "atom", "red", "bar", "barrier",
@@ -663,11 +663,15 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 		{ "xor", OP_XOR }, { "shl", OP_SHL }, { "shr", OP_SHR },
 		{ "copysign", OP_COPYSIGN },
 	};
+	bool carry_in = !strcmp(b, "addc") || !strcmp(b, "subc");
 	for (size_t i = 0; i < sizeof(binops) / sizeof(binops[0]); i++) {
-		if (strcmp(b, binops[i].name))
+		if (strcmp(b, binops[i].name) && !(carry_in && !strncmp(b, binops[i].name, 3) &&
+						   i < 2))
 			continue;
 		uint8_t op = binops[i].op;
 		in->op = op;
+		in->cc = (uint8_t)((carry_in ? 2 : 0) | ((op == OP_ADD || op == OP_SUB) &&
+							 take(m, "cc")));
 		if (op == OP_MUL) {
 			static const char *const w[] = { "lo", "hi", "wide" };
 			int k = take_one(m, w, 3);
@@ -685,6 +689,9 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 			return unsupported(p, line, m);
 		bool fl = ptx_type_float(t);
 		bool ok;
+		if (in->cc && (fl || in->sat || (t != PT_U32 && t != PT_S32 && t != PT_U64 &&
+						  t != PT_S64)))
+			return unsupported(p, line, m);
 		switch (op) {
 		case OP_ADD: case OP_SUB:
 			ok = fl ? in->rnd <= RND_RP && (!in->sat || t == PT_F32) &&
@@ -761,11 +768,16 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 		return 0;
 	}
 
-	if (!strcmp(b, "mad") || !strcmp(b, "fma")) {
+	if (!strcmp(b, "mad") || !strcmp(b, "fma") || !strcmp(b, "madc")) {
 		in->op = b[0] == 'm' ? OP_MAD : OP_FMA;
 		static const char *const w[] = { "lo", "hi", "wide" };
 		int k = take_one(m, w, 3);
 		in->mode = k < 0 ? MODE_NONE : (uint8_t)(MODE_LO + k);
+		if (in->op == OP_MAD) {
+			in->cc = (uint8_t)((!strcmp(b, "madc") ? 2 : 0) | take(m, "cc"));
+			if (in->cc && in->mode != MODE_LO && in->mode != MODE_HI)
+				return unsupported(p, line, m);
+		}
 		in->rnd = (uint8_t)take_rnd(m);
 		in->ftz = take(m, "ftz");
 		in->sat = take(m, "sat");
@@ -775,6 +787,8 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 			return unsupported(p, line, m);
 		bool ok;
 		if (ptx_type_float(t)) {
+			if (in->cc)
+				return unsupported(p, line, m);
 			ok = !in->mode && in->rnd <= RND_RP && (!in->ftz || t == PT_F32) &&
 			     (!in->sat || t == PT_F32) &&
 			     (in->op == OP_MAD || in->rnd != RND_NONE || t == PT_F32);
@@ -783,6 +797,7 @@ int ptx_decode(struct ptx_parser *p, unsigned line, const char *mnem,
 			in->op = OP_FMA;
 		} else {
 			ok = in->op == OP_MAD && is_int(t) && in->mode && !in->rnd && !in->ftz &&
+			     (!in->cc || t == PT_U32 || t == PT_S32 || t == PT_U64 || t == PT_S64) &&
 			     (!in->sat || (t == PT_S32 && in->mode == MODE_HI)) &&
 			     (in->mode != MODE_WIDE || wide_type(t));
 		}

@@ -148,6 +148,7 @@ struct ptx_insn {
 	uint8_t nops;
 	uint8_t uni;        /* .uni branch, or atom op for OP_ATOM/RED */
 	uint8_t to;         /* cvta.to */
+	uint8_t cc;         /* add/sub/mad carry: 1 sets CC.CF, 2 adds it in */
 	uint32_t guard;     /* predicate register, or PTX_NO_GUARD */
 	uint32_t guard_neg;
 	uint32_t target;    /* bra: instruction index; call: call index */

@@ -60,6 +60,7 @@ struct ptx_warp {
 	uint32_t returned;           /* lanes that returned from it */
 	uint32_t exited, blocked, parked;
 	uint32_t wsync_parked;       /* parked at a bar.warp.sync */
+	uint32_t carry;              /* CC.CF per lane (add.cc, addc, ...) */
 	uint32_t initial;            /* lanes that exist */
 	uint8_t bar_id[PTX_WARP_SIZE];
 	/* bar.red: where each waiting lane gets the reduction at release */

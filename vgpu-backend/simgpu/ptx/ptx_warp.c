@@ -257,6 +257,44 @@ static inline bool fast_binop(const struct ptx_insn *in, uint64_t *R, uint32_t a
 	}
 }
 
+/*
+ * Extended-precision arithmetic through the carry flag CC.CF: add.cc,
+ * addc{.cc} (d = a + b + CF, CF = carry out), sub.cc, subc{.cc}
+ * (d = a - (b + CF), CF = borrow out), mad{c}.lo/.hi{.cc} (d = the product's
+ * low or high half + c + CF).
+ */
+static void carry_arith(struct ptx_warp *w, const struct ptx_insn *in, uint64_t *R,
+			uint32_t act)
+{
+	const struct ptx_operand *o = in->o;
+	unsigned t = in->type, n = bits_of(t);
+	uint64_t mask = ones(n);
+	uint32_t cf = w->carry;
+	FOR_LANES(act)
+		uint64_t a = rd(R, &o[1], l) & mask, b = rd(R, &o[2], l) & mask;
+		unsigned cin = (in->cc & 2) ? (cf >> l) & 1 : 0, cout;
+		uint64_t d;
+		if (in->op == OP_SUB) {
+			unsigned __int128 sub = (unsigned __int128)b + cin;
+			d = (a - (uint64_t)sub) & mask;
+			cout = (unsigned __int128)a < sub;
+		} else {
+			uint64_t x = b;
+			if (in->op == OP_MAD) {
+				x = int_bin(OP_MUL, in->mode, t, false, a, b) & mask;
+				b = rd(R, &o[3], l) & mask;
+				a = x;
+			}
+			unsigned __int128 sum = (unsigned __int128)a + b + cin;
+			d = (uint64_t)sum & mask;
+			cout = (unsigned)((sum >> n) & 1);
+		}
+		wr(R, &o[0], l, ext(d, t));
+		if (in->cc & 1)
+			w->carry = (w->carry & ~(1u << l)) | (cout << l);
+	END_LANES
+}
+
 /* The result type of mul.wide/mad.wide. */
 static inline unsigned wide_of(unsigned t)
 {
@@ -1316,6 +1354,10 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w, uint32_t slice)
 		case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM:
 		case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_XOR:
 		case OP_SHL: case OP_SHR: case OP_COPYSIGN:
+			if (in->cc) {
+				carry_arith(w, in, R, act);
+				break;
+			}
 			if (fast_binop(in, R, act))
 				break;
 			if (t == PT_F32 || t == PT_F64) {
@@ -1368,6 +1410,10 @@ int ptx_warp_run(struct ptx_block *b, struct ptx_warp *w, uint32_t slice)
 			}
 			break;
 		case OP_MAD: {
+			if (in->cc) {
+				carry_arith(w, in, R, act);
+				break;
+			}
 			unsigned rt = in->mode == MODE_WIDE ? wide_of(t) : t;
 			FOR_LANES(act)
 				uint64_t p = int_bin(OP_MUL, in->mode, t, false, rd(R, &o[1], l),
