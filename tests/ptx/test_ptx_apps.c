@@ -104,6 +104,47 @@ static void test_vector_add_saxpy(void **state)
 	env->host_threads = 1;
 }
 
+/* A grid run in pieces (first_block, block_count), as a caller that yields. */
+static void test_grid_in_pieces(void **state)
+{
+	struct flat_env *env = *state;
+	enum { N = 5000, B = 128 };
+	float *a = malloc(4 * N), *b = malloc(4 * N), *w = malloc(4 * N);
+	for (int i = 0; i < N; i++) {
+		a[i] = rndf();
+		b[i] = rndf();
+		w[i] = a[i] + b[i];
+	}
+	uint64_t da = flat_copy_in(env, a, 4 * N), db = flat_copy_in(env, b, 4 * N);
+	uint64_t dc = flat_alloc(env, 4 * N);
+	int n = N;
+	uint8_t params[28];
+	memcpy(params, &da, 8);
+	memcpy(params + 8, &db, 8);
+	memcpy(params + 16, &dc, 8);
+	memcpy(params + 24, &n, 4);
+	struct ptx_launch L = {
+		.module = env->module, .entry = (uint32_t)ptx_module_find_entry(env->module, "vector_add"),
+		.grid = D3((N + B - 1) / B, 1, 1), .block = D3(B, 1, 1), .params = params,
+		.param_size = 28, .var_addresses = env->vars,
+		.var_count = ptx_module_var_count(env->module), .mem = &env->ops, .mem_ctx = env,
+	};
+	struct ptx_launch_result r;
+	uint64_t blocks = (N + B - 1) / B, done = 0, total = 0;
+	while (done < blocks) {
+		L.first_block = done;
+		L.block_count = blocks - done < 7 ? blocks - done : 7;
+		assert_int_equal(ptx_launch(&L, &r), 0);
+		total += r.stats.blocks;
+		done += L.block_count;
+	}
+	assert_int_equal(total, blocks);
+	same_f32("vector_add pieces", flat_ptr(env, dc), w, N);
+	free(a);
+	free(b);
+	free(w);
+}
+
 static void test_reduce(void **state)
 {
 	struct flat_env *env = *state;
@@ -340,6 +381,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_vector_add_saxpy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grid_in_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reduce, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sgemm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stencil, setup, teardown),

@@ -228,6 +228,13 @@ static void test_bad_launches(void **state)
 	assert_int_equal(ptx_launch(&L, &r), -EINVAL);
 	assert_non_null(strstr(r.message, "shared memory"));
 	L.dynamic_shared_bytes = 0;
+	L.first_block = 1;    /* a grid of one block has no block 1 */
+	assert_int_equal(ptx_launch(&L, &r), -EINVAL);
+	assert_non_null(strstr(r.message, "outside a grid"));
+	L.first_block = 0;
+	L.block_count = 2;
+	assert_int_equal(ptx_launch(&L, &r), -EINVAL);
+	L.block_count = 0;
 	L.entry = 7;
 	assert_int_equal(ptx_launch(&L, &r), -EINVAL);
 	L.entry = (uint32_t)idx;

@@ -202,7 +202,7 @@ static void *worker_main(void *arg)
 		uint64_t blk = atomic_fetch_add(&run->next_block, 1);
 		if (blk >= run->total_blocks)
 			break;
-		if (run_block(wk, blk))
+		if (run_block(wk, run->first_block + blk))
 			break;
 	}
 	if (wk->unpolled) {
@@ -290,7 +290,15 @@ int ptx_launch(const struct ptx_launch *L, struct ptx_launch_result *r)
 	run.launch = L;
 	run.module = m;
 	run.entry = f;
-	run.total_blocks = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+	uint64_t grid_blocks = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+	if (L->first_block >= grid_blocks ||
+	    (L->block_count && L->block_count > grid_blocks - L->first_block))
+		return launch_error(r, "%s: blocks %llu+%llu outside a grid of %llu", e->name,
+				    (unsigned long long)L->first_block,
+				    (unsigned long long)L->block_count,
+				    (unsigned long long)grid_blocks);
+	run.first_block = L->first_block;
+	run.total_blocks = L->block_count ? L->block_count : grid_blocks - L->first_block;
 	run.block_threads = (uint32_t)threads;
 	run.shared_bytes = (uint32_t)shared;
 	run.stack_bytes = stack;

@@ -88,8 +88,12 @@ struct ptx_atomic {
 uint64_t ptx_atomic_apply(const struct ptx_atomic *op, uint64_t old);
 
 /*
- * Global memory. Each returns 0, or nonzero to fault the launch at va
- * (reads and writes of n bytes never cross what one warp access asked for).
+ * Global memory. Each returns 0, or nonzero to fault the launch at va. A
+ * read or write covers what one warp instruction asked for: one lane's
+ * element (1 to 16 bytes, aligned to its size) or, when the lanes' accesses
+ * are contiguous, all of them at once (up to 512 bytes, which may cross a
+ * page boundary); after a failed combined access the executor retries lane
+ * by lane to name the faulting address.
  */
 struct ptx_memory_ops {
 	int (*read)(void *ctx, uint64_t va, void *dst, size_t n);
@@ -166,6 +170,11 @@ struct ptx_launch {
 	int (*poll)(void *ctx);
 	void *poll_ctx;
 	uint32_t max_call_depth;         /* 0: PTX_DEFAULT_CALL_DEPTH */
+	/* Run only blocks [first_block, first_block + block_count) of the
+	 * grid (linear index x + X * (y + Y * z)); block_count 0: all. A
+	 * caller that must yield (a channel's time slice) runs a grid in
+	 * such pieces; blocks only meet through global memory. */
+	uint64_t first_block, block_count;
 	/* Local stack per thread when the entry calls functions (0: the
 	 * larger of PTX_DEFAULT_STACK_BYTES and the entry's frame). */
 	uint32_t stack_bytes;

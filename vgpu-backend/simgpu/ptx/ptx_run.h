@@ -28,7 +28,8 @@ struct ptx_run {
 	const struct ptx_launch *launch;
 	const struct ptx_module *module;
 	const struct ptx_func *entry;
-	uint64_t total_blocks;
+	uint64_t first_block;        /* the grid's blocks run: first_block + */
+	uint64_t total_blocks;       /* [0, total_blocks) */
 	uint32_t block_threads;
 	uint32_t shared_bytes;       /* static + dynamic */
 	uint32_t stack_bytes;        /* local memory per thread */
