@@ -492,6 +492,26 @@ static uint64_t shim_engine_modeled_ns(struct vgpu_hal *hal, enum vgpu_hal_engin
 	return vgpu_hal_engine_modeled_ns(to_shim(hal)->inner, engine);
 }
 
+/* Modules are the inner GPU's: parsed by it (so info and free reach it
+ * through the module), bound into the inner address space. */
+static int shim_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
+                             const char *name, struct vgpu_hal_module **out, char *why,
+                             size_t why_len)
+{
+	return vgpu_hal_module_parse(to_shim(hal)->inner, image, bytes, name, out, why, why_len);
+}
+
+static int shim_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                            const uint64_t *variable_va, uint32_t *id)
+{
+	return vgpu_hal_module_bind(to_shim_as(as)->inner, module, variable_va, id);
+}
+
+static int shim_module_unbind(struct vgpu_hal_as *as, uint32_t id)
+{
+	return vgpu_hal_module_unbind(to_shim_as(as)->inner, id);
+}
+
 /* host_share and the channel operations after channel_create are called
  * through the inner GPU's objects (buf->hal, ch->hal), never through the
  * shim: they stay NULL here. */
@@ -522,6 +542,9 @@ static const struct vgpu_hal_ops shim_ops = {
 	.engine_current_channel = shim_engine_current_channel,
 	.channel_pending = shim_channel_pending,
 	.engine_modeled_ns = shim_engine_modeled_ns,
+	.module_parse = shim_module_parse,
+	.module_bind = shim_module_bind,
+	.module_unbind = shim_module_unbind,
 };
 
 int hal_2m_shim_create(struct vgpu_hal *inner, const struct hal_2m_shim_config *config,

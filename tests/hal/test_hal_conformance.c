@@ -27,6 +27,7 @@ static const struct hal_test_group *const groups[] = {
 	&hal_kernel_group,
 	&hal_concurrency_group,
 	&hal_isolation_group,
+	&hal_module_group,
 };
 
 static bool selected(const char *name, int argc, char **argv)

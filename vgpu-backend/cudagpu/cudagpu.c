@@ -385,6 +385,24 @@ static void cudagpu_set_event_handler(struct vgpu_hal *hal, vgpu_hal_event_fn fn
 		pthread_mutex_unlock(&gpu->handler_lock);
 }
 
+/*
+ * User programs (module_parse): not on cudagpu yet. In one process the
+ * contexts of several VMs are not isolated from each other (a kernel of
+ * one reads another's memory), so a VM's own kernels may only run in its
+ * GPU worker (isolation = process), which does not load modules yet.
+ */
+static int cudagpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
+                                const char *name, struct vgpu_hal_module **out, char *why,
+                                size_t why_len)
+{
+	if (why && why_len)
+		snprintf(why, why_len,
+		         "cudagpu runs no user programs yet: a VM's own kernels need its own "
+		         "GPU process (isolation = process), which does not load modules yet "
+		         "(CUDA_ERROR_NOT_SUPPORTED)");
+	return -ENOTSUP;
+}
+
 static const struct vgpu_hal_ops cudagpu_ops = {
 	.destroy = cudagpu_destroy,
 	.get_caps = cudagpu_get_caps,
@@ -421,6 +439,7 @@ static const struct vgpu_hal_ops cudagpu_ops = {
 	.engine_current_channel = cg_engine_current_channel,
 	.channel_pending = cg_channel_pending,
 	.engine_modeled_ns = cg_engine_busy_ns,
+	.module_parse = cudagpu_module_parse,
 };
 
 /* Process isolation (vgpu/cudagpu.h): memory and the copy engine as above,
@@ -461,4 +480,5 @@ static const struct vgpu_hal_ops cudagpu_process_ops = {
 	.engine_current_channel = cg_remote_engine_current_channel,
 	.channel_pending = cg_remote_channel_pending,
 	.engine_modeled_ns = cg_remote_engine_busy_ns,
+	.module_parse = cudagpu_module_parse,
 };

@@ -58,6 +58,8 @@ static const char *cause_name(enum vgpu_hal_error_cause cause)
 	case VGPU_FAULT_BAD_COMMAND: return "bad command";
 	case VGPU_FAULT_BAD_KERNEL_ARGS: return "bad kernel arguments";
 	case VGPU_FAULT_TIMEOUT: return "watchdog timeout: no progress within a time limit";
+	case VGPU_FAULT_KERNEL_ERROR:
+		return "the function failed (trap, misaligned access, barrier deadlock, stack)";
 	}
 	return "unknown cause";
 }

@@ -38,6 +38,7 @@ int simgpu_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 	if (ret)
 		goto fail_tlb;
 	pthread_mutex_init(&as->lock, NULL);
+	module_table_init(&as->modules);
 	*out = &as->base;
 	return 0;
 
@@ -62,6 +63,7 @@ void simgpu_as_destroy(struct vgpu_hal_as *hal_as)
 	gpu = as->gpu;
 	copy_engine_wait_idle(&gpu->copy_engine, as);
 	spatial_forget(gpu->spatial, as);
+	module_table_destroy(&as->modules);
 	page_table_destroy(&as->page_table);
 	tlb_destroy(&as->tlb);
 	pthread_mutex_destroy(&as->lock);

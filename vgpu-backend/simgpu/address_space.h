@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "module.h"
 #include "page_table.h"
 #include "tlb.h"
 #include "vgpu/hal.h"
@@ -31,6 +32,7 @@ struct simgpu_address_space {
 	uint64_t busy_ps[VGPU_ENGINE_COUNT];
 	uint64_t resident_wall_ns[VGPU_ENGINE_COUNT]; /* paced mode */
 	uint32_t copies_pending; /* under the copy engine lock */
+	struct module_table modules; /* its own lock */
 };
 
 static inline struct simgpu_address_space *to_simgpu_as(struct vgpu_hal_as *as)

@@ -55,6 +55,8 @@ static int create_window(struct simgpu_channel *ch)
 	ch->gpfifo = ch->window + VGPU_CONTROL_BYTES;
 	*vgpu_control_word(ch->control, VGPU_CONTROL_VERSION) =
 		htole32(VGPU_COMMANDS_VERSION);
+	*vgpu_control_word(ch->control, VGPU_CONTROL_REVISION) =
+		htole32(VGPU_COMMANDS_REVISION);
 	return 0;
 }
 

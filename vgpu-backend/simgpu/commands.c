@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "function_launch.h"
 #include "gpu_kernels.h"
 #include "simgpu_device.h"
 #include "spatial.h"
@@ -159,6 +160,23 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 		ret = gpu_kernel_launch(ctx, as, le32toh(args[0]), kernel_args, count, progress);
 		if (ret == -EINVAL)
 			return bad(ctx, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
+		return resumable(ret);
+	}
+
+	case VGPU_CMD_LAUNCH_FUNCTION: {
+		uint64_t watchdog_ps = ch->gpu->config.watchdog_ns * 1000u;
+
+		if (flags)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		ret = gpu_function_launch(ctx, ch, args, nargs, command_va,
+		                          !watchdog_ps ? UINT64_MAX
+		                          : watchdog_ps > progress->spent_ps
+		                                  ? watchdog_ps - progress->spent_ps : 0,
+		                          progress);
+		if (ret == -EINVAL)
+			return bad(ctx, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
+		if (ret == -ENOMEM)
+			return bad(ctx, command_va, VGPU_FAULT_KERNEL_ERROR);
 		return resumable(ret);
 	}
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "address_space.h"
+#include "module.h"
 #include "channel.h"
 #include "engine_copy.h"
 #include "host_memory.h"
@@ -63,6 +64,7 @@ void simgpu_config_defaults(struct simgpu_config *config)
 	config->timeslice_commands = 256;
 	config->watchdog_ns = UINT64_C(5000000000);
 	config->acquire_timeout_ms = 10000;
+	config->thread_instructions_per_second = UINT64_C(20000000000000);
 	config->max_stream_passes = 4096;
 	config->max_random_updates = UINT64_C(1) << 32;
 	config->sharing = SIMGPU_SHARING_TIME_SLICED;
@@ -515,6 +517,11 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.engine_current_channel = simgpu_engine_current_channel,
 	.channel_pending = simgpu_channel_pending,
 	.engine_modeled_ns = simgpu_engine_modeled_ns,
+	.module_parse = simgpu_module_parse,
+	.module_info = simgpu_module_info,
+	.module_free = simgpu_module_free,
+	.module_bind = simgpu_module_bind,
+	.module_unbind = simgpu_module_unbind,
 };
 
 bool simgpu_is_simgpu(const struct vgpu_hal *hal)

@@ -50,6 +50,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -195,12 +196,15 @@ enum vgpu_hal_error_cause {
 	VGPU_FAULT_IOMMU = 4,          /* PTE pointed at an unmapped IOVA */
 	VGPU_FAULT_BAD_COMMAND = 5,    /* malformed pushbuffer or GPFIFO entry */
 	VGPU_FAULT_BAD_KERNEL_ARGS = 6, /* LAUNCH with invalid arguments */
-	VGPU_FAULT_TIMEOUT = 7          /* no progress within a time limit: the
+	VGPU_FAULT_TIMEOUT = 7,         /* no progress within a time limit: the
 	                                   GPU's watchdog (one command ran, or a
 	                                   semaphore acquire waited, past its
 	                                   limit) or the host (vgpu_hal_channel_kill:
 	                                   the channel did not drain for a
 	                                   relocation) */
+	VGPU_FAULT_KERNEL_ERROR = 8,    /* a user function failed by itself: a
+	                                   trap, a misaligned access, a barrier
+	                                   no thread can pass, its stack */
 };
 
 struct vgpu_hal_event {
@@ -289,6 +293,61 @@ static inline void vgpu_hal_contention_derive(const struct vgpu_hal_as_contentio
 }
 
 /* ------------------------------------------------------------------------ */
+/* Modules: programs a VM brings (PTX)                                      */
+/*
+ * A module is loaded in two steps, because its variables (.global, .const)
+ * live in the VM's own memory, which the caller allocates and accounts:
+ *   1. vgpu_hal_module_parse checks an image and says what it holds
+ *      (functions with their parameter layout, variables with their sizes
+ *      and initializers);
+ *   2. the caller places the variables (writing their initializers) and
+ *      vgpu_hal_module_bind makes the module usable in one address space
+ *      under a small id, which the LAUNCH_FUNCTION command names
+ *      (vgpu/abi/commands.h).
+ * A LAUNCH_FUNCTION runs in channel order like every other command. Its
+ * every global access goes through the address space's mappings, so a
+ * function that leaves them kills its channel as any command would.
+ */
+struct vgpu_hal_module { /* a checked image; the implementation embeds it */
+	struct vgpu_hal *hal;
+};
+
+struct vgpu_hal_module_param {
+	uint32_t offset, size, align; /* in the parameter block */
+};
+
+struct vgpu_hal_module_function {
+	const char *name;
+	uint32_t param_count;
+	const struct vgpu_hal_module_param *params;
+	uint32_t param_bytes;         /* the parameter block's size */
+	uint32_t static_shared_bytes; /* per block */
+	uint32_t local_bytes;         /* per thread */
+	uint32_t max_threads_per_block;
+};
+
+enum vgpu_hal_variable_space {
+	VGPU_HAL_VARIABLE_GLOBAL = 1,
+	VGPU_HAL_VARIABLE_CONST = 2,
+};
+
+struct vgpu_hal_module_variable {
+	const char *name;
+	enum vgpu_hal_variable_space space;
+	uint64_t bytes;
+	uint32_t align;
+	const uint8_t *init; /* bytes bytes: the initial contents */
+};
+
+/* What a module holds; its pointers live as long as the module. */
+struct vgpu_hal_module_info {
+	uint32_t function_count;
+	const struct vgpu_hal_module_function *functions;
+	uint32_t variable_count;
+	const struct vgpu_hal_module_variable *variables;
+};
+
+/* ------------------------------------------------------------------------ */
 /* The vtable an implementation fills in                                    */
 
 struct vgpu_hal_ops {
@@ -351,6 +410,15 @@ struct vgpu_hal_ops {
 	int32_t (*engine_current_channel)(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
 	bool (*channel_pending)(struct vgpu_hal *hal, uint32_t channel_id);
 	uint64_t (*engine_modeled_ns)(struct vgpu_hal *hal, enum vgpu_hal_engine engine);
+
+	/* Modules (optional: NULL module_parse = the GPU runs no user programs) */
+	int (*module_parse)(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
+	                    struct vgpu_hal_module **out, char *why, size_t why_len);
+	void (*module_info)(struct vgpu_hal_module *module, struct vgpu_hal_module_info *out);
+	void (*module_free)(struct vgpu_hal_module *module);
+	int (*module_bind)(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+	                   const uint64_t *variable_va, uint32_t *id);
+	int (*module_unbind)(struct vgpu_hal_as *as, uint32_t id);
 };
 
 struct vgpu_hal {
@@ -566,6 +634,65 @@ static inline int vgpu_hal_as_contention(struct vgpu_hal_as *as,
 	if (!as->hal->ops->as_contention)
 		return -ENOTSUP;
 	return as->hal->ops->as_contention(as, out);
+}
+
+/*
+ * Check a program image (PTX text) and return it parsed in *out, owned by
+ * the caller until it is bound or freed. name labels error messages
+ * ("NAME:LINE: unsupported instruction tex.2d"). -EINVAL malformed image,
+ * -ENOTSUP well formed but beyond what the GPU runs, -E2BIG over a limit
+ * (why says which and where); -ENOTSUP with why set when the GPU runs no
+ * user programs at all. Never blocks on GPU work.
+ */
+static inline int vgpu_hal_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
+                                        const char *name, struct vgpu_hal_module **out,
+                                        char *why, size_t why_len)
+{
+	if (!hal->ops->module_parse) {
+		if (why && why_len)
+			snprintf(why, why_len, "this GPU runs no user programs");
+		return -ENOTSUP;
+	}
+	return hal->ops->module_parse(hal, image, bytes, name, out, why, why_len);
+}
+
+/* What a parsed (or bound) module holds. */
+static inline void vgpu_hal_module_info(struct vgpu_hal_module *module,
+                                        struct vgpu_hal_module_info *out)
+{
+	module->hal->ops->module_info(module, out);
+}
+
+/* Free a parsed module that was not bound. */
+static inline void vgpu_hal_module_free(struct vgpu_hal_module *module)
+{
+	module->hal->ops->module_free(module);
+}
+
+/*
+ * Make module usable in as: variable_va[i] is where the caller placed
+ * variable i (info.variables[i], already holding its initializer; may be
+ * NULL without variables). On success the address space owns the module
+ * and *id names it for LAUNCH_FUNCTION in as's channels (ids are small and
+ * reused after unbind). -ENOSPC too many modules in as; -EINVAL a
+ * variable address that is misaligned or not below caps.va_reserved_base.
+ * On failure the caller still owns module.
+ */
+static inline int vgpu_hal_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                                       const uint64_t *variable_va, uint32_t *id)
+{
+	return as->hal->ops->module_bind(as, module, variable_va, id);
+}
+
+/*
+ * Forget module id of as and free it once no launch of it runs any more
+ * (a launch in progress finishes; one queued after this faults with
+ * VGPU_FAULT_BAD_KERNEL_ARGS). -ENOENT for an id as does not have.
+ * Destroying as unbinds every module.
+ */
+static inline int vgpu_hal_module_unbind(struct vgpu_hal_as *as, uint32_t id)
+{
+	return as->hal->ops->module_unbind(as, id);
 }
 
 /*

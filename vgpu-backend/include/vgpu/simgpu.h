@@ -216,6 +216,19 @@ struct simgpu_config {
 	 */
 	uint64_t watchdog_ns;
 	uint32_t acquire_timeout_ms;
+
+	/* Users' functions (LAUNCH_FUNCTION, PTX): every global access is a
+	 * transaction on the modeled clock like a built-in kernel's, and each
+	 * executed thread instruction costs 1 / thread_instructions_per_second
+	 * of it (default 2e13: 132 SMs of 128 lanes at 1.2 GHz). A grid's blocks
+	 * run on function_host_threads host threads (0, the default: one per
+	 * online CPU); modeled time does not depend on it. */
+	uint64_t thread_instructions_per_second;
+	uint32_t function_host_threads;
+	/* A piece of a function's grid (a few blocks per host thread) that runs
+	 * longer than this in host time is stopped like the watchdog would
+	 * (0: the default, 5000 ms): a block cannot pause mid-way. */
+	uint32_t function_wall_watchdog_ms;
 	/* Copy engine pacing, for tests that need a relocation to last: each
 	 * vgpu_hal_copy takes at least bytes / copy_wall_bandwidth seconds of
 	 * wall time (bytes per second; 0, the default: as fast as the host

@@ -2,11 +2,17 @@
 /*
  * vgpu/abi/commands.h - the command format of a vGPU's channels.
  *
- * FORMAT VERSION 1 (VGPU_COMMANDS_VERSION). This format is part of the vGPU
- * device ABI: a guest writes control pages, GPFIFO entries and pushbuffers in
- * exactly this layout. Every field is fixed-width and little-endian. Changes
- * are additive only (new opcodes, new kernels, new flag bits) and bump the
- * version; an existing encoding never changes meaning.
+ * FORMAT VERSION 1, REVISION 2 (VGPU_COMMANDS_VERSION, VGPU_COMMANDS_REVISION).
+ * This format is part of the vGPU device ABI: a guest writes control pages,
+ * GPFIFO entries and pushbuffers in exactly this layout. Every field is
+ * fixed-width and little-endian. Changes are additive only (new opcodes, new
+ * kernels, new flag bits) and bump the revision; an existing encoding never
+ * changes meaning, and the version stays 1 (a guest built for revision 1
+ * checks that the version is exactly 1, and keeps working).
+ *   revision 1: NOP, SEMAPHORE_RELEASE/ACQUIRE, COPY, MEMSET, LAUNCH.
+ *   revision 2: LAUNCH_FUNCTION (a function of a module the VM loaded,
+ *               device ABI 1.3's MODULE_LOAD; offered with
+ *               VGPU_FEATURE_MODULES).
  *
  * A channel is
  *  - a control page (VGPU_CONTROL_BYTES) with three 32-bit words:
@@ -18,7 +24,9 @@
  *      DOORBELL  (offset 0x8) any write is a hint that GP_PUT moved. The GPU
  *                also notices GP_PUT by itself (it polls), so ringing is
  *                never required for correctness.
- *    and the version word (offset 0xc, VGPU_COMMANDS_VERSION, read-only).
+ *    the version word (offset 0xc, VGPU_COMMANDS_VERSION, read-only) and,
+ *    since revision 2, the revision word (offset 0x10,
+ *    VGPU_COMMANDS_REVISION, read-only; 0 on a revision 1 GPU).
  *  - a GPFIFO ring of 2^n entries (struct vgpu_gpfifo_entry, 16 bytes):
  *    entries [GP_GET, GP_PUT) are pending. Each points at a pushbuffer in the
  *    channel's GPU virtual address space. length 0 is a NOP. The GPU fetches
@@ -54,6 +62,18 @@
  *                     arguments: runs a built-in kernel (enum vgpu_kernel,
  *                     documented in vgpu/abi/kernels.h). Bad arguments are
  *                     VGPU_FAULT_BAD_KERNEL_ARGS.
+ *  LAUNCH_FUNCTION    (revision 2) module(32), function(32), grid x, y, z
+ *                     (32 each), block x, y, z (32 each), dynamic shared
+ *                     bytes(32), parameter bytes(32), then the parameter
+ *                     block inline, zero-padded to whole words. Runs function
+ *                     index `function` of module handle `module` (MODULE_LOAD
+ *                     of this VM) over the grid; the parameter block is laid
+ *                     out as MODULE_LOAD's table says. A module or function
+ *                     the VM does not have, a wrong parameter size or an
+ *                     impossible grid or block is VGPU_FAULT_BAD_KERNEL_ARGS;
+ *                     a fault inside the function (an access outside the
+ *                     VM's mappings, the watchdog, a trap) kills the channel
+ *                     with the GPU's usual cause.
  *  PRIV_FENCE         privileged only (the GPU's own pushbuffers for
  *                     vgpu_hal_channel_priv_submit); in a user pushbuffer it is
  *                     a bad command.
@@ -74,6 +94,7 @@ extern "C" {
 #endif
 
 #define VGPU_COMMANDS_VERSION 1u
+#define VGPU_COMMANDS_REVISION 2u
 
 /* ------------------------------------------------------------------------ */
 /* Control page                                                             */
@@ -83,6 +104,7 @@ extern "C" {
 #define VGPU_CONTROL_GP_GET 0x4u
 #define VGPU_CONTROL_DOORBELL 0x8u
 #define VGPU_CONTROL_VERSION 0xcu
+#define VGPU_CONTROL_REVISION 0x10u
 
 /* ------------------------------------------------------------------------ */
 /* GPFIFO ring                                                              */
@@ -108,6 +130,7 @@ enum vgpu_command_opcode {
 	VGPU_CMD_COPY = 0x03,
 	VGPU_CMD_MEMSET = 0x04,
 	VGPU_CMD_LAUNCH = 0x05,
+	VGPU_CMD_LAUNCH_FUNCTION = 0x06, /* revision 2 */
 	VGPU_CMD_PRIV_FENCE = 0x7f,
 };
 
@@ -124,6 +147,15 @@ enum vgpu_command_opcode {
 #define VGPU_SEMAPHORE_ARG_WORDS 4u
 #define VGPU_COPY_ARG_WORDS 6u
 #define VGPU_MEMSET_ARG_WORDS 5u
+/* LAUNCH_FUNCTION: the fixed words before the parameter block, and the
+ * largest parameter block (PTX's limit for an entry's parameters). */
+#define VGPU_LAUNCH_FUNCTION_FIXED_WORDS 10u
+#define VGPU_LAUNCH_FUNCTION_MAX_PARAM_BYTES 32764u
+
+struct vgpu_launch_dims {
+	uint32_t grid[3], block[3];
+	uint32_t shared_bytes; /* dynamic shared memory */
+};
 
 /* Built-in kernels for LAUNCH; arguments are documented in vgpu/abi/kernels.h. */
 enum vgpu_kernel {
@@ -216,6 +248,39 @@ static inline uint32_t vgpu_push_launch(uint32_t *buf, enum vgpu_kernel kernel,
 	for (i = 0; i < nargs; i++)
 		n += vgpu_push_u64(buf + n, args[i]);
 	return n;
+}
+
+/* Words of a LAUNCH_FUNCTION with param_bytes of parameters. */
+static inline uint32_t vgpu_launch_function_words(uint32_t param_bytes)
+{
+	return 1 + VGPU_LAUNCH_FUNCTION_FIXED_WORDS + (param_bytes + 3) / 4;
+}
+
+/* LAUNCH_FUNCTION (revision 2): buf must hold
+ * vgpu_launch_function_words(param_bytes) words; param_bytes <=
+ * VGPU_LAUNCH_FUNCTION_MAX_PARAM_BYTES. */
+static inline uint32_t vgpu_push_launch_function(uint32_t *buf, uint32_t module,
+                                                 uint32_t function,
+                                                 const struct vgpu_launch_dims *dims,
+                                                 const void *params, uint32_t param_bytes)
+{
+	uint32_t words = (param_bytes + 3) / 4, n;
+
+	n = vgpu_push_u32(buf, VGPU_COMMAND_HEADER(VGPU_CMD_LAUNCH_FUNCTION, 0,
+	                                           VGPU_LAUNCH_FUNCTION_FIXED_WORDS + words));
+	n += vgpu_push_u32(buf + n, module);
+	n += vgpu_push_u32(buf + n, function);
+	for (int i = 0; i < 3; i++)
+		n += vgpu_push_u32(buf + n, dims->grid[i]);
+	for (int i = 0; i < 3; i++)
+		n += vgpu_push_u32(buf + n, dims->block[i]);
+	n += vgpu_push_u32(buf + n, dims->shared_bytes);
+	n += vgpu_push_u32(buf + n, param_bytes);
+	if (words)
+		buf[n + words - 1] = 0; /* the padding */
+	if (param_bytes)
+		memcpy(buf + n, params, param_bytes);
+	return n + words;
 }
 
 static inline uint32_t vgpu_push_launch_fill(uint32_t *buf, uint64_t dst, uint64_t bytes,

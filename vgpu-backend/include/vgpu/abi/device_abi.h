@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device_abi.h - the vGPU device ABI, version 1.2.
+ * device_abi.h - the vGPU device ABI, version 1.3.
  *
  * The one definition of what a guest sees of a vGPU: PCI identity, BAR
  * layout, registers, the mailbox and its messages, channel windows and
@@ -24,14 +24,18 @@
 /* Version                                                                   */
 
 #define VGPU_ABI_VERSION_MAJOR 1 /* incompatible changes */
-#define VGPU_ABI_VERSION_MINOR 2 /* compatible additions */
+#define VGPU_ABI_VERSION_MINOR 3 /* compatible additions */
 /* 1.1: QUERY page_size_mask bit 2, 2 MiB VRAM pages (a GPU like cudagpu's;
  *      ALLOC then rounds to 2 MiB). A 1.0 guest refuses such a backend's
  *      QUERY; every other backend looks the same to it.
  * 1.2: VGPU_IRQ_DEVICE_LOST: the device interrupts when the backend goes
  *      away, so a guest fails its pending waits at once. A 1.1 guest never
  *      enables it (its VGPU_IRQ_ALL lacks the bit) and still notices
- *      VGPU_STATUS_BACKEND_GONE by reading STATUS. */
+ *      VGPU_STATUS_BACKEND_GONE by reading STATUS.
+ * 1.3: VGPU_FEATURE_MODULES: MODULE_LOAD and MODULE_UNLOAD requests (a
+ *      guest's own GPU programs, PTX) and the LAUNCH_FUNCTION command
+ *      (command format revision 2). A 1.2 guest never asks for the feature
+ *      and sees nothing new. */
 #define VGPU_ABI_VERSION ((VGPU_ABI_VERSION_MAJOR << 16) | VGPU_ABI_VERSION_MINOR)
 
 /* Feature bits (VGPU_REG_FEATURES, HELLO). */
@@ -39,6 +43,7 @@
 #define VGPU_FEATURE_PRIORITY_HINTS (1u << 1) /* ALLOC priority / SET_PRIORITY honoured */
 #define VGPU_FEATURE_STATS (1u << 2)          /* STATS request */
 #define VGPU_FEATURE_DOORBELL_KICK (1u << 3)  /* doorbell word writes wake the GPU early */
+#define VGPU_FEATURE_MODULES (1u << 4)        /* 1.3: MODULE_LOAD/UNLOAD, LAUNCH_FUNCTION */
 
 /* ------------------------------------------------------------------------ */
 /* PCI identity                                                              */
@@ -186,6 +191,8 @@ enum vgpu_opcode {
 	VGPU_OP_CHANNEL_DESTROY = 6,
 	VGPU_OP_SET_PRIORITY = 7,
 	VGPU_OP_STATS = 8,
+	VGPU_OP_MODULE_LOAD = 9,    /* 1.3, VGPU_FEATURE_MODULES */
+	VGPU_OP_MODULE_UNLOAD = 10, /* 1.3, VGPU_FEATURE_MODULES */
 };
 
 /* Response status codes. */
@@ -312,6 +319,97 @@ struct vgpu_stats_response {
 	uint64_t reserved;
 };
 
+/*
+ * MODULE_LOAD (1.3): load a GPU program into this VM. The image (PTX text:
+ * a guest extracts the PTX of a fatbin itself) is in the VM's own GPU
+ * memory, in a buffer it allocated and filled: the request carries no bulk
+ * data, so every door (mdev, vgpu-pci, the local socket) passes it as it is.
+ * The backend reads and checks the image, places the module's variables in
+ * a buffer of the VM's own (accounted and evictable like any other), and
+ * writes a struct vgpu_module_table at table_va, in the VM's memory too.
+ * Status: OK; INVALID for a malformed image, PTX the GPU cannot run or a
+ * bad range (the table's message says why, with the line, when table_bytes
+ * holds at least its header); LIMIT when table_bytes is too small (the
+ * response's table_bytes says how much is needed; nothing was loaded);
+ * NO_MEMORY when the variables do not fit the VM's cap; UNSUPPORTED when the
+ * GPU runs no user programs (the table's message says why).
+ */
+#define VGPU_MODULE_IMAGE_MAX_BYTES (64u << 20)
+#define VGPU_MODULE_TABLE_MAX_BYTES (16u << 20)
+#define VGPU_MODULE_MESSAGE_BYTES 256u
+#define VGPU_MODULE_TABLE_MAGIC 0x4c444f4du /* "MODL" */
+
+struct vgpu_module_load_request {
+	uint64_t image_va;    /* in the VM's GPU memory */
+	uint64_t image_bytes; /* 1..VGPU_MODULE_IMAGE_MAX_BYTES */
+	uint64_t table_va;    /* where the backend writes the table */
+	uint32_t table_bytes; /* room at table_va, <= VGPU_MODULE_TABLE_MAX_BYTES */
+	uint32_t flags;       /* 0 */
+};
+struct vgpu_module_load_response {
+	uint32_t module;          /* handle for LAUNCH_FUNCTION and MODULE_UNLOAD */
+	uint32_t function_count;
+	uint32_t variable_count;
+	uint32_t table_bytes;     /* the table's size (LIMIT: the size needed) */
+	uint64_t variables_va;    /* the buffer holding the module's variables */
+	uint64_t variables_bytes; /* 0: none */
+};
+
+/* The table MODULE_LOAD writes: this header, then the arrays and strings
+ * at the offsets it gives (from the table's start). */
+struct vgpu_module_table {
+	uint32_t magic;            /* VGPU_MODULE_TABLE_MAGIC */
+	uint32_t bytes;            /* the whole table */
+	uint32_t function_count;
+	uint32_t param_count;      /* of all functions */
+	uint32_t variable_count;
+	uint32_t functions_offset; /* struct vgpu_module_function[function_count] */
+	uint32_t params_offset;    /* struct vgpu_module_param[param_count] */
+	uint32_t variables_offset; /* struct vgpu_module_variable[variable_count] */
+	uint32_t strings_offset;   /* NUL-terminated names */
+	uint32_t strings_bytes;
+	uint32_t reserved[6];
+	char message[VGPU_MODULE_MESSAGE_BYTES]; /* why a load failed; "" */
+};
+
+/* A kernel (PTX .entry) of the module; its index is LAUNCH_FUNCTION's
+ * function argument. */
+struct vgpu_module_function {
+	uint32_t name_offset;         /* into the strings */
+	uint32_t param_count;
+	uint32_t first_param;         /* index of its first parameter */
+	uint32_t param_bytes;         /* the parameter block's size */
+	uint32_t static_shared_bytes; /* .shared memory the module declares */
+	uint32_t local_bytes;         /* per thread */
+	uint32_t max_threads_per_block;
+	uint32_t reserved;
+};
+
+struct vgpu_module_param {
+	uint32_t offset; /* in the parameter block */
+	uint32_t size;
+	uint32_t align;
+	uint32_t reserved;
+};
+
+#define VGPU_MODULE_VARIABLE_GLOBAL 1u /* .global */
+#define VGPU_MODULE_VARIABLE_CONST 2u  /* .const */
+
+/* A module-scope variable, placed in the VM's memory by the backend. */
+struct vgpu_module_variable {
+	uint32_t name_offset;
+	uint32_t space;  /* VGPU_MODULE_VARIABLE_* */
+	uint64_t gpu_va; /* where it is */
+	uint64_t bytes;
+};
+
+/* MODULE_UNLOAD (1.3): the module's handle is gone, its variables' buffer
+ * freed. Launches of it already queued fault (VGPU_FAULT_BAD_KERNEL_ARGS). */
+struct vgpu_module_unload_request {
+	uint32_t module;
+	uint32_t reserved;
+};
+
 /* ------------------------------------------------------------------------ */
 /* Layout checks                                                             */
 
@@ -324,6 +422,14 @@ VGPU_ABI_ASSERT(sizeof(struct vgpu_query_response) <= VGPU_MAILBOX_PAYLOAD_SIZE,
 VGPU_ABI_ASSERT(sizeof(struct vgpu_channel_create_response) <= VGPU_MAILBOX_PAYLOAD_SIZE,
 		"channel create");
 VGPU_ABI_ASSERT(sizeof(struct vgpu_stats_response) <= VGPU_MAILBOX_PAYLOAD_SIZE, "stats");
+VGPU_ABI_ASSERT(sizeof(struct vgpu_module_load_request) <= VGPU_MAILBOX_PAYLOAD_SIZE,
+		"module load");
+VGPU_ABI_ASSERT(sizeof(struct vgpu_module_load_response) <= VGPU_MAILBOX_PAYLOAD_SIZE,
+		"module load response");
+VGPU_ABI_ASSERT(sizeof(struct vgpu_module_table) == 320, "module table header");
+VGPU_ABI_ASSERT(sizeof(struct vgpu_module_function) == 32, "module function");
+VGPU_ABI_ASSERT(sizeof(struct vgpu_module_param) == 16, "module parameter");
+VGPU_ABI_ASSERT(sizeof(struct vgpu_module_variable) == 24, "module variable");
 VGPU_ABI_ASSERT(VGPU_MAILBOX_RESP_RING_OFFSET + VGPU_MAILBOX_ENTRIES * VGPU_MAILBOX_SLOT_SIZE <=
 			VGPU_MAILBOX_SIZE,
 		"mailbox rings fit");

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/* module.c - programs bound into address spaces (see module.h). */
+#include "module.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "address_space.h"
+#include "ptx/ptx_exec.h"
+#include "ptx/ptx_module.h"
+#include "simgpu_device.h"
+
+static struct simgpu_module *to_module(struct vgpu_hal_module *module)
+{
+	return (struct simgpu_module *)module;
+}
+
+static void module_destroy(struct simgpu_module *module)
+{
+	ptx_module_free(module->ptx);
+	free(module->functions);
+	free(module->params);
+	free(module->variables);
+	free(module->variable_va);
+	free(module);
+}
+
+void module_put(struct simgpu_module *module)
+{
+	if (module && __atomic_sub_fetch(&module->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		module_destroy(module);
+}
+
+/* The HAL's view of the PTX module's entries and variables. */
+static int describe(struct simgpu_module *module)
+{
+	size_t functions = ptx_module_entry_count(module->ptx);
+	size_t variables = ptx_module_var_count(module->ptx), params = 0, p = 0;
+
+	for (size_t i = 0; i < functions; i++)
+		params += ptx_module_entry(module->ptx, i)->param_count;
+	module->functions = calloc(functions ? functions : 1, sizeof(*module->functions));
+	module->params = calloc(params ? params : 1, sizeof(*module->params));
+	module->variables = calloc(variables ? variables : 1, sizeof(*module->variables));
+	if (!module->functions || !module->params || !module->variables)
+		return -ENOMEM;
+	for (size_t i = 0; i < functions; i++) {
+		const struct ptx_entry_info *entry = ptx_module_entry(module->ptx, i);
+		struct vgpu_hal_module_function *f = &module->functions[i];
+
+		*f = (struct vgpu_hal_module_function){
+			.name = entry->name,
+			.param_count = entry->param_count,
+			.params = &module->params[p],
+			.param_bytes = entry->param_bytes,
+			.static_shared_bytes = entry->static_shared_bytes,
+			.local_bytes = entry->local_bytes,
+			.max_threads_per_block = PTX_MAX_BLOCK_THREADS,
+		};
+		for (uint32_t k = 0; k < entry->param_count; k++, p++)
+			module->params[p] = (struct vgpu_hal_module_param){
+				.offset = entry->params[k].offset,
+				.size = entry->params[k].size,
+				.align = entry->params[k].align,
+			};
+	}
+	for (size_t i = 0; i < variables; i++) {
+		const struct ptx_var_info *var = ptx_module_var(module->ptx, i);
+
+		module->variables[i] = (struct vgpu_hal_module_variable){
+			.name = var->name,
+			.space = var->space == PTX_VAR_CONST ? VGPU_HAL_VARIABLE_CONST
+			                                     : VGPU_HAL_VARIABLE_GLOBAL,
+			.bytes = var->size,
+			.align = var->align,
+			.init = var->init,
+		};
+	}
+	module->info = (struct vgpu_hal_module_info){
+		.function_count = (uint32_t)functions,
+		.functions = module->functions,
+		.variable_count = (uint32_t)variables,
+		.variables = module->variables,
+	};
+	return 0;
+}
+
+int simgpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
+                        struct vgpu_hal_module **out, char *why, size_t why_len)
+{
+	struct simgpu_module *module = calloc(1, sizeof(*module));
+	struct ptx_error error = { 0 };
+	int err;
+
+	if (!module)
+		return -ENOMEM;
+	module->base.hal = hal;
+	module->refs = 1;
+	err = ptx_module_load(image, bytes, name ? name : "module", &module->ptx, &error);
+	if (err) {
+		if (why && why_len)
+			snprintf(why, why_len, "%s", error.message[0] ? error.message : strerror(-err));
+		free(module);
+		return err;
+	}
+	err = describe(module);
+	if (err) {
+		if (why && why_len)
+			snprintf(why, why_len, "out of memory describing the module");
+		module_destroy(module);
+		return err;
+	}
+	*out = &module->base;
+	return 0;
+}
+
+void simgpu_module_info(struct vgpu_hal_module *module, struct vgpu_hal_module_info *out)
+{
+	*out = to_module(module)->info;
+}
+
+void simgpu_module_free(struct vgpu_hal_module *module)
+{
+	if (module)
+		module_put(to_module(module));
+}
+
+void module_table_init(struct module_table *table)
+{
+	memset(table, 0, sizeof(*table));
+	pthread_mutex_init(&table->lock, NULL);
+}
+
+void module_table_destroy(struct module_table *table)
+{
+	for (uint32_t i = 0; i < table->capacity; i++)
+		module_put(table->slots[i]);
+	free(table->slots);
+	pthread_mutex_destroy(&table->lock);
+}
+
+struct simgpu_module *module_get(struct module_table *table, uint32_t id)
+{
+	struct simgpu_module *module = NULL;
+
+	pthread_mutex_lock(&table->lock);
+	if (id < table->capacity && table->slots[id]) {
+		module = table->slots[id];
+		__atomic_add_fetch(&module->refs, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&table->lock);
+	return module;
+}
+
+int simgpu_module_bind(struct vgpu_hal_as *hal_as, struct vgpu_hal_module *hal_module,
+                       const uint64_t *variable_va, uint32_t *id)
+{
+	struct simgpu_address_space *as = to_simgpu_as(hal_as);
+	struct simgpu_module *module = to_module(hal_module);
+	struct module_table *table = &as->modules;
+	uint32_t count = module->info.variable_count, slot;
+	uint64_t *addresses = NULL;
+
+	if (module->variable_va)
+		return -EINVAL; /* bound already */
+	if (count) {
+		if (!variable_va)
+			return -EINVAL;
+		for (uint32_t i = 0; i < count; i++) {
+			uint32_t align = module->variables[i].align ? module->variables[i].align : 1;
+
+			if (variable_va[i] % align ||
+			    variable_va[i] >= as->gpu->caps.va_reserved_base ||
+			    module->variables[i].bytes > as->gpu->caps.va_reserved_base - variable_va[i])
+				return -EINVAL;
+		}
+		addresses = malloc(count * sizeof(*addresses));
+		if (!addresses)
+			return -ENOMEM;
+		memcpy(addresses, variable_va, count * sizeof(*addresses));
+	}
+	pthread_mutex_lock(&table->lock);
+	for (slot = 0; slot < table->capacity && table->slots[slot]; slot++)
+		;
+	if (slot == table->capacity) {
+		uint32_t capacity = table->capacity ? 2 * table->capacity : 8;
+		struct simgpu_module **grown;
+
+		if (capacity > SIMGPU_MAX_MODULES)
+			capacity = SIMGPU_MAX_MODULES;
+		grown = slot < capacity ? realloc(table->slots, capacity * sizeof(*grown)) : NULL;
+		if (!grown) {
+			pthread_mutex_unlock(&table->lock);
+			free(addresses);
+			return slot < capacity ? -ENOMEM : -ENOSPC;
+		}
+		memset(grown + table->capacity, 0,
+		       (capacity - table->capacity) * sizeof(*grown));
+		table->slots = grown;
+		table->capacity = capacity;
+	}
+	module->variable_va = addresses;
+	table->slots[slot] = module;
+	pthread_mutex_unlock(&table->lock);
+	*id = slot;
+	return 0;
+}
+
+int simgpu_module_unbind(struct vgpu_hal_as *hal_as, uint32_t id)
+{
+	struct module_table *table = &to_simgpu_as(hal_as)->modules;
+	struct simgpu_module *module = NULL;
+
+	pthread_mutex_lock(&table->lock);
+	if (id < table->capacity) {
+		module = table->slots[id];
+		table->slots[id] = NULL;
+	}
+	pthread_mutex_unlock(&table->lock);
+	if (!module)
+		return -ENOENT;
+	module_put(module);
+	return 0;
+}
