@@ -137,6 +137,7 @@ struct vgpu_vm {
 	uint32_t channel_count;
 	struct list_head reservations;
 	uint64_t reserved_va_bytes;
+	struct list_head modules;       /* struct vgpu_core_module, module.c */
 
 	/* statistics */
 	uint64_t evictions, evicted_bytes_total;
@@ -385,6 +386,11 @@ void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core);
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
                    struct vgpu_core_buffer *pending, uint64_t free_bytes,
                    struct vgpu_core_time *time);
+
+/* ---- module.c ----------------------------------------------------------- */
+/* Forget vm's modules (lock held; the address space unbinds them when it is
+ * destroyed, the buffers go with the VM's). */
+void vgpu_core_modules_forget_locked(struct vgpu_vm *vm);
 
 /* ---- remap.c ------------------------------------------------------------ */
 /* Which memory of a chunk being relocated its PTEs should point at. */

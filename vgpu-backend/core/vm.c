@@ -136,6 +136,7 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	list_init(&vm->buffers);
 	list_init(&vm->channels);
 	list_init(&vm->reservations);
+	list_init(&vm->modules);
 	vm->free_slot = UINT32_MAX;
 	for (int location = 0; location < LOC_COUNT; location++) {
 		vgpu_chunk_set_init(&vm->sets[location], 0);
@@ -216,6 +217,7 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 	while (!list_empty(&vm->channels))
 		vgpu_channel_destroy_locked(
 		        list_entry(vm->channels.next, struct vgpu_core_channel, link));
+	vgpu_core_modules_forget_locked(vm);
 	while (!list_empty(&vm->buffers))
 		vgpu_core_buffer_destroy(list_entry(vm->buffers.next, struct vgpu_core_buffer, link));
 	while (!list_empty(&vm->reservations)) {

@@ -365,6 +365,39 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
  * returns, GPU mapping removed. -ENOENT for an unknown handle. */
 int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle);
 
+/*
+ * Read or write bytes of vm's GPU memory at va through the GPU's aperture,
+ * under the allocation lock: no relocation copies the VM's chunks while it
+ * runs, so the CPU sees (and leaves) what the VM's kernels see. For
+ * contents a backend reads or provides on the VM's behalf (a module image,
+ * a module's variable initializers). -EFAULT for a range not mapped in vm,
+ * -EINVAL.
+ */
+int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes);
+int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes);
+
+/*
+ * Modules: programs the VM brings (PTX text; vgpu/hal.h's modules). Load
+ * checks the image (the HAL), places the module's variables in a buffer of
+ * the VM's own (accounted against its cap and evictable like any other,
+ * allocated at priority), writes their initializers and binds the module
+ * into the VM's address space. *out's pointers live until the module is
+ * unloaded (or the VM destroyed, which unloads its modules). -EINVAL,
+ * -ENOTSUP (the image, or a GPU without user programs), -E2BIG with
+ * vgpu_core_last_error saying why (with the line of the image); -EDQUOT,
+ * -ENOMEM for the variables; -ENOSPC too many modules.
+ */
+struct vgpu_module_loaded {
+	uint32_t id;                      /* LAUNCH_FUNCTION's module */
+	struct vgpu_hal_module_info info; /* functions and variables */
+	const uint64_t *variable_va;      /* info.variable_count of them */
+	uint64_t variables_va, variables_bytes; /* the buffer; 0 bytes: none */
+};
+int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, const char *name,
+                          unsigned priority, struct vgpu_module_loaded *out);
+/* Unbind module id and free its variables. -ENOENT. */
+int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id);
+
 /* Change a buffer's priority hint. -ENOENT, -EINVAL. */
 int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority);
 

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * module.c - programs a VM brings (vgpu/core.h's modules): the HAL checks
+ * and binds them; the core gives their variables memory of the VM's own,
+ * accounted and evictable like any buffer, and reads and writes VM memory
+ * for them under the allocation lock.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+
+struct vgpu_core_module {
+	struct list_head link; /* vm->modules */
+	uint32_t id;
+	uint64_t variables_handle; /* 0: no variables */
+	uint64_t variables_va, variables_bytes;
+	uint64_t *variable_va;
+	struct vgpu_hal_module_info info;
+};
+
+static int vm_access(struct vgpu_vm *vm, uint64_t va, void *host, uint64_t bytes, bool write)
+{
+	struct vgpu_core *core;
+	int err;
+
+	if (!vm || (!host && bytes))
+		return vgpu_core_fail(-EINVAL, "reading or writing VM memory needs a VM and a buffer");
+	if (!bytes)
+		return 0;
+	core = vm->core;
+	vgpu_core_lock_vm(core, vm);
+	err = write ? vgpu_hal_as_write(vm->as, va, host, bytes)
+	            : vgpu_hal_as_read(vm->as, va, host, bytes);
+	vgpu_core_unlock(core);
+	if (err)
+		return vgpu_core_fail(err == -EFAULT ? -EFAULT : err,
+		                      "VM '%s': %" PRIu64 " bytes at GPU VA %#" PRIx64 " are not all "
+		                      "mapped in the VM (%s)",
+		                      vm->name, bytes, va, strerror(-err));
+	return 0;
+}
+
+int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes)
+{
+	return vm_access(vm, va, dst, bytes, false);
+}
+
+int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes)
+{
+	return vm_access(vm, va, (void *)src, bytes, true);
+}
+
+/* Lay the variables out one after the other, each at its alignment. */
+static int layout(struct vgpu_core_module *m, uint64_t *total)
+{
+	uint64_t offset = 0;
+
+	m->variable_va = calloc(m->info.variable_count ? m->info.variable_count : 1,
+	                        sizeof(*m->variable_va));
+	if (!m->variable_va)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->info.variable_count; i++) {
+		const struct vgpu_hal_module_variable *v = &m->info.variables[i];
+		uint64_t align = v->align ? v->align : 1;
+
+		if (align & (align - 1) || align > 4096)
+			return -EINVAL;
+		offset = (offset + align - 1) / align * align;
+		m->variable_va[i] = offset; /* made absolute once placed */
+		if (v->bytes > (UINT64_C(1) << 40) - offset)
+			return -E2BIG;
+		offset += v->bytes;
+	}
+	*total = offset;
+	return 0;
+}
+
+static void module_record_free(struct vgpu_core_module *m)
+{
+	free(m->variable_va);
+	free(m);
+}
+
+/* Place the variables in a buffer of vm and write their initializers. */
+static int place_variables(struct vgpu_vm *vm, struct vgpu_core_module *m, uint64_t total,
+                           unsigned priority)
+{
+	struct vgpu_buffer_info buffer;
+	int err;
+
+	if (!total)
+		return 0;
+	err = vgpu_core_alloc(vm, total, priority, 0, &buffer);
+	if (err)
+		return err;
+	m->variables_handle = buffer.handle;
+	m->variables_va = buffer.gpu_va;
+	m->variables_bytes = total;
+	for (uint32_t i = 0; i < m->info.variable_count; i++) {
+		const struct vgpu_hal_module_variable *v = &m->info.variables[i];
+
+		m->variable_va[i] += buffer.gpu_va;
+		if (!v->bytes)
+			continue;
+		err = vgpu_core_vm_write(vm, m->variable_va[i], v->init, v->bytes);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, const char *name,
+                          unsigned priority, struct vgpu_module_loaded *out)
+{
+	struct vgpu_hal_module *module = NULL;
+	struct vgpu_core_module *m;
+	char why[256];
+	uint64_t total = 0;
+	int err;
+
+	if (!vm || !image || !bytes || !out)
+		return vgpu_core_fail(-EINVAL, "loading a module needs a VM and an image");
+	vgpu_core_clear_error();
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return vgpu_core_fail(-ENOMEM, "out of memory for a module");
+	why[0] = 0;
+	err = vgpu_hal_module_parse(vm->core->hal, image, bytes, name, &module, why, sizeof(why));
+	if (err) {
+		free(m);
+		return vgpu_core_fail(err, "%s", why[0] ? why : strerror(-err));
+	}
+	vgpu_hal_module_info(module, &m->info);
+	err = layout(m, &total);
+	if (err) {
+		vgpu_core_set_error("VM '%s': the module's variables cannot be laid out", vm->name);
+		goto fail;
+	}
+	err = place_variables(vm, m, total, priority);
+	if (err)
+		goto fail; /* the core's error says why */
+	err = vgpu_hal_module_bind(vm->as, module, m->variable_va, &m->id);
+	if (err) {
+		vgpu_core_set_error("VM '%s' cannot bind another module (%s)", vm->name,
+		                    strerror(-err));
+		goto fail;
+	}
+	vgpu_core_lock_vm(vm->core, vm);
+	list_add_tail(&m->link, &vm->modules);
+	vgpu_core_unlock(vm->core);
+	*out = (struct vgpu_module_loaded){
+		.id = m->id,
+		.info = m->info,
+		.variable_va = m->variable_va,
+		.variables_va = m->variables_va,
+		.variables_bytes = m->variables_bytes,
+	};
+	return 0;
+fail:
+	if (m->variables_handle)
+		vgpu_core_free(vm, m->variables_handle);
+	vgpu_hal_module_free(module);
+	module_record_free(m);
+	return err;
+}
+
+int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id)
+{
+	struct vgpu_core_module *found = NULL;
+	struct list_head *pos;
+	int err;
+
+	if (!vm)
+		return vgpu_core_fail(-EINVAL, "unloading a module needs a VM");
+	vgpu_core_lock_vm(vm->core, vm);
+	list_for_each(pos, &vm->modules) {
+		struct vgpu_core_module *m = list_entry(pos, struct vgpu_core_module, link);
+
+		if (m->id == id) {
+			found = m;
+			list_del(&m->link);
+			break;
+		}
+	}
+	vgpu_core_unlock(vm->core);
+	if (!found)
+		return vgpu_core_fail(-ENOENT, "VM '%s' has no module %u", vm->name, id);
+	/* A launch still running finishes; its variables go after it. */
+	err = vgpu_hal_module_unbind(vm->as, id);
+	if (found->variables_handle)
+		vgpu_core_free(vm, found->variables_handle);
+	module_record_free(found);
+	return err;
+}
+
+void vgpu_core_modules_forget_locked(struct vgpu_vm *vm)
+{
+	vgpu_core_assert_locked(vm->core);
+	while (!list_empty(&vm->modules)) {
+		struct vgpu_core_module *m =
+		        list_entry(vm->modules.next, struct vgpu_core_module, link);
+
+		list_del(&m->link);
+		module_record_free(m);
+	}
+}
