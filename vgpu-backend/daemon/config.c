@@ -145,6 +145,8 @@ static const struct key keys[] = {
 	  "a tenant must confirm a window swap within this or is detached (default 2000)" },
 	{ "daemon", "max_buffers_per_vm", T_U32, OFF(max_buffers_per_vm), 0, "N",
 	  "buffers one VM may hold at once (default 65536)" },
+	{ "daemon", "max_modules_per_vm", T_U32, OFF(max_modules_per_vm), 0, "N",
+	  "GPU programs (MODULE_LOAD) one VM may hold at once (default 64)" },
 	{ "daemon", "mailbox_budget", T_U32, OFF(mailbox_budget), 0, "N",
 	  "mailbox requests served per doorbell before yielding (default 32)" },
 	{ "daemon", "mdev", T_MDEV_MODE, OFF(mdev_mode), 0, "MODE",
@@ -219,6 +221,7 @@ void vgpud_config_defaults(struct vgpud_config *config)
 	config->attach_timeout_ms = 5000;
 	config->swap_timeout_ms = 2000;
 	config->max_buffers_per_vm = 65536;
+	config->max_modules_per_vm = 64;
 	config->mailbox_budget = 32;
 	config->mdev_mode = VGPUD_MDEV_AUTO;
 	strcpy(config->mdev_device, VGPU_MDEV_CONTROL_PATH);
@@ -746,7 +749,8 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		}
 	}
 	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
-	    !config->max_buffers_per_vm || !config->max_connections_per_uid ||
+	    !config->max_buffers_per_vm || !config->max_modules_per_vm ||
+	    !config->max_connections_per_uid ||
 	    !config->control_max_connections_per_uid) {
 		vgpu_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
 		         "max_buffers_per_vm, max_connections_per_uid and "

@@ -93,6 +93,7 @@ struct vgpud_config {
 	uint32_t attach_timeout_ms; /* a new connection must ATTACH within this */
 	uint32_t swap_timeout_ms;   /* a frontend must ack a window swap within this */
 	uint32_t max_buffers_per_vm;
+	uint32_t max_modules_per_vm;
 	uint32_t mailbox_budget;    /* requests served per doorbell before yielding */
 	int mdev_mode;              /* enum vgpud_mdev_mode */
 	char mdev_device[VGPUD_PATH_MAX]; /* vgpu_mdev.ko's control device */

@@ -101,6 +101,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(daemon, "attach_timeout_ms", c->attach_timeout_ms);
 	add_u64(daemon, "swap_timeout_ms", c->swap_timeout_ms);
 	add_u64(daemon, "max_buffers_per_vm", c->max_buffers_per_vm);
+	add_u64(daemon, "max_modules_per_vm", c->max_modules_per_vm);
 	add_u64(daemon, "mailbox_budget", c->mailbox_budget);
 	add_str(daemon, "mdev", vgpud_mdev_mode_name(c->mdev_mode));
 	add_str(daemon, "mdev_device", c->mdev_device);

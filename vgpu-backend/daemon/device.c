@@ -276,6 +276,8 @@ static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t
 	snprintf(dev->profile, sizeof(dev->profile), "%s", profile);
 	dev->owner_uid = params->owner_uid;
 	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
+	if (d->caps.runs_modules)
+		dev->features_offered |= VGPU_FEATURE_MODULES;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);
 	clock_gettime(CLOCK_REALTIME, &dev->attached_at);
 	return dev;

@@ -78,6 +78,7 @@ struct vgpud_device {
 	bool hello_done;
 	uint32_t features;
 	struct handle_table handles;
+	uint32_t modules; /* loaded by MODULE_LOAD (the mailbox worker's) */
 	struct channel_window *windows[VGPU_MAX_CHANNELS];
 	struct vgpud_ratelimit log_limit;
 	/* The channel error log line (event_routes.c, under the routes' lock):

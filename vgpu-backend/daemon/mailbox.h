@@ -41,6 +41,8 @@ struct vgpu_mailbox_request {
 		struct vgpu_set_priority_request set_priority;
 		struct vgpu_channel_create_request channel_create;
 		struct vgpu_channel_destroy_request channel_destroy;
+		struct vgpu_module_load_request module_load;
+		struct vgpu_module_unload_request module_unload;
 	} u; /* host byte order */
 };
 

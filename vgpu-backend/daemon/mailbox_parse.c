@@ -20,6 +20,8 @@ static const struct opcode_info opcodes[] = {
 		                      sizeof(struct vgpu_channel_destroy_request) },
 	[VGPU_OP_SET_PRIORITY] = { "SET_PRIORITY", sizeof(struct vgpu_set_priority_request) },
 	[VGPU_OP_STATS] = { "STATS", 0 },
+	[VGPU_OP_MODULE_LOAD] = { "MODULE_LOAD", sizeof(struct vgpu_module_load_request) },
+	[VGPU_OP_MODULE_UNLOAD] = { "MODULE_UNLOAD", sizeof(struct vgpu_module_unload_request) },
 };
 
 #define OPCODE_LIMIT (sizeof(opcodes) / sizeof(opcodes[0]))
@@ -131,6 +133,31 @@ enum vgpu_status vgpu_mailbox_parse(const struct vgpu_request *slot,
 			INVALID("CHANNEL_DESTROY reserved field is not zero");
 		if (out->u.channel_destroy.index >= VGPU_MAX_CHANNELS)
 			INVALID("CHANNEL_DESTROY index beyond the channel windows");
+		break;
+	case VGPU_OP_MODULE_LOAD:
+		out->u.module_load.image_va = get64(p);
+		out->u.module_load.image_bytes = get64(p + 8);
+		out->u.module_load.table_va = get64(p + 16);
+		out->u.module_load.table_bytes = get32(p + 24);
+		out->u.module_load.flags = get32(p + 28);
+		if (!out->u.module_load.image_bytes ||
+		    out->u.module_load.image_bytes > VGPU_MODULE_IMAGE_MAX_BYTES)
+			INVALID("MODULE_LOAD image_bytes is 0 or above VGPU_MODULE_IMAGE_MAX_BYTES");
+		if (out->u.module_load.table_bytes > VGPU_MODULE_TABLE_MAX_BYTES)
+			INVALID("MODULE_LOAD table_bytes above VGPU_MODULE_TABLE_MAX_BYTES");
+		if (out->u.module_load.flags)
+			INVALID("MODULE_LOAD flags has undefined bits set");
+		if (out->u.module_load.image_va + out->u.module_load.image_bytes <
+		            out->u.module_load.image_va ||
+		    out->u.module_load.table_va + out->u.module_load.table_bytes <
+		            out->u.module_load.table_va)
+			INVALID("MODULE_LOAD range wraps around");
+		break;
+	case VGPU_OP_MODULE_UNLOAD:
+		out->u.module_unload.module = get32(p);
+		out->u.module_unload.reserved = get32(p + 4);
+		if (out->u.module_unload.reserved)
+			INVALID("MODULE_UNLOAD reserved field is not zero");
 		break;
 	}
 	return VGPU_STATUS_OK;

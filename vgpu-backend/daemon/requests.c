@@ -7,12 +7,14 @@
  * per VM, so another VM's handle is NOT_FOUND), limits.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "channel_window.h"
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
+#include "module_table.h"
 #include "share_limits.h"
 
 static enum vgpu_status status_of_errno(int err)
@@ -167,6 +169,119 @@ static void handle_set_priority(struct vgpud_device *dev, const struct vgpu_mail
 	reply(response, status_of_errno(err), NULL, 0);
 }
 
+/* A failed MODULE_LOAD's reason, into the VM's table when it has room. */
+static void module_load_failed(struct vgpud_device *dev, const struct vgpu_module_load_request *q,
+                               const char *message)
+{
+	struct vgpu_module_table header;
+
+	vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO, "VM '%s': MODULE_LOAD refused: %s",
+	                      dev->name, message);
+	if (q->table_bytes < sizeof(header))
+		return;
+	module_table_failure(&header, message);
+	if (vgpu_core_vm_write(dev->vm, q->table_va, &header, sizeof(header)))
+		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
+		                      "VM '%s': MODULE_LOAD's table at %#llx is not mapped",
+		                      dev->name, (unsigned long long)q->table_va);
+}
+
+/* The image, read out of the VM's memory (NUL-terminated: PTX is text). */
+static char *read_image(struct vgpud_device *dev, const struct vgpu_module_load_request *q)
+{
+	char *image = malloc(q->image_bytes + 1);
+
+	if (!image)
+		return NULL;
+	if (vgpu_core_vm_read(dev->vm, q->image_va, image, q->image_bytes)) {
+		free(image);
+		return NULL;
+	}
+	image[q->image_bytes] = 0;
+	return image;
+}
+
+/*
+ * MODULE_LOAD (device_abi.h): the image in the VM's memory, checked and
+ * bound by the core; the table written back into the VM's memory. Errors
+ * of the image are the guest's (INVALID, with the reason in the table);
+ * a GPU without user programs says UNSUPPORTED, with its reason.
+ */
+static void handle_module_load(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
+                               struct vgpu_response *response)
+{
+	const struct vgpu_module_load_request *q = &req->u.module_load;
+	struct vgpu_module_load_response r;
+	struct vgpu_module_loaded loaded;
+	uint32_t table_bytes = 0;
+	void *table = NULL;
+	char *image;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	if (!(dev->features & VGPU_FEATURE_MODULES)) {
+		module_load_failed(dev, q, dev->daemon->caps.runs_modules
+		                                   ? "MODULE_LOAD without VGPU_FEATURE_MODULES at HELLO"
+		                                   : "this GPU runs no user programs");
+		reply(response, VGPU_STATUS_UNSUPPORTED, NULL, 0);
+		return;
+	}
+	if (dev->modules >= dev->daemon->config.max_modules_per_vm) {
+		module_load_failed(dev, q, "the VM holds max_modules_per_vm modules");
+		reply(response, VGPU_STATUS_LIMIT, NULL, 0);
+		return;
+	}
+	image = read_image(dev, q);
+	if (!image) {
+		module_load_failed(dev, q, "the image is not (all) in the VM's memory");
+		reply(response, VGPU_STATUS_INVALID, NULL, 0);
+		return;
+	}
+	err = vgpu_core_module_load(dev->vm, image, q->image_bytes, "module",
+	                            VGPU_PRIORITY_DEFAULT, &loaded);
+	free(image);
+	if (err) {
+		module_load_failed(dev, q, vgpu_core_last_error());
+		reply(response, err == -EDQUOT || err == -ENOMEM ? VGPU_STATUS_NO_MEMORY
+		                : err == -ENOSPC ? VGPU_STATUS_LIMIT
+		                : VGPU_STATUS_INVALID, NULL, 0);
+		return;
+	}
+	err = module_table_build(&loaded, &table, &table_bytes);
+	r.table_bytes = table_bytes;
+	if (!err && table_bytes > q->table_bytes)
+		err = -ENOSPC;
+	if (!err && vgpu_core_vm_write(dev->vm, q->table_va, table, table_bytes))
+		err = -EFAULT;
+	free(table);
+	if (err) {
+		vgpu_core_module_unload(dev->vm, loaded.id);
+		if (err != -ENOSPC)
+			module_load_failed(dev, q, "the module's table cannot be written to the VM");
+		reply(response, err == -ENOSPC ? VGPU_STATUS_LIMIT : status_of_errno(err), &r,
+		      sizeof(r));
+		return;
+	}
+	dev->modules++;
+	r.module = loaded.id;
+	r.function_count = loaded.info.function_count;
+	r.variable_count = loaded.info.variable_count;
+	r.variables_va = loaded.variables_va;
+	r.variables_bytes = loaded.variables_bytes;
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
+}
+
+static void handle_module_unload(struct vgpud_device *dev,
+                                 const struct vgpu_mailbox_request *req,
+                                 struct vgpu_response *response)
+{
+	int err = vgpu_core_module_unload(dev->vm, req->u.module_unload.module);
+
+	if (!err)
+		dev->modules--;
+	reply(response, status_of_errno(err), NULL, 0);
+}
+
 struct channel_create_call {
 	struct vgpud_device *dev;
 	uint32_t index, entries;
@@ -313,6 +428,12 @@ void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
 		break;
 	case VGPU_OP_STATS:
 		handle_stats(dev, response);
+		break;
+	case VGPU_OP_MODULE_LOAD:
+		handle_module_load(dev, &req, response);
+		break;
+	case VGPU_OP_MODULE_UNLOAD:
+		handle_module_unload(dev, &req, response);
 		break;
 	default:
 		reply(response, VGPU_STATUS_UNSUPPORTED, NULL, 0);

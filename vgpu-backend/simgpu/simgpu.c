@@ -639,6 +639,7 @@ int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out)
 		.page_size_mask = VGPU_HAL_PAGE_MASK_4K | VGPU_HAL_PAGE_MASK_64K,
 		.sysmem_page_size_mask = VGPU_HAL_PAGE_MASK_4K | VGPU_HAL_PAGE_MASK_64K,
 		.has_reference_bits = gpu->config.reference_bits,
+		.runs_modules = true,
 		.max_channels = gpu->config.max_channels,
 		.max_address_spaces = gpu->config.max_address_spaces,
 		.gpfifo_entries_max = gpu->config.max_gpfifo_entries,

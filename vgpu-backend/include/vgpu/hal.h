@@ -87,6 +87,7 @@ struct vgpu_hal_caps {
 	 * still map host memory with small ones. */
 	uint32_t sysmem_page_size_mask;
 	bool has_reference_bits;   /* vgpu_hal_as_test_and_clear_referenced works */
+	bool runs_modules;         /* vgpu_hal_module_parse takes programs (PTX) */
 	uint32_t max_channels;     /* channels the GPU can hold at once */
 	uint32_t max_address_spaces;
 	uint32_t gpfifo_entries_max; /* per channel ring, power of two */
