@@ -433,7 +433,39 @@ static void test_parser(void **state)
 	create.gpfifo_entries = 0;
 	assert_int_equal(parse(VGPU_OP_CHANNEL_CREATE, 8, &create, &out), VGPU_STATUS_OK);
 	assert_int_equal(parse(VGPU_OP_STATS, 0, NULL, &out), VGPU_STATUS_OK);
-	assert_int_equal(parse(VGPU_OP_STATS + 1, 0, NULL, &out), VGPU_STATUS_UNSUPPORTED);
+	assert_int_equal(parse(VGPU_OP_MODULE_UNLOAD + 1, 0, NULL, &out), VGPU_STATUS_UNSUPPORTED);
+	{
+		struct vgpu_module_load_request load = {
+			.image_va = 1 << 20, .image_bytes = 4096, .table_va = 2 << 20,
+			.table_bytes = 4096,
+		};
+		struct vgpu_module_unload_request unload = { .module = 3 };
+
+		assert_int_equal(parse(VGPU_OP_MODULE_LOAD, sizeof(load), &load, &out),
+		                 VGPU_STATUS_OK);
+		assert_int_equal(out.u.module_load.image_bytes, 4096);
+		assert_int_equal(parse(VGPU_OP_MODULE_LOAD, sizeof(load) - 8, &load, &out),
+		                 VGPU_STATUS_INVALID);
+		load.image_bytes = 0;
+		assert_int_equal(parse(VGPU_OP_MODULE_LOAD, sizeof(load), &load, &out),
+		                 VGPU_STATUS_INVALID);
+		load.image_bytes = VGPU_MODULE_IMAGE_MAX_BYTES + 1ull;
+		assert_int_equal(parse(VGPU_OP_MODULE_LOAD, sizeof(load), &load, &out),
+		                 VGPU_STATUS_INVALID);
+		load.image_bytes = 4096;
+		load.table_va = UINT64_MAX - 100; /* wraps */
+		assert_int_equal(parse(VGPU_OP_MODULE_LOAD, sizeof(load), &load, &out),
+		                 VGPU_STATUS_INVALID);
+		load.table_va = 2 << 20;
+		load.flags = 1;
+		assert_int_equal(parse(VGPU_OP_MODULE_LOAD, sizeof(load), &load, &out),
+		                 VGPU_STATUS_INVALID);
+		assert_int_equal(parse(VGPU_OP_MODULE_UNLOAD, sizeof(unload), &unload, &out),
+		                 VGPU_STATUS_OK);
+		unload.reserved = 1;
+		assert_int_equal(parse(VGPU_OP_MODULE_UNLOAD, sizeof(unload), &unload, &out),
+		                 VGPU_STATUS_INVALID);
+	}
 	assert_int_equal(parse(VGPU_OP_HELLO, 4, NULL, &out), VGPU_STATUS_INVALID);
 	assert_int_equal(parse(VGPU_OP_HELLO, 48, NULL, &out), VGPU_STATUS_INVALID);
 	assert_int_equal(parse(VGPU_OP_HELLO, 49, NULL, &out), VGPU_STATUS_INVALID);
