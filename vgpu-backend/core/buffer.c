@@ -459,6 +459,80 @@ static void alloc_account_pass(struct vgpu_core *core, struct vgpu_core_time *pa
 	vgpu_core_time_add(&core->stats.eviction, pass);
 }
 
+/* Host memory for every chunk of a new buffer (staged, with the budget
+ * reserved), as an eviction pass gives the chunks it sends to the host. */
+static int stage_all_on_host(struct vgpu_core *core, struct vgpu_core_buffer *buffer)
+{
+	for (uint32_t i = 0; i < buffer->chunk_count; i++) {
+		struct vgpu_chunk *chunk = &buffer->chunks[i];
+		int err = vgpu_chunk_host_reserve(core, chunk->bytes);
+
+		if (!err) {
+			err = vgpu_chunk_host_alloc(core, chunk->bytes, false, &chunk->new_host,
+			                            &chunk->new_iova);
+			if (err)
+				vgpu_host_budget_release(&core->host, chunk->bytes);
+		}
+		if (err) {
+			for (uint32_t j = 0; j < i; j++)
+				vgpu_chunk_release_staging(core, &buffer->chunks[j]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
+                              unsigned priority, struct vgpu_buffer_info *out)
+{
+	struct vgpu_core *core = vm->core;
+	struct vgpu_core_buffer *buffer;
+	int err;
+
+	vgpu_core_assert_locked(core);
+	if (!bytes || bytes % core->min_page || gpu_va % core->buffer_align ||
+	    priority > VGPU_PRIORITY_MAX)
+		return vgpu_core_fail(-EINVAL, "VM '%s': an imported buffer of %" PRIu64
+		                      " bytes at %#" PRIx64 " is misaligned", vm->name, bytes, gpu_va);
+	err = alloc_check_cap(vm, bytes);
+	if (err)
+		return vgpu_core_fail(err, "VM '%s': an imported buffer of %" PRIu64 " bytes "
+		                      "exceeds the VM's cap here", vm->name, bytes);
+	err = vgpu_va_alloc_at(&vm->va, gpu_va, bytes);
+	if (err)
+		return vgpu_core_fail(err, "VM '%s': GPU addresses %#" PRIx64 "+%" PRIu64
+		                      " are not free for an imported buffer", vm->name, gpu_va,
+		                      bytes);
+	buffer = buffer_new(vm, gpu_va, bytes, priority);
+	err = buffer ? 0 : -ENOMEM;
+	for (int location = 0; !err && location < LOC_COUNT; location++)
+		err = vgpu_chunk_set_reserve(&vm->sets[location],
+		                             vm->sets[location].count + buffer->chunk_count);
+	if (!err)
+		err = slot_reserve(vm);
+	if (!err) {
+		err = stage_all_on_host(core, buffer);
+		if (err == -ENOMEM || err == -ENOSPC)
+			vgpu_core_set_error("VM '%s': no host memory (host budget) for an imported "
+			                    "buffer of %" PRIu64 " bytes", vm->name, bytes);
+	}
+	if (!err) {
+		err = place_chunks(core, buffer);
+		if (err)
+			vgpu_core_set_error("VM '%s': cannot map an imported buffer: %s", vm->name,
+			                    strerror(-err));
+	}
+	if (err) {
+		if (buffer)
+			buffer_free_struct(buffer);
+		vgpu_va_free(&vm->va, gpu_va, bytes);
+		return err;
+	}
+	alloc_commit(vm, buffer, out);
+	vgpu_return_mark_pending(core);
+	return 0;
+}
+
 int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
                     struct vgpu_buffer_info *out)
 {

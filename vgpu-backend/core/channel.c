@@ -91,6 +91,20 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 	pthread_mutex_unlock(&core->channels_lock);
 	vm->channel_count++;
 	vm->stats_dirty = true;
+	if (vm->migration_stopped) {
+		/* A fresh channel has nothing queued: its drain is the fence
+		 * alone (dispatched now that the channel is in the table). */
+		err = vgpu_shadow_suspend(channel->shadow);
+		if (!err)
+			err = vgpu_shadow_drain(channel->shadow, core->config.drain_timeout_ms);
+		if (err) {
+			vgpu_core_set_error("VM '%s': cannot stop new channel %u for migration: %s",
+			                    vm->name, channel->id, strerror(-err));
+			vgpu_channel_destroy_locked(channel);
+			vgpu_core_unlock(core);
+			return err;
+		}
+	}
 	vgpu_core_unlock(core);
 	*out = channel;
 	return 0;

@@ -134,6 +134,10 @@ struct vgpu_vm {
 	size_t cursor;                  /* policy cursor (CLOCK hand) */
 
 	struct list_head channels;      /* also under core->channels_lock */
+	/* Live migration stopped its channels (core_migrate.h): they stay
+	 * suspended and drained; relocations leave them as they are, channels
+	 * created meanwhile start suspended. Allocation lock. */
+	bool migration_stopped;
 	uint32_t channel_count;
 	struct list_head reservations;
 	uint64_t reserved_va_bytes;
@@ -366,6 +370,12 @@ void vgpu_levels_update(struct vgpu_core_buffer *buffer, int location);
 void vgpu_levels_remove(struct vgpu_core_buffer *buffer, int location);
 
 /* ---- buffer.c ----------------------------------------------------------- */
+/* Create a buffer of vm at exactly gpu_va with every chunk in fresh host
+ * memory (migration import: the return pass brings them to VRAM). The
+ * allocation lock is held. 0, -EINVAL, -EEXIST (range taken), -EDQUOT,
+ * -ENOMEM (host budget or memory), -ENOSPC. */
+int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
+                              unsigned priority, struct vgpu_buffer_info *out);
 struct vgpu_core_buffer *vgpu_core_buffer_lookup(struct vgpu_vm *vm, uint64_t handle);
 /* Free a buffer completely (mapping, memory, accounting). */
 void vgpu_core_buffer_destroy(struct vgpu_core_buffer *buffer);

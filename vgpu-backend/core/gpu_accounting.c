@@ -165,6 +165,8 @@ static void throttle_vm_locked(struct vgpu_vm *vm)
 	struct vgpu_gpu_accounting *acct = &vm->core->accounting;
 	struct list_head *pos;
 
+	if (vm->migration_stopped)
+		return; /* stopped already; migration resumes it */
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 

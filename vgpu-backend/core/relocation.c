@@ -585,9 +585,14 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	/* Waiting for the VM's channels is waiting on a tenant: without the
 	 * allocation lock (pass.c); nothing of this VM changes meanwhile. */
 	drained_before = time->drain_ns;
-	vgpu_pass_unlock(core);
-	err = suspend_and_drain(core, vm, &suspended, time, &kills);
-	vgpu_pass_relock(core);
+	if (vm->migration_stopped) {
+		/* already suspended and drained; they stay so */
+		err = 0;
+	} else {
+		vgpu_pass_unlock(core);
+		err = suspend_and_drain(core, vm, &suspended, time, &kills);
+		vgpu_pass_relock(core);
+	}
 	vm->drain_ns += time->drain_ns - drained_before;
 	note_kills(vm, kills);
 	kills = 0;

@@ -80,6 +80,41 @@ int vgpu_va_alloc(struct vgpu_va_allocator *va, uint64_t bytes, uint64_t align, 
 	return -ENOSPC;
 }
 
+int vgpu_va_alloc_at(struct vgpu_va_allocator *va, uint64_t address, uint64_t bytes)
+{
+	struct vgpu_va_extent **link;
+	uint64_t end = address + bytes;
+
+	if (!bytes || end < address || address < va->base || end > va->end)
+		return -EINVAL;
+	for (link = &va->free_list; *link; link = &(*link)->next) {
+		struct vgpu_va_extent *extent = *link;
+
+		if (extent->end <= address)
+			continue;
+		if (extent->start > address || extent->end < end)
+			return -EEXIST;
+		if (extent->start == address && extent->end == end) {
+			*link = extent->next;
+			free(extent);
+		} else if (extent->start == address) {
+			extent->start = end;
+		} else if (extent->end == end) {
+			extent->end = address;
+		} else {
+			struct vgpu_va_extent *tail = extent_new(end, extent->end, extent->next);
+
+			if (!tail)
+				return -ENOMEM;
+			extent->end = address;
+			extent->next = tail;
+		}
+		va->allocated_bytes += bytes;
+		return 0;
+	}
+	return -EEXIST;
+}
+
 int vgpu_va_free(struct vgpu_va_allocator *va, uint64_t address, uint64_t bytes)
 {
 	struct vgpu_va_extent **link = &va->free_list;

@@ -443,6 +443,28 @@ static int cmd_set_profile(int argc, char **argv)
 	return 0;
 }
 
+/* save VM FILE / restore FILE: the VM's vGPU state to a file and back
+ * (CONTROL_API.md); FILE is opened by vgpud, so give an absolute path. */
+static int cmd_save_restore(const char *name, int argc, char **argv)
+{
+	bool save = !strcmp(name, "save");
+	struct json_object *request, *response;
+	int status = 0;
+
+	if (argc != (save ? 3 : 2))
+		return usage_error("usage: vgpuctl %s", save ? "save VM FILE" : "restore FILE");
+	request = command(name);
+	if (save)
+		json_object_object_add(request, "vm", json_object_new_string(argv[1]));
+	json_object_object_add(request, "file", json_object_new_string(argv[save ? 2 : 1]));
+	response = call(request, &status);
+	if (!response)
+		return status;
+	print_json(response);
+	json_object_put(response);
+	return status;
+}
+
 static int cmd_simple(const char *name, const char *vm, bool json, bool check)
 {
 	struct json_object *request = command(name), *response;
@@ -590,6 +612,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(name, "save") || !strcmp(name, "restore"))
+		return cmd_save_restore(name, argc, argv);
 	if (!strcmp(name, "set-weight"))
 		return cmd_set_weight(argc, argv);
 	if (!strcmp(name, "set-scheduler"))

@@ -24,7 +24,7 @@
 
 static struct vgpu_transport *transport_of(struct channel_window *win)
 {
-	return win->dev->transport;
+	return vgpu_device_transport(win->dev);
 }
 
 /* The segments backing the swappable part (control + GPFIFO). */
@@ -397,4 +397,26 @@ void channel_window_destroy(struct channel_window *win)
 	window_release_shadow(win, 0);
 	pthread_mutex_destroy(&win->swap_lock);
 	free(win);
+}
+
+void channel_window_migration_pages(struct channel_window *win, uint8_t **control,
+                                    uint8_t **gpfifo, uint8_t **host)
+{
+	*control = win->shadow;
+	*gpfifo = win->shadow ? win->shadow + SHADOW_GPFIFO_OFFSET : NULL;
+	*host = win->host ? vgpu_hal_host_cpu_pointer(win->dev->daemon->hal, win->host) : NULL;
+}
+
+int channel_window_republish(struct channel_window *win, struct vgpu_transport *t)
+{
+	struct vgpud_device *dev = win->dev;
+	int err;
+
+	/* no swap in progress; the next ones go to t */
+	pthread_mutex_lock(&win->swap_lock);
+	__atomic_store_n(&dev->transport, t, __ATOMIC_RELEASE);
+	win->published = false;
+	pthread_mutex_unlock(&win->swap_lock);
+	err = publish(win);
+	return err;
 }

@@ -38,6 +38,7 @@
 #include "vgpu/abi/device_abi.h"
 
 struct vgpud_device;
+struct vgpu_transport;
 
 #define CHANNEL_WINDOW_NOTIFIER_BYTES 4096u
 #define CHANNEL_WINDOW_PUSHBUF_MIN_BYTES (64u * 1024u)
@@ -87,6 +88,16 @@ enum vgpu_status channel_window_create(struct vgpud_device *dev, uint32_t index,
 /* Destroy the channel, unpublish the window, release GPU mappings and host
  * memory. */
 void channel_window_destroy(struct channel_window *win);
+
+/* Live migration: the window's shadow pages (control page, GPFIFO) and
+ * its notifier + pushbuffer memory (NULL without), for export and import
+ * while the channel is stopped. */
+void channel_window_migration_pages(struct channel_window *win, uint8_t **control,
+                                    uint8_t **gpfifo, uint8_t **host);
+
+/* Adoption of a migrated-in VM: from now on the window's swaps go to t;
+ * map the window into t's guest as it stands (shadow or real pages). */
+int channel_window_republish(struct channel_window *win, struct vgpu_transport *t);
 
 /* BAR2 offset of window index. */
 static inline uint64_t channel_window_bar2_offset(uint32_t index)

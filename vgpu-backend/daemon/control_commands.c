@@ -4,11 +4,13 @@
  * JSON request object in, one JSON response object out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -23,6 +25,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "metrics_http.h"
+#include "migrate.h"
 #include "stats_snapshot.h"
 #include "mdev_host.h"
 
@@ -458,6 +461,58 @@ static struct json_object *cmd_reload(struct vgpud *d)
 	return cmd_types(d);
 }
 
+/* save: a stop-and-copy of the VM into a new file (its guest must be
+ * stopped); the VM stays frozen here until its frontend detaches. */
+static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
+{
+	const char *vm = get_string(req, "vm"), *file = get_string(req, "file");
+	struct migrate_export *e;
+	struct migrate_result r;
+	struct json_object *response;
+	char why[320];
+	int fd, err;
+
+	if (!vm || !file)
+		return error_response("save needs \"vm\" and \"file\" (a new file)");
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return error_response("cannot create '%s': %s", file, strerror(errno));
+	err = migrate_export_start(d, vm, fd, -1, false, &e, why, sizeof(why));
+	if (!err)
+		err = migrate_export_finish(e, &r, why, sizeof(why));
+	if (!err && fsync(fd) < 0)
+		err = -errno, snprintf(why, sizeof(why), "cannot write '%s': %s", file,
+		                       strerror(errno));
+	close(fd);
+	if (err) {
+		unlink(file);
+		return error_response("%s", why);
+	}
+	response = ok_response();
+	add_u64(response, "bytes", r.bytes_sent);
+	add_u64(response, "downtime_us", r.downtime_ns / 1000);
+	return response;
+}
+
+/* restore: import a saved VM; it waits parked for its frontend. */
+static struct json_object *cmd_restore(struct vgpud *d, struct json_object *req)
+{
+	const char *file = get_string(req, "file");
+	char why[320];
+	int fd, err;
+
+	if (!file)
+		return error_response("restore needs \"file\" (written by save)");
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_response("cannot open '%s': %s", file, strerror(errno));
+	err = migrate_import(d, fd, 0, why, sizeof(why));
+	close(fd);
+	if (err)
+		return error_response("%s", why);
+	return ok_response();
+}
+
 /* What a tenant (a peer that is not an operator) may ask: health without
  * the invariant check, and list/status/stats of its own VMs. */
 static struct json_object *tenant_refusal(const char *command, struct json_object *req)
@@ -517,6 +572,10 @@ static struct json_object *dispatch(struct vgpud *d, struct json_object *req,
 		return cmd_metrics(d);
 	if (!strcmp(command, "reload"))
 		return cmd_reload(d);
+	if (!strcmp(command, "save"))
+		return cmd_save(d, req);
+	if (!strcmp(command, "restore"))
+		return cmd_restore(d, req);
 	return error_response("unknown command '%s': use health, list, stats, set-weight, "
 	                      "set-scheduler, types, set-profile, config, metrics or reload",
 	                      command);

@@ -33,13 +33,21 @@ static unsigned vector_of(uint32_t irq)
 	}
 }
 
+struct vgpu_transport *vgpu_device_transport(struct vgpud_device *dev)
+{
+	return __atomic_load_n(&dev->transport, __ATOMIC_ACQUIRE);
+}
+
 static void signal_sources(struct vgpud_device *dev, uint32_t irqs)
 {
+	struct vgpu_transport *t = vgpu_device_transport(dev);
 	uint32_t bit;
 
+	if (atomic_load(&dev->migrated))
+		return;
 	for (bit = 1; bit & VGPU_IRQ_ALL; bit <<= 1)
 		if (irqs & bit)
-			dev->transport->ops->raise_irq(dev->transport, vector_of(bit));
+			t->ops->raise_irq(t, vector_of(bit));
 }
 
 void vgpu_device_raise(struct vgpud_device *dev, uint32_t irq)
@@ -88,7 +96,7 @@ void vgpu_device_kick(struct vgpud_device *dev)
 	atomic_fetch_add_explicit(&dev->doorbells, 1, memory_order_relaxed);
 	pthread_mutex_lock(&dev->lock);
 	dev->kicked = true;
-	pthread_cond_signal(&dev->wake);
+	pthread_cond_broadcast(&dev->wake);
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -148,11 +156,12 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct vgpu_mailbox_run run;
 
-		while (!dev->kicked && !dev->stopping)
+		while ((!dev->kicked || dev->paused) && !dev->stopping)
 			pthread_cond_wait(&dev->wake, &dev->lock);
 		if (dev->stopping)
 			break;
 		dev->kicked = false;
+		dev->worker_busy = true;
 		pthread_mutex_unlock(&dev->lock);
 
 		vgpu_mailbox_server_run(&dev->server, budget, vgpu_device_handle_request, dev, &run);
@@ -173,11 +182,31 @@ static void *worker_main(void *arg)
 		}
 
 		pthread_mutex_lock(&dev->lock);
+		dev->worker_busy = false;
+		pthread_cond_broadcast(&dev->wake);
 		if (run.more)
 			dev->kicked = true;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return NULL;
+}
+
+void vgpu_device_pause_worker(struct vgpud_device *dev)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->paused = true;
+	while (dev->worker_busy)
+		pthread_cond_wait(&dev->wake, &dev->lock);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+void vgpu_device_resume_worker(struct vgpud_device *dev)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->paused = false;
+	dev->kicked = true; /* requests that came meanwhile */
+	pthread_cond_broadcast(&dev->wake);
+	pthread_mutex_unlock(&dev->lock);
 }
 
 /* -------------------------------------------------------------- lifetime */
@@ -366,10 +395,16 @@ void vgpu_device_detach(struct vgpud_device *dev)
 	atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
 	pthread_mutex_lock(&dev->lock);
 	dev->stopping = true;
-	pthread_cond_signal(&dev->wake);
+	pthread_cond_broadcast(&dev->wake);
 	pthread_mutex_unlock(&dev->lock);
 	if (dev->worker_started)
 		pthread_join(dev->worker, NULL);
+	/* An export reads the device: it ends (finish or cancel) first. */
+	while (atomic_load(&dev->exporting)) {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
 
 	vgpud_registry_remove(&d->registry, dev);
 	vgpu_device_destroy_windows(dev);

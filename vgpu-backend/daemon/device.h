@@ -92,6 +92,14 @@ struct vgpud_device {
 	pthread_cond_t wake;
 	bool kicked;
 	bool stopping;
+	bool paused;      /* migration: the worker serves nothing (lock) */
+	bool worker_busy; /* the worker is serving requests (lock) */
+
+	/* Exported to another vgpud (or saved): frozen, its channels killed;
+	 * interrupts go nowhere; only detach is left. */
+	atomic_bool migrated;
+	atomic_bool exporting; /* an export of it is in progress */
+	bool parked; /* imported, waiting for its frontend (migrate.h) */
 
 	/* statistics for the control API */
 	_Atomic uint64_t requests;
@@ -136,6 +144,15 @@ void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index);
 /* The mailbox handler (requests.c): ctx = the device. */
 void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
                                 struct vgpu_response *response);
+
+/* Migration: stop the mailbox worker between requests (a request in
+ * progress finishes first; later ones wait in the ring) / let it go on. */
+void vgpu_device_pause_worker(struct vgpud_device *dev);
+void vgpu_device_resume_worker(struct vgpud_device *dev);
+
+/* The device's transport (it changes once, when a migrated-in VM is
+ * adopted by its frontend). */
+struct vgpu_transport *vgpu_device_transport(struct vgpud_device *dev);
 
 /* Release every channel window (detach, from requests.c's table). */
 void vgpu_device_destroy_windows(struct vgpud_device *dev);

@@ -118,3 +118,70 @@ void handle_table_remove(struct handle_table *t, uint32_t guest)
 	t->free_tail = slot;
 	t->live--;
 }
+
+uint32_t handle_table_entries(const struct handle_table *t, uint32_t *guest, uint64_t *core,
+                              uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t slot = 0; slot < t->used; slot++) {
+		if (!t->slots[slot].live)
+			continue;
+		if (n < max) {
+			guest[n] = t->slots[slot].generation << HANDLE_TABLE_SLOT_BITS | (slot + 1);
+			core[n] = t->slots[slot].core_handle;
+		}
+		n++;
+	}
+	return n;
+}
+
+int handle_table_restore(struct handle_table *t, const uint32_t *guest, const uint64_t *core,
+                         uint32_t count)
+{
+	uint32_t used = 0;
+
+	if (t->used || t->live)
+		return -EINVAL;
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t slot = (guest[i] & HANDLE_TABLE_MAX), generation = guest[i] >> HANDLE_TABLE_SLOT_BITS;
+
+		if (!slot || !generation || generation > GENERATION_MASK)
+			return -EINVAL;
+		if (slot > used)
+			used = slot;
+	}
+	if (used) {
+		t->slots = calloc(used, sizeof(*t->slots));
+		if (!t->slots)
+			return -ENOMEM;
+	}
+	t->capacity = t->used = used;
+	for (uint32_t slot = 0; slot < used; slot++)
+		t->slots[slot].generation = 1;
+	for (uint32_t i = 0; i < count; i++) {
+		struct handle_slot *s = &t->slots[(guest[i] & HANDLE_TABLE_MAX) - 1];
+
+		if (s->live) {
+			handle_table_fini(t);
+			return -EINVAL;
+		}
+		s->live = true;
+		s->generation = guest[i] >> HANDLE_TABLE_SLOT_BITS;
+		s->core_handle = core[i];
+		t->live++;
+	}
+	for (uint32_t slot = 0; slot < used; slot++) {
+		struct handle_slot *s = &t->slots[slot];
+
+		if (s->live)
+			continue;
+		s->next_free = NONE;
+		if (t->free_tail == NONE)
+			t->free_head = slot;
+		else
+			t->slots[t->free_tail].next_free = slot;
+		t->free_tail = slot;
+	}
+	return 0;
+}

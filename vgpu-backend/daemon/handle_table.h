@@ -38,4 +38,14 @@ int handle_table_lookup(const struct handle_table *t, uint32_t guest, uint64_t *
 /* Forget a handle found by lookup. */
 void handle_table_remove(struct handle_table *t, uint32_t guest);
 
+/* Live migration. Copy up to max live handles into guest[] and core[];
+ * returns how many there are (may exceed max). */
+uint32_t handle_table_entries(const struct handle_table *t, uint32_t *guest, uint64_t *core,
+                              uint32_t max);
+/* Fill an empty table with exactly these handles (as another vgpud gave
+ * them out); slots between them are free. 0, -EINVAL (a malformed or
+ * repeated handle, or the table is not empty), -ENOMEM. */
+int handle_table_restore(struct handle_table *t, const uint32_t *guest, const uint64_t *core,
+                         uint32_t count);
+
 #endif /* VGPUD_HANDLE_TABLE_H */

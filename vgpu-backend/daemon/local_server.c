@@ -20,6 +20,7 @@
 
 #include "local_socket.h"
 #include "log.h"
+#include "migrate.h"
 #include "unix_listen.h"
 
 /* Connections at once (attached or still attaching): each costs a thread. */
@@ -284,6 +285,43 @@ static void attach_reply(struct local_conn *conn, int status, const char *messag
 		mark_dead(conn, "cannot send the ATTACH reply");
 }
 
+/* IMPORT (live migration): read the stream the peer passed to its end,
+ * creating the VM parked, and say how it went. */
+static void serve_import(struct local_conn *conn, struct vgpu_local_msg *msg)
+{
+	struct vgpu_local_import_reply r;
+	const struct vgpu_local_import *im = &msg->payload.import;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.protocol_minor = VGPU_LOCAL_PROTOCOL_MINOR;
+	if (vgpu_local_msg_expect(msg, VGPU_LOCAL_IMPORT, false, sizeof(*im), 1)) {
+		vgpu_local_msg_close_fds(msg);
+		err = -EPROTO;
+		snprintf(r.message, sizeof(r.message), "IMPORT takes its payload and one "
+		         "descriptor (the stream); see local_protocol.h");
+	} else if (im->protocol_version != VGPU_LOCAL_PROTOCOL_VERSION ||
+	           im->protocol_minor < 1) {
+		vgpu_local_msg_close_fds(msg);
+		err = -EPROTONOSUPPORT;
+		snprintf(r.message, sizeof(r.message), "IMPORT needs protocol %u.1 or later",
+		         VGPU_LOCAL_PROTOCOL_VERSION);
+	} else {
+		int fd = msg->fds[0];
+
+		msg->nfds = 0;
+		err = migrate_import(conn->server->host.ctx, fd, conn->uid, r.message,
+		                     sizeof(r.message));
+		close(fd);
+	}
+	r.status = err;
+	if (err)
+		log_info("IMPORT refused: %s", r.message);
+	(void)vgpu_local_send(conn->sock, VGPU_LOCAL_IMPORT, msg->header.seq,
+	                      VGPU_LOCAL_FLAG_REPLY, &r, sizeof(r), NULL, 0,
+	                      (int)conn->server->swap_timeout_ms);
+}
+
 static int handshake(struct local_conn *conn)
 {
 	struct local_server *server = conn->server;
@@ -302,6 +340,10 @@ static int handshake(struct local_conn *conn)
 		return err;
 	}
 	conn->attach_seq = msg.header.seq;
+	if (msg.header.type == VGPU_LOCAL_IMPORT) {
+		serve_import(conn, &msg);
+		return -ECONNABORTED; /* the connection ends after the reply */
+	}
 	if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_ATTACH, false, sizeof(*a), VGPU_LOCAL_MAX_FDS)) {
 		vgpu_local_msg_close_fds(&msg);
 		attach_reply(conn, -EPROTO, "the first message must be ATTACH with 5 descriptors "
@@ -315,7 +357,8 @@ static int handshake(struct local_conn *conn)
 		conn->irq_fds[i] = msg.fds[2 + i];
 	msg.nfds = 0;
 
-	if (a->protocol_version != VGPU_LOCAL_PROTOCOL_VERSION || a->reserved) {
+	if (a->protocol_version != VGPU_LOCAL_PROTOCOL_VERSION ||
+	    (a->flags & ~VGPU_LOCAL_ATTACH_FLAGS_ALL)) {
 		snprintf(why, sizeof(why), "protocol version %u is not supported; vgpud speaks "
 		         "%u", a->protocol_version, VGPU_LOCAL_PROTOCOL_VERSION);
 		attach_reply(conn, -EPROTONOSUPPORT, why, NULL, 0);
@@ -342,8 +385,12 @@ static int handshake(struct local_conn *conn)
 	params.profile = a->profile;
 	params.owner_uid = conn->uid;
 	why[0] = '\0';
-	err = server->host.attach(server->host.ctx, &conn->base, &params, &conn->device, why,
-	                          sizeof(why));
+	if (a->flags & VGPU_LOCAL_ATTACH_RESUME)
+		err = migrate_adopt(server->host.ctx, &conn->base, conn->vm_name, conn->uid,
+		                    &conn->device, why, sizeof(why));
+	else
+		err = server->host.attach(server->host.ctx, &conn->base, &params, &conn->device,
+		                          why, sizeof(why));
 	if (err) {
 		log_info("tenant '%s' not attached: %s", conn->vm_name, why);
 		attach_reply(conn, err, why, NULL, 0);

@@ -153,7 +153,7 @@ static int watch_hangup(struct vgpu_local_device *dev)
 }
 
 static int attach(struct vgpu_local_device *dev, const struct vgpu_local_device_config *config,
-                  int peer_backend, const char *path)
+                  int peer_backend, const char *path, uint32_t flags)
 {
 	struct vgpu_local_attach request;
 	struct vgpu_local_msg reply;
@@ -165,6 +165,7 @@ static int attach(struct vgpu_local_device *dev, const struct vgpu_local_device_
 
 	memset(&request, 0, sizeof(request));
 	request.protocol_version = VGPU_LOCAL_PROTOCOL_VERSION;
+	request.flags = flags;
 	strcpy(request.vm_name, config->vm_name);
 	if (config->profile)
 		strcpy(request.profile, config->profile);
@@ -312,7 +313,8 @@ int vgpu_local_device_open(const struct vgpu_local_device_config *config,
 		vgpu_local_set_error("cannot start the device's agent thread: %s", strerror(-err));
 		goto fail;
 	}
-	err = attach(dev, config, peer_backend, path);
+	snprintf(dev->vm_name, sizeof(dev->vm_name), "%s", config->vm_name);
+	err = attach(dev, config, peer_backend, path, 0);
 	close(peer_backend);
 	peer_backend = -1;
 	if (err)
@@ -475,4 +477,47 @@ uint32_t vgpu_local_device_vm_id(struct vgpu_local_device *dev)
 uint64_t vgpu_local_device_swap_waits(void)
 {
 	return vgpu_window_trap_waits();
+}
+
+int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_path)
+{
+	struct vgpu_local_device_config config = { .socket_path = socket_path };
+	const char *path;
+	int pair[2], err;
+
+	config.vm_name = dev->vm_name;
+	path = socket_path_of(&config);
+	/* Leave the source: no more of its swaps (its VM is frozen), and
+	 * closing the connection detaches what is left of it there. */
+	vgpu_local_agent_stop(dev);
+	pthread_mutex_lock(&dev->request_lock);
+	epoll_ctl(dev->irq_epoll, EPOLL_CTL_DEL, dev->sock, NULL);
+	shutdown(dev->sock, SHUT_RDWR);
+	close(dev->sock);
+	close(dev->backend_sock);
+	dev->sock = dev->backend_sock = -1;
+	atomic_store(&dev->gone, true);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		err = -errno;
+		vgpu_local_set_error("cannot create the backend channel: %s", strerror(-err));
+		goto out;
+	}
+	dev->backend_sock = pair[0];
+	dev->sock = connect_to(path);
+	if (dev->sock < 0) {
+		err = dev->sock;
+		close(pair[1]);
+		goto out;
+	}
+	err = vgpu_local_agent_start(dev);
+	if (!err)
+		err = attach(dev, &config, pair[1], path, VGPU_LOCAL_ATTACH_RESUME);
+	close(pair[1]);
+	if (!err)
+		err = watch_hangup(dev);
+	if (!err)
+		atomic_store(&dev->gone, false);
+out:
+	pthread_mutex_unlock(&dev->request_lock);
+	return err;
 }

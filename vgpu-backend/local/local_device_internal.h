@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "vgpu/abi/device_abi.h"
+#include "vgpu/abi/local_protocol.h"
 #include "vgpu/local_device.h"
 
 struct vgpu_local_device {
@@ -26,6 +27,7 @@ struct vgpu_local_device {
 	uint8_t *bar2;    /* VGPU_BAR2_SIZE bytes, one reservation */
 	int trap_slot;
 	uint32_t vm_id;
+	char vm_name[VGPU_LOCAL_NAME_MAX];
 
 	pthread_mutex_t request_lock; /* one main-socket request at a time */
 	uint32_t next_seq;

@@ -27,6 +27,8 @@ struct vgpu_local_msg {
 	union {
 		uint8_t bytes[VGPU_LOCAL_MSG_MAX - sizeof(struct vgpu_local_header)];
 		struct vgpu_local_attach attach;
+		struct vgpu_local_import import;
+		struct vgpu_local_import_reply import_reply;
 		struct vgpu_local_attach_reply attach_reply;
 		struct vgpu_local_reg reg;
 		struct vgpu_local_status status;

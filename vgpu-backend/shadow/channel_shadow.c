@@ -429,3 +429,33 @@ uint32_t vgpu_shadow_channel_id(const struct vgpu_shadow_channel *sc)
 {
 	return sc->channel_id;
 }
+
+int vgpu_shadow_get_guest_state(struct vgpu_shadow_channel *sc, uint32_t *guest_put,
+                                uint32_t *guest_get)
+{
+	int err = -EINVAL;
+
+	pthread_mutex_lock(&sc->op_lock);
+	if (sc->suspended) {
+		*guest_put = sc->guest_put;
+		*guest_get = sc->guest_get;
+		err = 0;
+	}
+	pthread_mutex_unlock(&sc->op_lock);
+	return err;
+}
+
+int vgpu_shadow_set_guest_state(struct vgpu_shadow_channel *sc, uint32_t guest_put,
+                                uint32_t guest_get)
+{
+	int err = -EINVAL;
+
+	pthread_mutex_lock(&sc->op_lock);
+	if (sc->suspended && guest_put <= sc->ring_mask && guest_get <= sc->ring_mask) {
+		sc->guest_put = guest_put;
+		sc->guest_get = guest_get;
+		err = 0;
+	}
+	pthread_mutex_unlock(&sc->op_lock);
+	return err;
+}

@@ -39,6 +39,7 @@ int simgpu_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 		goto fail_tlb;
 	pthread_mutex_init(&as->lock, NULL);
 	module_table_init(&as->modules);
+	dirty_pages_init(&as->dirty);
 	*out = &as->base;
 	return 0;
 
@@ -66,6 +67,7 @@ void simgpu_as_destroy(struct vgpu_hal_as *hal_as)
 	module_table_destroy(&as->modules);
 	page_table_destroy(&as->page_table);
 	tlb_destroy(&as->tlb);
+	dirty_pages_fini(&as->dirty);
 	pthread_mutex_destroy(&as->lock);
 	free(as);
 	pthread_mutex_lock(&gpu->objects_lock);
@@ -254,6 +256,34 @@ int simgpu_as_test_and_clear_referenced(struct vgpu_hal_as *hal_as, uint64_t va,
 	tlb_forget_referenced(&as->tlb);
 	pthread_mutex_unlock(&as->lock);
 	return 0;
+}
+
+int simgpu_as_dirty_tracking(struct vgpu_hal_as *hal_as, bool enable)
+{
+	struct simgpu_address_space *as = to_simgpu_as(hal_as);
+
+	pthread_mutex_lock(&as->lock);
+	dirty_pages_enable(&as->dirty, enable);
+	pthread_mutex_unlock(&as->lock);
+	return 0;
+}
+
+int simgpu_as_test_and_clear_dirty(struct vgpu_hal_as *hal_as, uint64_t va, uint64_t bytes,
+                                   bool *dirty)
+{
+	struct simgpu_address_space *as = to_simgpu_as(hal_as);
+	int ret = 0;
+
+	if (!dirty || bytes == 0 || va >> GMMU_VA_BITS ||
+	    bytes > (UINT64_C(1) << GMMU_VA_BITS) - va)
+		return -EINVAL;
+	pthread_mutex_lock(&as->lock);
+	if (as->dirty.enabled)
+		*dirty = dirty_pages_test_and_clear(&as->dirty, va, bytes);
+	else
+		ret = -EINVAL;
+	pthread_mutex_unlock(&as->lock);
+	return ret;
 }
 
 void simgpu_as_counters(struct vgpu_hal_as *hal_as, struct vgpu_hal_as_counters *out)

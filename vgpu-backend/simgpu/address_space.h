@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "dirty_pages.h"
 #include "page_table.h"
 #include "tlb.h"
 #include "vgpu/hal.h"
@@ -33,6 +34,7 @@ struct simgpu_address_space {
 	uint64_t resident_wall_ns[VGPU_ENGINE_COUNT]; /* paced mode */
 	uint32_t copies_pending; /* under the copy engine lock */
 	struct module_table modules; /* its own lock */
+	struct dirty_pages dirty; /* under lock */
 };
 
 static inline struct simgpu_address_space *to_simgpu_as(struct vgpu_hal_as *as)
@@ -56,6 +58,9 @@ int simgpu_as_read(struct vgpu_hal_as *as, uint64_t va, void *dst, uint64_t byte
 int simgpu_as_write(struct vgpu_hal_as *as, uint64_t va, const void *src, uint64_t bytes);
 int simgpu_as_test_and_clear_referenced(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
                                         bool *referenced);
+int simgpu_as_dirty_tracking(struct vgpu_hal_as *as, bool enable);
+int simgpu_as_test_and_clear_dirty(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
+                                   bool *dirty);
 void simgpu_as_counters(struct vgpu_hal_as *as, struct vgpu_hal_as_counters *out);
 int simgpu_as_contention(struct vgpu_hal_as *as, struct vgpu_hal_as_contention *out);
 

@@ -108,6 +108,8 @@ int access_translate(struct engine_context *ctx, struct simgpu_address_space *as
 		*page_table_pte(&as->page_table, entry->translation.pte_address) |= PTE_REFERENCED;
 		entry->referenced = true;
 	}
+	if ((kind & ACCESS_WRITE) && as->dirty.enabled)
+		dirty_pages_mark(&as->dirty, va, span_bytes);
 	span->bytes = span_bytes;
 	span->target = target;
 	if (charge)

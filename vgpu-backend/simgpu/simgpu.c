@@ -503,6 +503,8 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.as_read = simgpu_as_read,
 	.as_write = simgpu_as_write,
 	.as_test_and_clear_referenced = simgpu_as_test_and_clear_referenced,
+	.as_dirty_tracking = simgpu_as_dirty_tracking,
+	.as_test_and_clear_dirty = simgpu_as_test_and_clear_dirty,
 	.as_counters = simgpu_as_counters,
 	.as_contention = simgpu_as_contention,
 	.channel_create = simgpu_channel_create,
@@ -645,6 +647,7 @@ int simgpu_create(const struct simgpu_config *config, struct vgpu_hal **out)
 		.gpfifo_entries_max = gpu->config.max_gpfifo_entries,
 		.va_bits = GMMU_VA_BITS,
 		.va_reserved_base = (UINT64_C(1) << GMMU_VA_BITS) - SIMGPU_VA_RESERVED_BYTES,
+		.has_dirty_bits = true,
 	};
 
 	ret = pfifo_init(&gpu->pfifo, gpu);

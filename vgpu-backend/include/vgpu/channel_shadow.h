@@ -163,6 +163,25 @@ void vgpu_shadow_on_priv_fence(struct vgpu_shadow_channel *sc, uint64_t ticket);
  * Event-thread safe. */
 void vgpu_shadow_on_channel_error(struct vgpu_shadow_channel *sc);
 
+/*
+ * Live migration. A suspended channel's guest position: guest_put is the
+ * guest's GP_PUT at suspend time (where GP_GET stands once drained; the
+ * guest's later submissions wait in the shadow ring after it), guest_get
+ * the GP_GET the shadow shows the guest. Together with the shadow pages'
+ * contents they are the channel's whole guest-visible state.
+ * vgpu_shadow_get_guest_state reads them; vgpu_shadow_set_guest_state
+ * gives them to another suspended channel (a fresh one on the destination
+ * GPU, whose shadow pages the caller filled with the source's): its
+ * resume then NOP-fills the real ring up to guest_put and continues with
+ * the guest's queued entries, as if this channel had been suspended
+ * there. Both: 0, -EINVAL when not suspended (or positions out of the
+ * ring). Serialised with suspend/resume.
+ */
+int vgpu_shadow_get_guest_state(struct vgpu_shadow_channel *sc, uint32_t *guest_put,
+                                uint32_t *guest_get);
+int vgpu_shadow_set_guest_state(struct vgpu_shadow_channel *sc, uint32_t guest_put,
+                                uint32_t guest_get);
+
 /* True between a successful suspend and the end of the matching resume. */
 bool vgpu_shadow_is_suspended(const struct vgpu_shadow_channel *sc);
 

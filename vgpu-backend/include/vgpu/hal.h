@@ -93,6 +93,9 @@ struct vgpu_hal_caps {
 	uint32_t gpfifo_entries_max; /* per channel ring, power of two */
 	uint32_t va_bits;          /* width of a GPU virtual address */
 	uint64_t va_reserved_base; /* first VA owned by the implementation */
+	/* vgpu_hal_as_dirty_tracking / vgpu_hal_as_test_and_clear_dirty work
+	 * (engine writes are recorded per page, opt-in per address space). */
+	bool has_dirty_bits;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -420,6 +423,10 @@ struct vgpu_hal_ops {
 	int (*module_bind)(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
 	                   const uint64_t *variable_va, uint32_t *id);
 	int (*module_unbind)(struct vgpu_hal_as *as, uint32_t id);
+	/* Dirty pages (caps.has_dirty_bits); optional: NULL = -ENOTSUP */
+	int (*as_dirty_tracking)(struct vgpu_hal_as *as, bool enable);
+	int (*as_test_and_clear_dirty)(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
+	                               bool *dirty);
 };
 
 struct vgpu_hal {
@@ -619,6 +626,34 @@ static inline int vgpu_hal_as_test_and_clear_referenced(struct vgpu_hal_as *as, 
                                                         uint64_t bytes, bool *referenced)
 {
 	return as->hal->ops->as_test_and_clear_referenced(as, va, bytes, referenced);
+}
+
+/*
+ * Only when caps.has_dirty_bits (else -ENOTSUP). Start (enable) or stop
+ * recording which pages of as an engine writes. Recording is per GPU
+ * virtual address and survives remapping: a page written and then moved
+ * to other memory is still dirty. CPU aperture writes (as_write) and the
+ * copy engine's writes through another address space are not recorded.
+ * Enabling forgets what was recorded before. Costs a little on every
+ * engine write while on (live migration turns it on for its pre-copy).
+ */
+static inline int vgpu_hal_as_dirty_tracking(struct vgpu_hal_as *as, bool enable)
+{
+	if (!as->hal->ops->as_dirty_tracking)
+		return -ENOTSUP;
+	return as->hal->ops->as_dirty_tracking(as, enable);
+}
+
+/* Only when caps.has_dirty_bits and tracking is on (else -ENOTSUP, or
+ * -EINVAL when off): set *dirty if an engine wrote any page of
+ * [va, va+bytes) since tracking started or the last call covering that
+ * page, and clear those pages. */
+static inline int vgpu_hal_as_test_and_clear_dirty(struct vgpu_hal_as *as, uint64_t va,
+                                                   uint64_t bytes, bool *dirty)
+{
+	if (!as->hal->ops->as_test_and_clear_dirty)
+		return -ENOTSUP;
+	return as->hal->ops->as_test_and_clear_dirty(as, va, bytes, dirty);
 }
 
 /* Snapshot of the AS's PCOUNTER-like counters (monotonic). */

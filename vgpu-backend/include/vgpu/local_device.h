@@ -69,6 +69,23 @@ int vgpu_local_device_wait_irq(struct vgpu_local_device *dev, int timeout_ms);
  * per vector.) */
 int vgpu_local_device_irq_fd(struct vgpu_local_device *dev);
 
+/*
+ * Live migration and restore: move this device to the vgpud listening at
+ * socket_path (NULL: as in the config), which holds this VM imported
+ * (local_protocol.h IMPORT, `vgpuctl migrate`/`restore`). The connection
+ * to the current vgpud is closed (its copy of the VM, frozen by the
+ * export, is released there), then the device attaches with
+ * VGPU_LOCAL_ATTACH_RESUME under the same VM name. BAR2 stays at the same
+ * address with the same contents (the new vgpud maps its mailbox and
+ * channel windows there), the interrupt descriptor stays the same: the
+ * caller's guest code goes on as it was. The caller must not touch the
+ * device (registers, BAR2) from the export's stop until this returns, as a
+ * VM's vCPUs are stopped for the switch-over. 0, or a negative errno with
+ * vgpu_local_device_last_error() set; on failure the device is gone
+ * (reads return 0xffffffff) and may only be closed.
+ */
+int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_path);
+
 /* vgpud's id of this VM (the "id" column of `vgpuctl status --json`). */
 uint32_t vgpu_local_device_vm_id(struct vgpu_local_device *dev);
 

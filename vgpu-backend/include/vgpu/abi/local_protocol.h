@@ -80,6 +80,9 @@ extern "C" {
 #endif
 
 #define VGPU_LOCAL_PROTOCOL_VERSION 1u
+/* Minor version: additions a peer of the same VERSION may not know.
+ * 1: IMPORT and ATTACH's VGPU_LOCAL_ATTACH_RESUME (live migration). */
+#define VGPU_LOCAL_PROTOCOL_MINOR 1u
 
 /* Longest datagram of the protocol (header + largest payload). */
 #define VGPU_LOCAL_MSG_MAX 512u
@@ -95,6 +98,8 @@ enum vgpu_local_msg_type {
 	VGPU_LOCAL_REG_READ = 2,  /* vgpu_local_reg -> vgpu_local_reg (value filled) */
 	VGPU_LOCAL_REG_WRITE = 3, /* vgpu_local_reg, posted: no reply */
 	VGPU_LOCAL_DETACH = 4,    /* no payload -> vgpu_local_status */
+	/* minor 1: the first message of a connection instead of ATTACH */
+	VGPU_LOCAL_IMPORT = 5,    /* vgpu_local_import + 1 fd -> vgpu_local_import_reply */
 
 	/* backend channel: vgpud -> frontend (acks carry VGPU_LOCAL_FLAG_REPLY) */
 	VGPU_LOCAL_MAP_REGION = 16,   /* vgpu_local_region + 1 fd -> vgpu_local_status */
@@ -115,7 +120,7 @@ struct vgpu_local_header {
 /* ATTACH: attach one vGPU instance for a VM. */
 struct vgpu_local_attach {
 	uint32_t protocol_version; /* VGPU_LOCAL_PROTOCOL_VERSION */
-	uint32_t reserved;         /* 0 */
+	uint32_t flags;            /* VGPU_LOCAL_ATTACH_*; 0 before minor 1 */
 	char vm_name[VGPU_LOCAL_NAME_MAX]; /* NUL-terminated, 1..63 printable chars */
 	char profile[VGPU_LOCAL_NAME_MAX]; /* NUL-terminated; "" = vgpud's default */
 };
@@ -130,6 +135,39 @@ struct vgpu_local_attach_reply {
 	uint32_t vm_id;            /* vgpud's id of the VM (vgpuctl "id") */
 	uint32_t reserved;
 	char message[VGPU_LOCAL_MESSAGE_MAX]; /* status != 0: what was wrong and what to do */
+};
+
+/* ATTACH flags (minor 1). RESUME: attach the VM of this name that vgpud
+ * imported (IMPORT, or `vgpuctl restore`) and holds parked: the same GPU
+ * addresses, handles, channels and mailbox contents as where it came from.
+ * vgpud maps the mailbox (ATTACH_REPLY) and every live channel window
+ * (MAP_REGION, before the reply) at the same BAR2 offsets; the frontend
+ * keeps its guest's view of BAR2 and goes on. profile is ignored. Fails
+ * with -ENOENT when no such VM is parked, -EPERM when the frontend's user
+ * does not own it. */
+#define VGPU_LOCAL_ATTACH_RESUME (1u << 0)
+#define VGPU_LOCAL_ATTACH_FLAGS_ALL VGPU_LOCAL_ATTACH_RESUME
+
+/*
+ * IMPORT (minor 1, live migration): the peer (the source vgpud, or a tool
+ * acting for the operator: root or vgpud's own user only) passes the read
+ * end of a migration stream (a stream socket or a file); vgpud reads it to
+ * its end, creating the VM parked, and replies when done: status 0 (the VM
+ * waits for its frontend's ATTACH with VGPU_LOCAL_ATTACH_RESUME), or a
+ * negative errno and why (nothing is left behind). The stream format is
+ * vgpud's (daemon/migrate_stream.h: versioned, checksummed records). The
+ * connection ends after the reply.
+ */
+struct vgpu_local_import {
+	uint32_t protocol_version; /* VGPU_LOCAL_PROTOCOL_VERSION */
+	uint32_t protocol_minor;   /* >= 1 */
+	char vm_name[VGPU_LOCAL_NAME_MAX]; /* the VM the stream carries (checked) */
+};
+
+struct vgpu_local_import_reply {
+	int32_t status;
+	uint32_t protocol_minor; /* vgpud's */
+	char message[VGPU_LOCAL_MESSAGE_MAX];
 };
 
 /* REG_READ / REG_WRITE: a trapped 32-bit BAR0 access. */

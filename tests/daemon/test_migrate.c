@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_migrate.c - live migration and save/restore of a VM between two
+ * vgpuds in this process (two "hosts": separate sockets, separate GPUs).
+ *
+ * A tenant holds 2x the GPU's VRAM in buffers whose contents it knows
+ * (each buffer is a memset of a pattern that changes with every write),
+ * keeps writing them while the VM is exported, stops for the switch-over,
+ * moves to the destination (vgpu_local_device_move) and goes on there: the
+ * same handles, GPU addresses, channel and mailbox; every buffer holds
+ * what the tenant wrote last. A cancelled export and one to a destination
+ * that cannot hold the VM leave the VM running on the source and nothing
+ * on the destination; corrupt and truncated streams are refused cleanly.
+ * Random choices come from VGPU_SEED (printed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vgpu/core_migrate.h"
+
+#include "channel_util.h"
+#include "device.h"
+#include "harness.h"
+#include "migrate.h"
+
+#define BUFFERS 8
+#define BUFFER_BYTES (16ull << 20) /* 8 x 16 MiB = 2x the test GPU's VRAM */
+#define FINISH_MS 20000
+
+struct guest {
+	struct tenant t;
+	struct test_channel c;
+	uint32_t handle[BUFFERS];
+	uint64_t va[BUFFERS];
+	uint32_t pattern[BUFFERS];
+	uint64_t rng;
+	unsigned writes;
+};
+
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Rewrite buffer i with a fresh pattern. */
+static void write_buffer(struct guest *g, unsigned i)
+{
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+	uint32_t n;
+
+	g->pattern[i] = (uint32_t)next_random(&g->rng) | 1u;
+	n = vgpu_push_memset(words, g->va[i], g->pattern[i], BUFFER_BYTES);
+	test_channel_submit(&g->c, words, n);
+	g->writes++;
+}
+
+/* A burst of writes to random buffers, then wait for them. */
+static void write_burst(struct guest *g, unsigned count)
+{
+	for (unsigned k = 0; k < count; k++)
+		write_buffer(g, (unsigned)(next_random(&g->rng) % BUFFERS));
+	assert_int_equal(test_channel_finish(&g->c, FINISH_MS), 0);
+}
+
+static void guest_start(struct harness *h, struct guest *g, uint64_t seed)
+{
+	memset(g, 0, sizeof(*g));
+	g->rng = seed;
+	assert_int_equal(tenant_open(h, &g->t, "mover", "big"), 0);
+	assert_int_equal(tenant_hello(&g->t), VGPU_STATUS_OK);
+	for (unsigned i = 0; i < BUFFERS; i++)
+		assert_int_equal(tenant_alloc(&g->t, BUFFER_BYTES, 7, &g->handle[i], &g->va[i]),
+		                 VGPU_STATUS_OK);
+	assert_int_equal(test_channel_create(&g->t, 0, &g->c), VGPU_STATUS_OK);
+	for (unsigned i = 0; i < BUFFERS; i++)
+		write_buffer(g, i);
+	assert_int_equal(test_channel_finish(&g->c, FINISH_MS), 0);
+}
+
+/* Every buffer of the VM on h holds the guest's last pattern (read through
+ * that vgpud's core, by the guest's handles). */
+static void verify(struct harness *h, struct guest *g)
+{
+	uint32_t *buf = malloc(1u << 20);
+	struct vgpud_device *dev;
+
+	assert_non_null(buf);
+	pthread_mutex_lock(&h->d->registry.lock);
+	dev = vgpud_registry_find_locked(&h->d->registry, "mover");
+	pthread_mutex_unlock(&h->d->registry.lock);
+	assert_non_null(dev);
+	for (unsigned i = 0; i < BUFFERS; i++) {
+		uint64_t core_handle;
+
+		assert_int_equal(handle_table_lookup(&dev->handles, g->handle[i], &core_handle), 0);
+		for (uint64_t off = 0; off < BUFFER_BYTES; off += 1u << 20) {
+			assert_int_equal(vgpu_core_buffer_read(dev->vm, core_handle, off, buf, 1u << 20), 0);
+			for (size_t w = 0; w < (1u << 20) / 4; w++)
+				if (buf[w] != g->pattern[i])
+					fail_msg("buffer %u word %zu at offset %llu: %#x, expected %#x "
+					         "(seed %llu)", i, w, (unsigned long long)off, buf[w],
+					         g->pattern[i], (unsigned long long)test_seed());
+		}
+	}
+	free(buf);
+}
+
+struct two {
+	struct harness a, b;
+	struct guest g;
+	uint64_t seed;
+};
+
+static int two_setup(void **state)
+{
+	struct two *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	s->seed = test_seed();
+	harness_config(&s->a);
+	harness_config(&s->b);
+	*state = s;
+	return 0;
+}
+
+static int two_teardown(void **state)
+{
+	struct two *s = *state;
+
+	if (s->g.t.dev)
+		tenant_close(&s->g.t);
+	if (s->a.d)
+		harness_stop(&s->a);
+	if (s->b.d)
+		harness_stop(&s->b);
+	free(s);
+	return 0;
+}
+
+static void start_both(struct two *s)
+{
+	harness_start(&s->a);
+	harness_start(&s->b);
+	guest_start(&s->a, &s->g, s->seed);
+}
+
+/* Live migration A -> B while the guest writes; then on B it goes on. */
+static void test_live_migration(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	struct migrate_result r;
+	char why[256];
+	int stream_fd, reply_fd;
+
+	start_both(s);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 why, sizeof(why)), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
+	                                      sizeof(why)), 0);
+	for (unsigned burst = 0; burst < 6; burst++)
+		write_burst(&s->g, 4); /* pre-copy runs meanwhile */
+	/* switch-over: the guest is stopped (its last writes finished) */
+	if (migrate_export_finish(e, &r, why, sizeof(why)))
+		fail_msg("export: %s", why);
+	close(stream_fd);
+	close(reply_fd);
+	assert_true(r.dirty_tracking);
+	assert_true(r.bytes_sent >= BUFFERS * BUFFER_BYTES);
+	print_message("migrated: %u rounds, %llu bytes sent for %llu, downtime %.1f ms\n",
+	              r.rounds, (unsigned long long)r.bytes_sent, (unsigned long long)r.vm_bytes,
+	              r.downtime_ns / 1e6);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_true(harness_wait_vms(&s->a, 0, 5000)); /* nothing left on the source */
+	assert_true(harness_wait_vms(&s->b, 1, 5000));
+	verify(&s->b, &s->g);
+	/* the guest goes on: same channel, same mailbox, same handles */
+	write_burst(&s->g, 8);
+	{
+		struct vgpu_stats_response st;
+
+		assert_int_equal(tenant_stats(&s->g.t, &st), VGPU_STATUS_OK);
+		assert_int_equal(st.allocated_bytes, BUFFERS * BUFFER_BYTES);
+	}
+	verify(&s->b, &s->g);
+}
+
+/* A cancelled export: the VM runs on at the source, nothing stays at B. */
+static void test_cancelled(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	char why[256];
+	int stream_fd, reply_fd;
+
+	start_both(s);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 why, sizeof(why)), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
+	                                      sizeof(why)), 0);
+	write_burst(&s->g, 4);
+	migrate_export_cancel(e);
+	close(stream_fd);
+	close(reply_fd);
+	write_burst(&s->g, 4);
+	verify(&s->a, &s->g);
+	assert_true(harness_wait_vms(&s->b, 0, 5000));
+}
+
+/* A destination whose host budget cannot take the VM refuses it. */
+static void test_refused(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	struct migrate_result r;
+	char why[256];
+	int stream_fd, reply_fd;
+
+	s->b.config.host_budget_bytes = 16ull << 20;
+	start_both(s);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 why, sizeof(why)), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
+	                                      sizeof(why)), 0);
+	write_burst(&s->g, 2);
+	assert_int_not_equal(migrate_export_finish(e, &r, why, sizeof(why)), 0);
+	print_message("refused as expected: %s\n", why);
+	close(stream_fd);
+	close(reply_fd);
+	assert_true(harness_wait_vms(&s->b, 0, 5000));
+	write_burst(&s->g, 4); /* runs on at A */
+	verify(&s->a, &s->g);
+}
+
+static int memfd_with(const void *data, size_t len)
+{
+	int fd = memfd_create("stream", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* Save to a file, refuse corrupt and truncated copies, restore, move. */
+static void test_save_restore_and_corrupt(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	struct migrate_result r;
+	char why[256];
+	uint8_t *stream;
+	off_t len;
+	int fd = memfd_create("save", MFD_CLOEXEC);
+	uint64_t rng = s->seed;
+
+	start_both(s);
+	assert_true(fd >= 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", fd, -1, false, &e, why,
+	                                      sizeof(why)), 0);
+	if (migrate_export_finish(e, &r, why, sizeof(why)))
+		fail_msg("save: %s", why);
+	len = lseek(fd, 0, SEEK_END);
+	assert_true(len > (off_t)(BUFFERS * BUFFER_BYTES));
+	stream = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(stream != MAP_FAILED);
+	for (unsigned k = 0; k < 24; k++) {
+		uint8_t *copy = malloc((size_t)len);
+		size_t cut = (size_t)len;
+		int in;
+
+		assert_non_null(copy);
+		memcpy(copy, stream, (size_t)len);
+		if (k % 3 == 0) /* truncated */
+			cut = (size_t)(next_random(&rng) % (uint64_t)len);
+		else if (k % 3 == 1) /* a flipped byte */
+			copy[next_random(&rng) % (uint64_t)len] ^= (uint8_t)(1u << (k % 8));
+		else /* a header field: the first record's length */
+			copy[8 + (next_random(&rng) % 4)] ^= 0x80;
+		in = memfd_with(copy, cut);
+		if (migrate_import(s->b.d, in, 0, why, sizeof(why)) == 0)
+			fail_msg("corrupt stream %u (seed %llu) accepted", k,
+			         (unsigned long long)s->seed);
+		close(in);
+		free(copy);
+		assert_true(harness_wait_vms(&s->b, 0, 5000));
+	}
+	{
+		int in = memfd_with(stream, (size_t)len);
+
+		if (migrate_import(s->b.d, in, 0, why, sizeof(why)))
+			fail_msg("restore: %s", why);
+		close(in);
+	}
+	munmap(stream, (size_t)len);
+	close(fd);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_true(harness_wait_vms(&s->a, 0, 5000));
+	verify(&s->b, &s->g);
+	write_burst(&s->g, 4);
+	verify(&s->b, &s->g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_live_migration, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_cancelled, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_refused, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_save_restore_and_corrupt, two_setup,
+		                                two_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

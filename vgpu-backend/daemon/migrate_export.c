@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/* migrate_export.c - the source side of a migration or save, see migrate.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vgpu/core_migrate.h"
+#include "vgpu/util.h"
+#include "vgpu/abi/local_protocol.h"
+
+#include "channel_window.h"
+#include "daemon.h"
+#include "device.h"
+#include "local_socket.h"
+#include "log.h"
+#include "migrate.h"
+#include "migrate_stream.h"
+
+#define ROUND_PAUSE_NS 5000000L /* between pre-copy rounds */
+#define IMPORT_REPLY_TIMEOUT_MS 60000
+
+struct sent_buffer {
+	uint64_t handle, gpu_va, bytes;
+};
+
+struct migrate_export {
+	struct vgpud *d;
+	struct vgpud_device *dev;
+	int reply_fd;
+	struct migrate_stream stream;
+	bool tracking;
+	uint8_t *piece; /* MIGRATE_DATA_MAX bytes */
+
+	pthread_t thread;
+	bool thread_started;
+	atomic_bool stop;
+	int thread_error;
+	char thread_why[256];
+
+	struct sent_buffer *sent;
+	size_t sent_count, sent_capacity;
+
+	_Atomic uint32_t rounds;
+	_Atomic uint64_t bytes;
+	uint64_t start_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct sent_buffer *find_sent(struct migrate_export *e, uint64_t handle)
+{
+	for (size_t i = 0; i < e->sent_count; i++)
+		if (e->sent[i].handle == handle)
+			return &e->sent[i];
+	return NULL;
+}
+
+static int note_sent(struct migrate_export *e, const struct vgpu_core_buffer_desc *b)
+{
+	if (e->sent_count == e->sent_capacity) {
+		size_t capacity = e->sent_capacity ? 2 * e->sent_capacity : 64;
+		struct sent_buffer *grown = realloc(e->sent, capacity * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		e->sent = grown;
+		e->sent_capacity = capacity;
+	}
+	e->sent[e->sent_count++] = (struct sent_buffer){ b->handle, b->gpu_va, b->bytes };
+	return 0;
+}
+
+/* Send [offset, +bytes) of buffer b if force or the GPU wrote it since it
+ * was last sent. A buffer freed meanwhile is skipped (-ENOENT). */
+static int send_piece(struct migrate_export *e, const struct vgpu_core_buffer_desc *b,
+                      uint64_t offset, uint64_t bytes, bool force)
+{
+	struct vgpu_vm *vm = e->dev->vm;
+	struct migrate_data data = { .handle = b->handle, .offset = offset, .bytes = bytes };
+	bool dirty = true;
+	int err;
+
+	if (e->tracking) {
+		/* clear first: a write after this is seen by the next round */
+		err = vgpu_core_vm_test_and_clear_dirty(vm, b->gpu_va + offset, bytes, &dirty);
+		if (err)
+			return err;
+	}
+	if (!dirty && !force)
+		return 0;
+	err = vgpu_core_buffer_read(vm, b->handle, offset, e->piece, bytes);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	err = migrate_write(&e->stream, MIGRATE_REC_DATA, &data, sizeof(data), e->piece, bytes);
+	atomic_store(&e->bytes, e->stream.bytes);
+	return err;
+}
+
+/* One pass over the VM's buffers: new ones are announced and sent whole;
+ * known ones are sent again where dirty (all: whatever the dirty bits). */
+static int send_round(struct migrate_export *e, bool all, bool final)
+{
+	struct vgpu_core_buffer_desc *buffers;
+	size_t count;
+	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < count && !err; i++) {
+		const struct vgpu_core_buffer_desc *b = &buffers[i];
+		bool fresh = !find_sent(e, b->handle);
+
+		if (!final && atomic_load(&e->stop))
+			break;
+		if (fresh) {
+			struct migrate_buffer rec = {
+				.handle = b->handle,
+				.gpu_va = b->gpu_va,
+				.bytes = b->bytes,
+				.priority = b->priority,
+			};
+
+			err = migrate_write(&e->stream, MIGRATE_REC_BUFFER, &rec, sizeof(rec), NULL, 0);
+			if (!err)
+				err = note_sent(e, b);
+		}
+		for (uint64_t off = 0; off < b->bytes && !err; off += MIGRATE_DATA_MAX) {
+			uint64_t n = b->bytes - off < MIGRATE_DATA_MAX ? b->bytes - off : MIGRATE_DATA_MAX;
+
+			err = send_piece(e, b, off, n, fresh || all);
+		}
+	}
+	free(buffers);
+	return err;
+}
+
+static void *precopy_main(void *arg)
+{
+	struct migrate_export *e = arg;
+
+	while (!atomic_load(&e->stop)) {
+		struct timespec pause = { 0, ROUND_PAUSE_NS };
+		int err = send_round(e, false, false);
+
+		if (err) {
+			e->thread_error = err;
+			snprintf(e->thread_why, sizeof(e->thread_why), "pre-copy failed: %s",
+			         err == -EPIPE ? "the destination closed the stream (it refused the "
+			                         "VM? see its log)"
+			                       : strerror(-err));
+			break;
+		}
+		atomic_fetch_add(&e->rounds, 1);
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+static void release(struct migrate_export *e)
+{
+	if (e->tracking)
+		vgpu_core_vm_dirty_tracking(e->dev->vm, false);
+	atomic_store(&e->dev->exporting, false);
+	free(e->piece);
+	free(e->sent);
+	free(e);
+}
+
+int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply_fd,
+                         bool precopy, struct migrate_export **out, char *why,
+                         size_t why_len)
+{
+	struct migrate_export *e = calloc(1, sizeof(*e));
+	struct vgpud_device *dev;
+	int err;
+
+	if (!e || !(e->piece = malloc(MIGRATE_DATA_MAX))) {
+		free(e);
+		vgpu_why(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&d->registry.lock);
+	dev = vgpud_registry_find_locked(&d->registry, vm_name);
+	if (!dev)
+		err = -ENOENT;
+	else if (__atomic_load_n(&dev->modules, __ATOMIC_RELAXED))
+		err = -ENOTSUP; /* the stream has no MODULE record yet */
+	else if (dev->parked || atomic_load(&dev->migrated) ||
+	         atomic_exchange(&dev->exporting, true))
+		err = -EBUSY;
+	else
+		err = 0;
+	pthread_mutex_unlock(&d->registry.lock);
+	if (err) {
+		vgpu_why(why, why_len, err == -ENOENT ? "no VM '%s' is attached"
+		                       : err == -ENOTSUP
+		                               ? "VM '%s' has GPU programs loaded (MODULE_LOAD); "
+		                                 "their migration is not supported yet: unload them "
+		                                 "first"
+		                               : "VM '%s' is being migrated, or was, or "
+		                                 "waits for its frontend",
+		         vm_name);
+		free(e->piece);
+		free(e);
+		return err;
+	}
+	e->d = d;
+	e->dev = dev;
+	e->reply_fd = reply_fd;
+	e->start_ns = now_ns();
+	migrate_stream_init(&e->stream, fd);
+	{
+		struct migrate_begin b;
+		struct vgpu_vm_stats stats;
+
+		vgpu_core_vm_stats(dev->vm, &stats);
+		memset(&b, 0, sizeof(b));
+		b.stream_version = MIGRATE_STREAM_VERSION;
+		b.owner_uid = dev->owner_uid;
+		snprintf(b.vm_name, sizeof(b.vm_name), "%s", dev->name);
+		snprintf(b.profile, sizeof(b.profile), "%s", dev->profile);
+		snprintf(b.scheduler, sizeof(b.scheduler), "%s", stats.scheduler);
+		b.weight = stats.weight;
+		b.weight_overridden = atomic_load(&dev->weight_overridden);
+		b.cap_bytes = stats.cap_bytes;
+		b.chunk_bytes = stats.chunk_bytes;
+		b.va_window_base = dev->va_window_base;
+		b.vram_bytes = d->caps.vram_bytes;
+		err = migrate_write(&e->stream, MIGRATE_REC_BEGIN, &b, sizeof(b), NULL, 0);
+	}
+	if (!err && precopy) {
+		err = vgpu_core_vm_dirty_tracking(dev->vm, true);
+		if (err == -ENOTSUP) {
+			log_info("VM '%s': GPU '%s' tracks no dirty pages: no pre-copy, the export "
+			         "is a stop-and-copy", dev->name, d->caps.name ? d->caps.name : "?");
+			err = 0;
+		} else if (!err) {
+			e->tracking = true;
+			err = -pthread_create(&e->thread, NULL, precopy_main, e);
+			e->thread_started = !err;
+		}
+	}
+	if (err) {
+		vgpu_why(why, why_len, "cannot start exporting VM '%s': %s", vm_name,
+		         strerror(-err));
+		release(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+static void stop_thread(struct migrate_export *e)
+{
+	atomic_store(&e->stop, true);
+	if (e->thread_started)
+		pthread_join(e->thread, NULL);
+	e->thread_started = false;
+}
+
+void migrate_export_cancel(struct migrate_export *e)
+{
+	if (!e)
+		return;
+	stop_thread(e);
+	log_info("VM '%s': export cancelled; it runs on here", e->dev->name);
+	release(e);
+}
+
+const char *migrate_export_vm(const struct migrate_export *e)
+{
+	return e->dev->name;
+}
+
+void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes)
+{
+	*rounds = atomic_load(&e->rounds);
+	*bytes = atomic_load(&e->bytes);
+}
+
+/* The stopped channels and the device, handles, END. */
+static int send_state(struct migrate_export *e)
+{
+	struct vgpud_device *dev = e->dev;
+	uint32_t *guest = NULL;
+	uint64_t *core = NULL;
+	struct migrate_handle *h = NULL;
+	uint32_t n;
+	int err = 0;
+
+	for (uint32_t i = 0; i < VGPU_MAX_CHANNELS && !err; i++) {
+		struct channel_window *win = dev->windows[i];
+		struct migrate_channel c;
+		uint8_t *control, *gpfifo, *host, *buf;
+		size_t len;
+
+		if (!win)
+			continue;
+		memset(&c, 0, sizeof(c));
+		c.index = i;
+		c.gpfifo_entries = win->info.layout.gpfifo_entries;
+		err = vgpu_core_channel_guest_state(win->channel, &c.guest_put, &c.guest_get);
+		if (err)
+			break;
+		channel_window_migration_pages(win, &control, &gpfifo, &host);
+		c.control_bytes = win->control_bytes;
+		c.gpfifo_bytes = win->gpfifo_bytes;
+		c.host_bytes = host ? (uint32_t)win->host_bytes : 0;
+		len = (size_t)c.control_bytes + c.gpfifo_bytes + c.host_bytes;
+		if (sizeof(c) + len > MIGRATE_RECORD_MAX || !control) {
+			err = -E2BIG;
+			break;
+		}
+		buf = malloc(len);
+		if (!buf) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(buf, control, c.control_bytes);
+		memcpy(buf + c.control_bytes, gpfifo, c.gpfifo_bytes);
+		if (c.host_bytes)
+			memcpy(buf + c.control_bytes + c.gpfifo_bytes, host, c.host_bytes);
+		err = migrate_write(&e->stream, MIGRATE_REC_CHANNEL, &c, sizeof(c), buf, len);
+		free(buf);
+	}
+	if (!err) {
+		struct migrate_device m = {
+			.irq_status = atomic_load(&dev->irq_status),
+			.irq_mask = atomic_load(&dev->irq_mask),
+			.fence_channels = atomic_load(&dev->fence_channels),
+			.error_channels = atomic_load(&dev->error_channels),
+			.features = dev->features,
+			.hello_done = dev->hello_done,
+			.mailbox_bytes = VGPU_MAILBOX_SIZE,
+			.req_tail = dev->server.req_tail,
+			.resp_head = dev->server.resp_head,
+		};
+
+		err = migrate_write(&e->stream, MIGRATE_REC_DEVICE, &m, sizeof(m), dev->mailbox,
+		                    VGPU_MAILBOX_SIZE);
+	}
+	n = dev->handles.live;
+	if (!err && (size_t)n * sizeof(*h) + sizeof(struct migrate_handles) > MIGRATE_RECORD_MAX)
+		err = -E2BIG;
+	if (!err) {
+		guest = calloc(n ? n : 1, sizeof(*guest));
+		core = calloc(n ? n : 1, sizeof(*core));
+		h = calloc(n ? n : 1, sizeof(*h));
+		if (!guest || !core || !h)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		struct migrate_handles hs = { .count = n };
+
+		handle_table_entries(&dev->handles, guest, core, n);
+		for (uint32_t i = 0; i < n; i++)
+			h[i] = (struct migrate_handle){ .guest = guest[i], .core = core[i] };
+		err = migrate_write(&e->stream, MIGRATE_REC_HANDLES, &hs, sizeof(hs), h,
+		                    n * sizeof(*h));
+	}
+	free(guest);
+	free(core);
+	free(h);
+	if (!err) {
+		struct migrate_end end = { .records = e->stream.records };
+
+		err = migrate_write(&e->stream, MIGRATE_REC_END, &end, sizeof(end), NULL, 0);
+	}
+	return err;
+}
+
+/* The destination's verdict on the stream. */
+static int await_import(struct migrate_export *e, char *why, size_t why_len)
+{
+	struct vgpu_local_msg reply;
+	int err = vgpu_local_recv(e->reply_fd, &reply, IMPORT_REPLY_TIMEOUT_MS);
+
+	if (err) {
+		vgpu_why(why, why_len, "the destination did not confirm the import: %s",
+		         strerror(-err));
+		return err;
+	}
+	vgpu_local_msg_close_fds(&reply);
+	if (vgpu_local_msg_expect(&reply, VGPU_LOCAL_IMPORT, true,
+	                          sizeof(struct vgpu_local_import_reply), 0)) {
+		vgpu_why(why, why_len, "the destination sent a malformed IMPORT reply");
+		return -EPROTO;
+	}
+	if (reply.payload.import_reply.status) {
+		reply.payload.import_reply.message[VGPU_LOCAL_MESSAGE_MAX - 1] = '\0';
+		vgpu_why(why, why_len, "the destination refused the VM: %s",
+		         reply.payload.import_reply.message);
+		return reply.payload.import_reply.status < 0 ? reply.payload.import_reply.status
+		                                             : -EPROTO;
+	}
+	return 0;
+}
+
+int migrate_export_finish(struct migrate_export *e, struct migrate_result *result, char *why,
+                          size_t why_len)
+{
+	struct vgpud_device *dev = e->dev;
+	uint64_t stop_ns, precopy_bytes;
+	int err;
+
+	stop_thread(e);
+	memset(result, 0, sizeof(*result));
+	if (e->thread_error) {
+		vgpu_why(why, why_len, "VM '%s': %s; it runs on here", dev->name, e->thread_why);
+		err = e->thread_error;
+		release(e);
+		return err;
+	}
+	precopy_bytes = e->stream.bytes;
+	stop_ns = now_ns();
+	vgpu_device_pause_worker(dev);
+	err = vgpu_core_vm_stop_channels(dev->vm);
+	if (err) {
+		vgpu_why(why, why_len, "VM '%s': cannot stop its channels: %s", dev->name,
+		         vgpu_core_last_error());
+		vgpu_device_resume_worker(dev);
+		release(e);
+		return err;
+	}
+	/* without tracking everything goes now; with it, what is dirty */
+	err = send_round(e, !e->tracking, true);
+	if (!err)
+		err = send_state(e);
+	if (err)
+		vgpu_why(why, why_len, "VM '%s': cannot write the stream: %s", dev->name,
+		         err == -EPIPE ? "the destination closed it" : strerror(-err));
+	else if (e->reply_fd >= 0)
+		err = await_import(e, why, why_len);
+	if (err) {
+		vgpu_core_vm_start_channels(dev->vm);
+		vgpu_device_resume_worker(dev);
+		log_info("VM '%s': export failed (%s); it runs on here", dev->name, why);
+		release(e);
+		return err;
+	}
+	/* Gone to the destination (or saved): nothing of it runs here again. */
+	atomic_store(&dev->migrated, true);
+	atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
+	for (uint32_t i = 0; i < VGPU_MAX_CHANNELS; i++)
+		if (dev->windows[i])
+			vgpu_hal_channel_kill(vgpu_core_channel_hal(dev->windows[i]->channel),
+			                      VGPU_FAULT_TIMEOUT);
+	result->dirty_tracking = e->tracking;
+	result->rounds = atomic_load(&e->rounds);
+	result->bytes_sent = e->stream.bytes;
+	result->precopy_bytes = precopy_bytes;
+	result->downtime_ns = now_ns() - stop_ns;
+	result->total_ns = now_ns() - e->start_ns;
+	{
+		struct vgpu_vm_stats stats;
+
+		vgpu_core_vm_stats(dev->vm, &stats);
+		result->vm_bytes = stats.allocated_bytes;
+	}
+	log_info("VM '%s' exported: %llu bytes in %u pre-copy rounds%s, downtime %.1f ms",
+	         dev->name, (unsigned long long)result->bytes_sent, result->rounds,
+	         e->tracking ? "" : " (no dirty tracking: stop-and-copy)",
+	         result->downtime_ns / 1e6);
+	release(e);
+	return 0;
+}
+
+int migrate_connect(const char *socket_path, const char *vm_name, int *stream_fd,
+                    int *reply_fd, char *why, size_t why_len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct vgpu_local_import im;
+	int pair[2], sock, err;
+
+	if (strlen(socket_path) >= sizeof(addr.sun_path) || strlen(vm_name) >= sizeof(im.vm_name)) {
+		vgpu_why(why, why_len, "the destination socket path or the VM name is too long");
+		return -ENAMETOOLONG;
+	}
+	strcpy(addr.sun_path, socket_path);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		err = -errno;
+		vgpu_why(why, why_len, "cannot connect to the destination vgpud at %s: %s",
+		         socket_path, strerror(-err));
+		if (sock >= 0)
+			close(sock);
+		return err;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+		err = -errno;
+		close(sock);
+		vgpu_why(why, why_len, "cannot create the stream: %s", strerror(-err));
+		return err;
+	}
+	memset(&im, 0, sizeof(im));
+	im.protocol_version = VGPU_LOCAL_PROTOCOL_VERSION;
+	im.protocol_minor = VGPU_LOCAL_PROTOCOL_MINOR;
+	strcpy(im.vm_name, vm_name);
+	err = vgpu_local_send(sock, VGPU_LOCAL_IMPORT, 1, 0, &im, sizeof(im), &pair[1], 1, 10000);
+	close(pair[1]);
+	if (err) {
+		close(sock);
+		close(pair[0]);
+		vgpu_why(why, why_len, "cannot send IMPORT to %s: %s", socket_path, strerror(-err));
+		return err;
+	}
+	*stream_fd = pair[0];
+	*reply_fd = sock;
+	return 0;
+}

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+/* migrate_import.c - the destination side of a migration or restore, and
+ * the adoption of an imported VM by its frontend; see migrate.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vgpu/core_migrate.h"
+#include "vgpu/util.h"
+
+#include "channel_window.h"
+#include "daemon.h"
+#include "device.h"
+#include "log.h"
+#include "migrate.h"
+#include "migrate_stream.h"
+
+/* ----------------------------------------------- the parked transport */
+
+static int parked_map_region(struct vgpu_transport *t, const struct vgpu_bar2_segment *seg)
+{
+	(void)t;
+	(void)seg;
+	return 0;
+}
+
+static int parked_unmap_region(struct vgpu_transport *t, uint64_t bar2_offset, uint64_t bytes)
+{
+	(void)t;
+	(void)bar2_offset;
+	(void)bytes;
+	return 0;
+}
+
+static int parked_window_block(struct vgpu_transport *t, uint32_t index, uint64_t bar2_offset,
+                               uint64_t bytes)
+{
+	(void)t;
+	(void)index;
+	(void)bar2_offset;
+	(void)bytes;
+	return 0;
+}
+
+static int parked_window_map(struct vgpu_transport *t, uint32_t index, bool shadow,
+                             const struct vgpu_bar2_segment *segments, unsigned count)
+{
+	(void)t;
+	(void)index;
+	(void)shadow;
+	(void)segments;
+	(void)count;
+	return 0;
+}
+
+static void parked_raise_irq(struct vgpu_transport *t, unsigned vector)
+{
+	(void)t;
+	(void)vector;
+}
+
+static int parked_dma_read(struct vgpu_transport *t, uint64_t a, void *dst, size_t bytes)
+{
+	(void)t;
+	(void)a;
+	(void)dst;
+	(void)bytes;
+	return -ENOTSUP;
+}
+
+static int parked_dma_write(struct vgpu_transport *t, uint64_t a, const void *src, size_t bytes)
+{
+	(void)t;
+	(void)a;
+	(void)src;
+	(void)bytes;
+	return -ENOTSUP;
+}
+
+/* A VM between its import and its frontend's ATTACH: nobody to map
+ * anything into; interrupts are recorded in its registers only. */
+static const struct vgpu_transport_ops parked_ops = {
+	.map_region = parked_map_region,
+	.unmap_region = parked_unmap_region,
+	.window_block = parked_window_block,
+	.window_map = parked_window_map,
+	.raise_irq = parked_raise_irq,
+	.dma_read = parked_dma_read,
+	.dma_write = parked_dma_write,
+};
+
+static struct vgpu_transport parked_transport = {
+	.ops = &parked_ops,
+	.kind = "migration (parked)",
+};
+
+bool migrate_is_parked(const struct vgpud_device *dev)
+{
+	return dev->parked;
+}
+
+/* ------------------------------------------------------------- import */
+
+struct imported_buffer {
+	uint64_t source_handle; /* the source core's */
+	uint64_t handle;        /* ours */
+	uint64_t bytes;
+	bool named;             /* by the HANDLES record */
+};
+
+struct import {
+	struct vgpud *d;
+	struct vgpud_device *dev;
+	struct imported_buffer *buffers;
+	size_t count, capacity;
+	bool handles_done, device_done;
+};
+
+static struct imported_buffer *find_buffer(struct import *im, uint64_t source_handle)
+{
+	for (size_t i = 0; i < im->count; i++)
+		if (im->buffers[i].source_handle == source_handle)
+			return &im->buffers[i];
+	return NULL;
+}
+
+static int begin(struct import *im, const struct migrate_begin *b, uint32_t peer_uid,
+                 char *why, size_t why_len)
+{
+	struct vgpud *d = im->d;
+	struct vgpu_attach_params params;
+	char name[MIGRATE_NAME_MAX], profile[MIGRATE_NAME_MAX], scheduler[17];
+	int err;
+
+	memcpy(name, b->vm_name, sizeof(name));
+	memcpy(profile, b->profile, sizeof(profile));
+	memcpy(scheduler, b->scheduler, sizeof(b->scheduler));
+	name[sizeof(name) - 1] = profile[sizeof(profile) - 1] = scheduler[16] = '\0';
+	if (b->stream_version != MIGRATE_STREAM_VERSION) {
+		vgpu_why(why, why_len, "the stream has version %u; this vgpud reads %u",
+		         b->stream_version, MIGRATE_STREAM_VERSION);
+		return -EPROTO;
+	}
+	if (peer_uid != 0 && peer_uid != (uint32_t)getuid() && peer_uid != b->owner_uid) {
+		vgpu_why(why, why_len, "user %u may not import a VM of user %u", peer_uid,
+		         b->owner_uid);
+		return -EPERM;
+	}
+	params.vm_name = name;
+	params.profile = profile;
+	params.owner_uid = b->owner_uid;
+	err = vgpud_device_attach(d, &parked_transport, &params, false, &im->dev, why, why_len);
+	if (err)
+		return err;
+	im->dev->parked = true;
+	if (im->dev->va_window_base != b->va_window_base) {
+		vgpu_why(why, why_len, "the VM's channel windows are at GPU address %#llx here, "
+		         "%#llx on the source", (unsigned long long)im->dev->va_window_base,
+		         (unsigned long long)b->va_window_base);
+		return -EINVAL;
+	}
+	if (b->weight_overridden && b->weight) {
+		vgpu_core_set_weight(im->dev->vm, b->weight);
+		atomic_store(&im->dev->weight_overridden, true);
+	}
+	if (scheduler[0] && vgpu_core_scheduler_known(scheduler))
+		vgpu_core_vm_set_scheduler(im->dev->vm, scheduler);
+	/* channels created from now on start suspended */
+	err = vgpu_core_vm_stop_channels(im->dev->vm);
+	if (err)
+		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+	return err;
+}
+
+static int buffer(struct import *im, const struct migrate_buffer *b, char *why, size_t why_len)
+{
+	struct vgpu_buffer_info info;
+	int err;
+
+	if (find_buffer(im, b->handle)) {
+		vgpu_why(why, why_len, "the stream announces buffer %#llx twice",
+		         (unsigned long long)b->handle);
+		return -EPROTO;
+	}
+	if (im->count == im->capacity) {
+		size_t capacity = im->capacity ? 2 * im->capacity : 64;
+		struct imported_buffer *grown = realloc(im->buffers, capacity * sizeof(*grown));
+
+		if (!grown) {
+			vgpu_why(why, why_len, "vgpud is out of memory");
+			return -ENOMEM;
+		}
+		im->buffers = grown;
+		im->capacity = capacity;
+	}
+	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info);
+	if (err) {
+		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+		return err;
+	}
+	im->buffers[im->count++] = (struct imported_buffer){
+		.source_handle = b->handle,
+		.handle = info.handle,
+		.bytes = info.bytes,
+	};
+	return 0;
+}
+
+static int data(struct import *im, const uint8_t *payload, uint32_t length, char *why,
+                size_t why_len)
+{
+	struct migrate_data h;
+	struct imported_buffer *b;
+	int err;
+
+	memcpy(&h, payload, sizeof(h));
+	b = find_buffer(im, h.handle);
+	if (!b || h.bytes != length - sizeof(h) || h.offset > b->bytes ||
+	    h.bytes > b->bytes - h.offset) {
+		vgpu_why(why, why_len, "a DATA record names no announced buffer or a range "
+		         "outside it");
+		return -EPROTO;
+	}
+	err = vgpu_core_buffer_write(im->dev->vm, b->handle, h.offset, payload + sizeof(h), h.bytes);
+	if (err)
+		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+	return err;
+}
+
+static int channel(struct import *im, const uint8_t *payload, uint32_t length, char *why,
+                   size_t why_len)
+{
+	struct vgpud_device *dev = im->dev;
+	struct vgpu_channel_create_response response;
+	struct migrate_channel c;
+	struct channel_window *win;
+	uint8_t *control, *gpfifo, *host;
+	const uint8_t *p = payload + sizeof(c);
+	enum vgpu_status status;
+	int err;
+
+	memcpy(&c, payload, sizeof(c));
+	if (c.index >= VGPU_MAX_CHANNELS || dev->windows[c.index] ||
+	    (uint64_t)c.control_bytes + c.gpfifo_bytes + c.host_bytes != length - sizeof(c)) {
+		vgpu_why(why, why_len, "a CHANNEL record is malformed");
+		return -EPROTO;
+	}
+	status = channel_window_create(dev, c.index, c.gpfifo_entries, &response, &win);
+	if (status != VGPU_STATUS_OK) {
+		vgpu_why(why, why_len, "cannot create channel %u (%u GPFIFO entries) here",
+		         c.index, c.gpfifo_entries);
+		return -ENOSPC;
+	}
+	__atomic_store_n(&dev->windows[c.index], win, __ATOMIC_RELEASE);
+	atomic_fetch_add(&dev->channels, 1);
+	channel_window_migration_pages(win, &control, &gpfifo, &host);
+	if (c.control_bytes != win->control_bytes || c.gpfifo_bytes != win->gpfifo_bytes ||
+	    (c.host_bytes && (!host || c.host_bytes != win->host_bytes)) || !control) {
+		vgpu_why(why, why_len, "channel %u's window layout differs here", c.index);
+		return -EINVAL;
+	}
+	memcpy(control, p, c.control_bytes);
+	memcpy(gpfifo, p + c.control_bytes, c.gpfifo_bytes);
+	if (c.host_bytes)
+		memcpy(host, p + c.control_bytes + c.gpfifo_bytes, c.host_bytes);
+	err = vgpu_core_channel_set_guest_state(win->channel, c.guest_put, c.guest_get);
+	if (err)
+		vgpu_why(why, why_len, "channel %u's GP_PUT/GP_GET are out of its ring", c.index);
+	return err;
+}
+
+static int device_state(struct import *im, const uint8_t *payload, uint32_t length, char *why,
+                        size_t why_len)
+{
+	struct vgpud_device *dev = im->dev;
+	struct migrate_device m;
+
+	memcpy(&m, payload, sizeof(m));
+	if (m.mailbox_bytes != VGPU_MAILBOX_SIZE || length != sizeof(m) + VGPU_MAILBOX_SIZE) {
+		vgpu_why(why, why_len, "the DEVICE record's mailbox has the wrong size");
+		return -EPROTO;
+	}
+	memcpy(dev->mailbox, payload + sizeof(m), VGPU_MAILBOX_SIZE);
+	dev->server.req_tail = m.req_tail; /* the parked worker serves nothing yet */
+	dev->server.resp_head = m.resp_head;
+	atomic_store(&dev->irq_status, m.irq_status & VGPU_IRQ_ALL);
+	atomic_store(&dev->irq_mask, m.irq_mask & VGPU_IRQ_ALL);
+	atomic_store(&dev->fence_channels, m.fence_channels);
+	atomic_store(&dev->error_channels, m.error_channels);
+	dev->features = m.features & dev->features_offered;
+	dev->hello_done = m.hello_done != 0;
+	im->device_done = true;
+	return 0;
+}
+
+static int handles(struct import *im, const uint8_t *payload, uint32_t length, char *why,
+                   size_t why_len)
+{
+	struct migrate_handles hs;
+	uint32_t *guest;
+	uint64_t *core;
+	int err = 0;
+
+	memcpy(&hs, payload, sizeof(hs));
+	if ((uint64_t)hs.count * sizeof(struct migrate_handle) != length - sizeof(hs)) {
+		vgpu_why(why, why_len, "the HANDLES record is malformed");
+		return -EPROTO;
+	}
+	guest = calloc(hs.count ? hs.count : 1, sizeof(*guest));
+	core = calloc(hs.count ? hs.count : 1, sizeof(*core));
+	if (!guest || !core)
+		err = -ENOMEM;
+	for (uint32_t i = 0; i < hs.count && !err; i++) {
+		struct migrate_handle h;
+		struct imported_buffer *b;
+
+		memcpy(&h, payload + sizeof(hs) + i * sizeof(h), sizeof(h));
+		b = find_buffer(im, h.core);
+		if (!b || b->named) {
+			err = -EPROTO;
+			break;
+		}
+		b->named = true;
+		guest[i] = h.guest;
+		core[i] = b->handle;
+	}
+	if (!err)
+		err = handle_table_restore(&im->dev->handles, guest, core, hs.count);
+	if (err)
+		vgpu_why(why, why_len, "the HANDLES record names unknown or repeated buffers or "
+		         "handles");
+	free(guest);
+	free(core);
+	im->handles_done = !err;
+	return err;
+}
+
+/* END: drop buffers freed on the source meanwhile, start the channels. */
+static int end(struct import *im, char *why, size_t why_len)
+{
+	int err;
+
+	if (!im->handles_done || !im->device_done) {
+		vgpu_why(why, why_len, "the stream ends without the VM's device state");
+		return -EPROTO;
+	}
+	for (size_t i = 0; i < im->count; i++)
+		if (!im->buffers[i].named)
+			vgpu_core_free(im->dev->vm, im->buffers[i].handle);
+	err = vgpu_core_vm_start_channels(im->dev->vm);
+	if (err)
+		vgpu_why(why, why_len, "cannot start the VM's channels: %s", vgpu_core_last_error());
+	return err;
+}
+
+int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t why_len)
+{
+	struct import im = { .d = d };
+	struct migrate_stream s;
+	uint8_t *buf = malloc(MIGRATE_RECORD_MAX);
+	bool ended = false;
+	int err = 0;
+
+	if (!buf) {
+		vgpu_why(why, why_len, "vgpud is out of memory");
+		return -ENOMEM;
+	}
+	migrate_stream_init(&s, fd);
+	while (!err && !ended) {
+		uint16_t type;
+		uint32_t length;
+		const char *what;
+
+		err = migrate_read(&s, buf, &type, &length, &what);
+		if (err) {
+			if (err == -EPIPE)
+				vgpu_why(why, why_len, "the stream ends before its END record");
+			else if (err == -EPROTO)
+				vgpu_why(why, why_len, "malformed stream (record %llu): %s",
+				         (unsigned long long)s.records, what);
+			else
+				vgpu_why(why, why_len, "cannot read the stream: %s", strerror(-err));
+			err = err == -EPIPE ? -EPROTO : err;
+			break;
+		}
+		if ((type == MIGRATE_REC_BEGIN) != !im.dev) {
+			vgpu_why(why, why_len, "the stream does not start with BEGIN, or has two");
+			err = -EPROTO;
+			break;
+		}
+		switch (type) {
+		case MIGRATE_REC_BEGIN: {
+			struct migrate_begin b;
+
+			memcpy(&b, buf, sizeof(b));
+			err = begin(&im, &b, peer_uid, why, why_len);
+			break;
+		}
+		case MIGRATE_REC_BUFFER: {
+			struct migrate_buffer b;
+
+			memcpy(&b, buf, sizeof(b));
+			err = buffer(&im, &b, why, why_len);
+			break;
+		}
+		case MIGRATE_REC_DATA:
+			err = data(&im, buf, length, why, why_len);
+			break;
+		case MIGRATE_REC_CHANNEL:
+			err = channel(&im, buf, length, why, why_len);
+			break;
+		case MIGRATE_REC_DEVICE:
+			err = device_state(&im, buf, length, why, why_len);
+			break;
+		case MIGRATE_REC_HANDLES:
+			err = im.handles_done ? -EPROTO : handles(&im, buf, length, why, why_len);
+			break;
+		case MIGRATE_REC_END:
+			err = end(&im, why, why_len);
+			ended = !err;
+			break;
+		default:
+			err = -EPROTO;
+			break;
+		}
+	}
+	free(buf);
+	free(im.buffers);
+	if (err) {
+		if (im.dev) /* everything it holds goes */
+			vgpu_device_detach(im.dev);
+		return err;
+	}
+	log_info("VM '%s' imported (%llu bytes); parked until its frontend attaches with "
+	         "RESUME", im.dev->name, (unsigned long long)s.bytes);
+	return 0;
+}
+
+/* ------------------------------------------------------------- adopt */
+
+int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name,
+                  uint32_t owner_uid, struct vgpud_device **out, char *why, size_t why_len)
+{
+	struct vgpud_device *dev;
+	int err = 0;
+
+	pthread_mutex_lock(&d->registry.lock);
+	dev = vgpud_registry_find_locked(&d->registry, vm_name);
+	if (!dev || !dev->parked)
+		err = -ENOENT;
+	else if (owner_uid != 0 && owner_uid != dev->owner_uid)
+		err = -EPERM;
+	else
+		dev->parked = false; /* ours now */
+	pthread_mutex_unlock(&d->registry.lock);
+	if (err) {
+		vgpu_why(why, why_len, err == -ENOENT ? "no imported VM '%s' waits here; import "
+		                                        "(migrate, restore) it first"
+		                                      : "VM '%s' belongs to another user",
+		         vm_name);
+		return err;
+	}
+	vgpu_device_pause_worker(dev);
+	__atomic_store_n(&dev->transport, t, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < VGPU_MAX_CHANNELS && !err; i++)
+		if (dev->windows[i])
+			err = channel_window_republish(dev->windows[i], t);
+	vgpu_device_resume_worker(dev); /* serves what waits in the ring */
+	if (err) {
+		vgpu_why(why, why_len, "cannot map the VM's channel windows: %s", strerror(-err));
+		vgpu_device_detach(dev);
+		return err;
+	}
+	/* whatever completed while parked */
+	vgpu_device_raise(dev, atomic_load(&dev->irq_status) |
+	                       (atomic_load(&dev->fence_channels) ? VGPU_IRQ_FENCE : 0));
+	log_info("VM '%s' (id %u) adopted by its frontend over %s", dev->name, dev->vm_id,
+	         t->kind);
+	*out = dev;
+	return 0;
+}
