@@ -67,7 +67,7 @@
 
 #include "builtin_kernels.h"
 #include "cuda_api.h"
-#include "guest_window.h"
+#include "sim_guest_window.h"
 #include "vgpu/core.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
