@@ -644,7 +644,7 @@ static bool slot_is_nop(struct cg_channel *ch, uint32_t slot)
 /*
  * Fetch the channel's next entry (pfifo_lock held). NOP entries are
  * consumed in a run, as a GPU's front end does: they need no engine, and the
- * NOP fill that resumes a channel (DESIGN.md §3) is a ring of them.
+ * NOP fill that resumes a channel (docs/DESIGN.md §3.4) is a ring of them.
  * Returns 0 when an entry with work is ready in *entry (its privileged
  * ticket in *ticket), 1 when there was nothing (more) to fetch, -1 when the
  * channel was killed.
