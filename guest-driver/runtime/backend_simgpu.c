@@ -49,7 +49,7 @@ struct host_area {
 	bool mapped;
 };
 
-struct simgpu_channel {
+struct simgpu_backend_channel {
 	bool live;
 	struct vgpu_hal_channel *channel;
 	struct host_area notifier;
@@ -70,7 +70,7 @@ struct simgpu_backend {
 	struct simgpu_buffer *buffers; /* handle = index + 1 */
 	uint32_t buffer_count;
 	uint32_t buffer_capacity;
-	struct simgpu_channel channels[VGPU_MAX_CHANNELS];
+	struct simgpu_backend_channel channels[VGPU_MAX_CHANNELS];
 };
 
 static const struct vgpu_backend_ops simgpu_ops;
@@ -268,7 +268,7 @@ static int simgpu_channel_open(void *backend, uint32_t gpfifo_entries,
 {
 	struct simgpu_backend *b = backend;
 	struct vgpu_hal_channel_info info;
-	struct simgpu_channel *ch = NULL;
+	struct simgpu_backend_channel *ch = NULL;
 	uint64_t base;
 	uint32_t index;
 	int ret;
@@ -315,14 +315,14 @@ fail:
 static void simgpu_channel_close(void *backend, struct vgpu_channel_window *window)
 {
 	struct simgpu_backend *b = backend;
-	struct simgpu_channel *ch = window->backend_data;
+	struct simgpu_backend_channel *ch = window->backend_data;
 
 	if (!ch || !ch->live)
 		return;
 	vgpu_hal_channel_destroy(ch->channel);
 	area_release(b, &ch->pushbuffer);
 	area_release(b, &ch->notifier);
-	*ch = (struct simgpu_channel){ 0 };
+	*ch = (struct simgpu_backend_channel){ 0 };
 }
 
 static uint64_t simgpu_notifier_read(void *backend, struct vgpu_channel_window *window,
@@ -349,7 +349,7 @@ static uint64_t simgpu_notifier_read(void *backend, struct vgpu_channel_window *
 
 static int simgpu_channel_status(void *backend, struct vgpu_channel_window *window)
 {
-	struct simgpu_channel *ch = window->backend_data;
+	struct simgpu_backend_channel *ch = window->backend_data;
 
 	(void)backend;
 	return vgpu_hal_channel_state(ch->channel, NULL) == VGPU_CHANNEL_ERROR ? -EIO : 0;

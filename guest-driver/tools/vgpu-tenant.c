@@ -171,7 +171,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return workload_cli_usage_error(TOOL, fmt, arg);
 }
 
-struct tenant {
+struct tool_tenant {
 	const char *socket_path;
 	const char *name;
 	const char *profile;
@@ -180,8 +180,8 @@ struct tenant {
 	bool have_mailbox;
 };
 
-static void print_json(const struct tenant *t, const struct vgpu_device_info *info,
-                       const struct vgpu_workload_result *r, uint64_t size)
+static void print_json(const struct tool_tenant *t, const struct vgpu_device_info *info,
+		       const struct vgpu_workload_result *r, uint64_t size)
 {
 	json_object *root = json_object_new_object();
 	json_object *mailbox;
@@ -206,8 +206,8 @@ static void print_json(const struct tenant *t, const struct vgpu_device_info *in
 	workload_cli_print_json(root);
 }
 
-static void print_summary(const struct tenant *t, const struct vgpu_device_info *info,
-                          const struct vgpu_workload_result *r, uint64_t size)
+static void print_summary(const struct tool_tenant *t, const struct vgpu_device_info *info,
+			  const struct vgpu_workload_result *r, uint64_t size)
 {
 	printf("vgpu-tenant %s (profile %s) on vgpud %s\n", t->name,
 	       t->profile ? t->profile : "default", t->socket_path);
@@ -349,8 +349,8 @@ static bool parse_args(int argc, char **argv, struct tenant_args *a, int *status
 
 /* The result: JSON or a summary on stdout, a failed verification's
  * message on stderr. */
-static void report(struct tenant *tenant, struct vgpu_guest_device *dev,
-                   const struct tenant_args *a, const struct vgpu_workload_result *result)
+static void report(struct tool_tenant *tenant, struct vgpu_guest_device *dev,
+		   const struct tenant_args *a, const struct vgpu_workload_result *result)
 {
 	struct vgpu_proto *proto = dev ? vgpu_guest_local_proto(dev) : NULL;
 	const struct vgpu_device_info *info = dev ? vgpu_device_info(dev) : NULL;
@@ -372,7 +372,7 @@ int main(int argc, char **argv)
 	struct tenant_args a = { 0 };
 	struct vgpu_workload_result result;
 	struct reattach again;
-	struct tenant tenant = { 0 };
+	struct tool_tenant tenant = { 0 };
 	struct vgpu_guest_device *dev = NULL;
 	char why[512];
 	int status;

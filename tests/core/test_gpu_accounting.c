@@ -34,7 +34,7 @@
 /* The measured part of a run. */
 #define RUN_WALL_NS ((RUN_MS - WARMUP_MS - 100) * 1000000.0)
 
-struct tenant {
+struct acct_tenant {
 	struct core_harness *harness;
 	struct harness_guest guest;
 	uint64_t kernel_ns;
@@ -53,7 +53,7 @@ static void sleep_us(unsigned us)
 	nanosleep(&ts, NULL);
 }
 
-static uint64_t semaphore(struct tenant *t)
+static uint64_t semaphore(struct acct_tenant *t)
 {
 	uint64_t value = 0;
 
@@ -64,7 +64,7 @@ static uint64_t semaphore(struct tenant *t)
 
 static void *tenant_main(void *arg)
 {
-	struct tenant *t = arg;
+	struct acct_tenant *t = arg;
 	uint32_t words[64];
 
 	while (harness_now_ns() < t->end_ns) {
@@ -100,8 +100,8 @@ static void *tenant_main(void *arg)
 	return NULL;
 }
 
-static void tenant_setup(struct core_harness *h, struct tenant *t, const char *name,
-                         const char *mode, uint32_t weight, uint64_t kernel_us, uint64_t gap_us)
+static void tenant_setup(struct core_harness *h, struct acct_tenant *t, const char *name,
+			 const char *mode, uint32_t weight, uint64_t kernel_us, uint64_t gap_us)
 {
 	struct vgpu_vm *vm = harness_vm(h, name, weight, 0, 0);
 
@@ -113,7 +113,7 @@ static void tenant_setup(struct core_harness *h, struct tenant *t, const char *n
 	harness_guest_setup(h, vm, &t->guest, LOG_SUBMISSIONS, 0, 1);
 }
 
-static uint64_t busy_ns(struct tenant *t)
+static uint64_t busy_ns(struct acct_tenant *t)
 {
 	struct vgpu_hal_as_counters counters;
 
@@ -130,7 +130,7 @@ struct run_result {
 
 /* Run the tenants for RUN_MS, measure after WARMUP_MS, then check every
  * guest's log: its submissions ran once each, in order. */
-static void run(struct tenant *tenants, size_t count, struct run_result *out)
+static void run(struct acct_tenant *tenants, size_t count, struct run_result *out)
 {
 	uint64_t truth0[4], acct0[4], start, wall, truth_total = 0, acct_total = 0;
 	char why[256];
@@ -168,7 +168,7 @@ static void run(struct tenant *tenants, size_t count, struct run_result *out)
 		       (unsigned long long)harness_stats(tenants[i].guest.vm).throttles);
 	}
 	for (size_t i = 0; i < count; i++) {
-		struct tenant *t = &tenants[i];
+		struct acct_tenant *t = &tenants[i];
 		uint64_t submitted;
 
 		pthread_join(t->thread, NULL);
@@ -203,7 +203,7 @@ static void setup(struct core_harness *h, uint32_t timeslice_ns)
 	setup_mode(h, timeslice_ns, VGPU_ACCOUNTING_LOGA);
 }
 
-static void teardown(struct core_harness *h, struct tenant *tenants, size_t count)
+static void teardown(struct core_harness *h, struct acct_tenant *tenants, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
 		assert_false(harness_stats(tenants[i].guest.vm).throttled &&
@@ -221,7 +221,7 @@ static void teardown(struct core_harness *h, struct tenant *tenants, size_t coun
 static void test_accounting_follows_ground_truth(void **state)
 {
 	struct core_harness h;
-	struct tenant t[1];
+	struct acct_tenant t[1];
 	struct run_result r;
 
 	setup(&h, 0);
@@ -243,7 +243,7 @@ static void test_accounting_follows_ground_truth(void **state)
 static void test_equal_share(void **state)
 {
 	struct core_harness h;
-	struct tenant t[2];
+	struct acct_tenant t[2];
 	struct run_result best, equal;
 
 	printf("best-effort:\n");
@@ -279,7 +279,7 @@ static void test_equal_share(void **state)
 static void test_fixed_share_caps(void **state)
 {
 	struct core_harness h;
-	struct tenant t[1];
+	struct acct_tenant t[1];
 	struct run_result r;
 	struct vgpu_vm *idle;
 
@@ -325,7 +325,7 @@ static void *evict_main(void *arg)
 static void test_eviction_while_throttled(void **state)
 {
 	struct core_harness h;
-	struct tenant t[2];
+	struct acct_tenant t[2];
 	struct run_result r;
 	struct vgpu_buffer_info data;
 	struct evictor e = { .delay_ms = 500 };
@@ -366,7 +366,7 @@ static void test_eviction_while_throttled(void **state)
 static void test_neon_sampling(void **state)
 {
 	struct core_harness h;
-	struct tenant t[2];
+	struct acct_tenant t[2];
 	struct run_result r;
 	struct vgpu_buffer_info data;
 	struct evictor e = { .delay_ms = 500 };

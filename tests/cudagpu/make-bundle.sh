@@ -20,7 +20,7 @@ fi
 ninja -C build/release >/dev/null
 command -v jq >/dev/null || { echo "make-bundle.sh: jq is not installed" >&2; exit 1; }
 tests/cudagpu/gpu-bundle.sh "$dir" \
-	build/plain/vgpu-backend/hal/cudagpu-probe \
+	build/plain/vgpu-backend/tools/cudagpu-probe \
 	build/plain/tests/hal/test-hal-conformance \
 	build/plain/tests/core/test_core_property \
 	build/release/vgpu-backend/bench/cuda-bench \

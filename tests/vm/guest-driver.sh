@@ -17,7 +17,7 @@ Checks vgpu.ko, the guest DRM render-node driver:
         allowed) and sparse (C=1, when installed), check its modinfo
         (vermagic, PCI alias, license, depends on drm); build vgpu_mdev.ko
         (host-kmod), fake-backend and vgpu-drm-check
-        (guest-driver/kernel/tests), vgpu-info and vgpu-run (meson);
+        (tests/vm/guest-driver), vgpu-info and vgpu-run (meson);
         other people's code from the last commit, the driver's from the
         working tree
   L1 (TCG): load vfio + mdev + vgpu_mdev.ko, start fake-backend (a
@@ -150,7 +150,7 @@ else
 	cp -a "$ROOT/." "$src/"
 	src_from="working tree"
 fi
-for f in guest-driver/kernel guest-driver/include guest-driver/runtime/backend_drm.c \
+for f in guest-driver/kernel tests/vm/guest-driver guest-driver/include guest-driver/runtime/backend_drm.c \
 	guest-driver/runtime/vgpu_guest_drm.h guest-driver/tools/vgpu-info.c guest-driver/tools/vgpu-run.c; do
 	[[ -e $ROOT/$f ]] || continue
 	rm -rf "${src:?}/$f"
@@ -207,10 +207,10 @@ verdict "module parameters: $parms" test "$parms" = "attach_timeout_ms irq_mode 
 cp "$ko" "$run/vgpu.ko"
 
 # 3. The device side for L2: vgpu_mdev.ko (host-kmod) and fake-backend, a
-#    stand-in for vgpud that answers the mailbox (guest-driver/kernel/tests),
+#    stand-in for vgpud that answers the mailbox (tests/vm/guest-driver),
 #    plus the uAPI check program and vgpu-info for the guest.
 vm_ensure_pkgs libdrm-dev libc6-dev meson ninja-build pkg-config libjson-c-dev
-tests_dir=$src/guest-driver/kernel/tests
+tests_dir=$src/tests/vm/guest-driver
 mdev_ko=- backend=- extra_files=()
 if [[ -f $src/host-kmod/Kbuild ]]; then
 	if nice make -C "$KDIR" M="$src/host-kmod" modules >"$run/host-kmod-build.log" 2>&1; then

@@ -67,7 +67,7 @@
 
 #include "builtin_kernels.h"
 #include "cuda_api.h"
-#include "guest_window.h"
+#include "sim_guest_window.h"
 #include "vgpu/core.h"
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
@@ -861,7 +861,7 @@ static void guest_fence(struct guest *g, const char *what)
 
 /* A VM of the core with its buffers, its tracked pieces (one per chunk) and,
  * when it runs kernels, a guest channel. */
-struct tenant {
+struct cuda_bench_tenant {
 	struct vgpu_hal *hal;
 	struct vgpu_vm *vm;
 	struct guest *guest;
@@ -891,8 +891,8 @@ static struct vgpu_core *core_new(struct vgpu_hal *hal, uint64_t chunk, const ch
 	return core;
 }
 
-static void tenant_init(struct tenant *t, struct vgpu_core *core, struct vgpu_hal *hal,
-                        const char *name, uint32_t weight, uint64_t chunk, bool with_guest)
+static void tenant_init(struct cuda_bench_tenant *t, struct vgpu_core *core, struct vgpu_hal *hal,
+			const char *name, uint32_t weight, uint64_t chunk, bool with_guest)
 {
 	struct vgpu_vm_config config;
 
@@ -908,15 +908,15 @@ static void tenant_init(struct tenant *t, struct vgpu_core *core, struct vgpu_ha
 		t->guest = guest_create(hal, t->vm);
 }
 
-static struct vgpu_hal_as *tenant_as(struct tenant *t)
+static struct vgpu_hal_as *tenant_as(struct cuda_bench_tenant *t)
 {
 	return vgpu_core_vm_address_space(t->vm);
 }
 
 /* Allocate a buffer (evicting if VRAM is short); track its chunks as pieces
  * when pieces is set. Returns the buffer's index. */
-static size_t tenant_alloc(struct tenant *t, uint64_t bytes, unsigned priority, bool pieces,
-                           const char *what)
+static size_t tenant_alloc(struct cuda_bench_tenant *t, uint64_t bytes, unsigned priority,
+			   bool pieces, const char *what)
 {
 	struct vgpu_buffer_info info;
 
@@ -946,7 +946,7 @@ static size_t tenant_alloc(struct tenant *t, uint64_t bytes, unsigned priority, 
 	return t->buffer_count++;
 }
 
-static void tenant_free_all(struct tenant *t)
+static void tenant_free_all(struct cuda_bench_tenant *t)
 {
 	for (size_t i = 0; i < t->buffer_count; i++)
 		ok(vgpu_core_free(t->vm, t->buffers[i].handle), "freeing a buffer");
@@ -954,7 +954,7 @@ static void tenant_free_all(struct tenant *t)
 	t->piece_count = 0;
 }
 
-static void tenant_destroy(struct tenant *t)
+static void tenant_destroy(struct cuda_bench_tenant *t)
 {
 	guest_destroy(t->guest);
 	vgpu_core_vm_destroy(t->vm);
@@ -965,7 +965,7 @@ static void tenant_destroy(struct tenant *t)
 }
 
 /* FILL pieces [first, first + count) through the channel, wait. */
-static void tenant_fill(struct tenant *t, size_t first, size_t count)
+static void tenant_fill(struct cuda_bench_tenant *t, size_t first, size_t count)
 {
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 
@@ -983,7 +983,7 @@ static void tenant_fill(struct tenant *t, size_t first, size_t count)
 
 /* Allocate (in BUFFER_BYTES buffers, each a multiple of the chunk) and fill
  * all of the free VRAM but less than one chunk. */
-static void tenant_fill_vram(struct tenant *t)
+static void tenant_fill_vram(struct cuda_bench_tenant *t)
 {
 	uint64_t buffer = BUFFER_BYTES > t->chunk ? BUFFER_BYTES / t->chunk * t->chunk : t->chunk;
 	uint64_t free_bytes = vgpu_hal_vram_free_bytes(t->hal), tail;
@@ -1004,8 +1004,8 @@ static void tenant_fill_vram(struct tenant *t)
 
 /* Which pieces (each exactly one chunk) have their chunk at location: into
  * out (the pieces) and/or flags (per piece); returns how many. */
-static size_t tenant_locate(struct tenant *t, enum vgpu_chunk_location location,
-                            struct piece *out, bool *flags)
+static size_t tenant_locate(struct cuda_bench_tenant *t, enum vgpu_chunk_location location,
+			    struct piece *out, bool *flags)
 {
 	size_t n = 0, max = 0;
 	struct vgpu_chunk_info *chunks;
@@ -1042,18 +1042,19 @@ static size_t tenant_locate(struct tenant *t, enum vgpu_chunk_location location,
 	return n;
 }
 
-static size_t tenant_pieces_at(struct tenant *t, enum vgpu_chunk_location location,
-                               struct piece *out)
+static size_t tenant_pieces_at(struct cuda_bench_tenant *t, enum vgpu_chunk_location location,
+			       struct piece *out)
 {
 	return tenant_locate(t, location, out, NULL);
 }
 
-static void tenant_piece_flags(struct tenant *t, enum vgpu_chunk_location location, bool *flags)
+static void tenant_piece_flags(struct cuda_bench_tenant *t, enum vgpu_chunk_location location,
+			       bool *flags)
 {
 	tenant_locate(t, location, NULL, flags);
 }
 
-static void tenant_verify(struct tenant *t, bool only_evicted, const char *what)
+static void tenant_verify(struct cuda_bench_tenant *t, bool only_evicted, const char *what)
 {
 	struct piece *sel;
 	size_t n;
@@ -1076,7 +1077,8 @@ static uint64_t vm_evicted_bytes(struct vgpu_vm *vm)
 	return stats.evicted_bytes;
 }
 
-static void return_all(struct vgpu_core *core, struct tenant *t, struct vgpu_core_time *d)
+static void return_all(struct vgpu_core *core, struct cuda_bench_tenant *t,
+		       struct vgpu_core_time *d)
 {
 	struct vgpu_core_stats a, b;
 	int moved;
@@ -1364,9 +1366,9 @@ static void relocation_rates(const struct vgpu_core_time *d, double *relocation,
 	*copy = bytes / (double)(d->setup_ns + d->copy_ns);
 }
 
-static void evict_and_return(struct vgpu_core *core, struct tenant *victim,
-                             struct tenant *allocator, uint64_t bytes,
-                             struct relocation_figures *f)
+static void evict_and_return(struct vgpu_core *core, struct cuda_bench_tenant *victim,
+			     struct cuda_bench_tenant *allocator, uint64_t bytes,
+			     struct relocation_figures *f)
 {
 	struct vgpu_core_stats a, b;
 	struct vgpu_core_time d, r;
@@ -1413,7 +1415,7 @@ static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
 	double fe, fr, us[PARTS];
 	struct peak_buffers pb = { .bytes = opt.evict };
 	struct relocation_figures f;
-	struct tenant victim, allocator;
+	struct cuda_bench_tenant victim, allocator;
 	struct vgpu_core *core;
 	double x, y;
 	char size[32], note[64];
@@ -1550,8 +1552,8 @@ static void phase_relocation(struct vgpu_hal *hal, struct json_object *root)
 
 /* ------------------------------------- 2. STREAM, resident against evicted */
 
-static void require_location(struct tenant *t, enum vgpu_chunk_location location,
-                             const char *what)
+static void require_location(struct cuda_bench_tenant *t, enum vgpu_chunk_location location,
+			     const char *what)
 {
 	size_t n = tenant_pieces_at(t, location, NULL);
 
@@ -1561,7 +1563,7 @@ static void require_location(struct tenant *t, enum vgpu_chunk_location location
 }
 
 /* STREAM over the whole buffer through the channel; seconds. */
-static double run_stream(struct tenant *t, uint32_t passes, const char *what)
+static double run_stream(struct cuda_bench_tenant *t, uint32_t passes, const char *what)
 {
 	const struct vgpu_buffer_info *buf = &t->buffers[0];
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
@@ -1581,7 +1583,7 @@ static void phase_stream(struct vgpu_hal *hal, struct json_object *root)
 	struct phase_clock clock = { .name = "stream", .start = vgpu_monotonic_ns() };
 	struct series resident = { 0 }, evicted = { 0 }, ratio = { 0 };
 	struct vgpu_buffer_info pressure_buf;
-	struct tenant app, pressure;
+	struct cuda_bench_tenant app, pressure;
 	struct vgpu_core *core;
 	uint64_t s = opt.stream, pressure_bytes;
 	char size[32];
@@ -1653,8 +1655,8 @@ struct latency_sample {
 	uint64_t unmap_calls, map_calls, set_access_calls;
 };
 
-static void measure_one_eviction(struct vgpu_core *core, struct tenant *allocator,
-                                 uint64_t chunk, struct latency_sample *s)
+static void measure_one_eviction(struct vgpu_core *core, struct cuda_bench_tenant *allocator,
+				 uint64_t chunk, struct latency_sample *s)
 {
 	struct cudagpu_map_timing m0, m1;
 	struct vgpu_core_stats a, b;
@@ -1702,7 +1704,7 @@ static void phase_latency(struct vgpu_hal *hal, struct json_object *root)
 		struct series total = { 0 }, copy = { 0 }, unmap = { 0 }, map = { 0 };
 		struct series set_access = { 0 }, rest = { 0 };
 		struct latency_sample sample = { 0 };
-		struct tenant victim, allocator;
+		struct cuda_bench_tenant victim, allocator;
 		struct vgpu_core *core;
 		struct json_object *o;
 		unsigned rounds = 0;
@@ -1792,8 +1794,8 @@ static void check_fill(const uint64_t *words, uint64_t bytes, uint64_t seed, con
 			     vgpu_fill_word(seed, k * 8));
 }
 
-static double submit_ring(struct tenant *t, uint64_t va, unsigned n, uint64_t seed_base,
-                          uint64_t *check)
+static double submit_ring(struct cuda_bench_tenant *t, uint64_t va, unsigned n, uint64_t seed_base,
+			  uint64_t *check)
 {
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint64_t t0 = vgpu_monotonic_ns();
@@ -1836,7 +1838,7 @@ static void phase_submit(struct vgpu_hal *hal, struct json_object *root)
 	uint64_t *check = xcalloc(SUBMIT_FILL_BYTES / 8, sizeof(uint64_t));
 	const unsigned n = opt.launches;
 	struct vgpu_core *core;
-	struct tenant app;
+	struct cuda_bench_tenant app;
 	cg_deviceptr dst;
 	size_t b;
 
@@ -1985,7 +1987,7 @@ static void um_gpuswap(struct vgpu_hal *hal, const struct um_layout *l, const ch
                        struct um_run *run)
 {
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
-	struct tenant app;
+	struct cuda_bench_tenant app;
 	struct vgpu_core *core;
 	bool *evicted;
 	uint64_t *got, start, t0, t1;

@@ -44,20 +44,20 @@
 #define ROUND_TRIPS 20000
 #define ROUNDS 5 /* ROUND_TRIPS / ROUNDS per round */
 
-struct tenant {
+struct daemon_bench_tenant {
 	struct vgpu_local_device *dev;
 	uint8_t *bar2;
 	uint32_t head, tail, seq;
 };
 
-static struct vgpu_mailbox_header *header(struct tenant *t)
+static struct vgpu_mailbox_header *header(struct daemon_bench_tenant *t)
 {
 	return (struct vgpu_mailbox_header *)(t->bar2 + VGPU_MAILBOX_OFFSET);
 }
 
 /* One request, waiting for its response on the interrupt. */
-static int call(struct tenant *t, uint16_t opcode, const void *payload, uint16_t size,
-                struct vgpu_response *response)
+static int call(struct daemon_bench_tenant *t, uint16_t opcode, const void *payload, uint16_t size,
+		struct vgpu_response *response)
 {
 	struct vgpu_request *slot = (void *)(t->bar2 + VGPU_MAILBOX_REQ_RING_OFFSET +
 	                                     (t->head % VGPU_MAILBOX_ENTRIES) *
@@ -81,7 +81,7 @@ static int call(struct tenant *t, uint16_t opcode, const void *payload, uint16_t
 	return (int)response->status;
 }
 
-static int open_tenant(const char *socket, const char *name, struct tenant *t)
+static int open_tenant(const char *socket, const char *name, struct daemon_bench_tenant *t)
 {
 	struct vgpu_local_device_config config = { .socket_path = socket, .vm_name = name };
 	struct vgpu_hello_request hello = { VGPU_ABI_VERSION, 0 };
@@ -303,10 +303,10 @@ int main(int argc, char **argv)
 	int opt;
 	char dir[] = "/tmp/daemon-bench-XXXXXX", socket_path[108], control_path[108];
 	static uint64_t alloc_ns[ROUND_TRIPS], free_ns[ROUND_TRIPS], stats_ns[ROUND_TRIPS];
-	static struct tenant tenants[TENANTS];
+	static struct daemon_bench_tenant tenants[TENANTS];
 	uint64_t rss0, cpu0, rss1, cpu1, rss2, cpu2, rss3, cpu3, t0, t1, idle_cpu;
 	struct vgpu_response response;
-	struct tenant t;
+	struct daemon_bench_tenant t;
 	pid_t pid;
 	int i, status;
 

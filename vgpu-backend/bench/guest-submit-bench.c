@@ -101,13 +101,13 @@ static void die(const char *what, const char *why)
 /* ------------------------------------------------------------------------ */
 /* vgpud as a subprocess                                                    */
 
-struct vgpud {
+struct bench_vgpud {
 	char dir[64];
 	char socket[128];
 	pid_t pid;
 };
 
-static void vgpud_start(struct vgpud *d, const char *binary)
+static void vgpud_start(struct bench_vgpud *d, const char *binary)
 {
 	char control[128], log[128], idle[16];
 	int i;
@@ -155,7 +155,7 @@ static void vgpud_start(struct vgpud *d, const char *binary)
 	die("vgpud did not open its socket; see", log);
 }
 
-static void vgpud_stop(struct vgpud *d)
+static void vgpud_stop(struct bench_vgpud *d)
 {
 	char command[128];
 
@@ -365,7 +365,7 @@ int main(int argc, char **argv)
 	struct target targets[2] = { { .name = "vgpud" }, { .name = "simgpu" } };
 	struct vgpu_channel_stats stats;
 	struct vgpu_proto *proto;
-	struct vgpud daemon;
+	struct bench_vgpud daemon;
 	uint64_t requests_before, requests_during = 0;
 	double seconds = 0.4, load_before;
 	int rounds = 21, segments = 8, opt, round, work, i;

@@ -164,7 +164,7 @@ static void teardown(struct setup *s)
 	vgpu_hal_destroy(s->hal);
 }
 
-struct tenant {
+struct loga_tenant {
 	struct vgpu_vm *vm;
 	struct sim_guest *guest;
 	uint64_t kernel_ns;
@@ -177,8 +177,8 @@ struct tenant {
 	pthread_t thread;
 };
 
-static void tenant_make(struct setup *s, struct tenant *t, const char *name, const char *mode,
-                        uint32_t weight)
+static void tenant_make(struct setup *s, struct loga_tenant *t, const char *name, const char *mode,
+			uint32_t weight)
 {
 	struct vgpu_vm_config config;
 	int err;
@@ -196,7 +196,7 @@ static void tenant_make(struct setup *s, struct tenant *t, const char *name, con
 
 static void *tenant_main(void *arg)
 {
-	struct tenant *t = arg;
+	struct loga_tenant *t = arg;
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	uint32_t n = vgpu_push_launch_throttle(words, t->kernel_ns);
 	uint64_t next = now_ns();
@@ -220,7 +220,7 @@ static void *tenant_main(void *arg)
 }
 
 /* Wall time the engine's current-channel register named t's channel. */
-static uint64_t resident_ns(struct tenant *t)
+static uint64_t resident_ns(struct loga_tenant *t)
 {
 	struct vgpu_hal_as_counters counters;
 
@@ -228,7 +228,7 @@ static uint64_t resident_ns(struct tenant *t)
 	return counters.resident_wall_ns[VGPU_ENGINE_COMPUTE];
 }
 
-static uint64_t gpu_time(struct tenant *t)
+static uint64_t gpu_time(struct loga_tenant *t)
 {
 	struct vgpu_vm_stats stats;
 
@@ -236,7 +236,7 @@ static uint64_t gpu_time(struct tenant *t)
 	return stats.gpu_time_ns;
 }
 
-static void start(struct tenant *t, size_t count, uint64_t end_ns)
+static void start(struct loga_tenant *t, size_t count, uint64_t end_ns)
 {
 	for (size_t i = 0; i < count; i++) {
 		t[i].end_ns = end_ns;
@@ -246,13 +246,13 @@ static void start(struct tenant *t, size_t count, uint64_t end_ns)
 	}
 }
 
-static void join(struct tenant *t, size_t count)
+static void join(struct loga_tenant *t, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
 		pthread_join(t[i].thread, NULL);
 }
 
-static void destroy(struct tenant *t, size_t count)
+static void destroy(struct loga_tenant *t, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
 		sim_guest_destroy(t[i].guest, false);
@@ -276,7 +276,7 @@ static void accuracy(uint64_t run_ns, struct accuracy_result *r)
 	       "intended load]):\n");
 	for (uint64_t us = 100; us <= 1000; us += 100) {
 		struct setup s;
-		struct tenant t = { .kernel_ns = us * 1000 };
+		struct loga_tenant t = { .kernel_ns = us * 1000 };
 		uint64_t t0, g0, g1, k0, k1, r0, r1, w0, w1;
 		double measured, resident, load, real_load, error_k, error_km, error_l, error_li;
 
@@ -337,7 +337,7 @@ static double turnaround(enum accounting accounting, int throttles, uint64_t app
                          double *cpu)
 {
 	struct setup s;
-	struct tenant t[MAX_THROTTLES + 1];
+	struct loga_tenant t[MAX_THROTTLES + 1];
 	struct vgpu_core_stats before, after;
 	uint64_t t0;
 	char name[32];
@@ -379,7 +379,7 @@ static double fairness(enum accounting accounting, const char *mode, uint64_t ru
 	bool fixed = !strcmp(mode, "fixed-share");
 	bool weighted = !strcmp(mode, "weighted");
 	struct setup s;
-	struct tenant t[5];
+	struct loga_tenant t[5];
 	uint64_t g0[5], g1[5], total = 0, t0;
 	double fair[5], worst = 0;
 	size_t count = fixed ? 1 : 5;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * buffer.c - allocating and freeing buffers: per-VM handles, and
- * vgpu_core_alloc as the steps of DESIGN.md §3 (check the cap, reserve the
+ * vgpu_core_alloc as the steps of docs/DESIGN.md §3.2 (check the cap, reserve the
  * address range and bookkeeping, make room by eviction when VRAM is short,
  * place the chunks, commit the accounting).
  */
@@ -291,7 +291,7 @@ static void record_latency(struct vgpu_vm *vm, uint64_t ns)
 }
 
 /*
- * vgpu_core_alloc in the steps of DESIGN.md §3: check, reserve, make room,
+ * vgpu_core_alloc in the steps of docs/DESIGN.md §3.2: check, reserve, make room,
  * place, commit. Each step that fails leaves the thread's last error set
  * (alloc_error fills in a generic sentence where a step did not).
  */

@@ -25,7 +25,7 @@
 #define COMMAND_WINDOW (UINT64_C(4) << 20)  /* copies/memsets resolved 4 MiB at a time */
 #define RANDOM_THREADS_MAX 65536u
 
-enum run_status {
+enum cudagpu_run_status {
 	RUN_DONE,
 	RUN_YIELDED, /* the turn's budget is spent; carry on next turn */
 	RUN_BLOCKED,
@@ -56,8 +56,8 @@ struct run_context {
 	enum vgpu_hal_error_cause cause;
 };
 
-static enum run_status run_fault(struct run_context *rc, uint64_t va,
-                                 enum vgpu_hal_error_cause cause)
+static enum cudagpu_run_status run_fault(struct run_context *rc, uint64_t va,
+					 enum vgpu_hal_error_cause cause)
 {
 	rc->fault_va = va;
 	rc->cause = cause;
@@ -71,8 +71,8 @@ static enum run_status run_fault(struct run_context *rc, uint64_t va,
  * of 4 KiB host pages are contiguous only within one host buffer. Resolved a
  * window at a time so any size works; bytes are counted per target.
  */
-static enum run_status kernel_buffer(struct run_context *rc, uint64_t va, uint64_t bytes,
-                                     enum cg_access access, cg_deviceptr *device)
+static enum cudagpu_run_status kernel_buffer(struct run_context *rc, uint64_t va, uint64_t bytes,
+					     enum cg_access access, cg_deviceptr *device)
 {
 	struct cg_segment *segs = rc->scratch->a;
 	cg_deviceptr next = 0;
@@ -104,14 +104,14 @@ static enum run_status kernel_buffer(struct run_context *rc, uint64_t va, uint64
 	return RUN_DONE;
 }
 
-static enum run_status launched(struct run_context *rc, cg_result r)
+static enum cudagpu_run_status launched(struct run_context *rc, cg_result r)
 {
 	/* A launch the driver refused is the channel's fault, not the GPU's. */
 	return r == CG_SUCCESS ? RUN_DONE : run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
 }
 
-static enum run_status launch_random_access(struct run_context *rc, cg_deviceptr table,
-                                            uint64_t words, uint64_t updates, uint64_t seed)
+static enum cudagpu_run_status launch_random_access(struct run_context *rc, cg_deviceptr table,
+						    uint64_t words, uint64_t updates, uint64_t seed)
 {
 	struct cudagpu *gpu = rc->gpu;
 	struct cg_channel *ch = rc->ch;
@@ -144,8 +144,8 @@ static enum run_status launch_random_access(struct run_context *rc, cg_deviceptr
 	return launched(rc, r);
 }
 
-static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const uint64_t *args,
-                                  uint32_t nargs)
+static enum cudagpu_run_status run_launch(struct run_context *rc, uint32_t kernel,
+					  const uint64_t *args, uint32_t nargs)
 {
 	static const uint8_t arg_count[] = {
 		[VGPU_KERNEL_FILL] = 3, [VGPU_KERNEL_COPY] = 3, [VGPU_KERNEL_STREAM] = 3,
@@ -157,7 +157,7 @@ static enum run_status run_launch(struct run_context *rc, uint32_t kernel, const
 	const struct cudagpu_kernels *k = &gpu->kernels;
 	cg_stream stream = rc->ch->stream;
 	cg_deviceptr a, b;
-	enum run_status s;
+	enum cudagpu_run_status s;
 
 	if (kernel >= sizeof(arg_count) || !arg_count[kernel] || arg_count[kernel] != nargs)
 		return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
@@ -244,8 +244,8 @@ static int resolve_window(struct run_context *rc, uint64_t va, uint64_t bytes,
 }
 
 /* Both ranges are checked whole before anything is issued. */
-static enum run_status check_ranges(struct run_context *rc, uint64_t dst, uint64_t src,
-                                    uint64_t bytes, bool has_src)
+static enum cudagpu_run_status check_ranges(struct run_context *rc, uint64_t dst, uint64_t src,
+					    uint64_t bytes, bool has_src)
 {
 	uint64_t done;
 	unsigned count;
@@ -283,8 +283,8 @@ static bool window_allowed(struct run_context *rc, uint64_t done, bool first)
 	return true;
 }
 
-static enum run_status run_copy(struct run_context *rc, uint64_t dst, uint64_t src,
-                                uint64_t bytes)
+static enum cudagpu_run_status run_copy(struct run_context *rc, uint64_t dst, uint64_t src,
+					uint64_t bytes)
 {
 	const struct cuda_api *api = &rc->gpu->api;
 	uint64_t done = rc->ch->command_done, start = done;
@@ -329,8 +329,8 @@ static enum run_status run_copy(struct run_context *rc, uint64_t dst, uint64_t s
 	return RUN_DONE;
 }
 
-static enum run_status run_memset(struct run_context *rc, uint64_t dst, uint32_t pattern,
-                                  uint64_t bytes)
+static enum cudagpu_run_status run_memset(struct run_context *rc, uint64_t dst, uint32_t pattern,
+					  uint64_t bytes)
 {
 	const struct cuda_api *api = &rc->gpu->api;
 	uint64_t done = rc->ch->command_done, start = done, offset = done;
@@ -390,7 +390,7 @@ static int semaphore_reached(struct run_context *rc, uint64_t va, uint64_t value
 
 /* An acquire that cannot complete yet yields the turn, until it has waited
  * config.acquire_timeout_ms: then the watchdog kills the channel. */
-static enum run_status acquire_waits(struct run_context *rc, uint64_t command_va)
+static enum cudagpu_run_status acquire_waits(struct run_context *rc, uint64_t command_va)
 {
 	struct cg_channel *ch = rc->ch;
 	uint64_t limit_ns = (uint64_t)rc->gpu->config.acquire_timeout_ms * 1000000u;
@@ -403,8 +403,8 @@ static enum run_status acquire_waits(struct run_context *rc, uint64_t command_va
 	return RUN_BLOCKED;
 }
 
-static enum run_status run_command(struct run_context *rc, uint32_t header, const uint32_t *args,
-                                   uint64_t command_va)
+static enum cudagpu_run_status run_command(struct run_context *rc, uint32_t header,
+					   const uint32_t *args, uint64_t command_va)
 {
 	struct cudagpu *gpu = rc->gpu;
 	struct cg_channel *ch = rc->ch;
@@ -413,7 +413,7 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 	unsigned nargs = VGPU_COMMAND_ARG_WORDS(header);
 	cg_deviceptr device;
 	uint64_t va, value;
-	enum run_status s;
+	enum cudagpu_run_status s;
 	int reached;
 
 	switch (opcode) {
@@ -508,7 +508,7 @@ static enum run_status run_command(struct run_context *rc, uint32_t header, cons
 /* Run the channel's entry from where it stopped, for one turn: until the
  * entry is done, an acquire waits, or the turn's budget is spent (the first
  * command of a turn always runs). */
-static enum run_status run_entry(struct run_context *rc)
+static enum cudagpu_run_status run_entry(struct run_context *rc)
 {
 	struct cg_channel *ch = rc->ch;
 	bool first = true;
@@ -517,7 +517,7 @@ static enum run_status run_entry(struct run_context *rc)
 		uint32_t header = le32toh(ch->words[ch->position]);
 		uint32_t nargs = VGPU_COMMAND_ARG_WORDS(header);
 		uint64_t command_va = ch->pushbuffer_va + (uint64_t)ch->position * 4;
-		enum run_status s;
+		enum cudagpu_run_status s;
 
 		if (!first && !rc->budget)
 			return RUN_YIELDED;
@@ -537,7 +537,7 @@ static enum run_status run_entry(struct run_context *rc)
 }
 
 /* Copy the entry's pushbuffer out of GPU-visible memory. */
-static enum run_status load_pushbuffer(struct run_context *rc, uint64_t va, uint32_t bytes)
+static enum cudagpu_run_status load_pushbuffer(struct run_context *rc, uint64_t va, uint32_t bytes)
 {
 	struct cg_channel *ch = rc->ch;
 	struct cudagpu *gpu = rc->gpu;
@@ -644,7 +644,7 @@ static bool slot_is_nop(struct cg_channel *ch, uint32_t slot)
 /*
  * Fetch the channel's next entry (pfifo_lock held). NOP entries are
  * consumed in a run, as a GPU's front end does: they need no engine, and the
- * NOP fill that resumes a channel (DESIGN.md §3) is a ring of them.
+ * NOP fill that resumes a channel (docs/DESIGN.md §3.4) is a ring of them.
  * Returns 0 when an entry with work is ready in *entry (its privileged
  * ticket in *ticket), 1 when there was nothing (more) to fetch, -1 when the
  * channel was killed.
@@ -749,7 +749,7 @@ bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
 		.budget = gpu->config.timeslice_commands,
 	};
 	bool progress = false;
-	enum run_status s;
+	enum cudagpu_run_status s;
 
 	if (ch->error)
 		return false;

@@ -18,7 +18,7 @@
 #include "log.h"
 #include "unix_listen.h"
 
-struct control_client {
+struct control_conn {
 	int fd;     /* -1: free */
 	struct vgpud_control_peer peer;
 	int64_t last_ms;  /* when it last sent something */
@@ -41,7 +41,7 @@ struct control_server {
 	bool has_operator_gid;
 	gid_t operator_gid;
 	pthread_t thread;
-	struct control_client clients[CONTROL_MAX_CLIENTS];
+	struct control_conn clients[CONTROL_MAX_CLIENTS];
 };
 
 static int64_t now_ms(void)
@@ -52,7 +52,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void client_close(struct control_client *c)
+static void client_close(struct control_conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -66,7 +66,7 @@ static void client_close(struct control_client *c)
 }
 
 /* Queue data for c; false when its output budget would be exceeded. */
-static bool queue_output(struct control_client *c, const char *data, size_t len)
+static bool queue_output(struct control_conn *c, const char *data, size_t len)
 {
 	if (c->out_len + len > CONTROL_OUTPUT_BUDGET)
 		return false;
@@ -90,7 +90,7 @@ static bool queue_output(struct control_client *c, const char *data, size_t len)
 }
 
 /* Write what the socket takes now. false: the peer is gone. */
-static bool flush_output(struct control_client *c)
+static bool flush_output(struct control_conn *c)
 {
 	size_t done = 0;
 
@@ -115,7 +115,7 @@ static bool flush_output(struct control_client *c)
 	return true;
 }
 
-static bool respond(struct control_server *server, struct control_client *c, const char *line)
+static bool respond(struct control_server *server, struct control_conn *c, const char *line)
 {
 	char *response = vgpud_control_handle(server->daemon, line, &c->peer);
 	bool ok;
@@ -132,7 +132,7 @@ static bool respond(struct control_server *server, struct control_client *c, con
 }
 
 /* Answer up to CONTROL_REQUESTS_PER_TURN complete lines of c. false: close. */
-static bool client_answer(struct control_server *server, struct control_client *c)
+static bool client_answer(struct control_server *server, struct control_conn *c)
 {
 	char *newline;
 	unsigned answered = 0;
@@ -160,13 +160,13 @@ static bool client_answer(struct control_server *server, struct control_client *
 }
 
 /* Complete lines wait in c's buffer. */
-static bool has_lines(const struct control_client *c)
+static bool has_lines(const struct control_conn *c)
 {
 	return c->len && memchr(c->buf, '\n', c->len);
 }
 
 /* Read what is there (only when no complete line waits). false: close. */
-static bool client_read(struct control_server *server, struct control_client *c)
+static bool client_read(struct control_server *server, struct control_conn *c)
 {
 	ssize_t n;
 
@@ -257,7 +257,7 @@ static void accept_clients(struct control_server *server)
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		const char *why = NULL;
-		struct control_client *c;
+		struct control_conn *c;
 
 		if (fd < 0)
 			return;
@@ -293,7 +293,7 @@ static int close_expired(struct control_server *server)
 	int64_t now = now_ms(), next = -1;
 
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		struct control_client *c = &server->clients[i];
+		struct control_conn *c = &server->clients[i];
 		bool on[3];
 		int64_t deadline[3];
 
@@ -336,7 +336,7 @@ static void *control_main(void *arg)
 		pfd[n] = (struct pollfd){ .fd = server->listen_fd, .events = POLLIN };
 		map[n++] = -1;
 		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-			struct control_client *c = &server->clients[i];
+			struct control_conn *c = &server->clients[i];
 			short events = 0;
 
 			if (c->fd < 0)
@@ -361,7 +361,7 @@ static void *control_main(void *arg)
 		if (pfd[1].revents)
 			accept_clients(server);
 		for (i = 2; i < n; i++) {
-			struct control_client *c = &server->clients[map[i]];
+			struct control_conn *c = &server->clients[map[i]];
 			bool ok = true;
 
 			if (c->fd < 0)

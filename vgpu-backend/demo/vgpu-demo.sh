@@ -142,7 +142,7 @@ else
 fi
 # Small channel rings. When vgpud resumes a VM's channel after moving its
 # memory it refills the ring with NOP entries until GP_GET wraps around
-# (DESIGN.md §3), and simgpu's PFIFO serves one entry per channel per round,
+# (docs/DESIGN.md §3.4), and simgpu's PFIFO serves one entry per channel per round,
 # between the other VMs' kernels: a resume costs about ring-size rounds.
 # With vgpud's default of 512 entries an eviction under load takes seconds.
 GPFIFO_ENTRIES=${VGPU_DEMO_GPFIFO_ENTRIES:-32}

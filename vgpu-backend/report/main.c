@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 	report_md(&report,
 	          "# GPUswap: the seeds' experiments reproduced on simgpu\n\n"
 	          "Made by `./vgpu-dev report` (`vgpu-report%s`). Figures marked *modeled* come "
-	          "from simgpu's modeled clock (DESIGN.md §4): identical on every machine and run. "
+	          "from simgpu's modeled clock (docs/DESIGN.md §6): identical on every machine and run. "
 	          "Figures marked *wall-clock* (the core's CPU work, loga-bench) depend on this "
 	          "host and its load. Seeds: 000, the thesis (Kehne, *Transparent Memory "
 	          "Extension for Shared GPUs*, KIT 2019, chapter 6); 001, the GPUswap paper "

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "guest.h"
-#include "guest_window.h"
+#include "sim_guest_window.h"
 #include "vgpu/abi/commands.h"
 
 #define GUEST_GPFIFO_ENTRIES 256u

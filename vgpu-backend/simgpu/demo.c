@@ -32,7 +32,7 @@
 #define STENCIL_SIDE 1024u
 #define STENCIL_ITERATIONS 10u
 
-struct tenant {
+struct demo_tenant {
 	const char *name;
 	const char *work;
 	struct vgpu_hal_as *as;
@@ -47,7 +47,7 @@ struct tenant {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-static struct tenant tenants[TENANTS];
+static struct demo_tenant tenants[TENANTS];
 static unsigned errors;
 
 static void on_event(void *ctx, const struct vgpu_hal_event *event)
@@ -90,7 +90,7 @@ static void map_vram(struct vgpu_hal *hal, struct vgpu_hal_as *as, uint64_t va, 
 	free(pages);
 }
 
-static void map_sysmem(struct vgpu_hal *hal, struct tenant *t, uint64_t va, uint64_t bytes)
+static void map_sysmem(struct vgpu_hal *hal, struct demo_tenant *t, uint64_t va, uint64_t bytes)
 {
 	uint64_t count = bytes / 4096, *pages = calloc(count, sizeof(uint64_t)), i;
 
@@ -107,7 +107,7 @@ static void map_sysmem(struct vgpu_hal *hal, struct tenant *t, uint64_t va, uint
 
 /* Write the tenant's commands as one pushbuffer and give each command its
  * own GPFIFO entry, so PFIFO interleaves the tenants command by command. */
-static void submit(struct tenant *t, const uint32_t *words, uint32_t count)
+static void submit(struct demo_tenant *t, const uint32_t *words, uint32_t count)
 {
 	uint32_t position = 0, entry = 0;
 
@@ -139,11 +139,12 @@ int main(void)
 	config.vram_bytes = 512 * MIB;
 	check(simgpu_create(&config, &hal), "simgpu_create");
 	vgpu_hal_set_event_handler(hal, on_event, NULL);
-	tenants[0] = (struct tenant){ .name = "tenant-a", .work = "STREAM 32 MiB x 16, VRAM" };
-	tenants[1] = (struct tenant){ .name = "tenant-b", .work = "STENCIL 1024^2 x 10, VRAM" };
-	tenants[2] = (struct tenant){ .name = "tenant-c", .work = "GUPS 2M updates, SYSMEM" };
+	tenants[0] = (struct demo_tenant){ .name = "tenant-a", .work = "STREAM 32 MiB x 16, VRAM" };
+	tenants[1] =
+		(struct demo_tenant){ .name = "tenant-b", .work = "STENCIL 1024^2 x 10, VRAM" };
+	tenants[2] = (struct demo_tenant){ .name = "tenant-c", .work = "GUPS 2M updates, SYSMEM" };
 	for (i = 0; i < TENANTS; i++) {
-		struct tenant *t = &tenants[i];
+		struct demo_tenant *t = &tenants[i];
 
 		check(vgpu_hal_as_create(hal, &t->as), "as_create");
 		map_vram(hal, t->as, PUSHBUFFER_VA, 65536);

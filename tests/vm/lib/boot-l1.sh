@@ -98,29 +98,73 @@ out=$(realpath "$out")
 [[ $out != *[[:space:]]* ]] || vm_die "--out path must not contain spaces: $out"
 rm -f "$out"/{status,status.tmp,serial.log,job.log,qemu.log,timings}
 
-if ((!shell)); then
-	# L1 sees the host root, except under its own tmpfs mounts.
-	case $script in
-	/tmp/* | /run/* | /var/tmp/*)
-		if [[ $script != "$out"/* ]]; then
-			cp "$script" "$out/job-script"
-			vm_log "note: $script is under a tmpfs path L1 does not share; copied into $out"
-			script=$out/job-script
-			job[0]=$script
-		fi
-		;;
+# L1 sees the host root over 9p, but its /tmp, /run and /var/tmp are fresh
+# tmpfs mounts of its own (init-l1.sh): nothing of the host under them is in
+# L1's view, the run directory (its own 9p share) excepted. A clone there
+# (say /tmp/vgpu) would leave L1 without its stage 2 and the job's scripts,
+# so those, tests/vm/ as a whole, are staged into the run directory and L1
+# runs them from there; any other such path the job is given is refused
+# here, before booting, with the reason.
+l1_hidden() { # path: true when L1 cannot see it
+	local p
+	p=$(realpath -m "$1")
+	[[ $p == "$out" || $p == "$out"/* ]] && return 1
+	case $p in
+	/tmp | /tmp/* | /run | /run/* | /var/tmp | /var/tmp/*) return 0 ;;
 	esac
+	return 1
+}
+l1_vm_dir=$VM_DIR
+if l1_hidden "$VM_DIR"; then
+	rm -rf "$out/vm-tests"
+	cp -a "$VM_DIR" "$out/vm-tests"
+	l1_vm_dir=$out/vm-tests
+	vm_log "note: $VM_DIR is under a tmpfs path L1 does not share; staged it into $l1_vm_dir"
+fi
+# l1_path PATH: PATH as L1 sees it (tests/vm/ staged); dies when L1 cannot.
+l1_path() {
+	local p=$1
+	if [[ $l1_vm_dir != "$VM_DIR" && ($p == "$VM_DIR" || $p == "$VM_DIR"/*) ]]; then
+		echo "$l1_vm_dir${p#"$VM_DIR"}"
+		return 0
+	fi
+	if [[ $p == /* && -e $p ]] && l1_hidden "$p"; then
+		vm_die "L1 cannot read $p: /tmp, /run and /var/tmp are L1's own tmpfs mounts (put it in the clone outside them, in \$VGPU_CACHE or in the run directory)"
+	fi
+	echo "$p"
+}
+
+if ((!shell)); then
+	if [[ $script != "$VM_DIR"/* ]] && l1_hidden "$script"; then
+		cp "$script" "$out/job-script"
+		vm_log "note: $script is under a tmpfs path L1 does not share; copied into $out"
+		script=$out/job-script
+	fi
+	job=("$script" "$@")
+	for i in "${!job[@]}"; do
+		job[i]=$(l1_path "${job[i]}")
+	done
 	[[ -x $script ]] || job=(bash "${job[@]}")
 fi
+# The kernel variables and --env values as L1 sees them (plain assignments:
+# an l1_path that dies ends this script).
+declare -A l1_kvars
+for v in KVER KPKGVER KROOT VMLINUZ KDIR MODDIR VGPU_KERNEL_ENV VGPU_CACHE; do
+	l1_kvars[$v]=$(l1_path "${!v}")
+done
+for i in "${!envs[@]}"; do
+	e=${envs[i]}
+	[[ $e == [A-Za-z_]*=* ]] || vm_die "--env wants NAME=VALUE, got '$e'"
+	envs[i]=${e%%=*}=$(l1_path "${e#*=}")
+done
 
 {
 	echo "# written by boot-l1.sh for the L1 job"
 	for v in KVER KPKGVER KROOT VMLINUZ KDIR MODDIR VGPU_KERNEL_ENV VGPU_CACHE; do
-		printf 'export %s=%q\n' "$v" "${!v}"
+		printf 'export %s=%q\n' "$v" "${l1_kvars[$v]}"
 	done
-	printf 'export VM_OUT=%q VM_DIR=%q VM_LIB_DIR=%q\n' "$out" "$VM_DIR" "$VM_LIB_DIR"
+	printf 'export VM_OUT=%q VM_DIR=%q VM_LIB_DIR=%q\n' "$out" "$l1_vm_dir" "$l1_vm_dir/lib"
 	for e in "${envs[@]}"; do
-		[[ $e == [A-Za-z_]*=* ]] || vm_die "--env wants NAME=VALUE, got '$e'"
 		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
 	done
 	printf 'VM_JOB=('
@@ -133,7 +177,7 @@ if ((lock)); then
 fi
 
 cmdline="console=ttyS0,115200 panic=-1 kvm_amd.nested=1 random.trust_cpu=on"
-cmdline+=" vgpu.out=$out vgpu.stage2=$VM_LIB_DIR/l1-stage2.sh${append:+ $append}"
+cmdline+=" vgpu.out=$out vgpu.stage2=$l1_vm_dir/lib/l1-stage2.sh${append:+ $append}"
 if ((shell)); then
 	serial=(-chardev "stdio,id=ser0,signal=off,logfile=$out/serial.log" -serial chardev:ser0)
 else

@@ -230,7 +230,7 @@ static void sleep_us(uint64_t us)
 	nanosleep(&ts, NULL);
 }
 
-/* The suspend/resume of DESIGN.md §3 without a GPU: block, copy, map. */
+/* The suspend/resume of docs/DESIGN.md §3.4 without a GPU: block, copy, map. */
 static void *swapper(void *arg)
 {
 	struct fake_device *d = arg;

@@ -809,7 +809,7 @@ static inline int vgpu_hal_channel_priv_submit(struct vgpu_hal_channel *ch,
 /*
  * Append up to count VGPU_PRIV_NOP entries in one step (as many as the ring
  * has room for) and advance GP_PUT once: the NOP fill that resumes a
- * suspended channel (DESIGN.md §3) appends up to a ring's worth. Returns how
+ * suspended channel (docs/DESIGN.md §3.4) appends up to a ring's worth. Returns how
  * many were appended (0 when the ring is full) or -EIO when the channel is
  * in error; otherwise the rules of vgpu_hal_channel_priv_submit. A backend
  * without the batch form gets them one vgpu_hal_channel_priv_submit at a

@@ -123,7 +123,7 @@ struct warp {
 	struct group groups[CS_TASK_MAX_LINES];
 };
 
-struct tenant {
+struct cs_tenant {
 	uint32_t sm_first, sm_count;
 	bool has_kernel;
 	struct cs_kernel_stream gen;
@@ -160,7 +160,7 @@ struct cs_model {
 	struct cs_walkers *walkers;
 	struct cs_sa_cache *l2_tlb, *pwc, *l2;
 	struct sm *sms;
-	struct tenant tenant[CS_MAX_TENANTS];
+	struct cs_tenant tenant[CS_MAX_TENANTS];
 	struct model_walk *walk_hash[HASH_BUCKETS];
 	struct mem_op *mshr_hash[HASH_BUCKETS];
 	struct pool op_pool, walk_pool, single_pool;
@@ -295,7 +295,7 @@ static void l2_arrive(void *target, void *arg, uint64_t now)
 {
 	struct cs_model *m = target;
 	struct mem_op *op = arg, *pending;
-	struct tenant *t = &m->tenant[op->tenant];
+	struct cs_tenant *t = &m->tenant[op->tenant];
 
 	if (!op->stalled_once)
 		t->c.l2_accesses++;
@@ -415,7 +415,7 @@ static void walk_begin(void *ctx, struct cs_walk *walk, uint64_t now)
 
 static void walk_finish(struct cs_model *m, struct model_walk *mw, uint64_t now)
 {
-	struct tenant *t = &m->tenant[mw->walk.tenant];
+	struct cs_tenant *t = &m->tenant[mw->walk.tenant];
 	struct model_walk **slot;
 	struct xlate *x;
 	uint32_t level;
@@ -475,7 +475,7 @@ static void l2_tlb_lookup(void *target, void *arg, uint64_t now)
 {
 	struct cs_model *m = target;
 	struct xlate *x = arg;
-	struct tenant *t = &m->tenant[x->tenant];
+	struct cs_tenant *t = &m->tenant[x->tenant];
 	struct model_walk *mw;
 
 	t->c.l2_tlb_lookups++;
@@ -515,7 +515,7 @@ static void l2_tlb_lookup(void *target, void *arg, uint64_t now)
  * one of the SM's l1_tlb_mshrs until answered, or waits for one. */
 static void translate(struct cs_model *m, struct xlate *x, uint64_t now)
 {
-	struct tenant *t = &m->tenant[x->tenant];
+	struct cs_tenant *t = &m->tenant[x->tenant];
 	struct sm *sm = &m->sms[x->sm];
 
 	t->c.l1_tlb_lookups++;
@@ -652,7 +652,7 @@ static void warp_compute_done(void *target, void *arg, uint64_t now)
 static void warp_next_task(struct warp *w, uint64_t now)
 {
 	struct cs_model *m = w->m;
-	struct tenant *t = &m->tenant[w->tenant];
+	struct cs_tenant *t = &m->tenant[w->tenant];
 	struct sm *sm = &m->sms[w->sm];
 	uint64_t start, cycles;
 
@@ -807,7 +807,7 @@ void cs_model_destroy(struct cs_model *m)
 int cs_model_attach_kernel(struct cs_model *m, uint32_t tenant, uint32_t kernel,
                            const uint64_t *args, uint32_t nargs)
 {
-	struct tenant *t;
+	struct cs_tenant *t;
 	uint32_t i;
 	int ret;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * guest_window.h - an in-process guest's view of one channel window, for
+ * sim_guest_window.h - an in-process guest's view of one channel window, for
  * the programs that play a guest inside vgpud's process (vgpu-sim's guests,
  * core-bench, cuda-bench).
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* guest_window.c - an in-process guest's channel window, see guest_window.h. */
-#include "guest_window.h"
+/* sim_guest_window.c - an in-process guest's channel window, see sim_guest_window.h. */
+#include "sim_guest_window.h"
 
 #include <errno.h>
 #include <stdlib.h>
