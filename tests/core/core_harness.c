@@ -158,8 +158,8 @@ bool harness_check(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, ui
 		uint64_t n = buffer->bytes - offset < CHECK_STEP ? buffer->bytes - offset : CHECK_STEP;
 
 		harness_pattern(expected, offset, n, seed);
-		if (vgpu_hal_as_read(vgpu_core_vm_address_space(vm), buffer->gpu_va + offset, actual,
-		                     n) ||
+		/* under the allocation lock: a relocation may be in flight */
+		if (vgpu_core_vm_read(vm, buffer->gpu_va + offset, actual, n) ||
 		    memcmp(expected, actual, n))
 			ok = false;
 	}

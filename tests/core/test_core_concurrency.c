@@ -69,8 +69,8 @@ static bool buffer_holds_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info 
 	for (uint64_t offset = 0; ok && offset < buffer->bytes; offset += STEP) {
 		uint64_t n = buffer->bytes - offset < STEP ? buffer->bytes - offset : STEP;
 
-		if (vgpu_hal_as_read(vgpu_core_vm_address_space(vm), buffer->gpu_va + offset, words,
-		                     n))
+		/* under the allocation lock: other workers relocate this VM */
+		if (vgpu_core_vm_read(vm, buffer->gpu_va + offset, words, n))
 			ok = false;
 		for (uint64_t i = 0; ok && i < n / 8; i++)
 			ok = le64toh(words[i]) == expected_word(seed, offset + 8 * i);

@@ -145,12 +145,11 @@ static void verify_buffer(struct model_vm *m, struct model_buffer *b)
 {
 	enum { STEP = 128 * 1024 };
 	static uint64_t words[STEP / 8];
-	struct vgpu_hal_as *as = vgpu_core_vm_address_space(m->vm);
 
 	for (uint64_t offset = 0; offset < b->info.bytes; offset += STEP) {
 		uint64_t n = b->info.bytes - offset < STEP ? b->info.bytes - offset : STEP;
 
-		check(vgpu_hal_as_read(as, b->info.gpu_va + offset, words, n) == 0,
+		check(vgpu_core_vm_read(m->vm, b->info.gpu_va + offset, words, n) == 0,
 		      "VM %s: buffer unreadable", m->name);
 		for (uint64_t i = 0; i < n / 8; i++) {
 			uint64_t expected = vgpu_fill_word(b->seed, offset + 8 * i);

@@ -371,7 +371,9 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle);
  * runs, so the CPU sees (and leaves) what the VM's kernels see. For
  * contents a backend reads or provides on the VM's behalf (a module image,
  * a module's variable initializers). -EFAULT for a range not mapped in vm,
- * -EINVAL.
+ * -EINVAL. A plain vgpu_hal_as_read of a VM's buffer, without the lock, may
+ * meet a relocation in flight: the PTEs of a run of chunks point at its new
+ * memory while the copy engine still fills it (relocation.c).
  */
 int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes);
 int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes);
