@@ -6,7 +6,10 @@
  * IOMMU), RANDOM_ACCESS and the copy engine, and prints for each the
  * simulated memory traffic per second of wall clock on one host core (simgpu
  * runs each engine on one thread) next to the modeled GPU time of the same
- * work. Takes a few seconds. Every figure is measured in --rounds rounds
+ * work, and a user's kernel (PTX, LAUNCH_FUNCTION) doing one STREAM pass's
+ * traffic against the built-in STREAM pass on the same buffer: modeled time
+ * and host speed. Takes a few seconds. Every figure is measured in --rounds
+ * rounds
  * (default 3) and printed as median (min..max); --json FILE writes them
  * (bench-common.h).
  *
@@ -32,6 +35,7 @@
 #define DATA_VA UINT64_C(0x40000000)
 #define PUSHBUFFER_VA UINT64_C(0x10000000)
 #define SEMAPHORE_VA UINT64_C(0x20000000)
+#define VARIABLES_VA UINT64_C(0x30000000)
 
 struct bench {
 	struct vgpu_hal *hal;
@@ -169,6 +173,86 @@ static void bench_stream(struct bench *b, struct figure *f, int round, uint64_t 
 	}
 }
 
+/*
+ * A user's module on the bench GPU: tests/ptx/modules.ptx, its variables
+ * placed in a VRAM page; the index of scale_bias (p[i] = p[i] * scale +
+ * bias: one read and one write of every word, a STREAM pass's traffic).
+ */
+static uint32_t load_module(struct bench *b, uint32_t *module_id)
+{
+	struct vgpu_hal_module *module;
+	struct vgpu_hal_module_info info;
+	uint64_t page, variable_va[8], offset = 0;
+	char why[256], *text;
+	uint32_t function = UINT32_MAX;
+	FILE *f = fopen(PTX_CORPUS_DIR "/modules.ptx", "rb");
+	long size;
+
+	check(f ? 0 : -ENOENT, "opening tests/ptx/modules.ptx");
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	text = malloc((size_t)size);
+	check(text && fread(text, 1, (size_t)size, f) == (size_t)size ? 0 : -EIO,
+	      "reading modules.ptx");
+	fclose(f);
+	if (vgpu_hal_module_parse(b->hal, text, (size_t)size, "modules.ptx", &module, why,
+	                          sizeof(why))) {
+		fprintf(stderr, "simgpu-bench: %s\n", why);
+		exit(1);
+	}
+	free(text);
+	vgpu_hal_module_info(module, &info);
+	check(info.variable_count <= 8 ? 0 : -E2BIG, "module variables");
+	check(vgpu_hal_vram_alloc(b->hal, VGPU_PAGE_64K, 1, &page), "vram_alloc");
+	check(vgpu_hal_as_map(b->as, VARIABLES_VA, VGPU_PAGE_64K, 1, VGPU_TARGET_VRAM, &page, 0),
+	      "as_map");
+	for (uint32_t i = 0; i < info.variable_count; i++) {
+		uint64_t align = info.variables[i].align ? info.variables[i].align : 1;
+
+		offset = (offset + align - 1) / align * align;
+		variable_va[i] = VARIABLES_VA + offset;
+		check(vgpu_hal_as_write(b->as, variable_va[i], info.variables[i].init,
+		                        info.variables[i].bytes),
+		      "as_write");
+		offset += info.variables[i].bytes;
+	}
+	for (uint32_t i = 0; i < info.function_count; i++)
+		if (!strcmp(info.functions[i].name, "scale_bias"))
+			function = i;
+	check(function != UINT32_MAX ? 0 : -ENOENT, "scale_bias in modules.ptx");
+	check(vgpu_hal_module_bind(b->as, module, variable_va, module_id), "module_bind");
+	return function;
+}
+
+/* One pass of the user's kernel against one built-in STREAM pass, on the
+ * same VRAM buffer: modeled times, and the user's kernel's host speed. */
+static void bench_function(struct bench *b, struct figure *user, struct figure *builtin,
+                           int round, uint64_t va, uint64_t bytes, uint32_t module_id,
+                           uint32_t function)
+{
+	struct vgpu_launch_dims dims = { { (uint32_t)(bytes / 4 / 256), 1, 1 }, { 256, 1, 1 }, 0 };
+	struct {
+		uint64_t p;
+		int32_t n;
+		uint32_t pad;
+	} params = { va, (int32_t)(bytes / 4), 0 };
+	uint32_t words[32];
+	uint64_t busy_before;
+	double start, wall;
+
+	busy_before = compute_busy_ns(b);
+	start = now_seconds();
+	run(b, words, vgpu_push_launch_function(words, module_id, function, &dims, &params, 12));
+	wall = now_seconds() - start;
+	record(user, round, 2.0 * (double)bytes, wall, compute_busy_ns(b) - busy_before);
+	busy_before = compute_busy_ns(b);
+	start = now_seconds();
+	run(b, words, vgpu_push_launch_stream(words, va, bytes, 1));
+	wall = now_seconds() - start;
+	record(builtin, round, 2.0 * (double)bytes, wall, compute_busy_ns(b) - busy_before);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -177,7 +261,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct figure figures[4] = {
+	struct figure figures[6] = {
 		{ .label = "STREAM, VRAM (64 KiB pages)", .key = "stream_vram_gib_per_s",
 		  .unit = "GiB/s per host core" },
 		{ .label = "STREAM, system RAM (4 KiB, IOMMU)", .key = "stream_sysmem_gib_per_s",
@@ -186,7 +270,13 @@ int main(int argc, char **argv)
 		  .unit = "M updates/s per core" },
 		{ .label = "copy engine, VRAM<-VRAM/system RAM", .key = "copy_engine_gib_per_s",
 		  .unit = "GiB/s per host core" },
+		{ .label = "user's kernel (PTX), one pass, VRAM", .key = "ptx_pass_vram_gib_per_s",
+		  .unit = "GiB/s, all host cores" },
+		{ .label = "built-in STREAM, one pass, VRAM", .key = "stream_pass_vram_gib_per_s",
+		  .unit = "GiB/s per host core" },
 	};
+	double user_over_builtin[MAX_ROUNDS];
+	uint32_t module_id, function;
 	const char *json_path = NULL;
 	struct json_object *json = NULL;
 	int rounds = 3, opt, round;
@@ -276,6 +366,7 @@ int main(int argc, char **argv)
 	       config.vram_latency_ns, config.sysmem_noncoherent_latency_ns);
 	/* touch the copy destination once so the copy figure is steady state */
 	run(&b, words, vgpu_push_launch_fill(words, DATA_VA + 2 * bytes, bytes, 1));
+	function = load_module(&b, &module_id);
 	for (round = 0; round < rounds; round++) {
 		uint64_t copies = (uint64_t)round * 4;
 
@@ -302,11 +393,24 @@ int main(int argc, char **argv)
 		wall = now_seconds() - start;
 		record(&figures[3], round, 2.0 * 4 * (double)bytes, wall,
 		       vgpu_hal_engine_modeled_ns(b.hal, VGPU_ENGINE_COPY) - copy_before);
+
+		bench_function(&b, &figures[4], &figures[5], round, DATA_VA, bytes, module_id,
+		               function);
+		user_over_builtin[round] = figures[4].modeled_ms[round] / figures[5].modeled_ms[round];
 	}
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++)
 		report(&figures[i], rounds, json);
+	{
+		struct spread ratio = spread_of(user_over_builtin, rounds);
+
+		printf("  %-34s %s   (modeled time; the user's kernel also pays its "
+		       "instructions)\n",
+		       "user's kernel / built-in STREAM", SPREAD("%.3f", ratio));
+		json_spread(json, "simgpu_ptx_over_builtin_modeled", ratio);
+	}
 	printf("  (traffic counts bytes read plus bytes written)\n");
 
+	check(vgpu_hal_module_unbind(b.as, module_id), "module_unbind");
 	vgpu_hal_channel_destroy(b.channel);
 	vgpu_hal_as_destroy(b.as);
 	check(vgpu_hal_iommu_unmap(b.hal, iova, bytes), "iommu_unmap");

@@ -842,6 +842,17 @@ static bool contiguous(const uint64_t *addr, uint32_t mask, unsigned size)
 	return true;
 }
 
+/* Every lane of mask at one address (a broadcast: one transaction). */
+static bool uniform(const uint64_t *addr, uint32_t mask)
+{
+	unsigned first = (unsigned)__builtin_ctz(mask);
+	FOR_LANES(mask & (mask - 1))
+		if (addr[l] != addr[first])
+			return false;
+	END_LANES
+	return true;
+}
+
 static int global_fault(struct ptx_block *b, const struct ptx_insn *in,
 			const char *what, uint64_t addr, unsigned size)
 {
@@ -898,6 +909,14 @@ static int do_load(struct ptx_block *b, struct ptx_warp *w,
 			if (!L->mem->read(L->mem_ctx, ac.addr[first], tmp, n)) {
 				FOR_LANES(gmask)
 					memcpy(buf[l], tmp + (l - first) * size, size);
+				END_LANES
+				done = true;
+			}
+		} else if (gmask != (1u << first) && uniform(ac.addr, gmask)) {
+			/* a broadcast (a constant, a flag): one read for the warp */
+			if (!L->mem->read(L->mem_ctx, ac.addr[first], buf[first], size)) {
+				FOR_LANES(gmask)
+					memcpy(buf[l], buf[first], size);
 				END_LANES
 				done = true;
 			}
