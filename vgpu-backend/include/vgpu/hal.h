@@ -721,10 +721,11 @@ static inline int vgpu_hal_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_m
 }
 
 /*
- * Forget module id of as and free it once no launch of it runs any more
- * (a launch in progress finishes; one queued after this faults with
- * VGPU_FAULT_BAD_KERNEL_ARGS). -ENOENT for an id as does not have.
- * Destroying as unbinds every module.
+ * Forget module id of as and free it once no launch of it runs any more:
+ * the piece of a launch running now finishes, and what is left of that
+ * launch or queued after it faults with VGPU_FAULT_BAD_KERNEL_ARGS (unload
+ * a module only once its launches are done). -ENOENT for an id as does not
+ * have. Destroying as unbinds every module.
  */
 static inline int vgpu_hal_module_unbind(struct vgpu_hal_as *as, uint32_t id)
 {
