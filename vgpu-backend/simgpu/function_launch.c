@@ -166,13 +166,35 @@ static uint64_t instruction_ps(const struct simgpu *gpu, uint64_t thread_instruc
 	return (uint64_t)((unsigned __int128)thread_instructions * PICOSECONDS_PER_SECOND / rate);
 }
 
+/*
+ * What an instruction of each class costs, in issue slots of a simple one
+ * (an integer or single-precision operation): double precision at half the
+ * rate, the special function unit's transcendentals at a quarter, atomics
+ * twice (their memory transaction is charged apart, like every access).
+ */
+static const uint8_t class_slots[PTX_CLASS_COUNT] = {
+	[PTX_CLASS_INT] = 1,     [PTX_CLASS_FP32] = 1,    [PTX_CLASS_FP64] = 2,
+	[PTX_CLASS_SFU] = 4,     [PTX_CLASS_CONVERT] = 1, [PTX_CLASS_CONTROL] = 1,
+	[PTX_CLASS_MEMORY] = 1,  [PTX_CLASS_ATOMIC] = 2,  [PTX_CLASS_WARP] = 1,
+	[PTX_CLASS_SYNC] = 1,
+};
+
+static uint64_t executed_slots(const struct ptx_stats *stats)
+{
+	uint64_t slots = 0;
+
+	for (int c = 0; c < PTX_CLASS_COUNT; c++)
+		slots += stats->thread_instructions_by_class[c] * class_slots[c];
+	return slots;
+}
+
 /* Charge what the piece executed: its threads' transactions (the helpers'
- * contexts) and its instructions, to the engine's context. */
+ * contexts) and its instructions by class, to the engine's context. */
 static void charge_piece(struct engine_context *ctx, struct simgpu_address_space *as,
                          const struct function_memory *memory,
                          const struct ptx_launch_result *result)
 {
-	uint64_t ps = instruction_ps(ctx->gpu, result->stats.thread_instructions);
+	uint64_t ps = instruction_ps(ctx->gpu, executed_slots(&result->stats));
 
 	for (unsigned i = 0; i < memory->helper_count; i++)
 		ctx->charged_ps += memory->helpers[i].charged_ps;

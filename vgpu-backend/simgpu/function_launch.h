@@ -14,7 +14,8 @@
  * with the next block in progress->step. A block always runs to its end (or
  * its fault) once started. Modeled time: each transaction as memory_access.h
  * charges it, plus every executed thread instruction at
- * config.thread_instructions_per_second; identical work charges identical
+ * config.thread_instructions_per_second, weighted by its class (FP64 and
+ * atomics 2 slots, the SFU 4); identical work charges identical
  * time whatever the host threads or the split. The watchdog: a piece that
  * would run past the command's modeled-time limit (watchdog_left_ps) is
  * stopped by the executor's instruction budget, and one that runs past

@@ -220,7 +220,9 @@ struct simgpu_config {
 	/* Users' functions (LAUNCH_FUNCTION, PTX): every global access is a
 	 * transaction on the modeled clock like a built-in kernel's, and each
 	 * executed thread instruction costs 1 / thread_instructions_per_second
-	 * of it (default 2e13: 132 SMs of 128 lanes at 1.2 GHz). A grid's blocks
+	 * of it (default 2e13: 132 SMs of 128 lanes at 1.2 GHz) for an integer
+	 * or single-precision operation, twice that for double precision and
+	 * atomics, four times for the special function unit. A grid's blocks
 	 * run on function_host_threads host threads (0, the default: one per
 	 * online CPU); modeled time does not depend on it. */
 	uint64_t thread_instructions_per_second;
