@@ -141,7 +141,7 @@ static void test_kernels_under_pressure(void **state)
 	uint32_t *x = malloc(DATA), *y = malloc(DATA), *z = malloc(DATA);
 	uint64_t expect_sum = 0, sum = 0;
 	uint32_t bins[256], expect_bins[256] = { 0 };
-	int32_t partial[64], expect_partial[64] = { 0 };
+	uint32_t partial[64], expect_partial[64] = { 0 }; /* the GPU's int sums wrap */
 	pthread_t thread;
 	struct vgpu_vm_stats stats;
 
@@ -211,7 +211,7 @@ static void test_kernels_under_pressure(void **state)
 	assert_true(sum == expect_sum);
 	for (int blk = 0; blk < 64; blk++)
 		for (int i = 0; i < 512; i++)
-			expect_partial[blk] += (int32_t)x[blk * 512 + i];
+			expect_partial[blk] += x[blk * 512 + i];
 	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va + 1024, partial, sizeof(partial)), 0);
 	for (int blk = 0; blk < 64; blk++)
 		assert_int_equal(partial[blk], expect_partial[blk]);

@@ -90,7 +90,7 @@ void pfifo_remove_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	pthread_mutex_lock(&pfifo->lock);
 	/* no new turn for ch: with short turns it would otherwise get the
 	 * engine again before this thread gets the lock back */
-	ch->removing = true;
+	__atomic_store_n(&ch->removing, true, __ATOMIC_RELAXED); /* read by running functions */
 	while (pfifo->executing == ch)
 		pthread_cond_wait(&pfifo->channel_idle, &pfifo->lock);
 	if (pfifo->channels[ch->id] == ch) {
@@ -129,7 +129,7 @@ void pfifo_kill_channel(struct pfifo *pfifo, struct simgpu_channel *ch,
 	 * it again before this thread gets the lock back, for as long as it
 	 * has work queued. The command step in progress ends first: its
 	 * result is not half-written when the channel stops. */
-	ch->killing = true;
+	__atomic_store_n(&ch->killing, true, __ATOMIC_RELAXED); /* read by running functions */
 	while (pfifo->executing == ch)
 		pthread_cond_wait(&pfifo->channel_idle, &pfifo->lock);
 	if (!ch->failed)
