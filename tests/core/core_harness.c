@@ -376,3 +376,21 @@ void harness_guest_run(struct core_harness *harness, struct harness_guest *guest
 		assert_int_equal(vgpu_hal_as_read(as, guest->semaphore_va, &value, sizeof(value)), 0);
 	}
 }
+
+char *harness_read_file(const char *path, size_t *bytes)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long size;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	text = malloc((size_t)size);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	*bytes = (size_t)size;
+	return text;
+}

@@ -87,6 +87,9 @@ uint64_t harness_now_ns(void);
 void harness_sleep_ms(unsigned ms);
 /* VGPU_SEED from the environment, or a random seed; printed. */
 uint64_t harness_seed(const char *test);
+/* A whole file (a module image) in a malloc'ed buffer; fails the test if it
+ * cannot be read. */
+char *harness_read_file(const char *path, size_t *bytes);
 
 #endif /* VGPU_TESTS_CORE_HARNESS_H */
 

@@ -114,24 +114,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *read_text(const char *path, size_t *bytes)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long size;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	rewind(f);
-	text = malloc((size_t)size);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	*bytes = (size_t)size;
-	return text;
-}
-
 /* A buffer of the VM holding contents[bytes] (also its reference copy). */
 static uint64_t buffer(struct app *a, const void *contents, uint64_t bytes)
 {
@@ -151,7 +133,7 @@ static uint64_t buffer(struct app *a, const void *contents, uint64_t bytes)
 static void app_open(struct app *a)
 {
 	size_t bytes;
-	char *text = read_text(TEST_PTX_DIR "/apps.ptx", &bytes);
+	char *text = harness_read_file(TEST_PTX_DIR "/apps.ptx", &bytes);
 	struct ptx_error err;
 
 	memset(a, 0, sizeof(*a));

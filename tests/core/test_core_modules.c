@@ -47,24 +47,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *read_text(const char *path, size_t *bytes)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long size;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	rewind(f);
-	text = malloc((size_t)size);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	*bytes = (size_t)size;
-	return text;
-}
-
 static void load(struct vgpu_vm *vm, const char *file, struct vgpu_module_loaded *out)
 {
 	char path[512];
@@ -72,7 +54,7 @@ static void load(struct vgpu_vm *vm, const char *file, struct vgpu_module_loaded
 	char *text;
 
 	snprintf(path, sizeof(path), "%s/%s", TEST_PTX_DIR, file);
-	text = read_text(path, &bytes);
+	text = harness_read_file(path, &bytes);
 	if (vgpu_core_module_load(vm, text, bytes, file, VGPU_PRIORITY_DEFAULT, out))
 		fail_msg("loading %s: %s", file, vgpu_core_last_error());
 	free(text);
