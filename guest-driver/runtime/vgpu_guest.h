@@ -148,6 +148,102 @@ struct vgpu_channel_stats {
 };
 void vgpu_channel_stats(const struct vgpu_channel *ch, struct vgpu_channel_stats *out);
 
+/* ------------------------------------------------------------------------ */
+/* Moving data (transfer.c)                                                 */
+/*
+ * A guest reaches its GPU memory only through the GPU, so data travels
+ * through the channel: an upload writes the bytes into the pushbuffer as
+ * the argument words of a NOP (commands.h: "NOP: any number of argument
+ * words, ignored") followed by a COPY from their GPU address; a download
+ * COPYs into such a NOP's words and reads them once the fence passed. The
+ * pushbuffer is mapped into the VM's GPU address space like the notifier,
+ * so no device ABI beyond revision 1 is involved, and every door (mdev,
+ * vgpu-pci, the local socket) carries it. A transfer larger than one
+ * submission is cut into pieces of at most vgpu_channel_transfer_max bytes.
+ */
+
+/* GPU virtual address of p, a pointer into the words the current
+ * vgpu_channel_begin handed out (0 if p is not in them). */
+uint64_t vgpu_channel_pushbuffer_va(const struct vgpu_channel *ch, const void *p);
+
+/* Most bytes one piece of a transfer carries. */
+uint64_t vgpu_channel_transfer_max(const struct vgpu_channel *ch);
+
+/*
+ * Copy bytes from host memory src to GPU address dst_va, in channel order
+ * after everything submitted before. Returns once the data is in the
+ * pushbuffer (src may be reused at once); *fence (may be NULL) receives the
+ * fence after which the data is in GPU memory. Errors as
+ * vgpu_channel_begin; an address outside the VM's memory kills the channel
+ * (the wait for the fence says -EIO).
+ */
+int vgpu_channel_upload(struct vgpu_channel *ch, uint64_t dst_va, const void *src,
+                        uint64_t bytes, uint64_t *fence);
+
+/* Copy bytes at GPU address src_va to host memory dst after everything
+ * submitted before on the channel; returns once dst holds them (it waits
+ * for the fences). Errors as vgpu_channel_begin and vgpu_channel_wait. */
+int vgpu_channel_download(struct vgpu_channel *ch, void *dst, uint64_t src_va,
+                          uint64_t bytes);
+
+/* ------------------------------------------------------------------------ */
+/* GPU programs (module.c; device ABI 1.3, VGPU_FEATURE_MODULES)             */
+
+/* A kernel of a loaded module: LAUNCH_FUNCTION's function is its index. */
+struct vgpu_guest_function {
+	const char *name;
+	uint32_t index;
+	uint32_t param_count;
+	const struct vgpu_module_param *params; /* offset, size, align each */
+	uint32_t param_bytes;                   /* the parameter block's size */
+	uint32_t static_shared_bytes;
+	uint32_t local_bytes;                   /* per thread */
+	uint32_t max_threads_per_block;
+};
+
+/* A module-scope variable (.global, .const) in the VM's GPU memory. */
+struct vgpu_guest_variable {
+	const char *name;
+	uint32_t space; /* VGPU_MODULE_VARIABLE_* */
+	uint64_t gpu_va;
+	uint64_t bytes;
+};
+
+struct vgpu_guest_module {
+	uint32_t handle; /* LAUNCH_FUNCTION's module */
+	uint32_t function_count;
+	uint32_t variable_count;
+	const struct vgpu_guest_function *functions;
+	const struct vgpu_guest_variable *variables;
+	uint64_t variables_va; /* the buffer holding them (0: none) */
+	uint64_t variables_bytes;
+};
+
+/*
+ * Load a GPU program (PTX text, image_bytes without or with its final NUL)
+ * into this VM: the image is uploaded through ch into a buffer of the VM,
+ * MODULE_LOAD asks the backend to check and load it, and the table it
+ * writes is downloaded and checked (nothing the device wrote is trusted).
+ * The temporary buffers are freed before it returns. -ENOTSUP when the
+ * device does not offer VGPU_FEATURE_MODULES or its GPU runs no user
+ * programs, -EINVAL for an image the GPU refuses (vgpu_device_last_error
+ * has the backend's message, with the line), -ENOMEM, -EPROTO, or the
+ * channel's errors.
+ */
+int vgpu_module_load(struct vgpu_guest_device *dev, struct vgpu_channel *ch, const void *image,
+                     size_t image_bytes, struct vgpu_guest_module **out);
+
+/* MODULE_UNLOAD and free m (NULL: nothing). Launches of it still queued
+ * fault. */
+int vgpu_module_unload(struct vgpu_guest_device *dev, struct vgpu_guest_module *m);
+
+/* The function called name, or NULL. */
+const struct vgpu_guest_function *vgpu_module_function(const struct vgpu_guest_module *m,
+                                                       const char *name);
+/* The variable called name, or NULL. */
+const struct vgpu_guest_variable *vgpu_module_variable(const struct vgpu_guest_module *m,
+                                                       const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,7 +10,7 @@
  *           mailbox protocol code (guest-driver/common) - vgpu_guest_local.h
  *   simgpu  an in-process simgpu through the HAL, no vgpud - for tests and
  *           the submission benchmark's baseline - vgpu_guest_simgpu.h
- *   drm     (issue 5) vgpu.ko's render node through libdrm: info = the
+ *   drm     vgpu.ko's render node through libdrm: info = the
  *           QUERY/HELLO ioctl, alloc/free/set_priority/stats = ioctls,
  *           channel_open = CHANNEL_CREATE ioctl + mmap of the window,
  *           wait_fence = the interruptible fence-wait ioctl. It fills this
@@ -75,6 +75,11 @@ struct vgpu_backend_ops {
 	 * when the device is gone. May trap; the runtime calls it only while
 	 * a wait is overdue. */
 	int (*channel_status)(void *backend, struct vgpu_channel_window *window);
+	/* MODULE_LOAD / MODULE_UNLOAD (device ABI 1.3), fields in CPU order.
+	 * NULL: the backend cannot, vgpu_module_load says -ENOTSUP. */
+	int (*module_load)(void *backend, const struct vgpu_module_load_request *req,
+	                   struct vgpu_module_load_response *out);
+	int (*module_unload)(void *backend, uint32_t module);
 };
 
 /*
