@@ -14,7 +14,9 @@
 
 #include <cmocka.h>
 
+#include "chunk.h"
 #include "core_internal.h"
+#include "stats.h"
 
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
