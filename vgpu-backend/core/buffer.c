@@ -330,9 +330,10 @@ static int alloc_check_args(struct vgpu_vm *vm, uint64_t bytes, unsigned priorit
 	return 0;
 }
 
-/* Check the VM's cap and the buffer's chunk count (lock held). */
-static int alloc_check_cap(struct vgpu_vm *vm, uint64_t rounded)
+/* Check the VM's cap and the buffer's chunk count. */
+static int alloc_check_cap_locked(struct vgpu_vm *vm, uint64_t rounded)
 {
+	vgpu_core_assert_locked(vm->core);
 	if (vm->cap_bytes && (vm->allocated_bytes > vm->cap_bytes ||
 	                      rounded > vm->cap_bytes - vm->allocated_bytes)) {
 		vm->core->stats.live.allocs_failed_cap++;
@@ -505,7 +506,7 @@ int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t byte
 	    priority > VGPU_PRIORITY_MAX)
 		return vgpu_core_fail(-EINVAL, "VM '%s': an imported buffer of %" PRIu64
 		                      " bytes at %#" PRIx64 " is misaligned", vm->name, bytes, gpu_va);
-	err = alloc_check_cap(vm, bytes);
+	err = alloc_check_cap_locked(vm, bytes);
 	if (err)
 		return vgpu_core_fail(err, "VM '%s': an imported buffer of %" PRIu64 " bytes "
 		                      "exceeds the VM's cap here", vm->name, bytes);
@@ -569,7 +570,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	start = vgpu_core_now_ns();
 	for (;;) {
 		vgpu_core_lock_vm(core, vm);
-		err = alloc_check_cap(vm, rounded);
+		err = alloc_check_cap_locked(vm, rounded);
 		if (!err)
 			err = alloc_reserve(vm, rounded, priority, &buffer);
 		if (err || !alloc_must_wait_for_pass(core, buffer))

@@ -28,11 +28,13 @@ static void shadow_stats_add(struct vgpu_shadow_stats *sum, const struct vgpu_sh
 	sum->channel_errors += add->channel_errors;
 }
 
-/* core->channels_lock (or the allocation lock) held. */
+/* core->channels_lock or the allocation lock held. */
 void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out)
 {
 	struct list_head *pos;
 
+	assert(vgpu_mutex_held(&vm->core->channels_lock) ||
+	       vgpu_fifo_lock_held(&vm->core->lock));
 	*out = vm->retired_shadow;
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);

@@ -167,6 +167,7 @@ static void throttle_vm_locked(struct vgpu_vm *vm)
 	struct vgpu_gpu_accounting *acct = &vm->core->accounting;
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(vm->core);
 	if (vm->migration_stopped)
 		return; /* stopped already; migration resumes it */
 	list_for_each(pos, &vm->channels) {
@@ -186,6 +187,7 @@ static void account_resumed_locked(struct vgpu_vm *vm)
 {
 	uint64_t ns = vgpu_core_now_ns() - vm->gpu.throttle_start_ns;
 
+	vgpu_core_assert_locked(vm->core);
 	vm->gpu.throttled = false;
 	vgpu_mutex_lock(&vm->core->stats.lock);
 	vm->gpu.throttled_ns += ns;
@@ -201,6 +203,7 @@ static int resume_vm_locked(struct vgpu_vm *vm)
 	size_t count = 0, i = 0;
 	int err;
 
+	vgpu_core_assert_locked(vm->core);
 	list_for_each(pos, &vm->channels)
 		count++;
 	if (count > 16) {

@@ -28,11 +28,12 @@ static uint32_t vm_channel_count(struct vgpu_vm *vm)
 	return count;
 }
 
-/* The index-th VM of the core's list, or NULL. Allocation lock held. */
+/* The index-th VM of the core's list, or NULL. */
 static struct vgpu_vm *nth_vm_locked(struct vgpu_core *core, size_t index)
 {
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(core);
 	list_for_each(pos, &core->vms) {
 		if (!index--)
 			return list_entry(pos, struct vgpu_vm, link);
@@ -44,6 +45,7 @@ static void suspend_vm_locked(struct vgpu_vm *vm)
 {
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(vm->core);
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
@@ -60,6 +62,7 @@ static void resume_vm_locked(struct vgpu_vm *vm)
 	struct list_head *pos;
 	size_t i = 0;
 
+	vgpu_core_assert_locked(vm->core);
 	if (!vm->gpu.neon_suspended)
 		return;
 	if (count > 16) {

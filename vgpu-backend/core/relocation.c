@@ -561,10 +561,11 @@ static void commit(struct vgpu_chunk *chunk, struct old_memory *old)
 	chunk->moved = true;
 }
 
-/* Kills of vm's channels in one wait (allocation lock held): the first
- * makes it a drain offender. */
-static void note_kills(struct vgpu_vm *vm, unsigned kills)
+/* Kills of vm's channels in one wait: the first makes it a drain
+ * offender. */
+static void note_kills_locked(struct vgpu_vm *vm, unsigned kills)
 {
+	vgpu_core_assert_locked(vm->core);
 	vm->drain_kills += kills;
 }
 
@@ -604,7 +605,7 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 		vgpu_pass_relock(core);
 	}
 	vm->drain_ns += time->drain_ns - drained_before;
-	note_kills(vm, kills);
+	note_kills_locked(vm, kills);
 	kills = 0;
 	if (err)
 		goto resume;
@@ -633,7 +634,7 @@ resume:
 		vgpu_pass_unlock(core);
 		resume_channels(core, vm, suspended, &kills);
 		vgpu_pass_relock(core);
-		note_kills(vm, kills);
+		note_kills_locked(vm, kills);
 		vgpu_accounting_vm_resumed_locked(vm); /* if it was throttled */
 	}
 	time->resume_ns += vgpu_core_now_ns() - mark;

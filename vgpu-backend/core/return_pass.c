@@ -77,6 +77,7 @@ static void select_chunks_locked(struct vgpu_core *core, uint64_t free_bytes)
 	struct vgpu_victim_heap *winners = &core->ret.winners;
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(core);
 	vgpu_victim_heap_clear(winners);
 	list_for_each(pos, &core->vms) {
 		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
