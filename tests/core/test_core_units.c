@@ -5,16 +5,21 @@
  * the host budget, the latency histogram and the seeded generator.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "chunk.h"
 #include "core_internal.h"
+#include "stats.h"
+#include "vgpu/mutex.h"
 
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
@@ -414,6 +419,41 @@ static void test_policy_registry(void **state)
 	assert_null(vgpu_policy_find(NULL));
 }
 
+#ifndef NDEBUG
+static void *mutex_held_elsewhere(void *arg)
+{
+	return (void *)(uintptr_t)vgpu_mutex_held(arg);
+}
+
+/* The owner-tracking mutex the "_locked" assertions rest on: held only by
+ * the thread that locked it, and again after a condition wait. */
+static void test_mutex_owner(void **state)
+{
+	struct vgpu_mutex m;
+	pthread_cond_t cond;
+	struct timespec now;
+	pthread_t other;
+	void *other_saw;
+
+	(void)state;
+	vgpu_mutex_init(&m);
+	pthread_cond_init(&cond, NULL);
+	assert_false(vgpu_mutex_held(&m));
+	vgpu_mutex_lock(&m);
+	assert_true(vgpu_mutex_held(&m));
+	assert_int_equal(pthread_create(&other, NULL, mutex_held_elsewhere, &m), 0);
+	assert_int_equal(pthread_join(other, &other_saw), 0);
+	assert_null(other_saw); /* not the owner */
+	clock_gettime(CLOCK_REALTIME, &now);
+	assert_int_equal(vgpu_mutex_cond_timedwait(&m, &cond, &now), ETIMEDOUT);
+	assert_true(vgpu_mutex_held(&m));
+	vgpu_mutex_unlock(&m);
+	assert_false(vgpu_mutex_held(&m));
+	pthread_cond_destroy(&cond);
+	vgpu_mutex_destroy(&m);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +469,9 @@ int main(void)
 		cmocka_unit_test(test_latency_bucket),
 		cmocka_unit_test(test_rng),
 		cmocka_unit_test(test_policy_registry),
+#ifndef NDEBUG
+		cmocka_unit_test(test_mutex_owner),
+#endif
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,9 +92,9 @@ bool harness_wait_vms(struct harness *h, unsigned vms, int timeout_ms)
 	for (waited = 0; waited <= timeout_ms; waited += 5) {
 		size_t count;
 
-		pthread_mutex_lock(&h->d->registry.lock);
+		vgpu_mutex_lock(&h->d->registry.lock);
 		count = h->d->registry.count;
-		pthread_mutex_unlock(&h->d->registry.lock);
+		vgpu_mutex_unlock(&h->d->registry.lock);
 		if (count == vms)
 			return true;
 		usleep(5000);

@@ -467,14 +467,14 @@ static void test_slow_reset_does_not_delay_other_vms(void **state)
 	 * eviction): with its lock held, VM 1's RESET and VM 3's OPEN cannot
 	 * finish. VM 2's doorbell is still answered.
 	 */
-	pthread_mutex_lock(&f->h.d->registry.lock);
+	vgpu_mutex_lock(&f->h.d->registry.lock);
 	seq_reset = send_device(&f->m, VGPU_MDEV_EVENT_RESET, 1, TYPE_BIG);
 	seq_open = send_device(&f->m, VGPU_MDEV_EVENT_OPEN, 3, TYPE_BIG);
 	usleep(100 * 1000); /* let both reach the lock: not needed to pass */
 	assert_true(guest_hello(&f->m, 2, &guest2, TIMEOUT_MS));
 	assert_false(wait_reply(&f->m, 1, seq_reset, 0, NULL));
 	assert_false(wait_reply(&f->m, 3, seq_open, 0, NULL));
-	pthread_mutex_unlock(&f->h.d->registry.lock);
+	vgpu_mutex_unlock(&f->h.d->registry.lock);
 
 	/* and both finish once the lock is free */
 	assert_int_equal(reply_status(&f->m, 1, seq_reset), 0);

@@ -101,9 +101,9 @@ static void verify(struct harness *h, struct guest *g)
 	struct vgpud_device *dev;
 
 	assert_non_null(buf);
-	pthread_mutex_lock(&h->d->registry.lock);
+	vgpu_mutex_lock(&h->d->registry.lock);
 	dev = vgpud_registry_find_locked(&h->d->registry, "mover");
-	pthread_mutex_unlock(&h->d->registry.lock);
+	vgpu_mutex_unlock(&h->d->registry.lock);
 	assert_non_null(dev);
 	for (unsigned i = 0; i < BUFFERS; i++) {
 		uint64_t core_handle;

@@ -86,9 +86,9 @@ static struct vgpud_device *only_device(struct harness *h)
 {
 	struct vgpud_device *dev;
 
-	pthread_mutex_lock(&h->d->registry.lock);
+	vgpu_mutex_lock(&h->d->registry.lock);
 	dev = h->d->registry.first;
-	pthread_mutex_unlock(&h->d->registry.lock);
+	vgpu_mutex_unlock(&h->d->registry.lock);
 	return dev;
 }
 

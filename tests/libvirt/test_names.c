@@ -359,9 +359,9 @@ static struct vgpud_device *device_named(struct harness *h, const char *name)
 {
 	struct vgpud_device *dev;
 
-	pthread_mutex_lock(&h->d->registry.lock);
+	vgpu_mutex_lock(&h->d->registry.lock);
 	dev = vgpud_registry_find_locked(&h->d->registry, name);
-	pthread_mutex_unlock(&h->d->registry.lock);
+	vgpu_mutex_unlock(&h->d->registry.lock);
 	assert_non_null(dev);
 	return dev;
 }

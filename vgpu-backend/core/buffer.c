@@ -5,12 +5,23 @@
  * address range and bookkeeping, make room by eviction when VRAM is short,
  * place the chunks, commit the accounting).
  */
+#include "buffer.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk.h"
+#include "clock.h"
 #include "core_internal.h"
+#include "error.h"
+#include "eviction.h"
+#include "lock.h"
+#include "pass.h"
+#include "return_pass.h"
+#include "stats.h"
+#include "vm.h"
 
 #define HANDLE_SLOT_BITS 32
 
@@ -319,12 +330,13 @@ static int alloc_check_args(struct vgpu_vm *vm, uint64_t bytes, unsigned priorit
 	return 0;
 }
 
-/* Check the VM's cap and the buffer's chunk count (lock held). */
-static int alloc_check_cap(struct vgpu_vm *vm, uint64_t rounded)
+/* Check the VM's cap and the buffer's chunk count. */
+static int alloc_check_cap_locked(struct vgpu_vm *vm, uint64_t rounded)
 {
+	vgpu_core_assert_locked(vm->core);
 	if (vm->cap_bytes && (vm->allocated_bytes > vm->cap_bytes ||
 	                      rounded > vm->cap_bytes - vm->allocated_bytes)) {
-		vm->core->stats.allocs_failed_cap++;
+		vm->core->stats.live.allocs_failed_cap++;
 		return -EDQUOT;
 	}
 	if (rounded / vm->chunk_bytes >= UINT32_MAX)
@@ -398,7 +410,7 @@ static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
  * allocation needs VRAM that pass has not left free: it must wait. */
 static bool alloc_must_wait_for_pass(struct vgpu_core *core, const struct vgpu_core_buffer *buffer)
 {
-	return core->pass_running && vgpu_pass_vram_available_locked(core) < buffer->bytes;
+	return core->pass.running && vgpu_pass_vram_available_locked(core) < buffer->bytes;
 }
 
 /* Place: every chunk gets its memory and mapping. */
@@ -426,8 +438,8 @@ static void alloc_commit(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
 		if (chunk->location == LOC_EVICTED) {
 			vm->evictions++;
 			vm->evicted_bytes_total += chunk->bytes;
-			core->stats.chunks_placed_on_host++;
-			core->stats.bytes_placed_on_host += chunk->bytes;
+			core->stats.live.chunks_placed_on_host++;
+			core->stats.live.bytes_placed_on_host += chunk->bytes;
 		}
 	}
 	slot_publish(vm, buffer);
@@ -456,7 +468,7 @@ static void alloc_account_pass(struct vgpu_core *core, struct vgpu_core_time *pa
 		pass->other_ns = total > known ? total - known : 0;
 		pass->passes = 1;
 	}
-	vgpu_core_time_add(&core->stats.eviction, pass);
+	vgpu_core_time_add(&core->stats.live.eviction, pass);
 }
 
 /* Host memory for every chunk of a new buffer (staged, with the budget
@@ -494,7 +506,7 @@ int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t byte
 	    priority > VGPU_PRIORITY_MAX)
 		return vgpu_core_fail(-EINVAL, "VM '%s': an imported buffer of %" PRIu64
 		                      " bytes at %#" PRIx64 " is misaligned", vm->name, bytes, gpu_va);
-	err = alloc_check_cap(vm, bytes);
+	err = alloc_check_cap_locked(vm, bytes);
 	if (err)
 		return vgpu_core_fail(err, "VM '%s': an imported buffer of %" PRIu64 " bytes "
 		                      "exceeds the VM's cap here", vm->name, bytes);
@@ -547,7 +559,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 		return vgpu_core_fail(-EINVAL,
 		                      "vgpu_core_alloc needs a VM and a place for the buffer info");
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	err = alloc_check_args(vm, bytes, priority, flags);
 	if (err)
@@ -558,7 +570,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	start = vgpu_core_now_ns();
 	for (;;) {
 		vgpu_core_lock_vm(core, vm);
-		err = alloc_check_cap(vm, rounded);
+		err = alloc_check_cap_locked(vm, rounded);
 		if (!err)
 			err = alloc_reserve(vm, rounded, priority, &buffer);
 		if (err || !alloc_must_wait_for_pass(core, buffer))
@@ -628,7 +640,7 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 	if (!vm)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_free needs a VM");
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_core_buffer_lookup(vm, handle);
@@ -653,7 +665,7 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 	if (!vm)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_set_priority needs a VM");
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	if (priority > VGPU_PRIORITY_MAX) {
 		vgpu_core_set_error("VM '%s': priority %u is out of range; use %d to %d", vm->name,
@@ -687,7 +699,7 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
 		return vgpu_core_fail(-EINVAL, "vgpu_core_buffer_chunks needs a VM and, with max "
 		                               "> 0, a place for the chunks");
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_core_buffer_lookup(vm, handle);

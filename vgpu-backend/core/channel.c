@@ -4,11 +4,16 @@
  * space, shadowed (vgpu/channel_shadow.h) so relocation can suspend it, and
  * published in the core's channel-id table for event dispatch.
  */
+#include "channel.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
+#include "stats.h"
 
 static void shadow_stats_add(struct vgpu_shadow_stats *sum, const struct vgpu_shadow_stats *add)
 {
@@ -23,11 +28,13 @@ static void shadow_stats_add(struct vgpu_shadow_stats *sum, const struct vgpu_sh
 	sum->channel_errors += add->channel_errors;
 }
 
-/* core->channels_lock (or the allocation lock) held. */
+/* core->channels_lock or the allocation lock held. */
 void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out)
 {
 	struct list_head *pos;
 
+	assert(vgpu_mutex_held(&vm->core->channels_lock) ||
+	       vgpu_fifo_lock_held(&vm->core->lock));
 	*out = vm->retired_shadow;
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
@@ -54,7 +61,7 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 		return -EINVAL;
 	}
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	channel = calloc(1, sizeof(*channel));
 	if (!channel)
@@ -85,10 +92,10 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 		                    strerror(-err));
 		goto fail_hal;
 	}
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	core->channel_table[channel->id] = channel;
 	list_add_tail(&channel->link, &vm->channels);
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 	vm->channel_count++;
 	vm->stats_dirty = true;
 	if (vm->migration_stopped) {
@@ -129,13 +136,13 @@ void vgpu_channel_destroy_locked(struct vgpu_core_channel *channel)
 	 * retired ones). No relocation has it suspended (relocations finish
 	 * under the allocation lock, which we hold); the accounting thread may
 	 * (throttled): the shadow's destroy resumes it, which needs no fence. */
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	if (core->channel_table[channel->id] == channel)
 		core->channel_table[channel->id] = NULL;
 	vgpu_shadow_stats(channel->shadow, &stats);
 	shadow_stats_add(&vm->retired_shadow, &stats);
 	list_del(&channel->link);
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 
 	vgpu_shadow_channel_destroy(channel->shadow);
 	vgpu_hal_channel_destroy(channel->hal);
@@ -151,7 +158,7 @@ void vgpu_core_channel_destroy(struct vgpu_core_channel *channel)
 	if (!channel)
 		return;
 	core = channel->vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_lock_vm(core, channel->vm);
 	vgpu_channel_destroy_locked(channel);
 	vgpu_core_unlock(core);

@@ -3,6 +3,8 @@
  * chunk.c - chunks: how a buffer is cut into them, which sets they are in,
  * and their memory (VRAM pages or a pinned host buffer) and mapping.
  */
+#include "chunk.h"
+
 #include <errno.h>
 #include <stdlib.h>
 

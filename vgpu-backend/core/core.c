@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * core.c - creating and destroying the core, its configuration, error
- * texts and small helpers shared by the other files.
+ * core.c - the core's lifecycle: its configuration, creating it (with the
+ * threads of return_pass.c and gpu_accounting.c) and destroying it. The top
+ * of the core's layers (core_internal.h): nothing in the core calls up
+ * into it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,98 +13,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "chunk.h"
 #include "core_internal.h"
+#include "error.h"
+#include "events.h"
+#include "lock.h"
+#include "pass.h"
+#include "relocation.h"
+#include "return_pass.h"
+#include "stats.h"
 #include "vgpu/util.h"
-
-static _Thread_local char last_error[512];
-
-const char *vgpu_core_last_error(void)
-{
-	return last_error[0] ? last_error : "no error";
-}
-
-void vgpu_core_set_error(const char *format, ...)
-{
-	va_list args;
-
-	va_start(args, format);
-	vsnprintf(last_error, sizeof(last_error), format, args);
-	va_end(args);
-}
-
-int vgpu_core_fail(int err, const char *format, ...)
-{
-	va_list args;
-
-	va_start(args, format);
-	vsnprintf(last_error, sizeof(last_error), format, args);
-	va_end(args);
-	return err;
-}
-
-void vgpu_core_clear_error(void)
-{
-	last_error[0] = '\0';
-}
-
-void vgpu_core_unlock(struct vgpu_core *core)
-{
-	vgpu_stats_publish_locked(core);
-	vgpu_fifo_unlock(&core->lock);
-}
 
 void vgpu_core_stop(struct vgpu_core *core)
 {
 	if (core)
 		atomic_store_explicit(&core->stopping, true, memory_order_release);
-}
-
-uint64_t vgpu_core_now_ns(void)
-{
-	return vgpu_monotonic_ns();
-}
-
-void vgpu_core_count_entry(struct vgpu_core *core)
-{
-	atomic_fetch_add_explicit(&core->entries, 1, memory_order_relaxed);
-}
-
-const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len)
-{
-	return vgpu_format_size(bytes, buf, len);
-}
-
-int vgpu_core_reserve_touched(struct vgpu_core *core, size_t count)
-{
-	struct vgpu_vm **touched;
-	size_t capacity;
-
-	if (count <= core->touched_capacity)
-		return 0;
-	capacity = core->touched_capacity ? 2 * core->touched_capacity : 8;
-	while (capacity < count)
-		capacity *= 2;
-	touched = realloc(core->touched, capacity * sizeof(*touched));
-	if (!touched)
-		return -ENOMEM;
-	core->touched = touched;
-	core->touched_capacity = capacity;
-	return 0;
-}
-
-void vgpu_core_touch(struct vgpu_core *core, struct vgpu_vm *vm)
-{
-	if (vm->touched)
-		return;
-	core->touched[core->touched_count++] = vm; /* reserved per VM */
-	vm->touched = true;
-}
-
-void vgpu_core_untouch_all(struct vgpu_core *core)
-{
-	for (size_t i = 0; i < core->touched_count; i++)
-		core->touched[i]->touched = false;
-	core->touched_count = 0;
 }
 
 void vgpu_core_config_defaults(struct vgpu_core_config *config)
@@ -224,12 +149,8 @@ static void init_state(struct vgpu_core *core, struct vgpu_hal *hal,
 	list_init(&core->vms);
 	core->next_vm_id = 1;
 	vgpu_victim_heap_init(&core->victims, true);
-	vgpu_victim_heap_init(&core->winners, false);
 	vgpu_host_budget_init(&core->host, config->host_budget_bytes);
 	vgpu_host_cache_init(&core->host_cache, hal, config->host_cache_bytes);
-	atomic_init(&core->entries, 0);
-	atomic_init(&core->events, 0);
-	atomic_init(&core->return_pending, false);
 	atomic_init(&core->stopping, false);
 	atomic_init(&core->weights_requested, false);
 }
@@ -238,32 +159,24 @@ static void init_state(struct vgpu_core *core, struct vgpu_hal *hal,
  * core's error set). */
 static int init_sync(struct vgpu_core *core)
 {
-	pthread_condattr_t attr;
 	int err = vgpu_fifo_lock_init(&core->lock);
 
 	if (err)
 		return vgpu_core_fail(err, "cannot create the core's allocation lock: %s",
 		                      strerror(-err));
-	pthread_mutex_init(&core->channels_lock, NULL);
-	pthread_mutex_init(&core->stats_lock, NULL);
-	pthread_mutex_init(&core->pass_mutex, NULL);
-	pthread_cond_init(&core->pass_done, NULL);
-	pthread_mutex_init(&core->return_mutex, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&core->return_cond, &attr);
-	pthread_condattr_destroy(&attr);
+	vgpu_mutex_init(&core->channels_lock);
+	vgpu_stats_init(&core->stats);
+	vgpu_pass_init(&core->pass);
+	vgpu_return_init(&core->ret);
 	return 0;
 }
 
 static void fini_sync(struct vgpu_core *core)
 {
-	pthread_cond_destroy(&core->return_cond);
-	pthread_mutex_destroy(&core->return_mutex);
-	pthread_mutex_destroy(&core->stats_lock);
-	pthread_cond_destroy(&core->pass_done);
-	pthread_mutex_destroy(&core->pass_mutex);
-	pthread_mutex_destroy(&core->channels_lock);
+	vgpu_return_fini(&core->ret);
+	vgpu_pass_fini(&core->pass);
+	vgpu_stats_fini(&core->stats);
+	vgpu_mutex_destroy(&core->channels_lock);
 	vgpu_fifo_lock_fini(&core->lock);
 }
 
@@ -367,8 +280,6 @@ void vgpu_core_destroy(struct vgpu_core *core)
 	vgpu_hal_set_event_handler(core->hal, NULL, NULL);
 	vgpu_dma_fini(&core->dma);
 	vgpu_victim_heap_fini(&core->victims);
-	vgpu_victim_heap_fini(&core->winners);
-	free(core->touched);
 	free(core->channel_table);
 	fini_sync(core);
 	free(core);

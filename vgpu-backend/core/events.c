@@ -10,7 +10,10 @@
  *   CHANNEL_ERROR  -> the VM's statistics, the shadow, config->on_channel_error
  *   FENCE          -> config->on_fence (the daemon raises a guest interrupt)
  */
+#include "events.h"
+
 #include "core_internal.h"
+#include "stats.h"
 
 static struct vgpu_core_channel *channel_lookup(struct vgpu_core *core, uint32_t id)
 {
@@ -22,8 +25,8 @@ void vgpu_core_handle_event(void *ctx, const struct vgpu_hal_event *event)
 	struct vgpu_core *core = ctx;
 	struct vgpu_core_channel *channel;
 
-	atomic_fetch_add_explicit(&core->events, 1, memory_order_relaxed);
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_event(core);
+	vgpu_stats_count_entry(core);
 
 	if (event->type == VGPU_EVENT_COPY_DONE) {
 		vgpu_dma_on_copy_done(&core->dma, event->value, event->status);
@@ -32,7 +35,7 @@ void vgpu_core_handle_event(void *ctx, const struct vgpu_hal_event *event)
 
 	/* The table lock keeps the channel alive while we use it: destroy
 	 * unpublishes it under the same lock before freeing anything. */
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	channel = channel_lookup(core, event->channel_id);
 	if (channel) {
 		switch (event->type) {
@@ -55,5 +58,5 @@ void vgpu_core_handle_event(void *ctx, const struct vgpu_hal_event *event)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 }

@@ -19,12 +19,20 @@
  * chunks move one VM at a time (relocation.c), dropping the allocation lock
  * while a victim's channels drain and resume (pass.c).
  */
+#include "eviction.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk.h"
+#include "clock.h"
 #include "core_internal.h"
+#include "error.h"
+#include "pass.h"
+#include "relocation.h"
+#include "vm.h"
 
 static bool is_candidate(const struct vgpu_vm *victim, const struct vgpu_chunk *chunk)
 {
@@ -54,8 +62,8 @@ static struct vgpu_chunk *first_selected(struct vgpu_vm *vm, int location)
 
 static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester)
 {
-	for (size_t v = 0; v < core->touched_count; v++) {
-		struct vgpu_chunk_set *set = &core->touched[v]->sets[LOC_RESIDENT];
+	for (size_t v = 0; v < core->pass.touched_count; v++) {
+		struct vgpu_chunk_set *set = &core->pass.touched[v]->sets[LOC_RESIDENT];
 
 		for (size_t i = set->candidates; i < set->count; i++) {
 			struct vgpu_chunk *chunk = set->items[i];
@@ -87,8 +95,8 @@ static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester)
 
 static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
 {
-	for (size_t v = 0; v < core->touched_count; v++) {
-		struct vgpu_vm *vm = core->touched[v];
+	for (size_t v = 0; v < core->pass.touched_count; v++) {
+		struct vgpu_vm *vm = core->pass.touched[v];
 		struct vgpu_chunk_set *set = &vm->sets[LOC_RESIDENT];
 		size_t selected = vgpu_chunk_set_selected(set), count = 0;
 		struct vgpu_chunk **chunks;
@@ -116,8 +124,8 @@ static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
  * caller places them), restore the victims' keys. */
 static void finish_pass(struct vgpu_core *core, struct vgpu_core_buffer *pending, bool keep_staging)
 {
-	for (size_t v = 0; v < core->touched_count; v++) {
-		struct vgpu_vm *vm = core->touched[v];
+	for (size_t v = 0; v < core->pass.touched_count; v++) {
+		struct vgpu_vm *vm = core->pass.touched[v];
 		struct vgpu_chunk *chunk;
 
 		while ((chunk = first_selected(vm, LOC_RESIDENT))) {
@@ -130,9 +138,9 @@ static void finish_pass(struct vgpu_core *core, struct vgpu_core_buffer *pending
 		vgpu_chunk_remove(&pending->chunks[i]);
 		pending->chunks[i].pending = false;
 	}
-	for (size_t v = 0; v < core->touched_count; v++)
-		vgpu_vm_rekey(core->touched[v]);
-	vgpu_core_untouch_all(core);
+	for (size_t v = 0; v < core->pass.touched_count; v++)
+		vgpu_vm_rekey(core->pass.touched[v]);
+	vgpu_pass_untouch_all_locked(core);
 	vgpu_pass_end_locked(core);
 }
 
@@ -155,7 +163,7 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	}
 	requester->victim.bytes += pending->bytes;
 	vgpu_victim_heap_update(&core->victims, &requester->victim);
-	vgpu_core_touch(core, requester);
+	vgpu_pass_touch_locked(core, requester);
 
 	while (available < need) {
 		struct vgpu_victim_node *node = vgpu_victim_heap_top(&core->victims);
@@ -170,7 +178,7 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 		victim = container_of(node, struct vgpu_vm, victim);
 		chunk = pick_chunk(core, victim);
 		vgpu_chunk_select(chunk);
-		vgpu_core_touch(core, victim);
+		vgpu_pass_touch_locked(core, victim);
 		node->bytes -= chunk->bytes;
 		vgpu_victim_heap_update(&core->victims, node);
 		if (chunk->pending)
@@ -183,12 +191,12 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 	time->policy_ns += mark - start;
 	/* What the new buffer will take of VRAM is not free for others
 	 * while the victims move (pass.c). */
-	core->vram_promised = need;
+	core->pass.vram_promised = need;
 
 	if (!err && !vgpu_host_budget_fits(&core->host, host_bytes)) {
 		char size[32], wanted[32], left[32], limit[32];
 
-		core->stats.allocs_failed_budget++;
+		core->stats.live.allocs_failed_budget++;
 		vgpu_core_set_error(
 		        "VM '%s': allocating %s needs %s of host memory for evicted chunks, but "
 		        "only %s of the host budget (%s) is left; raise the host budget, lower "

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "core_internal.h"
+#include "lock.h"
 
 /* With no channel, look again this often. */
 #define IDLE_CHECK_NS 20000000ull
@@ -51,11 +53,11 @@ uint32_t vgpu_acct_live_channels(struct vgpu_core *core)
 {
 	uint32_t count = 0;
 
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	for (uint32_t id = 0; id < core->channel_table_size; id++)
 		if (core->channel_table[id])
 			count++;
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 	return count;
 }
 
@@ -92,14 +94,14 @@ static void attribute_channels(struct vgpu_core *core)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
 
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	for (uint32_t id = 0; id < core->channel_table_size; id++) {
 		struct vgpu_core_channel *channel = core->channel_table[id];
 
 		if (channel && acct->channel_ns[id])
 			channel->vm->gpu.polled_ns += acct->channel_ns[id];
 	}
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 }
 
 /* Run the scheduler over every VM and publish the figures. True when
@@ -112,7 +114,7 @@ bool vgpu_acct_decide(struct vgpu_core *core, const struct vgpu_sched_period *pe
 	size_t count = 0, i = 0;
 	bool throttle = false;
 
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	list_for_each(pos, &core->vms)
 		count++;
 	if (count > acct->scratch_capacity) {
@@ -156,7 +158,7 @@ out:
 		vm->gpu.polled_ns = 0;
 		vm->gpu.residue_ns = 0;
 	}
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	return throttle;
 }
 
@@ -165,6 +167,7 @@ static void throttle_vm_locked(struct vgpu_vm *vm)
 	struct vgpu_gpu_accounting *acct = &vm->core->accounting;
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(vm->core);
 	if (vm->migration_stopped)
 		return; /* stopped already; migration resumes it */
 	list_for_each(pos, &vm->channels) {
@@ -184,11 +187,12 @@ static void account_resumed_locked(struct vgpu_vm *vm)
 {
 	uint64_t ns = vgpu_core_now_ns() - vm->gpu.throttle_start_ns;
 
+	vgpu_core_assert_locked(vm->core);
 	vm->gpu.throttled = false;
-	pthread_mutex_lock(&vm->core->stats_lock);
+	vgpu_mutex_lock(&vm->core->stats.lock);
 	vm->gpu.throttled_ns += ns;
 	vm->gpu.shown_throttled = false;
-	pthread_mutex_unlock(&vm->core->stats_lock);
+	vgpu_mutex_unlock(&vm->core->stats.lock);
 }
 
 /* 0 when resumed (or nothing to resume), -ETIMEDOUT to try again later. */
@@ -199,6 +203,7 @@ static int resume_vm_locked(struct vgpu_vm *vm)
 	size_t count = 0, i = 0;
 	int err;
 
+	vgpu_core_assert_locked(vm->core);
 	list_for_each(pos, &vm->channels)
 		count++;
 	if (count > 16) {
@@ -235,15 +240,15 @@ bool vgpu_acct_apply_throttles(struct vgpu_core *core, bool enforce)
 		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
 		bool want;
 
-		pthread_mutex_lock(&core->stats_lock);
+		vgpu_mutex_lock(&core->stats.lock);
 		want = enforce && vm->gpu.sched.throttled;
-		pthread_mutex_unlock(&core->stats_lock);
+		vgpu_mutex_unlock(&core->stats.lock);
 		if (want && !vm->gpu.throttled && !list_empty(&vm->channels)) {
 			throttle_vm_locked(vm);
-			pthread_mutex_lock(&core->stats_lock);
+			vgpu_mutex_lock(&core->stats.lock);
 			vm->gpu.shown_throttled = true;
 			vm->gpu.throttles++;
-			pthread_mutex_unlock(&core->stats_lock);
+			vgpu_mutex_unlock(&core->stats.lock);
 		} else if (!want && vm->gpu.throttled) {
 			resume_vm_locked(vm);
 		}
@@ -286,7 +291,7 @@ static uint64_t residue_phase(struct vgpu_core *core, uint64_t limit_ns)
 		vgpu_gpu_time_phase_observe(&phase, &sample);
 	}
 	vgpu_gpu_time_phase_end(&phase, sample.t_ns);
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	for (uint32_t i = 0; i < acct->throttled_count; i++) {
 		uint32_t id = acct->throttled_ids[i];
 		struct vgpu_core_channel *channel = core->channel_table[id];
@@ -294,11 +299,11 @@ static uint64_t residue_phase(struct vgpu_core *core, uint64_t limit_ns)
 		if (channel)
 			channel->vm->gpu.residue_ns += acct->channel_ns[id];
 	}
-	pthread_mutex_unlock(&core->channels_lock);
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	acct->samples += phase.samples;
 	acct->residue_ns += vgpu_gpu_time_phase_length(&phase);
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	return vgpu_gpu_time_phase_length(&phase);
 }
 
@@ -343,9 +348,9 @@ static void *accounting_thread(void *arg)
 		last_poll_end = phase.end_ns;
 		attribute_channels(core);
 		want = vgpu_acct_decide(core, &period);
-		pthread_mutex_lock(&core->stats_lock);
+		vgpu_mutex_lock(&core->stats.lock);
 		acct->samples += phase.samples;
-		pthread_mutex_unlock(&core->stats_lock);
+		vgpu_mutex_unlock(&core->stats.lock);
 		/* the allocation lock only when someone is (to be) throttled */
 		if (want || any_throttled)
 			any_throttled = vgpu_acct_apply_throttles(core, true);

@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "core_internal.h"
 #include "gpu_neon.h"
+#include "lock.h"
 
 /* With no channel, look again this often. */
 #define IDLE_CHECK_NS 20000000ull
@@ -26,11 +28,12 @@ static uint32_t vm_channel_count(struct vgpu_vm *vm)
 	return count;
 }
 
-/* The index-th VM of the core's list, or NULL. Allocation lock held. */
+/* The index-th VM of the core's list, or NULL. */
 static struct vgpu_vm *nth_vm_locked(struct vgpu_core *core, size_t index)
 {
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(core);
 	list_for_each(pos, &core->vms) {
 		if (!index--)
 			return list_entry(pos, struct vgpu_vm, link);
@@ -42,6 +45,7 @@ static void suspend_vm_locked(struct vgpu_vm *vm)
 {
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(vm->core);
 	list_for_each(pos, &vm->channels) {
 		struct vgpu_core_channel *channel = list_entry(pos, struct vgpu_core_channel, link);
 
@@ -58,6 +62,7 @@ static void resume_vm_locked(struct vgpu_vm *vm)
 	struct list_head *pos;
 	size_t i = 0;
 
+	vgpu_core_assert_locked(vm->core);
 	if (!vm->gpu.neon_suspended)
 		return;
 	if (count > 16) {
@@ -116,7 +121,7 @@ struct fetch_counter {
  * skipped. */
 static void count_fetches(struct vgpu_core *core, struct fetch_counter *counter, bool first)
 {
-	pthread_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->channels_lock);
 	for (size_t i = 0; i < counter->count; i++) {
 		struct vgpu_core_channel *channel = core->channel_table[counter->ids[i]];
 		uint32_t gp_get;
@@ -128,7 +133,7 @@ static void count_fetches(struct vgpu_core *core, struct fetch_counter *counter,
 			counter->fetched += gp_get > counter->last[i] ? gp_get - counter->last[i] : 1;
 		counter->last[i] = gp_get;
 	}
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 }
 
 /* One VM alone for interval_ns: its average command length, with the
@@ -211,7 +216,7 @@ static void estimate(struct vgpu_core *core, uint64_t sampling_ns)
 	uint64_t *avg, *est;
 	size_t count = 0, i = 0;
 
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	list_for_each(pos, &core->vms)
 		count++;
 	avg = calloc(count ? count : 1, sizeof(*avg));
@@ -224,7 +229,7 @@ static void estimate(struct vgpu_core *core, uint64_t sampling_ns)
 		list_for_each(pos, &core->vms)
 			list_entry(pos, struct vgpu_vm, link)->gpu.polled_ns = est[i++];
 	}
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	free(avg);
 	free(est);
 }
@@ -273,9 +278,9 @@ void *vgpu_accounting_neon_thread(void *arg)
 		period.nonpoll_next_ns = freerun_ns;
 		estimate(core, period.poll_ns);
 		want = vgpu_acct_decide(core, &period);
-		pthread_mutex_lock(&core->stats_lock);
+		vgpu_mutex_lock(&core->stats.lock);
 		acct->samples += samples;
-		pthread_mutex_unlock(&core->stats_lock);
+		vgpu_mutex_unlock(&core->stats.lock);
 		/* freerun: everyone back but the over-users */
 		resume_all(core);
 		if (want || any_throttled)

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buffer.h"
+#include "chunk.h"
 #include "core_internal.h"
+#include "lock.h"
 
 struct check {
 	char *why;
@@ -244,8 +247,8 @@ int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len
 	else if (core->host_cache.bytes > core->host_cache.limit)
 		fail(&check, "the host cache holds %" PRIu64 " bytes, above its limit %" PRIu64,
 		     core->host_cache.bytes, core->host_cache.limit);
-	else if (core->touched_count)
-		fail(&check, "a pass left %zu VMs marked", core->touched_count);
+	else if (core->pass.touched_count)
+		fail(&check, "a pass left %zu VMs marked", core->pass.touched_count);
 out:
 	vgpu_core_unlock(core);
 	return check.err;

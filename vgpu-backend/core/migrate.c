@@ -7,7 +7,10 @@
 
 #include "vgpu/core_migrate.h"
 
+#include "buffer.h"
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
 
 int vgpu_core_vm_buffers(struct vgpu_vm *vm, struct vgpu_core_buffer_desc **out, size_t *count)
 {

@@ -5,12 +5,16 @@
  * accounted and evictable like any buffer, and reads and writes VM memory
  * for them under the allocation lock.
  */
+#include "module.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
 
 struct vgpu_core_module {
 	struct list_head link; /* vm->modules */

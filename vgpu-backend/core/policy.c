@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "chunk.h"
 #include "core_internal.h"
 
 static const struct vgpu_policy_ops *const builtin_policies[] = {

@@ -28,11 +28,21 @@
  * compute). Steps 1 and 5 wait on the tenant: the caller's pass drops the
  * allocation lock for them (pass.c), so other VMs' requests go on.
  */
+#include "relocation.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk.h"
+#include "clock.h"
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
+#include "pass.h"
+#include "remap.h"
+#include "stats.h"
+#include "vm.h"
 
 #define COPY_WAIT_MS 60000 /* copies do not depend on guest work */
 
@@ -531,8 +541,8 @@ static void commit(struct vgpu_chunk *chunk, struct old_memory *old)
 		chunk->new_host = NULL;
 		vm->evictions++;
 		vm->evicted_bytes_total += chunk->bytes;
-		core->stats.chunks_evicted++;
-		core->stats.bytes_evicted += chunk->bytes;
+		core->stats.live.chunks_evicted++;
+		core->stats.live.bytes_evicted += chunk->bytes;
 	} else {
 		old->host = chunk->host;
 		old->iova = chunk->iova;
@@ -542,8 +552,8 @@ static void commit(struct vgpu_chunk *chunk, struct old_memory *old)
 		chunk->new_vram = NULL;
 		vm->returns++;
 		vm->returned_bytes_total += chunk->bytes;
-		core->stats.chunks_returned++;
-		core->stats.bytes_returned += chunk->bytes;
+		core->stats.live.chunks_returned++;
+		core->stats.live.bytes_returned += chunk->bytes;
 	}
 	chunk->location = (uint8_t)to;
 	vgpu_chunk_insert(chunk); /* capacity reserved */
@@ -551,10 +561,11 @@ static void commit(struct vgpu_chunk *chunk, struct old_memory *old)
 	chunk->moved = true;
 }
 
-/* Kills of vm's channels in one wait (allocation lock held): the first
- * makes it a drain offender. */
-static void note_kills(struct vgpu_vm *vm, unsigned kills)
+/* Kills of vm's channels in one wait: the first makes it a drain
+ * offender. */
+static void note_kills_locked(struct vgpu_vm *vm, unsigned kills)
 {
+	vgpu_core_assert_locked(vm->core);
 	vm->drain_kills += kills;
 }
 
@@ -594,7 +605,7 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 		vgpu_pass_relock(core);
 	}
 	vm->drain_ns += time->drain_ns - drained_before;
-	note_kills(vm, kills);
+	note_kills_locked(vm, kills);
 	kills = 0;
 	if (err)
 		goto resume;
@@ -623,7 +634,7 @@ resume:
 		vgpu_pass_unlock(core);
 		resume_channels(core, vm, suspended, &kills);
 		vgpu_pass_relock(core);
-		note_kills(vm, kills);
+		note_kills_locked(vm, kills);
 		vgpu_accounting_vm_resumed_locked(vm); /* if it was throttled */
 	}
 	time->resume_ns += vgpu_core_now_ns() - mark;

@@ -10,9 +10,12 @@
  * address space and use one page size are mapped together here: one
  * address list, one as_map.
  */
+#include "remap.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
+#include "chunk.h"
 #include "core_internal.h"
 
 /* Where chunk's PTEs point for `which`: target, page size (0 if none fits). */

@@ -18,7 +18,39 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "return_pass.h"
+
+#include "chunk.h"
+#include "clock.h"
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
+#include "pass.h"
+#include "relocation.h"
+#include "stats.h"
+#include "vm.h"
+
+void vgpu_return_init(struct vgpu_return *ret)
+{
+	pthread_condattr_t attr;
+
+	vgpu_victim_heap_init(&ret->winners, false);
+	atomic_init(&ret->pending, false);
+	ret->thread_started = false;
+	ret->stop = false;
+	pthread_mutex_init(&ret->mutex, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ret->cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+void vgpu_return_fini(struct vgpu_return *ret)
+{
+	pthread_cond_destroy(&ret->cond);
+	pthread_mutex_destroy(&ret->mutex);
+	vgpu_victim_heap_fini(&ret->winners);
+}
 
 static bool is_candidate(const struct vgpu_vm *winner, const struct vgpu_chunk *chunk,
                          uint64_t max_bytes)
@@ -40,11 +72,12 @@ static struct vgpu_chunk *pick_chunk(struct vgpu_core *core, struct vgpu_vm *win
 }
 
 /* Choose chunks and stage their VRAM. */
-static void select_chunks(struct vgpu_core *core, uint64_t free_bytes)
+static void select_chunks_locked(struct vgpu_core *core, uint64_t free_bytes)
 {
-	struct vgpu_victim_heap *winners = &core->winners;
+	struct vgpu_victim_heap *winners = &core->ret.winners;
 	struct list_head *pos;
 
+	vgpu_core_assert_locked(core);
 	vgpu_victim_heap_clear(winners);
 	list_for_each(pos, &core->vms) {
 		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
@@ -73,7 +106,7 @@ static void select_chunks(struct vgpu_core *core, uint64_t free_bytes)
 			continue;
 		}
 		vgpu_chunk_select(chunk);
-		vgpu_core_touch(core, winner);
+		vgpu_pass_touch_locked(core, winner);
 		free_bytes -= chunk->bytes;
 		node->bytes += chunk->bytes;
 		vgpu_victim_heap_update(winners, node);
@@ -92,12 +125,12 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 	if (!core->evicted_bytes || free_bytes < core->min_page)
 		return 0;
 	vgpu_pass_begin_locked(core);
-	select_chunks(core, free_bytes);
+	select_chunks_locked(core, free_bytes);
 	mark = vgpu_core_now_ns();
 	pass.policy_ns = mark - start;
 
-	for (size_t v = 0; v < core->touched_count; v++) {
-		struct vgpu_vm *vm = core->touched[v];
+	for (size_t v = 0; v < core->pass.touched_count; v++) {
+		struct vgpu_vm *vm = core->pass.touched[v];
 		struct vgpu_chunk_set *set = &vm->sets[LOC_EVICTED];
 		size_t count = vgpu_chunk_set_selected(set);
 		struct vgpu_chunk **chunks = malloc(count * sizeof(*chunks));
@@ -119,8 +152,8 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 			err = vm_err;
 	}
 	/* Whatever did not move keeps its host memory; drop its staged VRAM. */
-	for (size_t v = 0; v < core->touched_count; v++) {
-		struct vgpu_chunk_set *set = &core->touched[v]->sets[LOC_EVICTED];
+	for (size_t v = 0; v < core->pass.touched_count; v++) {
+		struct vgpu_chunk_set *set = &core->pass.touched[v]->sets[LOC_EVICTED];
 
 		while (set->candidates < set->count) {
 			struct vgpu_chunk *chunk = set->items[set->candidates];
@@ -128,9 +161,9 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 			vgpu_chunk_release_staging(core, chunk);
 			vgpu_chunk_unselect(chunk);
 		}
-		vgpu_vm_rekey(core->touched[v]);
+		vgpu_vm_rekey(core->pass.touched[v]);
 	}
-	vgpu_core_untouch_all(core);
+	vgpu_pass_untouch_all_locked(core);
 	vgpu_pass_end_locked(core);
 	if (err)
 		vgpu_return_mark_pending(core); /* try again next interval */
@@ -142,7 +175,7 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		pass.passes = 1;
 		pass.total_ns = total;
 		pass.other_ns = total > known ? total - known : 0;
-		vgpu_core_time_add(&core->stats.return_pass, &pass);
+		vgpu_core_time_add(&core->stats.live.return_pass, &pass);
 	}
 	return err ? err : moved;
 }
@@ -151,7 +184,7 @@ int vgpu_core_return_pass(struct vgpu_core *core)
 {
 	int result;
 
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	vgpu_core_lock(core);
 	result = vgpu_return_pass_locked(core);
@@ -161,7 +194,7 @@ int vgpu_core_return_pass(struct vgpu_core *core)
 
 void vgpu_return_mark_pending(struct vgpu_core *core)
 {
-	atomic_store_explicit(&core->return_pending, true, memory_order_release);
+	atomic_store_explicit(&core->ret.pending, true, memory_order_release);
 }
 
 static void *return_thread(void *arg)
@@ -170,31 +203,31 @@ static void *return_thread(void *arg)
 	uint32_t interval = core->config.return_interval_ms;
 	struct timespec deadline;
 
-	pthread_mutex_lock(&core->return_mutex);
+	pthread_mutex_lock(&core->ret.mutex);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	while (!core->return_stop) {
+	while (!core->ret.stop) {
 		deadline.tv_sec += interval / 1000;
 		deadline.tv_nsec += (long)(interval % 1000) * 1000000L;
 		if (deadline.tv_nsec >= 1000000000L) {
 			deadline.tv_sec++;
 			deadline.tv_nsec -= 1000000000L;
 		}
-		while (!core->return_stop &&
-		       pthread_cond_timedwait(&core->return_cond, &core->return_mutex, &deadline) !=
+		while (!core->ret.stop &&
+		       pthread_cond_timedwait(&core->ret.cond, &core->ret.mutex, &deadline) !=
 		               ETIMEDOUT)
 			;
-		if (core->return_stop)
+		if (core->ret.stop)
 			break;
-		if (!atomic_exchange_explicit(&core->return_pending, false, memory_order_acq_rel))
+		if (!atomic_exchange_explicit(&core->ret.pending, false, memory_order_acq_rel))
 			continue;
-		pthread_mutex_unlock(&core->return_mutex);
+		pthread_mutex_unlock(&core->ret.mutex);
 		vgpu_core_lock(core);
 		vgpu_return_pass_locked(core);
 		vgpu_core_unlock(core);
-		pthread_mutex_lock(&core->return_mutex);
+		pthread_mutex_lock(&core->ret.mutex);
 		clock_gettime(CLOCK_MONOTONIC, &deadline); /* the next interval starts now */
 	}
-	pthread_mutex_unlock(&core->return_mutex);
+	pthread_mutex_unlock(&core->ret.mutex);
 	return NULL;
 }
 
@@ -202,22 +235,22 @@ int vgpu_return_thread_start(struct vgpu_core *core)
 {
 	int err;
 
-	core->return_stop = false;
-	err = pthread_create(&core->return_thread, NULL, return_thread, core);
+	core->ret.stop = false;
+	err = pthread_create(&core->ret.thread, NULL, return_thread, core);
 	if (err)
 		return -err;
-	core->return_thread_started = true;
+	core->ret.thread_started = true;
 	return 0;
 }
 
 void vgpu_return_thread_stop(struct vgpu_core *core)
 {
-	if (!core->return_thread_started)
+	if (!core->ret.thread_started)
 		return;
-	pthread_mutex_lock(&core->return_mutex);
-	core->return_stop = true;
-	pthread_cond_broadcast(&core->return_cond);
-	pthread_mutex_unlock(&core->return_mutex);
-	pthread_join(core->return_thread, NULL);
-	core->return_thread_started = false;
+	pthread_mutex_lock(&core->ret.mutex);
+	core->ret.stop = true;
+	pthread_cond_broadcast(&core->ret.cond);
+	pthread_mutex_unlock(&core->ret.mutex);
+	pthread_join(core->ret.thread, NULL);
+	core->ret.thread_started = false;
 }

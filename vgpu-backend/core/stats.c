@@ -10,7 +10,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
+
+#include "channel.h"
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
+
+void vgpu_stats_init(struct vgpu_stats *stats)
+{
+	vgpu_mutex_init(&stats->lock);
+	memset(&stats->published, 0, sizeof(stats->published));
+	memset(&stats->live, 0, sizeof(stats->live));
+	atomic_init(&stats->entries, 0);
+	atomic_init(&stats->events, 0);
+}
+
+void vgpu_stats_fini(struct vgpu_stats *stats)
+{
+	vgpu_mutex_destroy(&stats->lock);
+}
+
+void vgpu_stats_count_entry(struct vgpu_core *core)
+{
+	atomic_fetch_add_explicit(&core->stats.entries, 1, memory_order_relaxed);
+}
+
+void vgpu_stats_count_event(struct vgpu_core *core)
+{
+	atomic_fetch_add_explicit(&core->stats.events, 1, memory_order_relaxed);
+}
 
 unsigned vgpu_latency_bucket(uint64_t ns)
 {
@@ -90,13 +119,14 @@ void vgpu_fair_shares(uint64_t vram, size_t count, const uint32_t *weights,
  * Fair share of target among the VMs as last published. stats_lock held:
  * it guards the published figures and the links of core->vms.
  */
-static uint64_t fair_share_of(struct vgpu_core *core, const struct vgpu_vm *target)
+static uint64_t fair_share_of_locked(struct vgpu_core *core, const struct vgpu_vm *target)
 {
 	size_t count = 0, index = 0, target_index = 0;
 	uint32_t *weights;
 	uint64_t *allocated, *shares, share = 0;
 	struct list_head *pos;
 
+	vgpu_mutex_assert_held(&core->stats.lock);
 	list_for_each(pos, &core->vms)
 		count++;
 	weights = calloc(count + 1, sizeof(*weights));
@@ -126,6 +156,8 @@ static void publish_vm_locked(struct vgpu_vm *vm)
 {
 	struct vgpu_vm_stats *out = &vm->published;
 
+	vgpu_core_assert_locked(vm->core);
+	vgpu_mutex_assert_held(&vm->core->stats.lock);
 	memcpy(out->name, vm->name, sizeof(out->name));
 	out->id = vm->id;
 	/* a weight set meanwhile stays shown (vgpu_core_set_weight) */
@@ -159,7 +191,7 @@ void vgpu_stats_publish_locked(struct vgpu_core *core)
 	struct list_head *pos;
 
 	vgpu_core_assert_locked(core);
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	list_for_each(pos, &core->vms) {
 		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
 
@@ -167,33 +199,36 @@ void vgpu_stats_publish_locked(struct vgpu_core *core)
 			publish_vm_locked(vm);
 		vm->stats_dirty = false;
 	}
-	core->published = core->stats;
-	core->published.vram_bytes = core->caps.vram_bytes;
-	core->published.vram_free_bytes = vram_free;
-	core->published.allocated_bytes = core->allocated_bytes;
-	core->published.resident_bytes = core->resident_bytes;
-	core->published.evicted_bytes = core->evicted_bytes;
-	core->published.host_budget_bytes = core->host.limit;
-	core->published.host_used_bytes = core->host.used;
-	core->published.host_cached_bytes = core->host_cache.bytes;
-	core->published.host_cache_hits = core->host_cache.hits;
-	core->published.host_cache_misses = core->host_cache.misses;
-	core->published.vms = core->vm_count;
-	pthread_mutex_unlock(&core->stats_lock);
+	core->stats.published = core->stats.live;
+	core->stats.published.vram_bytes = core->caps.vram_bytes;
+	core->stats.published.vram_free_bytes = vram_free;
+	core->stats.published.allocated_bytes = core->allocated_bytes;
+	core->stats.published.resident_bytes = core->resident_bytes;
+	core->stats.published.evicted_bytes = core->evicted_bytes;
+	core->stats.published.host_budget_bytes = core->host.limit;
+	core->stats.published.host_used_bytes = core->host.used;
+	core->stats.published.host_cached_bytes = core->host_cache.bytes;
+	core->stats.published.host_cache_hits = core->host_cache.hits;
+	core->stats.published.host_cache_misses = core->host_cache.misses;
+	core->stats.published.vms = core->vm_count;
+	vgpu_mutex_unlock(&core->stats.lock);
 }
 
 /*
  * What a reader gets for vm: the published figures, its fair share among
  * the published VMs, and the live shadow and channel-error counts. With
- * core->channels_lock and then core->stats_lock held (the order readers
+ * core->channels_lock and then core->stats.lock held (the order readers
  * take them in; neither is held while waiting).
  */
-static void read_vm_stats(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_vm_stats *out)
+static void read_vm_stats_locked(struct vgpu_core *core, struct vgpu_vm *vm,
+                                 struct vgpu_vm_stats *out)
 {
 	struct vgpu_shadow_stats shadow;
 
+	vgpu_mutex_assert_held(&core->channels_lock);
+	vgpu_mutex_assert_held(&core->stats.lock);
 	*out = vm->published;
-	out->fair_share_bytes = fair_share_of(core, vm);
+	out->fair_share_bytes = fair_share_of_locked(core, vm);
 	vgpu_vm_shadow_stats(vm, &shadow);
 	out->suspensions = shadow.suspensions;
 	out->suspended_ns = shadow.suspended_ns;
@@ -208,16 +243,17 @@ static void read_vm_stats(struct vgpu_core *core, struct vgpu_vm *vm, struct vgp
 	out->throttled_ns = vm->gpu.throttled_ns;
 }
 
-static void read_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
+static void read_core_stats_locked(struct vgpu_core *core, struct vgpu_core_stats *out)
 {
-	*out = core->published;
+	vgpu_mutex_assert_held(&core->stats.lock);
+	*out = core->stats.published;
 	out->accounting_periods = core->accounting.periods;
 	out->accounting_poll_ns = core->accounting.poll_ns;
 	out->accounting_residue_ns = core->accounting.residue_ns;
 	out->accounting_nonpoll_ns = core->accounting.nonpoll_ns;
 	out->accounting_samples = core->accounting.samples;
-	out->entries = atomic_load_explicit(&core->entries, memory_order_relaxed);
-	out->events = atomic_load_explicit(&core->events, memory_order_relaxed);
+	out->entries = atomic_load_explicit(&core->stats.entries, memory_order_relaxed);
+	out->events = atomic_load_explicit(&core->stats.events, memory_order_relaxed);
 }
 
 /*
@@ -229,21 +265,21 @@ void vgpu_core_vm_stats(struct vgpu_vm *vm, struct vgpu_vm_stats *out)
 {
 	struct vgpu_core *core = vm->core;
 
-	vgpu_core_count_entry(core);
-	pthread_mutex_lock(&core->channels_lock);
-	pthread_mutex_lock(&core->stats_lock);
-	read_vm_stats(core, vm, out);
-	pthread_mutex_unlock(&core->stats_lock);
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_stats_count_entry(core);
+	vgpu_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->stats.lock);
+	read_vm_stats_locked(core, vm, out);
+	vgpu_mutex_unlock(&core->stats.lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 }
 
 /* Not counted as an entry: benchmarks call it around the code they watch.
  * Never takes the allocation lock (see vgpu_core_vm_stats). */
 void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
 {
-	pthread_mutex_lock(&core->stats_lock);
-	read_core_stats(core, out);
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
+	read_core_stats_locked(core, out);
+	vgpu_mutex_unlock(&core->stats.lock);
 }
 
 int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
@@ -256,19 +292,19 @@ int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *cor
 	if (!core || !core_out || !vms_out || !count_out)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_stats_snapshot needs a core and places "
 		                               "for the figures");
-	vgpu_core_count_entry(core);
-	pthread_mutex_lock(&core->channels_lock);
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_stats_count_entry(core);
+	vgpu_mutex_lock(&core->channels_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	list_for_each(pos, &core->vms)
 		count++;
 	vms = calloc(count ? count : 1, sizeof(*vms));
 	if (vms) {
 		list_for_each(pos, &core->vms)
-			read_vm_stats(core, list_entry(pos, struct vgpu_vm, link), &vms[i++]);
-		read_core_stats(core, core_out);
+			read_vm_stats_locked(core, list_entry(pos, struct vgpu_vm, link), &vms[i++]);
+		read_core_stats_locked(core, core_out);
 	}
-	pthread_mutex_unlock(&core->stats_lock);
-	pthread_mutex_unlock(&core->channels_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
+	vgpu_mutex_unlock(&core->channels_lock);
 	if (!vms)
 		return vgpu_core_fail(-ENOMEM, "out of memory for the statistics of %zu VMs", count);
 	*vms_out = vms;

@@ -3,6 +3,8 @@
  * vm.c - VM contexts: name, weight, cap, chunk size, an address space with
  * its VA allocator, and the per-VM chunk sets and counters.
  */
+#include "vm.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+#include "channel.h"
+#include "chunk.h"
 #include "core_internal.h"
+#include "error.h"
+#include "lock.h"
+#include "module.h"
+#include "pass.h"
+#include "return_pass.h"
+#include "stats.h"
 
 #define VM_VA_BASE VGPU_PAGE_64K /* keep address 0 unmapped */
 #define VM_CHUNK_MAX (1ull << 32)
@@ -120,7 +131,7 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 		vgpu_core_set_error("vgpu_core_vm_create needs a core, a config and an output");
 		return -EINVAL;
 	}
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	err = check_vm_config(core, config);
 	if (err)
@@ -170,16 +181,16 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 		goto fail_as;
 	}
 	/* The return pass can then always queue every VM without failing. */
-	err = vgpu_victim_heap_reserve(&core->winners, core->vm_count + 1);
+	err = vgpu_victim_heap_reserve(&core->ret.winners, core->vm_count + 1);
 	if (!err)
-		err = vgpu_core_reserve_touched(core, core->vm_count + 1);
+		err = vgpu_pass_reserve_touched_locked(core, core->vm_count + 1);
 	if (err) {
 		vgpu_core_set_error("VM '%s': out of memory for the return order", config->name);
 		goto fail_heap;
 	}
 	vgpu_va_init(&vm->va, VM_VA_BASE, core->caps.va_reserved_base);
 	core->next_vm_id++;
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	{
 		enum vgpu_sched_mode mode = VGPU_SCHED_BEST_EFFORT;
 
@@ -188,7 +199,7 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 		vgpu_sched_vm_init(&core->accounting.sched, &vm->gpu.sched, mode, vm->weight);
 	}
 	list_add_tail(&vm->link, &core->vms);
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	core->vm_count++;
 	vm->stats_dirty = true;
 	vgpu_core_unlock(core);
@@ -212,7 +223,7 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 	if (!vm)
 		return;
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_lock_vm(core, vm);
 	while (!list_empty(&vm->channels))
 		vgpu_channel_destroy_locked(
@@ -229,10 +240,10 @@ void vgpu_core_vm_destroy(struct vgpu_vm *vm)
 	}
 	vgpu_hal_as_destroy(vm->as);
 	vgpu_victim_heap_remove(&core->victims, &vm->victim);
-	vgpu_victim_heap_remove(&core->winners, &vm->winner);
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_victim_heap_remove(&core->ret.winners, &vm->winner);
+	vgpu_mutex_lock(&core->stats.lock);
 	list_del(&vm->link);
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	core->vm_count--;
 	vgpu_core_unlock(core);
 
@@ -259,12 +270,12 @@ int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode_name)
 	if (!vm || !mode_name)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_vm_set_scheduler needs a VM and a mode");
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	if (vgpu_sched_mode_parse(mode_name, &mode))
 		return vgpu_core_fail(-EINVAL, "unknown scheduler '%s'; use best-effort, "
 		                               "equal-share, weighted or fixed-share",
 		                      mode_name);
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	if (vm->gpu.sched.mode != mode) {
 		struct vgpu_sched_vm *sched = &vm->gpu.sched;
 		uint64_t throttled_ns = sched->throttled_ns;
@@ -272,7 +283,7 @@ int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode_name)
 		vgpu_sched_vm_init(&core->accounting.sched, sched, mode, sched->weight);
 		sched->throttled_ns = throttled_ns;
 	}
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	return 0;
 }
 
@@ -301,16 +312,16 @@ int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight)
 {
 	struct vgpu_core *core = vm->core;
 
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX)
 		return vgpu_core_fail(-EINVAL, "VM '%s': weight %u is out of range; use 1 to %u",
 		                      vm->name, weight, VGPU_CORE_WEIGHT_MAX);
-	pthread_mutex_lock(&core->stats_lock);
+	vgpu_mutex_lock(&core->stats.lock);
 	atomic_store_explicit(&vm->weight_requested, weight, memory_order_relaxed);
 	vm->published.weight = weight;
 	atomic_store_explicit(&core->weights_requested, true, memory_order_release);
-	pthread_mutex_unlock(&core->stats_lock);
+	vgpu_mutex_unlock(&core->stats.lock);
 	return 0;
 }
 
@@ -346,7 +357,7 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
 		return -EINVAL;
 	}
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	bytes = (bytes + VGPU_PAGE_64K - 1) & ~(uint64_t)(VGPU_PAGE_64K - 1);
 	reservation = calloc(1, sizeof(*reservation));
@@ -378,7 +389,7 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
 	if (!vm)
 		return vgpu_core_fail(-EINVAL, "vgpu_core_release_va needs a VM");
 	core = vm->core;
-	vgpu_core_count_entry(core);
+	vgpu_stats_count_entry(core);
 	vgpu_core_clear_error();
 	vgpu_core_lock_vm(core, vm);
 	list_for_each(pos, &vm->reservations) {

@@ -287,17 +287,17 @@ static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *r
 	if (!weight || weight > VGPU_CORE_WEIGHT_MAX)
 		return error_response("weight %llu is out of range: use 1..%u",
 		                      (unsigned long long)weight, VGPU_CORE_WEIGHT_MAX);
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	dev = vgpud_registry_find_locked(&d->registry, name);
 	if (!dev) {
-		pthread_mutex_unlock(&d->registry.lock);
+		vgpu_mutex_unlock(&d->registry.lock);
 		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
 		                      name);
 	}
 	err = vgpu_core_set_weight(dev->vm, (uint32_t)weight);
 	if (!err)
 		atomic_store(&dev->weight_overridden, true);
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 	if (err)
 		return error_response("cannot set the weight of '%s': %s", name,
 		                      vgpu_core_last_error());
@@ -321,15 +321,15 @@ static struct json_object *cmd_set_scheduler(struct vgpud *d, struct json_object
 	if (!vgpu_core_scheduler_known(mode))
 		return error_response("unknown scheduler '%s': use best-effort, equal-share, "
 		                      "weighted or fixed-share", mode);
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	dev = vgpud_registry_find_locked(&d->registry, name);
 	if (!dev) {
-		pthread_mutex_unlock(&d->registry.lock);
+		vgpu_mutex_unlock(&d->registry.lock);
 		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
 		                      name);
 	}
 	err = vgpu_core_vm_set_scheduler(dev->vm, mode);
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 	if (err)
 		return error_response("cannot set the scheduler of '%s': %s", name,
 		                      vgpu_core_last_error());
@@ -405,11 +405,11 @@ static struct json_object *cmd_health(struct vgpud *d, struct json_object *req)
 	add_str(response, "version", VGPUD_VERSION);
 	add_u64(response, "abi_version", VGPU_ABI_VERSION);
 	add_u64(response, "uptime_s", (uint64_t)(now.tv_sec - d->started.tv_sec));
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	add_u64(response, "vms", d->registry.count);
 	add_u64(response, "attached_total", d->registry.attached_total);
 	add_u64(response, "detached_total", d->registry.detached_total);
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 	add_u64(response, "connections", d->local ? local_server_connections(d->local) : 0);
 	add_u64(response, "reloads", d->reloads);
 	if (d->metrics)

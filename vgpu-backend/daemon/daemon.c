@@ -366,12 +366,12 @@ void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t w
 {
 	struct vgpud_device *dev;
 
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	vgpud_registry_for_each_locked(&d->registry, dev)
 		if (!strcmp(dev->profile, profile) && !atomic_load(&dev->weight_overridden) &&
 		    vgpu_core_set_weight(dev->vm, weight))
 			log_warn("VM '%s' keeps its weight: %s", dev->name, vgpu_core_last_error());
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 }
 
 int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "vgpu/mutex.h"
 
 #ifdef VGPUD_HAVE_LIBVIRT
 #include <dlfcn.h>
@@ -71,7 +72,7 @@ struct domain_names {
 	char proc_root[PATH_MAX];
 
 	pthread_t thread;
-	pthread_mutex_t lock; /* entries, stop */
+	struct vgpu_mutex lock; /* entries, stop */
 	pthread_cond_t wake;
 	bool stop;
 	struct entry entries[MAX_ENTRIES];
@@ -437,6 +438,7 @@ static bool libvirt_lookup(struct domain_names *dn, char (*uuids)[DOMAIN_UUID_LE
 
 static struct entry *find_locked(struct domain_names *dn, const char *uuid)
 {
+	vgpu_mutex_assert_held(&dn->lock);
 	for (unsigned i = 0; i < MAX_ENTRIES; i++)
 		if (dn->entries[i].uuid[0] && !strcasecmp(dn->entries[i].uuid, uuid))
 			return &dn->entries[i];
@@ -462,19 +464,19 @@ static void resolve_due(struct domain_names *dn, const unsigned *index, unsigned
 	bool asked;
 	uint64_t now;
 
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	for (unsigned i = 0; i < count; i++) {
 		memcpy(uuids[i], dn->entries[index[i]].uuid, sizeof(uuids[i]));
 		generation[i] = dn->entries[index[i]].generation;
 		source[i] = DOMAIN_NAME_NONE;
 	}
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 
 	asked = libvirt_lookup(dn, uuids, names, found, count);
 	if (asked) {
-		pthread_mutex_lock(&dn->lock);
+		vgpu_mutex_lock(&dn->lock);
 		dn->libvirt_queries++;
-		pthread_mutex_unlock(&dn->lock);
+		vgpu_mutex_unlock(&dn->lock);
 	}
 	for (unsigned i = 0; i < count; i++) {
 		if (found[i]) {
@@ -485,7 +487,7 @@ static void resolve_due(struct domain_names *dn, const unsigned *index, unsigned
 	}
 
 	now = vgpu_monotonic_ns();
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	dn->proc_scans += count;
 	for (unsigned i = 0; i < count; i++) {
 		struct entry *e = &dn->entries[index[i]];
@@ -505,7 +507,7 @@ static void resolve_due(struct domain_names *dn, const unsigned *index, unsigned
 		else
 			e->due_ns = now + backoff_ns(e->attempts);
 	}
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 }
 
 static void *resolver_main(void *arg)
@@ -513,7 +515,7 @@ static void *resolver_main(void *arg)
 	struct domain_names *dn = arg;
 	unsigned index[MAX_ENTRIES];
 
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	while (!dn->stop) {
 		uint64_t now = vgpu_monotonic_ns(), next = UINT64_MAX;
 		unsigned count = 0;
@@ -529,21 +531,21 @@ static void *resolver_main(void *arg)
 				next = e->due_ns;
 		}
 		if (count) {
-			pthread_mutex_unlock(&dn->lock);
+			vgpu_mutex_unlock(&dn->lock);
 			resolve_due(dn, index, count);
-			pthread_mutex_lock(&dn->lock);
+			vgpu_mutex_lock(&dn->lock);
 			continue;
 		}
 		if (next == UINT64_MAX) {
-			pthread_cond_wait(&dn->wake, &dn->lock);
+			vgpu_mutex_cond_wait(&dn->lock, &dn->wake);
 		} else {
 			struct timespec ts = { (time_t)(next / 1000000000ull),
 				               (long)(next % 1000000000ull) };
 
-			pthread_cond_timedwait(&dn->wake, &dn->lock, &ts);
+			vgpu_mutex_cond_timedwait(&dn->lock, &dn->wake, &ts);
 		}
 	}
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 #ifdef VGPUD_HAVE_LIBVIRT
 	if (dn->libvirt == LIBVIRT_LOADED)
 		libvirt_disconnect(dn);
@@ -574,7 +576,7 @@ int domain_names_create(const struct domain_names_config *config, struct domain_
 	         config && config->sysfs_root ? config->sysfs_root : "/sys");
 	snprintf(dn->proc_root, sizeof(dn->proc_root), "%s",
 	         config && config->proc_root ? config->proc_root : "/proc");
-	pthread_mutex_init(&dn->lock, NULL);
+	vgpu_mutex_init(&dn->lock);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&dn->wake, &attr);
@@ -582,7 +584,7 @@ int domain_names_create(const struct domain_names_config *config, struct domain_
 	err = -pthread_create(&dn->thread, NULL, resolver_main, dn);
 	if (err) {
 		pthread_cond_destroy(&dn->wake);
-		pthread_mutex_destroy(&dn->lock);
+		vgpu_mutex_destroy(&dn->lock);
 		free(dn);
 		return err;
 	}
@@ -594,13 +596,13 @@ void domain_names_destroy(struct domain_names *dn)
 {
 	if (!dn)
 		return;
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	dn->stop = true;
 	pthread_cond_signal(&dn->wake);
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 	pthread_join(dn->thread, NULL);
 	pthread_cond_destroy(&dn->wake);
-	pthread_mutex_destroy(&dn->lock);
+	vgpu_mutex_destroy(&dn->lock);
 	free(dn);
 }
 
@@ -610,7 +612,7 @@ void domain_names_watch(struct domain_names *dn, const char *uuid)
 
 	if (!dn || strlen(uuid) != DOMAIN_UUID_LEN)
 		return;
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	e = find_locked(dn, uuid);
 	for (unsigned i = 0; !e && i < MAX_ENTRIES; i++)
 		if (!dn->entries[i].uuid[0])
@@ -628,7 +630,7 @@ void domain_names_watch(struct domain_names *dn, const char *uuid)
 		log_warn("more than %d mdevs: the VM of %s keeps its UUID as its name", MAX_ENTRIES,
 		         uuid);
 	}
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 }
 
 void domain_names_forget(struct domain_names *dn, const char *uuid)
@@ -637,7 +639,7 @@ void domain_names_forget(struct domain_names *dn, const char *uuid)
 
 	if (!dn)
 		return;
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	e = find_locked(dn, uuid);
 	if (e) {
 		uint64_t generation = e->generation + 1;
@@ -645,7 +647,7 @@ void domain_names_forget(struct domain_names *dn, const char *uuid)
 		memset(e, 0, sizeof(*e));
 		e->generation = generation;
 	}
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 }
 
 enum domain_name_source domain_names_get(struct domain_names *dn, const char *uuid, char *name,
@@ -656,21 +658,21 @@ enum domain_name_source domain_names_get(struct domain_names *dn, const char *uu
 
 	if (!dn)
 		return DOMAIN_NAME_NONE;
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	e = find_locked(dn, uuid);
 	if (e && e->source != DOMAIN_NAME_NONE && len) {
 		snprintf(name, len, "%s", e->name);
 		source = e->source;
 	}
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 	return source;
 }
 
 void domain_names_counters(struct domain_names *dn, unsigned long *libvirt_queries,
                            unsigned long *proc_scans)
 {
-	pthread_mutex_lock(&dn->lock);
+	vgpu_mutex_lock(&dn->lock);
 	*libvirt_queries = dn->libvirt_queries;
 	*proc_scans = dn->proc_scans;
-	pthread_mutex_unlock(&dn->lock);
+	vgpu_mutex_unlock(&dn->lock);
 }

@@ -192,7 +192,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		vgpu_why(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	dev = vgpud_registry_find_locked(&d->registry, vm_name);
 	if (!dev)
 		err = -ENOENT;
@@ -203,7 +203,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		err = -EBUSY;
 	else
 		err = 0;
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 	if (err) {
 		vgpu_why(why, why_len, err == -ENOENT ? "no VM '%s' is attached"
 		                       : err == -ENOTSUP

@@ -446,7 +446,7 @@ int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name
 	struct vgpud_device *dev;
 	int err = 0;
 
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	dev = vgpud_registry_find_locked(&d->registry, vm_name);
 	if (!dev || !dev->parked)
 		err = -ENOENT;
@@ -454,7 +454,7 @@ int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name
 		err = -EPERM;
 	else
 		dev->parked = false; /* ours now */
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 	if (err) {
 		vgpu_why(why, why_len, err == -ENOENT ? "no imported VM '%s' waits here; import "
 		                                        "(migrate, restore) it first"

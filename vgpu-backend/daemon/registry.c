@@ -11,21 +11,25 @@
 void vgpud_registry_init(struct vgpud_registry *r)
 {
 	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->lock, NULL);
+	vgpu_mutex_init(&r->lock);
 }
 
 void vgpud_registry_fini(struct vgpud_registry *r)
 {
-	pthread_mutex_destroy(&r->lock);
+	vgpu_mutex_destroy(&r->lock);
 }
 
-bool vgpud_registry_matches_locked(const struct vgpud_device *dev, const char *name)
+bool vgpud_registry_matches_locked(struct vgpud_registry *r, const struct vgpud_device *dev,
+                                   const char *name)
 {
+	vgpu_mutex_assert_held(&r->lock);
 	return !strcmp(dev->name, name) || (dev->display_name[0] && !strcmp(dev->display_name, name));
 }
 
-const char *vgpud_registry_report_name_locked(const struct vgpud_device *dev)
+const char *vgpud_registry_report_name_locked(struct vgpud_registry *r,
+                                              const struct vgpud_device *dev)
 {
+	vgpu_mutex_assert_held(&r->lock);
 	return dev->display_name[0] ? dev->display_name : dev->name;
 }
 
@@ -33,8 +37,9 @@ struct vgpud_device *vgpud_registry_find_locked(struct vgpud_registry *r, const 
 {
 	struct vgpud_device *dev;
 
+	vgpu_mutex_assert_held(&r->lock);
 	vgpud_registry_for_each_locked(r, dev)
-		if (vgpud_registry_matches_locked(dev, name))
+		if (vgpud_registry_matches_locked(r, dev, name))
 			return dev;
 	return NULL;
 }
@@ -45,8 +50,9 @@ static bool name_free_locked(struct vgpud_registry *r, const struct vgpud_device
 {
 	struct vgpud_device *other;
 
+	vgpu_mutex_assert_held(&r->lock);
 	vgpud_registry_for_each_locked(r, other)
-		if (other != dev && vgpud_registry_matches_locked(other, name))
+		if (other != dev && vgpud_registry_matches_locked(r, other, name))
 			return false;
 	return true;
 }
@@ -60,6 +66,7 @@ static bool set_display_name_locked(struct vgpud_registry *r, struct vgpud_devic
 	bool changed;
 	unsigned n;
 
+	vgpu_mutex_assert_held(&r->lock);
 	snprintf(candidate, sizeof(candidate), "%s", name);
 	for (n = 2; !name_free_locked(r, dev, candidate) && n < 1000; n++) {
 		char suffix[8];
@@ -84,9 +91,9 @@ void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpud_devi
                                      const char *name, const char *source, char *given,
                                      size_t given_len)
 {
-	pthread_mutex_lock(&r->lock);
+	vgpu_mutex_lock(&r->lock);
 	set_display_name_locked(r, dev, name, source, given, given_len);
-	pthread_mutex_unlock(&r->lock);
+	vgpu_mutex_unlock(&r->lock);
 }
 
 int vgpud_registry_name_vm(struct vgpud_registry *r, const char *vm_name, const char *name,
@@ -94,13 +101,13 @@ int vgpud_registry_name_vm(struct vgpud_registry *r, const char *vm_name, const 
 {
 	struct vgpud_device *dev;
 
-	pthread_mutex_lock(&r->lock);
+	vgpu_mutex_lock(&r->lock);
 	vgpud_registry_for_each_locked(r, dev)
 		if (!strcmp(dev->name, vm_name))
 			break;
 	if (dev)
 		*changed = set_display_name_locked(r, dev, name, source, given, given_len);
-	pthread_mutex_unlock(&r->lock);
+	vgpu_mutex_unlock(&r->lock);
 	return dev ? 0 : -ENOENT;
 }
 
@@ -108,9 +115,9 @@ int vgpud_registry_add(struct vgpud_registry *r, struct vgpud_device *dev)
 {
 	struct vgpud_device **link;
 
-	pthread_mutex_lock(&r->lock);
+	vgpu_mutex_lock(&r->lock);
 	if (vgpud_registry_find_locked(r, dev->name)) {
-		pthread_mutex_unlock(&r->lock);
+		vgpu_mutex_unlock(&r->lock);
 		return -EEXIST;
 	}
 	/* Keep attach order (ids ascending): append. */
@@ -120,7 +127,7 @@ int vgpud_registry_add(struct vgpud_registry *r, struct vgpud_device *dev)
 	*link = dev;
 	r->count++;
 	r->attached_total++;
-	pthread_mutex_unlock(&r->lock);
+	vgpu_mutex_unlock(&r->lock);
 	return 0;
 }
 
@@ -128,7 +135,7 @@ void vgpud_registry_remove(struct vgpud_registry *r, struct vgpud_device *dev)
 {
 	struct vgpud_device **link;
 
-	pthread_mutex_lock(&r->lock);
+	vgpu_mutex_lock(&r->lock);
 	for (link = &r->first; *link; link = &(*link)->registry_next) {
 		if (*link == dev) {
 			*link = dev->registry_next;
@@ -137,5 +144,5 @@ void vgpud_registry_remove(struct vgpud_registry *r, struct vgpud_device *dev)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&r->lock);
+	vgpu_mutex_unlock(&r->lock);
 }

@@ -19,10 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/mutex.h"
+
 struct vgpud_device;
 
 struct vgpud_registry {
-	pthread_mutex_t lock;
+	struct vgpu_mutex lock;
 	struct vgpud_device *first;
 	size_t count;
 	uint64_t attached_total;
@@ -53,12 +55,14 @@ void vgpud_registry_set_display_name(struct vgpud_registry *r, struct vgpud_devi
 int vgpud_registry_name_vm(struct vgpud_registry *r, const char *vm_name, const char *name,
                            const char *source, char *given, size_t given_len, bool *changed);
 
-/* With r->lock held: */
+/* With r->lock held (asserted in debug builds, vgpu/mutex.h): */
 struct vgpud_device *vgpud_registry_find_locked(struct vgpud_registry *r, const char *name);
 /* The name reports use: the display name if there is one, else the name. */
-const char *vgpud_registry_report_name_locked(const struct vgpud_device *dev);
+const char *vgpud_registry_report_name_locked(struct vgpud_registry *r,
+                                              const struct vgpud_device *dev);
 /* Does dev answer to name (its name or its display name)? */
-bool vgpud_registry_matches_locked(const struct vgpud_device *dev, const char *name);
+bool vgpud_registry_matches_locked(struct vgpud_registry *r, const struct vgpud_device *dev,
+                                   const char *name);
 #define vgpud_registry_for_each_locked(r, dev) \
 	for ((dev) = (r)->first; (dev); (dev) = (dev)->registry_next)
 

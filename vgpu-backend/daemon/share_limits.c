@@ -25,7 +25,7 @@ int vgpud_share_channel(struct vgpud *d, struct vgpud_device *dev, int (*create)
 
 	pthread_mutex_lock(&channel_admission);
 	if (dev->owner_uid != 0) {
-		pthread_mutex_lock(&d->registry.lock);
+		vgpu_mutex_lock(&d->registry.lock);
 		for (struct vgpud_device *o = d->registry.first; o; o = o->registry_next) {
 			uint32_t n = atomic_load(&o->channels);
 
@@ -33,7 +33,7 @@ int vgpud_share_channel(struct vgpud *d, struct vgpud_device *dev, int (*create)
 			if (o->owner_uid == dev->owner_uid)
 				mine += n;
 		}
-		pthread_mutex_unlock(&d->registry.lock);
+		vgpu_mutex_unlock(&d->registry.lock);
 		if (per_uid && mine >= per_uid) {
 			snprintf(why, why_len, "user %u holds %u channels (max_channels_per_uid)",
 			         dev->owner_uid, mine);
@@ -55,9 +55,9 @@ uint32_t vgpud_share_instances_held(struct vgpud *d, uint32_t uid, const char *p
 {
 	uint32_t held = 0;
 
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	for (struct vgpud_device *o = d->registry.first; o; o = o->registry_next)
 		held += o->owner_uid == uid && o->holds_instance && !strcmp(o->profile, profile);
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 	return held;
 }

@@ -19,11 +19,12 @@
 static void take_vm_locked(struct vgpud_device *dev, struct vgpud_vm_snapshot *vm,
                            uint32_t *core_id)
 {
+	vgpu_mutex_assert_held(&dev->daemon->registry.lock);
 	memset(vm, 0, sizeof(*vm));
 	vm->id = dev->vm_id;
 	snprintf(vm->attach_name, sizeof(vm->attach_name), "%s", dev->name);
 	/* the libvirt domain (or QEMU -name) of an mdev VM once known */
-	snprintf(vm->name, sizeof(vm->name), "%s", vgpud_registry_report_name_locked(dev));
+	snprintf(vm->name, sizeof(vm->name), "%s", vgpud_registry_report_name_locked(&dev->daemon->registry, dev));
 	if (dev->transport->named_by_uuid) /* mdev VMs are attached by mdev UUID */
 		snprintf(vm->uuid, sizeof(vm->uuid), "%s", dev->name);
 	vm->name_source = dev->name_source ? dev->name_source
@@ -72,11 +73,11 @@ int vgpud_stats_snapshot_take(struct vgpud *d, struct vgpud_stats_snapshot *out)
 
 	/* The registry lock only for the daemon's own figures: a device
 	 * found under it stays valid only while it is held. */
-	pthread_mutex_lock(&d->registry.lock);
+	vgpu_mutex_lock(&d->registry.lock);
 	out->vms = calloc(d->registry.count ? d->registry.count : 1, sizeof(*out->vms));
 	core_ids = calloc(d->registry.count ? d->registry.count : 1, sizeof(*core_ids));
 	if (!out->vms || !core_ids) {
-		pthread_mutex_unlock(&d->registry.lock);
+		vgpu_mutex_unlock(&d->registry.lock);
 		free(core_ids);
 		vgpud_stats_snapshot_free(out);
 		return -ENOMEM;
@@ -85,7 +86,7 @@ int vgpud_stats_snapshot_take(struct vgpud *d, struct vgpud_stats_snapshot *out)
 		take_vm_locked(dev, &out->vms[n], &core_ids[n]);
 		n++;
 	}
-	pthread_mutex_unlock(&d->registry.lock);
+	vgpu_mutex_unlock(&d->registry.lock);
 
 	/* The core's figures: one consistent snapshot that never waits for
 	 * an eviction. A VM that detached meanwhile is left out. */
