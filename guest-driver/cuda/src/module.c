@@ -19,7 +19,7 @@
 
 #include "internal.h"
 #ifdef VGPU_CUDA_HAVE_FATBIN
-#include "vgpu_fatbin.h"
+#include "fatbin.h"
 #endif
 
 #define FATBIN_MAGIC 0xba55ed50u
