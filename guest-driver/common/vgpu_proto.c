@@ -479,3 +479,28 @@ int vgpu_proto_module_unload(struct vgpu_proto *proto, u32 module)
 
 	return proto_call(proto, VGPU_OP_MODULE_UNLOAD, &request, sizeof(request), NULL, 0);
 }
+
+int vgpu_proto_channel_fault(struct vgpu_proto *proto, u32 index,
+			     struct vgpu_channel_fault_response *out)
+{
+	struct vgpu_channel_fault_request request = {
+		.index = vgpu_cpu_to_le32(index),
+	};
+	struct vgpu_channel_fault_response fault;
+	int ret;
+
+	if (!out || index >= VGPU_MAX_CHANNELS)
+		return -EINVAL;
+	ret = proto_call(proto, VGPU_OP_CHANNEL_FAULT, &request, sizeof(request), &fault,
+			 sizeof(fault));
+	if (ret)
+		return ret;
+	fault.killed = vgpu_le32_to_cpu(fault.killed);
+	fault.cause = vgpu_le32_to_cpu(fault.cause);
+	fault.address = vgpu_le64_to_cpu(fault.address);
+	if (fault.killed > 1 || fault.cause > VGPU_CHANNEL_FAULT_KERNEL_ERROR ||
+	    (!fault.killed && fault.cause != VGPU_CHANNEL_FAULT_NONE))
+		return proto_reject(proto);
+	*out = fault;
+	return 0;
+}

@@ -216,6 +216,15 @@ int vgpu_proto_module_load(struct vgpu_proto *proto, const struct vgpu_module_lo
 int vgpu_proto_module_unload(struct vgpu_proto *proto, u32 module);
 
 /*
+ * CHANNEL_FAULT (1.4, VGPU_FEATURE_CHANNEL_FAULT): why the GPU killed the
+ * channel of window index. *out: killed 0/1, the cause (checked to be a
+ * known enum vgpu_channel_fault_cause, NONE when not killed) and the
+ * faulting address. -ENOENT when the window holds no channel.
+ */
+int vgpu_proto_channel_fault(struct vgpu_proto *proto, u32 index,
+			     struct vgpu_channel_fault_response *out);
+
+/*
  * A request exactly as given, for tests of the backend (malformed traffic)
  * and fuzzing: opcode, payload_size and reserved are written as they are
  * (payload_size may lie), payload_len (<= VGPU_MAILBOX_PAYLOAD_SIZE) bytes of

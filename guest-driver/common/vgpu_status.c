@@ -82,6 +82,12 @@ const char *vgpu_opcode_name(u32 opcode)
 		return "SET_PRIORITY";
 	case VGPU_OP_STATS:
 		return "STATS";
+	case VGPU_OP_MODULE_LOAD:
+		return "MODULE_LOAD";
+	case VGPU_OP_MODULE_UNLOAD:
+		return "MODULE_UNLOAD";
+	case VGPU_OP_CHANNEL_FAULT:
+		return "CHANNEL_FAULT";
 	default:
 		return "unknown";
 	}

@@ -13,7 +13,7 @@
 
 #define WANTED_FEATURES \
 	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK | \
-	 VGPU_FEATURE_MODULES | VGPU_FEATURE_SEMAPHORE_TIMESTAMP)
+	 VGPU_FEATURE_MODULES | VGPU_FEATURE_CHANNEL_FAULT | VGPU_FEATURE_SEMAPHORE_TIMESTAMP)
 /* Longest single sleep of a fence wait: bounds what a lost interrupt costs. */
 #define FENCE_SLICE_MS 20
 
@@ -229,6 +229,16 @@ static int local_module_unload(void *backend, uint32_t module)
 	return vgpu_proto_module_unload(&b->proto, module);
 }
 
+static int local_channel_fault(void *backend, struct vgpu_channel_window *window,
+                               struct vgpu_channel_fault_response *out)
+{
+	struct local_backend *b = backend;
+
+	if (!(b->proto.hello.features & VGPU_FEATURE_CHANNEL_FAULT))
+		return -ENOTSUP;
+	return vgpu_proto_channel_fault(&b->proto, window->index, out);
+}
+
 static const struct vgpu_backend_ops local_ops = {
 	.name = "local",
 	.destroy = local_destroy,
@@ -243,6 +253,7 @@ static const struct vgpu_backend_ops local_ops = {
 	.channel_status = local_channel_status,
 	.module_load = local_module_load,
 	.module_unload = local_module_unload,
+	.channel_fault = local_channel_fault,
 };
 
 const char *vgpu_guest_local_socket_path(const struct vgpu_local_device_config *config)

@@ -334,6 +334,25 @@ uint64_t vgpu_channel_pushbuffer_va(const struct vgpu_channel *ch, const void *p
 	return ch->window.pushbuffer_gpu_va + offset + (uint64_t)(at - start);
 }
 
+int vgpu_channel_fault(struct vgpu_channel *ch, uint32_t *cause, uint64_t *address)
+{
+	const struct vgpu_backend_ops *ops = ch->dev->ops;
+	struct vgpu_channel_fault_response fault;
+	int ret;
+
+	if (!cause)
+		return -EINVAL;
+	if (!ops->channel_fault)
+		return -ENOTSUP;
+	ret = ops->channel_fault(ch->dev->backend, &ch->window, &fault);
+	if (ret)
+		return ret;
+	*cause = fault.cause;
+	if (address)
+		*address = fault.address;
+	return 0;
+}
+
 uint32_t vgpu_channel_scratch_count(const struct vgpu_channel *ch)
 {
 	return (ch->window.notifier_bytes - VGPU_NOTIFIER_SCRATCH_OFFSET) / 8;

@@ -128,6 +128,14 @@ int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms);
 /* Wait for everything submitted so far. */
 int vgpu_channel_finish(struct vgpu_channel *ch, int timeout_ms);
 
+/*
+ * Why the GPU killed ch (device ABI 1.4, CHANNEL_FAULT): *cause is an enum
+ * vgpu_channel_fault_cause (NONE while the channel runs), *address the
+ * faulting GPU VA where the cause has one (may be NULL). -ENOTSUP when the
+ * device cannot say, -ENODEV when it is gone.
+ */
+int vgpu_channel_fault(struct vgpu_channel *ch, uint32_t *cause, uint64_t *address);
+
 /* Scratch words of the notifier page (for results such as CHECKSUM). */
 uint32_t vgpu_channel_scratch_count(const struct vgpu_channel *ch);
 uint64_t vgpu_channel_scratch_va(const struct vgpu_channel *ch, uint32_t index);

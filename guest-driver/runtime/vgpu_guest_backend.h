@@ -80,6 +80,10 @@ struct vgpu_backend_ops {
 	int (*module_load)(void *backend, const struct vgpu_module_load_request *req,
 	                   struct vgpu_module_load_response *out);
 	int (*module_unload)(void *backend, uint32_t module);
+	/* CHANNEL_FAULT (1.4): why the GPU killed the window's channel.
+	 * NULL: unknown, vgpu_channel_fault says -ENOTSUP. */
+	int (*channel_fault)(void *backend, struct vgpu_channel_window *window,
+	                     struct vgpu_channel_fault_response *out);
 };
 
 /*

@@ -90,12 +90,14 @@ static void test_hello_first_and_versions(void **state)
 	                 VGPU_STATUS_OK);
 	memcpy(&hello, response.payload, sizeof(hello));
 	/* only offered features are granted; simgpu runs modules; every
-	 * backend takes semaphore timestamps */
+	 * backend takes semaphore timestamps and says why a channel died */
 	assert_int_equal(hello.features & ~(VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS |
 	                                    VGPU_FEATURE_STATS | VGPU_FEATURE_MODULES |
-	                                    VGPU_FEATURE_SEMAPHORE_TIMESTAMP), 0);
+	                                    VGPU_FEATURE_SEMAPHORE_TIMESTAMP |
+	                                    VGPU_FEATURE_CHANNEL_FAULT), 0);
 	assert_true(hello.features & VGPU_FEATURE_MODULES);
 	assert_true(hello.features & VGPU_FEATURE_SEMAPHORE_TIMESTAMP);
+	assert_true(hello.features & VGPU_FEATURE_CHANNEL_FAULT);
 	assert_true(hello.max_channels >= 1 && hello.max_channels <= VGPU_MAX_CHANNELS);
 	assert_int_equal(tenant_call(&t, VGPU_OP_QUERY, NULL, 0, NULL), VGPU_STATUS_OK);
 	tenant_close(&t);

@@ -433,7 +433,21 @@ static void test_parser(void **state)
 	create.gpfifo_entries = 0;
 	assert_int_equal(parse(VGPU_OP_CHANNEL_CREATE, 8, &create, &out), VGPU_STATUS_OK);
 	assert_int_equal(parse(VGPU_OP_STATS, 0, NULL, &out), VGPU_STATUS_OK);
-	assert_int_equal(parse(VGPU_OP_MODULE_UNLOAD + 1, 0, NULL, &out), VGPU_STATUS_UNSUPPORTED);
+	assert_int_equal(parse(VGPU_OP_CHANNEL_FAULT + 1, 0, NULL, &out), VGPU_STATUS_UNSUPPORTED);
+	{
+		struct vgpu_channel_fault_request fault = { .index = 3 };
+
+		assert_int_equal(parse(VGPU_OP_CHANNEL_FAULT, sizeof(fault), &fault, &out),
+		                 VGPU_STATUS_OK);
+		assert_int_equal(out.u.channel_fault.index, 3);
+		fault.index = VGPU_MAX_CHANNELS;
+		assert_int_equal(parse(VGPU_OP_CHANNEL_FAULT, sizeof(fault), &fault, &out),
+		                 VGPU_STATUS_INVALID);
+		fault.index = 0;
+		fault.reserved = 1;
+		assert_int_equal(parse(VGPU_OP_CHANNEL_FAULT, sizeof(fault), &fault, &out),
+		                 VGPU_STATUS_INVALID);
+	}
 	{
 		struct vgpu_module_load_request load = {
 			.image_va = 1 << 20, .image_bytes = 4096, .table_va = 2 << 20,

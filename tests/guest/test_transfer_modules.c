@@ -308,18 +308,45 @@ static void test_launch_after_unload(void **state)
 	struct vgpu_guest_module *m, copy;
 	struct vgpu_channel *other;
 	uint64_t params[2] = { 0, 0 };
+	uint32_t cause = 99;
+	uint64_t address;
 
 	assert_int_equal(vgpu_module_load(t->dev, t->ch, ptx_image, strlen(ptx_image), &m), 0);
 	assert_non_null(vgpu_module_function(m, "scale_bias"));
 	f = *vgpu_module_function(m, "scale_bias");
 	copy = *m;
 	assert_int_equal(vgpu_module_unload(t->dev, m), 0);
+	assert_int_equal(vgpu_channel_fault(t->ch, &cause, &address), 0);
+	assert_int_equal(cause, VGPU_CHANNEL_FAULT_NONE);
 	launch(t, &copy, &f, 1, 1, params, 12);
 	assert_int_equal(vgpu_channel_finish(t->ch, -1), -EIO);
+	assert_int_equal(vgpu_channel_fault(t->ch, &cause, &address), 0);
+	assert_int_equal(cause, VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS);
 	assert_int_equal(vgpu_channel_create(t->dev, 0, &other), 0);
 	assert_int_equal(vgpu_module_load(t->dev, other, ptx_image, strlen(ptx_image), &m), 0);
 	assert_int_equal(vgpu_module_unload(t->dev, m), 0);
 	vgpu_channel_destroy(other);
+}
+
+/* A store outside the VM's memory: the channel dies, CHANNEL_FAULT names
+ * the cause and the address. */
+static void test_fault_names_address(void **state)
+{
+	struct tenant *t = *state;
+	const struct vgpu_guest_function *poke;
+	struct vgpu_guest_module *m;
+	uint64_t params[2] = { 1ull << 46, 5 }, address = 0;
+	uint32_t cause = 0;
+
+	assert_int_equal(vgpu_module_load(t->dev, t->ch, ptx_image, strlen(ptx_image), &m), 0);
+	poke = vgpu_module_function(m, "poke");
+	assert_non_null(poke);
+	launch(t, m, poke, 1, 1, params, poke->param_bytes);
+	assert_int_equal(vgpu_channel_finish(t->ch, -1), -EIO);
+	assert_int_equal(vgpu_channel_fault(t->ch, &cause, &address), 0);
+	assert_int_equal(cause, VGPU_CHANNEL_FAULT_UNMAPPED);
+	assert_true(address >= (1ull << 46) - 4096 && address <= (1ull << 46) + 4096);
+	assert_int_equal(vgpu_module_unload(t->dev, m), 0);
 }
 
 int main(void)
@@ -336,6 +363,8 @@ int main(void)
 		                                tenant_teardown),
 		cmocka_unit_test_setup_teardown(test_module_refused, tenant_setup, tenant_teardown),
 		cmocka_unit_test_setup_teardown(test_launch_after_unload, tenant_setup,
+		                                tenant_teardown),
+		cmocka_unit_test_setup_teardown(test_fault_names_address, tenant_setup,
 		                                tenant_teardown),
 	};
 	int failed;

@@ -63,9 +63,12 @@ void vgpu_device_channel_fence(struct vgpud_device *dev, uint32_t index)
 	vgpu_device_raise(dev, VGPU_IRQ_FENCE);
 }
 
-void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index)
+void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index, uint32_t cause,
+                               uint64_t address)
 {
 	atomic_fetch_add_explicit(&dev->channel_errors, 1, memory_order_relaxed);
+	atomic_store_explicit(&dev->fault_address[index], address, memory_order_relaxed);
+	atomic_store_explicit(&dev->fault_cause[index], cause, memory_order_release);
 	atomic_fetch_or(&dev->error_channels, 1u << index);
 	vgpu_device_raise(dev, VGPU_IRQ_CHANNEL_ERROR);
 }
@@ -306,7 +309,7 @@ static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t
 	dev->owner_uid = params->owner_uid;
 	/* every backend's channels take VGPU_SEMAPHORE_TIMESTAMP */
 	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS |
-	                        VGPU_FEATURE_SEMAPHORE_TIMESTAMP;
+	                        VGPU_FEATURE_SEMAPHORE_TIMESTAMP | VGPU_FEATURE_CHANNEL_FAULT;
 	if (d->caps.runs_modules)
 		dev->features_offered |= VGPU_FEATURE_MODULES;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);

@@ -69,6 +69,10 @@ struct vgpud_device {
 	_Atomic uint32_t irq_mask;
 	_Atomic uint32_t fence_channels;
 	_Atomic uint32_t error_channels;
+	/* Why the GPU killed window n's channel (CHANNEL_FAULT): the
+	 * address is stored before the cause, the cause with release. */
+	_Atomic uint32_t fault_cause[VGPU_MAX_CHANNELS];
+	_Atomic uint64_t fault_address[VGPU_MAX_CHANNELS];
 	uint32_t features_offered;
 
 	/* mailbox: the worker's (and detach's after the worker stopped) */
@@ -139,7 +143,10 @@ void vgpu_device_raise(struct vgpud_device *dev, uint32_t irq);
 
 /* From the event routes (HAL event thread). */
 void vgpu_device_channel_fence(struct vgpud_device *dev, uint32_t index);
-void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index);
+/* Window index's channel was killed: cause (enum vgpu_channel_fault_cause)
+ * and the faulting address for CHANNEL_FAULT, the bit, the interrupt. */
+void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index, uint32_t cause,
+                               uint64_t address);
 
 /* The mailbox handler (requests.c): ctx = the device. */
 void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,

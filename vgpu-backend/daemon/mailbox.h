@@ -43,6 +43,7 @@ struct vgpu_mailbox_request {
 		struct vgpu_channel_destroy_request channel_destroy;
 		struct vgpu_module_load_request module_load;
 		struct vgpu_module_unload_request module_unload;
+		struct vgpu_channel_fault_request channel_fault;
 	} u; /* host byte order */
 };
 

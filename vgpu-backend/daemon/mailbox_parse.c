@@ -22,6 +22,7 @@ static const struct opcode_info opcodes[] = {
 	[VGPU_OP_STATS] = { "STATS", 0 },
 	[VGPU_OP_MODULE_LOAD] = { "MODULE_LOAD", sizeof(struct vgpu_module_load_request) },
 	[VGPU_OP_MODULE_UNLOAD] = { "MODULE_UNLOAD", sizeof(struct vgpu_module_unload_request) },
+	[VGPU_OP_CHANNEL_FAULT] = { "CHANNEL_FAULT", sizeof(struct vgpu_channel_fault_request) },
 };
 
 #define OPCODE_LIMIT (sizeof(opcodes) / sizeof(opcodes[0]))
@@ -158,6 +159,14 @@ enum vgpu_status vgpu_mailbox_parse(const struct vgpu_request *slot,
 		out->u.module_unload.reserved = get32(p + 4);
 		if (out->u.module_unload.reserved)
 			INVALID("MODULE_UNLOAD reserved field is not zero");
+		break;
+	case VGPU_OP_CHANNEL_FAULT:
+		out->u.channel_fault.index = get32(p);
+		out->u.channel_fault.reserved = get32(p + 4);
+		if (out->u.channel_fault.reserved)
+			INVALID("CHANNEL_FAULT reserved field is not zero");
+		if (out->u.channel_fault.index >= VGPU_MAX_CHANNELS)
+			INVALID("CHANNEL_FAULT index beyond the channel windows");
 		break;
 	}
 	return VGPU_STATUS_OK;

@@ -364,7 +364,35 @@ static void handle_channel_destroy(struct vgpud_device *dev,
 	/* A stale bit must not tell the next channel of this index about it. */
 	atomic_fetch_and(&dev->fence_channels, ~(1u << index));
 	atomic_fetch_and(&dev->error_channels, ~(1u << index));
+	atomic_store(&dev->fault_cause[index], VGPU_CHANNEL_FAULT_NONE);
 	reply(response, VGPU_STATUS_OK, NULL, 0);
+}
+
+/* CHANNEL_FAULT (device_abi.h): why the GPU killed a channel of the VM. */
+static void handle_channel_fault(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
+                                 struct vgpu_response *response)
+{
+	uint32_t index = req->u.channel_fault.index;
+	struct vgpu_channel_fault_response r;
+
+	if (!(dev->features & VGPU_FEATURE_CHANNEL_FAULT)) {
+		reply(response, VGPU_STATUS_UNSUPPORTED, NULL, 0);
+		return;
+	}
+	if (!__atomic_load_n(&dev->windows[index], __ATOMIC_ACQUIRE)) {
+		reply(response, VGPU_STATUS_NOT_FOUND, NULL, 0);
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.killed = (atomic_load(&dev->error_channels) >> index) & 1;
+	r.cause = atomic_load_explicit(&dev->fault_cause[index], memory_order_acquire);
+	r.address = atomic_load_explicit(&dev->fault_address[index], memory_order_relaxed);
+	/* The bit is cleared by reading ERROR_CHANNELS; the cause is not. */
+	if (r.cause != VGPU_CHANNEL_FAULT_NONE)
+		r.killed = 1;
+	if (!r.killed)
+		r.address = 0;
+	reply(response, VGPU_STATUS_OK, &r, sizeof(r));
 }
 
 void vgpu_device_destroy_windows(struct vgpud_device *dev)
@@ -434,6 +462,9 @@ void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
 		break;
 	case VGPU_OP_MODULE_UNLOAD:
 		handle_module_unload(dev, &req, response);
+		break;
+	case VGPU_OP_CHANNEL_FAULT:
+		handle_channel_fault(dev, &req, response);
 		break;
 	default:
 		reply(response, VGPU_STATUS_UNSUPPORTED, NULL, 0);

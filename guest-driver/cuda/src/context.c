@@ -49,17 +49,60 @@ CUresult cu_enter(struct CUctx_st **out)
 	return CUDA_SUCCESS;
 }
 
-CUresult cu_channel_error(struct CUctx_st *ctx, int err, const char *what)
+/* What the GPU's reason for killing a channel is in CUDA's words. */
+static CUresult fault_result(uint32_t cause)
 {
+	switch (cause) {
+	case VGPU_CHANNEL_FAULT_TIMEOUT:
+		return CUDA_ERROR_LAUNCH_TIMEOUT;
+	case VGPU_CHANNEL_FAULT_KERNEL_ERROR:
+	case VGPU_CHANNEL_FAULT_BAD_COMMAND:
+	case VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS:
+		return CUDA_ERROR_LAUNCH_FAILED;
+	default:
+		/* an access outside the VM's memory, or a device that
+		 * cannot say why (before ABI 1.4) */
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	}
+}
+
+static const char *fault_text(uint32_t cause)
+{
+	switch (cause) {
+	case VGPU_CHANNEL_FAULT_UNMAPPED: return "an access to no memory of the VM";
+	case VGPU_CHANNEL_FAULT_READ_ONLY: return "a store to a read-only page";
+	case VGPU_CHANNEL_FAULT_PRIVILEGED: return "an access to a privileged page";
+	case VGPU_CHANNEL_FAULT_IOMMU: return "host memory not mapped for the GPU";
+	case VGPU_CHANNEL_FAULT_BAD_COMMAND: return "a malformed command";
+	case VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS: return "a launch with invalid arguments";
+	case VGPU_CHANNEL_FAULT_TIMEOUT: return "the watchdog: no progress within its limit";
+	case VGPU_CHANNEL_FAULT_KERNEL_ERROR:
+		return "the kernel failed (trap, misaligned access, barrier deadlock)";
+	default: return "no cause given";
+	}
+}
+
+CUresult cu_channel_error(struct CUctx_st *ctx, struct vgpu_channel *ch, int err,
+                          const char *what)
+{
+	uint32_t cause = VGPU_CHANNEL_FAULT_NONE;
+	uint64_t address = 0;
+	CUresult res;
+
 	switch (err) {
 	case -EIO:
-		/* The GPU killed the channel: a fault in a kernel (the
-		 * runtime does not say which; the watchdog's kill reads
-		 * the same), sticky for the context as on NVIDIA's. */
+		/* The GPU killed the channel; the vGPU says why when it can
+		 * (ABI 1.4). Sticky for the context, as on NVIDIA's. */
+		if (ch && vgpu_channel_fault(ch, &cause, &address))
+			cause = VGPU_CHANNEL_FAULT_NONE;
+		res = fault_result(cause);
 		if (ctx && !ctx->sticky)
-			ctx->sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
-		return cu_fail(CUDA_ERROR_ILLEGAL_ADDRESS, "%s: the GPU killed the channel (%s)",
-		               what, vgpu_device_last_error(cu_g.dev));
+			ctx->sticky = res;
+		if (address)
+			return cu_fail(res, "%s: the GPU killed the channel: %s at GPU VA %#llx",
+			               what, fault_text(cause), (unsigned long long)address);
+		return cu_fail(res, "%s: the GPU killed the channel: %s", what,
+		               fault_text(cause));
 	case -ENODEV:
 		if (ctx && !ctx->sticky)
 			ctx->sticky = CUDA_ERROR_DEVICE_UNAVAILABLE;

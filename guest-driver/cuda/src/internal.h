@@ -142,9 +142,13 @@ CUresult cu_enter(struct CUctx_st **out);
 bool cu_ctx_valid(const struct CUctx_st *ctx);
 /* Wait until every stream of ctx has finished what was submitted. */
 CUresult cu_ctx_sync(struct CUctx_st *ctx);
-/* A channel call failed with -errno: the CUresult, and the context's
- * sticky error if the channel died. */
-CUresult cu_channel_error(struct CUctx_st *ctx, int err, const char *what);
+/* A channel call on ch (NULL: none yet) failed with -errno: the CUresult
+ * (for a channel the GPU killed, from its cause: LAUNCH_TIMEOUT for the
+ * watchdog, LAUNCH_FAILED for a kernel's own failure or a bad launch,
+ * ILLEGAL_ADDRESS for a stray access), and the context's sticky error if
+ * the channel died. */
+CUresult cu_channel_error(struct CUctx_st *ctx, struct vgpu_channel *ch, int err,
+                          const char *what);
 
 /* stream.c */
 /* The stream a handle names in ctx (NULL, CU_STREAM_LEGACY and

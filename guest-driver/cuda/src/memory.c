@@ -51,7 +51,7 @@ static CUresult alloc(CUdeviceptr *dptr, size_t bytesize, uint32_t priority)
 			res = cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc of %zu bytes: %s",
 			              bytesize, vgpu_device_last_error(cu_g.dev));
 		else if (rc < 0)
-			res = cu_channel_error(ctx, rc, "cuMemAlloc");
+			res = cu_channel_error(ctx, NULL, rc, "cuMemAlloc");
 	}
 	if (res == CUDA_SUCCESS) {
 		r.va = r.buf.gpu_va;
@@ -288,7 +288,7 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream h, boo
 		rc = vgpu_channel_upload(s->ch, dst, src, n, &fence);
 		note_fence(s);
 		if (rc < 0)
-			res = cu_channel_error(s->ctx, rc, "cuMemcpyHtoD");
+			res = cu_channel_error(s->ctx, s->ch, rc, "cuMemcpyHtoD");
 		else if (sync)
 			res = cu_stream_wait(s, fence);
 	}
@@ -312,7 +312,7 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream h)
 		rc = vgpu_channel_download(s->ch, dst, src, n);
 		note_fence(s);
 		if (rc < 0)
-			res = cu_channel_error(s->ctx, rc, "cuMemcpyDtoH");
+			res = cu_channel_error(s->ctx, s->ch, rc, "cuMemcpyDtoH");
 	}
 	cu_unlock();
 	return res;

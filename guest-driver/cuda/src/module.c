@@ -130,7 +130,7 @@ static CUresult load(CUmodule *module, const void *image)
 			res = cu_fail(CUDA_ERROR_NOT_SUPPORTED, "module: the vGPU runs no programs (%s)",
 			              vgpu_device_last_error(cu_g.dev));
 		else if (rc < 0)
-			res = cu_channel_error(ctx, rc, "module");
+			res = cu_channel_error(ctx, s->ch, rc, "module");
 	}
 	if (res == CUDA_SUCCESS) {
 		mod->funcs = calloc(mod->m->function_count ? mod->m->function_count : 1,

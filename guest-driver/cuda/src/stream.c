@@ -37,7 +37,7 @@ static CUresult make_channel(struct CUstream_st *s)
 			return cu_fail(CUDA_ERROR_OUT_OF_MEMORY,
 			               "no channel left for a stream (the vGPU has %u)",
 			               cu_g.info.max_channels);
-		return cu_channel_error(s->ctx, rc, "channel");
+		return cu_channel_error(s->ctx, NULL, rc, "channel");
 	}
 	s->fence_va = vgpu_channel_scratch_va(s->ch, 0) - VGPU_NOTIFIER_SCRATCH_OFFSET +
 	              VGPU_NOTIFIER_FENCE_OFFSET;
@@ -84,7 +84,7 @@ CUresult cu_stream_begin(struct CUstream_st *s, uint32_t words, uint32_t **buf)
 {
 	int rc = vgpu_channel_begin(s->ch, words, buf);
 
-	return rc < 0 ? cu_channel_error(s->ctx, rc, "submission") : CUDA_SUCCESS;
+	return rc < 0 ? cu_channel_error(s->ctx, s->ch, rc, "submission") : CUDA_SUCCESS;
 }
 
 CUresult cu_stream_submit(struct CUstream_st *s, uint32_t used)
@@ -93,7 +93,7 @@ CUresult cu_stream_submit(struct CUstream_st *s, uint32_t used)
 	int rc = vgpu_channel_submit(s->ch, used, 0, &fence);
 
 	if (rc < 0)
-		return cu_channel_error(s->ctx, rc, "submission");
+		return cu_channel_error(s->ctx, s->ch, rc, "submission");
 	s->last_fence = fence;
 	return CUDA_SUCCESS;
 }
@@ -160,7 +160,7 @@ CUresult cu_stream_wait(struct CUstream_st *s, uint64_t fence)
 		if (s->magic != CU_STREAM_MAGIC || !s->ch)
 			return CUDA_ERROR_INVALID_HANDLE;
 	}
-	return rc < 0 ? cu_channel_error(s->ctx, rc, "wait") : CUDA_SUCCESS;
+	return rc < 0 ? cu_channel_error(s->ctx, s->ch, rc, "wait") : CUDA_SUCCESS;
 }
 
 void cu_stream_release(struct CUstream_st *s)
@@ -272,7 +272,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 		if (rc == -ETIMEDOUT)
 			res = CUDA_ERROR_NOT_READY;
 		else if (rc < 0)
-			res = cu_channel_error(ctx, rc, "stream");
+			res = cu_channel_error(ctx, s->ch, rc, "stream");
 	}
 	cu_unlock();
 	return res;

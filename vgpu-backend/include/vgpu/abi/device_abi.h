@@ -40,7 +40,10 @@
  *      VGPU_SEMAPHORE_TIMESTAMP writes the GPU's nanosecond clock beside the
  *      value (command format revision 3), so a guest measures GPU time
  *      (cuEventElapsedTime). A 1.3 guest never sets the flag and sees
- *      nothing new. */
+ *      nothing new.
+ *      VGPU_FEATURE_CHANNEL_FAULT: the CHANNEL_FAULT request says why the
+ *      GPU killed a channel (the cause and the faulting address), so a
+ *      guest tells a stray store from its watchdog. */
 #define VGPU_ABI_VERSION ((VGPU_ABI_VERSION_MAJOR << 16) | VGPU_ABI_VERSION_MINOR)
 
 /* Feature bits (VGPU_REG_FEATURES, HELLO). */
@@ -50,6 +53,7 @@
 #define VGPU_FEATURE_DOORBELL_KICK (1u << 3)  /* doorbell word writes wake the GPU early */
 #define VGPU_FEATURE_MODULES (1u << 4)        /* 1.3: MODULE_LOAD/UNLOAD, LAUNCH_FUNCTION */
 #define VGPU_FEATURE_SEMAPHORE_TIMESTAMP (1u << 5) /* 1.4: VGPU_SEMAPHORE_TIMESTAMP */
+#define VGPU_FEATURE_CHANNEL_FAULT (1u << 6)       /* 1.4: CHANNEL_FAULT request */
 
 /* ------------------------------------------------------------------------ */
 /* PCI identity                                                              */
@@ -199,6 +203,7 @@ enum vgpu_opcode {
 	VGPU_OP_STATS = 8,
 	VGPU_OP_MODULE_LOAD = 9,    /* 1.3, VGPU_FEATURE_MODULES */
 	VGPU_OP_MODULE_UNLOAD = 10, /* 1.3, VGPU_FEATURE_MODULES */
+	VGPU_OP_CHANNEL_FAULT = 11, /* 1.4, VGPU_FEATURE_CHANNEL_FAULT */
 };
 
 /* Response status codes. */
@@ -414,6 +419,35 @@ struct vgpu_module_variable {
 struct vgpu_module_unload_request {
 	uint32_t module;
 	uint32_t reserved;
+};
+
+/*
+ * CHANNEL_FAULT (1.4): why the GPU killed a channel of this VM. NOT_FOUND
+ * for a window index without a channel. A channel that runs answers
+ * killed = 0. The cause stays until the channel is destroyed.
+ */
+enum vgpu_channel_fault_cause {
+	VGPU_CHANNEL_FAULT_NONE = 0,            /* not killed, or no cause given */
+	VGPU_CHANNEL_FAULT_UNMAPPED = 1,        /* an access to no memory of the VM */
+	VGPU_CHANNEL_FAULT_READ_ONLY = 2,       /* a store to a read-only page */
+	VGPU_CHANNEL_FAULT_PRIVILEGED = 3,      /* an access to a privileged page */
+	VGPU_CHANNEL_FAULT_IOMMU = 4,           /* host memory not mapped for the GPU */
+	VGPU_CHANNEL_FAULT_BAD_COMMAND = 5,     /* a malformed pushbuffer or entry */
+	VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS = 6, /* a launch with invalid arguments */
+	VGPU_CHANNEL_FAULT_TIMEOUT = 7,         /* the watchdog, a semaphore that never
+	                                           came, or no drain for a relocation */
+	VGPU_CHANNEL_FAULT_KERNEL_ERROR = 8,    /* a function failed by itself (trap,
+	                                           misaligned access, deadlock) */
+};
+
+struct vgpu_channel_fault_request {
+	uint32_t index; /* window index */
+	uint32_t reserved;
+};
+struct vgpu_channel_fault_response {
+	uint32_t killed; /* 0 or 1 */
+	uint32_t cause;  /* enum vgpu_channel_fault_cause */
+	uint64_t address; /* the faulting GPU VA, when the cause has one */
 };
 
 /* ------------------------------------------------------------------------ */
