@@ -21,6 +21,7 @@
 #include "local_socket.h"
 #include "log.h"
 #include "migrate.h"
+#include "migrate_local.h"
 #include "unix_listen.h"
 
 /* Connections at once (attached or still attaching): each costs a thread. */
@@ -42,6 +43,7 @@ struct local_conn {
 	char vm_name[VGPU_LOCAL_NAME_MAX];
 	uid_t uid; /* the peer's (SO_PEERCRED) */
 	uint32_t attach_seq; /* the ATTACH request's seq, echoed in its reply */
+	struct migrate_local migrate; /* EXPORT (the connection's thread) */
 	struct local_conn *next;
 };
 
@@ -429,6 +431,9 @@ static int serve_message(struct local_conn *conn, bool *detach_requested, uint32
 			break;
 		vgpu_device_reg_write(conn->device, msg.payload.reg.offset, msg.payload.reg.value);
 		return 0;
+	case VGPU_LOCAL_EXPORT:
+		return migrate_local_serve(&conn->migrate, conn->server->host.ctx, conn->device,
+		                           conn->sock, &msg, (int)conn->server->swap_timeout_ms);
 	case VGPU_LOCAL_DETACH:
 		if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_DETACH, false, 0, 0))
 			break;
@@ -516,6 +521,7 @@ static void serve(struct local_conn *conn)
 	if (err < 0 && err != -EPIPE && !atomic_load(&conn->dead))
 		log_warn("tenant '%s' sent a malformed message (%s); detaching it", conn->vm_name,
 		         strerror(-err));
+	migrate_local_release(&conn->migrate);
 	vgpu_device_detach(conn->device);
 	conn->device = NULL;
 	if (detach_requested && !atomic_load(&conn->dead)) {
@@ -667,6 +673,7 @@ void local_server_accept(struct local_server *server)
 		conn->sock = sock;
 		conn->uid = uid;
 		conn->backend = conn->kick_fd = -1;
+		migrate_local_init(&conn->migrate);
 		for (i = 0; i < VGPU_MSIX_VECTORS; i++)
 			conn->irq_fds[i] = -1;
 		pthread_mutex_init(&conn->backend_lock, NULL);
