@@ -85,6 +85,8 @@ void migrate_export_thaw(struct vgpud_device *dev);
 void migrate_export_cancel(struct migrate_export *e);
 /* The VM being exported (for listings). */
 const char *migrate_export_vm(const struct migrate_export *e);
+/* Does the export pre-copy with dirty tracking (else it is a stop-and-copy)? */
+bool migrate_export_tracking(const struct migrate_export *e);
 /* Pre-copy progress: rounds done and bytes sent so far. */
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes);
 

@@ -285,6 +285,11 @@ const char *migrate_export_vm(const struct migrate_export *e)
 	return e->dev->name;
 }
 
+bool migrate_export_tracking(const struct migrate_export *e)
+{
+	return e->tracking;
+}
+
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes)
 {
 	*rounds = atomic_load(&e->rounds);

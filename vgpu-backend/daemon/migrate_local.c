@@ -58,6 +58,7 @@ static int start(struct migrate_local *m, struct vgpud *d, struct vgpud_device *
 		return err;
 	}
 	m->stream_fd = fd;
+	r->dirty_tracking = migrate_export_tracking(m->export);
 	log_info("VM '%s': its frontend exports it (%s)", dev->name,
 	         flags & VGPU_LOCAL_EXPORT_PRECOPY ? "pre-copy" : "stop-and-copy");
 	return 0;
@@ -97,6 +98,7 @@ int migrate_local_serve(struct migrate_local *m, struct vgpud *d, struct vgpud_d
 
 			migrate_export_progress(m->export, &r.rounds, &bytes);
 			r.bytes_sent = bytes;
+			r.dirty_tracking = migrate_export_tracking(m->export);
 		}
 		break;
 	case VGPU_LOCAL_EXPORT_FINISH:
