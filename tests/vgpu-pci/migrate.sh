@@ -90,6 +90,7 @@ on_exit() {
 	echo "vgpu-pci migrate: $passed passed, $((failed + 1)) failed"
 }
 trap on_exit EXIT
+trap "exit 143" TERM INT
 finish() {
 	cleanup
 	summary_done=1
