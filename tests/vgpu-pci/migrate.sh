@@ -244,6 +244,7 @@ for ((k = 1; k <= switches; k++)); do
 	dst=$((k + 2)) to=$([[ $from == A ]] && echo B || echo A)
 	has '^VGPU-MIG-DONE' && bad "switch $k: the guest's workloads ended before it (duration $duration too short here)"
 	start_qemu "$dst" "$to" incoming
+	qmp "$src" '{"execute":"migrate-set-parameters","arguments":{"downtime-limit":100,"max-bandwidth":1073741824}}' >/dev/null
 	migrate "$src" "$dst" >/dev/null
 	wait_for 180 over "$src" || true
 	info=$(qmp "$src" '{"execute":"query-migrate"}')

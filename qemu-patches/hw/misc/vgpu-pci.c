@@ -74,6 +74,7 @@
 #include "qemu/rcu.h"
 #include "qemu/thread.h"
 #include "qapi/error.h"
+#include "exec/address-spaces.h"
 #include "exec/exec-all.h"
 #include "hw/core/cpu.h"
 #include "hw/pci/pci.h"
@@ -84,6 +85,7 @@
 #include "migration/qemu-file.h"
 #include "migration/register.h"
 #include "migration/vmstate.h"
+#include "sysemu/cpus.h"
 #include "sysemu/runstate.h"
 #include "sysemu/kvm.h"
 #include "sysemu/sysemu.h"
@@ -232,6 +234,10 @@ struct VGPUPCIState {
     uint64_t mig_precopy_bytes;
     uint64_t mig_downtime_ns;
     uint32_t mig_rounds;
+    /* TCG only: vgpu_tcg_dirty_* (the guest's RAM dirty tracking) */
+    MemoryListener tcg_dirty;
+    bool tcg_dirty_registered;
+    bool tcg_paused; /* vCPUs paused across one migration bitmap sync */
 };
 
 /* ---------------------------------------------------------------- socket */
@@ -1783,6 +1789,67 @@ static int vgpu_export_op(VGPUPCIState *s, uint32_t op, uint32_t flags,
     return 0;
 }
 
+/*
+ * Under TCG, QEMU 7.2's migration clears the guest RAM's dirty bits in
+ * whole words (cpu_physical_memory_sync_dirty_bitmap's fast path) without
+ * re-arming the vCPUs' TLB entries: a page the guest wrote before that
+ * sync stays writable without the notdirty hook, and later writes to it
+ * are never sent when the guest keeps that page in its TLB (a busy
+ * process's kernel stack and its data, fed by the vGPU's interrupts). The
+ * destination then runs with stale pages. Around each sync of a live
+ * migration, pause the vCPUs and flush their TLBs before they run again,
+ * so every write after the sync is seen. (KVM tracks dirty pages itself.)
+ */
+static void vgpu_tcg_dirty_sync(MemoryListener *listener)
+{
+    VGPUPCIState *s = container_of(listener, VGPUPCIState, tcg_dirty);
+
+    if (s->tcg_paused || !(global_dirty_tracking & GLOBAL_DIRTY_MIGRATION) ||
+        !runstate_is_running() || !qemu_mutex_iothread_locked()) {
+        return;
+    }
+    pause_all_vcpus();
+    s->tcg_paused = true;
+}
+
+static void vgpu_tcg_dirty_after_sync(MemoryListener *listener)
+{
+    VGPUPCIState *s = container_of(listener, VGPUPCIState, tcg_dirty);
+    CPUState *cpu;
+
+    if (!s->tcg_paused) {
+        return;
+    }
+    CPU_FOREACH(cpu) {
+        tlb_flush(cpu); /* runs on the vCPU before its next instruction */
+    }
+    s->tcg_paused = false;
+    resume_all_vcpus();
+}
+
+static void vgpu_tcg_dirty_register(VGPUPCIState *s)
+{
+    if (!tcg_enabled() || s->tcg_dirty_registered) {
+        return;
+    }
+    s->tcg_dirty = (MemoryListener) {
+        .name = "vgpu-pci-tcg-dirty",
+        .log_sync_global = vgpu_tcg_dirty_sync,
+        .log_global_after_sync = vgpu_tcg_dirty_after_sync,
+        .priority = 10,
+    };
+    memory_listener_register(&s->tcg_dirty, &address_space_memory);
+    s->tcg_dirty_registered = true;
+}
+
+static void vgpu_tcg_dirty_unregister(VGPUPCIState *s)
+{
+    if (s->tcg_dirty_registered) {
+        memory_listener_unregister(&s->tcg_dirty);
+        s->tcg_dirty_registered = false;
+    }
+}
+
 /* A migration fails because of the vGPU: say why, also in query-migrate. */
 static void vgpu_mig_error(Error *err)
 {
@@ -2290,6 +2357,7 @@ static bool vgpu_pci_setup(PCIDevice *pdev, Error **errp)
 
     register_savevm_live(TYPE_VGPU_PCI, VMSTATE_INSTANCE_ID_ANY, 1,
                          &vgpu_savevm_handlers, s);
+    vgpu_tcg_dirty_register(s);
     s->vm_change = qemu_add_vm_change_state_handler(vgpu_vm_change, s);
     if (runstate_check(RUN_STATE_INMIGRATE)) {
         /* -incoming: the VM comes from the source's vgpud with the
@@ -2326,6 +2394,7 @@ static void vgpu_pci_exit(PCIDevice *pdev)
         s->vm_change = NULL;
         unregister_savevm(NULL, TYPE_VGPU_PCI, s);
     }
+    vgpu_tcg_dirty_unregister(s);
     vgpu_mig_close(s);
     if (s->doorbell_eventfd) {
         memory_region_del_eventfd(&s->bar0, VGPU_REG_MAILBOX_DOORBELL, 4,
