@@ -18,6 +18,7 @@
 #include "vgpu/abi/device_abi.h"
 #include "vgpu/abi/local_protocol.h"
 
+#include "device.h"
 #include "local_socket.h"
 #include "log.h"
 #include "migrate.h"
@@ -68,12 +69,19 @@ static struct local_conn *conn_of(struct vgpu_transport *t)
 }
 
 /* The frontend is gone or misbehaves: every further op fails at once and
- * the connection thread wakes up to detach. */
-static void mark_dead(struct local_conn *conn, const char *why)
+ * the connection thread wakes up to detach. gone_after_export: the
+ * frontend went away after its VM was exported (a source QEMU quits once
+ * its migration completed): the expected end, not an error. */
+static void mark_dead(struct local_conn *conn, const char *why, bool gone_after_export)
 {
 	if (atomic_exchange(&conn->dead, true))
 		return;
-	log_warn("tenant '%s': %s; detaching it", conn->vm_name[0] ? conn->vm_name : "?", why);
+	if (gone_after_export)
+		log_info("tenant '%s': its frontend went away after the VM migrated (%s); "
+		         "releasing it here", conn->vm_name[0] ? conn->vm_name : "?", why);
+	else
+		log_warn("tenant '%s': %s; detaching it", conn->vm_name[0] ? conn->vm_name : "?",
+		         why);
 	shutdown(conn->sock, SHUT_RDWR);
 	if (conn->backend >= 0)
 		shutdown(conn->backend, SHUT_RDWR);
@@ -124,7 +132,13 @@ static int backend_request(struct local_conn *conn, uint32_t type, const void *p
 	return 0;
 dead:
 	pthread_mutex_unlock(&conn->backend_lock);
-	mark_dead(conn, why);
+	{
+		struct vgpud_device *dev = __atomic_load_n(&conn->device, __ATOMIC_ACQUIRE);
+
+		mark_dead(conn, why,
+		          (err == -EPIPE || err == -ECONNRESET) && dev &&
+		                  atomic_load(&dev->migrated));
+	}
 	return err;
 }
 
@@ -284,7 +298,7 @@ static void attach_reply(struct local_conn *conn, int status, const char *messag
 	                      sizeof(r), mailbox ? &mailbox->fd : NULL, mailbox ? 1 : 0,
 	                      (int)conn->server->swap_timeout_ms);
 	if (err && !status)
-		mark_dead(conn, "cannot send the ATTACH reply");
+		mark_dead(conn, "cannot send the ATTACH reply", false);
 }
 
 /* IMPORT (live migration): read the stream the peer passed to its end,
