@@ -445,6 +445,12 @@ static void vgpu_mdev_request_op(struct vfio_device *vdev, unsigned int count)
 	vgpu_mdev_request_release(to_vgpu(vdev), count);
 }
 
+/*
+ * No migration support is declared (no migration_flags, no mig_ops): the
+ * kernels this targets (6.1) offer only VFIO migration v2, which Debian 12's
+ * QEMU 7.2 does not speak (it knows v1, which 6.1 no longer has), so QEMU
+ * blocks migration of an mdev vGPU itself. docs/migration.md says more.
+ */
 static const struct vfio_device_ops vgpu_mdev_dev_ops = {
 	.name = "vgpu-mdev",
 	.init = vgpu_mdev_init_dev,

@@ -11,6 +11,9 @@
  * what the tenant wrote last. A cancelled export and one to a destination
  * that cannot hold the VM leave the VM running on the source and nothing
  * on the destination; corrupt and truncated streams are refused cleanly.
+ * The EXPORT request of the local socket (what QEMU's vgpu-pci sends on
+ * its own connection) drives the same export: START, PROGRESS, FINISH to a
+ * destination, CANCEL, RESUME after a FINISH whose migration failed later.
  * Random choices come from VGPU_SEED (printed).
  */
 #include <errno.h>
@@ -33,6 +36,8 @@
 #include "channel_util.h"
 #include "device.h"
 #include "harness.h"
+#include "local_device_internal.h"
+#include "local_socket.h"
 #include "migrate.h"
 
 #define BUFFERS 8
@@ -317,6 +322,227 @@ static void test_save_restore_and_corrupt(void **state)
 	verify(&s->b, &s->g);
 }
 
+
+/* ------------------------------------------------- EXPORT on the local socket */
+
+/* One EXPORT request on the guest's own connection, as QEMU's vgpu-pci
+ * sends it; fd (or -1) goes with it. 0 with *out, or a negative errno. */
+static int export_op(struct guest *g, uint32_t op, uint32_t flags, int fd,
+                     struct vgpu_local_export_reply *out)
+{
+	struct vgpu_local_device *dev = g->t.dev;
+	struct vgpu_local_export req = { .op = op, .flags = flags };
+	struct vgpu_local_msg reply;
+	uint32_t seq;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&dev->request_lock);
+	seq = dev->next_seq++;
+	err = vgpu_local_send(dev->sock, VGPU_LOCAL_EXPORT, seq, 0, &req, sizeof(req),
+	                      fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0, 5000);
+	if (!err)
+		err = vgpu_local_recv(dev->sock, &reply, 60000);
+	pthread_mutex_unlock(&dev->request_lock);
+	if (err)
+		return err;
+	vgpu_local_msg_close_fds(&reply);
+	if (vgpu_local_msg_expect(&reply, VGPU_LOCAL_EXPORT, true, sizeof(*out), 0) ||
+	    reply.header.seq != seq)
+		return -EPROTO;
+	*out = reply.payload.export_reply;
+	out->message[sizeof(out->message) - 1] = '\0';
+	return 0;
+}
+
+/* What the frontend does with the stream: carry it to out (-1: drop it). */
+struct carrier {
+	int in, out;
+	pthread_t thread;
+	uint64_t bytes;
+	int error;
+};
+
+static void *carry_main(void *arg)
+{
+	struct carrier *c = arg;
+	uint8_t *buf = malloc(1u << 16);
+
+	if (!buf) {
+		c->error = -ENOMEM;
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n = read(c->in, buf, 1u << 16);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			c->error = -errno;
+			break;
+		}
+		c->bytes += (uint64_t)n;
+		for (ssize_t off = 0; c->out >= 0 && off < n;) {
+			ssize_t w = write(c->out, buf + off, (size_t)(n - off));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				c->error = w < 0 ? -errno : -EPIPE;
+				break;
+			}
+			off += w;
+		}
+		if (c->error)
+			break;
+	}
+	if (c->out >= 0)
+		close(c->out); /* the destination's END follows the source's */
+	free(buf);
+	return NULL;
+}
+
+/* START an export of g into a new stream carried to out; *c runs. */
+static void export_start(struct guest *g, int out, struct carrier *c,
+                         struct vgpu_local_export_reply *r)
+{
+	int pair[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+	memset(c, 0, sizeof(*c));
+	c->in = pair[0];
+	c->out = out;
+	assert_int_equal(pthread_create(&c->thread, NULL, carry_main, c), 0);
+	assert_int_equal(export_op(g, VGPU_LOCAL_EXPORT_START, VGPU_LOCAL_EXPORT_PRECOPY, pair[1],
+	                           r), 0);
+	close(pair[1]); /* vgpud holds its own copy */
+	if (r->status)
+		fail_msg("EXPORT START: %d %s", r->status, r->message);
+	assert_int_equal(r->dirty_tracking, 1); /* simgpu tracks dirty pages */
+	assert_int_equal(r->vm_bytes, BUFFERS * BUFFER_BYTES);
+}
+
+static void carrier_join(struct carrier *c)
+{
+	assert_int_equal(pthread_join(c->thread, NULL), 0);
+	close(c->in);
+	assert_int_equal(c->error, 0);
+}
+
+/* The VM's destination said yes (IMPORT reply on reply_fd). */
+static void expect_imported(int reply_fd)
+{
+	struct vgpu_local_msg m;
+
+	assert_int_equal(vgpu_local_recv(reply_fd, &m, 30000), 0);
+	vgpu_local_msg_close_fds(&m);
+	assert_int_equal(vgpu_local_msg_expect(&m, VGPU_LOCAL_IMPORT, true,
+	                                       sizeof(struct vgpu_local_import_reply), 0), 0);
+	m.payload.import_reply.message[VGPU_LOCAL_MESSAGE_MAX - 1] = '\0';
+	if (m.payload.import_reply.status)
+		fail_msg("import refused: %s", m.payload.import_reply.message);
+}
+
+/* EXPORT START, PROGRESS while the guest writes, FINISH; the frontend
+ * carries the stream to B's IMPORT; the guest moves there and goes on. */
+static void test_local_export(void **state)
+{
+	struct two *s = *state;
+	struct vgpu_local_export_reply r;
+	struct carrier c;
+	char why[256];
+	int stream_fd, reply_fd;
+
+	start_both(s);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 why, sizeof(why)), 0);
+	export_start(&s->g, stream_fd, &c, &r);
+	/* a second START while one runs is refused, the first goes on */
+	{
+		int pair[2];
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+		assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_START, 0, pair[1], &r), 0);
+		assert_int_equal(r.status, -EBUSY);
+		assert_true(r.message[0] != '\0');
+		close(pair[0]);
+		close(pair[1]);
+	}
+	for (unsigned burst = 0; burst < 6; burst++)
+		write_burst(&s->g, 4); /* pre-copy runs meanwhile */
+	assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_PROGRESS, 0, -1, &r), 0);
+	assert_int_equal(r.status, 0);
+	assert_true(r.bytes_sent > 0);
+	/* the frontend stopped its guest (its last writes finished) */
+	assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_FINISH, 0, -1, &r), 0);
+	if (r.status)
+		fail_msg("EXPORT FINISH: %d %s", r.status, r.message);
+	carrier_join(&c);
+	expect_imported(reply_fd);
+	close(reply_fd);
+	assert_true(r.bytes_sent >= BUFFERS * BUFFER_BYTES);
+	assert_int_equal(r.bytes_sent, c.bytes);
+	assert_true(r.precopy_bytes <= r.bytes_sent);
+	assert_true(r.downtime_ns > 0 && r.downtime_ns <= r.total_ns);
+	print_message("EXPORT: %u rounds, %llu bytes (%llu before the stop) for %llu, downtime "
+	              "%.1f ms\n", r.rounds, (unsigned long long)r.bytes_sent,
+	              (unsigned long long)r.precopy_bytes, (unsigned long long)r.vm_bytes,
+	              r.downtime_ns / 1e6);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_true(harness_wait_vms(&s->a, 0, 5000)); /* released with the connection */
+	assert_true(harness_wait_vms(&s->b, 1, 5000));
+	verify(&s->b, &s->g);
+	write_burst(&s->g, 8);
+	verify(&s->b, &s->g);
+}
+
+/* CANCEL: the VM never stopped. FINISH whose migration then fails
+ * (RESUME): the VM runs on at the source. FINISH without START: refused. */
+static void test_local_export_cancel_resume(void **state)
+{
+	struct two *s = *state;
+	struct vgpu_local_export_reply r;
+	struct carrier c;
+
+	start_both(s);
+	assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_FINISH, 0, -1, &r), 0);
+	assert_int_equal(r.status, -EINVAL);
+	assert_true(r.message[0] != '\0');
+
+	export_start(&s->g, -1, &c, &r);
+	write_burst(&s->g, 4);
+	assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_CANCEL, 0, -1, &r), 0);
+	assert_int_equal(r.status, 0);
+	carrier_join(&c);
+	write_burst(&s->g, 4);
+	verify(&s->a, &s->g);
+
+	export_start(&s->g, -1, &c, &r);
+	write_burst(&s->g, 2);
+	assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_FINISH, 0, -1, &r), 0);
+	if (r.status)
+		fail_msg("EXPORT FINISH: %d %s", r.status, r.message);
+	carrier_join(&c);
+	assert_int_equal(r.bytes_sent, c.bytes);
+	/* held: a second export is refused until RESUME */
+	{
+		int pair[2];
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+		assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_START, 0, pair[1], &r), 0);
+		assert_int_equal(r.status, -EBUSY);
+		close(pair[0]);
+		close(pair[1]);
+	}
+	assert_int_equal(export_op(&s->g, VGPU_LOCAL_EXPORT_RESUME, 0, -1, &r), 0);
+	assert_int_equal(r.status, 0);
+	write_burst(&s->g, 4); /* runs on at A */
+	verify(&s->a, &s->g);
+	assert_true(harness_wait_vms(&s->b, 0, 5000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +550,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancelled, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_save_restore_and_corrupt, two_setup,
+		                                two_teardown),
+		cmocka_unit_test_setup_teardown(test_local_export, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_local_export_cancel_resume, two_setup,
 		                                two_teardown),
 	};
 

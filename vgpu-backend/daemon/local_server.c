@@ -18,9 +18,11 @@
 #include "vgpu/abi/device_abi.h"
 #include "vgpu/abi/local_protocol.h"
 
+#include "device.h"
 #include "local_socket.h"
 #include "log.h"
 #include "migrate.h"
+#include "migrate_local.h"
 #include "unix_listen.h"
 
 /* Connections at once (attached or still attaching): each costs a thread. */
@@ -42,6 +44,7 @@ struct local_conn {
 	char vm_name[VGPU_LOCAL_NAME_MAX];
 	uid_t uid; /* the peer's (SO_PEERCRED) */
 	uint32_t attach_seq; /* the ATTACH request's seq, echoed in its reply */
+	struct migrate_local migrate; /* EXPORT (the connection's thread) */
 	struct local_conn *next;
 };
 
@@ -66,12 +69,19 @@ static struct local_conn *conn_of(struct vgpu_transport *t)
 }
 
 /* The frontend is gone or misbehaves: every further op fails at once and
- * the connection thread wakes up to detach. */
-static void mark_dead(struct local_conn *conn, const char *why)
+ * the connection thread wakes up to detach. gone_after_export: the
+ * frontend went away after its VM was exported (a source QEMU quits once
+ * its migration completed): the expected end, not an error. */
+static void mark_dead(struct local_conn *conn, const char *why, bool gone_after_export)
 {
 	if (atomic_exchange(&conn->dead, true))
 		return;
-	log_warn("tenant '%s': %s; detaching it", conn->vm_name[0] ? conn->vm_name : "?", why);
+	if (gone_after_export)
+		log_info("tenant '%s': its frontend went away after the VM migrated (%s); "
+		         "releasing it here", conn->vm_name[0] ? conn->vm_name : "?", why);
+	else
+		log_warn("tenant '%s': %s; detaching it", conn->vm_name[0] ? conn->vm_name : "?",
+		         why);
 	shutdown(conn->sock, SHUT_RDWR);
 	if (conn->backend >= 0)
 		shutdown(conn->backend, SHUT_RDWR);
@@ -122,7 +132,13 @@ static int backend_request(struct local_conn *conn, uint32_t type, const void *p
 	return 0;
 dead:
 	pthread_mutex_unlock(&conn->backend_lock);
-	mark_dead(conn, why);
+	{
+		struct vgpud_device *dev = __atomic_load_n(&conn->device, __ATOMIC_ACQUIRE);
+
+		mark_dead(conn, why,
+		          (err == -EPIPE || err == -ECONNRESET) && dev &&
+		                  atomic_load(&dev->migrated));
+	}
 	return err;
 }
 
@@ -282,7 +298,7 @@ static void attach_reply(struct local_conn *conn, int status, const char *messag
 	                      sizeof(r), mailbox ? &mailbox->fd : NULL, mailbox ? 1 : 0,
 	                      (int)conn->server->swap_timeout_ms);
 	if (err && !status)
-		mark_dead(conn, "cannot send the ATTACH reply");
+		mark_dead(conn, "cannot send the ATTACH reply", false);
 }
 
 /* IMPORT (live migration): read the stream the peer passed to its end,
@@ -429,6 +445,9 @@ static int serve_message(struct local_conn *conn, bool *detach_requested, uint32
 			break;
 		vgpu_device_reg_write(conn->device, msg.payload.reg.offset, msg.payload.reg.value);
 		return 0;
+	case VGPU_LOCAL_EXPORT:
+		return migrate_local_serve(&conn->migrate, conn->server->host.ctx, conn->device,
+		                           conn->sock, &msg, (int)conn->server->swap_timeout_ms);
 	case VGPU_LOCAL_DETACH:
 		if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_DETACH, false, 0, 0))
 			break;
@@ -516,6 +535,7 @@ static void serve(struct local_conn *conn)
 	if (err < 0 && err != -EPIPE && !atomic_load(&conn->dead))
 		log_warn("tenant '%s' sent a malformed message (%s); detaching it", conn->vm_name,
 		         strerror(-err));
+	migrate_local_release(&conn->migrate);
 	vgpu_device_detach(conn->device);
 	conn->device = NULL;
 	if (detach_requested && !atomic_load(&conn->dead)) {
@@ -667,6 +687,7 @@ void local_server_accept(struct local_server *server)
 		conn->sock = sock;
 		conn->uid = uid;
 		conn->backend = conn->kick_fd = -1;
+		migrate_local_init(&conn->migrate);
 		for (i = 0; i < VGPU_MSIX_VECTORS; i++)
 			conn->irq_fds[i] = -1;
 		pthread_mutex_init(&conn->backend_lock, NULL);

@@ -71,10 +71,22 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
  * errno + why (VM running here). */
 int migrate_export_finish(struct migrate_export *e, struct migrate_result *result, char *why,
                           size_t why_len);
+/* As migrate_export_finish, but a success leaves the VM held: stopped here
+ * (channels suspended, mailbox worker paused, no interrupts) instead of
+ * killed, for a frontend whose migration can still fail after the stream
+ * went (QEMU resumes its guest then): migrate_export_thaw runs it again;
+ * detaching it releases it. Frees e. */
+int migrate_export_finish_held(struct migrate_export *e, struct migrate_result *result,
+                               char *why, size_t why_len);
+/* A VM migrate_export_finish_held held runs here again (from the thread
+ * that served the finish, or one after it). No-op for any other VM. */
+void migrate_export_thaw(struct vgpud_device *dev);
 /* Abandon; frees e. The VM runs on. */
 void migrate_export_cancel(struct migrate_export *e);
 /* The VM being exported (for listings). */
 const char *migrate_export_vm(const struct migrate_export *e);
+/* Does the export pre-copy with dirty tracking (else it is a stop-and-copy)? */
+bool migrate_export_tracking(const struct migrate_export *e);
 /* Pre-copy progress: rounds done and bytes sent so far. */
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes);
 

@@ -285,6 +285,11 @@ const char *migrate_export_vm(const struct migrate_export *e)
 	return e->dev->name;
 }
 
+bool migrate_export_tracking(const struct migrate_export *e)
+{
+	return e->tracking;
+}
+
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes)
 {
 	*rounds = atomic_load(&e->rounds);
@@ -409,8 +414,8 @@ static int await_import(struct migrate_export *e, char *why, size_t why_len)
 	return 0;
 }
 
-int migrate_export_finish(struct migrate_export *e, struct migrate_result *result, char *why,
-                          size_t why_len)
+static int finish(struct migrate_export *e, struct migrate_result *result, char *why,
+                  size_t why_len, bool hold)
 {
 	struct vgpud_device *dev = e->dev;
 	uint64_t stop_ns, precopy_bytes;
@@ -451,13 +456,17 @@ int migrate_export_finish(struct migrate_export *e, struct migrate_result *resul
 		release(e);
 		return err;
 	}
-	/* Gone to the destination (or saved): nothing of it runs here again. */
+	/* Gone to the destination (or saved): nothing of it runs here again,
+	 * or, held, until migrate_export_thaw. */
 	atomic_store(&dev->migrated, true);
-	atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
-	for (uint32_t i = 0; i < VGPU_MAX_CHANNELS; i++)
-		if (dev->windows[i])
-			vgpu_hal_channel_kill(vgpu_core_channel_hal(dev->windows[i]->channel),
-			                      VGPU_FAULT_TIMEOUT);
+	if (!hold) {
+		atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
+		for (uint32_t i = 0; i < VGPU_MAX_CHANNELS; i++)
+			if (dev->windows[i])
+				vgpu_hal_channel_kill(
+					vgpu_core_channel_hal(dev->windows[i]->channel),
+					VGPU_FAULT_TIMEOUT);
+	}
 	result->dirty_tracking = e->tracking;
 	result->rounds = atomic_load(&e->rounds);
 	result->bytes_sent = e->stream.bytes;
@@ -476,6 +485,33 @@ int migrate_export_finish(struct migrate_export *e, struct migrate_result *resul
 	         result->downtime_ns / 1e6);
 	release(e);
 	return 0;
+}
+
+int migrate_export_finish(struct migrate_export *e, struct migrate_result *result, char *why,
+                          size_t why_len)
+{
+	return finish(e, result, why, why_len, false);
+}
+
+int migrate_export_finish_held(struct migrate_export *e, struct migrate_result *result,
+                               char *why, size_t why_len)
+{
+	return finish(e, result, why, why_len, true);
+}
+
+void migrate_export_thaw(struct vgpud_device *dev)
+{
+	if (!atomic_load(&dev->migrated))
+		return;
+	atomic_store(&dev->migrated, false);
+	if (vgpu_core_vm_start_channels(dev->vm))
+		log_warn("VM '%s': cannot restart its channels: %s", dev->name,
+		         vgpu_core_last_error());
+	vgpu_device_resume_worker(dev);
+	/* what completed while it was held */
+	vgpu_device_raise(dev, atomic_load(&dev->irq_status) |
+	                       (atomic_load(&dev->fence_channels) ? VGPU_IRQ_FENCE : 0));
+	log_info("VM '%s': its migration failed after the stop; it runs on here", dev->name);
 }
 
 int migrate_connect(const char *socket_path, const char *vm_name, int *stream_fd,

@@ -11,6 +11,7 @@
 #include "vgpu/util.h"
 
 #include "channel_window.h"
+#include "config.h"
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
@@ -146,6 +147,14 @@ static int begin(struct import *im, const struct migrate_begin *b, uint32_t peer
 	if (peer_uid != 0 && peer_uid != (uint32_t)getuid() && peer_uid != b->owner_uid) {
 		vgpu_why(why, why_len, "user %u may not import a VM of user %u", peer_uid,
 		         b->owner_uid);
+		return -EPERM;
+	}
+	/* the host's policy binds imports as it binds attaches */
+	if (!vgpud_config_profile_allowed(&d->config, profile)) {
+		vgpu_why(why, why_len, "profile '%s' of VM '%s' is not allowed here "
+		         "(allowed_profiles '%s')", profile, name,
+		         d->config.allowed_profiles[0] ? d->config.allowed_profiles
+		                                       : d->config.default_profile);
 		return -EPERM;
 	}
 	params.vm_name = name;

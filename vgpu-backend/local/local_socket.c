@@ -207,6 +207,7 @@ const char *vgpu_local_msg_name(uint32_t type)
 	case VGPU_LOCAL_REG_WRITE: return "REG_WRITE";
 	case VGPU_LOCAL_DETACH: return "DETACH";
 	case VGPU_LOCAL_IMPORT: return "IMPORT";
+	case VGPU_LOCAL_EXPORT: return "EXPORT";
 	case VGPU_LOCAL_MAP_REGION: return "MAP_REGION";
 	case VGPU_LOCAL_UNMAP_REGION: return "UNMAP_REGION";
 	case VGPU_LOCAL_WINDOW_BLOCK: return "WINDOW_BLOCK";

@@ -29,6 +29,8 @@ struct vgpu_local_msg {
 		struct vgpu_local_attach attach;
 		struct vgpu_local_import import;
 		struct vgpu_local_import_reply import_reply;
+		struct vgpu_local_export export_request;
+		struct vgpu_local_export_reply export_reply;
 		struct vgpu_local_attach_reply attach_reply;
 		struct vgpu_local_reg reg;
 		struct vgpu_local_status status;

@@ -33,7 +33,17 @@
  *    VGPU_IRQ_DEVICE_LOST is raised on the error vector if enabled, and
  *    QEMU and the VM's other devices carry on. A system reset re-attaches
  *    (a fresh vGPU instance; vgpud may be back by then).
- *  - Migration is blocked: the vGPU's memory lives in vgpud.
+ *  - Live migration (and savevm/virsh save): the vGPU's memory, channels
+ *    and mailbox live in vgpud, so vgpud exports them (local protocol
+ *    EXPORT) into a stream this device carries inside QEMU's migration
+ *    stream, iteratively: pre-copy while the guest runs, the rest when QEMU
+ *    stops it (FINISH). The destination's device hands the stream to its
+ *    vgpud (IMPORT) and, once the VM's PCI state is loaded, adopts the
+ *    imported VM (ATTACH with RESUME). A destination vgpud that refuses the
+ *    VM (its profile, its memory) fails the load with vgpud's reason as
+ *    soon as the stream's first record arrives; a cancelled or failed
+ *    migration leaves the VM running on the source (CANCEL, or RESUME
+ *    when the failure came after the stop). See vgpu_save_* below.
  *  - What vgpud sends is checked before QEMU maps it (vgpu_check_fd, as
  *    vgpu_mdev.ko's bar2.c checks it): a memfd (tmpfs/shmem) opened
  *    read-write, whose size covers the range, without write seals; a
@@ -48,6 +58,7 @@
 
 #include "qemu/osdep.h"
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/vfs.h>
 #include <sys/un.h>
@@ -63,14 +74,19 @@
 #include "qemu/rcu.h"
 #include "qemu/thread.h"
 #include "qapi/error.h"
+#include "exec/address-spaces.h"
 #include "exec/exec-all.h"
 #include "hw/core/cpu.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
-#include "migration/blocker.h"
+#include "migration/migration.h"
+#include "migration/qemu-file.h"
+#include "migration/register.h"
 #include "migration/vmstate.h"
+#include "sysemu/cpus.h"
+#include "sysemu/runstate.h"
 #include "sysemu/kvm.h"
 #include "sysemu/sysemu.h"
 #include "sysemu/tcg.h"
@@ -202,7 +218,26 @@ struct VGPUPCIState {
     bool intx_level;
 
     VGPUSwapStats stats;
-    Error *migration_blocker;
+
+    /* migration (vgpu_save_*, vgpu_load_*) */
+    bool incoming;     /* realized for an incoming migration: attach deferred */
+    int mig_stream;    /* source: the export stream's read end; destination:
+                          the import stream's write end; else -1 */
+    int mig_import;    /* destination: the IMPORT connection, else -1 */
+    bool mig_exporting; /* source: START done, FINISH/CANCEL not yet */
+    bool mig_held;     /* source: FINISH done, vgpud holds the VM stopped */
+    bool mig_imported; /* destination: vgpud imported the VM */
+    VMChangeStateEntry *vm_change;
+    /* the last export's figures (read-only QOM properties x-migration-*) */
+    uint64_t mig_vm_bytes;
+    uint64_t mig_bytes_sent;
+    uint64_t mig_precopy_bytes;
+    uint64_t mig_downtime_ns;
+    uint32_t mig_rounds;
+    /* TCG only: vgpu_tcg_dirty_* (the guest's RAM dirty tracking) */
+    MemoryListener tcg_dirty;
+    bool tcg_dirty_registered;
+    bool tcg_paused; /* vCPUs paused across one migration bitmap sync */
 };
 
 /* ---------------------------------------------------------------- socket */
@@ -289,6 +324,8 @@ typedef struct VGPUMessage {
         struct vgpu_local_region region;
         struct vgpu_local_window_block window_block;
         struct vgpu_local_window_map window_map;
+        struct vgpu_local_export_reply export_reply;
+        struct vgpu_local_import_reply import_reply;
     } payload;
     int fds[VGPU_LOCAL_MAX_FDS];
     unsigned nfds;
@@ -1185,10 +1222,18 @@ static void vgpu_keepalive_start(VGPUPCIState *s)
     s->keepalive_running = true;
 }
 
-static bool vgpu_attach(VGPUPCIState *s, Error **errp)
+static int vgpu_request_serving_locked(VGPUPCIState *s, uint32_t type,
+                                       const void *payload, uint32_t size,
+                                       const int *fds, unsigned nfds,
+                                       VGPUMessage *reply, uint32_t reply_size,
+                                       unsigned reply_fds, QEMUFile *f);
+
+/* ATTACH a fresh instance, or (resume) adopt the VM vgpud imported. */
+static bool vgpu_attach(VGPUPCIState *s, bool resume, Error **errp)
 {
     struct vgpu_local_attach attach = {
         .protocol_version = VGPU_LOCAL_PROTOCOL_VERSION,
+        .flags = resume ? VGPU_LOCAL_ATTACH_RESUME : 0,
     };
     struct vgpu_local_attach_reply *ar;
     int fds[2 + VGPU_MSIX_VECTORS];
@@ -1216,9 +1261,19 @@ static bool vgpu_attach(VGPUPCIState *s, Error **errp)
         fds[2 + i] = event_notifier_get_fd(&s->irq[i].notifier);
     }
     qemu_mutex_lock(&s->sock_lock);
-    err = vgpu_request_locked(s, VGPU_LOCAL_ATTACH, &attach, sizeof(attach),
-                              fds, 2 + VGPU_MSIX_VECTORS, &reply,
-                              sizeof(struct vgpu_local_attach_reply), 1);
+    if (resume) {
+        /* vgpud maps the VM's channel windows (backend channel) first */
+        err = vgpu_request_serving_locked(s, VGPU_LOCAL_ATTACH, &attach,
+                                          sizeof(attach), fds,
+                                          2 + VGPU_MSIX_VECTORS, &reply,
+                                          sizeof(struct vgpu_local_attach_reply),
+                                          1, NULL);
+    } else {
+        err = vgpu_request_locked(s, VGPU_LOCAL_ATTACH, &attach,
+                                  sizeof(attach), fds, 2 + VGPU_MSIX_VECTORS,
+                                  &reply,
+                                  sizeof(struct vgpu_local_attach_reply), 1);
+    }
     qemu_mutex_unlock(&s->sock_lock);
     close(pair[1]);
     if (err) {
@@ -1262,7 +1317,7 @@ static bool vgpu_attach(VGPUPCIState *s, Error **errp)
     trace_vgpu_pci_attach(s->vm_name, s->vm_id);
     s->attached = true;
     s->attach_gen++;
-    s->fresh = true;
+    s->fresh = !resume;
     s->lost = false;
     s->irq_mask = 0;
     s->lost_irq_status = 0;
@@ -1560,6 +1615,638 @@ static bool vgpu_read_identity(VGPUPCIState *s, Error **errp)
     return true;
 }
 
+/* ------------------------------------------------------------ migration */
+
+/*
+ * The vGPU's section of QEMU's migration stream is vgpud's export stream
+ * (its own versioned, checksummed records) cut into frames: a big-endian
+ * 32-bit length and that many bytes. A length of VGPU_MIG_END_OF_PASS ends
+ * one call's part (setup, an iteration), VGPU_MIG_END_OF_STREAM the whole
+ * stream (the stop-and-copy's end).
+ */
+#define VGPU_MIG_END_OF_PASS 0u
+#define VGPU_MIG_END_OF_STREAM 0xffffffffu
+#define VGPU_MIG_FRAME_MAX (256u * KiB)
+/* What one iteration carries at most, so RAM gets its turns. */
+#define VGPU_MIG_PASS_MAX (16u * MiB)
+/* How long the destination waits for vgpud's verdict on the stream. */
+#define VGPU_MIG_IMPORT_TIMEOUT_MS 120000
+
+/*
+ * Move what the export stream holds now into f as frames, without waiting:
+ * at most max bytes, and (limited) no more once f's rate limit is reached.
+ * Returns the bytes moved or a negative errno; *eof: vgpud closed it.
+ */
+static ssize_t vgpu_mig_forward(VGPUPCIState *s, QEMUFile *f, size_t max,
+                                bool limited, bool *eof)
+{
+    g_autofree uint8_t *buf = g_malloc(VGPU_MIG_FRAME_MAX);
+    size_t total = 0;
+
+    while (total < max && !(limited && qemu_file_rate_limit(f))) {
+        ssize_t n = read(s->mig_stream, buf, VGPU_MIG_FRAME_MAX);
+
+        if (n > 0) {
+            qemu_put_be32(f, n);
+            qemu_put_buffer(f, buf, n);
+            total += n;
+        } else if (n == 0) {
+            *eof = true;
+            break;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break;
+        } else if (errno != EINTR) {
+            return -errno;
+        }
+    }
+    return total;
+}
+
+/*
+ * A request on the main socket (sock_lock held) whose reply may take a
+ * while, serving meanwhile what vgpud needs served: the backend channel
+ * when the caller holds the BQL (the main loop cannot), and (f) the export
+ * stream, forwarded into f until vgpud closes it. The reply is awaited
+ * timeout ms after the last sign of progress.
+ */
+static int vgpu_request_serving_locked(VGPUPCIState *s, uint32_t type,
+                                       const void *payload, uint32_t size,
+                                       const int *fds, unsigned nfds,
+                                       VGPUMessage *reply, uint32_t reply_size,
+                                       unsigned reply_fds, QEMUFile *f)
+{
+    bool serve = qemu_mutex_iothread_locked();
+    bool eof = !f || s->mig_stream < 0, replied = false;
+    uint32_t seq = ++s->seq;
+    int64_t deadline;
+    int err;
+
+    if (s->sock < 0) {
+        return -ENODEV;
+    }
+    err = vgpu_send(s->sock, type, seq, 0, payload, size, fds, nfds,
+                    s->timeout_ms);
+    if (err) {
+        return err;
+    }
+    deadline = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + s->timeout_ms;
+    /* a backend channel failing here must not close the connection under
+     * the sock_lock this thread holds: the reply's wait reports it */
+    s->detaching = true;
+    while (!replied || !eof) {
+        struct pollfd pfd[3];
+        int n = 0, i_sock = -1, i_backend = -1, i_stream = -1;
+        int64_t left = deadline - qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+
+        if (left <= 0) {
+            err = -ETIMEDOUT;
+            break;
+        }
+        if (!replied) {
+            i_sock = n;
+            pfd[n++] = (struct pollfd){ .fd = s->sock, .events = POLLIN };
+        }
+        if (serve && s->backend >= 0) {
+            i_backend = n;
+            pfd[n++] = (struct pollfd){ .fd = s->backend, .events = POLLIN };
+        }
+        if (!eof) {
+            i_stream = n;
+            pfd[n++] = (struct pollfd){ .fd = s->mig_stream, .events = POLLIN };
+        }
+        if (poll(pfd, n, left) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            err = -errno;
+            break;
+        }
+        if (i_stream >= 0 && pfd[i_stream].revents) {
+            ssize_t moved = vgpu_mig_forward(s, f, VGPU_MIG_PASS_MAX, false,
+                                             &eof);
+
+            if (moved < 0) {
+                err = moved;
+                break;
+            }
+            deadline = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + s->timeout_ms;
+        }
+        if (i_sock >= 0 && pfd[i_sock].revents) {
+            err = vgpu_recv(s->sock, reply, -1);
+            if (err == -EAGAIN) {
+                err = 0;
+            } else if (err) {
+                break;
+            } else if (!vgpu_message_is(reply, type, true, reply_size,
+                                        reply->nfds) ||
+                       reply->nfds > reply_fds || reply->header.seq != seq) {
+                vgpu_message_close_fds(reply);
+                err = -EPROTO;
+                break;
+            } else {
+                replied = true;
+            }
+        }
+        if (i_backend >= 0 && pfd[i_backend].revents) {
+            vgpu_backend_event(s);
+        }
+    }
+    s->detaching = false;
+    if (err && replied) {
+        vgpu_message_close_fds(reply);
+    }
+    return err;
+}
+
+/* One EXPORT request (local_protocol.h); vgpud's refusal goes to errp. */
+static int vgpu_export_op(VGPUPCIState *s, uint32_t op, uint32_t flags,
+                          int fd, QEMUFile *f,
+                          struct vgpu_local_export_reply *r, Error **errp)
+{
+    struct vgpu_local_export req = { .op = op, .flags = flags };
+    VGPUMessage reply;
+    int err;
+
+    qemu_mutex_lock(&s->sock_lock);
+    err = vgpu_request_serving_locked(s, VGPU_LOCAL_EXPORT, &req, sizeof(req),
+                                      fd >= 0 ? &fd : NULL, fd >= 0, &reply,
+                                      sizeof(*r), 0, f);
+    qemu_mutex_unlock(&s->sock_lock);
+    if (err) {
+        error_setg(errp, "vgpu-pci '%s': EXPORT (op %u) to vgpud at '%s' "
+                   "failed: %s", s->vm_name, op, s->socket_path,
+                   strerror(-err));
+        return err;
+    }
+    *r = reply.payload.export_reply;
+    r->message[sizeof(r->message) - 1] = '\0';
+    if (r->status) {
+        error_setg(errp, "vgpu-pci '%s': vgpud cannot migrate the VM: %s",
+                   s->vm_name, r->message[0] ? r->message
+                                             : strerror(-r->status));
+        return r->status < 0 ? r->status : -EPROTO;
+    }
+    return 0;
+}
+
+/*
+ * Under TCG, QEMU 7.2's migration clears the guest RAM's dirty bits in
+ * whole words (cpu_physical_memory_sync_dirty_bitmap's fast path) without
+ * re-arming the vCPUs' TLB entries: a page the guest wrote before that
+ * sync stays writable without the notdirty hook, and later writes to it
+ * are never sent when the guest keeps that page in its TLB (a busy
+ * process's kernel stack and its data, fed by the vGPU's interrupts). The
+ * destination then runs with stale pages. Around each sync of a live
+ * migration, pause the vCPUs and flush their TLBs before they run again,
+ * so every write after the sync is seen. (KVM tracks dirty pages itself.)
+ */
+static void vgpu_tcg_dirty_sync(MemoryListener *listener)
+{
+    VGPUPCIState *s = container_of(listener, VGPUPCIState, tcg_dirty);
+
+    if (s->tcg_paused || !(global_dirty_tracking & GLOBAL_DIRTY_MIGRATION) ||
+        !runstate_is_running() || !qemu_mutex_iothread_locked()) {
+        return;
+    }
+    pause_all_vcpus();
+    s->tcg_paused = true;
+}
+
+static void vgpu_tcg_dirty_after_sync(MemoryListener *listener)
+{
+    VGPUPCIState *s = container_of(listener, VGPUPCIState, tcg_dirty);
+    CPUState *cpu;
+
+    if (!s->tcg_paused) {
+        return;
+    }
+    CPU_FOREACH(cpu) {
+        tlb_flush(cpu); /* runs on the vCPU before its next instruction */
+    }
+    s->tcg_paused = false;
+    resume_all_vcpus();
+}
+
+static void vgpu_tcg_dirty_register(VGPUPCIState *s)
+{
+    if (!tcg_enabled() || s->tcg_dirty_registered) {
+        return;
+    }
+    s->tcg_dirty = (MemoryListener) {
+        .name = "vgpu-pci-tcg-dirty",
+        .log_sync_global = vgpu_tcg_dirty_sync,
+        .log_global_after_sync = vgpu_tcg_dirty_after_sync,
+        .priority = 10,
+    };
+    memory_listener_register(&s->tcg_dirty, &address_space_memory);
+    s->tcg_dirty_registered = true;
+}
+
+static void vgpu_tcg_dirty_unregister(VGPUPCIState *s)
+{
+    if (s->tcg_dirty_registered) {
+        memory_listener_unregister(&s->tcg_dirty);
+        s->tcg_dirty_registered = false;
+    }
+}
+
+/* A migration fails because of the vGPU: say why, also in query-migrate. */
+static void vgpu_mig_error(Error *err)
+{
+    migrate_set_error(migrate_get_current(), err);
+    error_report_err(err);
+}
+
+static void vgpu_mig_close(VGPUPCIState *s)
+{
+    if (s->mig_stream >= 0) {
+        close(s->mig_stream);
+        s->mig_stream = -1;
+    }
+    if (s->mig_import >= 0) {
+        close(s->mig_import);
+        s->mig_import = -1;
+    }
+}
+
+static bool vgpu_save_is_active(void *opaque)
+{
+    VGPUPCIState *s = opaque;
+
+    return s->attached && !s->lost;
+}
+
+/* Source, migration thread: vgpud starts exporting (its first record, the
+ * VM and its profile, goes at once: a destination that refuses them fails
+ * the migration at its start). */
+static int vgpu_save_setup(QEMUFile *f, void *opaque)
+{
+    VGPUPCIState *s = opaque;
+    struct vgpu_local_export_reply r;
+    Error *err = NULL;
+    bool eof = false;
+    ssize_t moved;
+    int pair[2], ret;
+
+    s->mig_held = false;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+        ret = -errno;
+        error_setg_errno(&err, errno, "vgpu-pci: socketpair");
+        vgpu_mig_error(err);
+        return ret;
+    }
+    fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK);
+    ret = vgpu_export_op(s, VGPU_LOCAL_EXPORT_START, VGPU_LOCAL_EXPORT_PRECOPY,
+                         pair[1], NULL, &r, &err);
+    close(pair[1]);
+    if (ret) {
+        close(pair[0]);
+        vgpu_mig_error(err);
+        return ret;
+    }
+    s->mig_stream = pair[0];
+    s->mig_exporting = true;
+    s->mig_vm_bytes = r.vm_bytes;
+    moved = vgpu_mig_forward(s, f, VGPU_MIG_PASS_MAX, false, &eof);
+    qemu_put_be32(f, VGPU_MIG_END_OF_PASS);
+    return moved < 0 ? moved : qemu_file_get_error(f);
+}
+
+/* Source, migration thread: what is left to pre-copy. Until vgpud's first
+ * round is done, the rest of the VM's memory; then what waits in the
+ * stream (dirty pages go again at the stop). */
+static void vgpu_save_pending(QEMUFile *f, void *opaque,
+                              uint64_t threshold_size,
+                              uint64_t *res_precopy_only,
+                              uint64_t *res_compatible,
+                              uint64_t *res_postcopy_only)
+{
+    VGPUPCIState *s = opaque;
+    struct vgpu_local_export_reply r;
+    Error *err = NULL;
+    int queued = 0;
+
+    if (!s->mig_exporting) {
+        return;
+    }
+    if (vgpu_export_op(s, VGPU_LOCAL_EXPORT_PROGRESS, 0, -1, NULL, &r, &err)) {
+        error_free(err);
+        return;
+    }
+    if (ioctl(s->mig_stream, FIONREAD, &queued) < 0 || queued < 0) {
+        queued = 0;
+    }
+    *res_precopy_only += queued;
+    if (r.dirty_tracking && !r.rounds && r.vm_bytes > r.bytes_sent) {
+        *res_precopy_only += r.vm_bytes - r.bytes_sent;
+    }
+}
+
+/* Source, migration thread: carry what vgpud's pre-copy wrote. */
+static int vgpu_save_iterate(QEMUFile *f, void *opaque)
+{
+    VGPUPCIState *s = opaque;
+    bool eof = false;
+    ssize_t moved = 0;
+
+    if (s->mig_stream >= 0) {
+        moved = vgpu_mig_forward(s, f, VGPU_MIG_PASS_MAX, true, &eof);
+    }
+    qemu_put_be32(f, VGPU_MIG_END_OF_PASS);
+    if (moved < 0) {
+        return moved;
+    }
+    /* 0: more now (others wait their turn), 1: all there is for now */
+    return moved >= VGPU_MIG_PASS_MAX || qemu_file_rate_limit(f) ? 0 : 1;
+}
+
+/* Source, guest stopped, BQL: vgpud's stop-and-copy, carried to its end. */
+static int vgpu_save_complete(QEMUFile *f, void *opaque)
+{
+    VGPUPCIState *s = opaque;
+    struct vgpu_local_export_reply r;
+    Error *err = NULL;
+    int ret;
+
+    if (!s->mig_exporting) {
+        error_setg(&err, "vgpu-pci '%s': no export to finish", s->vm_name);
+        vgpu_mig_error(err);
+        return -EINVAL;
+    }
+    ret = vgpu_export_op(s, VGPU_LOCAL_EXPORT_FINISH, 0, -1, f, &r, &err);
+    s->mig_exporting = false;
+    if (s->mig_stream >= 0) {
+        close(s->mig_stream);
+        s->mig_stream = -1;
+    }
+    if (ret) {
+        vgpu_mig_error(err);
+        return ret;
+    }
+    s->mig_held = true;
+    s->mig_vm_bytes = r.vm_bytes;
+    s->mig_bytes_sent = r.bytes_sent;
+    s->mig_precopy_bytes = r.precopy_bytes;
+    s->mig_downtime_ns = r.downtime_ns;
+    s->mig_rounds = r.rounds;
+    qemu_put_be32(f, VGPU_MIG_END_OF_STREAM);
+    return qemu_file_get_error(f);
+}
+
+/* Source, BQL: the migration ended; an export that did not finish is
+ * cancelled, the VM never stopped running in vgpud. */
+static void vgpu_save_cleanup(void *opaque)
+{
+    VGPUPCIState *s = opaque;
+    struct vgpu_local_export_reply r;
+    Error *err = NULL;
+
+    if (s->mig_exporting) {
+        s->mig_exporting = false;
+        if (vgpu_export_op(s, VGPU_LOCAL_EXPORT_CANCEL, 0, -1, NULL, &r,
+                           &err)) {
+            warn_report_err(err);
+        }
+    }
+    if (s->mig_stream >= 0 && !s->incoming) {
+        close(s->mig_stream);
+        s->mig_stream = -1;
+    }
+}
+
+/* The guest runs again on the source after its vGPU went (the migration
+ * failed after the stop, or savevm): vgpud runs the VM again. */
+static void vgpu_vm_change(void *opaque, bool running, RunState state)
+{
+    VGPUPCIState *s = opaque;
+    struct vgpu_local_export_reply r;
+    Error *err = NULL;
+
+    if (!running || !s->mig_held) {
+        return;
+    }
+    s->mig_held = false;
+    if (vgpu_export_op(s, VGPU_LOCAL_EXPORT_RESUME, 0, -1, NULL, &r, &err)) {
+        warn_report_err(err);
+        vgpu_lost(s, "vgpud did not resume the VM after its migration");
+    }
+}
+
+/* Destination: hand vgpud a stream to import the VM from (IMPORT). */
+static int vgpu_load_connect(VGPUPCIState *s)
+{
+    struct vgpu_local_import im = {
+        .protocol_version = VGPU_LOCAL_PROTOCOL_VERSION,
+        .protocol_minor = VGPU_LOCAL_PROTOCOL_MINOR,
+    };
+    Error *err = NULL;
+    int pair[2], sock, ret;
+
+    sock = vgpu_connect(s->socket_path, &err);
+    if (sock < 0) {
+        error_report_err(err);
+        return -ECONNREFUSED;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+        ret = -errno;
+        close(sock);
+        return ret;
+    }
+    pstrcpy(im.vm_name, sizeof(im.vm_name), s->vm_name);
+    ret = vgpu_send(sock, VGPU_LOCAL_IMPORT, 1, 0, &im, sizeof(im), &pair[1],
+                    1, s->timeout_ms);
+    close(pair[1]);
+    if (ret) {
+        error_report("vgpu-pci '%s': IMPORT to vgpud at '%s' failed: %s",
+                     s->vm_name, s->socket_path, strerror(-ret));
+        close(pair[0]);
+        close(sock);
+        return ret;
+    }
+    s->mig_import = sock;
+    s->mig_stream = pair[0];
+    return 0;
+}
+
+/* Destination: vgpud's verdict on the stream (it ends the connection). */
+static int vgpu_load_verdict(VGPUPCIState *s, int timeout_ms)
+{
+    VGPUMessage m;
+    int err = vgpu_recv(s->mig_import, &m, timeout_ms);
+
+    close(s->mig_import);
+    s->mig_import = -1;
+    if (err) {
+        error_report("vgpu-pci '%s': vgpud at '%s' did not confirm the "
+                     "incoming VM: %s", s->vm_name, s->socket_path,
+                     strerror(-err));
+        return err;
+    }
+    vgpu_message_close_fds(&m);
+    if (!vgpu_message_is(&m, VGPU_LOCAL_IMPORT, true,
+                         sizeof(struct vgpu_local_import_reply), 0)) {
+        error_report("vgpu-pci '%s': vgpud sent a malformed IMPORT reply",
+                     s->vm_name);
+        return -EPROTO;
+    }
+    if (m.payload.import_reply.status) {
+        m.payload.import_reply.message[VGPU_LOCAL_MESSAGE_MAX - 1] = '\0';
+        error_report("vgpu-pci '%s': vgpud at '%s' refused the incoming VM: "
+                     "%s", s->vm_name, s->socket_path,
+                     m.payload.import_reply.message);
+        return m.payload.import_reply.status < 0 ?
+               m.payload.import_reply.status : -EPROTO;
+    }
+    return 0;
+}
+
+/* Destination: write one frame to vgpud's import. */
+static int vgpu_load_write(VGPUPCIState *s, const uint8_t *buf, size_t len)
+{
+    size_t off = 0;
+
+    while (off < len) {
+        ssize_t n = send(s->mig_stream, buf + off, len - off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+
+        if (n > 0) {
+            off += n;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int err = vgpu_wait_fd(s->mig_stream, POLLOUT,
+                                   VGPU_MIG_IMPORT_TIMEOUT_MS);
+
+            if (err) {
+                return err;
+            }
+        } else if (n < 0 && errno != EINTR) {
+            return -errno;
+        }
+    }
+    return 0;
+}
+
+/* Destination: one part of the source's stream. */
+static int vgpu_load_state(QEMUFile *f, void *opaque, int version_id)
+{
+    VGPUPCIState *s = opaque;
+    g_autofree uint8_t *buf = NULL;
+    int ret;
+
+    if (version_id != 1 || !s->incoming || s->mig_imported) {
+        error_report("vgpu-pci '%s': unexpected vGPU state in the migration "
+                     "stream", s->vm_name);
+        return -EINVAL;
+    }
+    if (s->mig_import < 0) {
+        ret = vgpu_load_connect(s);
+        if (ret) {
+            return ret;
+        }
+    }
+    for (;;) {
+        uint32_t len = qemu_get_be32(f);
+
+        ret = qemu_file_get_error(f);
+        if (ret) {
+            return ret;
+        }
+        if (len == VGPU_MIG_END_OF_PASS) {
+            return 0;
+        }
+        if (len == VGPU_MIG_END_OF_STREAM) {
+            close(s->mig_stream);
+            s->mig_stream = -1;
+            ret = vgpu_load_verdict(s, VGPU_MIG_IMPORT_TIMEOUT_MS);
+            s->mig_imported = !ret;
+            return ret;
+        }
+        if (len > VGPU_MIG_FRAME_MAX) {
+            error_report("vgpu-pci '%s': a vGPU frame of %u bytes in the "
+                         "migration stream", s->vm_name, len);
+            return -EINVAL;
+        }
+        if (!buf) {
+            buf = g_malloc(VGPU_MIG_FRAME_MAX);
+        }
+        if (qemu_get_buffer(f, buf, len) != len) {
+            return qemu_file_get_error(f) ?: -EIO;
+        }
+        ret = vgpu_load_write(s, buf, len);
+        if (ret) {
+            /* vgpud stopped reading: it refused the VM, and says why */
+            close(s->mig_stream);
+            s->mig_stream = -1;
+            return vgpu_load_verdict(s, s->timeout_ms) ?: ret;
+        }
+    }
+}
+
+static int vgpu_load_cleanup(void *opaque)
+{
+    vgpu_mig_close(opaque);
+    return 0;
+}
+
+static const SaveVMHandlers vgpu_savevm_handlers = {
+    .is_active = vgpu_save_is_active,
+    .save_setup = vgpu_save_setup,
+    .save_live_pending = vgpu_save_pending,
+    .save_live_iterate = vgpu_save_iterate,
+    .save_live_complete_precopy = vgpu_save_complete,
+    .save_cleanup = vgpu_save_cleanup,
+    .load_state = vgpu_load_state,
+    .load_cleanup = vgpu_load_cleanup,
+};
+
+/*
+ * Destination, after the device's PCI state (which the stream carries
+ * after the vGPU's section): adopt the VM vgpud imported.
+ */
+static int vgpu_pci_post_load(void *opaque, int version_id)
+{
+    VGPUPCIState *s = opaque;
+    uint32_t irq_mask = s->irq_mask;
+    Error *err = NULL;
+
+    if (!s->incoming) {
+        return 0;
+    }
+    s->incoming = false;
+    if (!s->mig_imported) {
+        /* the source's vGPU was lost: so is this one, until a reset */
+        s->lost = true;
+        return 0;
+    }
+    s->mig_imported = false;
+    if (!vgpu_attach(s, true, &err) || !vgpu_read_identity(s, &err)) {
+        error_prepend(&err, "vgpu-pci '%s': cannot adopt the migrated VM: ",
+                      s->vm_name);
+        error_report_err(err);
+        return -EIO;
+    }
+    s->irq_mask = irq_mask;
+    if (kvm_msi_via_irqfd_enabled() && msix_enabled(PCI_DEVICE(s))) {
+        vgpu_enable_irqfd(s);
+    }
+    return 0;
+}
+
+static const VMStateDescription vgpu_pci_vmstate = {
+    .name = TYPE_VGPU_PCI,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = vgpu_pci_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, VGPUPCIState),
+        VMSTATE_MSIX(parent_obj, VGPUPCIState),
+        VMSTATE_UINT32(irq_mask, VGPUPCIState),
+        VMSTATE_UINT32(lost_irq_status, VGPUPCIState),
+        VMSTATE_BOOL(intx_level, VGPUPCIState),
+        VMSTATE_BOOL(lost, VGPUPCIState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 /* --------------------------------------------------------------- device */
 
 static bool vgpu_pci_setup(PCIDevice *pdev, Error **errp)
@@ -1668,14 +2355,17 @@ static bool vgpu_pci_setup(PCIDevice *pdev, Error **errp)
 
     s->doorbell_eventfd = true;
 
-    error_setg(&s->migration_blocker, "vgpu-pci: a VM with a vGPU cannot "
-               "migrate (its GPU memory and channels live in vgpud)");
-    if (migrate_add_blocker(s->migration_blocker, errp) < 0) {
-        error_free(s->migration_blocker);
-        s->migration_blocker = NULL;
-        return false;
+    register_savevm_live(TYPE_VGPU_PCI, VMSTATE_INSTANCE_ID_ANY, 1,
+                         &vgpu_savevm_handlers, s);
+    vgpu_tcg_dirty_register(s);
+    s->vm_change = qemu_add_vm_change_state_handler(vgpu_vm_change, s);
+    if (runstate_check(RUN_STATE_INMIGRATE)) {
+        /* -incoming: the VM comes from the source's vgpud with the
+         * migration; vgpu_pci_post_load adopts it */
+        s->incoming = true;
+        return true;
     }
-    return vgpu_attach(s, errp) && vgpu_read_identity(s, errp);
+    return vgpu_attach(s, false, errp) && vgpu_read_identity(s, errp);
 }
 
 static void vgpu_pci_exit(PCIDevice *pdev);
@@ -1699,11 +2389,13 @@ static void vgpu_pci_exit(PCIDevice *pdev)
     if (s->bar2_host) {
         vgpu_reset_bar2(s);
     }
-    if (s->migration_blocker) {
-        migrate_del_blocker(s->migration_blocker);
-        error_free(s->migration_blocker);
-        s->migration_blocker = NULL;
+    if (s->vm_change) {
+        qemu_del_vm_change_state_handler(s->vm_change);
+        s->vm_change = NULL;
+        unregister_savevm(NULL, TYPE_VGPU_PCI, s);
     }
+    vgpu_tcg_dirty_unregister(s);
+    vgpu_mig_close(s);
     if (s->doorbell_eventfd) {
         memory_region_del_eventfd(&s->bar0, VGPU_REG_MAILBOX_DOORBELL, 4,
                                   false, 0, &s->kick);
@@ -1748,7 +2440,10 @@ static void vgpu_pci_reset(DeviceState *dev)
         s->intx_level = false;
         pci_set_irq(PCI_DEVICE(s), 0);
     }
-    if (!vgpu_attach(s, &err)) {
+    if (s->incoming) {
+        return; /* the VM arrives with the migration (vgpu_pci_post_load) */
+    }
+    if (!vgpu_attach(s, false, &err)) {
         s->lost = true;
         s->lost_irq_status = 0;
         warn_report_err(err);
@@ -1764,6 +2459,8 @@ static void vgpu_pci_instance_init(Object *obj)
 
     s->sock = -1;
     s->backend = -1;
+    s->mig_stream = -1;
+    s->mig_import = -1;
     event_notifier_init_fd(&s->kick, -1);
     for (i = 0; i < VGPU_MSIX_VECTORS; i++) {
         event_notifier_init_fd(&s->irq[i].notifier, -1);
@@ -1786,6 +2483,16 @@ static void vgpu_pci_instance_init(Object *obj)
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "x-window-wait-ns-max",
                                    &s->stats.wait_ns_max, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "x-migration-vm-bytes",
+                                   &s->mig_vm_bytes, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "x-migration-bytes-sent",
+                                   &s->mig_bytes_sent, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "x-migration-precopy-bytes",
+                                   &s->mig_precopy_bytes, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "x-migration-downtime-ns",
+                                   &s->mig_downtime_ns, OBJ_PROP_FLAG_READ);
+    object_property_add_uint32_ptr(obj, "x-migration-rounds",
+                                   &s->mig_rounds, OBJ_PROP_FLAG_READ);
     qemu_mutex_init(&s->sock_lock);
     qemu_mutex_init(&s->keepalive_lock);
     qemu_cond_init(&s->keepalive_cond);
@@ -1834,6 +2541,7 @@ static void vgpu_pci_class_init(ObjectClass *klass, void *data)
     k->revision = VGPU_PCI_REVISION;
     k->class_id = VGPU_PCI_CLASS >> 8;
     dc->reset = vgpu_pci_reset;
+    dc->vmsd = &vgpu_pci_vmstate;
     dc->desc = "mediated vGPU backed by vgpud (local socket protocol)";
     device_class_set_props(dc, vgpu_pci_properties);
     object_class_property_set_description(klass, "socket",

@@ -81,8 +81,9 @@ extern "C" {
 
 #define VGPU_LOCAL_PROTOCOL_VERSION 1u
 /* Minor version: additions a peer of the same VERSION may not know.
- * 1: IMPORT and ATTACH's VGPU_LOCAL_ATTACH_RESUME (live migration). */
-#define VGPU_LOCAL_PROTOCOL_MINOR 1u
+ * 1: IMPORT and ATTACH's VGPU_LOCAL_ATTACH_RESUME (live migration).
+ * 2: EXPORT (an attached frontend migrates its VM: QEMU's vgpu-pci). */
+#define VGPU_LOCAL_PROTOCOL_MINOR 2u
 
 /* Longest datagram of the protocol (header + largest payload). */
 #define VGPU_LOCAL_MSG_MAX 512u
@@ -100,6 +101,9 @@ enum vgpu_local_msg_type {
 	VGPU_LOCAL_DETACH = 4,    /* no payload -> vgpu_local_status */
 	/* minor 1: the first message of a connection instead of ATTACH */
 	VGPU_LOCAL_IMPORT = 5,    /* vgpu_local_import + 1 fd -> vgpu_local_import_reply */
+	/* minor 2: an attached frontend's VM leaves (vgpu_local_export + 1 fd
+	 * for START, none otherwise) -> vgpu_local_export_reply */
+	VGPU_LOCAL_EXPORT = 6,
 
 	/* backend channel: vgpud -> frontend (acks carry VGPU_LOCAL_FLAG_REPLY) */
 	VGPU_LOCAL_MAP_REGION = 16,   /* vgpu_local_region + 1 fd -> vgpu_local_status */
@@ -170,6 +174,57 @@ struct vgpu_local_import_reply {
 	char message[VGPU_LOCAL_MESSAGE_MAX];
 };
 
+/*
+ * EXPORT (minor 2, live migration driven by the frontend, as QEMU's
+ * migration drives a device's state): the attached VM of this connection
+ * leaves, its stream (daemon/migrate_stream.h) going to the descriptor
+ * START passes, which the frontend carries to the destination's IMPORT.
+ *   START     the write end of a stream socket; flags PRECOPY: pre-copy
+ *             while the VM runs (with dirty tracking, else nothing goes
+ *             before FINISH). The stream's BEGIN record (VM, profile) is
+ *             written before the reply. Fails -ENOTSUP with why when the
+ *             VM cannot be exported (e.g. GPU programs loaded), -EBUSY
+ *             when an export is in progress.
+ *   PROGRESS  rounds and bytes so far, and the VM's size.
+ *   FINISH    stop-and-copy (the frontend has stopped its guest): what is
+ *             dirty, the channels and the device go; vgpud closes its end
+ *             of the stream, then replies with the figures. The frontend
+ *             must read the stream meanwhile. Success: the VM is held
+ *             here, stopped, until the frontend detaches (the migration
+ *             succeeded) or sends RESUME. Failure: the VM runs here.
+ *   CANCEL    before FINISH: the export ends, the VM never stopped.
+ *   RESUME    after a successful FINISH, when the migration failed later
+ *             (the frontend's guest runs here again): the VM runs again.
+ * Requests on the main socket while an EXPORT is served wait for it.
+ */
+enum vgpu_local_export_op {
+	VGPU_LOCAL_EXPORT_START = 1,
+	VGPU_LOCAL_EXPORT_PROGRESS = 2,
+	VGPU_LOCAL_EXPORT_FINISH = 3,
+	VGPU_LOCAL_EXPORT_CANCEL = 4,
+	VGPU_LOCAL_EXPORT_RESUME = 5,
+};
+
+#define VGPU_LOCAL_EXPORT_PRECOPY (1u << 0)
+
+struct vgpu_local_export {
+	uint32_t op;    /* enum vgpu_local_export_op */
+	uint32_t flags; /* START: VGPU_LOCAL_EXPORT_PRECOPY; else 0 */
+};
+
+struct vgpu_local_export_reply {
+	int32_t status;
+	uint32_t rounds;         /* pre-copy rounds */
+	uint64_t vm_bytes;       /* the VM's GPU memory */
+	uint64_t bytes_sent;     /* the stream so far */
+	uint64_t precopy_bytes;  /* FINISH: of it, before the stop */
+	uint64_t downtime_ns;    /* FINISH: from the stop to the end */
+	uint64_t total_ns;       /* FINISH: from START */
+	uint32_t dirty_tracking; /* 1: pre-copy with dirty pages, 0: stop-and-copy */
+	uint32_t reserved;
+	char message[VGPU_LOCAL_MESSAGE_MAX]; /* status != 0: why */
+};
+
 /* REG_READ / REG_WRITE: a trapped 32-bit BAR0 access. */
 struct vgpu_local_reg {
 	uint32_t offset; /* VGPU_REG_*, 4-byte aligned, < VGPU_BAR0_SIZE */
@@ -220,6 +275,7 @@ _Static_assert(sizeof(struct vgpu_local_header) == 16, "header");
 _Static_assert(sizeof(struct vgpu_local_attach) == 136, "attach");
 _Static_assert(sizeof(struct vgpu_local_attach_reply) == 304, "attach reply");
 _Static_assert(sizeof(struct vgpu_local_window_map) == 64, "window map");
+_Static_assert(sizeof(struct vgpu_local_export_reply) == 312, "export reply");
 _Static_assert(sizeof(struct vgpu_local_header) + sizeof(struct vgpu_local_attach_reply) <=
 		       VGPU_LOCAL_MSG_MAX,
 	       "largest message fits");
