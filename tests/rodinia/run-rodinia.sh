@@ -51,9 +51,9 @@ need_binaries "$PROGRAM" "$VGPUD" "$VGPUCTL"
 need_jq
 
 # program, size, repetitions (small: simgpu interprets every instruction)
-PROGRAMS=("backprop 256K 3" "bfs 512K 2" "heartwall 256K 2" "hotspot 256K 2"
-	"lud 256K 2" "nn 1M 3" "srad-v1 256K 2" "srad-v2 256K 2")
-PRESSURE=("bfs 6M 1" "bfs 6M 1" "heartwall 6M 1" "heartwall 6M 1" "nn 6M 2" "nn 6M 2")
+PROGRAMS=("backprop 256K 3" "bfs 512K 2" "heartwall 256K 1" "hotspot 256K 2"
+	"lud 128K 2" "nn 1M 3" "srad-v1 256K 2" "srad-v2 256K 2")
+PRESSURE=("bfs 4M 1" "bfs 4M 1" "heartwall 6M 1" "heartwall 6M 1" "nn 6M 2" "nn 6M 2")
 VRAM=64M
 [ "$MODE" = pressure ] && VRAM=16M
 
