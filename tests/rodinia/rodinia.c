@@ -76,13 +76,36 @@ double rodinia_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Host buffers, freed together by rodinia_finish. */
+static void **host_buffers;
+static size_t host_count, host_room;
+
 void *rodinia_malloc(size_t bytes)
 {
 	void *p = calloc(1, bytes ? bytes : 1);
 
 	if (!p)
 		rodinia_die("out of host memory (%zu bytes)", bytes);
+	if (host_count == host_room) {
+		size_t room = host_room ? 2 * host_room : 32;
+		void **more = realloc(host_buffers, room * sizeof(*more));
+
+		if (!more)
+			rodinia_die("out of host memory");
+		host_buffers = more;
+		host_room = room;
+	}
+	host_buffers[host_count++] = p;
 	return p;
+}
+
+static void free_host_buffers(void)
+{
+	for (size_t i = 0; i < host_count; i++)
+		free(host_buffers[i]);
+	free(host_buffers);
+	host_buffers = NULL;
+	host_count = host_room = 0;
 }
 
 static size_t parse_size(const char *text)
@@ -172,10 +195,13 @@ void rodinia_start(struct rodinia *r, const char *name, const char *ptx, int arg
 		rodinia_die("cannot open %s: %s", path, strerror(errno));
 	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
 		rodinia_die("cannot size %s", path);
-	image = rodinia_malloc((size_t)size + 1);
+	image = malloc((size_t)size + 1);
+	if (!image)
+		rodinia_die("out of host memory (%ld bytes)", size + 1);
 	if (fread(image, 1, (size_t)size, f) != (size_t)size)
 		rodinia_die("cannot read %s", path);
 	fclose(f);
+	image[size] = '\0'; /* PTX images are NUL-terminated text */
 
 	CK(cuInit(0));
 	CK(cuDeviceGet(&r->dev, 0));
@@ -238,6 +264,7 @@ int rodinia_finish(struct rodinia *r, const char *summary)
 	printf("%s: ok (%s)\n", r->name, summary);
 	printf("runtime_ms=%.3f kernel_ms=%.3f repeat=%u bytes=%zu\n", runtime, r->kernel_ms,
 	       r->repeat, r->bytes);
+	free_host_buffers();
 	fflush(stdout);
 	return RODINIA_OK;
 }

@@ -67,6 +67,8 @@ void rodinia_kernels_end(struct rodinia *r);
 int rodinia_finish(struct rodinia *r, const char *summary);
 
 double rodinia_now_ms(void);
+/* Zeroed host memory that lives until rodinia_finish frees it (exits 2
+ * when there is none). */
 void *rodinia_malloc(size_t bytes);
 uint32_t rodinia_rand(struct rodinia *r);
 /* Uniform in [0, 1) with 24 significant bits (exact in a float). */
