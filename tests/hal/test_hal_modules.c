@@ -15,7 +15,18 @@
 
 #include "hal_conformance.h"
 
-#define MODULE_PATH TEST_PTX_DIR "/modules.ptx"
+#define MODULE_PATH module_path()
+
+/* tests/ptx/modules.ptx: from $VGPU_TEST_PTX_DIR where the tree moved (a
+ * GPU machine's copy, tests/cudagpu/gpu-session.sh), else the build's. */
+static const char *module_path(void)
+{
+	static char path[4096];
+	const char *dir = getenv("VGPU_TEST_PTX_DIR");
+
+	snprintf(path, sizeof(path), "%s/modules.ptx", dir && *dir ? dir : TEST_PTX_DIR);
+	return path;
+}
 
 /* cudagpu runs a VM's kernels on the GPU itself: the driver reports
  * neither the address a kernel faulted at nor the bytes it moved. */
