@@ -9,7 +9,7 @@ extern "C" __global__ void scan_blocks(const int *in, int *out, int *block_sums,
 	extern __shared__ int buf[];
 	int t = threadIdx.x;
 	int i = blockIdx.x * blockDim.x + t;
-	int pin = 0, pout = 1;
+	int pin = 1, pout = 0; // the values start in half 0
 
 	buf[t] = i < n ? in[i] : 0;
 	__syncthreads();
