@@ -45,8 +45,8 @@ RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/vgpu-cuda-hostile.XXXXXX")" || exit 2
 START=$(date +%s)
 
 start_vgpud 64M --watchdog-ns 200000000
-GOOD=vm-good
-BAD=vm-hostile
+GOOD="vm-good"
+BAD="vm-hostile"
 CUDA_PROG_BYTES=4M CUDA_PROG_REPEAT=40 start_program "$GOOD" cuda-reduce
 attached=0
 for ((i = 0; i < 100; i++)); do

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 #
 # vgpud-env.sh - a private vgpud on simgpu for the CUDA programs' tests,
 # and the programs started as its local tenants; sourced by
@@ -35,6 +36,7 @@ CUDA_PROG_DIR="${CUDA_PROG_DIR:-$BUILD_DIR/tests/cuda}"
 LIBCUDA_DIR="${LIBCUDA_DIR:-$BUILD_DIR/guest-driver/cuda}"
 export CUDA_PROG_KERNELS="${CUDA_PROG_KERNELS:-$ROOT/tests/cuda/kernels}"
 CHUNK=1M
+# shellcheck disable=SC2034 # PROG_STATUS: read by the sourcing script
 declare -A PROG_PID=() PROG_STATUS=()
 
 need_cuda_programs() {
