@@ -93,6 +93,7 @@ start_program() {
 wait_program() {
 	local vm="$1"
 	wait "${PROG_PID[$vm]}"
+	# shellcheck disable=SC2034 # read by the sourcing script
 	PROG_STATUS[$vm]=$?
 	forget_pid "${PROG_PID[$vm]}"
 }
