@@ -13,7 +13,7 @@
 
 #define WANTED_FEATURES \
 	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK | \
-	 VGPU_FEATURE_MODULES)
+	 VGPU_FEATURE_MODULES | VGPU_FEATURE_SEMAPHORE_TIMESTAMP)
 /* Longest single sleep of a fence wait: bounds what a lost interrupt costs. */
 #define FENCE_SLICE_MS 20
 

@@ -56,8 +56,14 @@ struct CUevent_st {
 	struct CUstream_st *stream;
 	uint64_t fence;
 	bool time_known;
-	struct timespec time; /* when the event's point was reached */
+	struct timespec time; /* host time of the event's point (fallback) */
+	int slot;             /* GPU timestamp slot in the context's pool, -1 none */
+	bool stamped;         /* the last record wrote the slot */
 };
+
+/* GPU timestamps of events: 16-byte slots (value, GPU clock) that
+ * SEMAPHORE_RELEASE with VGPU_SEMAPHORE_TIMESTAMP writes. */
+#define CU_TIMESTAMP_SLOTS 256
 
 struct CUfunc_st {
 	struct CUmod_st *mod;
@@ -84,6 +90,8 @@ struct CUctx_st {
 	struct CUstream_st *streams;
 	struct CUmod_st *modules;
 	size_t limits[8];
+	struct vgpu_guest_buffer ts_pool; /* CU_TIMESTAMP_SLOTS * 16 bytes */
+	bool ts_used[CU_TIMESTAMP_SLOTS];
 	char last_error[CU_ERROR_MESSAGE_BYTES];
 };
 

@@ -96,8 +96,8 @@ static const struct proc_entry table[] = {
 	E("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset, 7000),
 	E("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 11000),
 	E("cuCtxCreate", cuCtxCreate_v2, 3020),
-	E("cuCtxCreate", cuCtxCreate_v3, 11040),
-	E("cuCtxCreate", cuCtxCreate_v4, 12050),
+	E("cuCtxCreate", cuCtxCreate_v4, 13000),
+	/* cuCtxCreate_v3 (11.4) is never what the name selects */
 	E("cuCtxDestroy", cuCtxDestroy, 2000),
 	E("cuCtxDestroy", cuCtxDestroy_v2, 4000),
 	E("cuCtxPushCurrent", cuCtxPushCurrent, 2000),
