@@ -58,19 +58,27 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 start_program "$BAD" cuda-hostile "$MODE"
-wait_program "$BAD"
+# The watchdog (200 ms of modeled time, simgpu's wall-clock limit of a
+# piece of a grid) ends any kernel within seconds; BAD_WITHIN bounds the
+# test when nothing does.
+BAD_WITHIN=20
+BAD_ENDED=1
+wait_program_within "$BAD" "$BAD_WITHIN" || BAD_ENDED=0
 GOOD_RUNNING=0
 kill -0 "${PROG_PID[$GOOD]}" 2>/dev/null && GOOD_RUNNING=1
-wait_program "$GOOD"
+GOOD_ENDED=1
+wait_program_within "$GOOD" 25 || GOOD_ENDED=0
 echo "--- $BAD:"
 sed 's/^/    /' "$RUN_DIR/$BAD.out"
 echo "--- $GOOD:"
 sed 's/^/    /' "$RUN_DIR/$GOOD.out"
 
 check "$GOOD held its memory before $BAD started" test "$attached" = 1
+check "$BAD ended within $BAD_WITHIN s (killed otherwise)" test "$BAD_ENDED" = 1
 check "$BAD got a CUDA error and said which (status ${PROG_STATUS[$BAD]})" \
 	test "${PROG_STATUS[$BAD]}" = 0
 check "$BAD named the error" grep -q "^hostile $MODE: CUDA_ERROR_[A-Z_]* " "$RUN_DIR/$BAD.out"
+check "$GOOD ended within 25 s after $BAD (killed otherwise)" test "$GOOD_ENDED" = 1
 check "$GOOD finished with every checksum exact (status ${PROG_STATUS[$GOOD]})" \
 	test "${PROG_STATUS[$GOOD]}" = 0
 check "$GOOD said ok" grep -q '^reduce: ok (' "$RUN_DIR/$GOOD.out"

@@ -22,11 +22,16 @@
 #                          stdout+stderr in RUN_DIR/VM.out; sets
 #                          PROG_PID[VM]
 # wait_program VM          wait for it; sets PROG_STATUS[VM]
-# ctl ARGS...              vgpuctl on this vgpud
-# moved_bytes              bytes of chunks that went to host memory so far
-#                          (evicted from VRAM plus placed there at once;
-#                          vgpud's counters, from status)
+# wait_program_within VM SECS  the same, but after SECS it is killed
+#                          (SIGKILL) and the wait returns 1 (0 when it
+#                          ended by itself)
+# ctl ARGS...              vgpuctl on this vgpud (at most 10 s)
 # evicted_now              bytes of VMs' memory in host memory right now
+# chunk_counter NAME       one of vgpud's chunk counters from status
+#                          (chunks_evicted: moved from VRAM to host memory;
+#                          chunks_placed_on_host: allocated there at once;
+#                          chunks_returned: brought back to VRAM); 0 when
+#                          status cannot be read
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build/plain}"
@@ -54,7 +59,8 @@ need_cuda_programs() {
 	done
 }
 
-ctl() { "$VGPUCTL" --socket "$CONTROL" "$@"; }
+# (bounded: a wedged vgpud fails the checks instead of hanging the test)
+ctl() { timeout 10 "$VGPUCTL" --socket "$CONTROL" "$@"; }
 
 start_vgpud() {
 	local vram="$1" i
@@ -98,9 +104,22 @@ wait_program() {
 	forget_pid "${PROG_PID[$vm]}"
 }
 
-moved_bytes() {
-	ctl status --json 2>/dev/null |
-		jq -r '(.gpu.chunks_evicted + .gpu.chunks_placed_on_host) * .gpu.chunk' 2>/dev/null |
+wait_program_within() {
+	local vm="$1" i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "${PROG_PID[$vm]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "${PROG_PID[$vm]}" 2>/dev/null; then
+		kill -KILL "${PROG_PID[$vm]}" 2>/dev/null
+		wait_program "$vm"
+		return 1
+	fi
+	wait_program "$vm"
+}
+
+chunk_counter() {
+	ctl status --json 2>/dev/null | jq -r --arg k "$1" '.gpu[$k]' 2>/dev/null |
 		grep -E '^[0-9]+$' || echo 0
 }
 
@@ -111,8 +130,8 @@ evicted_now() {
 # wait_idle SECS: until no VM is attached (a tenant's detach follows its
 # exit), at most SECS.
 wait_idle() {
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
+	local end=$((SECONDS + $1))
+	while [ "$SECONDS" -lt "$end" ]; do
 		[ "$(ctl status --json 2>/dev/null | jq -r '.gpu.vms' 2>/dev/null)" = 0 ] && return 0
 		sleep 0.1
 	done
