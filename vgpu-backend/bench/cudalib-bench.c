@@ -11,7 +11,12 @@
  *                       the runtime (vgpu_push_launch, submit, wait) on a
  *                       second tenant of the same vgpud: microseconds per
  *                       launch each (cuda_launch_us, builtin_launch_us) and
- *                       their ratio per round (cuda_launch_over_builtin).
+ *                       their ratio per round (cuda_launch_over_builtin);
+ *                       and, to tell what the library adds from what a
+ *                       user's kernel costs the GPU, the same empty PTX
+ *                       kernel loaded and launched through the runtime
+ *                       (vgpu_module_load, LAUNCH_FUNCTION) on that second
+ *                       tenant (function_launch_us, cuda_launch_over_function).
  *  cuda_program_overhead
  *                       a kernel-heavy program (tiled SGEMM of
  *                       tests/cuda/kernels/matmul.ptx, launched again and
@@ -27,8 +32,8 @@
  * The library is the one the build made, loaded with dlopen as the CUDA
  * runtime loads NVIDIA's (--libcuda PATH; its tenant is named by
  * VGPU_VM_NAME and reaches vgpud through VGPUD_SOCKET, which this program
- * sets). Both sides of a figure run interleaved within each round (A B B A,
- * which side is A alternating between rounds), so a shared machine's load
+ * sets). The sides of a figure run interleaved within each round (A B B A,
+ * or A B C C B A, the order rotating between rounds), so a shared machine's load
  * hits them alike; each figure is the median over rounds with min..max.
  *
  * Every SGEMM result is compared with a CPU reference (exact: the inputs
@@ -388,6 +393,7 @@ struct rt_side {
 	struct vgpu_guest_device *dev;
 	struct vgpu_channel *ch;
 	struct vgpu_guest_buffer fill;
+	struct vgpu_guest_module *empty; /* the empty kernel, loaded by the runtime */
 	uint32_t module_id;   /* in-process: the SGEMM module bound in the AS */
 	uint32_t function;    /* its index */
 	const struct vgpu_hal_module_function *info;
@@ -420,6 +426,30 @@ static double rt_launches(struct rt_side *r, int count)
 		         vgpu_channel_submit(r->ch,
 		                             vgpu_push_launch_fill(words, r->fill.gpu_va, FILL_BYTES,
 		                                                   (uint64_t)i + 1),
+		                             0, &fence),
+		         "submit");
+		rt_check(r, vgpu_channel_wait(r->ch, fence, WAIT_MS), "wait");
+	}
+	return (now_us() - start) / count;
+}
+
+/* The empty kernel launched through the runtime (LAUNCH_FUNCTION): the
+ * library's launch without the library. */
+static double rt_function_launches(struct rt_side *r, int count)
+{
+	struct vgpu_launch_dims dims = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+	uint32_t *words;
+	uint64_t fence;
+	double start = now_us();
+
+	for (int i = 0; i < count; i++) {
+		rt_check(r, vgpu_channel_begin(r->ch, vgpu_launch_function_words(0), &words),
+		         "begin");
+		rt_check(r,
+		         vgpu_channel_submit(r->ch,
+		                             vgpu_push_launch_function(words, r->empty->handle,
+		                                                       r->empty->functions[0].index,
+		                                                       &dims, NULL, 0),
 		                             0, &fence),
 		         "submit");
 		rt_check(r, vgpu_channel_wait(r->ch, fence, WAIT_MS), "wait");
@@ -536,6 +566,7 @@ int main(int argc, char **argv)
 	const char *libcuda = LIBCUDA_PATH, *vgpud = VGPUD_PATH, *json_path = NULL;
 	int rounds = 21, launches = 100, size = 96, kernels = 4, opt;
 	double lib_us[MAX_ROUNDS], builtin_us[MAX_ROUNDS], launch_ratio[MAX_ROUNDS];
+	double function_us[MAX_ROUNDS], function_ratio[MAX_ROUNDS];
 	double lib_ms[MAX_ROUNDS], hal_ms[MAX_ROUNDS], program_ratio[MAX_ROUNDS];
 	struct bench_vgpud d;
 	struct lib_side lib;
@@ -584,6 +615,11 @@ int main(int argc, char **argv)
 	rt_channel(&builtin);
 	rt_check(&builtin, vgpu_buffer_alloc(builtin.dev, 4096, VGPU_PRIORITY_DEFAULT, &builtin.fill),
 	         "alloc");
+	rt_check(&builtin,
+	         vgpu_module_load(builtin.dev, builtin.ch, empty_ptx, sizeof(empty_ptx), &builtin.empty),
+	         "loading the empty kernel through the runtime");
+	if (builtin.empty->function_count != 1)
+		die("the empty kernel", "the module does not hold one function");
 	/* the in-process GPU: simgpu as vgpud configures it */
 	simgpu_config_defaults(&sc);
 	sc.vram_bytes = VRAM_BYTES;
@@ -597,30 +633,35 @@ int main(int argc, char **argv)
 	/* warm-up: both paths once (first-touch, thread start-up) */
 	lib_launches(&lib, 4);
 	rt_launches(&builtin, 4);
+	rt_function_launches(&builtin, 4);
 	lib_program(&lib, &s);
 	hal_program(&hal, &s);
 
 	printf("cudalib-bench: %d rounds; launch latency: %d launches per side per round\n",
 	       rounds, launches);
 	for (int r = 0; r < rounds; r++) {
-		double l = 0, b = 0;
+		double l = 0, b = 0, f = 0;
 		int half = launches / 2;
 
-		/* A B B A; A is the library in even rounds */
-		if (r % 2 == 0) {
-			l += lib_launches(&lib, half);
-			b += rt_launches(&builtin, half);
-			b += rt_launches(&builtin, launches - half);
-			l += lib_launches(&lib, launches - half);
-		} else {
-			b += rt_launches(&builtin, half);
-			l += lib_launches(&lib, half);
-			l += lib_launches(&lib, launches - half);
-			b += rt_launches(&builtin, launches - half);
+		/* A B C C B A; the sides rotate from round to round */
+		for (int pass = 0; pass < 2; pass++) {
+			int count = pass ? launches - half : half;
+
+			for (int k = 0; k < 3; k++) {
+				int side = (pass ? 2 - k : k) + r;
+
+				switch (side % 3) {
+				case 0: l += lib_launches(&lib, count) * count; break;
+				case 1: b += rt_launches(&builtin, count) * count; break;
+				default: f += rt_function_launches(&builtin, count) * count; break;
+				}
+			}
 		}
-		lib_us[r] = l / 2;
-		builtin_us[r] = b / 2;
+		lib_us[r] = l / launches;
+		builtin_us[r] = b / launches;
+		function_us[r] = f / launches;
 		launch_ratio[r] = lib_us[r] / builtin_us[r];
+		function_ratio[r] = lib_us[r] / function_us[r];
 	}
 	printf("cudalib-bench: program: SGEMM %dx%d, %d launches per run, one run per side per "
 	       "round\n",
@@ -638,6 +679,7 @@ int main(int argc, char **argv)
 
 	struct spread sl = spread_of(lib_us, rounds), sb = spread_of(builtin_us, rounds);
 	struct spread slr = spread_of(launch_ratio, rounds);
+	struct spread sf = spread_of(function_us, rounds), sfr = spread_of(function_ratio, rounds);
 	struct spread spl = spread_of(lib_ms, rounds), sph = spread_of(hal_ms, rounds);
 	struct spread spr = spread_of(program_ratio, rounds);
 
@@ -647,6 +689,10 @@ int main(int argc, char **argv)
 	printf("  builtin_launch_us           %s   FILL %u B, push + submit + wait\n",
 	       SPREAD("%.1f", sb), FILL_BYTES);
 	printf("  cuda_launch_over_builtin    %s\n", SPREAD("%.3f", slr));
+	printf("  function_launch_us          %s   the empty kernel through the runtime, "
+	       "no library\n",
+	       SPREAD("%.1f", sf));
+	printf("  cuda_launch_over_function   %s   what the library adds\n", SPREAD("%.3f", sfr));
 	printf("  cuda_program_ms             %s   through libcuda and vgpud\n",
 	       SPREAD("%.1f", spl));
 	printf("  hal_program_ms              %s   the same PTX through the HAL in-process\n",
@@ -660,6 +706,8 @@ int main(int argc, char **argv)
 		json_spread(json, "cuda_launch_us", sl);
 		json_spread(json, "builtin_launch_us", sb);
 		json_spread(json, "cuda_launch_over_builtin", slr);
+		json_spread(json, "function_launch_us", sf);
+		json_spread(json, "cuda_launch_over_function", sfr);
 		json_spread(json, "cuda_program_ms", spl);
 		json_spread(json, "hal_program_ms", sph);
 		json_spread(json, "cuda_program_overhead", spr);
@@ -674,6 +722,7 @@ int main(int argc, char **argv)
 	}
 
 	lib_close(&lib);
+	rt_check(&builtin, vgpu_module_unload(builtin.dev, builtin.empty), "module_unload");
 	vgpu_buffer_free(builtin.dev, &builtin.fill);
 	vgpu_channel_destroy(builtin.ch);
 	vgpu_device_close(builtin.dev);
