@@ -729,7 +729,8 @@ int main(int argc, char **argv)
 	vgpu_channel_destroy(hal.ch);
 	vgpu_device_close(hal.dev);
 	vgpud_stop(&d);
-	dlclose(cu.handle);
+	/* the library stays loaded, as the CUDA runtime leaves libcuda: its
+	 * device lives until the process ends */
 	free(sgemm_ptx);
 	free(s.a);
 	free(s.b);
