@@ -9,15 +9,18 @@
 #   under cudagpu's process isolation (a vgpu-gpu-worker per address space:
 #   bundle it too) conformance-process (the HAL suite with its hal-isolation
 #   group: a VM's worker killed or hung, the other VM intact) property-process
-#   bench-process (default: all but bench-um). VGPU_PROPERTY_OPS (default
-#   100000) sizes the property test.
+#   bench-process (default: all but bench-um), and cuda-python
+#   (tests/cuda-python/run.sh: NVIDIA's Python bindings through the guest
+#   libcuda.so.1, bundled as BUNDLE/guest-cuda/libcuda.so.1, and against
+#   NVIDIA's own; its results in OUT/cuda-python.jsonl). VGPU_PROPERTY_OPS
+#   (default 100000) sizes the property test.
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
 shift 2
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(probe conformance property demo hostile bench
-	conformance-process property-process bench-process)
+	conformance-process property-process bench-process cuda-python)
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$bundle/bin:$PATH"
@@ -68,6 +71,11 @@ for step in "${steps[@]}"; do
 		run_step bench-process 420 env VGPU_CUDA_ISOLATION=process \
 			VGPU_GPU_WORKER="$bin/vgpu-gpu-worker" "$bin/cuda-bench" \
 			--json "$out/bench-cuda-process.json" --markdown "$out/RESULTS-process.md" ;;
+	cuda-python)
+		# The guest library must not shadow NVIDIA's for vgpud: its own
+		# directory, given to the programs only.
+		run_step cuda-python 300 "$root/tests/cuda-python/run.sh" --gpu cuda \
+			--lib "$bundle/guest-cuda" --vgpud "$bin/vgpud" --out "$out/cuda-python.jsonl" ;;
 	*) echo "unknown step $step" | tee -a "$out/summary.txt" ;;
 	esac
 done
