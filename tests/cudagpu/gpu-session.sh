@@ -10,16 +10,18 @@
 #   bundle it too) conformance-process (the HAL suite with its hal-isolation
 #   group: a VM's worker killed or hung, the other VM intact) property-process
 #   bench-process, modules-process (a VM's own PTX, tests/ptx/modules.ptx,
-#   through the HAL in its worker: the hal-modules group) (default: all but
-#   bench-um). VGPU_PROPERTY_OPS (default
-#   100000) sizes the property test.
+#   through the HAL in its worker: the hal-modules group), and cuda-python
+#   (tests/cuda-python/run.sh: NVIDIA's Python bindings through the guest
+#   libcuda.so.1, bundled as BUNDLE/guest-cuda/libcuda.so.1, and against
+#   NVIDIA's own; its results in OUT/cuda-python.jsonl) (default: all but
+#   bench-um). VGPU_PROPERTY_OPS (default 100000) sizes the property test.
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
 shift 2
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(probe conformance property demo hostile bench
-	conformance-process property-process bench-process modules-process)
+	conformance-process property-process bench-process modules-process cuda-python)
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$bundle/bin:$PATH"
@@ -76,6 +78,11 @@ for step in "${steps[@]}"; do
 			VGPU_TEST_PTX_DIR="$root/tests/ptx" "$bin/test-hal-conformance" hal-modules
 		grep -E 'runs no user programs|identity range' "$out/modules-process.log" &&
 			echo "    (modules refused: see above)" ;;
+	cuda-python)
+		# The guest library must not shadow NVIDIA's for vgpud: its own
+		# directory, given to the programs only.
+		run_step cuda-python 300 "$root/tests/cuda-python/run.sh" --gpu cuda \
+			--lib "$bundle/guest-cuda" --vgpud "$bin/vgpud" --out "$out/cuda-python.jsonl" ;;
 	*) echo "unknown step $step" | tee -a "$out/summary.txt" ;;
 	esac
 done

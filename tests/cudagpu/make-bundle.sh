@@ -28,4 +28,9 @@ tests/cudagpu/gpu-bundle.sh "$dir" \
 	build/release/vgpu-backend/cudagpu/worker/vgpu-gpu-worker \
 	build/release/vgpu-backend/ctl/vgpuctl \
 	build/release/guest-driver/tools/vgpu-tenant \
+	build/plain/guest-driver/cuda/libcuda.so.1 \
 	"$(command -v jq)"
+# The guest libcuda.so.1 (the cuda-python step) apart from bin/ and lib/,
+# where it would shadow NVIDIA's driver library for vgpud.
+mkdir -p "$dir/guest-cuda"
+mv "$dir/bin/libcuda.so.1" "$dir/guest-cuda/"

@@ -69,6 +69,11 @@ extern "C" {
 #define cuDeviceGetUuid cuDeviceGetUuid_v2
 #define cuGetProcAddress cuGetProcAddress_v2
 #define cuEventElapsedTime cuEventElapsedTime_v2
+#define cuLinkAddFile cuLinkAddFile_v2
+#define cuMemcpy2D cuMemcpy2D_v2
+#define cuMemcpy2DAsync cuMemcpy2DAsync_v2
+#define cuMemsetD2D8 cuMemsetD2D8_v2
+#define cuMemsetD2D32 cuMemsetD2D32_v2
 
 /* ------------------------------------------------------------------------ */
 /* Types                                                                    */
@@ -89,6 +94,8 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUarray_st *CUarray;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUlinkState_st *CUlinkState;
+typedef struct CUlib_st *CUlibrary;
+typedef struct CUkern_st *CUkernel;
 
 typedef struct CUuuid_st {
 	char bytes[16];
@@ -302,7 +309,130 @@ typedef enum CUpointer_attribute_enum {
 	CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
 	CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
 	CU_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+	CU_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+	CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+	CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+	CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+	CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+	CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10,
+	CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+	CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+	CU_POINTER_ATTRIBUTE_MAPPED = 13,
+	CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+	CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+	CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+	CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+	CU_POINTER_ATTRIBUTE_MAPPING_SIZE = 18,
+	CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19,
+	CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20,
 } CUpointer_attribute;
+
+typedef enum CUmemorytype_enum {
+	CU_MEMORYTYPE_HOST = 0x01,
+	CU_MEMORYTYPE_DEVICE = 0x02,
+	CU_MEMORYTYPE_ARRAY = 0x03,
+	CU_MEMORYTYPE_UNIFIED = 0x04,
+} CUmemorytype;
+
+typedef struct CUDA_MEMCPY2D_st {
+	size_t srcXInBytes;
+	size_t srcY;
+	CUmemorytype srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	CUarray srcArray;
+	size_t srcPitch;
+	size_t dstXInBytes;
+	size_t dstY;
+	CUmemorytype dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	CUarray dstArray;
+	size_t dstPitch;
+	size_t WidthInBytes;
+	size_t Height;
+} CUDA_MEMCPY2D_v2;
+typedef CUDA_MEMCPY2D_v2 CUDA_MEMCPY2D;
+
+typedef struct CUdevprop_st {
+	int maxThreadsPerBlock;
+	int maxThreadsDim[3];
+	int maxGridSize[3];
+	int sharedMemPerBlock;
+	int totalConstantMemory;
+	int SIMDWidth;
+	int memPitch;
+	int regsPerBlock;
+	int clockRate;
+	int textureAlign;
+} CUdevprop_v1;
+typedef CUdevprop_v1 CUdevprop;
+
+typedef enum CUlaunchAttributeID_enum {
+	CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+	CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1,
+	CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+	CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3,
+	CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+	CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7,
+	CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
+	CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP = 9,
+	CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10,
+	CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11,
+	CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12,
+	CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13,
+	CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14,
+	CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16,
+} CUlaunchAttributeID;
+
+/* Only the members the library reads; the size is NVIDIA's (64 bytes). */
+typedef union CUlaunchAttributeValue_union {
+	char pad[64];
+	int cooperative;
+	struct {
+		unsigned int x;
+		unsigned int y;
+		unsigned int z;
+	} clusterDim;
+	int programmaticStreamSerializationAllowed;
+	struct {
+		CUevent event;
+		int flags;
+		int triggerAtBlockStart;
+	} programmaticEvent;
+	struct {
+		CUevent event;
+		int flags;
+	} launchCompletionEvent;
+	int priority;
+	unsigned int sharedMemCarveout;
+} CUlaunchAttributeValue;
+
+typedef struct CUlaunchAttribute_st {
+	CUlaunchAttributeID id;
+	char pad[4];
+	CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig_st {
+	unsigned int gridDimX;
+	unsigned int gridDimY;
+	unsigned int gridDimZ;
+	unsigned int blockDimX;
+	unsigned int blockDimY;
+	unsigned int blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+
+typedef enum CUlibraryOption_enum {
+	CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0,
+	CU_LIBRARY_BINARY_IS_PRESERVED = 1,
+} CUlibraryOption;
 
 typedef enum CUdriverProcAddress_flags_enum {
 	CU_GET_PROC_ADDRESS_DEFAULT = 0,
@@ -355,6 +485,8 @@ typedef void (CUDA_CB *CUhostFn)(void *userData);
 #define CU_MEMHOSTALLOC_WRITECOMBINED 0x04
 #define CU_MEMHOSTREGISTER_PORTABLE 0x01
 #define CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+#define CU_MEMHOSTREGISTER_IOMEMORY 0x04
+#define CU_MEMHOSTREGISTER_READ_ONLY 0x08
 #define CU_MEM_ATTACH_GLOBAL 0x1
 
 #define CU_LAUNCH_PARAM_END_AS_INT 0x00
@@ -387,6 +519,7 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
 CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor, CUdevice dev);
 CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
+CUresult CUDAAPI cuDeviceGetProperties(CUdevprop *prop, CUdevice dev);
 
 /* Contexts */
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
@@ -421,6 +554,31 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
 CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc);
+CUresult CUDAAPI cuFuncGetModule(CUmodule *hmod, CUfunction hfunc);
+CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod);
+
+/* Libraries (library.c): a module of the current context; a CUkernel is
+ * its CUfunction, so either handle launches it */
+CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions);
+CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions);
+CUresult CUDAAPI cuLibraryUnload(CUlibrary library);
+CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name);
+CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib);
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib);
+CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library);
+CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name);
+CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel);
+CUresult CUDAAPI cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel);
+CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc);
+CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev);
+
+/* The linker (link.c): one PTX input, completed into that PTX */
+CUresult CUDAAPI cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut);
+CUresult CUDAAPI cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues);
+CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues);
+CUresult CUDAAPI cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut);
+CUresult CUDAAPI cuLinkDestroy(CUlinkState state);
 
 /* Memory */
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total);
@@ -445,6 +603,22 @@ CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream);
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream);
+CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy);
+CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height);
+CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height);
+CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream);
+CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream);
+
+/* Host-registered memory (host_register.c): copies from it take the
+ * path of any host memory; no device pointer to it (NOT_SUPPORTED) */
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+CUresult CUDAAPI cuMemHostUnregister(void *p);
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
+
+/* Pointer attributes (pointer.c) */
+CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr);
 
 /* Streams */
 CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags);
@@ -469,6 +643,7 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUe
 
 /* Launches and occupancy */
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize);
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags);
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit);
@@ -476,17 +651,9 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int
 
 /* Not supported: each returns CUDA_ERROR_NOT_SUPPORTED (unsupported.c) */
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
-CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
-CUresult CUDAAPI cuMemHostUnregister(void *p);
-CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
-CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 CUresult CUDAAPI cuArrayDestroy(CUarray hArray);
 CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags);
 CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph);
-CUresult CUDAAPI cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut);
-CUresult CUDAAPI cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues);
-CUresult CUDAAPI cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut);
-CUresult CUDAAPI cuLinkDestroy(CUlinkState state);
 CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams);
 #endif /* !VGPU_CUDA_NO_CURRENT */
 

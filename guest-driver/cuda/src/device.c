@@ -176,9 +176,11 @@ static int attribute(CUdevice_attribute a, int *out)
 		*out = l->max_blocks_per_multiprocessor;
 		break;
 	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *out = 0; break;
+	/* registration works (host_register.c); mapping it does not */
+	case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: *out = 1; break;
 	default:
-		/* Features this device does not have (managed memory, host
-		 * registration, cooperative and cluster launches, memory
+		/* Features this device does not have (managed memory,
+		 * mapped host memory, cooperative and cluster launches, memory
 		 * pools, VMM, ...) and every attribute of a newer CUDA: 0. */
 		if (a <= 0 || a > 256)
 			return -1;
@@ -221,5 +223,29 @@ CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 	if (!pciBusId || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	snprintf(pciBusId, (size_t)len, "0000:00:00.0");
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetProperties(CUdevprop *prop, CUdevice dev)
+{
+	CUresult res = check_dev(dev);
+
+	if (res)
+		return res;
+	if (!prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(prop, 0, sizeof(*prop));
+	(void)attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &prop->maxThreadsPerBlock);
+	for (int i = 0; i < 3; i++) {
+		(void)attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i, &prop->maxThreadsDim[i]);
+		(void)attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i, &prop->maxGridSize[i]);
+	}
+	(void)attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &prop->sharedMemPerBlock);
+	(void)attribute(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, &prop->totalConstantMemory);
+	(void)attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, &prop->SIMDWidth);
+	(void)attribute(CU_DEVICE_ATTRIBUTE_MAX_PITCH, &prop->memPitch);
+	(void)attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &prop->regsPerBlock);
+	(void)attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &prop->clockRate);
+	(void)attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, &prop->textureAlign);
 	return CUDA_SUCCESS;
 }

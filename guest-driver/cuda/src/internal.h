@@ -95,9 +95,13 @@ struct CUctx_st {
 	char last_error[CU_ERROR_MESSAGE_BYTES];
 };
 
+/* Host memory the library knows: cuMemHostAlloc's (freed by
+ * cuMemFreeHost) and cuMemHostRegister's (the program's own). */
 struct cu_host_alloc {
 	void *p;
 	size_t bytes;
+	bool registered;
+	struct CUctx_st *ctx;
 	struct cu_host_alloc *next;
 };
 
@@ -117,6 +121,9 @@ struct cu_global {
 	bool primary_listed;
 	struct CUevent_st *events;
 	struct cu_host_alloc *host_allocs;
+	uint64_t next_buffer_id;       /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
+	struct CUlib_st *libraries;
+	struct CUlinkState_st *links;
 };
 
 extern struct cu_global cu_g;
@@ -167,11 +174,24 @@ void cu_stream_release(struct CUstream_st *s); /* destroy the channel */
 
 /* module.c: free every module of ctx. */
 void cu_ctx_unload_modules(struct CUctx_st *ctx);
+/* cuModuleLoadData's work (image: PTX or a PTX-carrying fatbin). */
+CUresult cu_module_load(CUmodule *module, const void *image);
+/* Locked: the live module h names, or NULL. */
+struct CUmod_st *cu_module_find(CUmodule h);
 /* The function object h names, or NULL. */
 struct CUfunc_st *cu_function_get(CUfunction h);
 
 /* memory.c: free every allocation of ctx. */
 void cu_ctx_free_memory(struct CUctx_st *ctx);
+/* Unlocked: one checked copy or fill on stream h (sync: wait for it).
+ * Device-to-host copies always complete before they return. */
+CUresult cu_copy_htod(CUdeviceptr dst, const void *src, size_t n, CUstream h, bool sync);
+CUresult cu_copy_dtoh(void *dst, CUdeviceptr src, size_t n, CUstream h);
+CUresult cu_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h, bool sync);
+CUresult cu_fill(CUdeviceptr dst, uint32_t pattern, size_t elem, size_t count, CUstream h,
+                 bool sync);
+/* Locked: the host memory (allocated or registered) holding p, or NULL. */
+struct cu_host_alloc *cu_host_find(const void *p);
 
 /* event.c: drop every event of ctx; forget a stream about to go (its
  * events count as complete). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * launch.c - cuLaunchKernel: one LAUNCH_FUNCTION command (vgpu/abi/
+ * launch.c - cuLaunchKernel and cuLaunchKernelEx (its attributes checked
+ * by launch_attrs.h, then the same launch): one LAUNCH_FUNCTION command (vgpu/abi/
  * commands.h) with the parameter block inline, written into the stream's
  * pushbuffer and submitted directly: a launch needs no system call. The
  * grid, block and shared memory are checked against the virtual device
@@ -9,6 +10,7 @@
  * killed channel.
  */
 #include "internal.h"
+#include "launch_attrs.h"
 #include "launch_params.h"
 #include "vgpu/abi/commands.h"
 
@@ -72,4 +74,27 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
 out:
 	cu_unlock();
 	return res;
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                  void **kernelParams, void **extra)
+{
+	const char *why;
+	CUresult res;
+
+	if (cu_check_init() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	res = cu_launch_attrs_check(config->attrs, config->numAttrs, &why);
+	if (res) {
+		static bool said;
+
+		if (res == CUDA_ERROR_NOT_SUPPORTED)
+			cu_warn_once(&said, "cuLaunchKernelEx: %s", why);
+		return cu_fail(res, "cuLaunchKernelEx: %s", why);
+	}
+	return cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ,
+	                      config->blockDimX, config->blockDimY, config->blockDimZ,
+	                      config->sharedMemBytes, config->hStream, kernelParams, extra);
 }

@@ -58,6 +58,7 @@ static CUresult alloc(CUdeviceptr *dptr, size_t bytesize, uint32_t priority)
 		r.bytes = bytesize;
 		r.kind = CU_RANGE_ALLOC;
 		r.owner = ctx;
+		r.id = ++cu_g.next_buffer_id;
 		if (cu_ptr_insert(&cu_g.ptrs, &r) < 0) {
 			vgpu_buffer_free(cu_g.dev, &r.buf);
 			res = CUDA_ERROR_OUT_OF_MEMORY;
@@ -208,6 +209,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	cu_lock();
 	res = cu_enter(&ctx);
 	if (res == CUDA_SUCCESS) {
+		h->ctx = ctx;
 		h->next = cu_g.host_allocs;
 		cu_g.host_allocs = h;
 		*pp = h->p;
@@ -233,7 +235,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	cu_lock();
 	for (struct cu_host_alloc **q = &cu_g.host_allocs; *q; q = &(*q)->next) {
-		if ((*q)->p == p) {
+		if ((*q)->p == p && !(*q)->registered) {
 			h = *q;
 			*q = h->next;
 			break;
@@ -271,7 +273,7 @@ static CUresult check_range(CUdeviceptr p, size_t bytes, const char *what)
 	return CUDA_SUCCESS;
 }
 
-static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream h, bool sync)
+CUresult cu_copy_htod(CUdeviceptr dst, const void *src, size_t n, CUstream h, bool sync)
 {
 	struct CUstream_st *s;
 	uint64_t fence = 0;
@@ -296,7 +298,7 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream h, boo
 	return res;
 }
 
-static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream h)
+CUresult cu_copy_dtoh(void *dst, CUdeviceptr src, size_t n, CUstream h)
 {
 	struct CUstream_st *s;
 	CUresult res;
@@ -333,7 +335,7 @@ static CUresult command(struct CUstream_st *s, const uint32_t *cmd, uint32_t wor
 	return res;
 }
 
-static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h, bool sync)
+CUresult cu_copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h, bool sync)
 {
 	struct CUstream_st *s;
 	uint32_t cmd[1 + VGPU_COPY_ARG_WORDS];
@@ -351,8 +353,8 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h, boo
 	return res;
 }
 
-static CUresult memset_op(CUdeviceptr dst, uint32_t pattern, size_t elem, size_t count,
-                          CUstream h, bool sync)
+CUresult cu_fill(CUdeviceptr dst, uint32_t pattern, size_t elem, size_t count, CUstream h,
+                 bool sync)
 {
 	struct CUstream_st *s;
 	uint32_t cmd[1 + VGPU_MEMSET_ARG_WORDS];
@@ -374,35 +376,35 @@ static CUresult memset_op(CUdeviceptr dst, uint32_t pattern, size_t elem, size_t
 
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
-	return htod(dstDevice, srcHost, ByteCount, NULL, true);
+	return cu_copy_htod(dstDevice, srcHost, ByteCount, NULL, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
-	return dtoh(dstHost, srcDevice, ByteCount, NULL);
+	return cu_copy_dtoh(dstHost, srcDevice, ByteCount, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
-	return dtod(dstDevice, srcDevice, ByteCount, NULL, true);
+	return cu_copy_dtod(dstDevice, srcDevice, ByteCount, NULL, true);
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
                                       size_t ByteCount, CUstream hStream)
 {
-	return htod(dstDevice, srcHost, ByteCount, hStream, false);
+	return cu_copy_htod(dstDevice, srcHost, ByteCount, hStream, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                       CUstream hStream)
 {
-	return dtoh(dstHost, srcDevice, ByteCount, hStream);
+	return cu_copy_dtoh(dstHost, srcDevice, ByteCount, hStream);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
                                       size_t ByteCount, CUstream hStream)
 {
-	return dtod(dstDevice, srcDevice, ByteCount, hStream, false);
+	return cu_copy_dtod(dstDevice, srcDevice, ByteCount, hStream, false);
 }
 
 /* Unified addressing: a pointer in the table is device memory, any other
@@ -418,11 +420,11 @@ static CUresult copy_any(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h,
 	src_dev = cu_ptr_find(&cu_g.ptrs, src) != NULL;
 	cu_unlock();
 	if (dst_dev && src_dev)
-		return dtod(dst, src, n, h, sync);
+		return cu_copy_dtod(dst, src, n, h, sync);
 	if (dst_dev)
-		return htod(dst, (const void *)(uintptr_t)src, n, h, sync);
+		return cu_copy_htod(dst, (const void *)(uintptr_t)src, n, h, sync);
 	if (src_dev)
-		return dtoh((void *)(uintptr_t)dst, src, n, h);
+		return cu_copy_dtoh((void *)(uintptr_t)dst, src, n, h);
 	if (n && (!dst || !src))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (sync) {
@@ -448,33 +450,33 @@ CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCoun
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-	return memset_op(dstDevice, uc * 0x01010101u, 1, N, NULL, false);
+	return cu_fill(dstDevice, uc * 0x01010101u, 1, N, NULL, false);
 }
 
 CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
-	return memset_op(dstDevice, us * 0x00010001u, 2, N, NULL, false);
+	return cu_fill(dstDevice, us * 0x00010001u, 2, N, NULL, false);
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
-	return memset_op(dstDevice, ui, 4, N, NULL, false);
+	return cu_fill(dstDevice, ui, 4, N, NULL, false);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
                                  CUstream hStream)
 {
-	return memset_op(dstDevice, uc * 0x01010101u, 1, N, hStream, false);
+	return cu_fill(dstDevice, uc * 0x01010101u, 1, N, hStream, false);
 }
 
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
                                   CUstream hStream)
 {
-	return memset_op(dstDevice, us * 0x00010001u, 2, N, hStream, false);
+	return cu_fill(dstDevice, us * 0x00010001u, 2, N, hStream, false);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                                   CUstream hStream)
 {
-	return memset_op(dstDevice, ui, 4, N, hStream, false);
+	return cu_fill(dstDevice, ui, 4, N, hStream, false);
 }

@@ -34,7 +34,7 @@ struct CUfunc_st *cu_function_get(CUfunction h)
 	return NULL;
 }
 
-static struct CUmod_st *find_module(CUmodule h)
+struct CUmod_st *cu_module_find(CUmodule h)
 {
 	for (struct CUctx_st *c = cu_g.contexts; c; c = c->next)
 		for (struct CUmod_st *m = c->modules; m; m = m->next)
@@ -100,7 +100,7 @@ static CUresult image_ptx(const void *image, const char **ptx, size_t *len, char
 	return CUDA_SUCCESS;
 }
 
-static CUresult load(CUmodule *module, const void *image)
+CUresult cu_module_load(CUmodule *module, const void *image)
 {
 	struct CUmod_st *mod = NULL;
 	struct CUstream_st *s;
@@ -144,6 +144,7 @@ static CUresult load(CUmodule *module, const void *image)
 			.bytes = mod->m->variables_bytes,
 			.kind = CU_RANGE_MODULE,
 			.owner = ctx,
+			.id = ++cu_g.next_buffer_id,
 		};
 
 		if (cu_ptr_insert(&cu_g.ptrs, &r) < 0)
@@ -175,12 +176,12 @@ static CUresult load(CUmodule *module, const void *image)
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 {
-	return load(module, image);
+	return cu_module_load(module, image);
 }
 
 CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
-	return load(module, fatCubin);
+	return cu_module_load(module, fatCubin);
 }
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
@@ -200,7 +201,7 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigne
 					((char *)optionValues[i])[0] = 0;
 		}
 	}
-	return load(module, image);
+	return cu_module_load(module, image);
 }
 
 CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
@@ -227,7 +228,7 @@ CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
 		return cu_fail(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoad: %s: %zu bytes", fname, n);
 	}
 	buf[n] = 0;
-	res = load(module, buf);
+	res = cu_module_load(module, buf);
 	free(buf);
 	return res;
 }
@@ -240,14 +241,14 @@ CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
 	if (cu_check_init() != CUDA_SUCCESS)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	cu_lock();
-	mod = find_module(hmod);
+	mod = cu_module_find(hmod);
 	if (!mod) {
 		res = CUDA_ERROR_INVALID_HANDLE;
 	} else {
 		/* Launches of it still queued would fault: let them finish. */
 		if (!mod->ctx->sticky)
 			(void)cu_ctx_sync(mod->ctx);
-		mod = find_module(hmod);
+		mod = cu_module_find(hmod);
 	}
 	if (mod) {
 		for (struct CUmod_st **p = &mod->ctx->modules; *p; p = &(*p)->next) {
@@ -273,7 +274,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
 	if (!hfunc || !name)
 		return CUDA_ERROR_INVALID_VALUE;
 	cu_lock();
-	mod = find_module(hmod);
+	mod = cu_module_find(hmod);
 	if (!mod) {
 		res = CUDA_ERROR_INVALID_HANDLE;
 	} else {
@@ -299,7 +300,7 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule
 	if (!name)
 		return CUDA_ERROR_INVALID_VALUE;
 	cu_lock();
-	mod = find_module(hmod);
+	mod = cu_module_find(hmod);
 	if (!mod) {
 		res = CUDA_ERROR_INVALID_HANDLE;
 	} else {
@@ -412,6 +413,63 @@ CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 	cu_lock();
 	if (!cu_function_get(hfunc))
 		res = CUDA_ERROR_INVALID_HANDLE;
+	cu_unlock();
+	return res;
+}
+
+CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	struct CUfunc_st *fn;
+	CUresult res = CUDA_SUCCESS;
+
+	if (cu_check_init() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	cu_lock();
+	fn = cu_function_get(hfunc);
+	if (!fn)
+		res = CUDA_ERROR_INVALID_HANDLE;
+	else
+		*name = fn->f->name; /* valid until the module is unloaded */
+	cu_unlock();
+	return res;
+}
+
+CUresult CUDAAPI cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+{
+	struct CUfunc_st *fn;
+	CUresult res = CUDA_SUCCESS;
+
+	if (cu_check_init() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!hmod)
+		return CUDA_ERROR_INVALID_VALUE;
+	cu_lock();
+	fn = cu_function_get(hfunc);
+	if (!fn)
+		res = CUDA_ERROR_INVALID_HANDLE;
+	else
+		*hmod = fn->mod;
+	cu_unlock();
+	return res;
+}
+
+CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+{
+	struct CUmod_st *m;
+	CUresult res = CUDA_SUCCESS;
+
+	if (cu_check_init() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	cu_lock();
+	m = cu_module_find(mod);
+	if (!m)
+		res = CUDA_ERROR_INVALID_HANDLE;
+	else
+		*count = m->m->function_count;
 	cu_unlock();
 	return res;
 }

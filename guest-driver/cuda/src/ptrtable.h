@@ -24,6 +24,7 @@ struct cu_range {
 	enum cu_range_kind kind;
 	struct vgpu_guest_buffer buf;
 	void *owner; /* the context */
+	uint64_t id; /* process-wide buffer id (CU_POINTER_ATTRIBUTE_BUFFER_ID) */
 };
 
 struct cu_ptr_table {

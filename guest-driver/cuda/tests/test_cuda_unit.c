@@ -3,8 +3,8 @@
  * test_cuda_unit.c - the parts of the guest libcuda.so.1 that need no
  * vGPU: the pointer table (against a brute-force model, randomized: the
  * seed is printed on failure, VGPU_TEST_SEED replays it), parameter
- * packing in both cuLaunchKernel forms, launch checks and occupancy, the
- * cuGetProcAddress table, error names.
+ * packing in both cuLaunchKernel forms, launch checks and occupancy,
+ * cuLaunchKernelEx's attributes, the cuGetProcAddress table, error names.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +20,7 @@
 
 #include "cuda.h"
 #include "device_limits.h"
+#include "launch_attrs.h"
 #include "launch_params.h"
 #include "ptrtable.h"
 
@@ -269,6 +270,72 @@ static void test_proc_address_versions(void **state)
 	                 CUDA_ERROR_INVALID_VALUE);
 }
 
+static void test_proc_address_new_names(void **state)
+{
+	static const struct {
+		const char *name;
+		void *fn;
+	} want[] = {
+		{ "cuLaunchKernelEx", (void *)cuLaunchKernelEx },
+		{ "cuLibraryLoadData", (void *)cuLibraryLoadData },
+		{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel },
+		{ "cuKernelGetFunction", (void *)cuKernelGetFunction },
+		{ "cuLinkCreate", (void *)cuLinkCreate_v2 },
+		{ "cuLinkAddData", (void *)cuLinkAddData_v2 },
+		{ "cuLinkAddFile", (void *)cuLinkAddFile_v2 },
+		{ "cuMemcpy2D", (void *)cuMemcpy2D_v2 },
+		{ "cuMemcpy2DAsync", (void *)cuMemcpy2DAsync_v2 },
+		{ "cuMemsetD2D32", (void *)cuMemsetD2D32_v2 },
+		{ "cuMemHostRegister", (void *)cuMemHostRegister_v2 },
+		{ "cuPointerGetAttributes", (void *)cuPointerGetAttributes },
+		{ "cuFuncGetName", (void *)cuFuncGetName },
+		{ "cuDeviceGetProperties", (void *)cuDeviceGetProperties },
+	};
+	CUdriverProcAddressQueryResult status;
+	void *fn;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		fn = NULL;
+		assert_int_equal(cuGetProcAddress_v2(want[i].name, &fn, 13000, 0, &status),
+		                 CUDA_SUCCESS);
+		assert_ptr_equal(fn, want[i].fn);
+	}
+	/* the library API is CUDA 12's: not there for an 11.8 program */
+	assert_int_equal(cuGetProcAddress_v2("cuLibraryLoadData", &fn, 11080, 0, &status),
+	                 CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+}
+
+static void test_launch_attrs(void **state)
+{
+	CUlaunchAttribute a[3];
+	const char *why;
+
+	memset(a, 0, sizeof(a));
+	assert_int_equal(cu_launch_attrs_check(NULL, 0, &why), CUDA_SUCCESS);
+	assert_int_equal(cu_launch_attrs_check(NULL, 1, &why), CUDA_ERROR_INVALID_VALUE);
+	a[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+	a[0].value.priority = -1;
+	a[1].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	a[1].value.clusterDim.x = a[1].value.clusterDim.y = a[1].value.clusterDim.z = 1;
+	a[2].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	assert_int_equal(cu_launch_attrs_check(a, 3, &why), CUDA_SUCCESS);
+	a[2].value.cooperative = 1;
+	assert_int_equal(cu_launch_attrs_check(a, 3, &why), CUDA_ERROR_NOT_SUPPORTED);
+	assert_non_null(strstr(why, "CU_LAUNCH_ATTRIBUTE_COOPERATIVE"));
+	a[1].value.clusterDim.x = 2;
+	assert_int_equal(cu_launch_attrs_check(a, 2, &why), CUDA_ERROR_NOT_SUPPORTED);
+	assert_non_null(strstr(why, "CLUSTER_DIMENSION"));
+	a[0].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+	assert_int_equal(cu_launch_attrs_check(a, 1, &why), CUDA_ERROR_NOT_SUPPORTED);
+	assert_non_null(strstr(why, "LAUNCH_COMPLETION_EVENT"));
+	a[0].id = (CUlaunchAttributeID)15; /* not known here */
+	assert_int_equal(cu_launch_attrs_check(a, 1, &why), CUDA_ERROR_NOT_SUPPORTED);
+	/* the layout programs fill: 8 bytes of id, then the 64-byte value */
+	assert_int_equal(sizeof(CUlaunchAttribute), 72);
+	assert_int_equal(offsetof(CUlaunchAttribute, value), 8);
+}
+
 static void test_error_names(void **state)
 {
 	const char *s;
@@ -317,6 +384,8 @@ int main(void)
 		cmocka_unit_test(test_occupancy),
 		cmocka_unit_test(test_launch_dims),
 		cmocka_unit_test(test_proc_address_versions),
+		cmocka_unit_test(test_proc_address_new_names),
+		cmocka_unit_test(test_launch_attrs),
 		cmocka_unit_test(test_error_names),
 		cmocka_unit_test(test_uninitialized),
 	};
