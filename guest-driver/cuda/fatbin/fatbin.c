@@ -204,7 +204,8 @@ static void list_arches(const unsigned char *fb, size_t size, bool want_ptx,
 			const char *prefix, char *buf, size_t buf_len, uint32_t *highest)
 {
 	size_t used = 0;
-	struct entry e;
+	struct entry e = { 0 };
+
 	buf[0] = '\0';
 	*highest = 0;
 	for (size_t at = FATBIN_HEADER_SIZE; at < size; at = e.payload + e.payload_size) {

@@ -85,7 +85,7 @@ static CUresult dtoh_rows(const struct side *d, const struct side *s, size_t w, 
 
 static CUresult copy2d(const CUDA_MEMCPY2D *c, CUstream st, bool sync)
 {
-	struct side s, d;
+	struct side s = { 0 }, d = { 0 };
 	size_t w, h;
 	bool contiguous;
 	CUresult res;
