@@ -221,7 +221,9 @@ void experiment_chunk_sweep(struct report *report)
 				}
 			verdict_begin(&v, "P6c", "the copy's (DMA's) time grows linearly with the data "
 			              "it moves (every workload and chunk size above: MiB per pass "
-			              "against the modeled copy per pass)");
+			              "against the modeled copy per pass; simgpu's clock charges a copy "
+			              "by its bytes at the modeled bandwidth plus latencies, so this checks "
+			              "the model, not a DMA engine)");
 			pred_linear(&v, "copy per pass", moved, copy, m, 0.9);
 			verdict_end(report, &v, NULL);
 		}

@@ -29,7 +29,7 @@ static void usage(FILE *out)
 	        "  --quick            the short version CI runs (fewer sizes, one iteration)\n"
 	        "  --bench-json FILE  ./vgpu-dev bench's results, quoted for the daemon's\n"
 	        "                     memory per tenant\n"
-	        "  --only N           only experiment N (1..9)\n"
+	        "  --only N           only experiment N (1..11)\n"
 	        "Exit status 0 when every shape check passed, 1 when one failed.\n");
 }
 
@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 		experiment_memory_sweep, experiment_chunk_sweep, experiment_eviction_breakdown,
 		experiment_fairness, experiment_overhead, experiment_scaling,
 		experiment_walkers, experiment_memsched, experiment_gpu_time,
+		experiment_relocation_delay, experiment_nn_priorities,
 	};
 	const int experiment_count = (int)(sizeof(experiments) / sizeof(experiments[0]));
 	struct report report = { .dir = "build/report" };

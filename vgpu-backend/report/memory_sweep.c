@@ -63,7 +63,7 @@ static uint64_t largest_kernel_bytes(const struct workload *workload)
 		const struct workload_kernel *kernel = &workload->kernels[k];
 		uint64_t bytes = workload->buffers[kernel->buffer].bytes;
 
-		if (kernel->kind == KERNEL_STENCIL)
+		if (kernel->kind == KERNEL_STENCIL || kernel->kind == KERNEL_COPY)
 			bytes += workload->buffers[kernel->out].bytes;
 		if (bytes > largest)
 			largest = bytes;

@@ -84,5 +84,7 @@ void experiment_scaling(struct report *report);
 void experiment_walkers(struct report *report);  /* seed 003, contention.c */
 void experiment_memsched(struct report *report); /* seed 004, contention.c */
 void experiment_gpu_time(struct report *report); /* seed 002, from bench.json */
+void experiment_relocation_delay(struct report *report); /* thesis 6.6-6.8, paper 6a/6b */
+void experiment_nn_priorities(struct report *report);    /* thesis Fig. 6.3 */
 
 #endif /* VGPU_REPORT_H */

@@ -193,6 +193,8 @@ uint32_t workload_kernel_words(const struct workload *workload, const struct wor
 	switch (k->kind) {
 	case KERNEL_STREAM:
 		return vgpu_push_launch_stream(words, va[k->buffer], bytes, k->passes);
+	case KERNEL_COPY:
+		return vgpu_push_launch_copy(words, va[k->out], va[k->buffer], bytes);
 	case KERNEL_STENCIL:
 		return vgpu_push_launch_stencil(words, va[k->buffer], va[k->out], STENCIL_WIDTH,
 		                                (uint32_t)(bytes / (4 * STENCIL_WIDTH)));
@@ -208,7 +210,7 @@ static bool kernel(struct run *run, const struct workload_kernel *k, unsigned it
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	unsigned used[2] = { k->buffer, k->out };
 
-	if (!prepare(run, used, k->kind == KERNEL_STENCIL ? 2 : 1))
+	if (!prepare(run, used, k->kind == KERNEL_STENCIL || k->kind == KERNEL_COPY ? 2 : 1))
 		return false;
 	return gpu(run, words, workload_kernel_words(run->workload, k, run->va, iteration, words));
 }

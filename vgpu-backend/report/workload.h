@@ -37,7 +37,7 @@
 #define WORKLOAD_BUFFERS_MAX 6
 #define WORKLOAD_KERNELS_MAX 6
 
-enum workload_kernel_kind { KERNEL_STREAM, KERNEL_STENCIL, KERNEL_GUPS };
+enum workload_kernel_kind { KERNEL_STREAM, KERNEL_STENCIL, KERNEL_GUPS, KERNEL_COPY };
 
 struct workload_buffer {
 	const char *name;
@@ -47,7 +47,7 @@ struct workload_buffer {
 
 struct workload_kernel {
 	enum workload_kernel_kind kind;
-	unsigned buffer, out; /* indexes into buffers; out: stencil only */
+	unsigned buffer, out; /* indexes into buffers; out: stencil and copy (its dst) */
 	unsigned passes;      /* stream: passes; gups: updates per 8-byte word, in 1/4 */
 };
 
