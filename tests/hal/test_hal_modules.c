@@ -389,6 +389,52 @@ static void test_module_runaway(void **state)
 	space_destroy(sp);
 }
 
+/* 2^31 - 1 blocks that each do next to nothing: a GPU runs them in a
+ * second or so; simgpu, which interprets every block, ends the launch at
+ * its host-time watchdog (5 s by default) instead of running for hours,
+ * and a kill gets in between its pieces at once. */
+static void test_module_huge_grid(void **state)
+{
+	uint64_t params[4] = { DATA_VA, DATA_VA, DATA_VA, 0 }; /* n = 0: no access */
+	struct tspace *sp;
+	struct tmodule m;
+	struct tmem *data;
+
+	if (!modules_supported())
+		return;
+	sp = space_create();
+	module_load(sp, &m);
+	data = mem_vram(sp->as, DATA_VA, 4096, suite.vram_page, 0);
+	for (int kill = 1; kill >= 0; kill--) {
+		struct tchan *tc = chan_create(sp, 0);
+		struct vgpu_hal_event error;
+		unsigned start = event_mark();
+		uint64_t fence;
+
+		push_launch(tc, &m, m.id, m.function[F_VADD], 0x7fffffffu, 1, params, 28);
+		fence = chan_fence(tc);
+		vgpu_hal_channel_kick(tc->channel);
+		sleep_ms(50);
+		if (kill) {
+			vgpu_hal_channel_kill(tc->channel, VGPU_FAULT_TIMEOUT);
+			assert_true(chan_wait_error(tc, start, &error));
+			assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
+		} else if (strcmp(suite.backend, "cuda") != 0) {
+			/* interpreted: the host-time watchdog ends it */
+			assert_true(chan_wait_error(tc, start, &error));
+			assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
+		} else if (!chan_wait_fence(tc, fence, start)) {
+			/* a real GPU finishes the grid, or its watchdog ends it */
+			assert_true(chan_wait_error(tc, start, &error));
+			assert_int_equal(error.cause, VGPU_FAULT_TIMEOUT);
+		}
+		chan_destroy(tc);
+	}
+	mem_free(data);
+	module_unload(sp, &m);
+	space_destroy(sp);
+}
+
 /* After an unbind the id is gone: a launch of it is a bad launch; the id
  * is reused by the next bind. */
 static void test_module_unbind(void **state)
@@ -460,6 +506,7 @@ static const struct CMUnitTest module_tests[] = {
 	HAL_TEST(test_module_fault),
 	HAL_TEST(test_module_bad_launches),
 	HAL_TEST(test_module_runaway),
+	HAL_TEST(test_module_huge_grid),
 	HAL_TEST(test_module_unbind),
 	HAL_TEST(test_module_refused),
 };

@@ -25,9 +25,11 @@
 #define DEFAULT_WALL_WATCHDOG_MS 5000u
 
 /* What makes a running piece stop early: a kill or removal of its channel
- * (they wait for the piece), or a piece running past the wall-clock
- * watchdog (modeled time cannot stop a block that loops forever in
- * reasonable host time). */
+ * (they wait for the piece), or the launch running past the wall-clock
+ * watchdog (modeled time cannot stop a block that loops forever, nor a
+ * grid of billions of blocks that each cost next to nothing, in
+ * reasonable host time): the host time of all of a launch's pieces counts,
+ * not the time it waited for its turn. */
 struct piece_stop {
 	const struct simgpu_channel *channel;
 	uint64_t deadline_ns;
@@ -256,14 +258,12 @@ static uint64_t grid_blocks(const struct ptx_dim3 *grid)
 static int run_piece(struct engine_context *ctx, struct simgpu_channel *ch,
                      struct simgpu_module *module, const struct launch_args *a,
                      uint64_t first, uint64_t count, unsigned threads, uint64_t budget_ps,
-                     uint64_t command_va)
+                     uint64_t wall_left_ns, uint64_t command_va)
 {
 	struct simgpu_address_space *as = ch->as;
-	uint32_t wall_ms = ctx->gpu->config.function_wall_watchdog_ms;
 	struct piece_stop stop = {
 		.channel = ch,
-		.deadline_ns = now_ns() + (uint64_t)(wall_ms ? wall_ms : DEFAULT_WALL_WATCHDOG_MS) *
-		                                  1000000u,
+		.deadline_ns = now_ns() + wall_left_ns,
 	};
 	struct function_memory memory = {
 		.as = as, .engine_thread = pthread_self(), .engine = ctx, .piece = first + 1,
@@ -328,6 +328,8 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 	struct launch_args a;
 	uint64_t blocks;
 	unsigned threads = host_threads(ctx->gpu);
+	uint32_t wall_ms = ctx->gpu->config.function_wall_watchdog_ms;
+	uint64_t wall_ns = (uint64_t)(wall_ms ? wall_ms : DEFAULT_WALL_WATCHDOG_MS) * 1000000u;
 	int ret = decode(args, nargs, &a);
 
 	if (ret)
@@ -344,13 +346,25 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 	}
 	while (progress->step < blocks) {
 		uint64_t count = (uint64_t)threads * BLOCKS_PER_THREAD;
-		uint64_t started = ctx->charged_ps;
+		uint64_t started = ctx->charged_ps, host_started = now_ns();
 
+		/* A kill or removal between pieces ends the launch here. */
+		if (__atomic_load_n(&ch->killing, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&ch->removing, __ATOMIC_RELAXED)) {
+			ret = GPU_YIELD;
+			break;
+		}
+		if (progress->host_ns >= wall_ns) {
+			ctx->fault = (struct gpu_fault){ command_va, VGPU_FAULT_TIMEOUT };
+			ret = -EFAULT;
+			break;
+		}
 		if (count > blocks - progress->step)
 			count = blocks - progress->step;
 		ret = run_piece(ctx, ch, module, &a, progress->step, count,
 		                count < threads ? (unsigned)count : threads, watchdog_left_ps,
-		                command_va);
+		                wall_ns - progress->host_ns, command_va);
+		progress->host_ns += now_ns() - host_started;
 		if (ret)
 			break;
 		progress->step += count;

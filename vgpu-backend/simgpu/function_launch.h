@@ -18,10 +18,12 @@
  * atomics 2 slots, the SFU 4); identical work charges identical
  * time whatever the host threads or the split. The watchdog: a piece that
  * would run past the command's modeled-time limit (watchdog_left_ps) is
- * stopped by the executor's instruction budget, and one that runs past
- * config.function_wall_watchdog_ms of host time (a block looping forever)
- * or whose channel is being killed or removed stops at once: the channel
- * dies with VGPU_FAULT_TIMEOUT.
+ * stopped by the executor's instruction budget, and a launch whose pieces
+ * together took more than config.function_wall_watchdog_ms of host time (a
+ * block looping forever, or a grid of billions of nearly free blocks) stops
+ * at once: the channel dies with VGPU_FAULT_TIMEOUT. A launch whose channel
+ * is being killed or removed stops within its running piece, or before the
+ * next one.
  */
 #ifndef SIMGPU_FUNCTION_LAUNCH_H
 #define SIMGPU_FUNCTION_LAUNCH_H

@@ -36,6 +36,7 @@ struct command_progress {
 	uint64_t step;          /* STREAM pass, STENCIL row, RANDOM_ACCESS update */
 	uint64_t value;         /* CHECKSUM running sum, RANDOM_ACCESS state */
 	uint64_t wait_start_ns; /* SEMAPHORE_ACQUIRE: first unsatisfied poll, 0 = none */
+	uint64_t host_ns;       /* LAUNCH_FUNCTION: host time its pieces took so far */
 	unsigned north, centre; /* STENCIL: which rows hold the rows above and at step */
 	uint32_t *rows;
 	size_t rows_bytes;
