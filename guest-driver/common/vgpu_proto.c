@@ -389,3 +389,93 @@ int vgpu_proto_stats(struct vgpu_proto *proto, struct vgpu_stats_response *out)
 	*out = stats;
 	return 0;
 }
+
+/* A module response's fields in CPU order, from its raw payload. */
+static void module_response_decode(struct vgpu_module_load_response *r,
+				   const struct vgpu_response *resp)
+{
+	vgpu_memcpy(r, resp->payload, sizeof(*r));
+	r->module = vgpu_le32_to_cpu(r->module);
+	r->function_count = vgpu_le32_to_cpu(r->function_count);
+	r->variable_count = vgpu_le32_to_cpu(r->variable_count);
+	r->table_bytes = vgpu_le32_to_cpu(r->table_bytes);
+	r->variables_va = vgpu_le64_to_cpu(r->variables_va);
+	r->variables_bytes = vgpu_le64_to_cpu(r->variables_bytes);
+}
+
+static bool module_response_ok(const struct vgpu_module_load_request *req,
+			       const struct vgpu_module_load_response *r)
+{
+	if (r->table_bytes < sizeof(struct vgpu_module_table) ||
+	    r->table_bytes > req->table_bytes)
+		return false;
+	if (!r->variables_bytes)
+		return true;
+	return !(r->variables_va & PROTO_PAGE_MASK) &&
+	       r->variables_va + r->variables_bytes > r->variables_va;
+}
+
+int vgpu_proto_module_load(struct vgpu_proto *proto, const struct vgpu_module_load_request *req,
+			   struct vgpu_module_load_response *out)
+{
+	struct vgpu_module_load_request request;
+	struct vgpu_proto_raw_request raw = {
+		.opcode = VGPU_OP_MODULE_LOAD,
+		.payload_size = sizeof(request),
+		.payload = &request,
+		.payload_len = sizeof(request),
+	};
+	struct vgpu_response resp;
+	int ret;
+
+	if (!req || !out || !req->image_bytes || req->image_bytes > VGPU_MODULE_IMAGE_MAX_BYTES ||
+	    !req->table_bytes || req->table_bytes > VGPU_MODULE_TABLE_MAX_BYTES || req->flags ||
+	    req->image_va + req->image_bytes < req->image_va)
+		return -EINVAL;
+	request.image_va = vgpu_cpu_to_le64(req->image_va);
+	request.image_bytes = vgpu_cpu_to_le64(req->image_bytes);
+	request.table_va = vgpu_cpu_to_le64(req->table_va);
+	request.table_bytes = vgpu_cpu_to_le32(req->table_bytes);
+	request.flags = 0;
+	vgpu_memset(out, 0, sizeof(*out));
+
+	proto_lock(proto);
+	ret = proto->ready ? vgpu_mailbox_call(proto, &raw, &resp) : -ENOTCONN;
+	if (!ret && !vgpu_status_is_known(resp.status)) {
+		proto->counters.malformed_responses++;
+		ret = -EPROTO;
+	} else if (!ret && resp.status != VGPU_STATUS_OK) {
+		proto->counters.error_statuses++;
+		ret = vgpu_status_to_errno(resp.status);
+		/* LIMIT may say how much room the table needs. */
+		if (ret == -ENOSPC && resp.payload_size >= sizeof(*out)) {
+			struct vgpu_module_load_response r;
+
+			module_response_decode(&r, &resp);
+			if (r.table_bytes > req->table_bytes &&
+			    r.table_bytes <= VGPU_MODULE_TABLE_MAX_BYTES)
+				out->table_bytes = r.table_bytes;
+		}
+	} else if (!ret && resp.payload_size < sizeof(*out)) {
+		proto->counters.malformed_responses++;
+		ret = -EPROTO;
+	}
+	proto_unlock(proto);
+	if (ret)
+		return ret;
+	module_response_decode(out, &resp);
+	if (!module_response_ok(req, out)) {
+		vgpu_memset(out, 0, sizeof(*out));
+		return proto_reject(proto);
+	}
+	return 0;
+}
+
+int vgpu_proto_module_unload(struct vgpu_proto *proto, u32 module)
+{
+	struct vgpu_module_unload_request request = {
+		.module = vgpu_cpu_to_le32(module),
+	};
+
+	return proto_call(proto, VGPU_OP_MODULE_UNLOAD, &request, sizeof(request), NULL, 0);
+}

@@ -201,6 +201,21 @@ int vgpu_proto_set_priority(struct vgpu_proto *proto, u32 handle, u32 priority);
 int vgpu_proto_stats(struct vgpu_proto *proto, struct vgpu_stats_response *out);
 
 /*
+ * MODULE_LOAD (1.3, VGPU_FEATURE_MODULES): the image and the table are GPU
+ * VAs of this VM's buffers, passed through. On 0, *out holds the module's
+ * handle and counts, its variables' range checked not to wrap and
+ * table_bytes checked to fit the room given. On -ENOSPC (LIMIT) *out is
+ * zeroed except table_bytes: the room the table needs, when the backend
+ * said (0 when the limit was another, e.g. too many modules). Other
+ * failures as the status says; the table's message tells why.
+ */
+int vgpu_proto_module_load(struct vgpu_proto *proto, const struct vgpu_module_load_request *req,
+			   struct vgpu_module_load_response *out);
+
+/* MODULE_UNLOAD a handle from MODULE_LOAD. -ENOENT if this VM has none. */
+int vgpu_proto_module_unload(struct vgpu_proto *proto, u32 module);
+
+/*
  * A request exactly as given, for tests of the backend (malformed traffic)
  * and fuzzing: opcode, payload_size and reserved are written as they are
  * (payload_size may lie), payload_len (<= VGPU_MAILBOX_PAYLOAD_SIZE) bytes of

@@ -12,7 +12,8 @@
 #include "vgpu_guest_local.h"
 
 #define WANTED_FEATURES \
-	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK)
+	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK | \
+	 VGPU_FEATURE_MODULES)
 /* Longest single sleep of a fence wait: bounds what a lost interrupt costs. */
 #define FENCE_SLICE_MS 20
 
@@ -213,6 +214,21 @@ static void local_destroy(void *backend)
 	free(b);
 }
 
+static int local_module_load(void *backend, const struct vgpu_module_load_request *req,
+                             struct vgpu_module_load_response *out)
+{
+	struct local_backend *b = backend;
+
+	return vgpu_proto_module_load(&b->proto, req, out);
+}
+
+static int local_module_unload(void *backend, uint32_t module)
+{
+	struct local_backend *b = backend;
+
+	return vgpu_proto_module_unload(&b->proto, module);
+}
+
 static const struct vgpu_backend_ops local_ops = {
 	.name = "local",
 	.destroy = local_destroy,
@@ -225,6 +241,8 @@ static const struct vgpu_backend_ops local_ops = {
 	.channel_close = local_channel_close,
 	.wait_fence = local_wait_fence,
 	.channel_status = local_channel_status,
+	.module_load = local_module_load,
+	.module_unload = local_module_unload,
 };
 
 const char *vgpu_guest_local_socket_path(const struct vgpu_local_device_config *config)

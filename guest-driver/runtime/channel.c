@@ -323,6 +323,17 @@ int vgpu_channel_submit(struct vgpu_channel *ch, uint32_t used_words, uint32_t f
 	return 0;
 }
 
+uint64_t vgpu_channel_pushbuffer_va(const struct vgpu_channel *ch, const void *p)
+{
+	uint32_t offset = pushbuffer_ring_offset(&ch->ring, ch->begun_position);
+	const uint8_t *start = (const uint8_t *)ch->window.pushbuffer + offset;
+	const uint8_t *at = p;
+
+	if (!ch->begun || at < start || at >= start + (size_t)ch->begun_words * 4)
+		return 0;
+	return ch->window.pushbuffer_gpu_va + offset + (uint64_t)(at - start);
+}
+
 uint32_t vgpu_channel_scratch_count(const struct vgpu_channel *ch)
 {
 	return (ch->window.notifier_bytes - VGPU_NOTIFIER_SCRATCH_OFFSET) / 8;

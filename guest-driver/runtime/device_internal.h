@@ -10,7 +10,7 @@ struct vgpu_guest_device {
 	void *backend;
 	struct vgpu_device_info info;
 	uint32_t channels; /* open channels */
-	char error[256];
+	char error[384];
 };
 
 /* Record a failure for vgpu_device_last_error: "<what>: <explanation>". */
