@@ -347,6 +347,16 @@ int ptx_check_run(struct vgpu_guest_device *dev, const struct ptx_check_options 
 		if (ret)
 			fail(&p, ret, "waiting for the launches");
 	}
+	if (!ret) {
+		struct vgpu_stats_response stats;
+
+		ret = vgpu_device_stats(dev, &stats);
+		if (ret)
+			fail(&p, ret, "reading the VM's statistics");
+		r->vm_allocated_bytes = stats.allocated_bytes;
+		r->vm_evicted_bytes = stats.evicted_bytes;
+		r->vm_evictions = stats.evictions;
+	}
 	for (uint64_t g = 0; !ret && g < r->groups; g++)
 		ret = verify_group(&p, g);
 	if (!ret)

@@ -50,6 +50,10 @@ struct ptx_check_result {
 	uint64_t downloaded_bytes;
 	uint64_t mismatches;      /* words of c that differ from the CPU's */
 	uint64_t sum_mismatches;  /* groups whose sum differs */
+	/* The VM's statistics once every launch was done, all data held. */
+	uint64_t vm_allocated_bytes;
+	uint64_t vm_evicted_bytes;
+	uint32_t vm_evictions;
 	bool variables_ok;        /* bias, scale, launches as expected */
 	bool bad_image_refused;   /* -EINVAL for a malformed image */
 	double seconds;

@@ -250,11 +250,13 @@ int main(int argc, char **argv)
 	ret = ptx_check_run(dev, &a.options, &r);
 	printf(TOOL ": %s backend=%s abi=%u.%u module=%u functions=%u variables=%u groups=%" PRIu64
 	       " words=%" PRIu64 " launches=%" PRIu64 " allocated=%" PRIu64 " uploaded=%" PRIu64
-	       " downloaded=%" PRIu64 " mismatches=%" PRIu64 " sum_mismatches=%" PRIu64
+	       " downloaded=%" PRIu64 " vm_allocated=%" PRIu64 " vm_evicted=%" PRIu64
+	       " vm_evictions=%u mismatches=%" PRIu64 " sum_mismatches=%" PRIu64
 	       " variables=%s bad_image=%s seconds=%.2f: %s\n",
 	       ret ? "FAIL" : "PASS", info->backend, info->abi_version >> 16,
 	       info->abi_version & 0xffff, r.module, r.function_count, r.variable_count, r.groups,
 	       r.elements, r.launches, r.allocated_bytes, r.uploaded_bytes, r.downloaded_bytes,
+	       r.vm_allocated_bytes, r.vm_evicted_bytes, r.vm_evictions,
 	       r.mismatches, r.sum_mismatches, r.variables_ok ? "ok" : "wrong",
 	       r.bad_image_refused ? "refused" : "not-refused", r.seconds, r.message);
 	fflush(stdout);
