@@ -704,9 +704,11 @@ EXPORT cg_result cuEventElapsedTime(float *ms, cg_event start, cg_event end)
 static const char *const kernel_names[] = {
 	"vgpu_fill", "vgpu_copy", "vgpu_stream", "vgpu_stencil",
 	"vgpu_random_access", "vgpu_checksum", "vgpu_memset_pattern",
+	"vgpu_semaphore_timestamp",
 };
 
-enum { K_FILL = 1, K_COPY, K_STREAM, K_STENCIL, K_RANDOM_ACCESS, K_CHECKSUM, K_MEMSET };
+enum { K_FILL = 1, K_COPY, K_STREAM, K_STENCIL, K_RANDOM_ACCESS, K_CHECKSUM, K_MEMSET,
+       K_TIMESTAMP };
 
 EXPORT cg_result cuModuleLoadData(cg_module *module, const void *image)
 {
@@ -772,6 +774,11 @@ EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int
 		words = ptr(params, 0);
 		for (i = 0; i < u64(params, 1); i++)
 			words[i] = vgpu_fill_word(u64(params, 2), (u64(params, 3) + i) * 8);
+		return CG_SUCCESS;
+	case K_TIMESTAMP: /* dst, value: the clock (CLOCK_MONOTONIC here) at dst + 8 */
+		words = ptr(params, 0);
+		__atomic_store_n(&words[1], now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&words[0], u64(params, 1), __ATOMIC_RELEASE);
 		return CG_SUCCESS;
 	case K_COPY: /* dst, src, bytes */
 		memmove(ptr(params, 0), ptr(params, 1), u64(params, 2));

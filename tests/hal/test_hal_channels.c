@@ -563,6 +563,81 @@ static void test_priv_nops_batch(void **state)
 	space_destroy(sp);
 }
 
+/* SEMAPHORE_RELEASE with VGPU_SEMAPHORE_TIMESTAMP (revision 3): the value at
+ * va, the GPU's nanosecond clock at va + 8, never decreasing, and a long
+ * launch between two releases lies between their timestamps (on simgpu, its
+ * modeled time); a va that is not 16-byte aligned is a bad command. */
+static void test_semaphore_timestamp(void **state)
+{
+	uint64_t bytes = 8 * MIB < suite.vram_page ? suite.vram_page : 8 * MIB;
+	struct tspace *sp = space_create();
+	struct tchan *tc = chan_create(sp, 0);
+	struct tmem *data = data_mem(sp->as, DATA_VA, bytes, VGPU_TARGET_VRAM, 0);
+	struct tmem *sem = data_mem(sp->as, DATA2_VA, suite.vram_page, VGPU_TARGET_VRAM, 0);
+	bool simgpu = !strncmp(suite.backend, "simgpu", 6);
+	uint32_t words[4 * VGPU_COMMAND_MAX_WORDS], n;
+	uint64_t got[6], zero[6] = { 0 }, before, fence_ns, launch_ns, all_ns;
+	unsigned start;
+
+	write_ok(sp->as, DATA2_VA, zero, sizeof(zero));
+	/* the launch alone, for its duration (less the fence that ends a run) */
+	before = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE);
+	assert_true(chan_sync(tc));
+	fence_ns = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE) - before;
+	before = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE);
+	assert_true(chan_run(tc, words, vgpu_push_launch_stream(words, DATA_VA, bytes, 4)));
+	launch_ns = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE) - before;
+	launch_ns = launch_ns > fence_ns ? launch_ns - fence_ns : 0;
+
+	/* release, launch, release, release */
+	before = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE);
+	n = vgpu_push_semaphore_release_timestamp(words, DATA2_VA, 0x1111, false);
+	n += vgpu_push_launch_stream(words + n, DATA_VA, bytes, 4);
+	n += vgpu_push_semaphore_release_timestamp(words + n, DATA2_VA + 16, 0x2222, false);
+	n += vgpu_push_semaphore_release_timestamp(words + n, DATA2_VA + 32, 0x3333, true);
+	assert_true(chan_run(tc, words, n));
+	all_ns = vgpu_hal_engine_modeled_ns(suite.hal, VGPU_ENGINE_COMPUTE) - before;
+	read_ok(sp->as, DATA2_VA, got, sizeof(got));
+	assert_true(got[0] == 0x1111 && got[2] == 0x2222 && got[4] == 0x3333);
+	print_message("timestamps %llu, +%llu ns, +%llu ns; the launch alone %llu ns\n",
+	              (unsigned long long)got[1], (unsigned long long)(got[3] - got[1]),
+	              (unsigned long long)(got[5] - got[3]), (unsigned long long)launch_ns);
+	assert_true(got[1] > 0);
+	assert_true(got[3] > got[1]); /* the launch took time */
+	assert_true(got[5] >= got[3]);
+	if (simgpu) {
+		/* the modeled clock: the launch's cost lies between the first
+		 * two (launch_ns also holds fetching its pushbuffer, a few
+		 * ns), and nothing outside the run's modeled time */
+		assert_true(launch_ns > 1000);
+		assert_true(got[3] - got[1] >= launch_ns - launch_ns / 100);
+		assert_true(got[3] - got[1] <= launch_ns + launch_ns / 100);
+		assert_true(got[5] - got[1] <= all_ns);
+	}
+
+	/* a second run continues the clock */
+	assert_true(chan_run(tc, words, vgpu_push_semaphore_release_timestamp(words, DATA2_VA,
+	                                                                        0x4444, false)));
+	read_ok(sp->as, DATA2_VA, got, 16);
+	assert_true(got[0] == 0x4444 && got[1] >= got[5]);
+
+	/* 8-byte but not 16-byte aligned: a bad command, nothing written */
+	write_ok(sp->as, DATA2_VA, zero, sizeof(zero));
+	start = event_mark();
+	chan_push(tc, words, vgpu_push_semaphore_release_timestamp(words, DATA2_VA + 8, 7, false));
+	chan_push(tc, words, vgpu_push_semaphore_release(words, tc->sem_va, 99, true));
+	vgpu_hal_channel_kick(tc->channel);
+	expect_error(tc, start, VGPU_FAULT_BAD_COMMAND, "timestamp release at a 16n + 8 VA");
+	assert_no_fence(tc, 99, start);
+	read_ok(sp->as, DATA2_VA, got, sizeof(got));
+	assert_memory_equal(got, zero, sizeof(zero));
+
+	chan_destroy(tc);
+	mem_free(sem);
+	mem_free(data);
+	space_destroy(sp);
+}
+
 /* Each malformed pushbuffer or GPFIFO entry kills its channel with
  * VGPU_FAULT_BAD_COMMAND and nothing after it runs. */
 static void test_bad_commands(void **state)
@@ -1170,6 +1245,7 @@ static const struct CMUnitTest channel_tests[] = {
 	HAL_TEST(test_channel_fence_and_gp_get),
 	HAL_TEST(test_channel_memset_copy),
 	HAL_TEST(test_semaphore_acquire),
+	HAL_TEST(test_semaphore_timestamp),
 	HAL_TEST(test_copy_flood_does_not_starve),
 	HAL_TEST(test_acquire_timeout),
 	HAL_TEST(test_channel_kill),

@@ -27,6 +27,7 @@ int cudagpu_kernels_load(const struct cuda_api *api, struct cudagpu_kernels *k, 
 		{ "vgpu_random_access", offsetof(struct cudagpu_kernels, random_access) },
 		{ "vgpu_checksum", offsetof(struct cudagpu_kernels, checksum) },
 		{ "vgpu_memset_pattern", offsetof(struct cudagpu_kernels, memset_pattern) },
+		{ "vgpu_semaphore_timestamp", offsetof(struct cudagpu_kernels, semaphore_timestamp) },
 	};
 	char text[160];
 	cg_result err;
@@ -178,6 +179,17 @@ cg_result cudagpu_launch_memset_pattern(const struct cuda_api *api,
 	void *params[] = { &a_dst, &a_bytes, &a_pattern, &a_phase };
 
 	return launch(api, k->memset_pattern, stream, blocks_for(k, (bytes + 15) / 16), params);
+}
+
+cg_result cudagpu_launch_semaphore_timestamp(const struct cuda_api *api,
+                                             const struct cudagpu_kernels *k, cg_stream stream,
+                                             cg_deviceptr dst, uint64_t value)
+{
+	unsigned long long a_dst = dst, a_value = value;
+	void *params[] = { &a_dst, &a_value };
+
+	return api->cuLaunchKernel(k->semaphore_timestamp, 1, 1, 1, 1, 1, 1, 0, stream, params,
+	                           NULL);
 }
 
 /*

@@ -285,3 +285,19 @@ extern "C" __global__ void vgpu_memset_pattern(u64 dst, u64 bytes, u32 pattern, 
 	for (i = tail + global_thread(); i < bytes; i += global_threads())
 		d[i] = (unsigned char)(pattern_at(pattern, phase, i) & 0xff);
 }
+
+/*
+ * SEMAPHORE_RELEASE with VGPU_SEMAPHORE_TIMESTAMP (command format revision
+ * 3): the GPU's nanosecond clock (%globaltimer) at dst + 8, then value at dst
+ * (16-byte aligned), so a reader that sees the value sees the timestamp. The
+ * stream runs it after every earlier command of the channel. One thread.
+ */
+extern "C" __global__ void vgpu_semaphore_timestamp(u64 dst, u64 value)
+{
+	u64 now;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	((volatile u64 *)dst)[1] = now;
+	__threadfence_system();
+	((volatile u64 *)dst)[0] = value;
+}

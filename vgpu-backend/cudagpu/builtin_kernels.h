@@ -24,6 +24,7 @@ extern const size_t cudagpu_builtin_ptx_len;
 struct cudagpu_kernels {
 	cg_module module;
 	cg_function fill, copy, stream, stencil, random_access, checksum, memset_pattern;
+	cg_function semaphore_timestamp;
 	int sm_count; /* sizes the launchers' grids */
 };
 
@@ -85,6 +86,11 @@ cg_result cudagpu_launch_memset_pattern(const struct cuda_api *api,
                                         const struct cudagpu_kernels *k, cg_stream stream,
                                         cg_deviceptr dst, uint64_t bytes, uint32_t pattern,
                                         uint32_t phase);
+/* The GPU's nanosecond clock (%globaltimer) at dst + 8, then value at dst
+ * (16-byte aligned): SEMAPHORE_RELEASE with VGPU_SEMAPHORE_TIMESTAMP. */
+cg_result cudagpu_launch_semaphore_timestamp(const struct cuda_api *api,
+                                             const struct cudagpu_kernels *k, cg_stream stream,
+                                             cg_deviceptr dst, uint64_t value);
 
 /*
  * RANDOM_ACCESS's CPU side: starts[t], for t < threads, becomes the

@@ -421,20 +421,30 @@ static enum cudagpu_run_status run_command(struct run_context *rc, uint32_t head
 		return flags ? run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND) : RUN_DONE;
 
 	case VGPU_CMD_SEMAPHORE_RELEASE:
-		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || (flags & ~VGPU_SEMAPHORE_INTERRUPT))
+		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || (flags & ~VGPU_SEMAPHORE_RELEASE_FLAGS))
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
 		va = arg64(args, 0);
 		value = arg64(args, 2);
-		if (va % 8)
+		if (va % ((flags & VGPU_SEMAPHORE_TIMESTAMP) ? 16 : 8))
 			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
-		s = kernel_buffer(rc, va, 8, CG_WRITE, &device);
+		s = kernel_buffer(rc, va, (flags & VGPU_SEMAPHORE_TIMESTAMP) ? 16 : 8, CG_WRITE,
+		                  &device);
 		if (s != RUN_DONE)
 			return s == RUN_FAULT && rc->cause == VGPU_FAULT_BAD_KERNEL_ARGS
 			               ? run_fault(rc, va, VGPU_FAULT_BAD_COMMAND)
 			               : s;
-		if (gpu->api.cuStreamWriteValue64(ch->stream, device, value,
-		                                  CG_STREAM_WRITE_VALUE_DEFAULT) != CG_SUCCESS)
+		if (flags & VGPU_SEMAPHORE_TIMESTAMP) {
+			/* a one-thread kernel in the channel's stream: it runs
+			 * after the channel's earlier work and reads the GPU's
+			 * global timer (nanoseconds) */
+			if (cudagpu_launch_semaphore_timestamp(&gpu->api, &gpu->kernels, ch->stream,
+			                                       device, value) != CG_SUCCESS)
+				return run_fault(rc, va, VGPU_FAULT_BAD_COMMAND);
+		} else if (gpu->api.cuStreamWriteValue64(ch->stream, device, value,
+		                                         CG_STREAM_WRITE_VALUE_DEFAULT) !=
+		           CG_SUCCESS) {
 			return run_fault(rc, va, VGPU_FAULT_BAD_COMMAND);
+		}
 		if (flags & VGPU_SEMAPHORE_INTERRUPT) {
 			struct cg_completion *done = calloc(1, sizeof(*done));
 

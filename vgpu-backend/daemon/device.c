@@ -304,7 +304,9 @@ static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t
 	snprintf(dev->name, sizeof(dev->name), "%s", params->vm_name);
 	snprintf(dev->profile, sizeof(dev->profile), "%s", profile);
 	dev->owner_uid = params->owner_uid;
-	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
+	/* every backend's channels take VGPU_SEMAPHORE_TIMESTAMP */
+	dev->features_offered = VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS |
+	                        VGPU_FEATURE_SEMAPHORE_TIMESTAMP;
 	if (d->caps.runs_modules)
 		dev->features_offered |= VGPU_FEATURE_MODULES;
 	atomic_store(&dev->irq_mask, VGPU_IRQ_ALL);

@@ -110,12 +110,23 @@ static enum run_status run_command(struct engine_context *ctx, struct simgpu_cha
 		return RUN_DONE;
 
 	case VGPU_CMD_SEMAPHORE_RELEASE:
-		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || (flags & ~VGPU_SEMAPHORE_INTERRUPT))
+		if (nargs != VGPU_SEMAPHORE_ARG_WORDS || (flags & ~VGPU_SEMAPHORE_RELEASE_FLAGS))
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
 		va = arg64(args, 0);
 		value = htole64(arg64(args, 2));
-		if (va % 8)
+		if (va % ((flags & VGPU_SEMAPHORE_TIMESTAMP) ? 16 : 8))
 			return bad(ctx, command_va, VGPU_FAULT_BAD_COMMAND);
+		if (flags & VGPU_SEMAPHORE_TIMESTAMP) {
+			/* The GPU's clock is the compute engine's modeled time
+			 * (what every earlier command of the channel charged, and
+			 * every other channel's work before it), as the engines'
+			 * busy times and the fence timings are; written first, so
+			 * a reader that sees the value sees its timestamp. */
+			uint64_t stamp = htole64(ctx->charged_ps / 1000u);
+
+			if (gpu_write(ctx, as, va + 8, &stamp, sizeof(stamp)))
+				return RUN_FAULT;
+		}
 		if (gpu_write(ctx, as, va, &value, sizeof(value)))
 			return RUN_FAULT;
 		if (flags & VGPU_SEMAPHORE_INTERRUPT)

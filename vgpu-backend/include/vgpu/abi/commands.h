@@ -2,7 +2,7 @@
 /*
  * vgpu/abi/commands.h - the command format of a vGPU's channels.
  *
- * FORMAT VERSION 1, REVISION 2 (VGPU_COMMANDS_VERSION, VGPU_COMMANDS_REVISION).
+ * FORMAT VERSION 1, REVISION 3 (VGPU_COMMANDS_VERSION, VGPU_COMMANDS_REVISION).
  * This format is part of the vGPU device ABI: a guest writes control pages,
  * GPFIFO entries and pushbuffers in exactly this layout. Every field is
  * fixed-width and little-endian. Changes are additive only (new opcodes, new
@@ -13,6 +13,10 @@
  *   revision 2: LAUNCH_FUNCTION (a function of a module the VM loaded,
  *               device ABI 1.3's MODULE_LOAD; offered with
  *               VGPU_FEATURE_MODULES).
+ *   revision 3: SEMAPHORE_RELEASE flag VGPU_SEMAPHORE_TIMESTAMP (the GPU's
+ *               nanosecond clock beside the value; device ABI 1.4, offered
+ *               with VGPU_FEATURE_SEMAPHORE_TIMESTAMP). A revision 2 guest
+ *               never sets the flag and sees nothing new.
  *
  * A channel is
  *  - a control page (VGPU_CONTROL_BYTES) with three 32-bit words:
@@ -44,10 +48,21 @@
  *
  * Commands (arguments in order; every address is a GPU virtual address)
  *  NOP                any number of argument words, ignored (padding).
- *  SEMAPHORE_RELEASE  va(64), value(64); flag VGPU_SEMAPHORE_INTERRUPT.
+ *  SEMAPHORE_RELEASE  va(64), value(64); flags VGPU_SEMAPHORE_INTERRUPT,
+ *                     VGPU_SEMAPHORE_TIMESTAMP (revision 3).
  *                     Writes the 64-bit value at va (8-byte aligned) once
  *                     every earlier command of the channel has finished; with
- *                     the flag, raises VGPU_EVENT_FENCE (value, address = va).
+ *                     INTERRUPT, raises VGPU_EVENT_FENCE (value, address = va).
+ *                     With TIMESTAMP, va must be 16-byte aligned (else a bad
+ *                     command) and the GPU also writes, as a 64-bit word at
+ *                     va + 8, its clock in nanoseconds at the time the
+ *                     release ran (after every earlier command of the
+ *                     channel finished); the timestamp is written before the
+ *                     value, so whoever sees the value sees its timestamp.
+ *                     The clock is the GPU's, one per GPU, never decreasing;
+ *                     only differences of timestamps mean something (simgpu:
+ *                     its modeled compute-engine time; cudagpu: the real
+ *                     GPU's global timer).
  *  SEMAPHORE_ACQUIRE  va(64), value(64). Waits until the 64-bit word at va
  *                     (8-byte aligned) is >= value (unsigned). A waiting
  *                     channel does not hold up other channels; one that
@@ -94,7 +109,7 @@ extern "C" {
 #endif
 
 #define VGPU_COMMANDS_VERSION 1u
-#define VGPU_COMMANDS_REVISION 2u
+#define VGPU_COMMANDS_REVISION 3u
 
 /* ------------------------------------------------------------------------ */
 /* Control page                                                             */
@@ -135,6 +150,9 @@ enum vgpu_command_opcode {
 };
 
 #define VGPU_SEMAPHORE_INTERRUPT (1u << 0) /* SEMAPHORE_RELEASE flag */
+#define VGPU_SEMAPHORE_TIMESTAMP (1u << 1) /* SEMAPHORE_RELEASE flag, revision 3 */
+/* SEMAPHORE_RELEASE's flags each revision knows. */
+#define VGPU_SEMAPHORE_RELEASE_FLAGS (VGPU_SEMAPHORE_INTERRUPT | VGPU_SEMAPHORE_TIMESTAMP)
 
 #define VGPU_COMMAND_HEADER(opcode, flags, arg_words)                                    \
 	((uint32_t)(((uint32_t)(opcode) & 0xffu) << 24 | ((uint32_t)(flags) & 0xffu) << 16 | \
@@ -199,6 +217,20 @@ static inline uint32_t vgpu_push_semaphore_release(uint32_t *buf, uint64_t va, u
 {
 	uint32_t n = vgpu_push_u32(buf, VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_RELEASE,
 	                                                    interrupt ? VGPU_SEMAPHORE_INTERRUPT : 0,
+	                                                    VGPU_SEMAPHORE_ARG_WORDS));
+	n += vgpu_push_u64(buf + n, va);
+	n += vgpu_push_u64(buf + n, value);
+	return n;
+}
+
+/* SEMAPHORE_RELEASE with VGPU_SEMAPHORE_TIMESTAMP (revision 3): the value
+ * at va (16-byte aligned), the GPU's nanosecond clock at va + 8. */
+static inline uint32_t vgpu_push_semaphore_release_timestamp(uint32_t *buf, uint64_t va,
+                                                             uint64_t value, bool interrupt)
+{
+	uint32_t n = vgpu_push_u32(buf, VGPU_COMMAND_HEADER(VGPU_CMD_SEMAPHORE_RELEASE,
+	                                                    VGPU_SEMAPHORE_TIMESTAMP |
+	                                                    (interrupt ? VGPU_SEMAPHORE_INTERRUPT : 0),
 	                                                    VGPU_SEMAPHORE_ARG_WORDS));
 	n += vgpu_push_u64(buf + n, va);
 	n += vgpu_push_u64(buf + n, value);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device_abi.h - the vGPU device ABI, version 1.3.
+ * device_abi.h - the vGPU device ABI, version 1.4.
  *
  * The one definition of what a guest sees of a vGPU: PCI identity, BAR
  * layout, registers, the mailbox and its messages, channel windows and
@@ -24,7 +24,7 @@
 /* Version                                                                   */
 
 #define VGPU_ABI_VERSION_MAJOR 1 /* incompatible changes */
-#define VGPU_ABI_VERSION_MINOR 3 /* compatible additions */
+#define VGPU_ABI_VERSION_MINOR 4 /* compatible additions */
 /* 1.1: QUERY page_size_mask bit 2, 2 MiB VRAM pages (a GPU like cudagpu's;
  *      ALLOC then rounds to 2 MiB). A 1.0 guest refuses such a backend's
  *      QUERY; every other backend looks the same to it.
@@ -35,7 +35,12 @@
  * 1.3: VGPU_FEATURE_MODULES: MODULE_LOAD and MODULE_UNLOAD requests (a
  *      guest's own GPU programs, PTX) and the LAUNCH_FUNCTION command
  *      (command format revision 2). A 1.2 guest never asks for the feature
- *      and sees nothing new. */
+ *      and sees nothing new.
+ * 1.4: VGPU_FEATURE_SEMAPHORE_TIMESTAMP: SEMAPHORE_RELEASE's flag
+ *      VGPU_SEMAPHORE_TIMESTAMP writes the GPU's nanosecond clock beside the
+ *      value (command format revision 3), so a guest measures GPU time
+ *      (cuEventElapsedTime). A 1.3 guest never sets the flag and sees
+ *      nothing new. */
 #define VGPU_ABI_VERSION ((VGPU_ABI_VERSION_MAJOR << 16) | VGPU_ABI_VERSION_MINOR)
 
 /* Feature bits (VGPU_REG_FEATURES, HELLO). */
@@ -44,6 +49,7 @@
 #define VGPU_FEATURE_STATS (1u << 2)          /* STATS request */
 #define VGPU_FEATURE_DOORBELL_KICK (1u << 3)  /* doorbell word writes wake the GPU early */
 #define VGPU_FEATURE_MODULES (1u << 4)        /* 1.3: MODULE_LOAD/UNLOAD, LAUNCH_FUNCTION */
+#define VGPU_FEATURE_SEMAPHORE_TIMESTAMP (1u << 5) /* 1.4: VGPU_SEMAPHORE_TIMESTAMP */
 
 /* ------------------------------------------------------------------------ */
 /* PCI identity                                                              */
