@@ -85,7 +85,7 @@ vgpu_guest_own_programs() {
 	rc=$?
 	echo "$out" | sed 's/^/VGPU-PROGRAM /'
 	if [ "$rc" = 0 ] && echo "$out" | grep -q '^vgpu-ptx-run: PASS '; then
-		ok "its own PTX module loaded through vgpu.ko and launched, every result exact: $(echo "$out" | grep -o ' \(words\|launches\|vm_allocated\|vm_evicted\|bad_image\|seconds\)=[^ ]*' | tr -d '\n')"
+		ok "its own PTX module loaded through vgpu.ko and launched, every result exact: $(echo "$out" | grep -o ' \(words\|launches\|vm_allocated\|vm_evicted\|bad_image\|seconds\)=[^ :]*' | tr -d '\n')"
 	else
 		bad "vgpu-ptx-run (exit status $rc): $(echo "$out" | tail -n 2 | tr '\n' '|')"
 	fi
