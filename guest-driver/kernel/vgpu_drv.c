@@ -14,8 +14,8 @@
  *      waits for those in flight;
  *   2. zap every user mapping of a channel window (later accesses get a
  *      dummy page) and wake fence waiters (they return ENODEV);
- *   3. destroy the host channels and free the host buffers userspace still
- *      holds, so the VM's GPU memory is not leaked;
+ *   3. destroy the host channels, unload the modules and free the host
+ *      buffers userspace still holds, so the VM's GPU memory is not leaked;
  *   4. mask and release interrupts; devres unmaps the BARs.
  * Open files keep working and fail with ENODEV; their GEM objects are
  * freed when userspace lets go. The module cannot be unloaded while a file
@@ -35,10 +35,17 @@
 
 DEFINE_DRM_GEM_FOPS(vgpu_fops);
 
+/* A file is closed: its GPU programs go (its GEM objects go with their handles). */
+static void vgpu_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	vgpu_modules_close_file(to_vgpu(drm), file);
+}
+
 static const struct drm_driver vgpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER,
 	.ioctls = vgpu_ioctls,
 	.num_ioctls = VGPU_NUM_IOCTLS,
+	.postclose = vgpu_postclose,
 	.fops = &vgpu_fops,
 	.name = VGPU_DRIVER_NAME,
 	.desc = VGPU_DRIVER_DESC,
@@ -143,6 +150,9 @@ static int vgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&vdev->buffers);
 	INIT_LIST_HEAD(&vdev->channels);
 	spin_lock_init(&vdev->channel_table_lock);
+	ret = vgpu_modules_init(vdev);
+	if (ret)
+		return ret;
 
 	ret = pcim_enable_device(pdev);
 	if (ret) {
@@ -205,6 +215,7 @@ static void vgpu_remove(struct pci_dev *pdev)
 	if (pci_dev_is_disconnected(pdev))
 		vdev->host_unreachable = true;
 	vgpu_channels_release_all(vdev);
+	vgpu_modules_release_all(vdev);
 	vgpu_bos_release_all(vdev);
 	vgpu_irq_fini(vdev);
 	drm_info(drm, "unbound (%llu mailbox requests, %llu timeouts)\n",

@@ -9,8 +9,9 @@
  *  - the mailbox protocol state of guest-driver/common (struct vgpu_proto),
  *    driven through the hooks in vgpu_host.c,
  *  - the interrupt vectors (vgpu_irq.c),
- *  - the live buffers (vgpu_gem.c) and channels (vgpu_channel.c), so that
- *    unbind can release them on the host while userspace still holds them.
+ *  - the live buffers (vgpu_gem.c), channels (vgpu_channel.c) and GPU
+ *    programs (vgpu_module.c), so that unbind can release them on the host
+ *    while userspace still holds them.
  *
  * Lifetime. The drm_device (and this struct, embedded in it) lives until the
  * last open file is closed; every GEM object is reachable only through a
@@ -31,6 +32,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 
 #include <drm/drm_device.h>
 #include <drm/drm_gem.h>
@@ -48,7 +50,8 @@
 
 /* Features this driver can use: HELLO asks for these (and MSI-X if it got the vectors). */
 #define VGPU_DRIVER_FEATURES \
-	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK)
+	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK | \
+	 VGPU_FEATURE_MODULES)
 
 enum vgpu_irq_source {
 	VGPU_IRQ_SOURCE_MAILBOX,
@@ -98,13 +101,16 @@ struct vgpu_drm_device {
 	/* Fence waiters sleep here; fence/error interrupts and unbind wake them. */
 	wait_queue_head_t fence_wq;
 
-	/* Live objects, for unbind (vgpu_gem.c, vgpu_channel.c). */
+	/* Live objects, for unbind (vgpu_gem.c, vgpu_channel.c, vgpu_module.c). */
 	struct mutex objects_lock;
 	struct list_head buffers;
 	struct list_head channels;
 	u64 live_buffer_bytes;
 	u32 live_buffers;
 	u32 live_channels;
+	u32 live_modules;        /* under objects_lock */
+	/* Host module handle -> struct vgpu_module (the xarray's own lock). */
+	struct xarray modules;
 
 	/* Window index -> channel, for the error interrupt. */
 	spinlock_t channel_table_lock;
@@ -141,6 +147,18 @@ struct vgpu_channel {
 	bool host_released;
 };
 
+/*
+ * A GPU program a file loaded (MODULE_LOAD). Not a GEM object: its handle is
+ * the host's, which LAUNCH_FUNCTION commands in the pushbuffer name.
+ */
+struct vgpu_module {
+	struct drm_file *file;  /* the owner: only it unloads, its close does */
+	struct list_head close_node; /* vgpu_modules_close_file()'s list */
+	u32 handle;             /* the host's, the key in vgpu_drm_device.modules */
+	u64 variables_bytes;
+	bool host_released;     /* unloaded on the host (or left to it); objects_lock */
+};
+
 /* vgpu_host.c: the mailbox as the rest of the driver uses it. */
 int vgpu_host_wait_ready(struct vgpu_drm_device *vdev);
 int vgpu_host_attach(struct vgpu_drm_device *vdev);
@@ -171,12 +189,20 @@ u32 vgpu_channel_window_bytes(const struct vgpu_channel *ch);
 void vgpu_channels_mark_killed(struct vgpu_drm_device *vdev, u32 index_mask);
 void vgpu_channels_release_all(struct vgpu_drm_device *vdev);
 
+/* vgpu_module.c */
+int vgpu_modules_init(struct vgpu_drm_device *vdev);
+int vgpu_module_load(struct vgpu_drm_device *vdev, struct drm_file *file,
+		     struct drm_vgpu_module_load *args);
+int vgpu_module_unload(struct vgpu_drm_device *vdev, struct drm_file *file, u32 handle);
+void vgpu_modules_close_file(struct vgpu_drm_device *vdev, struct drm_file *file);
+void vgpu_modules_release_all(struct vgpu_drm_device *vdev);
+
 /* vgpu_fence.c */
 int vgpu_fence_wait(struct vgpu_drm_device *vdev, struct vgpu_channel *ch, u32 offset,
 		    u64 value, s64 deadline_ns);
 
 /* vgpu_ioctl.c */
-#define VGPU_NUM_IOCTLS (DRM_VGPU_STATS + 1)
+#define VGPU_NUM_IOCTLS (DRM_VGPU_MODULE_UNLOAD + 1)
 extern const struct drm_ioctl_desc vgpu_ioctls[VGPU_NUM_IOCTLS];
 
 #endif /* VGPU_DRV_H */

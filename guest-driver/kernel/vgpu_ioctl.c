@@ -183,10 +183,38 @@ static int vgpu_ioctl_stats(struct drm_device *drm, void *data, struct drm_file 
 	args->live_buffer_bytes = vdev->live_buffer_bytes;
 	args->live_buffers = vdev->live_buffers;
 	args->live_channels = vdev->live_channels;
+	args->live_modules = vdev->live_modules;
 	mutex_unlock(&vdev->objects_lock);
 out:
 	drm_dev_exit(idx);
 	return ret;
+}
+
+static int vgpu_ioctl_module_load(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vgpu_module_load *args = data;
+	int idx, ret;
+
+	if (args->flags || args->pad || !args->image_bytes ||
+	    args->image_bytes > DRM_VGPU_MODULE_IMAGE_MAX_BYTES || !args->table_bytes ||
+	    args->table_bytes > DRM_VGPU_MODULE_TABLE_MAX_BYTES ||
+	    args->image_va + args->image_bytes < args->image_va)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ret = vgpu_module_load(to_vgpu(drm), file, args);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static int vgpu_ioctl_module_unload(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vgpu_module_unload *args = data;
+
+	if (args->pad)
+		return -EINVAL;
+	/* vgpu_module_release reaches the host only while the device is there. */
+	return vgpu_module_unload(to_vgpu(drm), file, args->module);
 }
 
 const struct drm_ioctl_desc vgpu_ioctls[VGPU_NUM_IOCTLS] = {
@@ -198,4 +226,6 @@ const struct drm_ioctl_desc vgpu_ioctls[VGPU_NUM_IOCTLS] = {
 	DRM_IOCTL_DEF_DRV(VGPU_CHANNEL_DESTROY, vgpu_ioctl_channel_destroy, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VGPU_WAIT_FENCE, vgpu_ioctl_wait_fence, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VGPU_STATS, vgpu_ioctl_stats, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VGPU_MODULE_LOAD, vgpu_ioctl_module_load, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VGPU_MODULE_UNLOAD, vgpu_ioctl_module_unload, DRM_RENDER_ALLOW),
 };

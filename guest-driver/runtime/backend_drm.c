@@ -4,7 +4,9 @@
  * libdrm (see vgpu_guest_drm.h and include/uapi/vgpu_drm.h).
  *
  * Every operation is one ioctl; channel windows are mappings of the render
- * node. Buffer handles the runtime sees are GEM handles.
+ * node. Buffer handles the runtime sees are GEM handles; module handles are
+ * the device's (LAUNCH_FUNCTION names them), owned by this file: closing
+ * the device unloads what is still loaded.
  *
  * drmIoctl() retries EINTR and EAGAIN at once. The driver returns EAGAIN for
  * the backend's BUSY ("nothing changed, retry later"), which the workloads
@@ -184,6 +186,43 @@ static void drm_backend_channel_close(void *backend, struct vgpu_channel_window 
 	window->backend_data = NULL;
 }
 
+static int drm_backend_module_load(void *backend, const struct vgpu_module_load_request *req,
+                                   struct vgpu_module_load_response *out)
+{
+	struct drm_backend *b = backend;
+	struct drm_vgpu_module_load args = {
+		.image_va = req->image_va,
+		.image_bytes = req->image_bytes,
+		.table_va = req->table_va,
+		.table_bytes = req->table_bytes,
+		.flags = req->flags,
+	};
+	int ret = vgpu_ioctl(b->fd, DRM_IOCTL_VGPU_MODULE_LOAD, &args);
+
+	memset(out, 0, sizeof(*out));
+	if (ret) {
+		/* LIMIT: the room the table needs (0: another limit). */
+		if (ret == -ENOSPC && args.table_bytes > req->table_bytes)
+			out->table_bytes = args.table_bytes;
+		return ret;
+	}
+	out->module = args.module;
+	out->function_count = args.function_count;
+	out->variable_count = args.variable_count;
+	out->table_bytes = args.table_bytes;
+	out->variables_va = args.variables_va;
+	out->variables_bytes = args.variables_bytes;
+	return 0;
+}
+
+static int drm_backend_module_unload(void *backend, uint32_t module)
+{
+	struct drm_backend *b = backend;
+	struct drm_vgpu_module_unload args = { .module = module };
+
+	return vgpu_ioctl(b->fd, DRM_IOCTL_VGPU_MODULE_UNLOAD, &args);
+}
+
 static int64_t monotonic_ns(void)
 {
 	struct timespec ts;
@@ -243,6 +282,8 @@ static const struct vgpu_backend_ops drm_ops = {
 	.channel_close = drm_backend_channel_close,
 	.wait_fence = drm_backend_wait_fence,
 	.channel_status = drm_backend_channel_status,
+	.module_load = drm_backend_module_load,
+	.module_unload = drm_backend_module_unload,
 };
 
 /* 1 if fd is a vGPU node, 0 if another driver's. */

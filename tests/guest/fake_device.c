@@ -12,6 +12,8 @@
 #define FAKE_QUERY_CAP (1ull << 30)
 #define FAKE_QUERY_CHUNK (2ull << 20)
 #define FAKE_QUERY_TOTAL (1ull << 30)
+#define FAKE_MODULE_TABLE_BYTES 1024u /* the room every module's table needs */
+#define FAKE_MODULE_VARIABLES_VA 0x20000000ull
 
 static struct vgpu_mailbox_header *header_of(struct fake_device *fake)
 {
@@ -242,6 +244,51 @@ static void respond(struct fake_device *fake, const struct vgpu_request *request
 			response->status = VGPU_STATUS_NOT_FOUND;
 		else
 			fake->channels_live &= ~(1u << index);
+		return;
+	}
+	case VGPU_OP_MODULE_LOAD: {
+		struct vgpu_module_load_response loaded = { 0 };
+		uint32_t module;
+
+		if (request->payload_size != sizeof(struct vgpu_module_load_request) ||
+		    !payload_u64(request, 0) || !payload_u64(request, 8) ||
+		    payload_u64(request, 8) > VGPU_MODULE_IMAGE_MAX_BYTES || payload_u32(request, 28)) {
+			response->status = VGPU_STATUS_INVALID;
+			return;
+		}
+		if (payload_u32(request, 24) < FAKE_MODULE_TABLE_BYTES) {
+			/* Nothing loaded; the room the table needs. */
+			loaded.table_bytes = htole32(FAKE_MODULE_TABLE_BYTES);
+			answer(response, &loaded, sizeof(loaded));
+			response->status = VGPU_STATUS_LIMIT;
+			return;
+		}
+		for (module = 0; module < 64; module++)
+			if (!(fake->modules_live & (1ull << module)))
+				break;
+		if (module == 64) {
+			response->status = VGPU_STATUS_LIMIT;
+			return;
+		}
+		fake->modules_live |= 1ull << module;
+		loaded = (struct vgpu_module_load_response){
+			.module = htole32(module),
+			.function_count = htole32(2),
+			.variable_count = htole32(1),
+			.table_bytes = htole32(FAKE_MODULE_TABLE_BYTES),
+			.variables_va = htole64(FAKE_MODULE_VARIABLES_VA + module * 0x10000ull),
+			.variables_bytes = htole64(4096),
+		};
+		answer(response, &loaded, sizeof(loaded));
+		return;
+	}
+	case VGPU_OP_MODULE_UNLOAD: {
+		uint32_t module = payload_u32(request, 0);
+
+		if (module >= 64 || !(fake->modules_live & (1ull << module)))
+			response->status = VGPU_STATUS_NOT_FOUND;
+		else
+			fake->modules_live &= ~(1ull << module);
 		return;
 	}
 	case VGPU_OP_STATS: {

@@ -4,8 +4,9 @@
  * sees it: BAR0 registers and a mailbox in memory, answered in-process.
  *
  * It behaves like a well-formed backend (HELLO, QUERY, ALLOC, FREE,
- * CHANNEL_CREATE/DESTROY, SET_PRIORITY, STATS with plausible state) unless a
- * test tells it otherwise:
+ * CHANNEL_CREATE/DESTROY, SET_PRIORITY, STATS, MODULE_LOAD/UNLOAD with
+ * plausible state: a module's table needs 1024 bytes, less room is LIMIT
+ * saying so) unless a test tells it otherwise:
  *  - mutate: a callback that may rewrite each response before it is posted
  *    (wrong seq, opcode, status, sizes, payload fields), drop it, or post it
  *    twice;
@@ -81,6 +82,7 @@ struct fake_device {
 	uint32_t live_handles[256];
 	uint32_t live_count;
 	uint32_t channels_live; /* bit mask */
+	uint64_t modules_live;  /* bit mask of module handles */
 
 	/* What happened. */
 	uint64_t reg_reads;

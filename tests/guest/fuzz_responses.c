@@ -133,6 +133,38 @@ static void check_channel(const struct vgpu_proto *proto,
 	PROMISE(ch->pushbuf_gpu_va + ch->pushbuf_bytes >= ch->pushbuf_gpu_va);
 }
 
+/* MODULE_LOAD with room bytes for the table: what the caller may rely on. */
+static void fuzz_module(struct vgpu_proto *proto, struct input *in)
+{
+	static const struct vgpu_module_load_response zero;
+	struct vgpu_module_load_request req = {
+		.image_va = 0x100000000ull,
+		.image_bytes = 1 + take_byte(in, 0) * 4096ull,
+		.table_va = 0x100200000ull,
+		.table_bytes = 320u << (take_byte(in, 2) % 8),
+	};
+	struct vgpu_module_load_response loaded;
+	int ret = vgpu_proto_module_load(proto, &req, &loaded);
+
+	check_errno(ret);
+	if (!ret) {
+		PROMISE(loaded.table_bytes >= sizeof(struct vgpu_module_table));
+		PROMISE(loaded.table_bytes <= req.table_bytes);
+		PROMISE(!loaded.variables_bytes ||
+		        (loaded.variables_va % 4096 == 0 &&
+		         loaded.variables_va + loaded.variables_bytes > loaded.variables_va));
+		check_errno(vgpu_proto_module_unload(proto, loaded.module));
+	} else if (ret == -ENOSPC) {
+		/* At most the room needed, believable, and nothing else. */
+		PROMISE(!loaded.table_bytes || (loaded.table_bytes > req.table_bytes &&
+		                                loaded.table_bytes <= VGPU_MODULE_TABLE_MAX_BYTES));
+		loaded.table_bytes = 0;
+		PROMISE(!memcmp(&loaded, &zero, sizeof(zero)));
+	} else {
+		PROMISE(!memcmp(&loaded, &zero, sizeof(zero)));
+	}
+}
+
 int fuzz_guest_responses(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size, 0 };
@@ -200,6 +232,7 @@ int fuzz_guest_responses(const uint8_t *data, size_t size)
 			check_errno(vgpu_proto_channel_destroy(&proto, ch.index));
 		}
 		check_errno(vgpu_proto_stats(&proto, &stats));
+		fuzz_module(&proto, &in);
 		ret = vgpu_proto_call_raw(&proto, &raw, &raw_resp);
 		check_errno(ret);
 		if (!ret)

@@ -345,10 +345,26 @@ enum corruption {
 	CORRUPT_QUERY_CHUNK,
 	CORRUPT_QUERY_SHARE,
 	CORRUPT_QUERY_PAGE_SIZES,
+	CORRUPT_MODULE_PAYLOAD_SHORT,
+	CORRUPT_MODULE_TABLE_BELOW_HEADER,
+	CORRUPT_MODULE_TABLE_BEYOND_ROOM,
+	CORRUPT_MODULE_VARIABLES_MISALIGNED,
+	CORRUPT_MODULE_VARIABLES_WRAP,
+	CORRUPT_MODULE_UNKNOWN_STATUS,
 	CORRUPT_COUNT
 };
 
 static enum corruption corruption;
+
+/* Room the module tests give the table: the fake device needs 1024. */
+#define MODULE_ROOM 4096u
+
+static const struct vgpu_module_load_request module_request = {
+	.image_va = 0x100000000ull,
+	.image_bytes = 5000,
+	.table_va = 0x100200000ull,
+	.table_bytes = MODULE_ROOM,
+};
 
 static void put32(struct vgpu_response *response, size_t offset, uint32_t value)
 {
@@ -427,6 +443,26 @@ static enum fake_action corrupt(void *arg, const struct vgpu_request *request,
 	case CORRUPT_QUERY_PAGE_SIZES:
 		put32(r, offsetof(struct vgpu_query_response, page_size_mask), 1u << 3);
 		break;
+	case CORRUPT_MODULE_PAYLOAD_SHORT:
+		r->payload_size = sizeof(struct vgpu_module_load_response) - 8;
+		break;
+	case CORRUPT_MODULE_TABLE_BELOW_HEADER:
+		put32(r, offsetof(struct vgpu_module_load_response, table_bytes),
+		      sizeof(struct vgpu_module_table) - 4);
+		break;
+	case CORRUPT_MODULE_TABLE_BEYOND_ROOM:
+		put32(r, offsetof(struct vgpu_module_load_response, table_bytes), MODULE_ROOM + 4);
+		break;
+	case CORRUPT_MODULE_VARIABLES_MISALIGNED:
+		put64(r, offsetof(struct vgpu_module_load_response, variables_va), 0x20000100ull);
+		break;
+	case CORRUPT_MODULE_VARIABLES_WRAP:
+		put64(r, offsetof(struct vgpu_module_load_response, variables_va), ~0ull - 0xfff);
+		put64(r, offsetof(struct vgpu_module_load_response, variables_bytes), 0x2000);
+		break;
+	case CORRUPT_MODULE_UNKNOWN_STATUS:
+		r->status = 99;
+		break;
 	case CORRUPT_COUNT:
 		break;
 	}
@@ -454,6 +490,20 @@ static int request_for(struct fixture *f, enum corruption c)
 	case CORRUPT_QUERY_SHARE:
 	case CORRUPT_QUERY_PAGE_SIZES:
 		return vgpu_proto_query(&f->proto, &query);
+	case CORRUPT_MODULE_PAYLOAD_SHORT:
+	case CORRUPT_MODULE_TABLE_BELOW_HEADER:
+	case CORRUPT_MODULE_TABLE_BEYOND_ROOM:
+	case CORRUPT_MODULE_VARIABLES_MISALIGNED:
+	case CORRUPT_MODULE_VARIABLES_WRAP:
+	case CORRUPT_MODULE_UNKNOWN_STATUS: {
+		struct vgpu_module_load_response loaded;
+		int ret = vgpu_proto_module_load(&f->proto, &module_request, &loaded);
+		static const struct vgpu_module_load_response zero;
+
+		/* Nothing of a rejected answer reaches the caller. */
+		assert_memory_equal(&loaded, &zero, sizeof(zero));
+		return ret;
+	}
 	default:
 		return vgpu_proto_alloc(&f->proto, 8192, 0, 0, &alloc);
 	}
@@ -482,6 +532,106 @@ static void test_malformed_responses_rejected(void **state)
 	/* A rejected HELLO does not make an unready proto ready, nor the
 	 * other way round; the hello above kept us ready throughout. */
 	assert_true(f->proto.ready);
+}
+
+/* MODULE_LOAD / MODULE_UNLOAD (device ABI 1.3): fields, LIMIT saying the
+ * room the table needs, arguments checked before anything is sent. */
+static void test_module_requests(void **state)
+{
+	struct fixture *f = *state;
+	struct vgpu_module_load_request req = module_request;
+	struct vgpu_module_load_response loaded;
+	uint64_t requests;
+
+	init_and_hello(f, 200);
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), 0);
+	assert_int_equal(f->fake->last_request.opcode, htole16(VGPU_OP_MODULE_LOAD));
+	assert_int_equal(le16toh(f->fake->last_request.payload_size), sizeof(req));
+	assert_int_equal(loaded.module, 0);
+	assert_int_equal(loaded.function_count, 2);
+	assert_int_equal(loaded.variable_count, 1);
+	assert_int_equal(loaded.table_bytes, 1024);
+	assert_int_equal(loaded.variables_va, 0x20000000ull);
+	assert_int_equal(loaded.variables_bytes, 4096);
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), 0);
+	assert_int_equal(loaded.module, 1);
+
+	/* Too little room: LIMIT, and how much is needed. */
+	req.table_bytes = 512;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -ENOSPC);
+	assert_int_equal(loaded.table_bytes, 1024);
+	assert_int_equal(loaded.module, 0);
+	/* An image the backend refuses. */
+	req = module_request;
+	req.image_va = 0;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+
+	assert_int_equal(vgpu_proto_module_unload(&f->proto, 1), 0);
+	assert_int_equal(f->fake->modules_live, 1);
+	assert_int_equal(vgpu_proto_module_unload(&f->proto, 1), -ENOENT);
+	assert_int_equal(vgpu_proto_module_unload(&f->proto, 0), 0);
+	assert_int_equal(f->fake->modules_live, 0);
+
+	/* Bad arguments never reach the device. */
+	requests = f->fake->requests_seen;
+	req = module_request;
+	req.image_bytes = 0;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+	req.image_bytes = VGPU_MODULE_IMAGE_MAX_BYTES + 1ull;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+	req = module_request;
+	req.table_bytes = 0;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+	req.table_bytes = VGPU_MODULE_TABLE_MAX_BYTES + 1;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+	req = module_request;
+	req.flags = 1;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+	req = module_request;
+	req.image_va = ~0ull - 100;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &req, &loaded), -EINVAL);
+	assert_int_equal(vgpu_proto_module_load(&f->proto, NULL, &loaded), -EINVAL);
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &module_request, NULL), -EINVAL);
+	assert_int_equal(f->fake->requests_seen, requests);
+
+	/* A backend without the feature, and one that did not say HELLO. */
+	forced_status = VGPU_STATUS_UNSUPPORTED;
+	f->fake->mutate = force_status;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &module_request, &loaded), -EOPNOTSUPP);
+	assert_int_equal(vgpu_proto_module_unload(&f->proto, 0), -EOPNOTSUPP);
+	f->fake->mutate = NULL;
+	f->proto.ready = false;
+	assert_int_equal(vgpu_proto_module_load(&f->proto, &module_request, &loaded), -ENOTCONN);
+}
+
+/* LIMIT whose room is not believable: -ENOSPC, but no room reported. */
+static enum fake_action limit_with_room(void *arg, const struct vgpu_request *request,
+                                        struct vgpu_response *r)
+{
+	(void)request;
+	r->status = VGPU_STATUS_LIMIT;
+	r->payload_size = sizeof(struct vgpu_module_load_response);
+	put32(r, offsetof(struct vgpu_module_load_response, table_bytes), *(uint32_t *)arg);
+	return FAKE_POST;
+}
+
+static void test_module_limit_room_checked(void **state)
+{
+	struct fixture *f = *state;
+	struct vgpu_module_load_response loaded;
+	/* not more than the room given; beyond the ABI's bound; believable */
+	uint32_t rooms[] = { MODULE_ROOM, VGPU_MODULE_TABLE_MAX_BYTES + 1, MODULE_ROOM * 2 };
+	uint32_t want[] = { 0, 0, MODULE_ROOM * 2 };
+
+	init_and_hello(f, 200);
+	f->fake->mutate = limit_with_room;
+	for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++) {
+		f->fake->mutate_arg = &rooms[i];
+		assert_int_equal(vgpu_proto_module_load(&f->proto, &module_request, &loaded),
+		                 -ENOSPC);
+		assert_int_equal(loaded.table_bytes, want[i]);
+		assert_int_equal(loaded.module, 0);
+	}
 }
 
 /* A backend whose GPU has 2 MiB VRAM pages only (cudagpu): QUERY says so
@@ -789,6 +939,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_status_to_errno, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_responses_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backend_with_2m_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_module_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_module_limit_room_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_response_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_answer_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_response_in_wait, setup, teardown),

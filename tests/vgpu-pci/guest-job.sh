@@ -13,7 +13,12 @@
 #   VGPU-PCI-READY                              host: "go"
 #   VGPU-PCI-START, then vgpu-run stream with --hold: "VGPU-PCI-HOLD vm=N
 #     bytes=..." while it holds its memory      host: "release" (it has read
-#     vgpuctl); vgpu-run verifies every buffer by checksum and frees
+#     vgpuctl); with the memory still held (every guest's: the VRAM
+#     oversubscribed), its own GPU programs: vgpu-ptx-run (a PTX module
+#     through MODULE_LOAD, pci.own=SIZE of data) and the CUDA driver-API
+#     program cuda-saxpy with libcuda.so.1 (pci.cuda=BYTES), each checked
+#     against the CPU (guest-lib.sh); then vgpu-run verifies every buffer by
+#     checksum and frees
 #   vgpu-run stencil, then gups (pci.iterations each: the CPU reference
 #     replays every iteration, and a TCG guest's CPU is slow), verified by
 #     checksum
@@ -30,8 +35,9 @@
 #
 # Kernel command line (tests/vgpu-pci/run): pci.vm=N pci.device=0|1
 # pci.size=48M pci.buffer=8M pci.small=16M pci.duration=2s pci.iterations=10
-# pci.seed=N pci.wait=300 pci.lost=stall|stream
+# pci.seed=N pci.wait=300 pci.lost=stall|stream pci.own=6M pci.cuda=2M
 vm=0 device=1 size=48M buffer=8M small=16M duration=2s iterations=10 seed=1 wait=300 lost=stream
+own_size=6M cuda_bytes=2M
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -45,6 +51,8 @@ for arg in $(cat /proc/cmdline); do
 	pci.seed=*) seed=${arg#pci.seed=} ;;
 	pci.wait=*) wait=${arg#pci.wait=} ;;
 	pci.lost=*) lost=${arg#pci.lost=} ;;
+	pci.own=*) own_size=${arg#pci.own=} ;;
+	pci.cuda=*) cuda_bytes=${arg#pci.cuda=} ;;
 	esac
 done
 failures=0
@@ -141,6 +149,8 @@ done
 if [ "$held" = 1 ]; then
 	echo "VGPU-PCI-HOLD vm=$vm $(grep -m1 'vgpu-run: HOLD bytes=' /tmp/run.err | sed 's/^vgpu-run: HOLD //; s/ (SIGUSR1.*//') uptime=$(uptime_s)"
 	await release
+	# the VRAM still oversubscribed by every guest's stream memory
+	vgpu_guest_own_programs "$own_size" "$cuda_bytes"
 	kill -USR1 "$pid" 2>/dev/null
 fi
 wait "$pid"

@@ -22,6 +22,12 @@
  * channel stays alive until its window is unmapped. Handles of one kind
  * passed to an ioctl of the other kind fail with EINVAL.
  *
+ * GPU programs (uAPI 2, when GET_INFO's features has VGPU_FEATURE_MODULES,
+ * bit 4): MODULE_LOAD loads a module whose image userspace placed in a
+ * buffer of its own; its handle is not a GEM handle but the device's
+ * (LAUNCH_FUNCTION commands name it) and belongs to the file that loaded
+ * it: only that file can unload it, and closing the file unloads it.
+ *
  * Errors are negative errno values from drmIoctl (errno): the host's
  * status codes map as INVALID -> EINVAL, UNSUPPORTED -> EOPNOTSUPP,
  * NO_MEMORY -> ENOMEM (the VM's cap or the host budget is exhausted),
@@ -48,7 +54,7 @@ extern "C" {
 #endif
 
 #define DRM_VGPU_DRIVER_NAME "vgpu"
-#define DRM_VGPU_UAPI_VERSION 1
+#define DRM_VGPU_UAPI_VERSION 2 /* 2: MODULE_LOAD, MODULE_UNLOAD */
 
 #define DRM_VGPU_GET_INFO 0x00
 #define DRM_VGPU_ALLOC 0x01
@@ -58,6 +64,8 @@ extern "C" {
 #define DRM_VGPU_CHANNEL_DESTROY 0x05
 #define DRM_VGPU_WAIT_FENCE 0x06
 #define DRM_VGPU_STATS 0x07
+#define DRM_VGPU_MODULE_LOAD 0x08   /* uAPI 2 */
+#define DRM_VGPU_MODULE_UNLOAD 0x09 /* uAPI 2 */
 
 /* How the driver receives interrupts (drm_vgpu_get_info.irq_mode). */
 #define DRM_VGPU_IRQ_MODE_POLL 0 /* none: mailbox and fence waits poll */
@@ -197,6 +205,53 @@ struct drm_vgpu_stats {
 	__u32 live_channels;
 	__u32 killed_channels;    /* channels the GPU killed */
 	__u32 pad;
+	/* uAPI 2 */
+	__u32 live_modules;       /* modules loaded through this driver */
+	__u32 pad2;
+};
+
+/* Bounds of MODULE_LOAD (the device ABI's). */
+#define DRM_VGPU_MODULE_IMAGE_MAX_BYTES (64u << 20)
+#define DRM_VGPU_MODULE_TABLE_MAX_BYTES (16u << 20)
+
+/*
+ * MODULE_LOAD (uAPI 2): load a GPU program (PTX text) into this VM. The
+ * image and the room for the module's table are GPU memory of this VM (in
+ * buffers of ALLOC, filled through a channel); the driver passes their GPU
+ * VAs to the backend, which checks them, reads and checks the image, places
+ * the module's variables in a buffer of the VM's own and writes the table
+ * (struct vgpu_module_table of the device ABI: functions, parameter
+ * layouts, variables, and the message saying why a load failed) at
+ * table_va. Errors: EOPNOTSUPP when the device did not negotiate
+ * VGPU_FEATURE_MODULES or its GPU runs no programs; EINVAL for bad
+ * arguments, an image the GPU refuses or a range outside the VM's memory
+ * (the table's message says why); ENOSPC when table_bytes is too small
+ * (table_bytes then says the room needed) or the VM holds too many modules
+ * (table_bytes 0); ENOMEM when the variables do not fit the VM's memory.
+ */
+struct drm_vgpu_module_load {
+	__u64 image_va;        /* in: the image's GPU VA */
+	__u64 image_bytes;     /* in: 1..DRM_VGPU_MODULE_IMAGE_MAX_BYTES */
+	__u64 table_va;        /* in: where the table is written */
+	__u32 table_bytes;     /* in: room at table_va (<= ..._TABLE_MAX_BYTES);
+				  out: the table's size (ENOSPC: room needed) */
+	__u32 flags;           /* in: 0 */
+	__u32 module;          /* out: the module's handle */
+	__u32 function_count;  /* out */
+	__u32 variable_count;  /* out */
+	__u32 pad;
+	__u64 variables_va;    /* out: the buffer of its variables */
+	__u64 variables_bytes; /* out: 0 = none */
+};
+
+/*
+ * MODULE_UNLOAD (uAPI 2): unload a module this file loaded (EINVAL for any
+ * other handle); its variables' buffer is freed, launches of it still queued
+ * fault. The handle is gone even when the host could not be told (logged).
+ */
+struct drm_vgpu_module_unload {
+	__u32 module;
+	__u32 pad;
 };
 
 #define DRM_IOCTL_VGPU_GET_INFO \
@@ -215,6 +270,10 @@ struct drm_vgpu_stats {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VGPU_WAIT_FENCE, struct drm_vgpu_wait_fence)
 #define DRM_IOCTL_VGPU_STATS \
 	DRM_IOR(DRM_COMMAND_BASE + DRM_VGPU_STATS, struct drm_vgpu_stats)
+#define DRM_IOCTL_VGPU_MODULE_LOAD \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VGPU_MODULE_LOAD, struct drm_vgpu_module_load)
+#define DRM_IOCTL_VGPU_MODULE_UNLOAD \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VGPU_MODULE_UNLOAD, struct drm_vgpu_module_unload)
 
 #if defined(__cplusplus)
 }

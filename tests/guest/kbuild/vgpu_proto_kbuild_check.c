@@ -74,6 +74,13 @@ int vgpu_proto_kbuild_check_use(struct vgpu_proto *proto, void *mailbox, void __
 	struct vgpu_channel_create_response channel;
 	struct vgpu_query_response query;
 	struct vgpu_stats_response stats;
+	struct vgpu_module_load_request module = {
+		.image_va = 0x100000000ull,
+		.image_bytes = 4096,
+		.table_va = 0x100200000ull,
+		.table_bytes = 4096,
+	};
+	struct vgpu_module_load_response loaded;
 	int ret;
 
 	dev.bar0 = bar0;
@@ -86,6 +93,8 @@ int vgpu_proto_kbuild_check_use(struct vgpu_proto *proto, void *mailbox, void __
 	ret = ret ?: vgpu_proto_channel_create(proto, 0, &channel);
 	ret = ret ?: vgpu_proto_channel_destroy(proto, channel.index);
 	ret = ret ?: vgpu_proto_stats(proto, &stats);
+	ret = ret ?: vgpu_proto_module_load(proto, &module, &loaded);
+	ret = ret ?: vgpu_proto_module_unload(proto, loaded.module);
 	ret = ret ?: vgpu_proto_free(proto, alloc.handle);
 	if (ret)
 		pr_info("vgpu: %s (%d)\n", vgpu_status_name(VGPU_STATUS_INTERNAL), ret);

@@ -38,7 +38,9 @@
 #define MAX_BUFFERS 256
 #define GPFIFO_ENTRY_BYTES 16u
 #define VA_BASE 0x100000000ull
-#define FEATURES (VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS)
+#define FEATURES                                                                    \
+	(VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | \
+	 VGPU_FEATURE_MODULES)
 
 struct buffer {
 	uint32_t handle; /* 0 = free slot */
@@ -67,6 +69,7 @@ struct device {
 	uint64_t next_va, allocated;
 	struct buffer buffers[MAX_BUFFERS];
 	struct channel channels[TOY_MAX_CHANNELS];
+	uint32_t modules; /* bit mask of loaded module handles */
 	uint64_t requests;
 };
 
@@ -370,6 +373,42 @@ static uint32_t handle_request(struct device *d, const struct vgpu_request *req,
 		r->resident_bytes = d->allocated;
 		r->fair_share_bytes = TOY_VRAM_SHARE;
 		*size = sizeof(*r);
+		return VGPU_STATUS_OK;
+	}
+	case VGPU_OP_MODULE_LOAD: {
+		const struct vgpu_module_load_request *m = in;
+		struct vgpu_module_load_response *r = payload;
+		uint32_t module;
+
+		if (!(d->features & VGPU_FEATURE_MODULES))
+			return VGPU_STATUS_UNSUPPORTED;
+		if (req->payload_size < sizeof(*m) || !m->image_va || !m->image_bytes || m->flags)
+			return VGPU_STATUS_INVALID;
+		if (m->table_bytes < TOY_MODULE_TABLE_BYTES) {
+			r->table_bytes = TOY_MODULE_TABLE_BYTES;
+			*size = sizeof(*r);
+			return VGPU_STATUS_LIMIT;
+		}
+		for (module = 0; module < TOY_MAX_MODULES && (d->modules & (1u << module)); module++)
+			;
+		if (module == TOY_MAX_MODULES)
+			return VGPU_STATUS_LIMIT;
+		d->modules |= 1u << module;
+		r->module = module;
+		r->function_count = TOY_MODULE_FUNCTIONS;
+		r->table_bytes = TOY_MODULE_TABLE_BYTES;
+		*size = sizeof(*r);
+		say("device %u: MODULE_LOAD %llu bytes -> module %u", d->id,
+		    (unsigned long long)m->image_bytes, module);
+		return VGPU_STATUS_OK;
+	}
+	case VGPU_OP_MODULE_UNLOAD: {
+		const struct vgpu_module_unload_request *m = in;
+
+		if (m->module >= TOY_MAX_MODULES || !(d->modules & (1u << m->module)))
+			return VGPU_STATUS_NOT_FOUND;
+		d->modules &= ~(1u << m->module);
+		say("device %u: MODULE_UNLOAD module %u", d->id, m->module);
 		return VGPU_STATUS_OK;
 	}
 	default:

@@ -7,7 +7,9 @@
  * Usage: vgpu-drm-check full  NODE   every ioctl, argument checks, host
  *                                    errors as errno, mmap rules, fences
  *                                    (interrupt, timeout, signal, killed
- *                                    channel), channel limit and lifetime
+ *                                    channel), channel limit and lifetime,
+ *                                    modules (MODULE_LOAD/UNLOAD, owned by
+ *                                    the file that loaded them)
  *        vgpu-drm-check quick NODE   GET_INFO, ALLOC/FREE, a channel and a
  *                                    toy fence (for each interrupt mode)
  *        vgpu-drm-check gone  NODE   make fake-backend exit (TOY_DIE_BYTES)
@@ -36,6 +38,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <vgpu/abi/device_abi.h>
 
 #include "toy_gpu.h"
 #include "vgpu_drm.h"
@@ -277,6 +281,111 @@ static void check_args(int fd)
 	check(err == EINVAL, "SET_PRIORITY of an unknown handle: %s (want EINVAL)", err_name(err));
 }
 
+static int module_load(int fd, uint64_t image_va, uint32_t table_bytes,
+		       struct drm_vgpu_module_load *m)
+{
+	*m = (struct drm_vgpu_module_load){
+		.image_va = image_va,
+		.image_bytes = 4096,
+		.table_va = image_va + 4096,
+		.table_bytes = table_bytes,
+	};
+	return io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, m);
+}
+
+static int module_unload(int fd, uint32_t module)
+{
+	struct drm_vgpu_module_unload u = { .module = module };
+
+	return io(fd, DRM_IOCTL_VGPU_MODULE_UNLOAD, &u);
+}
+
+/*
+ * MODULE_LOAD / MODULE_UNLOAD (uAPI 2): arguments, the host's answers, and
+ * that a module belongs to the file that loaded it: another file cannot
+ * unload it, closing the file unloads it on the host (the toy gives the
+ * lowest free handle, so the handle coming back proves it).
+ */
+static void check_modules(int fd, const char *node, const struct drm_vgpu_get_info *info,
+			  uint64_t va)
+{
+	struct drm_vgpu_module_load m, m2;
+	struct drm_vgpu_stats s0, s1;
+	uint64_t requests;
+	uint32_t theirs;
+	int err, fd2;
+
+	check(info->features & VGPU_FEATURE_MODULES, "HELLO negotiated VGPU_FEATURE_MODULES (%#x)",
+	      info->features);
+	stats(fd, &s0);
+	requests = s0.mailbox_requests;
+	err = module_load(fd, va, 0, &m);
+	check(err == EINVAL, "MODULE_LOAD with no table room: %s (want EINVAL)", err_name(err));
+	m.table_bytes = DRM_VGPU_MODULE_TABLE_MAX_BYTES + 1;
+	err = io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, &m);
+	check(err == EINVAL, "MODULE_LOAD with a table room over 16 MiB: %s (want EINVAL)",
+	      err_name(err));
+	module_load(fd, va, 4096, &m);
+	m.image_bytes = DRM_VGPU_MODULE_IMAGE_MAX_BYTES + 1;
+	err = io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, &m);
+	check(err == EINVAL, "MODULE_LOAD of an image over 64 MiB: %s (want EINVAL)",
+	      err_name(err));
+	module_load(fd, va, 4096, &m);
+	m.flags = 1;
+	err = io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, &m);
+	check(err == EINVAL, "MODULE_LOAD with flags 1: %s (want EINVAL)", err_name(err));
+	err = module_unload(fd, 0);
+	check(err == EINVAL, "MODULE_UNLOAD of a module never loaded: %s (want EINVAL)",
+	      err_name(err));
+	stats(fd, &s1);
+	check(s1.mailbox_requests == requests + 1, "none of those reached the host (%" PRIu64
+	      " requests for 5 ioctls and a STATS)", (uint64_t)(s1.mailbox_requests - requests));
+
+	err = module_load(fd, 0, 4096, &m);
+	check(err == EINVAL, "MODULE_LOAD of an image the host refuses: %s (want EINVAL)",
+	      err_name(err));
+	err = module_load(fd, va, 512, &m);
+	check(err == ENOSPC && m.table_bytes == TOY_MODULE_TABLE_BYTES,
+	      "MODULE_LOAD with 512 bytes of table room: %s, room needed %u (want ENOSPC, %u)",
+	      err_name(err), m.table_bytes, TOY_MODULE_TABLE_BYTES);
+	err = module_load(fd, va, 4096, &m);
+	stats(fd, &s1);
+	check(!err && m.function_count == TOY_MODULE_FUNCTIONS &&
+		      m.table_bytes == TOY_MODULE_TABLE_BYTES && !m.variables_bytes &&
+		      s1.live_modules == s0.live_modules + 1,
+	      "MODULE_LOAD: %s, module %u, %u functions, table %u bytes, %u live modules",
+	      err_name(err), m.module, m.function_count, m.table_bytes, s1.live_modules);
+
+	fd2 = open_node(node);
+	err = module_unload(fd2, m.module);
+	check(err == EINVAL, "another file cannot unload the module: %s (want EINVAL)",
+	      err_name(err));
+	err = module_load(fd2, va, 4096, &m2);
+	check(!err && m2.module != m.module, "another file loads its own: %s, module %u",
+	      err_name(err), m2.module);
+	theirs = m2.module;
+	close(fd2);
+	stats(fd, &s1);
+	check(s1.live_modules == s0.live_modules + 1, "closing that file unloads its module (%u live)",
+	      s1.live_modules);
+	err = module_load(fd, va, 4096, &m2);
+	check(!err && m2.module == theirs,
+	      "the host got the MODULE_UNLOAD: its handle %u is free again (%s, module %u)",
+	      theirs, err_name(err), m2.module);
+
+	err = module_unload(fd, m.module);
+	check(!err, "MODULE_UNLOAD: %s", err_name(err));
+	err = module_unload(fd, m.module);
+	check(err == EINVAL, "MODULE_UNLOAD twice: %s (want EINVAL)", err_name(err));
+	err = module_unload(fd, m2.module);
+	stats(fd, &s1);
+	check(!err && s1.live_modules == s0.live_modules, "all unloaded (%u live)",
+	      s1.live_modules);
+	/* A module left loaded: the close test below releases it. */
+	err = module_load(fd, va, 4096, &m);
+	check(!err, "a module for the close test: %s", err_name(err));
+}
+
 static int full(const char *node)
 {
 	struct drm_vgpu_alloc a1, a2;
@@ -325,6 +434,9 @@ static int full(const char *node)
 	      (uint64_t)s1.allocated_bytes);
 	err = free_buffer(fd, a2.handle);
 	check(err == EINVAL, "FREE twice: %s (want EINVAL)", err_name(err));
+
+	/* GPU programs */
+	check_modules(fd, node, &info, a1.gpu_va);
 
 	/* Channels */
 	memset(&cc, 0, sizeof(cc));
@@ -471,16 +583,17 @@ static int full(const char *node)
 	close(fd);
 	fd = open_node(node);
 	stats(fd, &s1);
-	check(s1.live_buffers == 1 && s1.live_channels == 1 &&
+	check(s1.live_buffers == 1 && s1.live_channels == 1 && s1.live_modules == 1 &&
 		      s1.allocated_bytes == (1 << 20),
-	      "after close: %u buffers, %u channels alive (the mapping keeps the file), host %" PRIu64
+	      "after close: %u buffers, %u channels, %u modules alive (the mapping keeps the file), host %" PRIu64
 	      " bytes",
-	      s1.live_buffers, s1.live_channels, (uint64_t)s1.allocated_bytes);
+	      s1.live_buffers, s1.live_channels, s1.live_modules, (uint64_t)s1.allocated_bytes);
 	munmap(ch.map, ch.c.window_bytes);
 	stats(fd, &s1);
-	check(s1.live_buffers == 0 && s1.live_channels == 0 && s1.allocated_bytes == 0,
-	      "after munmap: %u buffers, %u channels, host %" PRIu64 " bytes", s1.live_buffers,
-	      s1.live_channels, (uint64_t)s1.allocated_bytes);
+	check(s1.live_buffers == 0 && s1.live_channels == 0 && s1.live_modules == 0 &&
+		      s1.allocated_bytes == 0,
+	      "after munmap: %u buffers, %u channels, %u modules, host %" PRIu64 " bytes",
+	      s1.live_buffers, s1.live_channels, s1.live_modules, (uint64_t)s1.allocated_bytes);
 	check(s1.mailbox_timeouts == 0, "no mailbox timeouts (%" PRIu64 " requests, %" PRIu64
 	      " errors answered)", (uint64_t)s1.mailbox_requests, (uint64_t)s1.mailbox_errors);
 	close(fd);

@@ -10,7 +10,12 @@
 # verification: the HOLD line (bytes held, the VM's statistics) goes to the
 # console as "VGPU-E2E-HOLD vm=N ...", then the guest waits for L1 to write a
 # line to its second serial port (ttyS1) -- L1 reads vgpuctl meanwhile -- and
-# releases vgpu-run, which verifies every buffer by checksum and frees.
+# releases vgpu-run, which verifies every buffer by checksum and frees;
+# before that, with its memory still held, a guest without e2e.lost=1 runs
+# GPU programs of its own (l2/guest-lib.sh's vgpu_guest_own_programs):
+# vgpu-ptx-run (a PTX module through vgpu.ko's MODULE_LOAD, e2e.own of
+# data) and the CUDA driver-API program cuda-saxpy with libcuda.so.1
+# (e2e.cuda bytes), each checked against the CPU.
 # With e2e.lost=1 it then runs vgpu-run --workload stall (a fence that never
 # passes) with its stderr on the console, so L1 sees the "vgpu-run: STALL"
 # line when the wait begins, kills vgpud, and sees how the wait ended
@@ -21,10 +26,12 @@
 #   e2e.vm=N e2e.workload=stream e2e.size=168M e2e.buffer=24M
 #   e2e.duration=4s e2e.seed=N e2e.hold=300 e2e.lost=0|1
 #   e2e.irq=auto|msix|msi|intx|poll (vgpu.ko's irq_mode; default auto)
+#   e2e.own=6M e2e.cuda=2M
 # Output lines: "VGPU-E2E-L2 ok|FAIL vm=N: what", "VGPU-E2E-HOLD vm=N ...",
 # "VGPU-E2E-RESULT vm=N {json}" (vgpu-run --json, one line);
 # exit status = failures.
 vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300 lost=0 irq=auto
+own_size=6M cuda_bytes=2M
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -37,6 +44,8 @@ for arg in $(cat /proc/cmdline); do
 	e2e.hold=*) hold=${arg#e2e.hold=} ;;
 	e2e.lost=*) lost=${arg#e2e.lost=} ;;
 	e2e.irq=*) irq=${arg#e2e.irq=} ;;
+	e2e.own=*) own_size=${arg#e2e.own=} ;;
+	e2e.cuda=*) cuda_bytes=${arg#e2e.cuda=} ;;
 	esac
 done
 failures=0
@@ -84,6 +93,11 @@ if [ "$held" = 1 ]; then
 	# shellcheck disable=SC3045 # busybox ash has read -t
 	if read -r -t "$hold" go </dev/ttyS1; then
 		echo "VGPU-E2E-RELEASED vm=$vm by L1 ('$go', uptime $(uptime_s))"
+		# its memory still held, the other guests' too (the VRAM
+		# oversubscribed); the guest waiting for vgpud's death does not
+		if [ "$lost" != 1 ]; then
+			vgpu_guest_own_programs "$own_size" "$cuda_bytes"
+		fi
 	else
 		bad "no release line from L1 on ttyS1 within ${hold}s"
 	fi

@@ -69,3 +69,33 @@ vgpu_guest_log_clean() {
 		bad "kernel log: $(echo "$problems" | tr '\n' '|')"
 	fi
 }
+
+# vgpu_guest_own_programs PTX_SIZE CUDA_BYTES: GPU programs of the guest's
+# own on $node (issue 23), run while the VM holds other GPU memory:
+# vgpu-ptx-run loads /ptx/modules.ptx through vgpu.ko (MODULE_LOAD),
+# launches its kernels over PTX_SIZE of data and checks every word against
+# the CPU; then the CUDA driver-API program /bin/cuda-saxpy (built against
+# cuda.h, linked with -lcuda) runs on CUDA_BYTES with libcuda.so.1 from
+# /opt/vgpu-cuda, as a user runs it (LD_LIBRARY_PATH), its kernel from
+# /cuda/kernels. Their output goes to the console as "VGPU-PROGRAM ..."
+# lines; a check line each.
+vgpu_guest_own_programs() {
+	local out rc
+	out=$(/bin/vgpu-ptx-run -D "$node" --ptx /ptx/modules.ptx --size "$1" --buffer-size 2M 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/VGPU-PROGRAM /'
+	if [ "$rc" = 0 ] && echo "$out" | grep -q '^vgpu-ptx-run: PASS '; then
+		ok "its own PTX module loaded through vgpu.ko and launched, every result exact: $(echo "$out" | grep -o ' \(words\|launches\|vm_allocated\|vm_evicted\|bad_image\|seconds\)=[^ :]*' | tr -d '\n')"
+	else
+		bad "vgpu-ptx-run (exit status $rc): $(echo "$out" | tail -n 2 | tr '\n' '|')"
+	fi
+	out=$(VGPU_DRM_DEVICE="$node" LD_LIBRARY_PATH=/opt/vgpu-cuda CUDA_PROG_KERNELS=/cuda/kernels \
+		/bin/cuda-saxpy "$2" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/VGPU-PROGRAM /'
+	if [ "$rc" = 0 ] && echo "$out" | grep -q '^saxpy: ok'; then
+		ok "a CUDA driver-API program with libcuda.so.1 on vgpu.ko, every result exact: $(echo "$out" | grep -m1 '^saxpy: ok')"
+	else
+		bad "cuda-saxpy with libcuda.so.1 (exit status $rc): $(echo "$out" | tail -n 2 | tr '\n' '|')"
+	fi
+}

@@ -22,6 +22,14 @@
 #       $VM_MBUILD, setting it up first (-Dtests=false, debugoptimized) and
 #       once more from scratch when ninja fails in a directory an older meson
 #       made; output in LOG.
+#   vm_build_own_programs DIR LOG
+#       a guest's own GPU programs (issue 23) for an L2 initramfs, after
+#       vm_build_meson built guest-driver/tools/vgpu-ptx-run and
+#       guest-driver/cuda/libcuda.so.1: cuda-saxpy (tests/cuda) compiled
+#       the way a user compiles a CUDA driver-API program (cc, cuda.h,
+#       -lcuda), and everything stripped into DIR; sets VM_OWN_PROGRAM_ARGS,
+#       the mkinitramfs.sh arguments that put them where
+#       l2/guest-lib.sh's vgpu_guest_own_programs looks.
 
 vm_build_sources() { # ROOT HEAD
 	local root=$1 head=$2 stage
@@ -62,4 +70,24 @@ vm_build_meson() { # LOG TARGET...
 				nice ninja -C "$VM_MBUILD" "$@"
 		}
 	} >"$log" 2>&1
+}
+
+vm_build_own_programs() { # DIR LOG
+	local dir=$1 cuda=$VM_SRC/tests/cuda
+	mkdir -p "$dir"
+	{
+		nice cc -O2 -std=gnu11 -I"$VM_SRC/guest-driver/cuda/include" \
+			-DCUDA_PROG_KERNEL_DIR='"/cuda/kernels"' "$cuda/saxpy.c" "$cuda/cuda_prog.c" \
+			-L"$VM_MBUILD/guest-driver/cuda" -lcuda -lm -o "$dir/cuda-saxpy" &&
+			strip "$dir/cuda-saxpy" &&
+			strip -o "$dir/vgpu-ptx-run" "$VM_MBUILD/guest-driver/tools/vgpu-ptx-run" &&
+			strip --strip-unneeded -o "$dir/libcuda.so.1" "$VM_MBUILD/guest-driver/cuda/libcuda.so.1" &&
+			chmod 755 "$dir/libcuda.so.1" &&
+			cp "$VM_SRC/tests/ptx/modules.ptx" "$cuda/kernels/saxpy.ptx" "$dir/"
+	} >"$2" 2>&1 || return 1
+	VM_OWN_PROGRAM_ARGS=(--file "$dir/vgpu-ptx-run:/bin/vgpu-ptx-run" --bin "$dir/vgpu-ptx-run"
+		--file "$dir/libcuda.so.1:/opt/vgpu-cuda/libcuda.so.1" --bin "$dir/libcuda.so.1"
+		--file "$dir/cuda-saxpy:/bin/cuda-saxpy" --bin "$dir/cuda-saxpy"
+		--file "$dir/modules.ptx:/ptx/modules.ptx" --file "$dir/saxpy.ptx:/cuda/kernels/saxpy.ptx")
+	export VM_OWN_PROGRAM_ARGS
 }
