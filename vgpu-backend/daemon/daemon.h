@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <systemd/sd-event.h>
+
 #include "vgpu/core.h"
 #include "vgpu/hal.h"
 
@@ -55,8 +57,8 @@ struct vgpud {
 	struct mdev_host *mdev; /* NULL: mdev transport off or absent */
 	struct metrics_http *metrics; /* NULL: [daemon] metrics = off */
 
-	int stop_fd;   /* eventfd: vgpud_stop */
-	int signal_fd; /* signalfd of SIGTERM, SIGINT, SIGHUP, or -1 */
+	sd_event *loop; /* the sockets, signals, timers: vgpud_run's thread */
+	int stop_fd;    /* eventfd: vgpud_stop */
 	pthread_t thread;
 	bool thread_started;
 	struct timespec started;
@@ -67,10 +69,11 @@ struct vgpud {
  * Create the GPU, the core, both listening sockets, (config metrics) the
  * metrics endpoint and (config mdev, see config.h) the mdev transport on
  * vgpu_mdev.ko's control device. On failure returns a negative errno after
- * writing what was wrong and what to do into why. signal_fd: a signalfd for
- * SIGTERM/SIGINT (stop) and SIGHUP (reload) that vgpud_run watches, or -1.
+ * writing what was wrong and what to do into why. signals: vgpud_run also
+ * handles SIGTERM/SIGINT (stop) and SIGHUP (reload), which the caller has
+ * blocked in every thread (so create before starting any).
  */
-int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
+int vgpud_create(const struct vgpud_config *config, bool signals, struct vgpud **out,
                  char *why, size_t why_len);
 
 /* Serve until vgpud_stop or a stop signal. Returns 0. */
