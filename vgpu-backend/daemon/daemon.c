@@ -151,7 +151,7 @@ static int start_metrics(struct vgpud *d, char *why, size_t why_len)
 	}
 	if (!address.enabled)
 		return 0;
-	return metrics_http_create(d, &address, &d->metrics, why, why_len);
+	return metrics_http_create(d, d->loop, &address, &d->metrics, why, why_len);
 }
 
 /* The tenant socket (local transport) and the control socket. */
