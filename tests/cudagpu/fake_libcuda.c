@@ -28,6 +28,21 @@
  *    as a real context does after a kernel touches memory it has not
  *    mapped. It stands in for a bad user kernel (guests cannot load their
  *    own yet) and no guest can reach it: it needs the test's environment.
+ *  - Address reservations made with a requested address (cuMemAddressReserve's
+ *    addr) get exactly that device address range, backed by host memory
+ *    elsewhere: every call translates device addresses of such a range to
+ *    the host (so a worker's identity range, vgpu/cudagpu.h, works even at
+ *    addresses a sanitizer keeps for itself). Other device pointers are host
+ *    addresses.
+ *  - PTX modules a VM brings run on the CPU: cuModuleLoadData parses them
+ *    with the project's PTX executor (vgpu-backend/simgpu/ptx), each
+ *    .global/.const variable gets host storage (cuModuleGetGlobal), and
+ *    cuLaunchKernel runs the grid with ptx_launch. A kernel's access outside
+ *    the device's mappings (or against their access flags) fails the launch
+ *    with CUDA_ERROR_ILLEGAL_ADDRESS, a kernel running longer than
+ *    FAKE_CUDA_WATCHDOG_MS (default 1000) with CUDA_ERROR_LAUNCH_TIMEOUT, a
+ *    trap with CUDA_ERROR_ASSERT; all of them leave the context faulted, as
+ *    on a GPU. A bad grid is CUDA_ERROR_INVALID_VALUE (not sticky).
  *  - It enforces the driver rules the H100 taught cudagpu (each one broke it
  *    once): cuMemMap maps a whole allocation (offset 0, size = the
  *    allocation's), cuMemsetD*Async stays within one mapped allocation,
@@ -47,6 +62,8 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
+#include "ptx_exec.h"
+#include "ptx_module.h"
 #include "vgpu/abi/kernels.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -67,15 +84,49 @@ struct allocation { /* a cuMemCreate handle */
 struct mapping { /* a cuMemMap range */
 	uintptr_t start;
 	size_t bytes;
+	int prot; /* what cuMemSetAccess allowed (PROT_*) */
+};
+
+#define MAX_RESERVATIONS 256
+
+struct reservation { /* a cuMemAddressReserve range at a requested address */
+	uintptr_t device, host;
+	size_t bytes;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t total_bytes = 4096 * MIB, used_bytes;
 static struct mapping mappings[MAX_MAPPINGS];
 static unsigned mapping_count;
+static struct reservation reservations[MAX_RESERVATIONS];
+static unsigned reservation_count;
+
+/* The host address of device address d (lock held). */
+static uintptr_t translate_locked(uintptr_t d)
+{
+	unsigned i;
+
+	for (i = 0; i < reservation_count; i++)
+		if (d >= reservations[i].device && d - reservations[i].device < reservations[i].bytes)
+			return reservations[i].host + (d - reservations[i].device);
+	return d;
+}
+
+static uintptr_t translate(uintptr_t d)
+{
+	uintptr_t h;
+
+	pthread_mutex_lock(&lock);
+	h = reservation_count ? translate_locked(d) : d;
+	pthread_mutex_unlock(&lock);
+	return h;
+}
+
+#define HOST(d) ((void *)translate((uintptr_t)(d)))
 
 /* Set once this process's context faulted (FAKE_CUDA_FAULT_DIR). */
 static bool context_faulted;
+static cg_result sticky_error = CG_ERROR_ILLEGAL_ADDRESS; /* what a faulted context says */
 
 static bool faulted(void)
 {
@@ -250,7 +301,7 @@ EXPORT cg_result cuCtxSetCurrent(cg_context ctx)
 EXPORT cg_result cuCtxSynchronize(void)
 {
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
 	return CG_SUCCESS;
 }
 
@@ -367,21 +418,51 @@ EXPORT cg_result cuMemAddressReserve(cg_deviceptr *ptr, size_t size, size_t alig
                                      cg_deviceptr addr, unsigned long long flags)
 {
 	size_t align = alignment ? alignment : GRANULARITY;
+	uintptr_t host;
+	unsigned i;
+	bool free_range = true;
 	char *p;
 
-	(void)addr;
 	(void)flags;
 	p = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
 	         0);
 	if (p == MAP_FAILED)
 		return CG_ERROR_OUT_OF_MEMORY;
-	*ptr = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	host = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	*ptr = host;
+	if (!addr || addr % align)
+		return CG_SUCCESS;
+	/* The requested range, unless this process has device memory there. */
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < reservation_count; i++)
+		if (addr < reservations[i].device + reservations[i].bytes &&
+		    reservations[i].device < addr + size)
+			free_range = false;
+	if (free_range && reservation_count < MAX_RESERVATIONS) {
+		reservations[reservation_count++] = (struct reservation){
+			.device = addr, .host = host, .bytes = size,
+		};
+		*ptr = addr;
+	}
+	pthread_mutex_unlock(&lock);
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuMemAddressFree(cg_deviceptr ptr, size_t size)
 {
-	munmap((void *)(uintptr_t)ptr, size);
+	uintptr_t host = ptr;
+	unsigned i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < reservation_count; i++) {
+		if (reservations[i].device == ptr) {
+			host = reservations[i].host;
+			reservations[i] = reservations[--reservation_count];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	munmap((void *)host, size);
 	return CG_SUCCESS;
 }
 
@@ -397,13 +478,16 @@ EXPORT cg_result cuMemMap(cg_deviceptr ptr, size_t size, size_t offset, cg_mem_h
 	if (size != a->bytes || ptr % GRANULARITY)
 		return refuse("cuMemMap", "size differs from the allocation's, or ptr misaligned");
 	pthread_mutex_lock(&lock);
+	ptr = translate_locked(ptr);
 	if (mapping_of(ptr, 1) >= 0 || mapping_count == MAX_MAPPINGS) {
 		r = refuse("cuMemMap", "the range is already mapped");
 	} else if (mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) ==
 	           MAP_FAILED) {
 		r = CG_ERROR_OUT_OF_MEMORY;
 	} else {
-		mappings[mapping_count++] = (struct mapping){ .start = ptr, .bytes = size };
+		mappings[mapping_count++] = (struct mapping){
+			.start = ptr, .bytes = size, .prot = PROT_NONE,
+		};
 	}
 	pthread_mutex_unlock(&lock);
 	return r;
@@ -411,11 +495,14 @@ EXPORT cg_result cuMemMap(cg_deviceptr ptr, size_t size, size_t offset, cg_mem_h
 
 EXPORT cg_result cuMemUnmap(cg_deviceptr ptr, size_t size)
 {
-	uintptr_t end = ptr + size, at = ptr;
+	uintptr_t end, at;
 	cg_result r = CG_SUCCESS;
 	int i;
 
 	pthread_mutex_lock(&lock);
+	ptr = translate_locked(ptr);
+	end = ptr + size;
+	at = ptr;
 	/* Whole mappings only, back to back. */
 	while (at < end && r == CG_SUCCESS) {
 		i = mapping_of(at, 1);
@@ -443,8 +530,18 @@ EXPORT cg_result cuMemSetAccess(cg_deviceptr ptr, size_t size,
 	           : desc[0].flags == CG_MEM_ACCESS_FLAGS_PROT_READ    ? PROT_READ
 	                                                               : PROT_NONE;
 
+	uintptr_t host = translate(ptr);
+	unsigned i;
+
 	(void)count;
-	return mprotect((void *)(uintptr_t)ptr, size, prot) ? CG_ERROR_INVALID_VALUE : CG_SUCCESS;
+	if (mprotect((void *)host, size, prot))
+		return CG_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < mapping_count; i++)
+		if (mappings[i].start >= host && mappings[i].start < host + size)
+			mappings[i].prot = prot;
+	pthread_mutex_unlock(&lock);
+	return CG_SUCCESS;
 }
 
 /* ------------------------------------------------------- other memory */
@@ -559,7 +656,7 @@ EXPORT cg_result cuMemFree_v2(cg_deviceptr ptr)
 
 EXPORT cg_result cuMemcpy(cg_deviceptr dst, cg_deviceptr src, size_t bytes)
 {
-	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+	memmove(HOST(dst), HOST(src), bytes);
 	return CG_SUCCESS;
 }
 
@@ -567,19 +664,19 @@ EXPORT cg_result cuMemcpyAsync(cg_deviceptr dst, cg_deviceptr src, size_t bytes,
 {
 	(void)stream;
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
 	return cuMemcpy(dst, src, bytes);
 }
 
 EXPORT cg_result cuMemcpyHtoD_v2(cg_deviceptr dst, const void *src, size_t bytes)
 {
-	memcpy((void *)(uintptr_t)dst, src, bytes);
+	memcpy(HOST(dst), src, bytes);
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuMemcpyDtoH_v2(void *dst, cg_deviceptr src, size_t bytes)
 {
-	memcpy(dst, (const void *)(uintptr_t)src, bytes);
+	memcpy(dst, HOST(src), bytes);
 	return CG_SUCCESS;
 }
 
@@ -587,6 +684,7 @@ EXPORT cg_result cuMemsetD8Async(cg_deviceptr dst, unsigned char value, size_t c
                                  cg_stream stream)
 {
 	(void)stream;
+	dst = translate(dst);
 	if (!in_one_mapping(dst, count))
 		return refuse("cuMemsetD8Async", "the range spans two allocations");
 	memset((void *)(uintptr_t)dst, value, count);
@@ -596,10 +694,12 @@ EXPORT cg_result cuMemsetD8Async(cg_deviceptr dst, unsigned char value, size_t c
 EXPORT cg_result cuMemsetD32Async(cg_deviceptr dst, unsigned int value, size_t count,
                                   cg_stream stream)
 {
-	uint32_t *p = (uint32_t *)(uintptr_t)dst;
+	uint32_t *p;
 	size_t i;
 
 	(void)stream;
+	dst = translate(dst);
+	p = (uint32_t *)(uintptr_t)dst;
 	if (!in_one_mapping(dst, count * 4))
 		return refuse("cuMemsetD32Async", "the range spans two allocations");
 	for (i = 0; i < count; i++)
@@ -626,7 +726,7 @@ EXPORT cg_result cuStreamSynchronize(cg_stream stream)
 {
 	(void)stream;
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
 	return CG_SUCCESS;
 }
 
@@ -634,7 +734,7 @@ EXPORT cg_result cuStreamQuery(cg_stream stream)
 {
 	(void)stream;
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
 	return CG_SUCCESS;
 }
 
@@ -643,7 +743,7 @@ EXPORT cg_result cuStreamWriteValue64_v2(cg_stream stream, cg_deviceptr addr, ui
 {
 	(void)stream;
 	(void)flags;
-	__atomic_store_n((uint64_t *)(uintptr_t)addr, value, __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)HOST(addr), value, __ATOMIC_RELEASE);
 	return CG_SUCCESS;
 }
 
@@ -679,7 +779,7 @@ EXPORT cg_result cuEventQuery(cg_event event)
 {
 	(void)event;
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
 	return CG_SUCCESS;
 }
 
@@ -687,7 +787,7 @@ EXPORT cg_result cuEventSynchronize(cg_event event)
 {
 	(void)event;
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
 	return CG_SUCCESS;
 }
 
@@ -710,27 +810,98 @@ static const char *const kernel_names[] = {
 enum { K_FILL = 1, K_COPY, K_STREAM, K_STENCIL, K_RANDOM_ACCESS, K_CHECKSUM, K_MEMSET,
        K_TIMESTAMP };
 
+/* A module a VM brought: its PTX and its variables' host storage. */
+struct fake_module {
+	struct ptx_module *ptx;
+	uint8_t **storage; /* per variable */
+	struct fake_function *functions;
+};
+
+struct fake_function {
+	struct fake_module *module;
+	uint32_t entry;
+};
+
+static int builtin_module;
+
+static void user_module_free(struct fake_module *m)
+{
+	size_t i;
+
+	for (i = 0; m->storage && i < ptx_module_var_count(m->ptx); i++)
+		free(m->storage[i]);
+	free(m->storage);
+	free(m->functions);
+	ptx_module_free(m->ptx);
+	free(m);
+}
+
 EXPORT cg_result cuModuleLoadData(cg_module *module, const void *image)
 {
-	static int the_module;
+	struct fake_module *m;
+	struct ptx_error error;
+	size_t i, vars;
 
-	if (!strstr(image, ".entry vgpu_fill"))
-		return refuse("cuModuleLoadData", "not the built-in kernels' PTX");
-	*module = (cg_module)(void *)&the_module;
+	if (strstr(image, ".entry vgpu_fill")) {
+		*module = (cg_module)(void *)&builtin_module;
+		return CG_SUCCESS;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return CG_ERROR_OUT_OF_MEMORY;
+	if (ptx_module_load(image, strlen(image), "module", &m->ptx, &error)) {
+		fprintf(stderr, "fake libcuda: cuModuleLoadData: %s\n", error.message);
+		free(m);
+		return CG_ERROR_INVALID_PTX;
+	}
+	vars = ptx_module_var_count(m->ptx);
+	m->storage = calloc(vars ? vars : 1, sizeof(*m->storage));
+	m->functions = calloc(ptx_module_entry_count(m->ptx) + 1, sizeof(*m->functions));
+	if (!m->storage || !m->functions) {
+		user_module_free(m);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	for (i = 0; i < vars; i++) {
+		const struct ptx_var_info *v = ptx_module_var(m->ptx, i);
+
+		m->storage[i] = aligned_alloc(16, (v->size + 15) / 16 * 16 + 16);
+		if (!m->storage[i]) {
+			user_module_free(m);
+			return CG_ERROR_OUT_OF_MEMORY;
+		}
+		memcpy(m->storage[i], v->init, v->size);
+	}
+	*module = (cg_module)(void *)m;
 	return CG_SUCCESS;
+}
+
+static bool is_builtin(cg_module module)
+{
+	return (void *)module == (void *)&builtin_module;
 }
 
 EXPORT cg_result cuModuleUnload(cg_module module)
 {
-	(void)module;
+	if (!is_builtin(module))
+		user_module_free((struct fake_module *)(void *)module);
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuModuleGetFunction(cg_function *function, cg_module module, const char *name)
 {
 	uintptr_t i;
+	int entry;
 
-	(void)module;
+	if (!is_builtin(module)) {
+		struct fake_module *m = (struct fake_module *)(void *)module;
+
+		entry = ptx_module_find_entry(m->ptx, name);
+		if (entry < 0)
+			return CG_ERROR_INVALID_VALUE;
+		m->functions[entry] = (struct fake_function){ .module = m, .entry = (uint32_t)entry };
+		*function = (cg_function)(void *)&m->functions[entry];
+		return CG_SUCCESS;
+	}
 	for (i = 0; i < sizeof(kernel_names) / sizeof(kernel_names[0]); i++) {
 		if (!strcmp(name, kernel_names[i])) {
 			*function = (cg_function)(i + 1);
@@ -738,6 +909,207 @@ EXPORT cg_result cuModuleGetFunction(cg_function *function, cg_module module, co
 		}
 	}
 	return CG_ERROR_INVALID_VALUE;
+}
+
+EXPORT cg_result cuModuleGetGlobal_v2(cg_deviceptr *dptr, size_t *bytes, cg_module module,
+                                      const char *name)
+{
+	struct fake_module *m = (struct fake_module *)(void *)module;
+	size_t i;
+
+	if (is_builtin(module))
+		return CG_ERROR_INVALID_VALUE;
+	for (i = 0; i < ptx_module_var_count(m->ptx); i++) {
+		const struct ptx_var_info *v = ptx_module_var(m->ptx, i);
+
+		if (!strcmp(v->name, name)) {
+			if (dptr)
+				*dptr = (uintptr_t)m->storage[i];
+			if (bytes)
+				*bytes = v->size;
+			return CG_SUCCESS;
+		}
+	}
+	return CG_ERROR_INVALID_VALUE;
+}
+
+/* ---------------------------------------------- user kernels on the CPU */
+
+/* May a kernel reach [d, d + n) for access (PROT_READ / PROT_WRITE)? Its
+ * host address in *host. Device memory only: mapped allocations (with
+ * their access flags) and the module's variables. */
+static bool reachable(const struct fake_module *m, uint64_t d, size_t n, int access,
+                      void **host)
+{
+	uintptr_t h;
+	bool ok = false;
+	size_t i;
+	int k;
+
+	pthread_mutex_lock(&lock);
+	h = translate_locked(d);
+	k = mapping_of(h, n);
+	if (k >= 0)
+		ok = (mappings[k].prot & access) == access;
+	pthread_mutex_unlock(&lock);
+	for (i = 0; !ok && i < ptx_module_var_count(m->ptx); i++) {
+		const struct ptx_var_info *v = ptx_module_var(m->ptx, i);
+		uintptr_t start = (uintptr_t)m->storage[i];
+
+		ok = h >= start && h + n <= start + v->size &&
+		     (access == PROT_READ || v->space == PTX_VAR_GLOBAL);
+	}
+	*host = (void *)h;
+	return ok;
+}
+
+static int kernel_read(void *ctx, uint64_t va, void *dst, size_t n)
+{
+	void *host;
+
+	if (!reachable(ctx, va, n, PROT_READ, &host))
+		return -1;
+	memcpy(dst, host, n);
+	return 0;
+}
+
+static int kernel_write(void *ctx, uint64_t va, const void *src, size_t n)
+{
+	void *host;
+
+	if (!reachable(ctx, va, n, PROT_READ | PROT_WRITE, &host))
+		return -1;
+	memcpy(host, src, n);
+	return 0;
+}
+
+static int kernel_atomic(void *ctx, uint64_t va, const struct ptx_atomic *op, uint64_t *old)
+{
+	void *host;
+
+	if (!reachable(ctx, va, op->size, PROT_READ | PROT_WRITE, &host))
+		return -1;
+	if (op->size == 4) {
+		uint32_t *word = host, seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		while (!__atomic_compare_exchange_n(word, &seen,
+		                                    (uint32_t)ptx_atomic_apply(op, seen), false,
+		                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			;
+		*old = seen;
+	} else {
+		uint64_t *word = host, seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		while (!__atomic_compare_exchange_n(word, &seen, ptx_atomic_apply(op, seen), false,
+		                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			;
+		*old = seen;
+	}
+	return 0;
+}
+
+static const struct ptx_memory_ops kernel_memory = {
+	.read = kernel_read, .write = kernel_write, .atomic = kernel_atomic,
+};
+
+static uint64_t now_ns(void);
+
+static int past_deadline(void *ctx)
+{
+	return now_ns() >= *(const uint64_t *)ctx;
+}
+
+#define LAUNCH_PARAM_END ((void *)0x00)
+#define LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+
+/* A user kernel, run to the end before the call returns. */
+static cg_result launch_user(struct fake_function *f, struct ptx_dim3 grid, struct ptx_dim3 block,
+                             unsigned shared_bytes, void **params, void **extra)
+{
+	struct fake_module *m = f->module;
+	const struct ptx_entry_info *entry = ptx_module_entry(m->ptx, f->entry);
+	size_t vars = ptx_module_var_count(m->ptx), i;
+	const char *watchdog = getenv("FAKE_CUDA_WATCHDOG_MS");
+	uint64_t deadline = now_ns() +
+	                    (watchdog && *watchdog ? strtoull(watchdog, NULL, 10) : 1000) * 1000000u;
+	uint64_t *addresses = calloc(vars ? vars : 1, sizeof(*addresses));
+	uint8_t *block_params = calloc(1, entry->param_bytes + 16);
+	const void *param_block = block_params;
+	size_t param_size = entry->param_bytes;
+	struct ptx_launch launch;
+	struct ptx_launch_result result;
+	cg_result r = CG_SUCCESS;
+	int err;
+
+	if (!addresses || !block_params) {
+		free(addresses);
+		free(block_params);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	for (i = 0; i < vars; i++)
+		addresses[i] = (uintptr_t)m->storage[i];
+	if (params) {
+		for (i = 0; i < entry->param_count; i++)
+			memcpy(block_params + entry->params[i].offset, params[i], entry->params[i].size);
+	} else {
+		param_size = SIZE_MAX;
+		for (i = 0; extra && extra[i] != LAUNCH_PARAM_END; i += 2) {
+			if (extra[i] == LAUNCH_PARAM_BUFFER_POINTER)
+				param_block = extra[i + 1];
+			else if (extra[i] == LAUNCH_PARAM_BUFFER_SIZE)
+				param_size = *(const size_t *)extra[i + 1];
+		}
+		if (param_size != entry->param_bytes)
+			r = CG_ERROR_INVALID_VALUE;
+	}
+	memset(&launch, 0, sizeof(launch));
+	launch.module = m->ptx;
+	launch.entry = f->entry;
+	launch.grid = grid;
+	launch.block = block;
+	launch.dynamic_shared_bytes = shared_bytes;
+	launch.params = param_block;
+	launch.param_size = entry->param_bytes;
+	launch.var_addresses = addresses;
+	launch.var_count = vars;
+	launch.mem = &kernel_memory;
+	launch.mem_ctx = m;
+	launch.host_threads = 1;
+	launch.poll = past_deadline;
+	launch.poll_ctx = &deadline;
+	memset(&result, 0, sizeof(result));
+	err = r == CG_SUCCESS ? ptx_launch(&launch, &result) : 0;
+	free(addresses);
+	free(block_params);
+	if (r != CG_SUCCESS || !err)
+		return r;
+	switch (result.fault) {
+	case PTX_FAULT_LAUNCH:
+		return CG_ERROR_INVALID_VALUE; /* refused before it ran: not sticky */
+	case PTX_FAULT_MEMORY:
+		r = CG_ERROR_ILLEGAL_ADDRESS;
+		break;
+	case PTX_FAULT_MISALIGNED:
+		r = CG_ERROR_MISALIGNED_ADDRESS;
+		break;
+	case PTX_FAULT_WATCHDOG:
+		r = CG_ERROR_LAUNCH_TIMEOUT;
+		break;
+	case PTX_FAULT_STACK:
+		r = CG_ERROR_HARDWARE_STACK_ERROR;
+		break;
+	case PTX_FAULT_TRAP:
+		r = CG_ERROR_ASSERT;
+		break;
+	default:
+		r = CG_ERROR_LAUNCH_FAILED;
+		break;
+	}
+	fprintf(stderr, "fake libcuda: a kernel faulted (%d): %s\n", r, result.message);
+	sticky_error = r;
+	__atomic_store_n(&context_faulted, true, __ATOMIC_RELEASE);
+	return r;
 }
 
 static uint64_t u64(void **params, unsigned i)
@@ -752,7 +1124,7 @@ static uint32_t u32(void **params, unsigned i)
 
 static void *ptr(void **params, unsigned i)
 {
-	return (void *)(uintptr_t)u64(params, i);
+	return HOST(u64(params, i));
 }
 
 /* The kernels of builtin_kernels.cu, with their parameter lists, on the CPU. */
@@ -763,12 +1135,18 @@ EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int
 {
 	uint64_t *words, i, n, t;
 
-	(void)grid_x, (void)grid_y, (void)grid_z, (void)block_x, (void)block_y, (void)block_z;
-	(void)shared_bytes, (void)stream, (void)extra;
+	(void)stream;
 	if (!faulted() && fault_requested())
 		__atomic_store_n(&context_faulted, true, __ATOMIC_RELEASE);
 	if (faulted())
-		return CG_ERROR_ILLEGAL_ADDRESS;
+		return sticky_error;
+	if ((uintptr_t)f > K_TIMESTAMP)
+		return launch_user((struct fake_function *)(void *)f,
+		                   (struct ptx_dim3){ grid_x, grid_y, grid_z },
+		                   (struct ptx_dim3){ block_x, block_y, block_z }, shared_bytes,
+		                   params, extra);
+	(void)grid_x, (void)grid_y, (void)grid_z, (void)block_x, (void)block_y, (void)block_z;
+	(void)shared_bytes, (void)extra;
 	switch ((uintptr_t)f) {
 	case K_FILL: /* dst, words, seed, first_word */
 		words = ptr(params, 0);

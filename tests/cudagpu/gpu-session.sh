@@ -9,7 +9,9 @@
 #   under cudagpu's process isolation (a vgpu-gpu-worker per address space:
 #   bundle it too) conformance-process (the HAL suite with its hal-isolation
 #   group: a VM's worker killed or hung, the other VM intact) property-process
-#   bench-process (default: all but bench-um). VGPU_PROPERTY_OPS (default
+#   bench-process, modules-process (a VM's own PTX, tests/ptx/modules.ptx,
+#   through the HAL in its worker: the hal-modules group) (default: all but
+#   bench-um). VGPU_PROPERTY_OPS (default
 #   100000) sizes the property test.
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
@@ -17,7 +19,7 @@ out=$2
 shift 2
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(probe conformance property demo hostile bench
-	conformance-process property-process bench-process)
+	conformance-process property-process bench-process modules-process)
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$bundle/bin:$PATH"
@@ -68,6 +70,12 @@ for step in "${steps[@]}"; do
 		run_step bench-process 420 env VGPU_CUDA_ISOLATION=process \
 			VGPU_GPU_WORKER="$bin/vgpu-gpu-worker" "$bin/cuda-bench" \
 			--json "$out/bench-cuda-process.json" --markdown "$out/RESULTS-process.md" ;;
+	modules-process)
+		run_step modules-process 180 env VGPU_HAL=cuda VGPU_CUDA_ISOLATION=process \
+			VGPU_CUDA_WORKER_TIMEOUT_MS=5000 VGPU_GPU_WORKER="$bin/vgpu-gpu-worker" \
+			VGPU_TEST_PTX_DIR="$root/tests/ptx" "$bin/test-hal-conformance" hal-modules
+		grep -E 'runs no user programs|identity range' "$out/modules-process.log" &&
+			echo "    (modules refused: see above)" ;;
 	*) echo "unknown step $step" | tee -a "$out/summary.txt" ;;
 	esac
 done

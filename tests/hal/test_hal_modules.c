@@ -15,7 +15,25 @@
 
 #include "hal_conformance.h"
 
-#define MODULE_PATH TEST_PTX_DIR "/modules.ptx"
+#define MODULE_PATH module_path()
+
+/* tests/ptx/modules.ptx: from $VGPU_TEST_PTX_DIR where the tree moved (a
+ * GPU machine's copy, tests/cudagpu/gpu-session.sh), else the build's. */
+static const char *module_path(void)
+{
+	static char path[4096];
+	const char *dir = getenv("VGPU_TEST_PTX_DIR");
+
+	snprintf(path, sizeof(path), "%s/modules.ptx", dir && *dir ? dir : TEST_PTX_DIR);
+	return path;
+}
+
+/* cudagpu runs a VM's kernels on the GPU itself: the driver reports
+ * neither the address a kernel faulted at nor the bytes it moved. */
+static bool sees_inside_kernels(void)
+{
+	return strcmp(suite.backend, "cuda") != 0;
+}
 #define VARIABLES_VA UINT64_C(0x20000000)
 
 enum { F_VADD, F_SCALE_BIAS, F_SPIN, F_POKE, F_SUM };
@@ -207,8 +225,9 @@ static void test_module_vadd(void **state)
 	run_vadd(sp, tc, &m, VGPU_TARGET_SYSMEM_NONCOHERENT, 3000);
 	vgpu_hal_as_counters(sp->as, &after);
 	/* The function read its input over the bus. */
-	assert_true(after.bytes_read[VGPU_TARGET_SYSMEM_NONCOHERENT] >
-	            before.bytes_read[VGPU_TARGET_SYSMEM_NONCOHERENT]);
+	if (sees_inside_kernels())
+		assert_true(after.bytes_read[VGPU_TARGET_SYSMEM_NONCOHERENT] >
+		            before.bytes_read[VGPU_TARGET_SYSMEM_NONCOHERENT]);
 	assert_true(after.busy_ns[VGPU_ENGINE_COMPUTE] > before.busy_ns[VGPU_ENGINE_COMPUTE]);
 	assert_int_equal(vgpu_hal_channel_state(tc->channel, NULL), VGPU_CHANNEL_OK);
 	module_unload(sp, &m);
@@ -281,7 +300,8 @@ static void test_module_fault(void **state)
 	push_launch(bad, &bad_m, bad_m.id, bad_m.function[F_POKE], 1, 1, &params, 12);
 	assert_true(chan_wait_error(bad, start, &error));
 	assert_int_equal(error.cause, VGPU_FAULT_UNMAPPED);
-	assert_true(error.address == DATA3_VA + 0x1230);
+	assert_true(error.address == DATA3_VA + 0x1230 ||
+	            (!sees_inside_kernels() && error.address == 0));
 	run_vadd(good_sp, good, &good_m, VGPU_TARGET_VRAM, 512);
 	assert_int_equal(vgpu_hal_channel_state(good->channel, NULL), VGPU_CHANNEL_OK);
 	module_unload(good_sp, &good_m);

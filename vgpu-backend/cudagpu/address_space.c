@@ -43,6 +43,12 @@ static bool is_cuda_mapped(const struct cg_slot *slot)
 	return slot->kind == CG_SLOT_VRAM || slot->kind == CG_SLOT_SYSMEM;
 }
 
+/* Where the driver maps 2 MiB slot index of as. */
+static cg_deviceptr slot_address(const struct cg_as *as, uint64_t index)
+{
+	return as->identity && index == 0 ? as->slot0 : as->va_base + index * CG_PAGE;
+}
+
 /* Drop whatever slot index holds (memory_lock held). */
 static cg_result slot_clear(struct cudagpu *gpu, struct cg_as *as, uint64_t index,
                             struct cg_slot *slot)
@@ -52,7 +58,7 @@ static cg_result slot_clear(struct cudagpu *gpu, struct cg_as *as, uint64_t inde
 	if (is_cuda_mapped(slot) && !as->shadow) {
 		uint64_t t0 = cg_now_ns();
 
-		r = gpu->api.cuMemUnmap(as->va_base + index * CG_PAGE, CG_PAGE);
+		r = gpu->api.cuMemUnmap(slot_address(as, index), CG_PAGE);
 		cg_time_call(&gpu->map_timing.unmap_ns, &gpu->map_timing.unmap_calls, t0);
 	}
 	free(slot->small);
@@ -83,8 +89,8 @@ static void unmap_runs(struct cudagpu *gpu, struct cg_as *as, uint64_t first, ui
 		for (end = i + 1; end < count; end++) {
 			struct cg_slot *next = slot_at(as, first + end, false);
 
-			if (!next || !is_cuda_mapped(next))
-				break;
+			if (!next || !is_cuda_mapped(next) || (as->identity && first + i == 0))
+				break; /* (the identity range's slot 0 is mapped apart) */
 		}
 		if (as->shadow) { /* nothing of it is in this process's context */
 			for (; i < end; i++)
@@ -92,7 +98,7 @@ static void unmap_runs(struct cudagpu *gpu, struct cg_as *as, uint64_t first, ui
 			continue;
 		}
 		t0 = cg_now_ns();
-		r = gpu->api.cuMemUnmap(as->va_base + (first + i) * CG_PAGE, (end - i) * CG_PAGE);
+		r = gpu->api.cuMemUnmap(slot_address(as, first + i), (end - i) * CG_PAGE);
 		cg_time_call(&gpu->map_timing.unmap_ns, &gpu->map_timing.unmap_calls, t0);
 		for (; i < end; i++) {
 			slot = slot_at(as, first + i, false);
@@ -102,6 +108,30 @@ static void unmap_runs(struct cudagpu *gpu, struct cg_as *as, uint64_t first, ui
 				slot_clear(gpu, as, first + i, slot);
 		}
 	}
+}
+
+/*
+ * The worker's address space at the VM's own addresses, so that the
+ * pointers a VM's kernel uses are the driver's: [CG_PAGE, CG_VA_BYTES)
+ * reserved where it is asked for (va_base 0), the first 2 MiB in a range
+ * of its own. A driver that puts the range elsewhere gets it back: the
+ * worker then runs the built-in kernels only (module.c says why).
+ */
+static void reserve_identity(struct cudagpu *gpu, struct cg_as *as)
+{
+	cg_deviceptr at = 0, slot0 = 0;
+
+	if (gpu->api.cuMemAddressReserve(&at, CG_VA_BYTES - CG_PAGE, CG_PAGE, CG_PAGE, 0) !=
+	    CG_SUCCESS)
+		return;
+	if (at != CG_PAGE ||
+	    gpu->api.cuMemAddressReserve(&slot0, CG_PAGE, CG_PAGE, 0, 0) != CG_SUCCESS) {
+		gpu->api.cuMemAddressFree(at, CG_VA_BYTES - CG_PAGE);
+		return;
+	}
+	as->identity = true;
+	as->va_base = 0;
+	as->slot0 = slot0;
 }
 
 int cg_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
@@ -123,8 +153,11 @@ int cg_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 			break;
 	as->shadow = gpu->config.isolation == CUDAGPU_ISOLATION_PROCESS && !gpu->worker_role;
 	if (id < gpu->config.max_address_spaces) {
-		r = as->shadow ? CG_SUCCESS
-		               : gpu->api.cuMemAddressReserve(&as->va_base, CG_VA_BYTES, CG_PAGE, 0, 0);
+		if (gpu->worker_role)
+			reserve_identity(gpu, as);
+		r = as->shadow || as->identity
+		            ? CG_SUCCESS
+		            : gpu->api.cuMemAddressReserve(&as->va_base, CG_VA_BYTES, CG_PAGE, 0, 0);
 		if (r == CG_SUCCESS) {
 			as->id = id;
 			gpu->spaces[id] = as;
@@ -158,8 +191,12 @@ void cg_as_destroy(struct vgpu_hal_as *base)
 			slot_clear(gpu, as, leaf * CG_SLOTS_PER_LEAF + i, &as->leaves[leaf][i]);
 		free(as->leaves[leaf]);
 	}
-	if (!as->shadow)
+	if (as->identity) {
+		gpu->api.cuMemAddressFree(CG_PAGE, CG_VA_BYTES - CG_PAGE);
+		gpu->api.cuMemAddressFree(as->slot0, CG_PAGE);
+	} else if (!as->shadow) {
 		gpu->api.cuMemAddressFree(as->va_base, CG_VA_BYTES);
+	}
 	gpu->spaces[as->id] = NULL;
 	pthread_mutex_unlock(&gpu->memory_lock);
 	free(as);
@@ -236,7 +273,7 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		if (as->shadow)
 			continue;
 		t0 = cg_now_ns();
-		r = api->cuMemMap(as->va_base + (first + i) * CG_PAGE, CG_PAGE, offset, handle, 0);
+		r = api->cuMemMap(slot_address(as, first + i), CG_PAGE, offset, handle, 0);
 		cg_time_call(&gpu->map_timing.map_ns, &gpu->map_timing.map_calls, t0);
 		if (r != CG_SUCCESS) {
 			slot->kind = CG_SLOT_NONE; /* nothing mapped there */
@@ -252,7 +289,13 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		desc.location.id = gpu->device;
 		desc.flags = (flags & VGPU_MAP_READ_ONLY) ? CG_MEM_ACCESS_FLAGS_PROT_READ
 		                                          : CG_MEM_ACCESS_FLAGS_PROT_READWRITE;
-		r = api->cuMemSetAccess(as->va_base + va, count * CG_PAGE, &desc, 1);
+		if (as->identity && first == 0) { /* slot 0 is apart */
+			r = api->cuMemSetAccess(as->slot0, CG_PAGE, &desc, 1);
+			if (r == CG_SUCCESS && count > 1)
+				r = api->cuMemSetAccess(CG_PAGE, (count - 1) * CG_PAGE, &desc, 1);
+		} else {
+			r = api->cuMemSetAccess(as->va_base + va, count * CG_PAGE, &desc, 1);
+		}
 		cg_time_call(&gpu->map_timing.set_access_ns, &gpu->map_timing.set_access_calls, t0);
 	}
 	if (r != CG_SUCCESS) {
@@ -457,7 +500,8 @@ int cg_resolve(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_t byte
 			piece.cpu = NULL;
 			if (mode != CG_RESOLVE_APERTURE && slot->kind != CG_SLOT_PRIVILEGED &&
 			    !as->shadow) {
-				piece.device = as->va_base + at;
+				piece.device = as->identity && at < CG_PAGE ? as->slot0 + at
+				                                            : as->va_base + at;
 			} else if (slot->target == VGPU_TARGET_VRAM) {
 				piece.device = gpu->vram_aperture + slot->address + in_slot;
 			} else {

@@ -216,6 +216,7 @@ void cg_channel_destroy(struct vgpu_hal_channel *base)
 	while (*gpu->done_tail)
 		gpu->done_tail = &(*gpu->done_tail)->next;
 	cg_event_put(gpu, ch->acquire_event);
+	cg_event_put(gpu, ch->function_event);
 	cg_event_put(gpu, ch->entry_start);
 	cg_event_put(gpu, ch->starts_event);
 	pthread_mutex_unlock(&gpu->pfifo_lock);

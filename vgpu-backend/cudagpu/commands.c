@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cudagpu_internal.h"
+#include "ptx_module.h"
 #include "vgpu/abi/commands.h"
 #include "vgpu/abi/kernels.h"
 
@@ -226,6 +227,145 @@ static enum cudagpu_run_status run_launch(struct run_context *rc, uint32_t kerne
 		return launched(rc, cudagpu_launch_checksum(api, k, stream, a, args[1] / 8, b));
 	}
 	return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+}
+
+enum vgpu_hal_error_cause cg_function_fault_cause(cg_result r)
+{
+	switch (r) {
+	case CG_ERROR_INVALID_VALUE:
+	case CG_ERROR_LAUNCH_OUT_OF_RESOURCES:
+		return VGPU_FAULT_BAD_KERNEL_ARGS; /* refused before it ran */
+	case CG_ERROR_ILLEGAL_ADDRESS:
+	case CG_ERROR_MISALIGNED_ADDRESS:
+		return VGPU_FAULT_UNMAPPED;
+	case CG_ERROR_LAUNCH_TIMEOUT:
+		return VGPU_FAULT_TIMEOUT;
+	default:
+		return VGPU_FAULT_KERNEL_ERROR;
+	}
+}
+
+/*
+ * Copy a module's variables between the VM's memory and the driver's
+ * storage of them, in the channel's stream: in before a launch (all of
+ * them), out after it (the .global ones: a kernel cannot store to .const).
+ */
+static enum cudagpu_run_status copy_variables(struct run_context *rc,
+					      const struct cg_user_module *um, bool in)
+{
+	for (uint32_t i = 0; i < um->variable_count; i++) {
+		const struct ptx_var_info *v = ptx_module_var(um->ptx, i);
+		enum cudagpu_run_status s;
+		cg_deviceptr vm;
+		cg_result r;
+
+		if (!v->size || (!in && v->space != PTX_VAR_GLOBAL))
+			continue;
+		s = kernel_buffer(rc, um->variable_va[i], v->size, in ? CG_READ : CG_WRITE, &vm);
+		if (s != RUN_DONE)
+			return s;
+		r = in ? rc->gpu->api.cuMemcpyAsync(um->globals[i], vm, v->size, rc->ch->stream)
+		       : rc->gpu->api.cuMemcpyAsync(vm, um->globals[i], v->size, rc->ch->stream);
+		if (r != CG_SUCCESS)
+			return run_fault(rc, um->variable_va[i], cg_function_fault_cause(r));
+	}
+	return RUN_DONE;
+}
+
+#define LAUNCH_PARAM_END ((void *)0x00)            /* CU_LAUNCH_PARAM_END */
+#define LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01) /* CU_LAUNCH_PARAM_BUFFER_POINTER */
+#define LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)    /* CU_LAUNCH_PARAM_BUFFER_SIZE */
+
+/*
+ * LAUNCH_FUNCTION (vgpu/abi/commands.h), in the worker: a function of a
+ * module the VM bound, on the channel's stream with the parameter block as
+ * the guest wrote it (its pointers are the VM's addresses, which the
+ * worker's identity range makes the driver's). What the GPU cannot run is
+ * a bad launch; what the kernel does wrong shows as a context fault.
+ */
+static enum cudagpu_run_status run_launch_function(struct run_context *rc, const uint32_t *args,
+						   uint32_t nargs, uint64_t command_va)
+{
+	struct cudagpu *gpu = rc->gpu;
+	struct cg_channel *ch = rc->ch;
+	const struct cg_user_module *um;
+	uint64_t params[VGPU_LAUNCH_FUNCTION_MAX_PARAM_BYTES / 8 + 1];
+	uint32_t grid[3], block[3], module, function, shared, param_bytes, i;
+	uint64_t threads;
+	size_t size;
+	void *extra[5];
+	enum cudagpu_run_status s;
+	cg_result r;
+
+	if (nargs < VGPU_LAUNCH_FUNCTION_FIXED_WORDS)
+		return run_fault(rc, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
+	module = le32toh(args[0]);
+	function = le32toh(args[1]);
+	for (i = 0; i < 3; i++) {
+		grid[i] = le32toh(args[2 + i]);
+		block[i] = le32toh(args[5 + i]);
+	}
+	shared = le32toh(args[8]);
+	param_bytes = le32toh(args[9]);
+	if (param_bytes > VGPU_LAUNCH_FUNCTION_MAX_PARAM_BYTES ||
+	    nargs != VGPU_LAUNCH_FUNCTION_FIXED_WORDS + (param_bytes + 3) / 4)
+		return run_fault(rc, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
+	um = module < CG_MAX_MODULES ? ch->as->modules[module] : NULL;
+	threads = (uint64_t)block[0] * block[1] * block[2];
+	if (!um || function >= um->function_count ||
+	    param_bytes != ptx_module_entry(um->ptx, function)->param_bytes ||
+	    !grid[0] || !grid[1] || !grid[2] || grid[0] > 0x7fffffffu || grid[1] > 65535u ||
+	    grid[2] > 65535u || !threads || threads > CG_MAX_BLOCK_THREADS || block[2] > 64)
+		return run_fault(rc, command_va, VGPU_FAULT_BAD_KERNEL_ARGS);
+	s = copy_variables(rc, um, true);
+	if (s != RUN_DONE)
+		return s;
+	memcpy(params, args + VGPU_LAUNCH_FUNCTION_FIXED_WORDS, param_bytes);
+	size = param_bytes;
+	extra[0] = LAUNCH_PARAM_BUFFER_POINTER;
+	extra[1] = params;
+	extra[2] = LAUNCH_PARAM_BUFFER_SIZE;
+	extra[3] = &size;
+	extra[4] = LAUNCH_PARAM_END;
+	r = gpu->api.cuLaunchKernel(um->functions[function], grid[0], grid[1], grid[2], block[0],
+	                            block[1], block[2], shared, ch->stream, NULL, extra);
+	if (r != CG_SUCCESS)
+		return run_fault(rc, r == CG_ERROR_INVALID_VALUE ? command_va : 0,
+		                 cg_function_fault_cause(r));
+	s = copy_variables(rc, um, false);
+	if (s != RUN_DONE)
+		return s;
+	/* The watchdog's mark: the channel's last kernel, and since when. */
+	if (!ch->function_event)
+		ch->function_event = cg_event_get(gpu);
+	if (ch->function_event && !ch->function_since_ns)
+		ch->function_since_ns = cg_now_ns();
+	if (ch->function_event)
+		gpu->api.cuEventRecord(ch->function_event, ch->stream);
+	return RUN_DONE;
+}
+
+bool cg_function_watchdog_expired(struct cudagpu *gpu)
+{
+	uint64_t limit_ns = (uint64_t)gpu->config.function_watchdog_ms * 1000000u, now;
+	bool expired = false;
+
+	if (!limit_ns)
+		return false;
+	cg_pfifo_lock(gpu);
+	now = cg_now_ns();
+	for (uint32_t id = 0; id < gpu->config.max_channels && !expired; id++) {
+		struct cg_channel *ch = gpu->channels[id];
+
+		if (!ch || !ch->function_since_ns)
+			continue;
+		if (gpu->api.cuEventQuery(ch->function_event) == CG_ERROR_NOT_READY)
+			expired = now - ch->function_since_ns >= limit_ns;
+		else
+			ch->function_since_ns = 0; /* done (or the context's fault) */
+	}
+	pthread_mutex_unlock(&gpu->pfifo_lock);
+	return expired;
 }
 
 /* Resolve one window of a COPY/MEMSET range (memory_lock taken here). */
@@ -509,6 +649,12 @@ static enum cudagpu_run_status run_command(struct run_context *rc, uint32_t head
 			kernel_args[i] = arg64(args, 1 + 2 * i);
 		return run_launch(rc, le32toh(args[0]), kernel_args, count);
 	}
+
+	case VGPU_CMD_LAUNCH_FUNCTION:
+		/* Only a worker binds modules: elsewhere no module exists. */
+		if (flags)
+			return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);
+		return run_launch_function(rc, args, nargs, command_va);
 
 	default: /* PRIV_FENCE included: privileged entries never reach here */
 		return run_fault(rc, command_va, VGPU_FAULT_BAD_COMMAND);

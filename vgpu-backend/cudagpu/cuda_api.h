@@ -68,6 +68,15 @@ typedef CUmemAllocationHandleType cg_mem_handle_type;
 #define CG_ERROR_NOT_READY 600
 #define CG_ERROR_ILLEGAL_ADDRESS 700 /* sticky: the context is unusable */
 #define CG_ERROR_NOT_SUPPORTED 801
+/* A user kernel's failures (process isolation runs modules): */
+#define CG_ERROR_INVALID_PTX 218
+#define CG_ERROR_LAUNCH_OUT_OF_RESOURCES 701
+#define CG_ERROR_LAUNCH_TIMEOUT 702        /* sticky */
+#define CG_ERROR_ASSERT 710                /* sticky */
+#define CG_ERROR_HARDWARE_STACK_ERROR 714  /* sticky */
+#define CG_ERROR_ILLEGAL_INSTRUCTION 715   /* sticky */
+#define CG_ERROR_MISALIGNED_ADDRESS 716    /* sticky */
+#define CG_ERROR_LAUNCH_FAILED 719         /* sticky */
 
 /* CUmemLocationType */
 #define CG_MEM_LOCATION_TYPE_DEVICE 1
@@ -223,6 +232,8 @@ struct cg_mem_access_desc { /* CUmemAccessDesc */
 	X(cuModuleUnload, "cuModuleUnload", (cg_module module))                                    \
 	X(cuModuleGetFunction, "cuModuleGetFunction", (cg_function *function, cg_module module,   \
 	                                               const char *name))                          \
+	X(cuModuleGetGlobal, "cuModuleGetGlobal_v2", (cg_deviceptr *dptr, size_t *bytes,          \
+	                                              cg_module module, const char *name))         \
 	X(cuLaunchKernel, "cuLaunchKernel", (cg_function f, unsigned int grid_x,                  \
 	                                     unsigned int grid_y, unsigned int grid_z,             \
 	                                     unsigned int block_x, unsigned int block_y,           \

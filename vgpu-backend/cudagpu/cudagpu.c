@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cudagpu_internal.h"
+#include "module.h"
 #include "vgpu/util.h"
 #include "worker_client.h"
 
@@ -36,6 +37,7 @@ void cudagpu_config_defaults(struct cudagpu_config *config)
 	config->timeslice_commands = 256;
 	config->max_entries_in_flight = 32;
 	config->acquire_timeout_ms = 10000;
+	config->function_watchdog_ms = 10000;
 	config->isolation = CUDAGPU_ISOLATION_NONE;
 	config->worker_path = NULL;
 	config->worker_timeout_ms = 10000;
@@ -310,6 +312,8 @@ static int create(const struct cudagpu_config *config, bool worker_role, uint64_
 		.gpfifo_entries_max = gpu->config.max_gpfifo_entries,
 		.va_bits = CG_VA_BITS,
 		.va_reserved_base = CG_VA_RESERVED_BASE,
+		/* a VM's own kernels run in its worker (module.c) */
+		.runs_modules = gpu->config.isolation == CUDAGPU_ISOLATION_PROCESS,
 	};
 	*out = gpu;
 	return 0;
@@ -386,20 +390,20 @@ static void cudagpu_set_event_handler(struct vgpu_hal *hal, vgpu_hal_event_fn fn
 }
 
 /*
- * User programs (module_parse): not on cudagpu yet. In one process the
+ * User programs without process isolation: refused. In one process the
  * contexts of several VMs are not isolated from each other (a kernel of
- * one reads another's memory), so a VM's own kernels may only run in its
- * GPU worker (isolation = process), which does not load modules yet.
+ * one reads another's memory), so a VM's own kernels only run in its GPU
+ * worker (isolation = process: module.c).
  */
 static int cudagpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
                                 const char *name, struct vgpu_hal_module **out, char *why,
                                 size_t why_len)
 {
+	(void)hal, (void)image, (void)bytes, (void)name, (void)out;
 	if (why && why_len)
 		snprintf(why, why_len,
-		         "cudagpu runs no user programs yet: a VM's own kernels need its own "
-		         "GPU process (isolation = process), which does not load modules yet "
-		         "(CUDA_ERROR_NOT_SUPPORTED)");
+		         "cudagpu runs a VM's own kernels only in that VM's GPU process: start "
+		         "vgpud with --isolation process (CUDA_ERROR_NOT_SUPPORTED)");
 	return -ENOTSUP;
 }
 
@@ -480,5 +484,9 @@ static const struct vgpu_hal_ops cudagpu_process_ops = {
 	.engine_current_channel = cg_remote_engine_current_channel,
 	.channel_pending = cg_remote_channel_pending,
 	.engine_modeled_ns = cg_remote_engine_busy_ns,
-	.module_parse = cudagpu_module_parse,
+	.module_parse = cg_module_parse,
+	.module_info = cg_module_info,
+	.module_free = cg_module_free,
+	.module_bind = cg_module_bind,
+	.module_unbind = cg_module_unbind,
 };

@@ -109,6 +109,20 @@ struct cg_slot {
 
 struct cg_worker;
 
+/* Programs a VM brings (module.c): at most this many per address space. */
+#define CG_MAX_MODULES 64u
+#define CG_MAX_BLOCK_THREADS 1024u
+
+/* A module loaded in a worker's context (pfifo_lock guards the table). */
+struct cg_user_module {
+	cg_module cu;
+	struct ptx_module *ptx;   /* entries' parameter sizes, variables' */
+	uint32_t function_count, variable_count;
+	cg_function *functions;   /* by entry index */
+	cg_deviceptr *globals;    /* the driver's storage of each variable */
+	uint64_t *variable_va;    /* where the VM keeps each variable */
+};
+
 struct cg_as {
 	struct vgpu_hal_as base;
 	uint32_t id;
@@ -117,6 +131,14 @@ struct cg_as {
 	bool shadow;
 	struct cg_worker *worker;
 	cg_deviceptr va_base;             /* the cuMemAddressReserve range */
+	/* The worker's identity range: the driver placed the address space
+	 * at the VM's own addresses (va_base 0, [CG_PAGE, CG_VA_BYTES)
+	 * reserved), so a user kernel's pointers are the VM's; the first
+	 * 2 MiB, which no reservation can hold, live at slot0 (reachable by
+	 * commands, not by user kernels). */
+	bool identity;
+	cg_deviceptr slot0;
+	struct cg_user_module *modules[CG_MAX_MODULES]; /* the worker's */
 	struct cg_slot *leaves[CG_LEAVES];
 	struct vgpu_hal_as_counters counters;
 };
@@ -176,6 +198,10 @@ struct cg_channel {
 	/* User entries issued and not finished (config.max_entries_in_flight
 	 * bounds it), and those of the open timing span (entry_start). */
 	uint32_t entries_in_flight, span_entries;
+	/* Process isolation's watchdog on user kernels: recorded after the
+	 * channel's last LAUNCH_FUNCTION; since when one has been running. */
+	cg_event function_event;
+	uint64_t function_since_ns;
 };
 
 enum cg_completion_type {
@@ -428,6 +454,11 @@ struct cg_issue_scratch {
  * fetching the next one. True if it made progress. */
 bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
                      struct cg_issue_scratch *scratch);
+/* The worker (pfifo_lock taken here): has a channel's user kernel run
+ * past config.function_watchdog_ms? */
+bool cg_function_watchdog_expired(struct cudagpu *gpu);
+/* The HAL's cause for a failed user kernel's driver error. */
+enum vgpu_hal_error_cause cg_function_fault_cause(cg_result r);
 
 /* cudagpu.c: the worker role's device (config as vgpud's; memory
  * imported later; the submission thread running). */

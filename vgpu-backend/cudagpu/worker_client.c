@@ -20,6 +20,7 @@
 
 #include "vgpu/util.h"
 #include "worker_client.h"
+#include "module.h"
 
 extern char **environ;
 
@@ -594,6 +595,8 @@ int cg_worker_ensure(struct cg_worker *w)
 	}
 	if (!err)
 		err = replay(w);
+	if (!err)
+		err = cg_worker_send_modules(w);
 	if (err) {
 		life_kill(life);
 		reap(w);
@@ -611,6 +614,7 @@ void cg_worker_free(struct cg_worker *w)
 		reap(w);
 	}
 	pthread_mutex_unlock(&w->lock);
+	cg_worker_free_modules(w);
 	munmap(w->status, w->status_bytes);
 	close(w->status_fd);
 	free(w->vram_sent);
@@ -626,7 +630,8 @@ static bool wants_reply(uint32_t op)
 {
 	return op == CG_OP_HELLO || op == CG_OP_AS_MAP || op == CG_OP_AS_UNMAP ||
 	       op == CG_OP_CHANNEL_CREATE || op == CG_OP_CHANNEL_DESTROY ||
-	       op == CG_OP_CHANNEL_FETCH || op == CG_OP_CHANNEL_KILL || op == CG_OP_CHANNEL_PRIV;
+	       op == CG_OP_CHANNEL_FETCH || op == CG_OP_CHANNEL_KILL || op == CG_OP_CHANNEL_PRIV ||
+	       op == CG_OP_MODULE_BIND || op == CG_OP_MODULE_UNBIND;
 }
 
 int cg_worker_call(struct cg_worker *w, const struct cg_wire_msg *msg, const uint64_t *words,

@@ -60,6 +60,8 @@ struct cg_worker {
 	size_t iova_count, iova_capacity;
 	struct cg_host_buf **bufs;
 	size_t buf_count, buf_capacity;
+	/* Bound modules by id (module.c), sent to every life. */
+	struct cg_module *modules[CG_MAX_MODULES];
 	/* Counters of lives gone (remote_lock). */
 	struct vgpu_hal_as_counters retired;
 };

@@ -68,6 +68,11 @@ enum cg_wire_op {
 	CG_OP_CHANNEL_PRIV,
 	/* a[0] = channel id. */
 	CG_OP_CHANNEL_KICK,
+	/* a[0] = module id, a[1] = image bytes; payload: the variables' VAs;
+	 * fd: a memfd holding the PTX image. Reply. */
+	CG_OP_MODULE_BIND,
+	/* a[0] = module id. Reply (after the context's work finished). */
+	CG_OP_MODULE_UNBIND,
 };
 
 struct cg_wire_msg {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cudagpu_internal.h"
+#include "module.h"
 #include "worker_protocol.h"
 
 #define POLL_MS 10
@@ -133,14 +134,49 @@ static void check_context(struct worker *wk)
 	struct cg_wire_event m = { .kind = CG_WIRE_LOST };
 
 	__atomic_store_n(&wk->status->heartbeat, ++wk->heartbeat, __ATOMIC_RELAXED);
+	if ((r == CG_SUCCESS || r == CG_ERROR_NOT_READY) && cg_function_watchdog_expired(wk->gpu))
+		r = CG_ERROR_LAUNCH_TIMEOUT; /* a VM's kernel that does not end */
 	if (r == CG_SUCCESS || r == CG_ERROR_NOT_READY)
 		return;
 	m.event.type = VGPU_EVENT_CHANNEL_ERROR;
-	m.event.cause = VGPU_FAULT_UNMAPPED;
+	/* What the VM's kernel did (a fault of the built-in kernels or of a
+	 * copy is an address the driver had no mapping for). */
+	m.event.cause = cg_function_fault_cause(r);
+	if (m.event.cause == VGPU_FAULT_BAD_KERNEL_ARGS)
+		m.event.cause = VGPU_FAULT_KERNEL_ERROR;
 	send_locked(wk, &m, sizeof(m));
 	fprintf(stderr, "vgpu-gpu-worker %ld: the CUDA context faulted (error %d)\n",
 	        (long)getpid(), r);
 	_exit(3); /* the context is unusable: nothing to save */
+}
+
+/* MODULE_BIND: the image from its memfd, the variables' VAs as payload. */
+static int bind_module(struct worker *wk, const struct cg_wire_msg *m, const uint64_t *words,
+                       int fd)
+{
+	struct cg_as *as = (struct cg_as *)wk->as;
+	char why[256] = "";
+	char *image;
+	size_t bytes = m->a[1];
+	int err;
+
+	if (bytes == 0 || bytes > (256u << 20))
+		return -EINVAL;
+	image = malloc(bytes + 1);
+	if (!image)
+		return -ENOMEM;
+	if (pread(fd, image, bytes, 0) != (ssize_t)bytes) {
+		free(image);
+		return -EIO;
+	}
+	image[bytes] = 0;
+	err = cg_worker_module_load(wk->gpu, as, (uint32_t)m->a[0], image, bytes, words, m->count,
+	                            why, sizeof(why));
+	if (err && why[0])
+		fprintf(stderr, "vgpu-gpu-worker %ld: module %u: %s\n", (long)getpid(),
+		        (unsigned)m->a[0], why);
+	free(image);
+	return err;
 }
 
 static struct vgpu_hal_channel *channel_at(struct worker *wk, uint64_t id)
@@ -303,6 +339,15 @@ static void serve(struct worker *wk, const struct cg_wire_msg *m, const uint64_t
 		if (ch)
 			cg_channel_kick(ch);
 		break;
+	case CG_OP_MODULE_BIND:
+		ret = nfds == 1 ? bind_module(wk, m, words, fds[0]) : -EINVAL;
+		close_fds(fds, nfds);
+		reply(wk, ret, 0);
+		break;
+	case CG_OP_MODULE_UNBIND:
+		reply(wk, cg_worker_module_unload(wk->gpu, (struct cg_as *)wk->as, (uint32_t)m->a[0]),
+		      0);
+		break;
 	default:
 		close_fds(fds, nfds);
 		break;
@@ -367,8 +412,10 @@ static void finish(struct worker *wk)
 		for (id = 0; wk->channels && id < wk->gpu->config.max_channels; id++)
 			if (wk->channels[id])
 				cg_channel_destroy(wk->channels[id]);
-		if (wk->as)
+		if (wk->as) {
+			cg_worker_modules_fini(wk->gpu, (struct cg_as *)wk->as);
 			cg_as_destroy(wk->as);
+		}
 		wk->gpu->base.ops->destroy(&wk->gpu->base); /* host buffers too */
 	}
 	close_fds(wk->pending.fds, wk->pending.count);

@@ -135,6 +135,13 @@ struct cudagpu_config {
 	 * issued cannot be stopped short of resetting the whole context, so
 	 * cudagpu has no watchdog on a command's running time. */
 	uint32_t acquire_timeout_ms;
+	/* Process isolation: a VM's own kernel (LAUNCH_FUNCTION) still
+	 * running after this long (wall time, from its launch or the end of
+	 * the one before it in its channel) is the watchdog's: the worker's
+	 * context cannot stop one kernel, so the worker goes and its channels
+	 * end with VGPU_FAULT_TIMEOUT (a new worker takes the VM's next
+	 * channel). 0 = never; default 10000. */
+	uint32_t function_watchdog_ms;
 	/* See "Isolation" above; default CUDAGPU_ISOLATION_NONE. */
 	enum cudagpu_isolation isolation;
 	/* The worker program (NULL: the search order above). */
