@@ -50,7 +50,7 @@ void harness_start(struct harness *h)
 {
 	char why[1024] = "";
 
-	if (vgpud_create(&h->config, -1, &h->d, why, sizeof(why)))
+	if (vgpud_create(&h->config, false, &h->d, why, sizeof(why)))
 		fail_msg("vgpud did not start: %s", why);
 	assert_int_equal(vgpud_start(h->d), 0);
 }

@@ -26,7 +26,7 @@
 #include <json-c/json.h>
 
 #include "channel_util.h"
-#include "control_server.h"
+#include "control_commands.h"
 #include "device.h"
 #include "harness.h"
 

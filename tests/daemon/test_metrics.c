@@ -32,7 +32,7 @@
 #include <json-c/json.h>
 
 #include "channel_util.h"
-#include "control_server.h"
+#include "control_commands.h"
 #include "harness.h"
 #include "metrics.h"
 #include "metrics_http.h"
@@ -848,7 +848,7 @@ static void test_port_taken_and_off(void **state)
 	snprintf(second.config.metrics, sizeof(second.config.metrics), "127.0.0.1:%u",
 	         metrics_http_port(first.d->metrics));
 	/* the second vgpud does not start: the port is taken */
-	assert_int_equal(vgpud_create(&second.config, -1, &d, why, sizeof(why)), -EADDRNOTAVAIL);
+	assert_int_equal(vgpud_create(&second.config, false, &d, why, sizeof(why)), -EADDRNOTAVAIL);
 	assert_null(d);
 	assert_non_null(strstr(why, "cannot serve metrics on 127.0.0.1:"));
 	harness_stop(&second);
@@ -871,7 +871,7 @@ static void test_port_taken_and_off(void **state)
 	fds = count_open_fds();
 	harness_config(&first);
 	strcpy(first.config.metrics, "[::1]:0");
-	if (vgpud_create(&first.config, -1, &first.d, why, sizeof(why)) == 0) { /* IPv6 loopback may be absent */
+	if (vgpud_create(&first.config, false, &first.d, why, sizeof(why)) == 0) { /* IPv6 loopback may be absent */
 		assert_non_null(first.d->metrics);
 		assert_non_null(strstr(metrics_http_url(first.d->metrics), "http://[::1]:"));
 	} else {

@@ -18,7 +18,7 @@
 #include "vgpu/util.h"
 
 #include "config_json.h"
-#include "control_server.h"
+#include "control_commands.h"
 #include "daemon.h"
 #include "device.h"
 #include "local_server.h"
@@ -607,4 +607,10 @@ char *vgpud_control_handle(struct vgpud *d, const char *request,
 	text = strdup(json_object_to_json_string_ext(response, JSON_C_TO_STRING_PLAIN));
 	json_object_put(response);
 	return text;
+}
+
+char *vgpud_control_handler(void *ctx, const char *request,
+                            const struct vgpud_control_peer *peer)
+{
+	return vgpud_control_handle(ctx, request, peer);
 }

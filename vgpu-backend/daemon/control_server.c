@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* control_server.c - the control socket's thread, see control_server.h. */
+/* control_server.c - the control socket on vgpud's event loop, and its
+ * worker; see control_server.h. */
 #include "control_server.h"
 
 #include <errno.h>
 #include <grp.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,7 +20,10 @@
 #include "unix_listen.h"
 
 struct control_conn {
+	struct control_server *server;
 	int fd;     /* -1: free */
+	sd_event_source *io;
+	uint64_t generation; /* counts the slot's connections (worker answers) */
 	struct vgpud_control_peer peer;
 	int64_t last_ms;  /* when it last sent something */
 	int64_t line_ms;  /* when the incomplete line began (-1: none) */
@@ -29,18 +33,39 @@ struct control_conn {
 	size_t out_len, out_cap;
 	int64_t out_ms;   /* when out became non-empty */
 	bool closing;     /* close once out is written */
+	bool busy;        /* a request of it is with the worker */
+};
+
+/* A request for the worker, and then its answer. */
+struct control_job {
+	struct control_job *next;
+	unsigned slot;
+	uint64_t generation;
+	struct vgpud_control_peer peer;
+	char *request;
+	char *response;
 };
 
 struct control_server {
-	struct vgpud *daemon;
+	control_handler_fn handler;
+	void *handler_ctx;
+	sd_event *loop;
+	sd_event_source *listen_source, *timer, *answered_source;
 	char path[108];
 	int listen_fd;
-	int stop_fd;
+	int answered_fd; /* eventfd: the worker answered a job */
 	uint32_t idle_timeout_ms;
 	uint32_t max_connections_per_uid;
 	bool has_operator_gid;
 	gid_t operator_gid;
-	pthread_t thread;
+	/* the worker and its queues (lock) */
+	pthread_t worker;
+	bool worker_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
+	struct control_job *todo, **todo_tail;
+	struct control_job *answered;
 	struct control_conn clients[CONTROL_MAX_CLIENTS];
 };
 
@@ -54,9 +79,11 @@ static int64_t now_ms(void)
 
 static void client_close(struct control_conn *c)
 {
+	c->io = sd_event_source_disable_unref(c->io);
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	c->busy = false;
 	c->len = 0;
 	c->out_len = 0;
 	c->closing = false;
@@ -115,42 +142,44 @@ static bool flush_output(struct control_conn *c)
 	return true;
 }
 
-static bool respond(struct control_server *server, struct control_conn *c, const char *line)
+/* Hand one request line of c to the worker. false: out of memory. */
+static bool submit(struct control_server *server, struct control_conn *c, const char *line)
 {
-	char *response = vgpud_control_handle(server->daemon, line, &c->peer);
-	bool ok;
+	struct control_job *job = calloc(1, sizeof(*job));
 
-	if (!response)
+	if (!job || !(job->request = strdup(line))) {
+		free(job);
 		return false;
-	ok = queue_output(c, response, strlen(response)) && queue_output(c, "\n", 1);
-	free(response);
-	if (!ok)
-		log_debug("control socket: dropping a client of user %u that does not read its "
-		          "responses (more than %u bytes waiting)", (unsigned)c->peer.uid,
-		          CONTROL_OUTPUT_BUDGET);
-	return ok;
+	}
+	job->slot = (unsigned)(c - server->clients);
+	job->generation = c->generation;
+	job->peer = c->peer;
+	pthread_mutex_lock(&server->lock);
+	*server->todo_tail = job;
+	server->todo_tail = &job->next;
+	pthread_cond_signal(&server->wake);
+	pthread_mutex_unlock(&server->lock);
+	c->busy = true;
+	return true;
 }
 
-/* Answer up to CONTROL_REQUESTS_PER_TURN complete lines of c. false: close. */
+/* Give c's next complete line to the worker, unless one is there already
+ * or responses wait to be written. false: close. */
 static bool client_answer(struct control_server *server, struct control_conn *c)
 {
 	char *newline;
-	unsigned answered = 0;
 
-	while (!c->out_len && answered < CONTROL_REQUESTS_PER_TURN &&
-	       (newline = memchr(c->buf, '\n', c->len))) {
+	while (!c->out_len && !c->busy && (newline = memchr(c->buf, '\n', c->len))) {
 		size_t used = (size_t)(newline - c->buf) + 1;
+		bool ok = true;
 
 		*newline = '\0';
-		if (newline > c->buf) {
-			if (!respond(server, c, c->buf))
-				return false;
-			answered++;
-		}
+		if (newline > c->buf)
+			ok = submit(server, c, c->buf);
 		memmove(c->buf, c->buf + used, c->len - used);
 		c->len -= used;
 		c->buf[c->len] = '\0';
-		if (!flush_output(c))
+		if (!ok)
 			return false;
 	}
 	c->line_ms = c->len && !memchr(c->buf, '\n', c->len) ? (c->line_ms >= 0 ? c->line_ms
@@ -250,6 +279,8 @@ static bool is_operator(const struct control_server *server, int fd, const struc
 	return false;
 }
 
+static int on_client(sd_event_source *source, int fd, uint32_t revents, void *userdata);
+
 static void accept_clients(struct control_server *server)
 {
 	for (;;) {
@@ -273,7 +304,12 @@ static void accept_clients(struct control_server *server)
 			continue;
 		}
 		c = &server->clients[i];
+		if (sd_event_add_io(server->loop, &c->io, fd, EPOLLIN, on_client, c) < 0) {
+			refuse(fd, "{\"ok\":false,\"error\":\"vgpud is out of memory\"}\n");
+			continue;
+		}
 		c->fd = fd;
+		c->generation++;
 		c->peer.uid = cred.uid;
 		c->peer.operator = is_operator(server, fd, &cred);
 		c->last_ms = now_ms();
@@ -281,12 +317,14 @@ static void accept_clients(struct control_server *server)
 		c->len = 0;
 		c->out_len = 0;
 		c->closing = false;
+		c->busy = false;
 	}
 }
 
-/* Close connections past a deadline (idle, line, output); the poll timeout
- * until the next deadline (-1: none). */
-static int close_expired(struct control_server *server)
+/* Close connections past a deadline (idle, line, output); the time until
+ * the next deadline in ms (-1: none). A connection whose request is with
+ * the worker is not idle. */
+static int64_t close_expired(struct control_server *server)
 {
 	static const char *const why[3] = { "idle", "a request line not completed in time",
 		                            "its responses not read in time" };
@@ -299,7 +337,7 @@ static int close_expired(struct control_server *server)
 
 		if (c->fd < 0)
 			continue;
-		on[0] = server->idle_timeout_ms && !c->out_len;
+		on[0] = server->idle_timeout_ms && !c->out_len && !c->busy;
 		deadline[0] = c->last_ms + server->idle_timeout_ms;
 		on[1] = c->line_ms >= 0;
 		deadline[1] = c->line_ms + CONTROL_LINE_DEADLINE_MS;
@@ -318,80 +356,214 @@ static int close_expired(struct control_server *server)
 				next = deadline[k] - now;
 		}
 	}
-	return (int)next;
+	return next;
 }
 
-static void *control_main(void *arg)
+/* The loop's view of c: write while output waits, nothing while its
+ * request is with the worker or it is closing, else read. */
+static void client_watch(struct control_conn *c)
+{
+	uint32_t events = c->out_len ? EPOLLOUT : c->busy || c->closing ? 0 : EPOLLIN;
+
+	if (events)
+		sd_event_source_set_io_events(c->io, events);
+	sd_event_source_set_enabled(c->io, events ? SD_EVENT_ON : SD_EVENT_OFF);
+}
+
+/* After anything happened: close what expired, arm the timer for the
+ * next deadline. */
+static void rearm(struct control_server *server)
+{
+	int64_t next = close_expired(server);
+
+	if (next < 0) {
+		sd_event_source_set_enabled(server->timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_time_relative(server->timer, (uint64_t)next * 1000 + 1);
+	sd_event_source_set_enabled(server->timer, SD_EVENT_ONESHOT);
+}
+
+/* Answer what waits of c, and watch it again; or close it (ok false, or
+ * closing with nothing left to write). */
+static void client_continue(struct control_server *server, struct control_conn *c, bool ok)
+{
+	if (ok && !c->out_len && !c->closing)
+		ok = client_answer(server, c);
+	if (!ok || (c->closing && !c->out_len))
+		client_close(c);
+	else
+		client_watch(c);
+}
+
+static int on_client(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct control_conn *c = userdata;
+	struct control_server *server = c->server;
+	bool ok = true;
+
+	(void)fd;
+	if (revents & EPOLLERR) {
+		client_close(c);
+	} else {
+		if (c->out_len) {
+			if (revents & (EPOLLOUT | EPOLLHUP))
+				ok = flush_output(c);
+		} else if (!c->busy && revents) {
+			c->last_ms = now_ms();
+			ok = !c->closing && client_read(server, c);
+		}
+		client_continue(server, c, ok);
+	}
+	rearm(server);
+	return 0;
+}
+
+static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct control_server *server = userdata;
+
+	(void)source, (void)fd, (void)revents;
+	accept_clients(server);
+	rearm(server);
+	return 0;
+}
+
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	(void)source, (void)usec;
+	rearm(userdata);
+	return 0;
+}
+
+/* The worker's answers: queue them on their connections (if those are
+ * still the ones that asked), write, and go on. */
+static int on_answered(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct control_server *server = userdata;
+	struct control_job *job;
+	uint64_t count;
+
+	(void)source, (void)revents;
+	if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_warn("control socket: reading the worker's eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&server->lock);
+	job = server->answered;
+	server->answered = NULL;
+	pthread_mutex_unlock(&server->lock);
+	while (job) {
+		struct control_job *next = job->next;
+		struct control_conn *c = &server->clients[job->slot];
+
+		if (c->fd >= 0 && c->generation == job->generation) {
+			bool ok = job->response && queue_output(c, job->response,
+			                                        strlen(job->response)) &&
+			          queue_output(c, "\n", 1);
+
+			c->busy = false;
+			c->last_ms = now_ms();
+			if (!ok)
+				log_debug("control socket: dropping a client of user %u that does "
+				          "not read its responses (more than %u bytes waiting)",
+				          (unsigned)c->peer.uid, CONTROL_OUTPUT_BUDGET);
+			client_continue(server, c, ok && flush_output(c));
+		}
+		free(job->request);
+		free(job->response);
+		free(job);
+		job = next;
+	}
+	rearm(server);
+	return 0;
+}
+
+/* The worker: answers requests in the order they came. */
+static void *control_worker(void *arg)
 {
 	struct control_server *server = arg;
+	const uint64_t one = 1;
 
-	for (;;) {
-		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
-		int map[CONTROL_MAX_CLIENTS + 2];
-		int timeout = close_expired(server);
-		nfds_t n = 0, i;
+	pthread_mutex_lock(&server->lock);
+	while (!server->stopping) {
+		struct control_job *job = server->todo;
 
-		pfd[n] = (struct pollfd){ .fd = server->stop_fd, .events = POLLIN };
-		map[n++] = -1;
-		pfd[n] = (struct pollfd){ .fd = server->listen_fd, .events = POLLIN };
-		map[n++] = -1;
-		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-			struct control_conn *c = &server->clients[i];
-			short events = 0;
-
-			if (c->fd < 0)
-				continue;
-			if (c->out_len)
-				events |= POLLOUT;
-			else if (has_lines(c))
-				timeout = 0; /* more to answer: another turn at once */
-			else if (!c->closing)
-				events |= POLLIN;
-			pfd[n] = (struct pollfd){ .fd = c->fd, .events = events };
-			map[n++] = (int)i;
+		if (!job) {
+			pthread_cond_wait(&server->wake, &server->lock);
+			continue;
 		}
-		if (poll(pfd, n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_error("control socket: poll failed: %s", strerror(errno));
-			break;
-		}
-		if (pfd[0].revents)
-			break;
-		if (pfd[1].revents)
-			accept_clients(server);
-		for (i = 2; i < n; i++) {
-			struct control_conn *c = &server->clients[map[i]];
-			bool ok = true;
-
-			if (c->fd < 0)
-				continue;
-			if (pfd[i].revents & (POLLERR | POLLNVAL)) {
-				client_close(c);
-				continue;
-			}
-			if (c->out_len) {
-				if (pfd[i].revents & (POLLOUT | POLLHUP))
-					ok = flush_output(c);
-				if (ok && !c->out_len && c->closing)
-					ok = false;
-			} else if (has_lines(c)) {
-				ok = client_answer(server, c);
-			} else if (pfd[i].revents) {
-				c->last_ms = now_ms();
-				ok = !c->closing && client_read(server, c);
-			}
-			if (!ok || (c->closing && !c->out_len))
-				client_close(c);
-		}
+		server->todo = job->next;
+		if (!server->todo)
+			server->todo_tail = &server->todo;
+		pthread_mutex_unlock(&server->lock);
+		job->response = server->handler(server->handler_ctx, job->request, &job->peer);
+		pthread_mutex_lock(&server->lock);
+		job->next = server->answered;
+		server->answered = job;
+		if (write(server->answered_fd, &one, sizeof(one)) != sizeof(one))
+			log_warn("control socket: waking the loop: %s", strerror(errno));
 	}
+	pthread_mutex_unlock(&server->lock);
 	return NULL;
 }
 
-int control_server_create(struct vgpud *d, const struct control_server_config *config,
+static void free_jobs(struct control_job *job)
+{
+	while (job) {
+		struct control_job *next = job->next;
+
+		free(job->request);
+		free(job->response);
+		free(job);
+		job = next;
+	}
+}
+
+static int operator_gid(struct control_server *server, const char *name, char *why,
+                        size_t why_len)
+{
+	struct group *g;
+
+	if (!name || !name[0])
+		return 0;
+	g = getgrnam(name);
+	if (!g) {
+		snprintf(why, why_len, "operator_group '%s' is not a group of this host; create "
+		         "it or set another", name);
+		return -ENOENT;
+	}
+	server->has_operator_gid = true;
+	server->operator_gid = g->gr_gid;
+	return 0;
+}
+
+/* The loop's sources and the worker. */
+static int start(struct control_server *server)
+{
+	int err;
+
+	server->answered_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (server->answered_fd < 0)
+		return -errno;
+	err = sd_event_add_io(server->loop, &server->listen_source, server->listen_fd, EPOLLIN,
+	                      on_listen, server);
+	if (!err)
+		err = sd_event_add_io(server->loop, &server->answered_source, server->answered_fd,
+		                      EPOLLIN, on_answered, server);
+	if (!err)
+		err = sd_event_add_time_relative(server->loop, &server->timer, CLOCK_MONOTONIC,
+		                                 UINT64_MAX / 2, 1000, on_timer, server);
+	if (!err)
+		err = sd_event_source_set_enabled(server->timer, SD_EVENT_OFF);
+	if (err)
+		return err;
+	err = -pthread_create(&server->worker, NULL, control_worker, server);
+	server->worker_started = !err;
+	return err;
+}
+
+int control_server_create(sd_event *loop, const struct control_server_config *config,
                           struct control_server **out, char *why, size_t why_len)
 {
-	const char *path = config->path, *group = config->group;
 	struct control_server *server = calloc(1, sizeof(*server));
 	int i, err;
 
@@ -399,77 +571,80 @@ int control_server_create(struct vgpud *d, const struct control_server_config *c
 		snprintf(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
 	}
-	server->daemon = d;
-	server->stop_fd = -1;
+	server->loop = sd_event_ref(loop);
+	server->handler = config->handler;
+	server->handler_ctx = config->handler_ctx;
+	server->listen_fd = server->answered_fd = -1;
 	server->idle_timeout_ms = config->idle_timeout_ms;
 	server->max_connections_per_uid = config->max_connections_per_uid;
-	if (config->operator_group && config->operator_group[0]) {
-		struct group *g = getgrnam(config->operator_group);
-
-		if (!g) {
-			snprintf(why, why_len, "operator_group '%s' is not a group of this host; "
-			         "create it or set another", config->operator_group);
-			free(server);
-			return -ENOENT;
-		}
-		server->has_operator_gid = true;
-		server->operator_gid = g->gr_gid;
-	}
-	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	server->todo_tail = &server->todo;
+	pthread_mutex_init(&server->lock, NULL);
+	pthread_cond_init(&server->wake, NULL);
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		server->clients[i].fd = -1;
-	server->listen_fd = vgpud_listen_unix(path, SOCK_STREAM, group, "control socket", why,
-	                                      why_len);
-	if (server->listen_fd < 0) {
-		err = server->listen_fd;
-		free(server);
+		server->clients[i].server = server;
+	}
+	err = operator_gid(server, config->operator_group, why, why_len);
+	if (err) {
+		control_server_destroy(server);
 		return err;
 	}
-	snprintf(server->path, sizeof(server->path), "%s", path);
+	server->listen_fd = vgpud_listen_unix(config->path, SOCK_STREAM, config->group,
+	                                      "control socket", why, why_len);
+	if (server->listen_fd < 0) {
+		err = server->listen_fd;
+		control_server_destroy(server);
+		return err;
+	}
+	snprintf(server->path, sizeof(server->path), "%s", config->path);
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		server->clients[i].buf = malloc(CONTROL_MAX_LINE + 1);
 		if (!server->clients[i].buf) {
 			err = -ENOMEM;
-			goto fail;
+			break;
 		}
 	}
-	server->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (server->stop_fd < 0) {
-		err = -errno;
-		goto fail;
+	if (!err)
+		err = start(server);
+	if (err) {
+		snprintf(why, why_len, "cannot start the control socket: %s", strerror(-err));
+		control_server_destroy(server);
+		return err;
 	}
-	err = -pthread_create(&server->thread, NULL, control_main, server);
-	if (err)
-		goto fail;
 	*out = server;
 	return 0;
-fail:
-	snprintf(why, why_len, "cannot start the control socket: %s", strerror(-err));
-	if (server->stop_fd >= 0)
-		close(server->stop_fd);
-	close(server->listen_fd);
-	vgpud_unlink_unix(server->path);
-	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		free(server->clients[i].buf);
-	free(server);
-	return err;
 }
 
 void control_server_destroy(struct control_server *server)
 {
-	uint64_t one = 1;
 	int i;
 
 	if (!server)
 		return;
-	if (write(server->stop_fd, &one, sizeof(one)) != sizeof(one))
-		log_warn("control socket: cannot stop its thread: %s", strerror(errno));
-	pthread_join(server->thread, NULL);
+	if (server->worker_started) {
+		pthread_mutex_lock(&server->lock);
+		server->stopping = true;
+		pthread_cond_signal(&server->wake);
+		pthread_mutex_unlock(&server->lock);
+		pthread_join(server->worker, NULL);
+	}
+	free_jobs(server->todo);
+	free_jobs(server->answered);
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		client_close(&server->clients[i]);
 		free(server->clients[i].buf);
 	}
-	close(server->listen_fd);
-	close(server->stop_fd);
-	vgpud_unlink_unix(server->path);
+	sd_event_source_disable_unref(server->listen_source);
+	sd_event_source_disable_unref(server->answered_source);
+	sd_event_source_disable_unref(server->timer);
+	if (server->listen_fd >= 0) {
+		close(server->listen_fd);
+		vgpud_unlink_unix(server->path);
+	}
+	if (server->answered_fd >= 0)
+		close(server->answered_fd);
+	pthread_cond_destroy(&server->wake);
+	pthread_mutex_destroy(&server->lock);
+	sd_event_unref(server->loop);
 	free(server);
 }

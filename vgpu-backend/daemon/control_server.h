@@ -2,7 +2,9 @@
 /*
  * control_server.h - vgpud's control socket: a UNIX stream socket (mode
  * 0660) carrying JSON requests and responses, one object per line
- * (CONTROL_API.md). Served by one thread that never blocks on a client:
+ * (CONTROL_API.md). Served on vgpud's event loop (sd-event), which never
+ * blocks on a client; the requests themselves are answered by the
+ * server's one worker thread, since some wait for the core:
  *
  *  - Authority: the peer's credentials (SO_PEERCRED, SO_PEERGROUPS) decide
  *    its role once, at accept. Root, vgpud's own user and members of
@@ -22,26 +24,32 @@
  *    what waits must be taken within CONTROL_WRITE_DEADLINE_MS, or the
  *    client (one that does not read) is dropped.
  *  - Pipelining: a client may send several requests on one connection;
- *    they are answered in order, at most CONTROL_REQUESTS_PER_TURN per
- *    turn of the thread (then the other clients get theirs), and none
- *    while its earlier responses still wait to be written. Requests it
- *    sends meanwhile wait in its line buffer (CONTROL_MAX_LINE), not in
- *    vgpud.
+ *    they are answered in order, one at a time: a connection has at most
+ *    one request with the worker, which takes the connections' requests
+ *    in the order they came (so one client's pipeline never starves
+ *    another), and none while its earlier responses still wait to be
+ *    written. Requests it sends meanwhile wait in its line buffer
+ *    (CONTROL_MAX_LINE), not in vgpud.
  * A request that needs the core's allocation lock (health with the
  * invariant check) waits for an eviction in progress, which is bounded by
- * the drain timeout. Refusals get a JSON error.
+ * the drain timeout; it holds up the worker (later requests), never the
+ * loop (signals, the other sockets, deadlines). Refusals get a JSON error.
+ *
+ * Threads: create, destroy and the loop's callbacks run on the loop's
+ * thread (or, create and destroy, while the loop is not running); the
+ * handler runs on the worker only.
  */
 #ifndef VGPUD_CONTROL_SERVER_H
 #define VGPUD_CONTROL_SERVER_H
 
-struct vgpud;
-struct control_server;
-
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <stdbool.h>
 #include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+struct control_server;
 
 #define CONTROL_MAX_CLIENTS 64
 #define CONTROL_ROOT_RESERVED 1
@@ -49,22 +57,6 @@ struct control_server;
 #define CONTROL_LINE_DEADLINE_MS 5000
 #define CONTROL_OUTPUT_BUDGET (1u << 20)
 #define CONTROL_WRITE_DEADLINE_MS 5000
-#define CONTROL_REQUESTS_PER_TURN 4
-
-struct control_server_config {
-	const char *path;
-	const char *group;                /* owning group name, NULL/"" = unchanged */
-	const char *operator_group;       /* operators besides root, NULL/"" = none */
-	uint32_t idle_timeout_ms;         /* 0 = never */
-	uint32_t max_connections_per_uid; /* >= 1 */
-};
-
-/* Listen on config->path and serve d's control commands on a thread of its
- * own. 0, or a negative errno after writing what was wrong and what to do
- * into why. */
-int control_server_create(struct vgpud *d, const struct control_server_config *config,
-                          struct control_server **out, char *why, size_t why_len);
-void control_server_destroy(struct control_server *server);
 
 /* Who sent a request: its user, and whether it is an operator. */
 struct vgpud_control_peer {
@@ -72,12 +64,30 @@ struct vgpud_control_peer {
 	bool operator;
 };
 
-/* Answer one request line (the JSON text of a request) of peer (NULL: an
- * operator, for vgpud's own callers); returns the response JSON text
- * (malloc'd, no newline), never NULL unless out of memory. A tenant peer
- * gets the read-only commands about its own VMs only. In
- * control_commands.c. */
-char *vgpud_control_handle(struct vgpud *d, const char *request,
-                           const struct vgpud_control_peer *peer);
+/* Answer one request line (JSON text, no newline) of peer: the response
+ * JSON text (malloc'd, no newline), or NULL (out of memory: the
+ * connection is closed). Runs on the server's worker thread. */
+typedef char *(*control_handler_fn)(void *ctx, const char *request,
+                                    const struct vgpud_control_peer *peer);
+
+struct control_server_config {
+	const char *path;
+	const char *group;                /* owning group name, NULL/"" = unchanged */
+	const char *operator_group;       /* operators besides root, NULL/"" = none */
+	uint32_t idle_timeout_ms;         /* 0 = never */
+	uint32_t max_connections_per_uid; /* >= 1 */
+	control_handler_fn handler;
+	void *handler_ctx;
+};
+
+/* Listen on config->path and serve requests with config->handler, the
+ * socket's descriptors on loop. 0, or a negative errno after writing what
+ * was wrong and what to do into why. */
+int control_server_create(sd_event *loop, const struct control_server_config *config,
+                          struct control_server **out, char *why, size_t why_len);
+/* Close every connection and the socket (removing its file) after the
+ * worker finished its request in progress; NULL is fine. Not while the
+ * loop runs a callback of it. */
+void control_server_destroy(struct control_server *server);
 
 #endif /* VGPUD_CONTROL_SERVER_H */

@@ -3,13 +3,12 @@
 #include "daemon.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "vgpu/abi/device_abi.h"
@@ -18,6 +17,7 @@
 #include "vgpu/simgpu.h"
 #include "vgpu/util.h"
 
+#include "control_commands.h"
 #include "control_server.h"
 #include "device.h"
 #include "listen_address.h"
@@ -25,8 +25,6 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "mdev_host.h"
-
-#define REAP_INTERVAL_MS 500
 
 static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 {
@@ -153,7 +151,7 @@ static int start_metrics(struct vgpud *d, char *why, size_t why_len)
 	}
 	if (!address.enabled)
 		return 0;
-	return metrics_http_create(d, &address, &d->metrics, why, why_len);
+	return metrics_http_create(d, d->loop, &address, &d->metrics, why, why_len);
 }
 
 /* The tenant socket (local transport) and the control socket. */
@@ -174,11 +172,13 @@ static int start_sockets(struct vgpud *d, char *why, size_t why_len)
 		.operator_group = d->config.operator_group,
 		.idle_timeout_ms = d->config.control_idle_timeout_ms,
 		.max_connections_per_uid = d->config.control_max_connections_per_uid,
+		.handler = vgpud_control_handler,
+		.handler_ctx = d,
 	};
-	int err = local_server_create(&local_config, &d->local, why, why_len);
+	int err = local_server_create(d->loop, &local_config, &d->local, why, why_len);
 
 	if (!err)
-		err = control_server_create(d, &control_config, &d->control, why, why_len);
+		err = control_server_create(d->loop, &control_config, &d->control, why, why_len);
 	return err;
 }
 
@@ -201,7 +201,55 @@ static void log_ready(struct vgpud *d)
 	         d->config.control_path);
 }
 
-int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
+static int on_stop(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	(void)fd, (void)revents, (void)userdata;
+	return sd_event_exit(sd_event_source_get_event(source), 0);
+}
+
+static int on_signal(sd_event_source *source, const struct signalfd_siginfo *info,
+                     void *userdata)
+{
+	struct vgpud *d = userdata;
+
+	if (info->ssi_signo == SIGHUP) {
+		char why[512];
+
+		log_info("SIGHUP: reloading profiles");
+		if (vgpud_reload_profiles(d, why, sizeof(why)))
+			log_error("reload failed, profiles unchanged: %s", why);
+		return 0;
+	}
+	log_info("%s: shutting down", strsignal((int)info->ssi_signo));
+	return sd_event_exit(sd_event_source_get_event(source), 0);
+}
+
+/* The event loop: vgpud_stop's eventfd, the signals (signals: they are
+ * blocked in every thread), the unit's watchdog when systemd asks for it. */
+static int create_loop(struct vgpud *d, bool signals, char *why, size_t why_len)
+{
+	static const int numbers[] = { SIGTERM, SIGINT, SIGHUP };
+	int err;
+
+	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->stop_fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "eventfd: %s", strerror(-err));
+		return err;
+	}
+	err = sd_event_new(&d->loop);
+	if (err >= 0)
+		err = sd_event_add_io(d->loop, NULL, d->stop_fd, EPOLLIN, on_stop, d);
+	for (size_t i = 0; signals && err >= 0 && i < sizeof(numbers) / sizeof(numbers[0]); i++)
+		err = sd_event_add_signal(d->loop, NULL, numbers[i], on_signal, d);
+	if (err >= 0)
+		err = sd_event_set_watchdog(d->loop, true);
+	if (err < 0)
+		snprintf(why, why_len, "cannot create the event loop: %s", strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+int vgpud_create(const struct vgpud_config *config, bool signals, struct vgpud **out,
                  char *why, size_t why_len)
 {
 	struct vgpud *d = calloc(1, sizeof(*d));
@@ -213,19 +261,16 @@ int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud 
 	}
 	d->config = *config;
 	d->config.host_budget_bytes = vgpud_config_host_budget(config); /* auto: half the RAM */
-	d->signal_fd = signal_fd;
 	pthread_mutex_init(&d->config_lock, NULL);
 	vgpud_log_set_level((enum vgpud_log_level)config->log_level);
 	vgpud_profiles_init(&d->profiles, config->profiles, config->profile_count,
 	                    config->default_profile);
 	vgpud_registry_init(&d->registry);
 	clock_gettime(CLOCK_MONOTONIC, &d->started);
-	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->stop_fd < 0) {
-		err = -errno;
-		snprintf(why, why_len, "eventfd: %s", strerror(-err));
+	d->stop_fd = -1;
+	err = create_loop(d, signals, why, why_len);
+	if (err)
 		goto fail;
-	}
 
 	err = create_gpu(d, why, why_len);
 	if (err)
@@ -256,47 +301,12 @@ fail:
 	return err;
 }
 
-static void handle_signals(struct vgpud *d, bool *stop)
-{
-	struct signalfd_siginfo info;
-
-	while (read(d->signal_fd, &info, sizeof(info)) == sizeof(info)) {
-		if (info.ssi_signo == SIGHUP) {
-			char why[512];
-
-			log_info("SIGHUP: reloading profiles");
-			if (vgpud_reload_profiles(d, why, sizeof(why)))
-				log_error("reload failed, profiles unchanged: %s", why);
-		} else {
-			log_info("%s: shutting down", strsignal((int)info.ssi_signo));
-			*stop = true;
-		}
-	}
-}
-
 int vgpud_run(struct vgpud *d)
 {
-	bool stop = false;
+	int err = sd_event_loop(d->loop);
 
-	while (!stop) {
-		struct pollfd pfd[3] = {
-			{ .fd = d->stop_fd, .events = POLLIN },
-			{ .fd = local_server_fd(d->local), .events = POLLIN },
-			{ .fd = d->signal_fd, .events = POLLIN },
-		};
-
-		if (poll(pfd, d->signal_fd >= 0 ? 3 : 2, REAP_INTERVAL_MS) < 0 && errno != EINTR) {
-			log_error("poll failed: %s", strerror(errno));
-			break;
-		}
-		if (pfd[0].revents)
-			stop = true;
-		if (pfd[1].revents)
-			local_server_accept(d->local);
-		if (d->signal_fd >= 0 && pfd[2].revents)
-			handle_signals(d, &stop);
-		local_server_reap(d->local);
-	}
+	if (err < 0)
+		log_error("the event loop failed: %s", strerror(-err));
 	return 0;
 }
 
@@ -354,6 +364,7 @@ void vgpud_destroy(struct vgpud *d)
 		vgpud_event_routes_fini(&d->routes);
 	if (d->hal)
 		vgpu_hal_destroy(d->hal);
+	sd_event_unref(d->loop);
 	if (d->stop_fd >= 0)
 		close(d->stop_fd);
 	vgpud_registry_fini(&d->registry);

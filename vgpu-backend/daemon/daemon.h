@@ -4,12 +4,16 @@
  * the vGPU profiles, the attached VMs' devices, and the sockets (local
  * transport for tenants, control socket for vgpuctl).
  *
- * Threads: the thread calling vgpud_run (signals, accepting tenants), the
- * control server's thread, the metrics endpoint's (libmicrohttpd's) thread,
- * per attached VM the transport's connection thread (local) or worker
- * (mdev) and the device's mailbox worker; with mdev, the transport's event
- * thread and mdev_host's statistics thread; plus the core's return thread
- * and the HAL's threads.
+ * Threads: the thread calling vgpud_run runs the event loop (sd-event):
+ * signals, vgpud_stop's eventfd, the tenant socket's accept and the
+ * reaping of its ended connections, the control socket and its
+ * connections, the metrics endpoint (libmicrohttpd in external epoll
+ * mode). Worker threads exist only where something waits for the core or
+ * a tenant: the control socket's worker (its requests), per attached VM
+ * the transport's connection thread (local) or worker (mdev) and the
+ * device's mailbox worker; with mdev, the transport's event thread and
+ * mdev_host's statistics thread; plus the core's return thread and the
+ * HAL's threads.
  *
  * Lock order (outer first): registry -> the core's allocation lock ->
  * event routes. Profiles and per-device locks are leaves taken alone.
@@ -27,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include <systemd/sd-event.h>
 
 #include "vgpu/core.h"
 #include "vgpu/hal.h"
@@ -55,8 +61,8 @@ struct vgpud {
 	struct mdev_host *mdev; /* NULL: mdev transport off or absent */
 	struct metrics_http *metrics; /* NULL: [daemon] metrics = off */
 
-	int stop_fd;   /* eventfd: vgpud_stop */
-	int signal_fd; /* signalfd of SIGTERM, SIGINT, SIGHUP, or -1 */
+	sd_event *loop; /* the sockets, signals, timers: vgpud_run's thread */
+	int stop_fd;    /* eventfd: vgpud_stop */
 	pthread_t thread;
 	bool thread_started;
 	struct timespec started;
@@ -67,10 +73,11 @@ struct vgpud {
  * Create the GPU, the core, both listening sockets, (config metrics) the
  * metrics endpoint and (config mdev, see config.h) the mdev transport on
  * vgpu_mdev.ko's control device. On failure returns a negative errno after
- * writing what was wrong and what to do into why. signal_fd: a signalfd for
- * SIGTERM/SIGINT (stop) and SIGHUP (reload) that vgpud_run watches, or -1.
+ * writing what was wrong and what to do into why. signals: vgpud_run also
+ * handles SIGTERM/SIGINT (stop) and SIGHUP (reload), which the caller has
+ * blocked in every thread (so create before starting any).
  */
-int vgpud_create(const struct vgpud_config *config, int signal_fd, struct vgpud **out,
+int vgpud_create(const struct vgpud_config *config, bool signals, struct vgpud **out,
                  char *why, size_t why_len);
 
 /* Serve until vgpud_stop or a stop signal. Returns 0. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "profiles.h"
 #include "registry.h"
+#include "requests.h"
 #include "share_limits.h"
 
 #define YIELD_NS 100000 /* between budget-sized batches of one busy guest */

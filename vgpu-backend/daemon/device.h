@@ -148,10 +148,6 @@ void vgpu_device_channel_fence(struct vgpud_device *dev, uint32_t index);
 void vgpu_device_channel_error(struct vgpud_device *dev, uint32_t index, uint32_t cause,
                                uint64_t address);
 
-/* The mailbox handler (requests.c): ctx = the device. */
-void vgpu_device_handle_request(void *ctx, const struct vgpu_request *request,
-                                struct vgpu_response *response);
-
 /* Migration: stop the mailbox worker between requests (a request in
  * progress finishes first; later ones wait in the ring) / let it go on. */
 void vgpu_device_pause_worker(struct vgpud_device *dev);
@@ -160,8 +156,5 @@ void vgpu_device_resume_worker(struct vgpud_device *dev);
 /* The device's transport (it changes once, when a migrated-in VM is
  * adopted by its frontend). */
 struct vgpu_transport *vgpu_device_transport(struct vgpud_device *dev);
-
-/* Release every channel window (detach, from requests.c's table). */
-void vgpu_device_destroy_windows(struct vgpud_device *dev);
 
 #endif /* VGPUD_DEVICE_H */

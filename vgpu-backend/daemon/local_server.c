@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -57,6 +59,8 @@ struct local_server {
 	uint32_t max_connections_per_uid;
 	struct vgpu_device_host host;
 	int listen_fd;
+	int finished_fd; /* eventfd: a connection's thread finished */
+	sd_event_source *listen_source, *finished_source;
 	pthread_mutex_t lock;
 	struct local_conn *conns;
 	unsigned live;
@@ -554,6 +558,7 @@ static void serve(struct local_conn *conn)
 static void *conn_main(void *arg)
 {
 	struct local_conn *conn = arg;
+	const uint64_t one = 1;
 
 	if (handshake(conn) == 0) {
 		serve(conn);
@@ -564,6 +569,8 @@ static void *conn_main(void *arg)
 	atomic_store(&conn->dead, true);
 	shutdown(conn->sock, SHUT_RDWR);
 	atomic_store(&conn->finished, true);
+	/* the loop joins it; a full counter wakes it all the same */
+	(void)!write(conn->server->finished_fd, &one, sizeof(one));
 	return NULL;
 }
 
@@ -585,11 +592,47 @@ static void conn_free(struct local_conn *conn)
 
 /* -------------------------------------------------------------- server */
 
-int local_server_create(const struct local_server_config *config, struct local_server **out,
-                        char *why, size_t why_len)
+static void local_server_accept(struct local_server *server);
+static void local_server_reap(struct local_server *server);
+
+static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	(void)source, (void)fd, (void)revents;
+	local_server_accept(userdata);
+	return 0;
+}
+
+static int on_finished(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	uint64_t count;
+
+	(void)source, (void)revents;
+	(void)!read(fd, &count, sizeof(count));
+	local_server_reap(userdata);
+	return 0;
+}
+
+/* The listening socket and the finished connections on the loop. */
+static int watch(struct local_server *server, sd_event *loop)
+{
+	int err;
+
+	server->finished_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (server->finished_fd < 0)
+		return -errno;
+	err = sd_event_add_io(loop, &server->listen_source, server->listen_fd, EPOLLIN, on_listen,
+	                      server);
+	if (err >= 0)
+		err = sd_event_add_io(loop, &server->finished_source, server->finished_fd, EPOLLIN,
+		                      on_finished, server);
+	return err < 0 ? err : 0;
+}
+
+int local_server_create(sd_event *loop, const struct local_server_config *config,
+                        struct local_server **out, char *why, size_t why_len)
 {
 	struct local_server *server = calloc(1, sizeof(*server));
-	int fd;
+	int fd, err;
 
 	if (!server) {
 		snprintf(why, why_len, "vgpud is out of memory");
@@ -609,14 +652,16 @@ int local_server_create(const struct local_server_config *config, struct local_s
 	server->max_connections_per_uid = config->max_connections_per_uid;
 	server->host = config->host;
 	server->listen_fd = fd;
+	server->finished_fd = -1;
 	pthread_mutex_init(&server->lock, NULL);
+	err = watch(server, loop);
+	if (err) {
+		snprintf(why, why_len, "cannot serve the tenant socket: %s", strerror(-err));
+		local_server_destroy(server);
+		return err;
+	}
 	*out = server;
 	return 0;
-}
-
-int local_server_fd(struct local_server *server)
-{
-	return server->listen_fd;
 }
 
 /* May the peer on sock have another connection? (At most
@@ -657,7 +702,7 @@ static bool admit(struct local_server *server, int sock, uid_t *uid)
 	return true;
 }
 
-void local_server_accept(struct local_server *server)
+static void local_server_accept(struct local_server *server)
 {
 	for (;;) {
 		struct local_conn *conn;
@@ -705,7 +750,7 @@ void local_server_accept(struct local_server *server)
 	}
 }
 
-void local_server_reap(struct local_server *server)
+static void local_server_reap(struct local_server *server)
 {
 	struct local_conn **link, *done = NULL;
 
@@ -749,6 +794,8 @@ void local_server_destroy(struct local_server *server)
 
 	if (!server)
 		return;
+	sd_event_source_disable_unref(server->listen_source);
+	sd_event_source_disable_unref(server->finished_source);
 	close(server->listen_fd);
 	vgpud_unlink_unix(server->path);
 	pthread_mutex_lock(&server->lock);
@@ -767,6 +814,8 @@ void local_server_destroy(struct local_server *server)
 		conn_free(conn);
 		conn = next;
 	}
+	if (server->finished_fd >= 0)
+		close(server->finished_fd);
 	pthread_mutex_destroy(&server->lock);
 	free(server);
 }

@@ -28,6 +28,8 @@
 
 #include <stdint.h>
 
+#include <systemd/sd-event.h>
+
 #include "transport.h"
 
 struct local_server;
@@ -44,17 +46,11 @@ struct local_server_config {
 	struct vgpu_device_host host;
 };
 
-/* Bind and listen. 0, or a negative errno after writing what was wrong and
- * what to do into why. */
-int local_server_create(const struct local_server_config *config, struct local_server **out,
-                        char *why, size_t why_len);
-
-/* The listening descriptor: when readable, call local_server_accept. */
-int local_server_fd(struct local_server *server);
-void local_server_accept(struct local_server *server);
-
-/* Join the threads of connections that ended. */
-void local_server_reap(struct local_server *server);
+/* Bind and listen, accepting tenants on loop (which also joins the threads
+ * of connections that ended). 0, or a negative errno after writing what
+ * was wrong and what to do into why. */
+int local_server_create(sd_event *loop, const struct local_server_config *config,
+                        struct local_server **out, char *why, size_t why_len);
 
 /* Number of live connections. */
 unsigned local_server_connections(struct local_server *server);

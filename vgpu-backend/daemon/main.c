@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <systemd/sd-daemon.h>
 
 #include "config.h"
 #include "config_json.h"
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	sigset_t signals;
 	enum vgpud_config_action action;
 	char why[1024];
-	int signal_fd, ret;
+	int ret;
 
 	vgpud_config_defaults(&config);
 	ret = vgpud_config_from_args(&config, argc, argv, &action);
@@ -58,29 +58,25 @@ int main(int argc, char **argv)
 	}
 
 	/* Every thread inherits the mask: the signals arrive only through
-	 * the signalfd, which the main loop reads. */
+	 * the event loop (sd-event's signalfd). */
 	sigemptyset(&signals);
 	sigaddset(&signals, SIGTERM);
 	sigaddset(&signals, SIGINT);
 	sigaddset(&signals, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	signal_fd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (signal_fd < 0) {
-		perror("vgpud: signalfd");
-		return 1;
-	}
 
 	vgpud_log_set_level((enum vgpud_log_level)config.log_level);
 	raise_descriptor_limit();
-	if (vgpud_create(&config, signal_fd, &d, why, sizeof(why))) {
+	if (vgpud_create(&config, true, &d, why, sizeof(why))) {
 		log_error("vgpud did not start: %s", why);
-		close(signal_fd);
 		return 1;
 	}
+	/* Type=notify: systemd knows vgpud serves (no-op without systemd) */
+	sd_notify(0, "READY=1");
 	vgpud_run(d);
+	sd_notify(0, "STOPPING=1");
 	vgpud_destroy(d);
-	close(signal_fd);
 	log_info("stopped");
 	return 0;
 }

@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <poll.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
@@ -27,7 +26,6 @@
 
 #define METRICS_PATH "/metrics"
 #define CONNECTION_TIMEOUT_S 10
-#define REAP_INTERVAL_MS 100
 
 /* One TCP connection (MHD's socket context), on server->conns. */
 struct metrics_conn {
@@ -41,14 +39,16 @@ struct metrics_conn {
 struct metrics_http {
 	struct vgpud *daemon;
 	struct MHD_Daemon *mhd;
-	/* connections: MHD's thread adds and removes, the reaper reads */
+	/* libmicrohttpd runs on the loop: its epoll descriptor, and a timer
+	 * for its timeouts and the connections' deadlines */
+	sd_event_source *io, *timer;
+	/* connections: libmicrohttpd's callbacks add and remove them and the
+	 * timer reads them, all on the loop; the lock orders them for
+	 * readers elsewhere (none today) */
 	pthread_mutex_t lock;
 	struct metrics_conn *conns;
 	unsigned conn_count;
 	char pending_peer[48]; /* the accept policy's, for the STARTED notice */
-	pthread_t reaper;
-	bool reaper_started;
-	int stop_fd;
 	uint16_t port;
 	char url[128];             /* http://ADDRESS:PORT/metrics */
 	atomic_bool started;       /* after MHD_start_daemon returned */
@@ -57,7 +57,7 @@ struct metrics_http {
 };
 
 /* libmicrohttpd's messages: kept while starting (for the error), then
- * logged as warnings, rate-limited (its thread only). */
+ * logged as warnings, rate-limited (the loop only). */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct metrics_http *server = cls;
@@ -184,7 +184,7 @@ static void peer_key(const struct metrics_http *server, const struct sockaddr *a
 	snprintf(key, len, "%s", ip);
 }
 
-/* MHD's thread: admit a client, or not (per-peer limit, root's slot). */
+/* On the loop: admit a client, or not (per-peer limit, root's slot). */
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct metrics_http *server = cls;
@@ -258,27 +258,79 @@ static void answered(struct metrics_http *server, struct MHD_Connection *connect
 }
 
 /* Shut down connections that did not complete a request within
- * METRICS_REQUEST_DEADLINE_MS of their start or last answer (MHD then
- * closes them): a client that trickles bytes, or does not read, holds its
- * slot that long at most. */
-static void *reaper_main(void *arg)
+ * METRICS_REQUEST_DEADLINE_MS of their start or last answer (libmicrohttpd
+ * then closes them): a client that trickles bytes, or does not read,
+ * holds its slot that long at most. Returns the ms until the next such
+ * deadline (-1: none). */
+static int64_t shut_expired(struct metrics_http *server)
 {
-	struct metrics_http *server = arg;
-	struct pollfd stop = { .fd = server->stop_fd, .events = POLLIN };
+	int64_t now = now_ms(), next = -1;
 
-	while (poll(&stop, 1, REAP_INTERVAL_MS) == 0 || (stop.revents == 0)) {
-		int64_t now = now_ms();
+	pthread_mutex_lock(&server->lock);
+	for (struct metrics_conn *c = server->conns; c; c = c->next) {
+		int64_t left = c->since_ms + METRICS_REQUEST_DEADLINE_MS - now;
 
-		pthread_mutex_lock(&server->lock);
-		for (struct metrics_conn *c = server->conns; c; c = c->next) {
-			if (c->shut || c->fd < 0 || now - c->since_ms < METRICS_REQUEST_DEADLINE_MS)
-				continue;
+		if (c->shut || c->fd < 0)
+			continue;
+		if (left <= 0) {
 			shutdown(c->fd, SHUT_RDWR);
 			c->shut = true;
+		} else if (next < 0 || left < next) {
+			next = left;
 		}
-		pthread_mutex_unlock(&server->lock);
 	}
-	return NULL;
+	pthread_mutex_unlock(&server->lock);
+	return next;
+}
+
+/* Let libmicrohttpd do what is due, then arm the timer for whatever comes
+ * first: its own timeout or a connection's deadline. */
+static void serve(struct metrics_http *server)
+{
+	MHD_UNSIGNED_LONG_LONG mhd_ms;
+	int64_t next;
+
+	MHD_run(server->mhd);
+	next = shut_expired(server);
+	if (MHD_get_timeout(server->mhd, &mhd_ms) == MHD_YES &&
+	    (next < 0 || (int64_t)mhd_ms < next))
+		next = (int64_t)mhd_ms;
+	if (next < 0) {
+		sd_event_source_set_enabled(server->timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_time_relative(server->timer, (uint64_t)next * 1000);
+	sd_event_source_set_enabled(server->timer, SD_EVENT_ONESHOT);
+}
+
+static int on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	(void)source, (void)fd, (void)revents;
+	serve(userdata);
+	return 0;
+}
+
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	(void)source, (void)usec;
+	serve(userdata);
+	return 0;
+}
+
+/* libmicrohttpd's epoll descriptor and the timer on the loop. */
+static int watch(struct metrics_http *server, sd_event *loop)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->mhd,
+	                                                       MHD_DAEMON_INFO_EPOLL_FD);
+	int err;
+
+	if (!info)
+		return -ENOTSUP;
+	err = sd_event_add_io(loop, &server->io, info->epoll_fd, EPOLLIN, on_io, server);
+	if (err >= 0)
+		err = sd_event_add_time_relative(loop, &server->timer, CLOCK_MONOTONIC, 0, 1000,
+		                                 on_timer, server);
+	return err < 0 ? err : 0;
 }
 
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection,
@@ -325,13 +377,15 @@ static uint16_t port_of(const struct vgpud_listen_address *address)
 	return ntohs(((const struct sockaddr_in *)&address->addr)->sin_port);
 }
 
-int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *address,
+int metrics_http_create(struct vgpud *d, sd_event *loop,
+                        const struct vgpud_listen_address *address,
                         struct metrics_http **out, char *why, size_t why_len)
 {
 	struct metrics_http *server = calloc(1, sizeof(*server));
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG; /* no thread: the loop's */
 	const union MHD_DaemonInfo *info;
 	char where[96];
+	int err;
 
 	if (!server) {
 		snprintf(why, why_len, "vgpud is out of memory");
@@ -339,13 +393,6 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 	}
 	server->daemon = d;
 	pthread_mutex_init(&server->lock, NULL);
-	server->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (server->stop_fd < 0) {
-		snprintf(why, why_len, "cannot serve metrics: %s", strerror(errno));
-		pthread_mutex_destroy(&server->lock);
-		free(server);
-		return -ENOMEM;
-	}
 	vgpud_listen_address_format(address, -1, where, sizeof(where));
 	if (address->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -367,7 +414,6 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 		         "port in [daemon] metrics (--metrics), or set it to off", where,
 		         server->startup_error[0] ? server->startup_error
 		                                  : "libmicrohttpd did not start");
-		close(server->stop_fd);
 		pthread_mutex_destroy(&server->lock);
 		free(server);
 		return -EADDRNOTAVAIL;
@@ -377,10 +423,12 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 	__atomic_store_n(&server->port, info ? info->port : 0, __ATOMIC_RELAXED);
 	vgpud_listen_address_format(address, server->port, where, sizeof(where));
 	snprintf(server->url, sizeof(server->url), "http://%s" METRICS_PATH, where);
-	server->reaper_started = pthread_create(&server->reaper, NULL, reaper_main, server) == 0;
-	if (!server->reaper_started)
-		log_warn("metrics endpoint: no reaper thread: slow clients hold their slot until "
-		         "the %d s idle timeout", CONNECTION_TIMEOUT_S);
+	err = watch(server, loop);
+	if (err) {
+		snprintf(why, why_len, "cannot serve metrics on %s: %s", where, strerror(-err));
+		metrics_http_destroy(server);
+		return err;
+	}
 	log_info("metrics on %s", server->url);
 	*out = server;
 	return 0;
@@ -388,17 +436,11 @@ int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *addr
 
 void metrics_http_destroy(struct metrics_http *server)
 {
-	uint64_t one = 1;
-
 	if (!server)
 		return;
-	if (server->reaper_started) {
-		if (write(server->stop_fd, &one, sizeof(one)) != sizeof(one))
-			log_warn("metrics endpoint: cannot stop its reaper: %s", strerror(errno));
-		pthread_join(server->reaper, NULL);
-	}
+	sd_event_source_disable_unref(server->io);
+	sd_event_source_disable_unref(server->timer);
 	MHD_stop_daemon(server->mhd);
-	close(server->stop_fd);
 	pthread_mutex_destroy(&server->lock);
 	free(server);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * metrics_http.h - vgpud's Prometheus endpoint: HTTP on a TCP address
- * ([daemon] metrics, listen_address.h), served by libmicrohttpd on its own
- * thread.
+ * ([daemon] metrics, listen_address.h), served by libmicrohttpd on vgpud's
+ * event loop (its epoll descriptor and timeouts registered there; no
+ * thread of its own).
  *
  *   GET or HEAD /metrics   200, Content-Type VGPUD_METRICS_CONTENT_TYPE, the
  *                          text of vgpud_metrics_text (metrics.h)
@@ -31,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <systemd/sd-event.h>
+
 #define METRICS_MAX_CONNECTIONS 16
 #define METRICS_ROOT_RESERVED 1
 #define METRICS_MAX_PER_PEER 4
@@ -42,7 +45,8 @@ struct metrics_http;
 
 /* Listen on address (enabled) and serve d's metrics. 0, or a negative
  * errno after writing what was wrong and what to do into why. */
-int metrics_http_create(struct vgpud *d, const struct vgpud_listen_address *address,
+int metrics_http_create(struct vgpud *d, sd_event *loop,
+                        const struct vgpud_listen_address *address,
                         struct metrics_http **out, char *why, size_t why_len);
 /* Stop serving (waits for a request in progress); NULL is fine. */
 void metrics_http_destroy(struct metrics_http *server);

@@ -15,6 +15,7 @@
 #include "device.h"
 #include "log.h"
 #include "module_table.h"
+#include "requests.h"
 #include "share_limits.h"
 
 static enum vgpu_status status_of_errno(int err)

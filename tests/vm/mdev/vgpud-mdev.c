@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 	snprintf(config->socket_path, sizeof(config->socket_path), "%s/vgpud.sock", dir);
 	snprintf(config->control_path, sizeof(config->control_path), "%s/vgpud-control.sock", dir);
 	vgpud_log_set_level(VGPUD_LOG_DEBUG);
-	err = vgpud_create(config, -1, &d, why, sizeof(why));
+	err = vgpud_create(config, false, &d, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "vgpud-mdev: vgpud_create: %s\n", why);
 		return 1;
