@@ -10,6 +10,7 @@
 
 #include "device_internal.h"
 #include "vgpu/abi/commands.h"
+#include "vgpu/abi/module_table.h"
 #include "vgpu_guest_simgpu.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -56,6 +57,13 @@ struct simgpu_backend_channel {
 	struct host_area pushbuffer;
 };
 
+/* A module bound in the address space: the HAL's id, its variables. */
+struct simgpu_backend_module {
+	bool live;
+	uint32_t id;
+	uint32_t variables; /* buffer handle; 0: none */
+};
+
 struct simgpu_backend {
 	struct vgpu_hal *hal;
 	bool own_hal;
@@ -70,6 +78,9 @@ struct simgpu_backend {
 	struct simgpu_buffer *buffers; /* handle = index + 1 */
 	uint32_t buffer_count;
 	uint32_t buffer_capacity;
+	struct simgpu_backend_module *modules;
+	uint32_t module_count;
+	uint32_t module_capacity;
 	struct simgpu_backend_channel channels[VGPU_MAX_CHANNELS];
 };
 
@@ -84,7 +95,11 @@ static int simgpu_info(void *backend, struct vgpu_device_info *out)
 
 	memset(out, 0, sizeof(*out));
 	out->abi_version = VGPU_ABI_VERSION;
-	out->features = VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS;
+	/* as vgpud offers them: every simgpu channel takes timestamps */
+	out->features = VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS |
+	                VGPU_FEATURE_SEMAPHORE_TIMESTAMP | VGPU_FEATURE_CHANNEL_FAULT;
+	if (b->caps.runs_modules)
+		out->features |= VGPU_FEATURE_MODULES;
 	out->max_channels = b->max_channels;
 	out->vram_total_bytes = b->caps.vram_bytes;
 	out->vram_share_bytes = b->caps.vram_bytes;
@@ -215,6 +230,225 @@ static int simgpu_stats(void *backend, struct vgpu_stats_response *out)
 	out->resident_bytes = b->allocated;
 	out->fair_share_bytes = b->caps.vram_bytes;
 	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Modules: as vgpud's MODULE_LOAD (the image and the table in the VM's     */
+/* memory), the variables in a buffer of this backend's own                */
+
+/* The table header saying why a load failed, where the guest gave room. */
+static void module_load_failed(struct simgpu_backend *b, const struct vgpu_module_load_request *req,
+                               const char *message)
+{
+	struct vgpu_module_table header;
+
+	if (req->table_bytes < sizeof(header))
+		return;
+	vgpu_module_table_failure(&header, message);
+	vgpu_hal_as_write(b->as, req->table_va, &header, sizeof(header));
+}
+
+/* Lay the variables out one after the other, each at its alignment
+ * (offsets in variable_va); their total size in *total. */
+static int variables_layout(const struct vgpu_hal_module_info *info, uint64_t *variable_va,
+                            uint64_t *total)
+{
+	uint64_t offset = 0;
+
+	for (uint32_t i = 0; i < info->variable_count; i++) {
+		const struct vgpu_hal_module_variable *v = &info->variables[i];
+		uint64_t align = v->align ? v->align : 1;
+
+		if (align & (align - 1) || align > PAGE_4K)
+			return -EINVAL;
+		offset = (offset + align - 1) / align * align;
+		variable_va[i] = offset;
+		if (v->bytes > (UINT64_C(1) << 40) - offset)
+			return -E2BIG;
+		offset += v->bytes;
+	}
+	*total = offset;
+	return 0;
+}
+
+/* A buffer for the variables, their initializers written; their
+ * addresses made absolute. */
+static int variables_place(struct simgpu_backend *b, const struct vgpu_hal_module_info *info,
+                           uint64_t *variable_va, uint64_t total,
+                           struct vgpu_alloc_response *buffer)
+{
+	int ret;
+
+	memset(buffer, 0, sizeof(*buffer));
+	if (!total)
+		return 0;
+	ret = simgpu_alloc(b, total, VGPU_PRIORITY_DEFAULT, 0, buffer);
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < info->variable_count; i++) {
+		const struct vgpu_hal_module_variable *v = &info->variables[i];
+
+		variable_va[i] += buffer->gpu_va;
+		if (v->bytes && v->init) {
+			ret = vgpu_hal_as_write(b->as, variable_va[i], v->init, v->bytes);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static struct simgpu_backend_module *new_module_slot(struct simgpu_backend *b)
+{
+	for (uint32_t i = 0; i < b->module_count; i++)
+		if (!b->modules[i].live)
+			return &b->modules[i];
+	if (b->module_count == b->module_capacity) {
+		uint32_t capacity = b->module_capacity ? 2 * b->module_capacity : 8;
+		struct simgpu_backend_module *modules =
+		        realloc(b->modules, capacity * sizeof(*modules));
+
+		if (!modules)
+			return NULL;
+		b->modules = modules;
+		b->module_capacity = capacity;
+	}
+	b->modules[b->module_count] = (struct simgpu_backend_module){ 0 };
+	return &b->modules[b->module_count++];
+}
+
+/* The errno vgpu_proto_module_load would give for vgpud's status. */
+static int module_errno(int err)
+{
+	switch (err) {
+	case -ENOMEM:
+	case -EDQUOT:
+		return -ENOMEM;
+	case -ENOSPC:
+		return -ENOSPC;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int simgpu_module_load(void *backend, const struct vgpu_module_load_request *req,
+                              struct vgpu_module_load_response *out)
+{
+	struct simgpu_backend *b = backend;
+	struct simgpu_backend_module *slot;
+	struct vgpu_hal_module *module = NULL;
+	struct vgpu_hal_module_info info;
+	struct vgpu_alloc_response variables = { 0 };
+	uint64_t *variable_va = NULL, total = 0;
+	uint32_t table_bytes = 0, id;
+	void *table = NULL;
+	char why[256] = "", *image;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!req->image_bytes || req->image_bytes > VGPU_MODULE_IMAGE_MAX_BYTES ||
+	    !req->table_bytes || req->table_bytes > VGPU_MODULE_TABLE_MAX_BYTES || req->flags ||
+	    req->image_va + req->image_bytes < req->image_va)
+		return -EINVAL;
+	if (!b->caps.runs_modules) {
+		module_load_failed(b, req, "this GPU runs no user programs");
+		return -ENOTSUP;
+	}
+	image = malloc(req->image_bytes + 1);
+	if (!image)
+		return -ENOMEM;
+	if (vgpu_hal_as_read(b->as, req->image_va, image, req->image_bytes)) {
+		free(image);
+		module_load_failed(b, req, "the image is not (all) in the VM's memory");
+		return -EINVAL;
+	}
+	image[req->image_bytes] = 0; /* PTX is text */
+	ret = vgpu_hal_module_parse(b->hal, image, req->image_bytes, "module", &module, why,
+	                            sizeof(why));
+	free(image);
+	if (ret) {
+		module_load_failed(b, req, why[0] ? why : strerror(-ret));
+		return module_errno(ret);
+	}
+	vgpu_hal_module_info(module, &info);
+	variable_va = calloc(info.variable_count ? info.variable_count : 1, sizeof(*variable_va));
+	ret = variable_va ? variables_layout(&info, variable_va, &total) : -ENOMEM;
+	if (ret) {
+		snprintf(why, sizeof(why), "the module's variables cannot be laid out");
+		goto fail;
+	}
+	ret = variables_place(b, &info, variable_va, total, &variables);
+	if (ret) {
+		snprintf(why, sizeof(why), "no GPU memory for the module's %llu bytes of variables",
+		         (unsigned long long)total);
+		goto fail;
+	}
+	slot = new_module_slot(b);
+	if (!slot) {
+		ret = -ENOMEM;
+		snprintf(why, sizeof(why), "out of memory for a module");
+		goto fail;
+	}
+	ret = vgpu_hal_module_bind(b->as, module, variables.handle ? variable_va : NULL, &id);
+	if (ret) {
+		snprintf(why, sizeof(why), "cannot bind another module (%s)", strerror(-ret));
+		goto fail;
+	}
+	module = NULL; /* the address space's now */
+	ret = vgpu_module_table_build(&info, variable_va, &table, &table_bytes);
+	out->table_bytes = table_bytes;
+	if (!ret && table_bytes > req->table_bytes)
+		ret = -ENOSPC; /* out->table_bytes says how much room it needs */
+	if (!ret && vgpu_hal_as_write(b->as, req->table_va, table, table_bytes))
+		ret = -EFAULT;
+	free(table);
+	if (ret) {
+		vgpu_hal_module_unbind(b->as, id);
+		if (ret != -ENOSPC)
+			snprintf(why, sizeof(why), "the module's table cannot be written to the VM");
+		goto fail;
+	}
+	*slot = (struct simgpu_backend_module){ .live = true, .id = id,
+		                                .variables = variables.handle };
+	out->module = id;
+	out->function_count = info.function_count;
+	out->variable_count = info.variable_count;
+	out->variables_va = variables.gpu_va;
+	out->variables_bytes = variables.handle ? total : 0;
+	free(variable_va);
+	return 0;
+fail:
+	if (variables.handle)
+		simgpu_free(b, variables.handle);
+	if (module)
+		vgpu_hal_module_free(module);
+	free(variable_va);
+	if (ret == -ENOSPC && out->table_bytes > req->table_bytes)
+		return -ENOSPC;
+	out->table_bytes = 0;
+	module_load_failed(b, req, why);
+	return ret == -EFAULT ? -EFAULT : module_errno(ret);
+}
+
+static int simgpu_module_unload(void *backend, uint32_t module)
+{
+	struct simgpu_backend *b = backend;
+
+	for (uint32_t i = 0; i < b->module_count; i++) {
+		struct simgpu_backend_module *m = &b->modules[i];
+		int ret;
+
+		if (!m->live || m->id != module)
+			continue;
+		/* A launch still running finishes; its variables go after it,
+		 * as in vgpud's core. */
+		ret = vgpu_hal_module_unbind(b->as, m->id);
+		if (m->variables)
+			simgpu_free(b, m->variables);
+		*m = (struct simgpu_backend_module){ 0 };
+		return ret;
+	}
+	return -ENOENT;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -355,6 +589,41 @@ static int simgpu_channel_status(void *backend, struct vgpu_channel_window *wind
 	return vgpu_hal_channel_state(ch->channel, NULL) == VGPU_CHANNEL_ERROR ? -EIO : 0;
 }
 
+/* The HAL's cause as the device ABI says it (CHANNEL_FAULT). */
+static uint32_t abi_cause(enum vgpu_hal_error_cause cause)
+{
+	switch (cause) {
+	case VGPU_FAULT_NONE: return VGPU_CHANNEL_FAULT_NONE;
+	case VGPU_FAULT_UNMAPPED: return VGPU_CHANNEL_FAULT_UNMAPPED;
+	case VGPU_FAULT_READ_ONLY: return VGPU_CHANNEL_FAULT_READ_ONLY;
+	case VGPU_FAULT_PRIVILEGED: return VGPU_CHANNEL_FAULT_PRIVILEGED;
+	case VGPU_FAULT_IOMMU: return VGPU_CHANNEL_FAULT_IOMMU;
+	case VGPU_FAULT_BAD_COMMAND: return VGPU_CHANNEL_FAULT_BAD_COMMAND;
+	case VGPU_FAULT_BAD_KERNEL_ARGS: return VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS;
+	case VGPU_FAULT_TIMEOUT: return VGPU_CHANNEL_FAULT_TIMEOUT;
+	case VGPU_FAULT_KERNEL_ERROR: return VGPU_CHANNEL_FAULT_KERNEL_ERROR;
+	}
+	return VGPU_CHANNEL_FAULT_NONE;
+}
+
+static int simgpu_channel_fault(void *backend, struct vgpu_channel_window *window,
+                                struct vgpu_channel_fault_response *out)
+{
+	struct simgpu_backend_channel *ch = window->backend_data;
+	struct vgpu_hal_event last = { 0 };
+
+	(void)backend;
+	memset(out, 0, sizeof(*out));
+	if (!ch || !ch->live)
+		return -ENOENT;
+	if (vgpu_hal_channel_state(ch->channel, &last) != VGPU_CHANNEL_ERROR)
+		return 0;
+	out->killed = 1;
+	out->cause = abi_cause(last.cause);
+	out->address = out->cause == VGPU_CHANNEL_FAULT_NONE ? 0 : last.address;
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void simgpu_destroy(void *backend)
@@ -369,6 +638,10 @@ static void simgpu_destroy(void *backend)
 			simgpu_channel_close(b, &window);
 		}
 	}
+	for (i = 0; i < b->module_count; i++)
+		if (b->modules[i].live)
+			vgpu_hal_module_unbind(b->as, b->modules[i].id);
+	free(b->modules);
 	for (i = 0; i < b->buffer_count; i++)
 		if (b->buffers[i].live)
 			release_buffer(b, &b->buffers[i]);
@@ -392,6 +665,9 @@ static const struct vgpu_backend_ops simgpu_ops = {
 	.channel_close = simgpu_channel_close,
 	.notifier_read = simgpu_notifier_read,
 	.channel_status = simgpu_channel_status,
+	.module_load = simgpu_module_load,
+	.module_unload = simgpu_module_unload,
+	.channel_fault = simgpu_channel_fault,
 };
 
 int vgpu_device_open_simgpu(const struct vgpu_guest_simgpu_config *config,

@@ -8,8 +8,9 @@
  * Backends:
  *   local   vgpud's local transport (vgpu/local_device.h) + the shared
  *           mailbox protocol code (guest-driver/common) - vgpu_guest_local.h
- *   simgpu  an in-process simgpu through the HAL, no vgpud - for tests and
- *           the submission benchmark's baseline - vgpu_guest_simgpu.h
+ *   simgpu  an in-process simgpu through the HAL, no vgpud - for tests,
+ *           the benchmarks' baselines and libcuda's in-process variant;
+ *           modules too - vgpu_guest_simgpu.h
  *   drm     vgpu.ko's render node through libdrm: info = the
  *           QUERY/HELLO ioctl, alloc/free/set_priority/stats = ioctls,
  *           channel_open = CHANNEL_CREATE ioctl + mmap of the window,

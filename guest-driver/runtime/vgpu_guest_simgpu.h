@@ -7,10 +7,15 @@
  * GPU address space of a simgpu in this process: ALLOC maps VRAM pages at a
  * fresh GPU VA, CHANNEL_CREATE makes a HAL channel whose control page and
  * GPFIFO are the real ones and maps a notifier page and a pushbuffer (host
- * buffers behind the IOMMU) into the address space. Nothing is oversubscribed
- * and nothing is ever evicted. For unit tests of the submission path and as
- * the baseline of the submission benchmark ("the same work on simgpu
- * alone").
+ * buffers behind the IOMMU) into the address space. MODULE_LOAD reads the
+ * image from the device's memory, parses and binds it through the HAL with
+ * its variables in a buffer of this device (counted against cap_bytes) and
+ * writes the device ABI's table (vgpu/abi/module_table.h) as vgpud does;
+ * MODULE_UNLOAD unbinds it and frees the variables; CHANNEL_FAULT answers
+ * from the HAL's channel state. Nothing is oversubscribed and nothing is
+ * ever evicted. For unit tests of the submission path, as the baseline of
+ * the submission benchmark ("the same work on simgpu alone") and behind
+ * the in-process variant of libcuda (guest-driver/cuda/inproc).
  *
  * Several devices may share one HAL (one address space each, like VMs on
  * one GPU); each device is used by one thread at a time.

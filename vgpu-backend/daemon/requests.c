@@ -14,9 +14,9 @@
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
-#include "module_table.h"
 #include "requests.h"
 #include "share_limits.h"
+#include "vgpu/abi/module_table.h"
 
 static enum vgpu_status status_of_errno(int err)
 {
@@ -180,7 +180,7 @@ static void module_load_failed(struct vgpud_device *dev, const struct vgpu_modul
 	                      dev->name, message);
 	if (q->table_bytes < sizeof(header))
 		return;
-	module_table_failure(&header, message);
+	vgpu_module_table_failure(&header, message);
 	if (vgpu_core_vm_write(dev->vm, q->table_va, &header, sizeof(header)))
 		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
 		                      "VM '%s': MODULE_LOAD's table at %#llx is not mapped",
@@ -248,7 +248,7 @@ static void handle_module_load(struct vgpud_device *dev, const struct vgpu_mailb
 		                : VGPU_STATUS_INVALID, NULL, 0);
 		return;
 	}
-	err = module_table_build(&loaded, &table, &table_bytes);
+	err = vgpu_module_table_build(&loaded.info, loaded.variable_va, &table, &table_bytes);
 	r.table_bytes = table_bytes;
 	if (!err && table_bytes > q->table_bytes)
 		err = -ENOSPC;

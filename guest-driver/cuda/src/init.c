@@ -10,6 +10,11 @@
  * once on stderr; cuInit then answers CUDA_ERROR_NO_DEVICE and every
  * other call CUDA_ERROR_NOT_INITIALIZED... with the same words in
  * vgpuGetLastErrorMessage.
+ *
+ * $VGPU_BACKEND=simgpu asks for an in-process simgpu instead: only the
+ * variant of the library built for tests and benchmarks
+ * (inproc/libcuda.so.1, VGPU_CUDA_HAVE_SIMGPU; inproc.h) has one; this
+ * one says so and finds no device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +26,9 @@
 #include "vgpu_guest_local.h"
 #ifdef VGPU_CUDA_HAVE_DRM
 #include "vgpu_guest_drm.h"
+#endif
+#ifdef VGPU_CUDA_HAVE_SIMGPU
+#include "inproc.h"
 #endif
 
 struct cu_global cu_g = {
@@ -60,12 +68,38 @@ static uint32_t env_priority(void)
 	return (uint32_t)v;
 }
 
+/* $VGPU_BACKEND: 1 unset (the vGPU), else cuInit's answer. */
+static int open_named_backend(char *why, size_t why_len)
+{
+	const char *backend = getenv("VGPU_BACKEND");
+
+	if (!backend || !*backend)
+		return 1;
+	if (strcmp(backend, "simgpu")) {
+		snprintf(why, why_len, "VGPU_BACKEND=%s: the only backend to name is simgpu",
+		         backend);
+		return -EINVAL;
+	}
+#ifdef VGPU_CUDA_HAVE_SIMGPU
+	return cu_open_inproc(&cu_g.dev, why, why_len);
+#else
+	snprintf(why, why_len,
+	         "VGPU_BACKEND=simgpu: this libcuda reaches only a vGPU; the in-process simgpu "
+	         "is in the test variant, guest-driver/cuda/inproc/libcuda.so.1");
+	return -ENODEV;
+#endif
+}
+
 static int open_device(char *why, size_t why_len)
 {
 	const char *drm = getenv("VGPU_DRM_DEVICE");
 	struct vgpu_local_device_config config = { 0 };
 	char name[64];
 	int rc;
+
+	rc = open_named_backend(why, why_len);
+	if (rc <= 0)
+		return rc;
 
 #ifdef VGPU_CUDA_HAVE_DRM
 	if ((drm && *drm) || !getenv("VGPUD_SOCKET")) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* module_table.c - MODULE_LOAD's table, see module_table.h. */
-#include "module_table.h"
+/* module_table.c - MODULE_LOAD's table, see vgpu/abi/module_table.h. */
+#include "vgpu/abi/module_table.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void module_table_failure(struct vgpu_module_table *header, const char *message)
+void vgpu_module_table_failure(struct vgpu_module_table *header, const char *message)
 {
 	memset(header, 0, sizeof(*header));
 	header->magic = htole32(VGPU_MODULE_TABLE_MAGIC);
@@ -21,10 +21,8 @@ struct layout {
 	uint32_t param_count;
 };
 
-static void measure(const struct vgpu_module_loaded *m, struct layout *l)
+static void measure(const struct vgpu_hal_module_info *info, struct layout *l)
 {
-	const struct vgpu_hal_module_info *info = &m->info;
-
 	memset(l, 0, sizeof(*l));
 	for (uint32_t i = 0; i < info->function_count; i++) {
 		l->param_count += info->functions[i].param_count;
@@ -51,9 +49,9 @@ static uint32_t put_string(char *strings, uint64_t *used, const char *name)
 	return (uint32_t)at;
 }
 
-int module_table_build(const struct vgpu_module_loaded *m, void **table, uint32_t *bytes)
+int vgpu_module_table_build(const struct vgpu_hal_module_info *info, const uint64_t *variable_va,
+                            void **table, uint32_t *bytes)
 {
-	const struct vgpu_hal_module_info *info = &m->info;
 	struct vgpu_module_table *header;
 	struct vgpu_module_function *functions;
 	struct vgpu_module_param *params;
@@ -63,7 +61,7 @@ int module_table_build(const struct vgpu_module_loaded *m, void **table, uint32_
 	struct layout l;
 	char *base;
 
-	measure(m, &l);
+	measure(info, &l);
 	if (l.total > VGPU_MODULE_TABLE_MAX_BYTES)
 		return -E2BIG;
 	base = calloc(1, l.total);
@@ -99,7 +97,7 @@ int module_table_build(const struct vgpu_module_loaded *m, void **table, uint32_
 			.name_offset = htole32(put_string(base + l.strings, &used, v->name)),
 			.space = htole32(v->space == VGPU_HAL_VARIABLE_CONST ? VGPU_MODULE_VARIABLE_CONST
 			                                                     : VGPU_MODULE_VARIABLE_GLOBAL),
-			.gpu_va = htole64(m->variable_va[i]),
+			.gpu_va = htole64(variable_va[i]),
 			.bytes = htole64(v->bytes),
 		};
 	}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rodinia-bench - what the vGPU costs a real program when memory is not
+ * scarce (issue 26, "Figures and checks"; figures, not pass/fail):
+ *
+ *  rodinia_overhead_no_pressure
+ *      each of the eight Rodinia programs of tests/rodinia, one and the
+ *      same binary, run (a) through vgpud on simgpu with enough VRAM for
+ *      it (the guest libcuda.so.1, a local tenant) and (b) in-process on a
+ *      simgpu of the same size (guest-driver/cuda/inproc/libcuda.so.1 with
+ *      VGPU_BACKEND=simgpu: no vgpud, no transport, no GPUswap). Each run
+ *      prints runtime_ms (from its context to its end); the ratio of a
+ *      round is in-process runtime / vgpud runtime (1.0: no overhead).
+ *      Per program: rodinia_overhead_<name> (median over rounds, min..max)
+ *      beside both runtimes (rodinia_<name>_vgpud_ms, _inproc_ms); the
+ *      figure is the geometric mean of the per-program medians (its _min
+ *      and _max: of the per-round geometric means). Goal >= 0.97,
+ *      reported, not asserted.
+ *
+ * LD_LIBRARY_PATH picks the library variant for each run, as a user
+ * would; the two sides of a program run back to back, their order
+ * alternating between programs and rounds, so a shared machine's load
+ * hits them alike. Sizes are small (simgpu interprets every instruction);
+ * rounds stop early once the next one would not end within --budget
+ * seconds. A program that fails (wrong result, CUDA error) ends the run
+ * with exit 1: figures from wrong results are worthless. Exit 77 when the
+ * programs or the libraries are not built (the reason printed).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench-common.h"
+
+#ifndef VGPUD_PATH
+#define VGPUD_PATH "vgpud"
+#endif
+#ifndef LIBCUDA_DIR
+#define LIBCUDA_DIR "guest-driver/cuda"
+#endif
+#ifndef RODINIA_DIR
+#define RODINIA_DIR "tests/rodinia"
+#endif
+
+#define VRAM "256M"
+#define MAX_ROUNDS 16
+#define RUN_TIMEOUT_S 120
+
+/* name, SIZE, --repeat: small, a few seconds at most each on simgpu */
+static const struct program {
+	const char *name;
+	const char *size;
+	const char *repeat;
+} programs[] = {
+	{ "backprop", "128K", "5" }, { "bfs", "128K", "5" },   { "heartwall", "64K", "1" },
+	{ "hotspot", "64K", "2" },   { "lud", "64K", "2" },    { "nn", "256K", "5" },
+	{ "srad-v1", "64K", "5" },   { "srad-v2", "64K", "5" },
+};
+#define PROGRAMS (int)(sizeof(programs) / sizeof(programs[0]))
+
+static pid_t daemon_pid; /* vgpud, while it runs: die() ends it */
+static char run_dir[64];
+
+static void cleanup(void)
+{
+	char command[128];
+
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, NULL, 0);
+		daemon_pid = 0;
+	}
+	if (run_dir[0]) {
+		snprintf(command, sizeof(command), "rm -rf '%s'", run_dir);
+		if (system(command) != 0)
+			fprintf(stderr, "rodinia-bench: could not remove %s\n", run_dir);
+		run_dir[0] = 0;
+	}
+}
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "rodinia-bench: %s: %s\n", what, why);
+	cleanup();
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void vgpud_start(const char *binary, const char *socket_path)
+{
+	char control[128], log[128], config[128];
+	int fd;
+
+	snprintf(control, sizeof(control), "%s/control.sock", run_dir);
+	snprintf(log, sizeof(log), "%s/vgpud.log", run_dir);
+	snprintf(config, sizeof(config), "%s/vgpud.conf", run_dir);
+	fd = open(config, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* built-in profiles */
+	if (fd < 0)
+		die(config, strerror(errno));
+	close(fd);
+	daemon_pid = fork();
+	if (daemon_pid < 0)
+		die("fork", strerror(errno));
+	if (daemon_pid == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0)
+			dup2(fd, 2);
+		/* simgpu's defaults, as the in-process side has them */
+		execl(binary, binary, "--config", config, "--gpu", "simgpu", "--vram", VRAM,
+		      "--allowed-profiles", "*", "--socket", socket_path, "--control-socket",
+		      control, "--log-level", "warn", (char *)NULL);
+		dprintf(2, "cannot run %s: %s\n", binary, strerror(errno));
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		struct sockaddr_un addr = { .sun_family = AF_UNIX };
+		int ok;
+
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
+		ok = fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (ok)
+			return;
+		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
+			daemon_pid = 0;
+			die("vgpud exited at start; see", log);
+		}
+		usleep(50000);
+	}
+	die("vgpud did not open its socket; see", log);
+}
+
+struct side {
+	const char *label;   /* "vgpud", "in-process" */
+	char libdir[4096];   /* LD_LIBRARY_PATH */
+	const char *socket;  /* vgpud's, or NULL: in-process */
+};
+
+/* Run program p once on side s; its runtime_ms. Any failure ends the run. */
+static double run_program(const char *dir, const struct program *p, const struct side *s)
+{
+	char path[4096], out[128], what[160], line[512], last[512] = "";
+	double runtime = -1, kernel = -1;
+	int status = 0, waited = 0;
+	FILE *f;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/rodinia-%s", dir, p->name);
+	snprintf(out, sizeof(out), "%s/%s.out", run_dir, p->name);
+	snprintf(what, sizeof(what), "rodinia-%s --repeat %s %s (%s)", p->name, p->repeat, p->size,
+	         s->label);
+	pid = fork();
+	if (pid < 0)
+		die("fork", strerror(errno));
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		setenv("LD_LIBRARY_PATH", s->libdir, 1);
+		unsetenv("VGPU_DRM_DEVICE");
+		if (s->socket) {
+			setenv("VGPUD_SOCKET", s->socket, 1);
+			setenv("VGPU_VM_NAME", p->name, 1);
+			unsetenv("VGPU_BACKEND");
+		} else {
+			setenv("VGPU_BACKEND", "simgpu", 1);
+			setenv("VGPU_SIMGPU_VRAM", VRAM, 1);
+		}
+		execl(path, path, "--repeat", p->repeat, p->size, (char *)NULL);
+		dprintf(2, "cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (++waited > RUN_TIMEOUT_S * 100) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			die(what, "did not finish in time");
+		}
+		usleep(10000);
+	}
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f))
+		memcpy(last, line, sizeof(line));
+	if (f)
+		fclose(f);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(line, sizeof(line), "failed (status %d): %s", status, last);
+		die(what, line);
+	}
+	if (sscanf(last, "runtime_ms=%lf kernel_ms=%lf", &runtime, &kernel) != 2 || runtime <= 0)
+		die(what, "its last line is not runtime_ms=.. kernel_ms=..");
+	return runtime;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: rodinia-bench [--rounds N] [--budget S] [--programs DIR] [--libcuda DIR]\n"
+	        "                     [--vgpud PATH] [--json FILE]\n"
+	        "The eight Rodinia programs, the same binary through vgpud (enough VRAM) and\n"
+	        "in-process on simgpu (libcuda's inproc/ variant): runtime ratios.\n"
+	        "  --rounds N     rounds (default 9, at most %d)\n"
+	        "  --budget S     start no round that would end after S seconds (default 80)\n"
+	        "  --programs DIR the rodinia-* programs (default %s)\n"
+	        "  --libcuda DIR  libcuda.so.1, with inproc/libcuda.so.1 (default %s)\n"
+	        "  --vgpud PATH   the daemon (default %s)\n"
+	        "  --json FILE    write the figures as a JSON object\n",
+	        MAX_ROUNDS, RODINIA_DIR, LIBCUDA_DIR, VGPUD_PATH);
+}
+
+static void json_key(char *buffer, size_t size, const char *format, const char *name)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s", name);
+	for (char *c = key; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	snprintf(buffer, size, format, key);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "programs", required_argument, NULL, 'p' },
+		{ "libcuda", required_argument, NULL, 'L' },
+		{ "vgpud", required_argument, NULL, 'v' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = RODINIA_DIR, *libcuda = LIBCUDA_DIR, *vgpud = VGPUD_PATH;
+	const char *json_path = NULL;
+	int rounds = 9, done = 0, opt;
+	double budget = 80, start, round_s = 0;
+	static double vgpud_ms[PROGRAMS][MAX_ROUNDS], inproc_ms[PROGRAMS][MAX_ROUNDS];
+	static double ratio[PROGRAMS][MAX_ROUNDS];
+	double geomean_rounds[MAX_ROUNDS], log_sum = 0;
+	struct side sides[2] = { { .label = "vgpud" }, { .label = "in-process" } };
+	char path[4096], socket_path[96], key[128];
+	struct json_object *json = NULL;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r': rounds = atoi(optarg); break;
+		case 'b': budget = atof(optarg); break;
+		case 'p': dir = optarg; break;
+		case 'L': libcuda = optarg; break;
+		case 'v': vgpud = optarg; break;
+		case 'j': json_path = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || rounds < 1 || rounds > MAX_ROUNDS || budget <= 0) {
+		usage(stderr);
+		return 2;
+	}
+	for (int i = 0; i < PROGRAMS; i++) {
+		snprintf(path, sizeof(path), "%s/rodinia-%s", dir, programs[i].name);
+		if (access(path, X_OK)) {
+			fprintf(stderr, "rodinia-bench: SKIP: %s is not built (tests/rodinia, a build "
+			                "with tests; --programs DIR)\n", path);
+			return 77;
+		}
+	}
+	snprintf(sides[0].libdir, sizeof(sides[0].libdir), "%s", libcuda);
+	snprintf(sides[1].libdir, sizeof(sides[1].libdir), "%s/inproc", libcuda);
+	for (int s = 0; s < 2; s++) {
+		snprintf(path, sizeof(path), "%s/libcuda.so.1", sides[s].libdir);
+		if (!is_file(path)) {
+			fprintf(stderr, "rodinia-bench: SKIP: %s is not built (guest-driver/cuda)\n",
+			        path);
+			return 77;
+		}
+	}
+
+	snprintf(run_dir, sizeof(run_dir), "/tmp/rodinia-bench.XXXXXX");
+	if (!mkdtemp(run_dir))
+		die("mkdtemp", strerror(errno));
+	snprintf(socket_path, sizeof(socket_path), "%s/vgpud.sock", run_dir);
+	sides[0].socket = socket_path;
+	vgpud_start(vgpud, socket_path);
+
+	printf("rodinia-bench: 8 programs, each through vgpud (%s of VRAM) and in-process "
+	       "(simgpu, %s), up to %d rounds within %.0f s\n",
+	       VRAM, VRAM, rounds, budget);
+	start = now_s();
+	for (int r = 0; r < rounds; r++) {
+		double round_start = now_s(), log_round = 0;
+
+		if (r > 0 && now_s() - start + round_s > budget) {
+			printf("rodinia-bench: stopping after %d rounds (budget %.0f s)\n", r, budget);
+			break;
+		}
+		for (int i = 0; i < PROGRAMS; i++) {
+			int first = (r + i) % 2; /* which side goes first */
+
+			for (int k = 0; k < 2; k++) {
+				int s = k ? 1 - first : first;
+				double ms = run_program(dir, &programs[i], &sides[s]);
+
+				if (s == 0)
+					vgpud_ms[i][r] = ms;
+				else
+					inproc_ms[i][r] = ms;
+			}
+			ratio[i][r] = inproc_ms[i][r] / vgpud_ms[i][r];
+			log_round += log(ratio[i][r]);
+		}
+		geomean_rounds[r] = exp(log_round / PROGRAMS);
+		round_s = now_s() - round_start;
+		done = r + 1;
+		printf("  round %d: %.1f s, geometric mean %.3f\n", r + 1, round_s,
+		       geomean_rounds[r]);
+	}
+	cleanup();
+
+	if (json_path)
+		json = json_object_new_object();
+	printf("  %-10s %-24s %-24s %s\n", "program", "vgpud runtime_ms", "in-process runtime_ms",
+	       "in-process / vgpud");
+	for (int i = 0; i < PROGRAMS; i++) {
+		struct spread sv = spread_of(vgpud_ms[i], done), si = spread_of(inproc_ms[i], done);
+		struct spread sr = spread_of(ratio[i], done);
+
+		printf("  %-10s %-24s %-24s %s\n", programs[i].name, SPREAD("%.1f", sv),
+		       SPREAD("%.1f", si), SPREAD("%.3f", sr));
+		log_sum += log(sr.median);
+		json_key(key, sizeof(key), "rodinia_overhead_%s", programs[i].name);
+		json_spread(json, key, sr);
+		json_key(key, sizeof(key), "rodinia_%s_vgpud_ms", programs[i].name);
+		json_spread(json, key, sv);
+		json_key(key, sizeof(key), "rodinia_%s_inproc_ms", programs[i].name);
+		json_spread(json, key, si);
+	}
+	{
+		struct spread sg = spread_of(geomean_rounds, done);
+		double geomean = exp(log_sum / PROGRAMS);
+
+		printf("  rodinia_overhead_no_pressure  %.3f (rounds' geometric means %.3f..%.3f)   "
+		       "geometric mean over the programs; goal >= 0.97: %s\n",
+		       geomean, sg.min, sg.max, geomean >= 0.97 ? "met" : "MISSED");
+		json_number(json, "rodinia_overhead_no_pressure", geomean);
+		json_number(json, "rodinia_overhead_no_pressure_min", sg.min);
+		json_number(json, "rodinia_overhead_no_pressure_max", sg.max);
+		json_number(json, "rodinia_overhead_no_pressure_goal", 0.97);
+		json_number(json, "rodinia_bench_rounds", done);
+		json_number(json, "rodinia_bench_s", now_s() - start);
+		json_number(json, "rodinia_bench_load_1m", load_average_1m());
+	}
+	if (json_write(json, json_path, "rodinia-bench")) {
+		json_object_put(json);
+		return 1;
+	}
+	json_object_put(json);
+	return 0;
+}
