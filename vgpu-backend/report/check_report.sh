@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# check_report.sh VGPU_REPORT OUT_DIR: the meson test 'report-shapes'.
+# check_report.sh VGPU_REPORT OUT_DIR [OPTION...]: the meson test
+# 'report-shapes' (the options go to vgpu-report).
 #
-# Runs `vgpu-report --quick --out OUT_DIR` (its exit status carries the
+# Runs `vgpu-report --quick --out OUT_DIR OPTION...` (its exit status carries the
 # shape checks), then asserts the form of the REPORT.md it wrote:
 #  - every verdict line was produced by verdict.c: it starts with
 #    "- **Verdict** `[ids]`", names only predicate ids that REPORT.md's
@@ -16,7 +17,8 @@ out="$2"
 md="$out/REPORT.md"
 rc=0
 
-"$report_bin" --quick --out "$out" || rc=$?
+shift 2
+"$report_bin" --quick --out "$out" "$@" || rc=$?
 if [ "$rc" -gt 1 ] || [ ! -f "$md" ]; then
 	echo "check_report: vgpu-report failed (exit $rc)" >&2
 	exit 1

@@ -29,7 +29,9 @@ static void usage(FILE *out)
 	        "  --quick            the short version CI runs (fewer sizes, one iteration)\n"
 	        "  --bench-json FILE  ./vgpu-dev bench's results, quoted for the daemon's\n"
 	        "                     memory per tenant\n"
-	        "  --only N           only experiment N (1..11)\n"
+	        "  --only N           only experiment N (1..12)\n"
+	        "  --rodinia-build DIR a build with vgpud, vgpu-tenant, libcuda.so.1 and the\n"
+	        "                     Rodinia programs (tests/rodinia) for experiment 12\n"
 	        "Exit status 0 when every shape check passed, 1 when one failed.\n");
 }
 
@@ -41,6 +43,7 @@ int main(int argc, char **argv)
 		{ "bench-json", required_argument, NULL, 'b' },
 		{ "only", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "rodinia-build", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
 		experiment_memory_sweep, experiment_chunk_sweep, experiment_eviction_breakdown,
 		experiment_fairness, experiment_overhead, experiment_scaling,
 		experiment_walkers, experiment_memsched, experiment_gpu_time,
-		experiment_relocation_delay, experiment_nn_priorities,
+		experiment_relocation_delay, experiment_nn_priorities, experiment_rodinia,
 	};
 	const int experiment_count = (int)(sizeof(experiments) / sizeof(experiments[0]));
 	struct report report = { .dir = "build/report" };
@@ -74,6 +77,9 @@ int main(int argc, char **argv)
 				usage(stderr);
 				return 2;
 			}
+			break;
+		case 'r':
+			report.rodinia_build = optarg;
 			break;
 		case 'v':
 			report.verbose = true;

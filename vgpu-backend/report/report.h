@@ -39,6 +39,7 @@ struct report {
 	const char *section; /* the experiment being written ("1", "7") */
 	unsigned checks_passed, checks_failed;
 	const char *bench_json; /* bench.json to quote (daemon memory), or NULL */
+	const char *rodinia_build; /* a build with vgpud and tests/rodinia, or NULL */
 };
 
 /* Record a shape check: printed, counted, and listed in REPORT.md. */
@@ -86,5 +87,6 @@ void experiment_memsched(struct report *report); /* seed 004, contention.c */
 void experiment_gpu_time(struct report *report); /* seed 002, from bench.json */
 void experiment_relocation_delay(struct report *report); /* thesis 6.6-6.8, paper 6a/6b */
 void experiment_nn_priorities(struct report *report);    /* thesis Fig. 6.3 */
+void experiment_rodinia(struct report *report); /* the Rodinia programs through vgpud */
 
 #endif /* VGPU_REPORT_H */

@@ -19,7 +19,8 @@ static struct seed_figure figures[] = {
 	/* Seed 000: the thesis, chapter 6. */
 	{ "T6.1", "thesis Fig. 6.1", "runtime against available GPU memory, GPUswap and Gdev (four programs)", NULL, NULL, { 0 }, "" },
 	{ "T6.2", "thesis Fig. 6.2", "the same, four more programs", NULL, NULL, { 0 }, "" },
-	{ "T6.3", "thesis Fig. 6.3", "nn with its buffers' priorities swapped (a synthetic nn)", NULL, NULL, { 0 }, "" },
+	{ "T4.4", "thesis Fig. 4.4", "access profiles: per-page reads and writes of each program", NULL, NULL, { 0 }, "" },
+	{ "T6.3", "thesis Fig. 6.3", "nn with its buffers' priorities swapped (synthetic and real nn)", NULL, NULL, { 0 }, "" },
 	{ "T6.4", "thesis Fig. 6.4", "allocation latency per size, no eviction", NULL, NULL, { 0 }, "" },
 	{ "T6.5", "thesis Fig. 6.5", "eviction latency breakdown, allocating side, no contention", NULL, NULL, { 0 }, "" },
 	{ "T6.6", "thesis Fig. 6.6", "eviction latency, victim side (drain, pause), no contention", NULL, NULL, { 0 }, "" },

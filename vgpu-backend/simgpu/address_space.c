@@ -40,6 +40,7 @@ int simgpu_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 	pthread_mutex_init(&as->lock, NULL);
 	module_table_init(&as->modules);
 	dirty_pages_init(&as->dirty);
+	access_profile_init(&as->profile);
 	*out = &as->base;
 	return 0;
 
@@ -68,6 +69,8 @@ void simgpu_as_destroy(struct vgpu_hal_as *hal_as)
 	page_table_destroy(&as->page_table);
 	tlb_destroy(&as->tlb);
 	dirty_pages_fini(&as->dirty);
+	access_profile_fini(&as->profile, as->busy_ps[VGPU_ENGINE_COMPUTE] / 1000,
+	                    as->busy_ps[VGPU_ENGINE_COPY] / 1000);
 	pthread_mutex_destroy(&as->lock);
 	free(as);
 	pthread_mutex_lock(&gpu->objects_lock);

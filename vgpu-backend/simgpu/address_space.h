@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "access_profile.h"
 #include "dirty_pages.h"
 #include "page_table.h"
 #include "tlb.h"
@@ -35,6 +36,7 @@ struct simgpu_address_space {
 	uint32_t copies_pending; /* under the copy engine lock */
 	struct module_table modules; /* its own lock */
 	struct dirty_pages dirty; /* under lock */
+	struct access_profile profile; /* under lock; $SIMGPU_ACCESS_PROFILE */
 };
 
 static inline struct simgpu_address_space *to_simgpu_as(struct vgpu_hal_as *as)

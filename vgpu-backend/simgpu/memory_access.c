@@ -112,6 +112,8 @@ int access_translate(struct engine_context *ctx, struct simgpu_address_space *as
 		dirty_pages_mark(&as->dirty, va, span_bytes);
 	span->bytes = span_bytes;
 	span->target = target;
+	if (charge && as->profile.enabled && ctx->engine == VGPU_ENGINE_COMPUTE)
+		access_profile_count(&as->profile, va, kind & ACCESS_READ, kind & ACCESS_WRITE);
 	if (charge)
 		access_charge(ctx, as, target, kind, span_bytes);
 	return 0;
