@@ -5,7 +5,8 @@
 # spin, huge-grid, bad-image, huge-image or param-size; see hostile.c)
 # beside a good one (reduce, its checksum summed again and again) as two
 # local tenants of a private vgpud on simgpu with a short watchdog
-# (--watchdog-ns: 200 ms of modeled time per command).
+# (--watchdog-ns: 200 ms of modeled time per command; a users' function
+# gets 3 s of host time in all, --function-launch-wall-ms).
 #
 # Checks: the hostile program got a CUDA error and said which (exit 0);
 # the good program, attached before the hostile one started, finished with
@@ -44,7 +45,7 @@ trap 'exit 143' TERM
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/vgpu-cuda-hostile.XXXXXX")" || exit 2
 START=$(date +%s)
 
-start_vgpud 64M --watchdog-ns 200000000
+start_vgpud 64M --watchdog-ns 200000000 --function-launch-wall-ms 3000
 GOOD="vm-good"
 BAD="vm-hostile"
 CUDA_PROG_BYTES=4M CUDA_PROG_REPEAT=20 start_program "$GOOD" cuda-reduce

@@ -304,6 +304,8 @@ int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len)
 
 	simgpu_config_defaults(&sim);
 	sim.pfifo_idle_sleep_max_us = 200;
+	/* test_module_huge_grid: a launch's host-time limit, short */
+	sim.function_launch_wall_ms = 2000;
 	return hal_suite_open_config(&sim, out, why, why_len);
 }
 

@@ -391,8 +391,9 @@ static void test_module_runaway(void **state)
 
 /* 2^31 - 1 blocks that each do next to nothing: a GPU runs them in a
  * second or so; simgpu, which interprets every block, ends the launch at
- * its host-time watchdog (5 s by default) instead of running for hours,
- * and a kill gets in between its pieces at once. */
+ * its host-time limit (function_launch_wall_ms, 2 s in this suite)
+ * instead of running for hours, and a kill gets in between its pieces at
+ * once. */
 static void test_module_huge_grid(void **state)
 {
 	uint64_t params[4] = { DATA_VA, DATA_VA, DATA_VA, 0 }; /* n = 0: no access */

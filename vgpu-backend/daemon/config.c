@@ -83,6 +83,9 @@ static const struct key keys[] = {
 	  "spatial sharing: page-table walker policy shared (default), static, dws or dws++" },
 	{ "simgpu", "memsched", T_MEMSCHED, OFF(gpu.spatial_memsched), 0, "POLICY",
 	  "spatial sharing: DRAM scheduler frfcfs (default), rr, prio, its or weis" },
+	{ "simgpu", "function_launch_wall_ms", T_U32, OFF(gpu.function_launch_wall_ms), 0, "MS",
+	  "kill a channel whose users' function (PTX) has run longer than this in host time, "
+	  "all of its grid's pieces together (0 = the default, 120000)" },
 	{ "simgpu", "acquire_timeout_ms", T_U32, OFF(gpu.acquire_timeout_ms), 0, "MS",
 	  "kill a channel whose semaphore acquire waits longer, also with gpu = cuda (0 = never; "
 	  "default 10000)" },

@@ -64,6 +64,7 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(gpu, "timeslice_ns", c->gpu.timeslice_ns);
 	add_u64(gpu, "timeslice_commands", c->gpu.timeslice_commands);
 	add_u64(gpu, "watchdog_ns", c->gpu.watchdog_ns);
+	add_u64(gpu, "function_launch_wall_ms", c->gpu.function_launch_wall_ms);
 	add_u64(gpu, "acquire_timeout_ms", c->gpu.acquire_timeout_ms);
 	add_str(gpu, "sharing", simgpu_sharing_name(c->gpu.sharing));
 	add_str(gpu, "walkers", simgpu_walkers_name(c->gpu.spatial_walkers));

@@ -23,13 +23,20 @@
  * checks whether its turn is up. */
 #define BLOCKS_PER_THREAD 4u
 #define DEFAULT_WALL_WATCHDOG_MS 5000u
+#define DEFAULT_LAUNCH_WALL_MS 120000u
+/* Host time one turn of a launch may take before it yields to the other
+ * channels, whatever the modeled clock says: interpreting a grid is much
+ * slower than the GPU it models, and a drain for a relocation must not
+ * wait for a whole modeled timeslice of interpreted blocks. */
+#define TURN_WALL_NS (20u * 1000000u)
 
 /* What makes a running piece stop early: a kill or removal of its channel
- * (they wait for the piece), or the launch running past the wall-clock
- * watchdog (modeled time cannot stop a block that loops forever, nor a
- * grid of billions of blocks that each cost next to nothing, in
- * reasonable host time): the host time of all of a launch's pieces counts,
- * not the time it waited for its turn. */
+ * (they wait for the piece), or the piece running past the wall-clock
+ * watchdog (modeled time cannot stop a block that loops forever in
+ * reasonable host time), or the whole launch running past its host-time
+ * limit (a grid of billions of blocks that each cost next to nothing): for
+ * that, the host time of all of a launch's pieces counts, not the time it
+ * waited for its turn. */
 struct piece_stop {
 	const struct simgpu_channel *channel;
 	uint64_t deadline_ns;
@@ -261,9 +268,11 @@ static int run_piece(struct engine_context *ctx, struct simgpu_channel *ch,
                      uint64_t wall_left_ns, uint64_t command_va)
 {
 	struct simgpu_address_space *as = ch->as;
+	uint32_t wall_ms = ctx->gpu->config.function_wall_watchdog_ms;
+	uint64_t piece_ns = (uint64_t)(wall_ms ? wall_ms : DEFAULT_WALL_WATCHDOG_MS) * 1000000u;
 	struct piece_stop stop = {
 		.channel = ch,
-		.deadline_ns = now_ns() + wall_left_ns,
+		.deadline_ns = now_ns() + (piece_ns < wall_left_ns ? piece_ns : wall_left_ns),
 	};
 	struct function_memory memory = {
 		.as = as, .engine_thread = pthread_self(), .engine = ctx, .piece = first + 1,
@@ -328,8 +337,9 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 	struct launch_args a;
 	uint64_t blocks;
 	unsigned threads = host_threads(ctx->gpu);
-	uint32_t wall_ms = ctx->gpu->config.function_wall_watchdog_ms;
-	uint64_t wall_ns = (uint64_t)(wall_ms ? wall_ms : DEFAULT_WALL_WATCHDOG_MS) * 1000000u;
+	uint32_t wall_ms = ctx->gpu->config.function_launch_wall_ms;
+	uint64_t wall_ns = (uint64_t)(wall_ms ? wall_ms : DEFAULT_LAUNCH_WALL_MS) * 1000000u;
+	uint64_t turn_start = now_ns();
 	int ret = decode(args, nargs, &a);
 
 	if (ret)
@@ -374,7 +384,8 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 			break;
 		}
 		watchdog_left_ps -= ctx->charged_ps - started;
-		if (progress->step < blocks && engine_should_yield(ctx)) {
+		if (progress->step < blocks &&
+		    (engine_should_yield(ctx) || now_ns() - turn_start >= TURN_WALL_NS)) {
 			ret = GPU_YIELD;
 			break;
 		}

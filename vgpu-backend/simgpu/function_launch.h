@@ -18,12 +18,15 @@
  * atomics 2 slots, the SFU 4); identical work charges identical
  * time whatever the host threads or the split. The watchdog: a piece that
  * would run past the command's modeled-time limit (watchdog_left_ps) is
- * stopped by the executor's instruction budget, and a launch whose pieces
- * together took more than config.function_wall_watchdog_ms of host time (a
- * block looping forever, or a grid of billions of nearly free blocks) stops
- * at once: the channel dies with VGPU_FAULT_TIMEOUT. A launch whose channel
- * is being killed or removed stops within its running piece, or before the
- * next one.
+ * stopped by the executor's instruction budget, a piece that runs past
+ * config.function_wall_watchdog_ms of host time (a block looping forever)
+ * and a launch whose pieces together took more than
+ * config.function_launch_wall_ms of host time (a grid of billions of
+ * nearly free blocks) stop at once: the channel dies with
+ * VGPU_FAULT_TIMEOUT. A launch whose channel is being killed or removed
+ * stops within its running piece, or before the next one. A turn yields
+ * to the other channels after its modeled timeslice or 20 ms of host time,
+ * whichever comes first (interpreting is slower than the modeled GPU).
  */
 #ifndef SIMGPU_FUNCTION_LAUNCH_H
 #define SIMGPU_FUNCTION_LAUNCH_H

@@ -231,6 +231,11 @@ struct simgpu_config {
 	 * longer than this in host time is stopped like the watchdog would
 	 * (0: the default, 5000 ms): a block cannot pause mid-way. */
 	uint32_t function_wall_watchdog_ms;
+	/* A launch whose pieces together took longer than this in host time is
+	 * stopped like the watchdog would (0: the default, 120000 ms): a grid
+	 * of billions of blocks that each cost next to nothing on the modeled
+	 * clock would otherwise keep its channel busy for hours. */
+	uint32_t function_launch_wall_ms;
 	/* Copy engine pacing, for tests that need a relocation to last: each
 	 * vgpu_hal_copy takes at least bytes / copy_wall_bandwidth seconds of
 	 * wall time (bytes per second; 0, the default: as fast as the host
