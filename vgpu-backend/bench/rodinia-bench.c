@@ -161,7 +161,7 @@ static void vgpud_start(const char *binary, const char *socket_path)
 
 struct side {
 	const char *label;   /* "vgpud", "in-process" */
-	char libdir[4096];   /* LD_LIBRARY_PATH */
+	char libdir[3072];   /* LD_LIBRARY_PATH */
 	const char *socket;  /* vgpud's, or NULL: in-process */
 };
 
