@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vgpu/core_migrate.h"
+#include "vgpu/mutex.h"
 #include "vgpu/util.h"
 #include "vgpu/abi/local_protocol.h"
 
@@ -67,11 +68,16 @@ struct migrate_export {
 
 	_Atomic uint32_t rounds;
 	_Atomic uint64_t bytes;
+	/* the pending set: sent[], the pieces' flags; taken by the harvests
+	 * (pre-copy thread, PROGRESS) and the pre-copy's sends, never across
+	 * a write to the stream */
+	struct vgpu_mutex lock;
 	_Atomic uint64_t pending_bytes; /* harvested dirty (or new), not yet sent */
+	_Atomic uint64_t dirtied_bytes; /* what the harvests found dirty, in all */
 	uint64_t start_ns;
 
 	/* convergence (pre-copy thread), the throttle (its own thread) */
-	uint64_t period_start_ns, period_dirtied, period_sent_start;
+	uint64_t period_start_ns, period_dirtied_start, period_sent_start, last_harvest_ns;
 	unsigned hot_periods;
 	_Atomic unsigned throttle_pct;
 	pthread_t throttle_thread;
@@ -102,7 +108,7 @@ static struct sent_buffer *find_sent(struct migrate_export *e, uint64_t handle)
 	return NULL;
 }
 
-/* A new buffer: every piece pending. */
+/* A new buffer, every piece pending (lock held). */
 static int note_sent(struct migrate_export *e, const struct vgpu_core_buffer_desc *b)
 {
 	struct sent_buffer *s;
@@ -128,6 +134,7 @@ static int note_sent(struct migrate_export *e, const struct vgpu_core_buffer_des
 	return 0;
 }
 
+/* (lock held) */
 static void drop_pending(struct migrate_export *e, struct sent_buffer *b, size_t i)
 {
 	if (b->pending[i]) {
@@ -137,27 +144,34 @@ static void drop_pending(struct migrate_export *e, struct sent_buffer *b, size_t
 }
 
 /*
- * Harvest: new buffers are announced (every piece pending); the GPU's
- * dirty bits of the known ones are read and cleared (a write after this is
- * seen by the next harvest) into their pending pieces. *dirtied: the bytes
- * that became pending. Without tracking (final stop-and-copy) everything
- * is pending.
+ * Harvest: the GPU's dirty bits of the known buffers are read and cleared
+ * (a write after this is seen by the next harvest) into their pending
+ * pieces. New buffers: announce (the pre-copy thread, the stop-and-copy)
+ * writes their BUFFER record and makes every piece pending; otherwise
+ * (PROGRESS, which must not write to the stream) their bytes only add to
+ * *unannounced. Without tracking (a stop-and-copy) every piece is pending.
  */
-static int harvest(struct migrate_export *e, uint64_t *dirtied)
+static int harvest(struct migrate_export *e, bool announce, uint64_t *unannounced)
 {
 	struct vgpu_core_buffer_desc *buffers;
 	size_t count;
-	uint64_t before = atomic_load(&e->pending_bytes);
 	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count);
 
 	if (err)
 		return err;
 	for (size_t i = 0; i < count && !err; i++) {
 		const struct vgpu_core_buffer_desc *b = &buffers[i];
-		struct sent_buffer *s = find_sent(e, b->handle);
-		bool fresh = !s;
+		struct sent_buffer *s;
 
-		if (fresh) {
+		vgpu_mutex_lock(&e->lock);
+		s = find_sent(e, b->handle);
+		vgpu_mutex_unlock(&e->lock);
+		if (!s && !announce) {
+			if (unannounced)
+				*unannounced += b->bytes;
+			continue;
+		}
+		if (!s) {
 			struct migrate_buffer rec = {
 				.handle = b->handle,
 				.gpu_va = b->gpu_va,
@@ -166,12 +180,17 @@ static int harvest(struct migrate_export *e, uint64_t *dirtied)
 			};
 
 			err = migrate_write(&e->stream, MIGRATE_REC_BUFFER, &rec, sizeof(rec), NULL, 0);
-			if (!err)
-				err = note_sent(e, b);
 			if (err)
 				break;
-			s = &e->sent[e->sent_count - 1];
+			atomic_store(&e->bytes, e->stream.bytes);
+			vgpu_mutex_lock(&e->lock);
+			err = note_sent(e, b);
+			vgpu_mutex_unlock(&e->lock);
+			if (err)
+				break;
 		}
+		vgpu_mutex_lock(&e->lock);
+		s = find_sent(e, b->handle);
 		for (size_t p = 0; p < s->pieces && !err; p++) {
 			bool dirty = true;
 
@@ -182,44 +201,76 @@ static int harvest(struct migrate_export *e, uint64_t *dirtied)
 			if (!err && dirty && !s->pending[p]) {
 				s->pending[p] = 1;
 				atomic_fetch_add(&e->pending_bytes, piece_bytes(s, p));
+				atomic_fetch_add(&e->dirtied_bytes, piece_bytes(s, p));
 			}
 		}
+		vgpu_mutex_unlock(&e->lock);
 	}
 	free(buffers);
-	atomic_store(&e->bytes, e->stream.bytes);
-	*dirtied = atomic_load(&e->pending_bytes) - before;
 	return err;
 }
 
+static void converge(struct migrate_export *e);
+
 /* Send the pending pieces (all of them when final, else until asked to
- * stop). A buffer freed meanwhile is skipped. */
+ * stop; meanwhile, every HARVEST_EVERY_NS, the dirty bits are harvested
+ * again and the convergence policy looks). A buffer freed meanwhile is
+ * skipped. */
+#define HARVEST_EVERY_NS 50000000ull
 static int send_pending(struct migrate_export *e, bool final)
 {
 	struct vgpu_vm *vm = e->dev->vm;
 	int err = 0;
 
-	for (size_t i = 0; i < e->sent_count && !err; i++) {
-		struct sent_buffer *b = &e->sent[i];
+	for (size_t i = 0; !err; i++) {
+		struct migrate_data data;
+		struct sent_buffer *b;
+		bool freed;
 
-		for (size_t p = 0; p < b->pieces && !err; p++) {
-			uint64_t off = (uint64_t)p * MIGRATE_DATA_MAX, n = piece_bytes(b, p);
-			struct migrate_data data = { .handle = b->handle, .offset = off, .bytes = n };
-
-			if (!b->pending[p])
-				continue;
+		vgpu_mutex_lock(&e->lock);
+		if (i >= e->sent_count) {
+			vgpu_mutex_unlock(&e->lock);
+			break;
+		}
+		b = &e->sent[i];
+		data.handle = b->handle;
+		vgpu_mutex_unlock(&e->lock);
+		for (size_t p = 0; !err; p++) {
 			if (!final && atomic_load(&e->stop))
 				return 0;
+			if (!final && now_ns() - e->last_harvest_ns >= HARVEST_EVERY_NS) {
+				e->last_harvest_ns = now_ns();
+				err = harvest(e, false, NULL);
+				converge(e);
+				if (err)
+					break;
+			}
+			vgpu_mutex_lock(&e->lock);
+			b = &e->sent[i]; /* note_sent may have moved it */
+			while (p < b->pieces && !b->pending[p])
+				p++;
+			if (p >= b->pieces) {
+				vgpu_mutex_unlock(&e->lock);
+				break;
+			}
 			drop_pending(e, b, p);
-			err = vgpu_core_buffer_read(vm, b->handle, off, e->piece, n);
-			if (err == -ENOENT) { /* freed: nothing of it to send */
+			data.offset = (uint64_t)p * MIGRATE_DATA_MAX;
+			data.bytes = piece_bytes(b, p);
+			vgpu_mutex_unlock(&e->lock);
+			err = vgpu_core_buffer_read(vm, data.handle, data.offset, e->piece, data.bytes);
+			freed = err == -ENOENT;
+			if (freed) { /* nothing of it to send */
+				vgpu_mutex_lock(&e->lock);
+				b = &e->sent[i];
 				for (size_t q = p; q < b->pieces; q++)
 					drop_pending(e, b, q);
+				vgpu_mutex_unlock(&e->lock);
 				err = 0;
 				break;
 			}
 			if (!err)
 				err = migrate_write(&e->stream, MIGRATE_REC_DATA, &data, sizeof(data),
-				                    e->piece, n);
+				                    e->piece, data.bytes);
 			atomic_store(&e->bytes, e->stream.bytes);
 		}
 	}
@@ -249,19 +300,19 @@ static void *throttle_main(void *arg)
 }
 
 /* After a harvest: the convergence policy (see the top). */
-static void converge(struct migrate_export *e, uint64_t dirtied)
+static void converge(struct migrate_export *e)
 {
-	uint64_t t = now_ns(), sent;
+	uint64_t t = now_ns(), sent, dirtied;
 	unsigned pct;
 
-	e->period_dirtied += dirtied;
 	if (t - e->period_start_ns < CONVERGE_PERIOD_NS)
 		return;
-	sent = e->stream.bytes - e->period_sent_start;
-	e->hot_periods = e->period_dirtied > sent / 2 ? e->hot_periods + 1 : 0;
+	sent = atomic_load(&e->bytes) - e->period_sent_start;
+	dirtied = atomic_load(&e->dirtied_bytes) - e->period_dirtied_start;
+	e->hot_periods = dirtied > sent / 2 ? e->hot_periods + 1 : 0;
 	e->period_start_ns = t;
-	e->period_dirtied = 0;
-	e->period_sent_start = e->stream.bytes;
+	e->period_dirtied_start += dirtied;
+	e->period_sent_start += sent;
 	if (e->hot_periods < 2)
 		return;
 	e->hot_periods = 0;
@@ -286,10 +337,11 @@ static void *precopy_main(void *arg)
 	e->period_start_ns = now_ns();
 	while (!atomic_load(&e->stop)) {
 		struct timespec pause = { 0, ROUND_PAUSE_NS };
-		uint64_t dirtied = 0;
-		int err = harvest(e, &dirtied);
+		int err;
 
-		converge(e, dirtied);
+		e->last_harvest_ns = now_ns();
+		err = harvest(e, true, NULL);
+		converge(e);
 		if (!err && atomic_load(&e->pending_bytes)) {
 			err = send_pending(e, false);
 			if (!err)
@@ -318,6 +370,7 @@ static void release(struct migrate_export *e)
 	for (size_t i = 0; i < e->sent_count; i++)
 		free(e->sent[i].pending);
 	free(e->sent);
+	vgpu_mutex_destroy(&e->lock);
 	free(e);
 }
 
@@ -334,6 +387,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		vgpu_why(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
 	}
+	vgpu_mutex_init(&e->lock);
 	vgpu_mutex_lock(&d->registry.lock);
 	dev = vgpud_registry_find_locked(&d->registry, vm_name);
 	if (!dev)
@@ -356,6 +410,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		                                 "waits for its frontend",
 		         vm_name);
 		free(e->piece);
+		vgpu_mutex_destroy(&e->lock);
 		free(e);
 		return err;
 	}
@@ -438,9 +493,14 @@ bool migrate_export_tracking(const struct migrate_export *e)
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
                              uint64_t *pending, unsigned *throttle_pct)
 {
+	uint64_t unannounced = 0;
+
+	/* what the GPU wrote since the last harvest counts too */
+	if (e->tracking && harvest(e, false, &unannounced))
+		unannounced = 0;
 	*rounds = atomic_load(&e->rounds);
 	*bytes = atomic_load(&e->bytes);
-	*pending = atomic_load(&e->pending_bytes);
+	*pending = atomic_load(&e->pending_bytes) + unannounced;
 	*throttle_pct = atomic_load(&e->throttle_pct);
 }
 
@@ -592,7 +652,9 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	}
 	t_stopped = now_ns();
 	/* without tracking everything goes now; with it, what is dirty */
-	err = harvest(e, &dirtied);
+	dirtied = atomic_load(&e->dirtied_bytes);
+	err = harvest(e, true, NULL);
+	dirtied = atomic_load(&e->dirtied_bytes) - dirtied;
 	t_harvested = now_ns();
 	if (!err)
 		err = send_pending(e, true);
