@@ -91,9 +91,9 @@ const char *migrate_export_vm(const struct migrate_export *e);
 bool migrate_export_tracking(const struct migrate_export *e);
 /* Pre-copy progress: rounds done, bytes sent so far, bytes still to send
  * (new buffers and dirty pieces found by the last harvest of the GPU's
- * dirty bits, not yet sent; what the GPU wrote since that harvest is not
- * in it) and the GPU throttle in % of its time (0: none, see
- * docs/migration.md). */
+ * dirty bits, not yet sent; the pre-copy harvests at least every 50 ms,
+ * what the GPU wrote since is not in it) and the GPU throttle in % of its
+ * time (0: none, see docs/migration.md). Never waits: no core call. */
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
                              uint64_t *pending, unsigned *throttle_pct);
 

@@ -74,6 +74,7 @@ struct migrate_export {
 	struct vgpu_mutex lock;
 	_Atomic uint64_t pending_bytes; /* harvested dirty (or new), not yet sent */
 	_Atomic uint64_t dirtied_bytes; /* what the harvests found dirty, in all */
+	_Atomic uint64_t unannounced_bytes; /* new buffers the last harvest left for later */
 	uint64_t start_ns;
 
 	/* convergence (pre-copy thread), the throttle (its own thread) */
@@ -146,15 +147,20 @@ static void drop_pending(struct migrate_export *e, struct sent_buffer *b, size_t
 /*
  * Harvest: the GPU's dirty bits of the known buffers are read and cleared
  * (a write after this is seen by the next harvest) into their pending
- * pieces. New buffers: announce (the pre-copy thread, the stop-and-copy)
- * writes their BUFFER record and makes every piece pending; otherwise
- * (PROGRESS, which must not write to the stream) their bytes only add to
- * *unannounced. Without tracking (a stop-and-copy) every piece is pending.
+ * pieces. New buffers: announce (between rounds, the stop-and-copy)
+ * writes their BUFFER record and makes every piece pending; otherwise (in
+ * the middle of a round) their bytes only count as unannounced. Without
+ * tracking (a stop-and-copy) every piece is pending. Only the pre-copy
+ * thread and the stop-and-copy harvest: the core's calls take the
+ * allocation lock, which a channel stop holds while the frontend
+ * acknowledges its window swap, so a request of the frontend (PROGRESS)
+ * must not wait for it.
  */
-static int harvest(struct migrate_export *e, bool announce, uint64_t *unannounced)
+static int harvest(struct migrate_export *e, bool announce)
 {
 	struct vgpu_core_buffer_desc *buffers;
 	size_t count;
+	uint64_t unannounced = 0;
 	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count);
 
 	if (err)
@@ -167,8 +173,7 @@ static int harvest(struct migrate_export *e, bool announce, uint64_t *unannounce
 		s = find_sent(e, b->handle);
 		vgpu_mutex_unlock(&e->lock);
 		if (!s && !announce) {
-			if (unannounced)
-				*unannounced += b->bytes;
+			unannounced += b->bytes;
 			continue;
 		}
 		if (!s) {
@@ -207,6 +212,8 @@ static int harvest(struct migrate_export *e, bool announce, uint64_t *unannounce
 		vgpu_mutex_unlock(&e->lock);
 	}
 	free(buffers);
+	if (!err)
+		atomic_store(&e->unannounced_bytes, unannounced);
 	return err;
 }
 
@@ -240,7 +247,7 @@ static int send_pending(struct migrate_export *e, bool final)
 				return 0;
 			if (!final && now_ns() - e->last_harvest_ns >= HARVEST_EVERY_NS) {
 				e->last_harvest_ns = now_ns();
-				err = harvest(e, false, NULL);
+				err = harvest(e, false);
 				converge(e);
 				if (err)
 					break;
@@ -277,24 +284,34 @@ static int send_pending(struct migrate_export *e, bool final)
 	return err;
 }
 
+/* Sleep ns, in slices, until the export stops. */
+static void throttle_sleep(struct migrate_export *e, uint64_t ns)
+{
+	uint64_t end = now_ns() + ns, t;
+
+	while (!atomic_load(&e->stop) && (t = now_ns()) < end) {
+		uint64_t left = end - t < 5000000u ? end - t : 5000000u;
+		struct timespec ts = { 0, (long)left };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The throttle: the VM's channels stopped for throttle_pct% of each period. */
 static void *throttle_main(void *arg)
 {
 	struct migrate_export *e = arg;
 
 	while (!atomic_load(&e->stop)) {
-		unsigned pct = atomic_load(&e->throttle_pct);
-		uint64_t off_ns = THROTTLE_PERIOD_NS * pct / 100, t0;
-		struct timespec run = { 0, (long)(THROTTLE_PERIOD_NS - off_ns) };
-		struct timespec off = { 0, (long)off_ns };
+		uint64_t off_ns = THROTTLE_PERIOD_NS * atomic_load(&e->throttle_pct) / 100, t0;
 
 		t0 = now_ns();
 		if (vgpu_core_vm_stop_channels(e->dev->vm) == 0) {
-			nanosleep(&off, NULL);
+			throttle_sleep(e, off_ns);
 			vgpu_core_vm_start_channels(e->dev->vm);
 			e->throttled_ns += now_ns() - t0;
 		}
-		nanosleep(&run, NULL);
+		throttle_sleep(e, THROTTLE_PERIOD_NS - off_ns);
 	}
 	return NULL;
 }
@@ -340,7 +357,7 @@ static void *precopy_main(void *arg)
 		int err;
 
 		e->last_harvest_ns = now_ns();
-		err = harvest(e, true, NULL);
+		err = harvest(e, true);
 		converge(e);
 		if (!err && atomic_load(&e->pending_bytes)) {
 			err = send_pending(e, false);
@@ -493,14 +510,9 @@ bool migrate_export_tracking(const struct migrate_export *e)
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
                              uint64_t *pending, unsigned *throttle_pct)
 {
-	uint64_t unannounced = 0;
-
-	/* what the GPU wrote since the last harvest counts too */
-	if (e->tracking && harvest(e, false, &unannounced))
-		unannounced = 0;
 	*rounds = atomic_load(&e->rounds);
 	*bytes = atomic_load(&e->bytes);
-	*pending = atomic_load(&e->pending_bytes) + unannounced;
+	*pending = atomic_load(&e->pending_bytes) + atomic_load(&e->unannounced_bytes);
 	*throttle_pct = atomic_load(&e->throttle_pct);
 }
 
@@ -653,7 +665,7 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	t_stopped = now_ns();
 	/* without tracking everything goes now; with it, what is dirty */
 	dirtied = atomic_load(&e->dirtied_bytes);
-	err = harvest(e, true, NULL);
+	err = harvest(e, true);
 	dirtied = atomic_load(&e->dirtied_bytes) - dirtied;
 	t_harvested = now_ns();
 	if (!err)
