@@ -34,14 +34,17 @@
  * two periods in a row, the VM's GPU time is throttled: its channels are
  * stopped (suspended through their shadows, as the stop-and-copy does)
  * for throttle% of every THROTTLE_PERIOD_NS, starting at THROTTLE_INITIAL
- * and THROTTLE_STEP more each time again, up to THROTTLE_MAX. The export
- * ends the throttle (finish, cancel).
+ * and THROTTLE_STEP more each time again, up to THROTTLE_MAX. A stop
+ * drains what the channels had fetched, so a guest whose every submission
+ * rewrites much of its memory can outrun even that: past THROTTLE_MAX the
+ * GPU is paused (100%) until the stop-and-copy, which then has only what
+ * was dirty at the pause to send. The export ends the throttle.
  */
-#define CONVERGE_PERIOD_NS 500000000ull
+#define CONVERGE_PERIOD_NS 250000000ull
 #define THROTTLE_PERIOD_NS 100000000ull
 #define THROTTLE_INITIAL 20u
 #define THROTTLE_STEP 10u
-#define THROTTLE_MAX 90u
+#define THROTTLE_MAX 99u
 
 struct sent_buffer {
 	uint64_t handle, gpu_va, bytes;
@@ -308,6 +311,9 @@ static void *throttle_main(void *arg)
 		t0 = now_ns();
 		if (vgpu_core_vm_stop_channels(e->dev->vm) == 0) {
 			throttle_sleep(e, off_ns);
+			/* paused: stopped until the export ends */
+			while (atomic_load(&e->throttle_pct) >= 100 && !atomic_load(&e->stop))
+				throttle_sleep(e, THROTTLE_PERIOD_NS);
 			vgpu_core_vm_start_channels(e->dev->vm);
 			e->throttled_ns += now_ns() - t0;
 		}
@@ -334,14 +340,18 @@ static void converge(struct migrate_export *e)
 		return;
 	e->hot_periods = 0;
 	pct = atomic_load(&e->throttle_pct);
-	pct = pct ? pct + THROTTLE_STEP : THROTTLE_INITIAL;
-	if (pct > THROTTLE_MAX)
-		pct = THROTTLE_MAX;
-	if (pct == atomic_load(&e->throttle_pct))
+	if (pct >= 100)
 		return;
+	pct = pct == THROTTLE_MAX ? 100 : pct ? pct + THROTTLE_STEP : THROTTLE_INITIAL;
+	if (pct > THROTTLE_MAX && pct < 100)
+		pct = THROTTLE_MAX;
 	atomic_store(&e->throttle_pct, pct);
-	log_info("VM '%s': the GPU dirties its memory faster than the migration sends it: "
-	         "its GPU time is throttled to %u%%", e->dev->name, 100 - pct);
+	if (pct < 100)
+		log_info("VM '%s': the GPU dirties its memory faster than the migration sends "
+		         "it: its GPU time is throttled to %u%%", e->dev->name, 100 - pct);
+	else
+		log_info("VM '%s': the GPU outruns the migration even throttled to %u%%: it is "
+		         "paused until the switch-over", e->dev->name, 100 - THROTTLE_MAX);
 	if (!e->throttle_started)
 		e->throttle_started =
 			pthread_create(&e->throttle_thread, NULL, throttle_main, e) == 0;
