@@ -84,6 +84,7 @@ struct migrate_export {
 	uint64_t period_start_ns, period_dirtied_start, period_sent_start, last_harvest_ns;
 	unsigned hot_periods;
 	_Atomic unsigned throttle_pct;
+	atomic_bool keep_stopped; /* the stop-and-copy takes over stopped channels */
 	pthread_t throttle_thread;
 	bool throttle_started;
 	uint64_t throttled_ns;
@@ -314,8 +315,12 @@ static void *throttle_main(void *arg)
 			/* paused: stopped until the export ends */
 			while (atomic_load(&e->throttle_pct) >= 100 && !atomic_load(&e->stop))
 				throttle_sleep(e, THROTTLE_PERIOD_NS);
-			vgpu_core_vm_start_channels(e->dev->vm);
 			e->throttled_ns += now_ns() - t0;
+			/* the stop-and-copy: a restart would run the backlog of the
+			 * shadows now, in the downtime, and dirty it all again */
+			if (atomic_load(&e->stop) && atomic_load(&e->keep_stopped))
+				break;
+			vgpu_core_vm_start_channels(e->dev->vm);
 		}
 		throttle_sleep(e, THROTTLE_PERIOD_NS - off_ns);
 	}
@@ -652,9 +657,12 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	uint64_t pending_at_stop;
 	int err;
 
+	atomic_store(&e->keep_stopped, true);
 	stop_thread(e);
 	memset(result, 0, sizeof(*result));
 	if (e->thread_error) {
+		if (vgpu_core_vm_channels_stopped(dev->vm))
+			vgpu_core_vm_start_channels(dev->vm);
 		vgpu_why(why, why_len, "VM '%s': %s; it runs on here", dev->name, e->thread_why);
 		err = e->thread_error;
 		release(e);
@@ -664,7 +672,8 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	pending_at_stop = atomic_load(&e->pending_bytes);
 	stop_ns = now_ns();
 	vgpu_device_pause_worker(dev);
-	err = vgpu_core_vm_stop_channels(dev->vm);
+	/* a paused GPU (the throttle's) stays stopped from the pre-copy on */
+	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm);
 	if (err) {
 		vgpu_why(why, why_len, "VM '%s': cannot stop its channels: %s", dev->name,
 		         vgpu_core_last_error());
