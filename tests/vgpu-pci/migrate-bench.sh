@@ -23,7 +23,7 @@ For each vGPU memory size (default 64M and 512M): two vgpuds A and B
 (simgpu, 256 MiB of VRAM each, 4 MiB chunks), a guest on A ('qemu-system-x86_64
 -accel tcg', vgpu-pci) running vgpu-fence-gaps (guest-driver/tools): it
 holds SIZE of GPU memory, rewrites --write of it (default 16M) at --rate
-bytes per second (default 32M; a dirty rate below the migration's link)
+bytes per second (default 16M; a dirty rate below the migration's link)
 and times every fence from its submission to its completion. Once it
 runs, one live migration A -> B through QMP (downtime-limit 100 ms).
 Figures per size:
@@ -45,7 +45,7 @@ passed), 1, 2 (usage), 77 (not root, or no patched QEMU).
 EOF2
 }
 qemu='' head=0 json="$ROOT/build/bench/vgpu-pci-migrate-bench.json" sizes="64M 512M"
-write=16M rate=32M
+write=16M rate=16M
 while (($#)); do
 	case $1 in
 	--qemu) qemu=${2:?}; shift 2 ;;
