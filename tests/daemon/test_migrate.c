@@ -21,12 +21,14 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -204,6 +206,100 @@ static void test_live_migration(void **state)
 		assert_int_equal(st.allocated_bytes, BUFFERS * BUFFER_BYTES);
 	}
 	verify(&s->b, &s->g);
+}
+
+/* A slow link: reads the stream at about 8 MB/s until told to hurry. */
+struct slow_link {
+	int fd;
+	pthread_t thread;
+	atomic_bool fast;
+	uint64_t bytes;
+};
+
+static void *slow_link_main(void *arg)
+{
+	struct slow_link *l = arg;
+	char *buf = malloc(256u << 10);
+	ssize_t n;
+
+	assert_non_null(buf);
+	while ((n = read(l->fd, buf, 256u << 10)) != 0) {
+		struct timespec pause = { 0, 30000000 };
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		l->bytes += (uint64_t)n;
+		if (!atomic_load(&l->fast))
+			nanosleep(&pause, NULL);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* What the pre-copy has left is what the GPU dirtied and it has not sent
+ * yet; a guest that dirties faster than the link takes gets its GPU time
+ * throttled; once the guest stops writing, what is left drains to 0. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void test_pending_and_throttle(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	struct slow_link link = { .fd = -1 };
+	uint64_t bytes, pending, max_pending = 0, deadline;
+	unsigned throttle = 0;
+	uint32_t rounds;
+	int pair[2];
+	char why[256];
+
+	harness_start(&s->a);
+	guest_start(&s->a, &s->g, s->seed);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+	link.fd = pair[0];
+	assert_int_equal(pthread_create(&link.thread, NULL, slow_link_main, &link), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", pair[1], -1, true, &e, why,
+	                                      sizeof(why)), 0);
+	deadline = now_ms() + 15000;
+	while (now_ms() < deadline) {
+		write_burst(&s->g, 2);
+		migrate_export_progress(e, &rounds, &bytes, &pending, &throttle);
+		if (pending > max_pending)
+			max_pending = pending;
+		if (throttle)
+			break;
+	}
+	print_message("slow link: %u rounds, %llu bytes, at most %llu pending, throttle %u%%\n",
+	              rounds, (unsigned long long)bytes, (unsigned long long)max_pending,
+	              throttle);
+	/* the first round alone leaves most of the VM pending on this link */
+	assert_true(max_pending >= BUFFER_BYTES);
+	assert_true(max_pending <= BUFFERS * BUFFER_BYTES);
+	assert_true(throttle >= 20 && throttle <= 100);
+	/* the guest stops writing, the link hurries: nothing is left */
+	atomic_store(&link.fast, true);
+	deadline = now_ms() + 20000;
+	do {
+		usleep(10000);
+		migrate_export_progress(e, &rounds, &bytes, &pending, &throttle);
+	} while (pending && now_ms() < deadline);
+	assert_int_equal(pending, 0);
+	/* throttled or not, the VM runs, and runs on after a cancel */
+	write_burst(&s->g, 2);
+	shutdown(pair[1], SHUT_RDWR);
+	migrate_export_cancel(e);
+	close(pair[1]);
+	assert_int_equal(pthread_join(link.thread, NULL), 0);
+	close(pair[0]);
+	write_burst(&s->g, 4);
+	verify(&s->a, &s->g);
 }
 
 /* A cancelled export: the VM runs on at the source, nothing stays at B. */
@@ -548,6 +644,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_live_migration, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_cancelled, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_pending_and_throttle, two_setup,
+		                                two_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_save_restore_and_corrupt, two_setup,
 		                                two_teardown),

@@ -44,7 +44,10 @@ libvirt's daemon started by this test on the host, no nesting:
         <qemu:commandline>; the guest's vgpu.ko binds the vgpu-pci function;
         vgpuctl status names the VM by the domain name (the XML gives the
         device no name); the guest's stream workload holds 48M (vgpuctl
-        shows them), then stream, stencil and gups pass their checksums
+        shows them); virsh save while it holds them: the domain is shut
+        off, vgpud lists no VM; virsh restore: the domain runs, vgpud holds
+        its memory again; the same with virsh managedsave and virsh start;
+        then stream, stencil and gups pass their checksums
         (tests/vgpu-pci/guest-job.sh); while it runs stream again, virsh
         destroy: the domain is shut off, its QEMU gone, and vgpud has no VM
         and all its memory free again; started again, the domain gets a
@@ -538,11 +541,61 @@ if ((device)) && has '^VGPU-PCI-READY'; then
 	else
 		bad "the guest never held its memory: $(why_not)"
 	fi
+
+	# virsh save and restore while the guest holds its memory (issue 28):
+	# QEMU's migration to a file carries the vGPU (vgpu-pci's handlers,
+	# vgpud's export and import); the guest verifies it all after "release"
+	no_vm() { vgpuctl status --json 2>/dev/null | jq_true '.vms | length == 0'; }
+	vm_holds() { # BYTES
+		vgpuctl status --json 2>/dev/null |
+			jq_true --arg n "$dom" --argjson b "$1" '[.vms[] | select(.name == $n) | .allocated] == [$b]'
+	}
+	t_save=$(vm_now)
+	if virsh save "$dom" "$run/saved.img" >"$run/save.txt" 2>&1; then
+		ok "virsh save $dom to $run/saved.img ($(vm_elapsed "$t_save") s, $(du -h "$run/saved.img" | cut -f1))"
+		check "  ... the domain is shut off, its QEMU gone" wait_for "$gone_wait" bash -c \
+			"[[ \$(command virsh -q -c qemu:///system domstate '$dom' | head -n 1) == 'shut off' ]] && ! kill -0 ${qpid:-0} 2>/dev/null"
+		check "  ... vgpud lists no VM (the saved VM left with its QEMU)" wait_for "$gone_wait" no_vm
+		t_restore=$(vm_now)
+		if virsh restore "$run/saved.img" >"$run/restore.txt" 2>&1; then
+			ok "virsh restore $run/saved.img ($(vm_elapsed "$t_restore") s)"
+			check "  ... the domain runs" running
+			check "  ... vgpuctl: $dom is back on vgpud with the ${held:-?} bytes its guest holds" \
+				wait_for 30 vm_holds "${held:-0}"
+			qpid=$(cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null || true)
+			reported=0 # the restored QEMU starts a new console log
+			restored=1
+			# managedsave: libvirt's own file; virsh start restores from it
+			if virsh managedsave "$dom" >"$run/managedsave.txt" 2>&1; then
+				ok "virsh managedsave $dom"
+				check "  ... the domain is shut off, with a managed save image, vgpud lists no VM" \
+					wait_for "$gone_wait" bash -c "[[ \$(command virsh -q -c qemu:///system domstate '$dom' | head -n 1) == 'shut off' ]] && command virsh -q -c qemu:///system dominfo '$dom' | grep -q '^Managed save: *yes' && '$run/bin/vgpuctl' --socket '$ctl' status --json | jq -e '.vms | length == 0' >/dev/null"
+				if virsh start "$dom" >"$run/start-managed.txt" 2>&1; then
+					ok "virsh start $dom (from its managed save)"
+					check "  ... vgpuctl: $dom is back with the ${held:-?} bytes its guest holds" \
+						wait_for 30 vm_holds "${held:-0}"
+					qpid=$(cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null || true)
+				else
+					bad "virsh start $dom from its managed save: $(cat "$run/start-managed.txt")"
+				fi
+			else
+				bad "virsh managedsave $dom: $(cat "$run/managedsave.txt")"
+			fi
+		else
+			bad "virsh restore $run/saved.img: $(cat "$run/restore.txt") $(tail -n 5 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null | tr '\n' '|')"
+		fi
+	else
+		bad "virsh save $dom: $(cat "$run/save.txt") $(tail -n 5 "/var/log/libvirt/qemu/$dom.log" 2>/dev/null | tr '\n' '|')"
+	fi
 	to_guest release
 	wait_for "$phase_wait" over '^VGPU-PCI-WORKLOADS-DONE' || true
 	work_s=$(vm_elapsed "$t_work")
 	has '^VGPU-PCI-WORKLOADS-DONE' || bad "the guest did not finish its workloads within ${phase_wait}s: $(why_not)"
 	report_guest_checks
+	if ((${restored:-0})); then
+		check "after virsh restore the guest verified the stream memory it held across the save by checksum" \
+			has '^VGPU-PCI-L2 ok vm=0: stream verified'
+	fi
 
 	# virsh destroy while the guest submits
 	iterating() { # its stream workload holds its memory and a channel in vgpud

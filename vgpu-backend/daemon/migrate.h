@@ -7,7 +7,9 @@
  *   start   a thread sends the VM's buffers and their contents while the
  *           VM runs (pre-copy); with dirty tracking (a HAL capability,
  *           simgpu) it then keeps sending what the GPU wrote since it was
- *           sent, round after round. Without (cudagpu) it sends nothing
+ *           sent, round after round (each round harvests the dirty bits,
+ *           then sends what they name), and throttles the VM's GPU time
+ *           when the GPU dirties faster than the stream takes it. Without (cudagpu) it sends nothing
  *           before the stop and says so (result.dirty_tracking false).
  *   finish  stop-and-copy: the frontend has stopped its guest (as QEMU
  *           stops the vCPUs); the mailbox worker is paused between
@@ -87,8 +89,13 @@ void migrate_export_cancel(struct migrate_export *e);
 const char *migrate_export_vm(const struct migrate_export *e);
 /* Does the export pre-copy with dirty tracking (else it is a stop-and-copy)? */
 bool migrate_export_tracking(const struct migrate_export *e);
-/* Pre-copy progress: rounds done and bytes sent so far. */
-void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes);
+/* Pre-copy progress: rounds done, bytes sent so far, bytes still to send
+ * (new buffers and dirty pieces found by the last harvest of the GPU's
+ * dirty bits, not yet sent; the pre-copy harvests at least every 50 ms,
+ * what the GPU wrote since is not in it) and the GPU throttle in % of its
+ * time (0: none, see docs/migration.md). Never waits: no core call. */
+void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
+                             uint64_t *pending, unsigned *throttle_pct);
 
 /* Live migration's link: connect to the destination vgpud's local socket
  * and send IMPORT for vm_name with one end of a new stream socket pair.

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vgpu/core_migrate.h"
+#include "vgpu/mutex.h"
 #include "vgpu/util.h"
 #include "vgpu/abi/local_protocol.h"
 
@@ -23,11 +24,32 @@
 #include "migrate.h"
 #include "migrate_stream.h"
 
-#define ROUND_PAUSE_NS 5000000L /* between pre-copy rounds */
+#define ROUND_PAUSE_NS 5000000L /* between pre-copy rounds with nothing to send */
 #define IMPORT_REPLY_TIMEOUT_MS 60000
+
+/*
+ * Convergence (docs/migration.md): as QEMU's auto-converge does for vCPUs.
+ * Every CONVERGE_PERIOD_NS the pre-copy compares what the GPU dirtied in
+ * the period with what it sent; when it dirtied more than half of it in
+ * two periods in a row, the VM's GPU time is throttled: its channels are
+ * stopped (suspended through their shadows, as the stop-and-copy does)
+ * for throttle% of every THROTTLE_PERIOD_NS, starting at THROTTLE_INITIAL
+ * and THROTTLE_STEP more each time again, up to THROTTLE_MAX. A stop
+ * drains what the channels had fetched, so a guest whose every submission
+ * rewrites much of its memory can outrun even that: past THROTTLE_MAX the
+ * GPU is paused (100%) until the stop-and-copy, which then has only what
+ * was dirty at the pause to send. The export ends the throttle.
+ */
+#define CONVERGE_PERIOD_NS 250000000ull
+#define THROTTLE_PERIOD_NS 100000000ull
+#define THROTTLE_INITIAL 20u
+#define THROTTLE_STEP 10u
+#define THROTTLE_MAX 99u
 
 struct sent_buffer {
 	uint64_t handle, gpu_va, bytes;
+	uint8_t *pending; /* per piece of MIGRATE_DATA_MAX: harvested dirty, not yet sent */
+	size_t pieces;
 };
 
 struct migrate_export {
@@ -49,7 +71,23 @@ struct migrate_export {
 
 	_Atomic uint32_t rounds;
 	_Atomic uint64_t bytes;
+	/* the pending set: sent[], the pieces' flags; taken by the harvests
+	 * (pre-copy thread, PROGRESS) and the pre-copy's sends, never across
+	 * a write to the stream */
+	struct vgpu_mutex lock;
+	_Atomic uint64_t pending_bytes; /* harvested dirty (or new), not yet sent */
+	_Atomic uint64_t dirtied_bytes; /* what the harvests found dirty, in all */
+	_Atomic uint64_t unannounced_bytes; /* new buffers the last harvest left for later */
 	uint64_t start_ns;
+
+	/* convergence (pre-copy thread), the throttle (its own thread) */
+	uint64_t period_start_ns, period_dirtied_start, period_sent_start, last_harvest_ns;
+	unsigned hot_periods;
+	_Atomic unsigned throttle_pct;
+	atomic_bool keep_stopped; /* the stop-and-copy takes over stopped channels */
+	pthread_t throttle_thread;
+	bool throttle_started;
+	uint64_t throttled_ns;
 };
 
 static uint64_t now_ns(void)
@@ -60,6 +98,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t piece_bytes(const struct sent_buffer *b, size_t i)
+{
+	uint64_t off = (uint64_t)i * MIGRATE_DATA_MAX;
+
+	return b->bytes - off < MIGRATE_DATA_MAX ? b->bytes - off : MIGRATE_DATA_MAX;
+}
+
 static struct sent_buffer *find_sent(struct migrate_export *e, uint64_t handle)
 {
 	for (size_t i = 0; i < e->sent_count; i++)
@@ -68,8 +113,12 @@ static struct sent_buffer *find_sent(struct migrate_export *e, uint64_t handle)
 	return NULL;
 }
 
+/* A new buffer, every piece pending (lock held). */
 static int note_sent(struct migrate_export *e, const struct vgpu_core_buffer_desc *b)
 {
+	struct sent_buffer *s;
+	size_t pieces = (size_t)((b->bytes + MIGRATE_DATA_MAX - 1) / MIGRATE_DATA_MAX);
+
 	if (e->sent_count == e->sent_capacity) {
 		size_t capacity = e->sent_capacity ? 2 * e->sent_capacity : 64;
 		struct sent_buffer *grown = realloc(e->sent, capacity * sizeof(*grown));
@@ -79,53 +128,59 @@ static int note_sent(struct migrate_export *e, const struct vgpu_core_buffer_des
 		e->sent = grown;
 		e->sent_capacity = capacity;
 	}
-	e->sent[e->sent_count++] = (struct sent_buffer){ b->handle, b->gpu_va, b->bytes };
+	s = &e->sent[e->sent_count];
+	*s = (struct sent_buffer){ b->handle, b->gpu_va, b->bytes, NULL, pieces };
+	s->pending = malloc(pieces ? pieces : 1);
+	if (!s->pending)
+		return -ENOMEM;
+	memset(s->pending, 1, pieces);
+	e->sent_count++;
+	atomic_fetch_add(&e->pending_bytes, b->bytes);
 	return 0;
 }
 
-/* Send [offset, +bytes) of buffer b if force or the GPU wrote it since it
- * was last sent. A buffer freed meanwhile is skipped (-ENOENT). */
-static int send_piece(struct migrate_export *e, const struct vgpu_core_buffer_desc *b,
-                      uint64_t offset, uint64_t bytes, bool force)
+/* (lock held) */
+static void drop_pending(struct migrate_export *e, struct sent_buffer *b, size_t i)
 {
-	struct vgpu_vm *vm = e->dev->vm;
-	struct migrate_data data = { .handle = b->handle, .offset = offset, .bytes = bytes };
-	bool dirty = true;
-	int err;
-
-	if (e->tracking) {
-		/* clear first: a write after this is seen by the next round */
-		err = vgpu_core_vm_test_and_clear_dirty(vm, b->gpu_va + offset, bytes, &dirty);
-		if (err)
-			return err;
+	if (b->pending[i]) {
+		b->pending[i] = 0;
+		atomic_fetch_sub(&e->pending_bytes, piece_bytes(b, i));
 	}
-	if (!dirty && !force)
-		return 0;
-	err = vgpu_core_buffer_read(vm, b->handle, offset, e->piece, bytes);
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	err = migrate_write(&e->stream, MIGRATE_REC_DATA, &data, sizeof(data), e->piece, bytes);
-	atomic_store(&e->bytes, e->stream.bytes);
-	return err;
 }
 
-/* One pass over the VM's buffers: new ones are announced and sent whole;
- * known ones are sent again where dirty (all: whatever the dirty bits). */
-static int send_round(struct migrate_export *e, bool all, bool final)
+/*
+ * Harvest: the GPU's dirty bits of the known buffers are read and cleared
+ * (a write after this is seen by the next harvest) into their pending
+ * pieces. New buffers: announce (between rounds, the stop-and-copy)
+ * writes their BUFFER record and makes every piece pending; otherwise (in
+ * the middle of a round) their bytes only count as unannounced. Without
+ * tracking (a stop-and-copy) every piece is pending. Only the pre-copy
+ * thread and the stop-and-copy harvest: the core's calls take the
+ * allocation lock, which a channel stop holds while the frontend
+ * acknowledges its window swap, so a request of the frontend (PROGRESS)
+ * must not wait for it.
+ */
+static int harvest(struct migrate_export *e, bool announce)
 {
 	struct vgpu_core_buffer_desc *buffers;
 	size_t count;
+	uint64_t unannounced = 0;
 	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count);
 
 	if (err)
 		return err;
 	for (size_t i = 0; i < count && !err; i++) {
 		const struct vgpu_core_buffer_desc *b = &buffers[i];
-		bool fresh = !find_sent(e, b->handle);
+		struct sent_buffer *s;
 
-		if (!final && atomic_load(&e->stop))
-			break;
-		if (fresh) {
+		vgpu_mutex_lock(&e->lock);
+		s = find_sent(e, b->handle);
+		vgpu_mutex_unlock(&e->lock);
+		if (!s && !announce) {
+			unannounced += b->bytes;
+			continue;
+		}
+		if (!s) {
 			struct migrate_buffer rec = {
 				.handle = b->handle,
 				.gpu_va = b->gpu_va,
@@ -134,27 +189,198 @@ static int send_round(struct migrate_export *e, bool all, bool final)
 			};
 
 			err = migrate_write(&e->stream, MIGRATE_REC_BUFFER, &rec, sizeof(rec), NULL, 0);
-			if (!err)
-				err = note_sent(e, b);
+			if (err)
+				break;
+			atomic_store(&e->bytes, e->stream.bytes);
+			vgpu_mutex_lock(&e->lock);
+			err = note_sent(e, b);
+			vgpu_mutex_unlock(&e->lock);
+			if (err)
+				break;
 		}
-		for (uint64_t off = 0; off < b->bytes && !err; off += MIGRATE_DATA_MAX) {
-			uint64_t n = b->bytes - off < MIGRATE_DATA_MAX ? b->bytes - off : MIGRATE_DATA_MAX;
+		vgpu_mutex_lock(&e->lock);
+		s = find_sent(e, b->handle);
+		for (size_t p = 0; p < s->pieces && !err; p++) {
+			bool dirty = true;
 
-			err = send_piece(e, b, off, n, fresh || all);
+			if (e->tracking)
+				err = vgpu_core_vm_test_and_clear_dirty(
+					e->dev->vm, s->gpu_va + (uint64_t)p * MIGRATE_DATA_MAX,
+					piece_bytes(s, p), &dirty);
+			if (!err && dirty && !s->pending[p]) {
+				s->pending[p] = 1;
+				atomic_fetch_add(&e->pending_bytes, piece_bytes(s, p));
+				atomic_fetch_add(&e->dirtied_bytes, piece_bytes(s, p));
+			}
 		}
+		vgpu_mutex_unlock(&e->lock);
 	}
 	free(buffers);
+	if (!err)
+		atomic_store(&e->unannounced_bytes, unannounced);
 	return err;
+}
+
+static void converge(struct migrate_export *e);
+
+/* Send the pending pieces (all of them when final, else until asked to
+ * stop; meanwhile, every HARVEST_EVERY_NS, the dirty bits are harvested
+ * again and the convergence policy looks). A buffer freed meanwhile is
+ * skipped. */
+#define HARVEST_EVERY_NS 50000000ull
+static int send_pending(struct migrate_export *e, bool final)
+{
+	struct vgpu_vm *vm = e->dev->vm;
+	int err = 0;
+
+	for (size_t i = 0; !err; i++) {
+		struct migrate_data data;
+		struct sent_buffer *b;
+		bool freed;
+
+		vgpu_mutex_lock(&e->lock);
+		if (i >= e->sent_count) {
+			vgpu_mutex_unlock(&e->lock);
+			break;
+		}
+		b = &e->sent[i];
+		data.handle = b->handle;
+		vgpu_mutex_unlock(&e->lock);
+		for (size_t p = 0; !err; p++) {
+			if (!final && atomic_load(&e->stop))
+				return 0;
+			if (!final && now_ns() - e->last_harvest_ns >= HARVEST_EVERY_NS) {
+				e->last_harvest_ns = now_ns();
+				err = harvest(e, false);
+				converge(e);
+				if (err)
+					break;
+			}
+			vgpu_mutex_lock(&e->lock);
+			b = &e->sent[i]; /* note_sent may have moved it */
+			while (p < b->pieces && !b->pending[p])
+				p++;
+			if (p >= b->pieces) {
+				vgpu_mutex_unlock(&e->lock);
+				break;
+			}
+			drop_pending(e, b, p);
+			data.offset = (uint64_t)p * MIGRATE_DATA_MAX;
+			data.bytes = piece_bytes(b, p);
+			vgpu_mutex_unlock(&e->lock);
+			err = vgpu_core_buffer_read(vm, data.handle, data.offset, e->piece, data.bytes);
+			freed = err == -ENOENT;
+			if (freed) { /* nothing of it to send */
+				vgpu_mutex_lock(&e->lock);
+				b = &e->sent[i];
+				for (size_t q = p; q < b->pieces; q++)
+					drop_pending(e, b, q);
+				vgpu_mutex_unlock(&e->lock);
+				err = 0;
+				break;
+			}
+			if (!err)
+				err = migrate_write(&e->stream, MIGRATE_REC_DATA, &data, sizeof(data),
+				                    e->piece, data.bytes);
+			atomic_store(&e->bytes, e->stream.bytes);
+		}
+	}
+	return err;
+}
+
+/* Sleep ns, in slices, until the export stops. */
+static void throttle_sleep(struct migrate_export *e, uint64_t ns)
+{
+	uint64_t end = now_ns() + ns, t;
+
+	while (!atomic_load(&e->stop) && (t = now_ns()) < end) {
+		uint64_t left = end - t < 5000000u ? end - t : 5000000u;
+		struct timespec ts = { 0, (long)left };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The throttle: the VM's channels stopped for throttle_pct% of each period. */
+static void *throttle_main(void *arg)
+{
+	struct migrate_export *e = arg;
+
+	while (!atomic_load(&e->stop)) {
+		uint64_t off_ns = THROTTLE_PERIOD_NS * atomic_load(&e->throttle_pct) / 100, t0;
+
+		t0 = now_ns();
+		if (vgpu_core_vm_stop_channels(e->dev->vm) == 0) {
+			throttle_sleep(e, off_ns);
+			/* paused: stopped until the export ends */
+			while (atomic_load(&e->throttle_pct) >= 100 && !atomic_load(&e->stop))
+				throttle_sleep(e, THROTTLE_PERIOD_NS);
+			e->throttled_ns += now_ns() - t0;
+			/* the stop-and-copy: a restart would run the backlog of the
+			 * shadows now, in the downtime, and dirty it all again */
+			if (atomic_load(&e->stop) && atomic_load(&e->keep_stopped))
+				break;
+			vgpu_core_vm_start_channels(e->dev->vm);
+		}
+		throttle_sleep(e, THROTTLE_PERIOD_NS - off_ns);
+	}
+	return NULL;
+}
+
+/* After a harvest: the convergence policy (see the top). */
+static void converge(struct migrate_export *e)
+{
+	uint64_t t = now_ns(), sent, dirtied;
+	unsigned pct;
+
+	if (t - e->period_start_ns < CONVERGE_PERIOD_NS)
+		return;
+	sent = atomic_load(&e->bytes) - e->period_sent_start;
+	dirtied = atomic_load(&e->dirtied_bytes) - e->period_dirtied_start;
+	e->hot_periods = dirtied > sent / 2 ? e->hot_periods + 1 : 0;
+	e->period_start_ns = t;
+	e->period_dirtied_start += dirtied;
+	e->period_sent_start += sent;
+	if (e->hot_periods < 2)
+		return;
+	e->hot_periods = 0;
+	pct = atomic_load(&e->throttle_pct);
+	if (pct >= 100)
+		return;
+	pct = pct == THROTTLE_MAX ? 100 : pct ? pct + THROTTLE_STEP : THROTTLE_INITIAL;
+	if (pct > THROTTLE_MAX && pct < 100)
+		pct = THROTTLE_MAX;
+	atomic_store(&e->throttle_pct, pct);
+	if (pct < 100)
+		log_info("VM '%s': the GPU dirties its memory faster than the migration sends "
+		         "it: its GPU time is throttled to %u%%", e->dev->name, 100 - pct);
+	else
+		log_info("VM '%s': the GPU outruns the migration even throttled to %u%%: it is "
+		         "paused until the switch-over", e->dev->name, 100 - THROTTLE_MAX);
+	if (!e->throttle_started)
+		e->throttle_started =
+			pthread_create(&e->throttle_thread, NULL, throttle_main, e) == 0;
 }
 
 static void *precopy_main(void *arg)
 {
 	struct migrate_export *e = arg;
 
+	e->period_start_ns = now_ns();
 	while (!atomic_load(&e->stop)) {
 		struct timespec pause = { 0, ROUND_PAUSE_NS };
-		int err = send_round(e, false, false);
+		int err;
 
+		e->last_harvest_ns = now_ns();
+		err = harvest(e, true);
+		converge(e);
+		if (!err && atomic_load(&e->pending_bytes)) {
+			err = send_pending(e, false);
+			if (!err)
+				atomic_fetch_add(&e->rounds, 1);
+		} else if (!err) {
+			nanosleep(&pause, NULL);
+		}
 		if (err) {
 			e->thread_error = err;
 			snprintf(e->thread_why, sizeof(e->thread_why), "pre-copy failed: %s",
@@ -163,8 +389,6 @@ static void *precopy_main(void *arg)
 			                       : strerror(-err));
 			break;
 		}
-		atomic_fetch_add(&e->rounds, 1);
-		nanosleep(&pause, NULL);
 	}
 	return NULL;
 }
@@ -175,7 +399,10 @@ static void release(struct migrate_export *e)
 		vgpu_core_vm_dirty_tracking(e->dev->vm, false);
 	atomic_store(&e->dev->exporting, false);
 	free(e->piece);
+	for (size_t i = 0; i < e->sent_count; i++)
+		free(e->sent[i].pending);
 	free(e->sent);
+	vgpu_mutex_destroy(&e->lock);
 	free(e);
 }
 
@@ -192,6 +419,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		vgpu_why(why, why_len, "vgpud is out of memory");
 		return -ENOMEM;
 	}
+	vgpu_mutex_init(&e->lock);
 	vgpu_mutex_lock(&d->registry.lock);
 	dev = vgpud_registry_find_locked(&d->registry, vm_name);
 	if (!dev)
@@ -214,6 +442,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		                                 "waits for its frontend",
 		         vm_name);
 		free(e->piece);
+		vgpu_mutex_destroy(&e->lock);
 		free(e);
 		return err;
 	}
@@ -269,6 +498,9 @@ static void stop_thread(struct migrate_export *e)
 	if (e->thread_started)
 		pthread_join(e->thread, NULL);
 	e->thread_started = false;
+	if (e->throttle_started) /* it leaves the channels running */
+		pthread_join(e->throttle_thread, NULL);
+	e->throttle_started = false;
 }
 
 void migrate_export_cancel(struct migrate_export *e)
@@ -290,10 +522,13 @@ bool migrate_export_tracking(const struct migrate_export *e)
 	return e->tracking;
 }
 
-void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes)
+void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
+                             uint64_t *pending, unsigned *throttle_pct)
 {
 	*rounds = atomic_load(&e->rounds);
 	*bytes = atomic_load(&e->bytes);
+	*pending = atomic_load(&e->pending_bytes) + atomic_load(&e->unannounced_bytes);
+	*throttle_pct = atomic_load(&e->throttle_pct);
 }
 
 /* The stopped channels and the device, handles, END. */
@@ -418,21 +653,27 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
                   size_t why_len, bool hold)
 {
 	struct vgpud_device *dev = e->dev;
-	uint64_t stop_ns, precopy_bytes;
+	uint64_t stop_ns, precopy_bytes, t_stopped, t_harvested, t_data, t_state, dirtied = 0;
+	uint64_t pending_at_stop;
 	int err;
 
+	atomic_store(&e->keep_stopped, true);
 	stop_thread(e);
 	memset(result, 0, sizeof(*result));
 	if (e->thread_error) {
+		if (vgpu_core_vm_channels_stopped(dev->vm))
+			vgpu_core_vm_start_channels(dev->vm);
 		vgpu_why(why, why_len, "VM '%s': %s; it runs on here", dev->name, e->thread_why);
 		err = e->thread_error;
 		release(e);
 		return err;
 	}
 	precopy_bytes = e->stream.bytes;
+	pending_at_stop = atomic_load(&e->pending_bytes);
 	stop_ns = now_ns();
 	vgpu_device_pause_worker(dev);
-	err = vgpu_core_vm_stop_channels(dev->vm);
+	/* a paused GPU (the throttle's) stays stopped from the pre-copy on */
+	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm);
 	if (err) {
 		vgpu_why(why, why_len, "VM '%s': cannot stop its channels: %s", dev->name,
 		         vgpu_core_last_error());
@@ -440,10 +681,18 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 		release(e);
 		return err;
 	}
+	t_stopped = now_ns();
 	/* without tracking everything goes now; with it, what is dirty */
-	err = send_round(e, !e->tracking, true);
+	dirtied = atomic_load(&e->dirtied_bytes);
+	err = harvest(e, true);
+	dirtied = atomic_load(&e->dirtied_bytes) - dirtied;
+	t_harvested = now_ns();
+	if (!err)
+		err = send_pending(e, true);
+	t_data = now_ns();
 	if (!err)
 		err = send_state(e);
+	t_state = now_ns();
 	if (err)
 		vgpu_why(why, why_len, "VM '%s': cannot write the stream: %s", dev->name,
 		         err == -EPIPE ? "the destination closed it" : strerror(-err));
@@ -479,10 +728,16 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 		vgpu_core_vm_stats(dev->vm, &stats);
 		result->vm_bytes = stats.allocated_bytes;
 	}
-	log_info("VM '%s' exported: %llu bytes in %u pre-copy rounds%s, downtime %.1f ms",
+	log_info("VM '%s' exported: %llu bytes in %u pre-copy rounds%s, downtime %.1f ms "
+	         "(stop %.1f, harvest %.1f, %llu KiB pending + %llu KiB dirty: %.1f, channels "
+	         "and device %.1f, destination %.1f; GPU throttled %u%%, %.0f ms)",
 	         dev->name, (unsigned long long)result->bytes_sent, result->rounds,
 	         e->tracking ? "" : " (no dirty tracking: stop-and-copy)",
-	         result->downtime_ns / 1e6);
+	         result->downtime_ns / 1e6, (t_stopped - stop_ns) / 1e6,
+	         (t_harvested - t_stopped) / 1e6, (unsigned long long)pending_at_stop >> 10,
+	         (unsigned long long)dirtied >> 10, (t_data - t_harvested) / 1e6,
+	         (t_state - t_data) / 1e6, (now_ns() - t_state) / 1e6,
+	         atomic_load(&e->throttle_pct), e->throttled_ns / 1e6);
 	release(e);
 	return 0;
 }

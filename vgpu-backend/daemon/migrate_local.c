@@ -94,10 +94,12 @@ int migrate_local_serve(struct migrate_local *m, struct vgpud *d, struct vgpud_d
 		break;
 	case VGPU_LOCAL_EXPORT_PROGRESS:
 		if (m->export) {
-			uint64_t bytes;
+			uint64_t bytes, pending;
+			unsigned throttle;
 
-			migrate_export_progress(m->export, &r.rounds, &bytes);
+			migrate_export_progress(m->export, &r.rounds, &bytes, &pending, &throttle);
 			r.bytes_sent = bytes;
+			r.pending_kib = (uint32_t)((pending + 1023) >> 10);
 			r.dirty_tracking = migrate_export_tracking(m->export);
 		}
 		break;

@@ -1912,9 +1912,11 @@ static int vgpu_save_setup(QEMUFile *f, void *opaque)
     return moved < 0 ? moved : qemu_file_get_error(f);
 }
 
-/* Source, migration thread: what is left to pre-copy. Until vgpud's first
- * round is done, the rest of the VM's memory; then what waits in the
- * stream (dirty pages go again at the stop). */
+/* Source, migration thread: what is left to pre-copy: what waits in the
+ * stream, and what vgpud still has to send (the pieces the GPU dirtied
+ * that it has not sent yet, pending_kib); before its first harvest (or
+ * from a vgpud without that figure), the rest of the VM's memory. QEMU
+ * stops the guest once this (with RAM's) fits its downtime limit. */
 static void vgpu_save_pending(QEMUFile *f, void *opaque,
                               uint64_t threshold_size,
                               uint64_t *res_precopy_only,
@@ -1936,8 +1938,9 @@ static void vgpu_save_pending(QEMUFile *f, void *opaque,
     if (ioctl(s->mig_stream, FIONREAD, &queued) < 0 || queued < 0) {
         queued = 0;
     }
-    *res_precopy_only += queued;
-    if (r.dirty_tracking && !r.rounds && r.vm_bytes > r.bytes_sent) {
+    *res_precopy_only += queued + (uint64_t)r.pending_kib * KiB;
+    if (r.dirty_tracking && !r.rounds && !r.pending_kib &&
+        r.vm_bytes > r.bytes_sent) {
         *res_precopy_only += r.vm_bytes - r.bytes_sent;
     }
 }

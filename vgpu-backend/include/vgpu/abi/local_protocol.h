@@ -185,7 +185,10 @@ struct vgpu_local_import_reply {
  *             written before the reply. Fails -ENOTSUP with why when the
  *             VM cannot be exported (e.g. GPU programs loaded), -EBUSY
  *             when an export is in progress.
- *   PROGRESS  rounds and bytes so far, and the VM's size.
+ *   PROGRESS  rounds and bytes so far, the VM's size, and what is left
+ *             to send as far as vgpud knows (pending_kib: new buffers and
+ *             pieces the GPU dirtied, not yet sent; vgpud's own figure,
+ *             apart from what waits in the stream socket).
  *   FINISH    stop-and-copy (the frontend has stopped its guest): what is
  *             dirty, the channels and the device go; vgpud closes its end
  *             of the stream, then replies with the figures. The frontend
@@ -221,7 +224,8 @@ struct vgpu_local_export_reply {
 	uint64_t downtime_ns;    /* FINISH: from the stop to the end */
 	uint64_t total_ns;       /* FINISH: from START */
 	uint32_t dirty_tracking; /* 1: pre-copy with dirty pages, 0: stop-and-copy */
-	uint32_t reserved;
+	uint32_t pending_kib;    /* PROGRESS: still to send, KiB (a vgpud that
+	                            predates the figure leaves it 0) */
 	char message[VGPU_LOCAL_MESSAGE_MAX]; /* status != 0: why */
 };
 

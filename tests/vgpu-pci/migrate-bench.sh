@@ -1,0 +1,235 @@
+#!/bin/bash
+# tests/vgpu-pci/migrate-bench.sh - issue 28's figures: a live migration's
+# downtime as the guest sees it, its total time and bytes, for VMs of
+# different vGPU memory sizes. Figures, not pass/fail. Run as root.
+set -euo pipefail
+
+export VM_PROG=vgpu-pci-migrate-bench
+# All of it in one block: an edit to this file while it runs changes nothing.
+{
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../vm/lib/common.sh
+source "$ROOT/tests/vm/lib/common.sh"
+# shellcheck source=../vm/lib/build.sh
+source "$VM_LIB_DIR/build.sh"
+
+usage() {
+	cat <<EOF2
+Usage: $0 [--qemu PATH] [--head] [--json FILE] [--sizes "64M 512M"]
+          [--write SIZE] [--rate SIZE]
+
+For each vGPU memory size (default 64M and 512M): two vgpuds A and B
+(simgpu, 256 MiB of VRAM each, 4 MiB chunks), a guest on A ('qemu-system-x86_64
+-accel tcg', vgpu-pci) running vgpu-fence-gaps (guest-driver/tools): it
+holds SIZE of GPU memory, rewrites --write of it (default 16M) at --rate
+bytes per second (default 16M; a dirty rate below the migration's link)
+and times every fence from its submission to its completion. Once it
+runs, one live migration A -> B through QMP (downtime-limit 100 ms).
+Figures per size:
+  migration_downtime_ms   the longest fence wait in the guest over the run,
+                          the switch included (guest-visible pause of the
+                          GPU; the guest's clock, which under TCG stops
+                          while QEMU stops the vCPUs)
+  migration_qemu_downtime_ms, migration_total_s (QEMU's query-migrate)
+  migration_vgpud_downtime_ms, migration_bytes_sent, migration_vm_bytes,
+  migration_bytes_ratio (sent / VM), migration_rounds (vgpu-pci's
+                          x-migration-* properties, vgpud's export)
+Keys for the largest size unsuffixed, every size also with _SIZE (e.g.
+migration_downtime_ms_64M). The guest's data is checked by checksum after
+the migration (a check, not a figure). Writes one JSON object to --json
+(default build/bench/vgpu-pci-migrate-bench.json; './vgpu-dev bench --vm'
+merges it into build/bench/bench.json) and ends with
+'vgpu-pci migrate-bench: N passed, N failed'. Exit status 0 (every check
+passed), 1, 2 (usage), 77 (not root, or no patched QEMU).
+EOF2
+}
+qemu='' head=0 json="$ROOT/build/bench/vgpu-pci-migrate-bench.json" sizes="64M 512M"
+write=16M rate=16M
+while (($#)); do
+	case $1 in
+	--qemu) qemu=${2:?}; shift 2 ;;
+	--head) head=1; shift ;;
+	--json) json=${2:?}; shift 2 ;;
+	--sizes) sizes=${2:?}; shift 2 ;;
+	--write) write=${2:?}; shift 2 ;;
+	--rate) rate=${2:?}; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+if [[ $(id -u) != 0 ]]; then
+	echo "SKIP: tests/vgpu-pci/migrate-bench.sh needs root"
+	exit 77
+fi
+vram=256M chunk=4M duration=45
+passed=0 failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+wait_for() {
+	local deadline=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		(($(date +%s) < deadline)) || return 1
+		sleep 0.2
+	done
+}
+t0=$(vm_now)
+run=''
+declare -A pid_of=()
+cleanup() {
+	local p
+	for p in "${!pid_of[@]}"; do
+		[[ -z ${pid_of[$p]} ]] || { kill -KILL "${pid_of[$p]}" && wait "${pid_of[$p]}"; } 2>/dev/null || true
+		unset "pid_of[$p]"
+	done
+	return 0
+}
+trap cleanup EXIT
+trap "exit 143" TERM INT
+
+vm_ensure_host_pkgs
+vm_ensure_pkgs meson ninja-build pkg-config libjson-c-dev libdrm-dev jq binutils coreutils python3
+vm_kernel_env
+run=$(vm_new_run_dir vgpu-pci-migrate-bench)
+if [[ -z $qemu ]]; then
+	if [[ -n ${VGPU_QEMU:-} ]]; then
+		qemu=$VGPU_QEMU
+	elif ! qemu=$("$ROOT/qemu-patches/build.sh" 2>>"$run/qemu-build.log" | tail -n 1); then
+		echo "SKIP: qemu-patches/build.sh failed (log $run/qemu-build.log)"
+		exit 77
+	fi
+fi
+[[ -x $qemu ]] || { echo "SKIP: QEMU '$qemu' is not an executable"; exit 77; }
+vm_build_sources "$ROOT" "$head"
+vm_build_kmod guest-driver/kernel "$run/guest-kmod-build.log" || { echo "FAIL: vgpu.ko build"; exit 1; }
+vm_build_meson "$run/meson-build.log" vgpu-backend/daemon/vgpud vgpu-backend/ctl/vgpuctl \
+	guest-driver/tools/vgpu-fence-gaps || { echo "FAIL: meson build (log $run/meson-build.log)"; exit 1; }
+mkdir -p "$run/bin"
+strip --strip-debug -o "$run/bin/vgpu.ko" "$VM_KSRC/guest-driver/kernel/vgpu.ko"
+strip -o "$run/bin/vgpu-fence-gaps" "$VM_MBUILD/guest-driver/tools/vgpu-fence-gaps"
+cp "$VM_MBUILD/vgpu-backend/daemon/vgpud" "$VM_MBUILD/vgpu-backend/ctl/vgpuctl" "$run/bin/"
+initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l2 --name vgpu-pci-migrate-bench --modules drm \
+	--file "$run/bin/vgpu.ko:/vgpu.ko" --file "$HERE/migrate-bench-job.sh:/l2-job" \
+	--file "$run/bin/vgpu-fence-gaps:/bin/vgpu-fence-gaps" --bin "$run/bin/vgpu-fence-gaps") ||
+	{ echo "FAIL: guest initramfs"; exit 1; }
+flock -u 8
+ok "prepared: $("$qemu" --version | sed -n 1p), kernel $KVER, in $(vm_elapsed "$t0")s"
+
+start_vgpud() { # NAME DIR
+	cat >"$2/vgpud-$1.conf" <<EOF2
+[simgpu]
+vram = $vram
+[core]
+chunk_size = $chunk
+[daemon]
+socket = $2/$1.sock
+control_socket = $2/$1.ctl
+mdev = off
+libvirt_uri = none
+EOF2
+	"$run/bin/vgpud" --config "$2/vgpud-$1.conf" --allowed-profiles '*' 2>"$2/vgpud-$1.log" &
+	pid_of[vgpud-$1]=$!
+	wait_for 30 grep -q 'ready:' "$2/vgpud-$1.log"
+}
+qmp() { # SOCKET JSON
+	python3 - "$1" "$2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(20)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+f.readline()
+def cmd(c):
+    f.write(c + "\n"); f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "return" in r or "error" in r:
+            return r
+cmd('{"execute":"qmp_capabilities"}')
+print(json.dumps(cmd(sys.argv[2])))
+PY
+}
+start_qemu() { # DIR I VGPUD SIZE [incoming]
+	local d=$1 i=$2 incoming=()
+	[[ ${5:-} ]] && incoming=(-incoming "unix:$d/q$i.mig")
+	timeout -k 5 600 "$qemu" -nodefaults -no-user-config -display none -no-reboot \
+		-name migb -accel tcg -machine pc -cpu max -m 256M -smp 1 \
+		-kernel "$VMLINUZ" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 loglevel=4 random.trust_cpu=on pci.size=$4 pci.write=$write pci.rate=$rate pci.duration=$duration" \
+		-device "vgpu-pci,id=gpu0,socket=$d/$3.sock,name=migb" \
+		-serial "file:$d/q$i.console.log" -qmp "unix:$d/q$i.qmp,server=on,wait=off" \
+		"${incoming[@]}" </dev/null >"$d/q$i.qemu.log" 2>&1 &
+	pid_of[q$i]=$!
+	wait_for 20 test -S "$d/q$i.qmp"
+}
+over() { local st; st=$(qmp "$1" '{"execute":"query-migrate"}' | jq -r '.return.status // "none"'); [[ $st == completed || $st == failed || $st == cancelled ]]; }
+
+declare -A fig=()
+for size in $sizes; do
+	d=$run/$size
+	mkdir -p "$d"
+	start_vgpud A "$d" && start_vgpud B "$d" || { bad "$size: vgpuds did not start"; cleanup; continue; }
+	start_qemu "$d" 0 A "$size" || { bad "$size: QEMU did not start"; cleanup; continue; }
+	if ! wait_for 300 grep -qa '^VGPU-FENCE-GAPS-READY' "$d/q0.console.log"; then
+		bad "$size: the guest's workload did not start: $(tr -d '\r' <"$d/q0.console.log" | tail -n 3 | tr '\n' '|')"
+		cleanup
+		continue
+	fi
+	start_qemu "$d" 1 B "$size" incoming
+	sleep 3 # the workload's rhythm before the switch
+	qmp "$d/q0.qmp" '{"execute":"migrate-set-parameters","arguments":{"downtime-limit":100,"max-bandwidth":1073741824}}' >/dev/null
+	qmp "$d/q0.qmp" "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"unix:$d/q1.mig\"}}" >/dev/null
+	wait_for 240 over "$d/q0.qmp" || true
+	info=$(qmp "$d/q0.qmp" '{"execute":"query-migrate"}')
+	if [[ $(jq -r .return.status <<<"$info") != completed ]]; then
+		bad "$size: migration $(jq -r '.return.status, .return["error-desc"] // ""' <<<"$info" | tr '\n' ' ')"
+		cleanup
+		continue
+	fi
+	prop() { qmp "$d/q0.qmp" "{\"execute\":\"qom-get\",\"arguments\":{\"path\":\"/machine/peripheral/gpu0\",\"property\":\"$1\"}}" | jq -r .return; }
+	vdown=$(prop x-migration-downtime-ns) vbytes=$(prop x-migration-bytes-sent)
+	vsize=$(prop x-migration-vm-bytes) vrounds=$(prop x-migration-rounds)
+	qmp "$d/q0.qmp" '{"execute":"quit"}' >/dev/null 2>&1 || true
+	if ! wait_for $((duration + 120)) grep -qa '^VGPU-MIGB-DONE' "$d/q1.console.log"; then
+		bad "$size: the guest did not finish on B: $(tr -d '\r' <"$d/q1.console.log" | tail -n 3 | tr '\n' '|')"
+		cleanup
+		continue
+	fi
+	summary=$(cat "$d"/q*.console.log | tr -d '\r' | grep -a '^VGPU-FENCE-GAPS ' | tail -n 1)
+	gap=$(sed -n 's/.* max_wait_ns=\([0-9]*\).*/\1/p' <<<"$summary")
+	changed=$(sed -n 's/.* changed=\([0-9]*\).*/\1/p' <<<"$summary")
+	if [[ -z $gap || $changed != 0 ]]; then
+		bad "$size: the guest's data after the migration: ${summary:-no summary} $(grep -a STDERR "$d"/q*.console.log | head -n 3 | tr '\n' '|')"
+		cleanup
+		continue
+	fi
+	ok "$size: the guest's $size verified by checksum after the migration ($summary)"
+	fig[downtime_ms_$size]=$(awk -v g="$gap" 'BEGIN { printf "%.1f", g / 1e6 }')
+	fig[qemu_downtime_ms_$size]=$(jq -r .return.downtime <<<"$info")
+	fig[total_s_$size]=$(jq -r '.return["total-time"] / 1000' <<<"$info")
+	fig[vgpud_downtime_ms_$size]=$(awk -v g="$vdown" 'BEGIN { printf "%.1f", g / 1e6 }')
+	fig[bytes_sent_$size]=$vbytes
+	fig[vm_bytes_$size]=$vsize
+	fig[bytes_ratio_$size]=$(awk -v a="$vbytes" -v b="$vsize" 'BEGIN { printf "%.3f", b ? a / b : 0 }')
+	fig[rounds_$size]=$vrounds
+	echo "    $size: guest-visible GPU pause ${fig[downtime_ms_$size]} ms (fence waits >= 20 ms: $(cat "$d"/q*.console.log | tr -d '\r' | grep -a '^VGPU-FENCE-GAP ' | sed 's/.*ns=\([0-9]*\) .*/\1/' | awk '{ printf "%s%.0f", n++ ? " " : "", $1 / 1e6 }')); QEMU downtime ${fig[qemu_downtime_ms_$size]} ms, total ${fig[total_s_$size]} s; vgpud downtime ${fig[vgpud_downtime_ms_$size]} ms, $vbytes bytes sent for $vsize ($vrounds rounds); $(grep -a 'exported:' "$d/vgpud-A.log" | tail -n 1 | sed 's/.*exported: //')"
+	cleanup
+	last=$size
+done
+mkdir -p "$(dirname "$json")"
+{
+	for k in "${!fig[@]}"; do
+		printf '%s\n' "migration_$k" "${fig[$k]}"
+	done
+	if [[ -n ${last:-} ]]; then
+		for k in downtime_ms qemu_downtime_ms total_s vgpud_downtime_ms bytes_sent vm_bytes bytes_ratio rounds; do
+			printf '%s\n' "migration_$k" "${fig[${k}_$last]}"
+		done
+	fi
+} | jq -Rn '[inputs] as $l | [range(0; $l | length; 2) as $i | {key: $l[$i], value: ($l[$i + 1] | tonumber)}] | from_entries' >"$json"
+echo "figures: $json"
+echo "vgpu-pci migrate-bench: $passed passed, $failed failed"
+((failed == 0)) || exit 1
+exit 0
+}
