@@ -3,14 +3,10 @@
 #include "mdev_host.h"
 
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "daemon.h"
 #include "device.h"
@@ -22,17 +18,14 @@
 #include "transport_mdev.h"
 
 #define MDEV_UNLIMITED_INSTANCES 256u
-#define MDEV_STATS_INTERVAL_MS 1000
+#define MDEV_STATS_INTERVAL_US 1000000ull
 
 struct mdev_host {
 	struct vgpud *d;
 	struct mdev_server *server;
 	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
-	int stop_fd;                /* eventfd: the statistics thread exits now */
-	atomic_bool stopping;       /* ... or at its next round */
-	pthread_t stats_thread;
-	bool stats_started;
-	struct vgpud_ratelimit stats_log_limit;
+	sd_event_source *stats_timer; /* once a second, on the loop */
+	struct vgpud_ratelimit stats_log_limit; /* the loop and mdev workers */
 };
 
 /* ------------------------------------------------------------ types */
@@ -158,7 +151,7 @@ static int hook_attach(void *ctx, struct vgpu_transport *t, const char *profile,
 	err = vgpud_device_attach(h->d, t, &params, true, out, why, why_len);
 	if (err)
 		return err;
-	if (!reset) /* who opened it: the statistics thread applies the name once known */
+	if (!reset) /* who opened it: the statistics timer applies the name once known */
 		domain_names_watch(h->names, uuid);
 	snprintf(st.vm_name, sizeof(st.vm_name), "%s", uuid);
 	apply_name(h, uuid, st.vm_name, sizeof(st.vm_name)); /* a reset keeps the name */
@@ -196,20 +189,21 @@ static void push_all_stats(struct mdev_host *h)
 	vgpud_stats_snapshot_free(&snap);
 }
 
-static void *stats_main(void *arg)
+/* The statistics timer, on the loop: every mdev VM's figures, then again
+ * a second later. */
+static int on_stats_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
-	struct mdev_host *h = arg;
-	struct pollfd p = { .fd = h->stop_fd, .events = POLLIN };
+	struct mdev_host *h = userdata;
+	int err;
 
-	while (!atomic_load(&h->stopping)) {
-		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
-
-		if (n > 0)
-			break; /* stop */
-		if (n == 0)
-			push_all_stats(h);
-	}
-	return NULL;
+	push_all_stats(h);
+	err = sd_event_source_set_time(source, usec + MDEV_STATS_INTERVAL_US);
+	if (err >= 0)
+		err = sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+	if (err < 0)
+		log_error("mdev: the sysfs statistics stop: cannot re-arm their timer: %s",
+		          strerror(-err));
+	return 0;
 }
 
 /* ------------------------------------------------------------ life cycle */
@@ -228,8 +222,8 @@ static int start_names(struct mdev_host *h, const struct mdev_host_config *confi
 	return err;
 }
 
-static int start_server(struct mdev_host *h, const struct mdev_host_config *config, char *why,
-                        size_t why_len)
+static int start_server(struct mdev_host *h, sd_event *loop,
+                        const struct mdev_host_config *config, char *why, size_t why_len)
 {
 	struct vgpud_profile profiles[VGPUD_MAX_PROFILES];
 	const char *names[VGPUD_MAX_PROFILES];
@@ -251,29 +245,20 @@ static int start_server(struct mdev_host *h, const struct mdev_host_config *conf
 
 	for (size_t i = 0; i < count; i++)
 		names[i] = profiles[i].spec.name;
-	return mdev_server_create(&sc, &h->server, why, why_len);
+	return mdev_server_create(loop, &sc, &h->server, why, why_len);
 }
 
-static int start_stats(struct mdev_host *h, char *why, size_t why_len)
+static int start_stats(struct mdev_host *h, sd_event *loop, char *why, size_t why_len)
 {
-	int err;
+	int err = sd_event_add_time_relative(loop, &h->stats_timer, CLOCK_MONOTONIC,
+	                                     MDEV_STATS_INTERVAL_US, 0, on_stats_timer, h);
 
-	h->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (h->stop_fd < 0) {
-		err = -errno;
-		snprintf(why, why_len, "eventfd: %s", strerror(-err));
-		return err;
-	}
-	err = -pthread_create(&h->stats_thread, NULL, stats_main, h);
-	if (err) {
-		snprintf(why, why_len, "cannot start the statistics thread: %s", strerror(-err));
-		return err;
-	}
-	h->stats_started = true;
-	return 0;
+	if (err < 0)
+		snprintf(why, why_len, "cannot start the statistics timer: %s", strerror(-err));
+	return err < 0 ? err : 0;
 }
 
-int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
+int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
                      struct mdev_host **out, char *why, size_t why_len)
 {
 	struct mdev_host *h = calloc(1, sizeof(*h));
@@ -284,12 +269,11 @@ int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
 		return -ENOMEM;
 	}
 	h->d = d;
-	h->stop_fd = -1;
 	err = start_names(h, config, why, why_len);
 	if (!err)
-		err = start_server(h, config, why, why_len);
+		err = start_server(h, loop, config, why, why_len);
 	if (!err)
-		err = start_stats(h, why, why_len);
+		err = start_stats(h, loop, why, why_len);
 	if (err) {
 		mdev_host_destroy(h);
 		return err;
@@ -316,20 +300,10 @@ unsigned mdev_host_devices(struct mdev_host *h)
 
 void mdev_host_destroy(struct mdev_host *h)
 {
-	uint64_t one = 1;
-
 	if (!h)
 		return;
-	if (h->stats_started) {
-		atomic_store(&h->stopping, true);
-		if (write(h->stop_fd, &one, sizeof(one)) != sizeof(one))
-			log_warn("mdev: cannot wake the statistics thread (%s); it stops within "
-			         "a second", strerror(errno));
-		pthread_join(h->stats_thread, NULL);
-	}
+	sd_event_source_disable_unref(h->stats_timer); /* the loop has stopped */
 	mdev_server_destroy(h->server);
 	domain_names_destroy(h->names);
-	if (h->stop_fd >= 0)
-		close(h->stop_fd);
 	free(h);
 }
