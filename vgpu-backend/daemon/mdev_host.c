@@ -3,10 +3,14 @@
 #include "mdev_host.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "device.h"
@@ -18,14 +22,17 @@
 #include "transport_mdev.h"
 
 #define MDEV_UNLIMITED_INSTANCES 256u
-#define MDEV_STATS_INTERVAL_US 1000000ull
+#define MDEV_STATS_INTERVAL_MS 1000
 
 struct mdev_host {
 	struct vgpud *d;
 	struct mdev_server *server;
 	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
-	sd_event_source *stats_timer; /* once a second, on the loop */
-	struct vgpud_ratelimit stats_log_limit; /* the loop and mdev workers */
+	int stop_fd;                /* eventfd: the statistics thread exits now */
+	atomic_bool stopping;       /* ... or at its next round */
+	pthread_t stats_thread;
+	bool stats_started;
+	struct vgpud_ratelimit stats_log_limit;
 };
 
 /* ------------------------------------------------------------ types */
@@ -151,7 +158,7 @@ static int hook_attach(void *ctx, struct vgpu_transport *t, const char *profile,
 	err = vgpud_device_attach(h->d, t, &params, true, out, why, why_len);
 	if (err)
 		return err;
-	if (!reset) /* who opened it: the statistics timer applies the name once known */
+	if (!reset) /* who opened it: the statistics thread applies the name once known */
 		domain_names_watch(h->names, uuid);
 	snprintf(st.vm_name, sizeof(st.vm_name), "%s", uuid);
 	apply_name(h, uuid, st.vm_name, sizeof(st.vm_name)); /* a reset keeps the name */
@@ -189,21 +196,25 @@ static void push_all_stats(struct mdev_host *h)
 	vgpud_stats_snapshot_free(&snap);
 }
 
-/* The statistics timer, on the loop: every mdev VM's figures, then again
- * a second later. */
-static int on_stats_timer(sd_event_source *source, uint64_t usec, void *userdata)
+/*
+ * A thread, not a timer on the loop: the snapshot takes the registry lock,
+ * which attach and detach may hold while they wait; on the loop that would
+ * hold up every mdev doorbell (test_slow_reset_does_not_delay_other_vms).
+ */
+static void *stats_main(void *arg)
 {
-	struct mdev_host *h = userdata;
-	int err;
+	struct mdev_host *h = arg;
+	struct pollfd p = { .fd = h->stop_fd, .events = POLLIN };
 
-	push_all_stats(h);
-	err = sd_event_source_set_time(source, usec + MDEV_STATS_INTERVAL_US);
-	if (err >= 0)
-		err = sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
-	if (err < 0)
-		log_error("mdev: the sysfs statistics stop: cannot re-arm their timer: %s",
-		          strerror(-err));
-	return 0;
+	while (!atomic_load(&h->stopping)) {
+		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
+
+		if (n > 0)
+			break; /* stop */
+		if (n == 0)
+			push_all_stats(h);
+	}
+	return NULL;
 }
 
 /* ------------------------------------------------------------ life cycle */
@@ -248,14 +259,23 @@ static int start_server(struct mdev_host *h, sd_event *loop,
 	return mdev_server_create(loop, &sc, &h->server, why, why_len);
 }
 
-static int start_stats(struct mdev_host *h, sd_event *loop, char *why, size_t why_len)
+static int start_stats(struct mdev_host *h, char *why, size_t why_len)
 {
-	int err = sd_event_add_time_relative(loop, &h->stats_timer, CLOCK_MONOTONIC,
-	                                     MDEV_STATS_INTERVAL_US, 0, on_stats_timer, h);
+	int err;
 
-	if (err < 0)
-		snprintf(why, why_len, "cannot start the statistics timer: %s", strerror(-err));
-	return err < 0 ? err : 0;
+	h->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (h->stop_fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "eventfd: %s", strerror(-err));
+		return err;
+	}
+	err = -pthread_create(&h->stats_thread, NULL, stats_main, h);
+	if (err) {
+		snprintf(why, why_len, "cannot start the statistics thread: %s", strerror(-err));
+		return err;
+	}
+	h->stats_started = true;
+	return 0;
 }
 
 int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
@@ -269,11 +289,12 @@ int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_con
 		return -ENOMEM;
 	}
 	h->d = d;
+	h->stop_fd = -1;
 	err = start_names(h, config, why, why_len);
 	if (!err)
 		err = start_server(h, loop, config, why, why_len);
 	if (!err)
-		err = start_stats(h, loop, why, why_len);
+		err = start_stats(h, why, why_len);
 	if (err) {
 		mdev_host_destroy(h);
 		return err;
@@ -300,10 +321,20 @@ unsigned mdev_host_devices(struct mdev_host *h)
 
 void mdev_host_destroy(struct mdev_host *h)
 {
+	uint64_t one = 1;
+
 	if (!h)
 		return;
-	sd_event_source_disable_unref(h->stats_timer); /* the loop has stopped */
+	if (h->stats_started) {
+		atomic_store(&h->stopping, true);
+		if (write(h->stop_fd, &one, sizeof(one)) != sizeof(one))
+			log_warn("mdev: cannot wake the statistics thread (%s); it stops within "
+			         "a second", strerror(errno));
+		pthread_join(h->stats_thread, NULL);
+	}
 	mdev_server_destroy(h->server);
 	domain_names_destroy(h->names);
+	if (h->stop_fd >= 0)
+		close(h->stop_fd);
 	free(h);
 }

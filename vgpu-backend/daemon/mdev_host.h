@@ -16,8 +16,8 @@
  *    the registry (a reset keeps it);
  *  - sysfs statistics: once a second, each mdev VM's figures and name go to
  *    the mdev's vendor/ group, and every type's available_instances is
- *    refreshed (local tenants take instances too) (a timer on vgpud's
- *    event loop; statistics never wait for an eviction).
+ *    refreshed (local tenants take instances too) (a thread of its own;
+ *    statistics never wait for an eviction).
  */
 #ifndef VGPUD_MDEV_HOST_H
 #define VGPUD_MDEV_HOST_H
@@ -37,11 +37,11 @@ struct mdev_host_config {
 	void *control_ctx;
 };
 
-/* Register d's profiles as mdev types and serve mdev VMs: the module's
- * events and the statistics timer on loop, which must not be running on
- * another thread now (create the host before the loop runs, or on it) nor
- * when mdev_host_destroy runs. 0, or a negative errno after writing what
- * was wrong and what to do into why. */
+/* Register d's profiles as mdev types and serve mdev VMs, the module's
+ * events on loop, which must not be running on another thread now (create
+ * the host before the loop runs, or on it) nor when mdev_host_destroy
+ * runs. 0, or a negative errno after writing what was wrong and what to do
+ * into why. */
 int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
                      struct mdev_host **out, char *why, size_t why_len);
 
