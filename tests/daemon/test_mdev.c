@@ -364,12 +364,15 @@ static void fixture_start(struct fixture *f)
 
 	harness_config(&f->h);
 	f->h.config.mdev_mode = VGPUD_MDEV_OFF; /* the test starts it on the fake */
-	harness_start(&f->h);
+	if (vgpud_create(&f->h.config, false, &f->h.d, why, sizeof(why)))
+		fail_msg("vgpud did not start: %s", why);
 	fake_init(&f->m, f->h.dir);
 	config.path = f->m.fifo;
 	config.control_ctx = &f->m;
-	if (mdev_host_create(f->h.d, &config, &f->h.d->mdev, why, sizeof(why)))
+	/* before the loop runs: sd-event is not thread-safe */
+	if (mdev_host_create(f->h.d, f->h.d->loop, &config, &f->h.d->mdev, why, sizeof(why)))
 		fail_msg("the mdev host did not start: %s", why);
+	assert_int_equal(vgpud_start(f->h.d), 0);
 	fake_connect(&f->m);
 }
 

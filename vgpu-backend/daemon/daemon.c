@@ -112,7 +112,7 @@ static int start_mdev(struct vgpud *d, char *why, size_t why_len)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_host_create(d, &config, &d->mdev, what, sizeof(what));
+	err = mdev_host_create(d, d->loop, &config, &d->mdev, what, sizeof(what));
 	if (err)
 		snprintf(why, why_len, "the mdev transport on %s did not start: %s; fix that, or "
 		         "run without it: --mdev off", d->config.mdev_device, what);

@@ -8,12 +8,12 @@
  * signals, vgpud_stop's eventfd, the tenant socket's accept and the
  * reaping of its ended connections, the control socket and its
  * connections, the metrics endpoint (libmicrohttpd in external epoll
- * mode). Worker threads exist only where something waits for the core or
- * a tenant: the control socket's worker (its requests), per attached VM
- * the transport's connection thread (local) or worker (mdev) and the
- * device's mailbox worker; with mdev, the transport's event thread and
- * mdev_host's statistics thread; plus the core's return thread and the
- * HAL's threads.
+ * mode), with mdev the module's events. Worker threads exist only where
+ * something waits for the core or a tenant: the control socket's worker
+ * (its requests), per attached VM the transport's connection thread
+ * (local) or worker (mdev) and the device's mailbox worker; with mdev,
+ * mdev_host's statistics thread (it takes the registry lock); plus the
+ * core's return thread and the HAL's threads.
  *
  * Lock order (outer first): registry -> the core's allocation lock ->
  * event routes. Profiles and per-device locks are leaves taken alone.

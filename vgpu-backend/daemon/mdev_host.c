@@ -196,6 +196,11 @@ static void push_all_stats(struct mdev_host *h)
 	vgpud_stats_snapshot_free(&snap);
 }
 
+/*
+ * A thread, not a timer on the loop: the snapshot takes the registry lock,
+ * which attach and detach may hold while they wait; on the loop that would
+ * hold up every mdev doorbell (test_slow_reset_does_not_delay_other_vms).
+ */
 static void *stats_main(void *arg)
 {
 	struct mdev_host *h = arg;
@@ -228,8 +233,8 @@ static int start_names(struct mdev_host *h, const struct mdev_host_config *confi
 	return err;
 }
 
-static int start_server(struct mdev_host *h, const struct mdev_host_config *config, char *why,
-                        size_t why_len)
+static int start_server(struct mdev_host *h, sd_event *loop,
+                        const struct mdev_host_config *config, char *why, size_t why_len)
 {
 	struct vgpud_profile profiles[VGPUD_MAX_PROFILES];
 	const char *names[VGPUD_MAX_PROFILES];
@@ -251,7 +256,7 @@ static int start_server(struct mdev_host *h, const struct mdev_host_config *conf
 
 	for (size_t i = 0; i < count; i++)
 		names[i] = profiles[i].spec.name;
-	return mdev_server_create(&sc, &h->server, why, why_len);
+	return mdev_server_create(loop, &sc, &h->server, why, why_len);
 }
 
 static int start_stats(struct mdev_host *h, char *why, size_t why_len)
@@ -273,7 +278,7 @@ static int start_stats(struct mdev_host *h, char *why, size_t why_len)
 	return 0;
 }
 
-int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
+int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
                      struct mdev_host **out, char *why, size_t why_len)
 {
 	struct mdev_host *h = calloc(1, sizeof(*h));
@@ -287,7 +292,7 @@ int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
 	h->stop_fd = -1;
 	err = start_names(h, config, why, why_len);
 	if (!err)
-		err = start_server(h, config, why, why_len);
+		err = start_server(h, loop, config, why, why_len);
 	if (!err)
 		err = start_stats(h, why, why_len);
 	if (err) {

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <systemd/sd-event.h>
 
 struct vgpud;
 struct mdev_host;
@@ -36,9 +37,12 @@ struct mdev_host_config {
 	void *control_ctx;
 };
 
-/* Register d's profiles as mdev types and serve mdev VMs. 0, or a negative
- * errno after writing what was wrong and what to do into why. */
-int mdev_host_create(struct vgpud *d, const struct mdev_host_config *config,
+/* Register d's profiles as mdev types and serve mdev VMs, the module's
+ * events on loop, which must not be running on another thread now (create
+ * the host before the loop runs, or on it) nor when mdev_host_destroy
+ * runs. 0, or a negative errno after writing what was wrong and what to do
+ * into why. */
+int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
                      struct mdev_host **out, char *why, size_t why_len);
 
 /* A profile changed: its type's description and available_instances follow.

@@ -2,9 +2,9 @@
 /*
  * mdev_server.c - the mdev transport's server, from start to end: open
  * vgpu_mdev.ko's control device, agree on the versions (control protocol,
- * event size, device ABI), register the types (mdev_types.c), run the event
- * thread (transport_mdev.c); at the end detach every VM and close the
- * device. Also the per-mdev look-ups of transport_mdev.h. See
+ * event size, device ABI), register the types (mdev_types.c), watch its
+ * events on vgpud's loop (transport_mdev.c); at the end detach every VM
+ * and close the device. Also the per-mdev look-ups of transport_mdev.h. See
  * transport_mdev_internal.h.
  */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "vgpu/abi/device_abi.h"
@@ -55,27 +55,18 @@ static int check_version(struct mdev_server *s, const char *path, char *why, siz
 	return -EPROTO;
 }
 
-static int start_event_thread(struct mdev_server *s, char *why, size_t why_len)
+static int watch_events(struct mdev_server *s, sd_event *loop, char *why, size_t why_len)
 {
-	int err;
+	int err = sd_event_add_io(loop, &s->events, s->fd, EPOLLIN, mdev_on_events, s);
 
-	s->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (s->stop_fd < 0) {
-		err = -errno;
-		snprintf(why, why_len, "eventfd: %s", strerror(-err));
-		return err;
-	}
-	err = -pthread_create(&s->thread, NULL, mdev_event_thread, s);
-	if (err) {
-		snprintf(why, why_len, "cannot start the event thread: %s", strerror(-err));
-		close(s->stop_fd);
-		s->stop_fd = -1;
-	}
-	return err;
+	if (err < 0)
+		snprintf(why, why_len, "cannot watch the control device's events: %s",
+		         strerror(-err));
+	return err < 0 ? err : 0;
 }
 
-int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out,
-                       char *why, size_t why_len)
+int mdev_server_create(sd_event *loop, const struct mdev_server_config *config,
+                       struct mdev_server **out, char *why, size_t why_len)
 {
 	const char *path = config->path ? config->path : VGPU_MDEV_CONTROL_PATH;
 	struct mdev_server *s;
@@ -93,7 +84,6 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 	s->hooks = config->hooks;
 	s->control_ioctl = config->control_ioctl;
 	s->control_ctx = config->control_ctx;
-	s->stop_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	err = open_control(path, &s->fd, why, why_len);
 	if (err)
@@ -102,7 +92,7 @@ int mdev_server_create(const struct mdev_server_config *config, struct mdev_serv
 	if (!err)
 		err = mdev_types_register(s, config->profiles, config->profile_count, why, why_len);
 	if (!err)
-		err = start_event_thread(s, why, why_len);
+		err = watch_events(s, loop, why, why_len);
 	if (err)
 		goto fail_fd;
 	log_info("mdev: %u profile(s) registered as mdev types of /sys/class/mdev_bus/%s",
@@ -152,13 +142,9 @@ unsigned mdev_server_devices(struct mdev_server *server)
  * parent if no mdev exists. */
 void mdev_server_destroy(struct mdev_server *s)
 {
-	uint64_t one = 1;
-
 	if (!s)
 		return;
-	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
-		log_warn("mdev: cannot stop the event thread: %s", strerror(errno));
-	pthread_join(s->thread, NULL);
+	sd_event_source_disable_unref(s->events); /* the loop has stopped */
 	for (struct mdev_vgpu *v = s->vgpus; v; v = v->next)
 		mdev_queue_job(v, JOB_STOP, 0);
 	while (s->vgpus) {
@@ -169,7 +155,6 @@ void mdev_server_destroy(struct mdev_server *s)
 		mdev_vgpu_free(v);
 	}
 	mdev_reap_retired(s, true);
-	close(s->stop_fd);
 	close(s->fd);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

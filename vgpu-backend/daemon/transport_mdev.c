@@ -3,11 +3,12 @@
  * transport_mdev.c - vgpud's mdev transport: daemon/transport.h over the
  * control device of vgpu_mdev.ko (vgpu/abi/mdev_control.h, host-kmod/README.md).
  * This file is its byte-carrying core: the transport ops (the device
- * model's calls become ioctls) and the event thread (the module's events
- * become calls of the hooks, of an mdev's worker and of the device model).
+ * model's calls become ioctls) and the event handler on vgpud's event loop
+ * (the module's events become calls of the hooks, of an mdev's worker and
+ * of the device model).
  * Its other files are listed in transport_mdev_internal.h.
  *
- * The event thread reads the module's events:
+ * The event handler (on the loop) reads the module's events:
  *
  *	CREATE    hooks.create decides; the mdev gets its worker thread
  *	          (mdev_worker.c)
@@ -17,11 +18,11 @@
  *	CLOSE     on the worker: detach (it may wait for an eviction)
  *	RESET     on the worker: detach + hooks.attach (the same VM again)
  *	REMOVE    on the worker: detach if still attached, hooks.remove; the
- *	          worker ends and the event thread reaps it
+ *	          worker ends and the event handler reaps it
  *	REG_WRITE doorbells -> vgpu_device_kick, IRQ_ACK/IRQ_MASK ->
  *	          vgpu_device_reg_write (the module has applied them already,
- *	          mdev_registers.c): on the event thread, which never waits for
- *	          the core
+ *	          mdev_registers.c): on the loop, which never waits for the
+ *	          core
  *
  * The module sends one request per mdev at a time and waits for its reply;
  * a worker answers its own mdev's requests, so a VM whose reset waits for
@@ -33,7 +34,6 @@
  * checked: what cannot be undone is logged.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -320,37 +320,26 @@ static void handle_event(struct mdev_server *s, const struct vgpu_mdev_event *e)
 	}
 }
 
-void *mdev_event_thread(void *arg)
+/* The control device is readable: up to 32 events, one read (the loop
+ * calls again while more wait). A read that fails for good is logged and
+ * turns the source off: no more events from the module. */
+int mdev_on_events(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
-	struct mdev_server *s = arg;
+	struct mdev_server *s = userdata;
+	struct vgpu_mdev_event ev[32];
+	ssize_t n;
 
-	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = s->fd, .events = POLLIN },
-			{ .fd = s->stop_fd, .events = POLLIN },
-		};
-		struct vgpu_mdev_event ev[32];
-		ssize_t n;
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR) {
-			log_error("mdev: poll: %s", strerror(errno));
-			break;
-		}
-		if (p[1].revents)
-			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		n = read(s->fd, ev, sizeof(ev));
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			log_error("mdev: reading events from vgpu_mdev.ko: %s", strerror(errno));
-			break;
-		}
-		for (ssize_t i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
-			handle_event(s, &ev[i]);
-		mdev_reap_retired(s, false);
+	(void)revents;
+	n = read(fd, ev, sizeof(ev));
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return 0;
+		log_error("mdev: reading events from vgpu_mdev.ko: %s", strerror(errno));
+		sd_event_source_set_enabled(source, SD_EVENT_OFF);
+		return 0;
 	}
-	return NULL;
+	for (ssize_t i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
+		handle_event(s, &ev[i]);
+	mdev_reap_retired(s, false);
+	return 0;
 }
-

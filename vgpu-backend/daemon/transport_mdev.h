@@ -12,18 +12,21 @@
  * transport_mdev_internal.h for the transport's files and
  * host-kmod/README.md for the module's side.
  *
- * Threads. One event thread reads the module's events; it never waits for
- * the core or a VM. Each mdev has a worker thread that runs its OPEN, CLOSE,
+ * Threads. The module's events are read on vgpud's event loop (sd-event,
+ * the loop given to mdev_server_create); that handler never waits for the
+ * core or a VM. Each mdev has a worker thread that runs its OPEN, CLOSE,
  * RESET and REMOVE (which wait for the core: attach, detach) in the order
  * the module sent them, so one VM's slow reset never delays another VM's
- * doorbell. Hooks are called from the event thread (create) or the mdev's
- * worker (attach, remove), never with a lock of the transport held.
+ * doorbell. Hooks are called on the loop (create) or on the mdev's worker
+ * (attach, remove), never with a lock of the transport held.
  */
 #ifndef VGPUD_TRANSPORT_MDEV_H
 #define VGPUD_TRANSPORT_MDEV_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <systemd/sd-event.h>
 
 #include "vgpu/abi/mdev_control.h"
 #include "transport.h"
@@ -62,13 +65,15 @@ struct mdev_server_config {
 };
 
 /*
- * Open the control device, register the profiles as mdev types and start
- * the event thread. 0, or a negative errno after writing what was wrong
+ * Open the control device, register the profiles as mdev types and watch
+ * its events on loop (the loop must not be running on another thread: the
+ * caller creates the server before the loop runs, or on it; destroy it
+ * once the loop has stopped, or on it). 0, or a negative errno after writing what was wrong
  * and what to do into why (-ENOENT: no such device, the module is not
  * loaded; -EBUSY: another vgpud is connected; -EPROTO: version mismatch).
  */
-int mdev_server_create(const struct mdev_server_config *config, struct mdev_server **out,
-                       char *why, size_t why_len);
+int mdev_server_create(sd_event *loop, const struct mdev_server_config *config,
+                       struct mdev_server **out, char *why, size_t why_len);
 
 /*
  * Ask describe_type again for every registered type and give the module

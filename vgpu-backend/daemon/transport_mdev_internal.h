@@ -3,7 +3,7 @@
  * transport_mdev_internal.h - what the mdev transport's files share.
  * Nothing else includes it.
  *
- *	transport_mdev.c  the transport ops and the event thread: bytes in
+ *	transport_mdev.c  the transport ops and the event handler: bytes in
  *	                  (the module's events), bytes out (ioctls)
  *	mdev_registers.c  the device's BAR0 register file kept by the module:
  *	                  what the device model changes is pushed there, the
@@ -11,7 +11,7 @@
  *	mdev_types.c      the mdev types registered with the module, as the
  *	                  hooks describe them
  *	mdev_server.c     the server's life: the control device, the version
- *	                  handshake, the event thread started and stopped
+ *	                  handshake, the events watched on the loop and not
  *	mdev_worker.c     an mdev: its record and its worker thread
  */
 #ifndef VGPUD_TRANSPORT_MDEV_INTERNAL_H
@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include "vgpu/abi/mdev_control.h"
 #include "transport.h"
@@ -43,9 +44,9 @@ struct mdev_vgpu {
 	uint32_t id;          /* the module's device_id */
 	uint32_t type_index;
 	char uuid[37];
-	/* device: set and cleared by the worker; the event thread uses it
-	 * (non-blocking calls only) with lock held, so detach never frees it
-	 * under a doorbell. jobs: queued by the event thread. */
+	/* device: set and cleared by the worker; the event handler (on the
+	 * loop) uses it (non-blocking calls only) with lock held, so detach
+	 * never frees it under a doorbell. jobs: queued by the event handler. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct vgpud_device *device;
@@ -59,27 +60,26 @@ struct mdev_vgpu {
 
 struct mdev_server {
 	int fd;
-	int stop_fd; /* eventfd: the event thread exits */
+	sd_event_source *events; /* fd readable: mdev_on_events, on the loop */
 	struct mdev_server_hooks hooks;
 	int (*control_ioctl)(void *ctx, int fd, unsigned long request, void *arg);
 	void *control_ctx;
 	/* types[].name and sysfs_name are fixed; descriptions under lock */
 	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
 	unsigned type_count;
-	pthread_t thread;
 	/* vgpus (known mdevs) and retired (removed, worker not yet joined):
-	 * changed by the event thread, read by any thread under lock */
+	 * changed by the event handler, read by any thread under lock */
 	pthread_mutex_t lock;
 	struct mdev_vgpu *vgpus;
 	struct mdev_vgpu *retired;
 };
 
 /* transport_mdev.c: an ioctl on the control device (0 or a negative
- * errno); the answer to the module's request (id, seq); the event thread
- * (arg: the server; it returns when stop_fd is signalled). */
+ * errno); the answer to the module's request (id, seq); the event
+ * handler, an sd-event io callback (userdata: the server) on the loop. */
 int mdev_control(struct mdev_server *s, unsigned long request, void *arg);
 void mdev_reply(struct mdev_server *s, uint32_t id, uint32_t seq, int status, const char *why);
-void *mdev_event_thread(void *arg);
+int mdev_on_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 extern const struct vgpu_transport_ops mdev_transport_ops;
 
 /* mdev_registers.c: raise vector (IRQ_STATUS, the pending channel bits,
@@ -102,7 +102,7 @@ int mdev_types_register(struct mdev_server *s, const char *const *profiles, size
 int mdev_types_push(struct mdev_server *s, char *why, size_t why_len);
 void mdev_push_available(struct mdev_server *s, unsigned type);
 
-/* mdev_worker.c: a new mdev (the event thread's CREATE or EXISTS) with its
+/* mdev_worker.c: a new mdev (the event handler's CREATE or EXISTS) with its
  * worker thread started (0 or a negative errno + why); hand its worker
  * OPEN, CLOSE, RESET (0 or -ENOMEM), or REMOVE / JOB_STOP, its last (never
  * fails); join and free the retired mdevs whose worker has ended (all:
