@@ -32,11 +32,11 @@
 # exit status = failures.
 vm=0 workload=stream size=168M buffer=24M duration=4s seed=1 hold=300 lost=0 irq=auto
 # The guest's own PTX runs on simgpu inside L1, which TCG emulates: its
-# launches over 6M (what tests/vgpu-pci uses) outlast the core's 10 s drain
-# when another VM's allocation relocates this one's chunks, and the channel
-# is killed as a channel that does not drain would be. 1M keeps each launch
-# well inside it.
-own_size=1M cuda_bytes=2M
+# launches over buffers of 2M (what tests/vgpu-pci uses) outlast the core's
+# 10 s drain when another VM's allocation relocates this one's chunks, and
+# the channel is killed as a channel that does not drain would be. 256K
+# buffers keep each launch well inside it.
+own_size=1M own_buffer=256K cuda_bytes=2M
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -101,7 +101,7 @@ if [ "$held" = 1 ]; then
 		# its memory still held, the other guests' too (the VRAM
 		# oversubscribed); the guest waiting for vgpud's death does not
 		if [ "$lost" != 1 ]; then
-			vgpu_guest_own_programs "$own_size" "$cuda_bytes"
+			vgpu_guest_own_programs "$own_size" "$cuda_bytes" "$own_buffer"
 		fi
 	else
 		bad "no release line from L1 on ttyS1 within ${hold}s"

@@ -70,10 +70,11 @@ vgpu_guest_log_clean() {
 	fi
 }
 
-# vgpu_guest_own_programs PTX_SIZE CUDA_BYTES: GPU programs of the guest's
+# vgpu_guest_own_programs PTX_SIZE CUDA_BYTES [PTX_BUFFER]: GPU programs of the guest's
 # own on $node (issue 23), run while the VM holds other GPU memory:
 # vgpu-ptx-run loads /ptx/modules.ptx through vgpu.ko (MODULE_LOAD),
-# launches its kernels over PTX_SIZE of data and checks every word against
+# launches its kernels over PTX_SIZE of data (buffers of PTX_BUFFER, default
+# 2M, the size of one launch) and checks every word against
 # the CPU; then the CUDA driver-API program /bin/cuda-saxpy (built against
 # cuda.h, linked with -lcuda) runs on CUDA_BYTES with libcuda.so.1 from
 # /opt/vgpu-cuda, as a user runs it (LD_LIBRARY_PATH), its kernel from
@@ -87,7 +88,8 @@ vgpu_guest_own_programs() {
 		echo "VGPU-PROGRAM none: this guest image carries no programs of its own"
 		return 0
 	fi
-	out=$(/bin/vgpu-ptx-run -D "$node" --ptx /ptx/modules.ptx --size "$1" --buffer-size 2M 2>&1)
+	out=$(/bin/vgpu-ptx-run -D "$node" --ptx /ptx/modules.ptx --size "$1" \
+		--buffer-size "${3:-2M}" 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/VGPU-PROGRAM /'
 	if [ "$rc" = 0 ] && echo "$out" | grep -q '^vgpu-ptx-run: PASS '; then
