@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "module.h"
+#include "ptx_hal_info.h"
 #include "ptx_module.h"
 #include "worker_client.h"
 
@@ -64,54 +65,8 @@ static void module_destroy(struct cg_module *m)
 /* The HAL's view of the PTX module's entries and variables. */
 static int describe(struct cg_module *m)
 {
-	size_t functions = ptx_module_entry_count(m->ptx);
-	size_t variables = ptx_module_var_count(m->ptx), params = 0, p = 0;
-
-	for (size_t i = 0; i < functions; i++)
-		params += ptx_module_entry(m->ptx, i)->param_count;
-	m->functions = calloc(functions ? functions : 1, sizeof(*m->functions));
-	m->params = calloc(params ? params : 1, sizeof(*m->params));
-	m->variables = calloc(variables ? variables : 1, sizeof(*m->variables));
-	if (!m->functions || !m->params || !m->variables)
-		return -ENOMEM;
-	for (size_t i = 0; i < functions; i++) {
-		const struct ptx_entry_info *entry = ptx_module_entry(m->ptx, i);
-
-		m->functions[i] = (struct vgpu_hal_module_function){
-			.name = entry->name,
-			.param_count = entry->param_count,
-			.params = &m->params[p],
-			.param_bytes = entry->param_bytes,
-			.static_shared_bytes = entry->static_shared_bytes,
-			.local_bytes = entry->local_bytes,
-			.max_threads_per_block = CG_MAX_BLOCK_THREADS,
-		};
-		for (uint32_t k = 0; k < entry->param_count; k++, p++)
-			m->params[p] = (struct vgpu_hal_module_param){
-				.offset = entry->params[k].offset,
-				.size = entry->params[k].size,
-				.align = entry->params[k].align,
-			};
-	}
-	for (size_t i = 0; i < variables; i++) {
-		const struct ptx_var_info *var = ptx_module_var(m->ptx, i);
-
-		m->variables[i] = (struct vgpu_hal_module_variable){
-			.name = var->name,
-			.space = var->space == PTX_VAR_CONST ? VGPU_HAL_VARIABLE_CONST
-			                                     : VGPU_HAL_VARIABLE_GLOBAL,
-			.bytes = var->size,
-			.align = var->align,
-			.init = var->init,
-		};
-	}
-	m->info = (struct vgpu_hal_module_info){
-		.function_count = (uint32_t)functions,
-		.functions = m->functions,
-		.variable_count = (uint32_t)variables,
-		.variables = m->variables,
-	};
-	return 0;
+	return ptx_hal_describe(m->ptx, CG_MAX_BLOCK_THREADS, &m->functions, &m->params,
+	                        &m->variables, &m->info);
 }
 
 int cg_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,

@@ -9,6 +9,7 @@
 
 #include "address_space.h"
 #include "ptx/ptx_exec.h"
+#include "ptx/ptx_hal_info.h"
 #include "ptx/ptx_module.h"
 #include "simgpu_device.h"
 
@@ -36,55 +37,8 @@ void module_put(struct simgpu_module *module)
 /* The HAL's view of the PTX module's entries and variables. */
 static int describe(struct simgpu_module *module)
 {
-	size_t functions = ptx_module_entry_count(module->ptx);
-	size_t variables = ptx_module_var_count(module->ptx), params = 0, p = 0;
-
-	for (size_t i = 0; i < functions; i++)
-		params += ptx_module_entry(module->ptx, i)->param_count;
-	module->functions = calloc(functions ? functions : 1, sizeof(*module->functions));
-	module->params = calloc(params ? params : 1, sizeof(*module->params));
-	module->variables = calloc(variables ? variables : 1, sizeof(*module->variables));
-	if (!module->functions || !module->params || !module->variables)
-		return -ENOMEM;
-	for (size_t i = 0; i < functions; i++) {
-		const struct ptx_entry_info *entry = ptx_module_entry(module->ptx, i);
-		struct vgpu_hal_module_function *f = &module->functions[i];
-
-		*f = (struct vgpu_hal_module_function){
-			.name = entry->name,
-			.param_count = entry->param_count,
-			.params = &module->params[p],
-			.param_bytes = entry->param_bytes,
-			.static_shared_bytes = entry->static_shared_bytes,
-			.local_bytes = entry->local_bytes,
-			.max_threads_per_block = PTX_MAX_BLOCK_THREADS,
-		};
-		for (uint32_t k = 0; k < entry->param_count; k++, p++)
-			module->params[p] = (struct vgpu_hal_module_param){
-				.offset = entry->params[k].offset,
-				.size = entry->params[k].size,
-				.align = entry->params[k].align,
-			};
-	}
-	for (size_t i = 0; i < variables; i++) {
-		const struct ptx_var_info *var = ptx_module_var(module->ptx, i);
-
-		module->variables[i] = (struct vgpu_hal_module_variable){
-			.name = var->name,
-			.space = var->space == PTX_VAR_CONST ? VGPU_HAL_VARIABLE_CONST
-			                                     : VGPU_HAL_VARIABLE_GLOBAL,
-			.bytes = var->size,
-			.align = var->align,
-			.init = var->init,
-		};
-	}
-	module->info = (struct vgpu_hal_module_info){
-		.function_count = (uint32_t)functions,
-		.functions = module->functions,
-		.variable_count = (uint32_t)variables,
-		.variables = module->variables,
-	};
-	return 0;
+	return ptx_hal_describe(module->ptx, PTX_MAX_BLOCK_THREADS, &module->functions, &module->params,
+	                        &module->variables, &module->info);
 }
 
 int simgpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
