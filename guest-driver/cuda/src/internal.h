@@ -157,6 +157,13 @@ CUresult cu_ctx_sync(struct CUctx_st *ctx);
 CUresult cu_channel_error(struct CUctx_st *ctx, struct vgpu_channel *ch, int err,
                           const char *what);
 
+/* module.c: read a module image file for what ("cuModuleLoad"): at least
+ * min_bytes, at most VGPU_MODULE_IMAGE_MAX_BYTES, NUL-terminated in a
+ * malloc'ed *image the caller frees; FILE_NOT_FOUND or INVALID_IMAGE (with
+ * the message) otherwise. */
+CUresult cu_read_image(const char *what, const char *path, size_t min_bytes, char **image,
+                       size_t *bytes);
+
 /* stream.c */
 /* The stream a handle names in ctx (NULL, CU_STREAM_LEGACY and
  * CU_STREAM_PER_THREAD: the legacy stream), with its channel made. */

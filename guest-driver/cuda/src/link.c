@@ -177,7 +177,6 @@ CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const 
                                   unsigned int numOptions, CUjit_option *options,
                                   void **optionValues)
 {
-	FILE *f;
 	char *buf;
 	size_t n;
 	CUresult res;
@@ -186,22 +185,10 @@ CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const 
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!path)
 		return CUDA_ERROR_INVALID_VALUE;
-	f = fopen(path, "rb");
-	if (!f)
-		return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "cuLinkAddFile: cannot open %s", path);
-	buf = malloc((size_t)VGPU_MODULE_IMAGE_MAX_BYTES + 2);
-	if (!buf) {
-		fclose(f);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	n = fread(buf, 1, (size_t)VGPU_MODULE_IMAGE_MAX_BYTES + 1, f);
-	fclose(f);
-	buf[n] = 0;
-	if (n == 0 || n > VGPU_MODULE_IMAGE_MAX_BYTES)
-		res = cu_fail(CUDA_ERROR_INVALID_IMAGE, "cuLinkAddFile: %s: %zu bytes", path, n);
-	else
-		res = cuLinkAddData_v2(state, type, buf, n + 1, path, numOptions, options,
-		                       optionValues);
+	res = cu_read_image("cuLinkAddFile", path, 1, &buf, &n);
+	if (res != CUDA_SUCCESS)
+		return res;
+	res = cuLinkAddData_v2(state, type, buf, n + 1, path, numOptions, options, optionValues);
 	free(buf);
 	return res;
 }

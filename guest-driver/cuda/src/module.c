@@ -204,18 +204,16 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigne
 	return cu_module_load(module, image);
 }
 
-CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
+CUresult cu_read_image(const char *what, const char *path, size_t min_bytes, char **image,
+                       size_t *bytes)
 {
 	FILE *f;
 	char *buf;
 	size_t n;
-	CUresult res;
 
-	if (!module || !fname)
-		return CUDA_ERROR_INVALID_VALUE;
-	f = fopen(fname, "rb");
+	f = fopen(path, "rb");
 	if (!f)
-		return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "cuModuleLoad: cannot open %s", fname);
+		return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "%s: cannot open %s", what, path);
 	buf = malloc((size_t)VGPU_MODULE_IMAGE_MAX_BYTES + 2);
 	if (!buf) {
 		fclose(f);
@@ -223,11 +221,27 @@ CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
 	}
 	n = fread(buf, 1, (size_t)VGPU_MODULE_IMAGE_MAX_BYTES + 1, f);
 	fclose(f);
-	if (n > VGPU_MODULE_IMAGE_MAX_BYTES || n < 4) {
+	if (n > VGPU_MODULE_IMAGE_MAX_BYTES || n < min_bytes) {
 		free(buf);
-		return cu_fail(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoad: %s: %zu bytes", fname, n);
+		return cu_fail(CUDA_ERROR_INVALID_IMAGE, "%s: %s: %zu bytes", what, path, n);
 	}
 	buf[n] = 0;
+	*image = buf;
+	*bytes = n;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
+{
+	char *buf;
+	size_t n;
+	CUresult res;
+
+	if (!module || !fname)
+		return CUDA_ERROR_INVALID_VALUE;
+	res = cu_read_image("cuModuleLoad", fname, 4, &buf, &n);
+	if (res != CUDA_SUCCESS)
+		return res;
 	res = cu_module_load(module, buf);
 	free(buf);
 	return res;
