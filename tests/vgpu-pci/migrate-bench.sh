@@ -133,22 +133,7 @@ EOF2
 	wait_for 30 grep -q 'ready:' "$2/vgpud-$1.log"
 }
 qmp() { # SOCKET JSON
-	python3 - "$1" "$2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(20)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-f.readline()
-def cmd(c):
-    f.write(c + "\n"); f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "return" in r or "error" in r:
-            return r
-cmd('{"execute":"qmp_capabilities"}')
-print(json.dumps(cmd(sys.argv[2])))
-PY
+	python3 "$HERE/qmp.py" "$1" "$2"
 }
 start_qemu() { # DIR I VGPUD SIZE [incoming]
 	local d=$1 i=$2 incoming=()

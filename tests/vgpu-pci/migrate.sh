@@ -163,22 +163,7 @@ allocated_on() { vgpuctl "$1" status --json 2>/dev/null | jq -r '.vms[] | select
 
 # --- QEMU instances, QMP over unix sockets ------------------------------------
 qmp() { # INSTANCE JSON: one command, its reply (events skipped)
-	python3 - "$run/q$1.qmp" "$2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(20)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-f.readline()
-def cmd(c):
-    f.write(c + "\n"); f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "return" in r or "error" in r:
-            return r
-cmd('{"execute":"qmp_capabilities"}')
-print(json.dumps(cmd(sys.argv[2])))
-PY
+	python3 "$HERE/qmp.py" "$run/q$1.qmp" "$2"
 }
 status_of() { qmp "$1" '{"execute":"query-status"}' | jq -r '.return.status // "?"'; }
 mig_status() { qmp "$1" '{"execute":"query-migrate"}' | jq -r '.return.status // "none"'; }
