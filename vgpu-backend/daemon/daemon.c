@@ -25,6 +25,7 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "mdev_host.h"
+#include "work_pool.h"
 
 static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 {
@@ -165,6 +166,7 @@ static int start_sockets(struct vgpud *d, char *why, size_t why_len)
 		.idle_timeout_ms = d->config.idle_timeout_ms,
 		.max_connections_per_uid = d->config.max_connections_per_uid,
 		.host = { .attach = attach_local_tenant, .ctx = d },
+		.pool = d->pool,
 	};
 	struct control_server_config control_config = {
 		.path = d->config.control_path,
@@ -244,6 +246,8 @@ static int create_loop(struct vgpud *d, bool signals, char *why, size_t why_len)
 		err = sd_event_add_signal(d->loop, NULL, numbers[i], on_signal, d);
 	if (err >= 0)
 		err = sd_event_set_watchdog(d->loop, true);
+	if (err >= 0)
+		err = work_pool_create(d->loop, &d->pool);
 	if (err < 0)
 		snprintf(why, why_len, "cannot create the event loop: %s", strerror(-err));
 	return err < 0 ? err : 0;
@@ -358,6 +362,8 @@ void vgpud_destroy(struct vgpud *d)
 	d->mdev = NULL;
 	local_server_destroy(d->local);
 	d->local = NULL;
+	work_pool_destroy(d->pool);
+	d->pool = NULL;
 	if (d->core)
 		vgpu_core_destroy(d->core);
 	if (d->routes.routes)

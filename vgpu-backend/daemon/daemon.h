@@ -5,15 +5,16 @@
  * transport for tenants, control socket for vgpuctl).
  *
  * Threads: the thread calling vgpud_run runs the event loop (sd-event):
- * signals, vgpud_stop's eventfd, the tenant socket's accept and the
- * reaping of its ended connections, the control socket and its
- * connections, the metrics endpoint (libmicrohttpd in external epoll
- * mode), with mdev the module's events. Worker threads exist only where
- * something waits for the core or a tenant: the control socket's worker
- * (its requests), per attached VM the transport's connection thread
- * (local) or worker (mdev) and the device's mailbox worker; with mdev,
- * mdev_host's statistics thread (it takes the registry lock); plus the
- * core's return thread and the HAL's threads.
+ * signals, vgpud_stop's eventfd, the tenant socket and its connections
+ * (state machines), the control socket and its connections, the metrics
+ * endpoint (libmicrohttpd in external epoll mode), with mdev the module's
+ * events and the statistics timer. Worker threads exist only where
+ * something waits for the core or a tenant: the daemon's worker pool
+ * (work_pool.h: a tenant's attach, export, idle check and detach; mdev
+ * statistics, which take the registry lock), the control socket's worker
+ * (its requests), per attached VM the device's mailbox worker and (mdev)
+ * the transport's worker; plus the core's return thread and the HAL's
+ * threads.
  *
  * Lock order (outer first): registry -> the core's allocation lock ->
  * event routes. Profiles and per-device locks are leaves taken alone.
@@ -46,6 +47,7 @@ struct local_server;
 struct control_server;
 struct mdev_host;
 struct metrics_http;
+struct work_pool;
 
 struct vgpud {
 	struct vgpud_config config;  /* as started (profiles: see profiles) */
@@ -62,6 +64,7 @@ struct vgpud {
 	struct metrics_http *metrics; /* NULL: [daemon] metrics = off */
 
 	sd_event *loop; /* the sockets, signals, timers: vgpud_run's thread */
+	struct work_pool *pool; /* what waits off the loop; completes on it */
 	int stop_fd;    /* eventfd: vgpud_stop */
 	pthread_t thread;
 	bool thread_started;

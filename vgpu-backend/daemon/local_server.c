@@ -4,12 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +25,29 @@
 #include "migrate.h"
 #include "migrate_local.h"
 #include "unix_listen.h"
+#include "work_pool.h"
 
-/* Connections at once (attached or still attaching): each costs a thread. */
+/* Connections at once (attached or still attaching). */
 #define LOCAL_MAX_CONNECTIONS 1024
+/* Messages of one tenant handled per wakeup before the others' turn. */
+#define LOCAL_MESSAGES_PER_WAKEUP 16
+/* How late a connection's deadline may fire (sd-event coalesces timers). */
+#define LOCAL_TIMER_ACCURACY_US 1000
+
+/* The loop's view of a connection (see conn_watch). */
+enum conn_state {
+	CONN_ATTACHING, /* waiting for ATTACH or IMPORT (then its job) */
+	CONN_SERVING,   /* attached: messages and kicks */
+	CONN_ENDING,    /* its detach job runs; then it is freed */
+};
+
+/* What a connection hands to a worker (it waits for the core or tenant). */
+enum conn_job_kind {
+	CONN_JOB_HANDSHAKE, /* ATTACH (the device's attach) or IMPORT */
+	CONN_JOB_EXPORT,    /* an EXPORT request */
+	CONN_JOB_IDLE,      /* does the quiet tenant hold anything? */
+	CONN_JOB_DETACH,    /* the end: detach the device */
+};
 
 struct local_conn {
 	struct vgpu_transport base; /* first: the transport ops get this */
@@ -37,17 +56,33 @@ struct local_conn {
 	int backend;
 	int kick_fd;
 	int irq_fds[VGPU_MSIX_VECTORS];
-	pthread_t thread;
 	atomic_bool dead;
-	atomic_bool finished;
 	pthread_mutex_t backend_lock; /* one backend request at a time */
 	uint32_t backend_seq;
 	struct vgpud_device *device;
 	char vm_name[VGPU_LOCAL_NAME_MAX];
 	uid_t uid; /* the peer's (SO_PEERCRED) */
 	uint32_t attach_seq; /* the ATTACH request's seq, echoed in its reply */
-	struct migrate_local migrate; /* EXPORT (the connection's thread) */
-	struct local_conn *next;
+	struct migrate_local migrate; /* EXPORT (the connection's jobs) */
+
+	/* The loop's, or its job's while busy (the pool orders the two). */
+	enum conn_state state;
+	sd_event_source *io, *kick_io, *timer;
+	int64_t accepted, last_activity; /* ms, CLOCK_MONOTONIC */
+	bool busy;                       /* a job of it is with the pool */
+	struct work_job job;
+	enum conn_job_kind job_kind;
+	int job_result;
+	struct vgpu_local_msg msg; /* the message being served */
+	bool detach_requested;
+	uint32_t detach_seq;
+	/* a reply the socket did not take yet (the tenant does not read) */
+	bool out_pending;
+	uint32_t out_type, out_seq, out_size;
+	int64_t out_ms;
+	uint8_t out[sizeof(struct vgpu_local_reg)];
+
+	struct local_conn *next; /* the server's list (its lock) */
 };
 
 struct local_server {
@@ -58,10 +93,12 @@ struct local_server {
 	uint32_t idle_timeout_ms;
 	uint32_t max_connections_per_uid;
 	struct vgpu_device_host host;
+	struct work_pool *pool;
+	sd_event *loop;
 	int listen_fd;
-	int finished_fd; /* eventfd: a connection's thread finished */
-	sd_event_source *listen_source, *finished_source;
-	pthread_mutex_t lock;
+	sd_event_source *listen_source;
+	bool stopping; /* local_server_destroy: jobs' completions stop there */
+	pthread_mutex_t lock; /* conns, live (local_server_connections) */
 	struct local_conn *conns;
 	unsigned live;
 	struct vgpud_ratelimit refusals; /* the accepting thread's */
@@ -73,7 +110,7 @@ static struct local_conn *conn_of(struct vgpu_transport *t)
 }
 
 /* The frontend is gone or misbehaves: every further op fails at once and
- * the connection thread wakes up to detach. gone_after_export: the
+ * the loop, seeing the connection shut down, has a worker detach it. gone_after_export: the
  * frontend went away after its VM was exported (a source QEMU quits once
  * its migration completed): the expected end, not an error. */
 static void mark_dead(struct local_conn *conn, const char *why, bool gone_after_export)
@@ -342,40 +379,35 @@ static void serve_import(struct local_conn *conn, struct vgpu_local_msg *msg)
 	                      (int)conn->server->swap_timeout_ms);
 }
 
-static int handshake(struct local_conn *conn)
+/* The first message, msg (the loop received it): IMPORT, or ATTACH and
+ * the device's attach (a worker: it waits for the core). */
+static int handshake(struct local_conn *conn, struct vgpu_local_msg *msg)
 {
 	struct local_server *server = conn->server;
-	struct vgpu_local_msg msg;
-	const struct vgpu_local_attach *a = &msg.payload.attach;
+	const struct vgpu_local_attach *a = &msg->payload.attach;
 	struct vgpu_attach_params params;
 	struct vgpu_bar2_segment mailbox;
 	char why[VGPU_LOCAL_MESSAGE_MAX];
 	unsigned i;
 	int err;
 
-	err = vgpu_local_recv(conn->sock, &msg, (int)server->attach_timeout_ms);
-	if (err) {
-		log_info("tenant connection closed before attaching: %s",
-		         err == -ETIMEDOUT ? "no ATTACH within attach_timeout_ms" : strerror(-err));
-		return err;
-	}
-	conn->attach_seq = msg.header.seq;
-	if (msg.header.type == VGPU_LOCAL_IMPORT) {
-		serve_import(conn, &msg);
+	conn->attach_seq = msg->header.seq;
+	if (msg->header.type == VGPU_LOCAL_IMPORT) {
+		serve_import(conn, msg);
 		return -ECONNABORTED; /* the connection ends after the reply */
 	}
-	if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_ATTACH, false, sizeof(*a), VGPU_LOCAL_MAX_FDS)) {
-		vgpu_local_msg_close_fds(&msg);
+	if (vgpu_local_msg_expect(msg, VGPU_LOCAL_ATTACH, false, sizeof(*a), VGPU_LOCAL_MAX_FDS)) {
+		vgpu_local_msg_close_fds(msg);
 		attach_reply(conn, -EPROTO, "the first message must be ATTACH with 5 descriptors "
 		             "(backend channel, kick, 3 interrupts); see local_protocol.h", NULL, 0);
 		return -EPROTO;
 	}
 	/* Take the descriptors now so every exit closes them. */
-	conn->backend = msg.fds[0];
-	conn->kick_fd = msg.fds[1];
+	conn->backend = msg->fds[0];
+	conn->kick_fd = msg->fds[1];
 	for (i = 0; i < VGPU_MSIX_VECTORS; i++)
-		conn->irq_fds[i] = msg.fds[2 + i];
-	msg.nfds = 0;
+		conn->irq_fds[i] = msg->fds[2 + i];
+	msg->nfds = 0;
 
 	if (a->protocol_version != VGPU_LOCAL_PROTOCOL_VERSION ||
 	    (a->flags & ~VGPU_LOCAL_ATTACH_FLAGS_ALL)) {
@@ -423,48 +455,6 @@ static int handshake(struct local_conn *conn)
 
 /* ------------------------------------------------------------- serving */
 
-static int serve_message(struct local_conn *conn, bool *detach_requested, uint32_t *detach_seq)
-{
-	struct vgpu_local_msg msg;
-	int err = vgpu_local_recv(conn->sock, &msg, 0);
-
-	if (err == -ETIMEDOUT)
-		return 0;
-	if (err)
-		return err;
-	switch (msg.header.type) {
-	case VGPU_LOCAL_REG_READ:
-		if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_REG_READ, false,
-		                          sizeof(struct vgpu_local_reg), 0))
-			break;
-		msg.payload.reg.value = vgpu_device_reg_read(conn->device, msg.payload.reg.offset);
-		err = vgpu_local_send(conn->sock, VGPU_LOCAL_REG_READ, msg.header.seq,
-		                      VGPU_LOCAL_FLAG_REPLY, &msg.payload.reg,
-		                      sizeof(msg.payload.reg), NULL, 0,
-		                      (int)conn->server->swap_timeout_ms);
-		return err;
-	case VGPU_LOCAL_REG_WRITE:
-		if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_REG_WRITE, false,
-		                          sizeof(struct vgpu_local_reg), 0))
-			break;
-		vgpu_device_reg_write(conn->device, msg.payload.reg.offset, msg.payload.reg.value);
-		return 0;
-	case VGPU_LOCAL_EXPORT:
-		return migrate_local_serve(&conn->migrate, conn->server->host.ctx, conn->device,
-		                           conn->sock, &msg, (int)conn->server->swap_timeout_ms);
-	case VGPU_LOCAL_DETACH:
-		if (vgpu_local_msg_expect(&msg, VGPU_LOCAL_DETACH, false, 0, 0))
-			break;
-		*detach_requested = true;
-		*detach_seq = msg.header.seq;
-		return 1;
-	default:
-		break;
-	}
-	vgpu_local_msg_close_fds(&msg);
-	return -EPROTO;
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -473,111 +463,65 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* How long serve may wait for the tenant (-1: forever); true when it has
- * been idle for idle_timeout_ms holding nothing: time to detach it. */
-static bool idle_expired(struct local_conn *conn, int64_t *last_activity, int *wait_ms)
+static void conn_end(struct local_conn *conn, int err);
+static void conn_watch(struct local_conn *conn);
+
+/* The connection ends (worker, or local_server_destroy): an export in
+ * progress is cancelled, the device detached, a DETACH confirmed. */
+static void conn_detach(struct local_conn *conn)
 {
-	const int64_t limit = conn->server->idle_timeout_ms;
-	int64_t idle = now_ms() - *last_activity;
-
-	*wait_ms = -1;
-	if (!limit)
-		return false;
-	if (idle < limit) {
-		*wait_ms = (int)(limit - idle);
-		return false;
-	}
-	if (vgpu_device_holds_resources(conn->device)) {
-		*last_activity = now_ms(); /* quiet but holding memory: look again later */
-		*wait_ms = (int)limit;
-		return false;
-	}
-	return true;
-}
-
-static void serve(struct local_conn *conn)
-{
-	bool detach_requested = false;
-	uint32_t detach_seq = 0;
-	int64_t last_activity = now_ms();
-	int err = 0;
-
-	while (!atomic_load(&conn->dead)) {
-		struct pollfd pfd[2] = {
-			{ .fd = conn->sock, .events = POLLIN },
-			{ .fd = conn->kick_fd, .events = POLLIN },
-		};
-		int wait_ms, n;
-
-		if (idle_expired(conn, &last_activity, &wait_ms)) {
-			log_info("tenant '%s' holds nothing and sent nothing for %u ms "
-			         "(idle_timeout_ms); detaching it", conn->vm_name,
-			         conn->server->idle_timeout_ms);
-			break;
-		}
-		n = poll(pfd, 2, wait_ms);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (n > 0)
-			last_activity = now_ms();
-		if (pfd[1].revents & POLLIN) {
-			uint64_t count;
-
-			if (read(conn->kick_fd, &count, sizeof(count)) == sizeof(count))
-				vgpu_device_kick(conn->device);
-		}
-		if (pfd[0].revents) {
-			err = serve_message(conn, &detach_requested, &detach_seq);
-			if (err)
-				break;
-		}
-	}
-	if (err < 0 && err != -EPIPE && !atomic_load(&conn->dead))
-		log_warn("tenant '%s' sent a malformed message (%s); detaching it", conn->vm_name,
-		         strerror(-err));
 	migrate_local_release(&conn->migrate);
-	vgpu_device_detach(conn->device);
-	conn->device = NULL;
-	if (detach_requested && !atomic_load(&conn->dead)) {
+	if (conn->device) {
+		vgpu_device_detach(conn->device);
+		conn->device = NULL;
+	}
+	if (conn->detach_requested && !atomic_load(&conn->dead)) {
 		struct vgpu_local_status status = { 0 };
+		int err;
 
 		/* detached either way; the tenant may have gone without waiting */
-		err = vgpu_local_send(conn->sock, VGPU_LOCAL_DETACH, detach_seq,
+		err = vgpu_local_send(conn->sock, VGPU_LOCAL_DETACH, conn->detach_seq,
 		                      VGPU_LOCAL_FLAG_REPLY, &status, sizeof(status), NULL, 0,
 		                      (int)conn->server->swap_timeout_ms);
 		if (err < 0 && err != -EPIPE)
 			log_debug("tenant '%s': cannot confirm its DETACH: %s", conn->vm_name,
 			          strerror(-err));
 	}
-}
-
-static void *conn_main(void *arg)
-{
-	struct local_conn *conn = arg;
-	const uint64_t one = 1;
-
-	if (handshake(conn) == 0) {
-		serve(conn);
-	} else if (conn->device) {
-		vgpu_device_detach(conn->device);
-		conn->device = NULL;
-	}
 	atomic_store(&conn->dead, true);
 	shutdown(conn->sock, SHUT_RDWR);
-	atomic_store(&conn->finished, true);
-	/* the loop joins it; a full counter wakes it all the same */
-	(void)!write(conn->server->finished_fd, &one, sizeof(one));
-	return NULL;
+}
+
+/* A worker: what conn's message asks for waits for the core or the tenant. */
+static void conn_job_run(struct work_job *job)
+{
+	struct local_conn *conn = (struct local_conn *)((char *)job -
+	                                                offsetof(struct local_conn, job));
+
+	switch (conn->job_kind) {
+	case CONN_JOB_HANDSHAKE:
+		conn->job_result = handshake(conn, &conn->msg);
+		break;
+	case CONN_JOB_EXPORT:
+		conn->job_result = migrate_local_serve(&conn->migrate, conn->server->host.ctx,
+		                                       conn->device, conn->sock, &conn->msg,
+		                                       (int)conn->server->swap_timeout_ms);
+		break;
+	case CONN_JOB_IDLE:
+		conn->job_result = vgpu_device_holds_resources(conn->device);
+		break;
+	case CONN_JOB_DETACH:
+		conn_detach(conn);
+		break;
+	}
 }
 
 static void conn_free(struct local_conn *conn)
 {
 	unsigned i;
 
+	sd_event_source_disable_unref(conn->io);
+	sd_event_source_disable_unref(conn->kick_io);
+	sd_event_source_disable_unref(conn->timer);
 	close(conn->sock);
 	if (conn->backend >= 0)
 		close(conn->backend);
@@ -590,42 +534,337 @@ static void conn_free(struct local_conn *conn)
 	free(conn);
 }
 
+/* Off the server's list, and freed (the loop; its device is detached). */
+static void conn_remove(struct local_conn *conn)
+{
+	struct local_server *server = conn->server;
+	struct local_conn **link;
+
+	pthread_mutex_lock(&server->lock);
+	for (link = &server->conns; *link; link = &(*link)->next) {
+		if (*link == conn) {
+			*link = conn->next;
+			server->live--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&server->lock);
+	conn_free(conn);
+}
+
+/* The kicks of an attached tenant on the loop. 0 or a negative errno. */
+static int on_kick(sd_event_source *source, int fd, uint32_t revents, void *userdata);
+
+/* The handshake job is done: serve the tenant, or end the connection. */
+static void handshake_done(struct local_conn *conn)
+{
+	int err = conn->job_result;
+
+	if (!err)
+		err = sd_event_add_io(sd_event_source_get_event(conn->io), &conn->kick_io,
+		                      conn->kick_fd, EPOLLIN, on_kick, conn);
+	if (err) {
+		conn_end(conn, 0);
+		return;
+	}
+	conn->state = CONN_SERVING;
+	conn->last_activity = now_ms();
+	conn_watch(conn);
+}
+
+/* The loop: conn's job ran; go on with it. */
+static void conn_job_done(struct work_job *job)
+{
+	struct local_conn *conn = (struct local_conn *)((char *)job -
+	                                                offsetof(struct local_conn, job));
+
+	conn->busy = false;
+	if (conn->job_kind == CONN_JOB_DETACH) {
+		conn_remove(conn);
+		return;
+	}
+	if (conn->server->stopping)
+		return; /* local_server_destroy detaches what is left */
+	switch (conn->job_kind) {
+	case CONN_JOB_HANDSHAKE:
+		handshake_done(conn);
+		return;
+	case CONN_JOB_EXPORT:
+		if (conn->job_result) {
+			conn_end(conn, conn->job_result);
+			return;
+		}
+		break;
+	case CONN_JOB_IDLE:
+		if (!conn->job_result) {
+			log_info("tenant '%s' holds nothing and sent nothing for %u ms "
+			         "(idle_timeout_ms); detaching it", conn->vm_name,
+			         conn->server->idle_timeout_ms);
+			conn_end(conn, 0);
+			return;
+		}
+		break; /* quiet but holding memory: look again later */
+	case CONN_JOB_DETACH:
+		break;
+	}
+	conn->last_activity = now_ms();
+	conn_watch(conn);
+}
+
+/* Hand conn's next step to a worker. Without one (none could be started)
+ * it runs here, late but correct. */
+static void conn_submit(struct local_conn *conn, enum conn_job_kind kind)
+{
+	int err;
+
+	conn->job_kind = kind;
+	conn->busy = true;
+	conn->job.run = conn_job_run;
+	conn->job.done = conn_job_done;
+	err = work_pool_submit(conn->server->pool, &conn->job);
+	if (err) {
+		log_warn("tenant '%s': no worker thread (%s); serving it on the event loop",
+		         conn->vm_name[0] ? conn->vm_name : "?", strerror(-err));
+		conn_job_run(&conn->job);
+		conn_job_done(&conn->job);
+	}
+}
+
+/* The connection ends (the loop): err < 0 is what the tenant did wrong.
+ * Its device is detached by a worker, which then frees it on the loop. */
+static void conn_end(struct local_conn *conn, int err)
+{
+	if (conn->state == CONN_SERVING && err < 0 && err != -EPIPE &&
+	    !atomic_load(&conn->dead))
+		log_warn("tenant '%s' sent a malformed message (%s); detaching it", conn->vm_name,
+		         strerror(-err));
+	conn->state = CONN_ENDING;
+	sd_event_source_set_enabled(conn->io, SD_EVENT_OFF);
+	sd_event_source_set_enabled(conn->kick_io, SD_EVENT_OFF);
+	sd_event_source_set_enabled(conn->timer, SD_EVENT_OFF);
+	if (!conn->device) {
+		atomic_store(&conn->dead, true);
+		conn_remove(conn);
+		return;
+	}
+	conn_submit(conn, CONN_JOB_DETACH);
+}
+
+/* Reply to the tenant now, or (its socket is full) once it is writable:
+ * the tenant then has swap_timeout_ms to read it, and nothing more of it
+ * is read meanwhile. 0 or a negative errno (the connection ends). */
+static int conn_reply(struct local_conn *conn, uint32_t type, uint32_t seq, const void *payload,
+                      uint32_t size)
+{
+	int err = vgpu_local_send(conn->sock, type, seq, VGPU_LOCAL_FLAG_REPLY, payload, size,
+	                          NULL, 0, 0);
+
+	if (err != -ETIMEDOUT)
+		return err;
+	conn->out_type = type;
+	conn->out_seq = seq;
+	conn->out_size = size;
+	memcpy(conn->out, payload, size);
+	conn->out_pending = true;
+	conn->out_ms = now_ms();
+	return 0;
+}
+
+/* Write the reply that waits, if the socket takes it now. */
+static int conn_flush(struct local_conn *conn)
+{
+	int err = vgpu_local_send(conn->sock, conn->out_type, conn->out_seq,
+	                          VGPU_LOCAL_FLAG_REPLY, conn->out, conn->out_size, NULL, 0, 0);
+
+	if (err == -ETIMEDOUT)
+		return 0;
+	conn->out_pending = false;
+	return err;
+}
+
+/* One message of an attached tenant (in conn->msg). 0: go on (a job may
+ * have taken it), 1: DETACH, or a negative errno: the connection ends. */
+static int serve_message(struct local_conn *conn)
+{
+	struct vgpu_local_msg *msg = &conn->msg;
+
+	switch (msg->header.type) {
+	case VGPU_LOCAL_REG_READ:
+		if (vgpu_local_msg_expect(msg, VGPU_LOCAL_REG_READ, false,
+		                          sizeof(struct vgpu_local_reg), 0))
+			break;
+		msg->payload.reg.value = vgpu_device_reg_read(conn->device, msg->payload.reg.offset);
+		return conn_reply(conn, VGPU_LOCAL_REG_READ, msg->header.seq, &msg->payload.reg,
+		                  sizeof(msg->payload.reg));
+	case VGPU_LOCAL_REG_WRITE:
+		if (vgpu_local_msg_expect(msg, VGPU_LOCAL_REG_WRITE, false,
+		                          sizeof(struct vgpu_local_reg), 0))
+			break;
+		vgpu_device_reg_write(conn->device, msg->payload.reg.offset, msg->payload.reg.value);
+		return 0;
+	case VGPU_LOCAL_EXPORT:
+		conn_submit(conn, CONN_JOB_EXPORT);
+		return 0;
+	case VGPU_LOCAL_DETACH:
+		if (vgpu_local_msg_expect(msg, VGPU_LOCAL_DETACH, false, 0, 0))
+			break;
+		conn->detach_requested = true;
+		conn->detach_seq = msg->header.seq;
+		return 1;
+	default:
+		break;
+	}
+	vgpu_local_msg_close_fds(msg);
+	return -EPROTO;
+}
+
+/* The first message (within attach_timeout_ms): to a worker. */
+static void read_first(struct local_conn *conn)
+{
+	int err = vgpu_local_recv(conn->sock, &conn->msg, 0);
+
+	if (err == -ETIMEDOUT)
+		return;
+	if (err) {
+		log_info("tenant connection closed before attaching: %s", strerror(-err));
+		conn_end(conn, 0);
+		return;
+	}
+	conn_submit(conn, CONN_JOB_HANDSHAKE);
+	conn_watch(conn);
+}
+
+/* An attached tenant's messages, a few per wakeup (the others' turn
+ * then), one at a time: none while a reply waits or a job runs. */
+static void read_messages(struct local_conn *conn)
+{
+	for (unsigned i = 0; i < LOCAL_MESSAGES_PER_WAKEUP; i++) {
+		int err;
+
+		if (atomic_load(&conn->dead)) {
+			conn_end(conn, 0);
+			return;
+		}
+		if (conn->busy || conn->out_pending)
+			break;
+		err = vgpu_local_recv(conn->sock, &conn->msg, 0);
+		if (err == -ETIMEDOUT)
+			break;
+		conn->last_activity = now_ms();
+		if (!err)
+			err = serve_message(conn);
+		if (err) {
+			conn_end(conn, err);
+			return;
+		}
+	}
+	conn_watch(conn);
+}
+
+static int on_sock(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct local_conn *conn = userdata;
+	int err;
+
+	(void)source, (void)fd;
+	if (conn->out_pending) {
+		err = conn_flush(conn);
+		if (err)
+			conn_end(conn, err);
+		else if (conn->out_pending)
+			conn_watch(conn);
+		else
+			read_messages(conn);
+	} else if (conn->state == CONN_ATTACHING) {
+		read_first(conn);
+	} else if (revents) {
+		read_messages(conn);
+	}
+	return 0;
+}
+
+static int on_kick(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct local_conn *conn = userdata;
+	uint64_t count;
+
+	(void)source, (void)revents;
+	if (read(fd, &count, sizeof(count)) == sizeof(count))
+		vgpu_device_kick(conn->device);
+	conn->last_activity = now_ms();
+	return 0;
+}
+
+/* Deadlines: a reply not read within swap_timeout_ms, no ATTACH within
+ * attach_timeout_ms, idle_timeout_ms of silence (a worker looks whether
+ * the tenant holds anything). */
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct local_conn *conn = userdata;
+	const int64_t now = now_ms();
+	const struct local_server *server = conn->server;
+
+	(void)source, (void)usec;
+	if (conn->out_pending && now >= conn->out_ms + server->swap_timeout_ms) {
+		conn_end(conn, -ETIMEDOUT);
+		return 0;
+	}
+	if (!conn->busy && conn->state == CONN_ATTACHING &&
+	    now >= conn->accepted + server->attach_timeout_ms) {
+		log_info("tenant connection closed before attaching: %s",
+		         "no ATTACH within attach_timeout_ms");
+		conn_end(conn, 0);
+		return 0;
+	}
+	if (!conn->busy && !conn->out_pending && conn->state == CONN_SERVING &&
+	    server->idle_timeout_ms && now >= conn->last_activity + server->idle_timeout_ms) {
+		conn_submit(conn, CONN_JOB_IDLE);
+		conn_watch(conn);
+		return 0;
+	}
+	conn_watch(conn);
+	return 0;
+}
+
+/* What the loop waits for on conn: its reply to be written, else (no job
+ * running) its messages and kicks; and the next deadline. */
+static void conn_watch(struct local_conn *conn)
+{
+	const struct local_server *server = conn->server;
+	uint32_t events = conn->out_pending ? EPOLLOUT : conn->busy ? 0 : EPOLLIN;
+	int64_t deadline = -1;
+
+	if (conn->state == CONN_ENDING)
+		return;
+	if (events)
+		sd_event_source_set_io_events(conn->io, events);
+	sd_event_source_set_enabled(conn->io, events ? SD_EVENT_ON : SD_EVENT_OFF);
+	sd_event_source_set_enabled(conn->kick_io, conn->busy ? SD_EVENT_OFF : SD_EVENT_ON);
+	if (conn->out_pending)
+		deadline = conn->out_ms + server->swap_timeout_ms;
+	else if (conn->busy)
+		deadline = -1;
+	else if (conn->state == CONN_ATTACHING)
+		deadline = conn->accepted + server->attach_timeout_ms;
+	else if (server->idle_timeout_ms)
+		deadline = conn->last_activity + server->idle_timeout_ms;
+	if (deadline < 0) {
+		sd_event_source_set_enabled(conn->timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_time(conn->timer, (uint64_t)deadline * 1000);
+	sd_event_source_set_enabled(conn->timer, SD_EVENT_ONESHOT);
+}
+
 /* -------------------------------------------------------------- server */
 
 static void local_server_accept(struct local_server *server);
-static void local_server_reap(struct local_server *server);
 
 static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
 	(void)source, (void)fd, (void)revents;
 	local_server_accept(userdata);
 	return 0;
-}
-
-static int on_finished(sd_event_source *source, int fd, uint32_t revents, void *userdata)
-{
-	uint64_t count;
-
-	(void)source, (void)revents;
-	(void)!read(fd, &count, sizeof(count));
-	local_server_reap(userdata);
-	return 0;
-}
-
-/* The listening socket and the finished connections on the loop. */
-static int watch(struct local_server *server, sd_event *loop)
-{
-	int err;
-
-	server->finished_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (server->finished_fd < 0)
-		return -errno;
-	err = sd_event_add_io(loop, &server->listen_source, server->listen_fd, EPOLLIN, on_listen,
-	                      server);
-	if (err >= 0)
-		err = sd_event_add_io(loop, &server->finished_source, server->finished_fd, EPOLLIN,
-		                      on_finished, server);
-	return err < 0 ? err : 0;
 }
 
 int local_server_create(sd_event *loop, const struct local_server_config *config,
@@ -651,11 +890,13 @@ int local_server_create(sd_event *loop, const struct local_server_config *config
 	server->idle_timeout_ms = config->idle_timeout_ms;
 	server->max_connections_per_uid = config->max_connections_per_uid;
 	server->host = config->host;
+	server->pool = config->pool;
+	server->loop = loop;
 	server->listen_fd = fd;
-	server->finished_fd = -1;
 	pthread_mutex_init(&server->lock, NULL);
-	err = watch(server, loop);
-	if (err) {
+	err = sd_event_add_io(loop, &server->listen_source, server->listen_fd, EPOLLIN, on_listen,
+	                      server);
+	if (err < 0) {
 		snprintf(why, why_len, "cannot serve the tenant socket: %s", strerror(-err));
 		local_server_destroy(server);
 		return err;
@@ -680,8 +921,6 @@ static bool admit(struct local_server *server, int sock, uid_t *uid)
 	*uid = cred.uid;
 	pthread_mutex_lock(&server->lock);
 	for (conn = server->conns; conn; conn = conn->next) {
-		if (atomic_load(&conn->finished))
-			continue;
 		all++;
 		mine += conn->uid == cred.uid;
 	}
@@ -700,6 +939,22 @@ static bool admit(struct local_server *server, int sock, uid_t *uid)
 		return false;
 	}
 	return true;
+}
+
+/* A new connection on the loop: its first message within attach_timeout_ms.
+ * 0 or a negative errno. */
+static int conn_start(struct local_server *server, struct local_conn *conn)
+{
+	int err = sd_event_add_io(server->loop, &conn->io, conn->sock, EPOLLIN, on_sock, conn);
+
+	if (err >= 0)
+		err = sd_event_add_time(server->loop, &conn->timer, CLOCK_MONOTONIC, UINT64_MAX,
+		                        LOCAL_TIMER_ACCURACY_US, on_timer, conn);
+	if (err < 0)
+		return err;
+	conn->accepted = now_ms();
+	conn_watch(conn);
+	return 0;
 }
 
 static void local_server_accept(struct local_server *server)
@@ -736,9 +991,9 @@ static void local_server_accept(struct local_server *server)
 		for (i = 0; i < VGPU_MSIX_VECTORS; i++)
 			conn->irq_fds[i] = -1;
 		pthread_mutex_init(&conn->backend_lock, NULL);
-		err = pthread_create(&conn->thread, NULL, conn_main, conn);
+		err = conn_start(server, conn);
 		if (err) {
-			log_warn("cannot start a thread for a tenant connection: %s", strerror(err));
+			log_warn("cannot watch a tenant connection: %s", strerror(-err));
 			conn_free(conn);
 			continue;
 		}
@@ -747,34 +1002,6 @@ static void local_server_accept(struct local_server *server)
 		server->conns = conn;
 		server->live++;
 		pthread_mutex_unlock(&server->lock);
-	}
-}
-
-static void local_server_reap(struct local_server *server)
-{
-	struct local_conn **link, *done = NULL;
-
-	pthread_mutex_lock(&server->lock);
-	link = &server->conns;
-	while (*link) {
-		struct local_conn *conn = *link;
-
-		if (atomic_load(&conn->finished)) {
-			*link = conn->next;
-			conn->next = done;
-			done = conn;
-			server->live--;
-		} else {
-			link = &conn->next;
-		}
-	}
-	pthread_mutex_unlock(&server->lock);
-	while (done) {
-		struct local_conn *next = done->next;
-
-		pthread_join(done->thread, NULL);
-		conn_free(done);
-		done = next;
 	}
 }
 
@@ -795,27 +1022,31 @@ void local_server_destroy(struct local_server *server)
 	if (!server)
 		return;
 	sd_event_source_disable_unref(server->listen_source);
-	sd_event_source_disable_unref(server->finished_source);
-	close(server->listen_fd);
-	vgpud_unlink_unix(server->path);
-	pthread_mutex_lock(&server->lock);
-	for (conn = server->conns; conn; conn = conn->next) {
-		/* Wake the thread; the frontend sees end of file. Descriptors
-		 * stay open until the thread is joined. */
-		shutdown(conn->sock, SHUT_RDWR);
+	if (server->listen_fd >= 0) {
+		close(server->listen_fd);
+		vgpud_unlink_unix(server->path);
 	}
+	/* Wake what waits for a tenant; the frontends see end of file. The
+	 * jobs that run finish (those that detach free their connection),
+	 * then the rest is detached here. */
+	server->stopping = true;
+	pthread_mutex_lock(&server->lock);
+	for (conn = server->conns; conn; conn = conn->next)
+		shutdown(conn->sock, SHUT_RDWR);
+	pthread_mutex_unlock(&server->lock);
+	if (server->pool)
+		work_pool_flush(server->pool);
+	pthread_mutex_lock(&server->lock);
 	conn = server->conns;
 	server->conns = NULL;
 	pthread_mutex_unlock(&server->lock);
 	while (conn) {
 		struct local_conn *next = conn->next;
 
-		pthread_join(conn->thread, NULL);
+		conn_detach(conn);
 		conn_free(conn);
 		conn = next;
 	}
-	if (server->finished_fd >= 0)
-		close(server->finished_fd);
 	pthread_mutex_destroy(&server->lock);
 	free(server);
 }

@@ -3,14 +3,10 @@
 #include "mdev_host.h"
 
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "device.h"
@@ -20,6 +16,7 @@
 #include "registry.h"
 #include "stats_snapshot.h"
 #include "transport_mdev.h"
+#include "work_pool.h"
 
 #define MDEV_UNLIMITED_INSTANCES 256u
 #define MDEV_STATS_INTERVAL_MS 1000
@@ -28,10 +25,9 @@ struct mdev_host {
 	struct vgpud *d;
 	struct mdev_server *server;
 	struct domain_names *names; /* libvirt domain / QEMU -name of each VM */
-	int stop_fd;                /* eventfd: the statistics thread exits now */
-	atomic_bool stopping;       /* ... or at its next round */
-	pthread_t stats_thread;
-	bool stats_started;
+	sd_event_source *stats_timer; /* every MDEV_STATS_INTERVAL_MS */
+	struct work_job stats_job;    /* on the pool meanwhile */
+	bool stats_busy;              /* the loop's */
 	struct vgpud_ratelimit stats_log_limit;
 };
 
@@ -158,7 +154,7 @@ static int hook_attach(void *ctx, struct vgpu_transport *t, const char *profile,
 	err = vgpud_device_attach(h->d, t, &params, true, out, why, why_len);
 	if (err)
 		return err;
-	if (!reset) /* who opened it: the statistics thread applies the name once known */
+	if (!reset) /* who opened it: the statistics round applies the name once known */
 		domain_names_watch(h->names, uuid);
 	snprintf(st.vm_name, sizeof(st.vm_name), "%s", uuid);
 	apply_name(h, uuid, st.vm_name, sizeof(st.vm_name)); /* a reset keeps the name */
@@ -197,24 +193,41 @@ static void push_all_stats(struct mdev_host *h)
 }
 
 /*
- * A thread, not a timer on the loop: the snapshot takes the registry lock,
- * which attach and detach may hold while they wait; on the loop that would
- * hold up every mdev doorbell (test_slow_reset_does_not_delay_other_vms).
+ * A timer on the loop, the work on the pool: the snapshot takes the
+ * registry lock, which attach and detach may hold while they wait; on the
+ * loop that would hold up every mdev doorbell
+ * (test_slow_reset_does_not_delay_other_vms). One round at a time.
  */
-static void *stats_main(void *arg)
+static void stats_run(struct work_job *job)
 {
-	struct mdev_host *h = arg;
-	struct pollfd p = { .fd = h->stop_fd, .events = POLLIN };
+	push_all_stats((struct mdev_host *)((char *)job - offsetof(struct mdev_host, stats_job)));
+}
 
-	while (!atomic_load(&h->stopping)) {
-		int n = poll(&p, 1, MDEV_STATS_INTERVAL_MS);
+static void stats_done(struct work_job *job)
+{
+	((struct mdev_host *)((char *)job - offsetof(struct mdev_host, stats_job)))->stats_busy =
+		false;
+}
 
-		if (n > 0)
-			break; /* stop */
-		if (n == 0)
-			push_all_stats(h);
+static int on_stats_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct mdev_host *h = userdata;
+	int err;
+
+	(void)usec;
+	if (!h->stats_busy) {
+		h->stats_job.run = stats_run;
+		h->stats_job.done = stats_done;
+		err = work_pool_submit(h->d->pool, &h->stats_job);
+		h->stats_busy = !err;
+		if (err)
+			vgpud_log_ratelimited(&h->stats_log_limit, VGPUD_LOG_WARN,
+			                      "mdev: no worker for the statistics (%s); skipping "
+			                      "a round", strerror(-err));
 	}
-	return NULL;
+	sd_event_source_set_time_relative(source, MDEV_STATS_INTERVAL_MS * 1000ull);
+	sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+	return 0;
 }
 
 /* ------------------------------------------------------------ life cycle */
@@ -259,22 +272,16 @@ static int start_server(struct mdev_host *h, sd_event *loop,
 	return mdev_server_create(loop, &sc, &h->server, why, why_len);
 }
 
-static int start_stats(struct mdev_host *h, char *why, size_t why_len)
+static int start_stats(struct mdev_host *h, sd_event *loop, char *why, size_t why_len)
 {
-	int err;
+	int err = sd_event_add_time_relative(loop, &h->stats_timer, CLOCK_MONOTONIC,
+	                                     MDEV_STATS_INTERVAL_MS * 1000ull, 10000,
+	                                     on_stats_timer, h);
 
-	h->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (h->stop_fd < 0) {
-		err = -errno;
-		snprintf(why, why_len, "eventfd: %s", strerror(-err));
+	if (err < 0) {
+		snprintf(why, why_len, "cannot time the statistics: %s", strerror(-err));
 		return err;
 	}
-	err = -pthread_create(&h->stats_thread, NULL, stats_main, h);
-	if (err) {
-		snprintf(why, why_len, "cannot start the statistics thread: %s", strerror(-err));
-		return err;
-	}
-	h->stats_started = true;
 	return 0;
 }
 
@@ -289,12 +296,11 @@ int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_con
 		return -ENOMEM;
 	}
 	h->d = d;
-	h->stop_fd = -1;
 	err = start_names(h, config, why, why_len);
 	if (!err)
 		err = start_server(h, loop, config, why, why_len);
 	if (!err)
-		err = start_stats(h, why, why_len);
+		err = start_stats(h, loop, why, why_len);
 	if (err) {
 		mdev_host_destroy(h);
 		return err;
@@ -321,20 +327,12 @@ unsigned mdev_host_devices(struct mdev_host *h)
 
 void mdev_host_destroy(struct mdev_host *h)
 {
-	uint64_t one = 1;
-
 	if (!h)
 		return;
-	if (h->stats_started) {
-		atomic_store(&h->stopping, true);
-		if (write(h->stop_fd, &one, sizeof(one)) != sizeof(one))
-			log_warn("mdev: cannot wake the statistics thread (%s); it stops within "
-			         "a second", strerror(errno));
-		pthread_join(h->stats_thread, NULL);
-	}
+	sd_event_source_disable_unref(h->stats_timer);
+	if (h->stats_busy)
+		work_pool_flush(h->d->pool); /* the round in progress */
 	mdev_server_destroy(h->server);
 	domain_names_destroy(h->names);
-	if (h->stop_fd >= 0)
-		close(h->stop_fd);
 	free(h);
 }

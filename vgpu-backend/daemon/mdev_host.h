@@ -16,8 +16,10 @@
  *    the registry (a reset keeps it);
  *  - sysfs statistics: once a second, each mdev VM's figures and name go to
  *    the mdev's vendor/ group, and every type's available_instances is
- *    refreshed (local tenants take instances too) (a thread of its own;
- *    statistics never wait for an eviction).
+ *    refreshed (local tenants take instances too) (a timer on the loop,
+ *    each round a job on the daemon's worker pool: it takes the registry
+ *    lock, which must not hold up the loop; statistics never wait for an
+ *    eviction).
  */
 #ifndef VGPUD_MDEV_HOST_H
 #define VGPUD_MDEV_HOST_H

@@ -5,7 +5,7 @@
  * (migrate.h) and carries the stream to the destination itself.
  *
  * One struct migrate_local per connection, used only by that connection's
- * thread. Errors go back to the frontend in the reply (status and why);
+ * jobs (one at a time, on the worker pool). Errors go back to the frontend in the reply (status and why);
  * nothing here ends the connection except a malformed request (-EPROTO).
  */
 #ifndef VGPUD_MIGRATE_LOCAL_H
