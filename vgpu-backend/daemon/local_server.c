@@ -640,7 +640,8 @@ static void conn_end(struct local_conn *conn, int err)
 		         strerror(-err));
 	conn->state = CONN_ENDING;
 	sd_event_source_set_enabled(conn->io, SD_EVENT_OFF);
-	sd_event_source_set_enabled(conn->kick_io, SD_EVENT_OFF);
+	if (conn->kick_io)
+		sd_event_source_set_enabled(conn->kick_io, SD_EVENT_OFF);
 	sd_event_source_set_enabled(conn->timer, SD_EVENT_OFF);
 	if (!conn->device) {
 		atomic_store(&conn->dead, true);
@@ -839,7 +840,8 @@ static void conn_watch(struct local_conn *conn)
 	if (events)
 		sd_event_source_set_io_events(conn->io, events);
 	sd_event_source_set_enabled(conn->io, events ? SD_EVENT_ON : SD_EVENT_OFF);
-	sd_event_source_set_enabled(conn->kick_io, conn->busy ? SD_EVENT_OFF : SD_EVENT_ON);
+	if (conn->kick_io)
+		sd_event_source_set_enabled(conn->kick_io, conn->busy ? SD_EVENT_OFF : SD_EVENT_ON);
 	if (conn->out_pending)
 		deadline = conn->out_ms + server->swap_timeout_ms;
 	else if (conn->busy)
