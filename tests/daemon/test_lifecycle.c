@@ -72,7 +72,7 @@ static void assert_back_to(struct harness *h, const struct snapshot *before)
 	int i;
 
 	assert_true(harness_wait_vms(h, 0, 10000));
-	/* connection threads are reaped every half second */
+	/* a connection's descriptors close once its detach job ran */
 	for (i = 0; i < 200; i++) {
 		take(h, &now);
 		if (now.fds == before->fds)

@@ -443,8 +443,8 @@ static void test_detach_releases_everything(void **state)
 	assert_int_equal(after.vms, before.vms);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h->d->hal), free_before);
 	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
-	/* vgpud's and the client's descriptors are all closed again (the
-	 * connection thread is reaped within half a second) */
+	/* vgpud's and the client's descriptors are all closed again (once
+	 * the connection's detach job ran) */
 	for (i = 0; i < 100 && count_open_fds() != fds_before; i++)
 		usleep(10000);
 	assert_int_equal(count_open_fds(), fds_before);

@@ -561,7 +561,7 @@ static void handshake_done(struct local_conn *conn)
 	int err = conn->job_result;
 
 	if (!err)
-		err = sd_event_add_io(sd_event_source_get_event(conn->io), &conn->kick_io,
+		err = sd_event_add_io(conn->server->loop, &conn->kick_io,
 		                      conn->kick_fd, EPOLLIN, on_kick, conn);
 	if (err) {
 		conn_end(conn, 0);
