@@ -552,7 +552,7 @@ static void conn_remove(struct local_conn *conn)
 	conn_free(conn);
 }
 
-/* The kicks of an attached tenant on the loop. 0 or a negative errno. */
+/* The kicks of an attached tenant, on the loop. */
 static int on_kick(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 
 /* The handshake job is done: serve the tenant, or end the connection. */
@@ -560,9 +560,13 @@ static void handshake_done(struct local_conn *conn)
 {
 	int err = conn->job_result;
 
-	if (!err)
+	if (!err) {
 		err = sd_event_add_io(conn->server->loop, &conn->kick_io,
 		                      conn->kick_fd, EPOLLIN, on_kick, conn);
+		if (err < 0)
+			log_warn("tenant '%s': cannot watch its kicks (%s); detaching it",
+			         conn->vm_name, strerror(-err));
+	}
 	if (err) {
 		conn_end(conn, 0);
 		return;
