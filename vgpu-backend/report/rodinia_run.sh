@@ -9,7 +9,9 @@
 #                  POLICY SEED SWAP INSTANCES
 #
 # vgpud gets 32 MiB of simgpu VRAM (28 MiB for VMs) with 64 KiB chunks and
-# the eviction policy POLICY (random, priority, refbits) seeded with SEED.
+# the eviction policy POLICY (random, priority, refbits) seeded with SEED;
+# POLICY+whole (e.g. refbits+whole) evicts whole buffers instead of chunks
+# (vgpud --whole-buffer-eviction yes: the whole-buffer-swap baseline).
 # The available memory is set by a ballast: a vgpu-tenant of a profile of
 # weight 1000 that allocates (VRAM for VMs - AVAIL) first and holds it; the
 # core always picks the VM with the most resident bytes per weight as the
@@ -53,11 +55,12 @@ status_field() { ctl status --json 2>/dev/null | sed -n "s/^ *\"$1\": *\\([0-9]*
 
 mkdir "$DIR/profiles"
 : >"$DIR/vgpud.conf"
-REFBITS=no
+REFBITS=no WHOLE=no
+case "$POLICY" in *+whole) WHOLE=yes POLICY="${POLICY%+whole}" ;; esac
 [ "$POLICY" = refbits ] && REFBITS=yes
 SIMGPU_ACCESS_PROFILE="$DIR/profiles" "$VGPUD" --config "$DIR/vgpud.conf" --gpu simgpu \
 	--vram 32M --reserved-vram 4M --chunk-size 64K --policy "$POLICY" --seed "$SEED" \
-	--reference-bits "$REFBITS" --gpu-accounting no \
+	--reference-bits "$REFBITS" --whole-buffer-eviction "$WHOLE" --gpu-accounting no \
 	--profile ballast:weight=1000,cap=0,max_instances=1 --allowed-profiles '*' \
 	--socket "$DIR/vgpud.sock" --control-socket "$DIR/control.sock" \
 	--log-level error 2>"$DIR/vgpud.log" &
