@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "rodinia_run.h"
 #include "verdict.h"
 
 #define LEVELS_MAX 5
@@ -22,75 +23,20 @@
 #define SEEDS_QUICK 2
 #define INSTANCES 2
 #define CHUNK (64 * KiB)
+#define PROGRAMS 8 /* rodinia_program_count */
 
-struct program {
-	const char *name, *size; /* rodinia-NAME, SIZE argument */
-	uint64_t bytes;
-};
-
-static const struct program programs[] = {
-	{ "backprop", "512K", 512 * KiB }, { "bfs", "512K", 512 * KiB },
-	{ "heartwall", "256K", 256 * KiB }, { "hotspot", "256K", 256 * KiB },
-	{ "lud", "256K", 256 * KiB }, { "nn", "1M", 1 * MiB },
-	{ "srad-v1", "512K", 512 * KiB }, { "srad-v2", "512K", 512 * KiB },
-};
-#define PROGRAMS (sizeof(programs) / sizeof(programs[0]))
-
-struct run {
-	bool ok;          /* every instance exited 0 (results right) */
-	double modeled_ms; /* the slower instance's address space, modeled */
-	double wall_ms;   /* the slower instance's own runtime line, wall-clock */
-	double moved_mib;
-};
-
-/* One run; false when it could not run at all (not built). */
-static bool run_one(struct report *report, const struct program *p, uint64_t avail,
+/* One run of two instances; false when it could not run at all. */
+static bool run_one(struct report *report, const struct rodinia_program *p, uint64_t avail,
                     const char *policy, unsigned seed, bool swap, const char *prefix,
-                    struct run *out)
+                    struct rodinia_run *out)
 {
-	char cmd[2048], line[512];
-	FILE *pipe;
-	unsigned instances = 0, ases = 0;
-	int status;
+	struct rodinia_run_args args = { .avail = avail, .policy = policy, .seed = seed,
+		                         .swap = swap, .instances = INSTANCES, .prefix = prefix };
 
-	memset(out, 0, sizeof(*out));
-	snprintf(cmd, sizeof(cmd), "'%s/rodinia_run.sh' '%s' '%s/tests/rodinia/kernels' '%s/%s' %s %s 1 %" PRIu64
-	         " %s %u %d %d", REPORT_SOURCE_DIR, report->rodinia_build, REPORT_SOURCE_ROOT,
-	         report->dir, prefix, p->name, p->size, avail, policy, seed, swap ? 1 : 0,
-	         INSTANCES);
-	pipe = popen(cmd, "r");
-	if (!pipe)
-		return false;
-	out->ok = true;
-	while (fgets(line, sizeof(line), pipe)) {
-		unsigned long long ns, moved;
-		int rc;
-		double rt;
-
-		if (sscanf(line, "as=%*u modeled_ns=%llu", &ns) == 1) {
-			ases++;
-			if (ns / 1e6 > out->modeled_ms)
-				out->modeled_ms = ns / 1e6;
-		} else if (sscanf(line, "instance=%*u status=%d runtime_ms=%lf", &rc, &rt) >= 1) {
-			instances++;
-			out->ok &= rc == 0;
-			if (rc == 0 && rt > out->wall_ms)
-				out->wall_ms = rt;
-		} else if (sscanf(line, "moved_bytes=%llu", &moved) == 1) {
-			out->moved_mib = moved / (double)MiB;
-		}
-	}
-	status = pclose(pipe);
-	if (status != 0 || instances != INSTANCES)
-		return false;
-	out->ok &= ases == INSTANCES;
-	report_progress(report, "  %s at %" PRIu64 " KiB, %s seed %u%s: %s, %.3f ms modeled",
-	                p->name, avail / KiB, policy, seed, swap ? " swapped" : "",
-	                out->ok ? "ok" : "FAILED", out->modeled_ms);
-	return true;
+	return rodinia_run_one(report, p, &args, out);
 }
 
-static unsigned levels_of(const struct program *p, bool quick, uint64_t *levels)
+static unsigned levels_of(const struct rodinia_program *p, bool quick, uint64_t *levels)
 {
 	static const double full[] = { 0, 0.75, 0.5, 0.4, 1.0 / 3 };
 	uint64_t w = INSTANCES * p->bytes;
@@ -106,7 +52,7 @@ static unsigned levels_of(const struct program *p, bool quick, uint64_t *levels)
 }
 
 /* The access profile of the run `prefix`'s first address space as a plot. */
-static bool profile_plot(struct report *report, const struct program *p, const char *prefix,
+static bool profile_plot(struct report *report, const struct rodinia_program *p, const char *prefix,
                          bool *read_only, bool *write_only)
 {
 	char path[512], data[64], name[64], title[128], body[512], line[256];
@@ -198,7 +144,7 @@ void experiment_rodinia(struct report *report)
 		return;
 	}
 	for (unsigned i = 0; i < PROGRAMS; i++) {
-		const struct program *p = &programs[i];
+		const struct rodinia_program *p = &rodinia_programs[i];
 		uint64_t levels[LEVELS_MAX];
 		char data[64], prefix[64], body[900], title[128];
 		FILE *dat;
@@ -216,7 +162,7 @@ void experiment_rodinia(struct report *report)
 		          "wall-clock ms |\n|---|---|---|---|---|---|---|---|---|\n",
 		          p->name, p->size);
 		for (unsigned l = 0; l < count[i]; l++) {
-			struct run r, pr, rb, wb;
+			struct rodinia_run r, pr, rb, wb;
 			double sum = 0, sq = 0;
 			bool rok = true;
 
@@ -260,7 +206,7 @@ void experiment_rodinia(struct report *report)
 			fprintf(dat, "%.0f %.4f %.4f %.4f %.4f %.4f\n", vram[i][l], rnd[i][l], sd[i][l],
 			        prio[i][l], refb[i][l], whole[i][l]);
 			if (i == nn) {
-				struct run sw;
+				struct rodinia_run sw;
 
 				run_one(report, p, levels[l], "priority", 1, true, "rodinia-run", &sw);
 				swp[l] = sw.ok ? sw.modeled_ms : NAN;
@@ -318,16 +264,16 @@ void experiment_rodinia(struct report *report)
 	verdict_begin(&v, "T6.1 T6.2", "GPUswap executes every program (two instances) down to 3× "
 	              "oversubscription under every policy, results right");
 	for (unsigned i = 0; i < PROGRAMS; i++)
-		pred_holds(&v, programs[i].name, "every run exits 0 with its results checked",
+		pred_holds(&v, rodinia_programs[i].name, "every run exits 0 with its results checked",
 		           complete[i], "a run failed");
 	verdict_end(report, &v, NULL);
 
 	verdict_begin(&v, "T6.1 T6.2", "the runtime rises as memory is taken away: never falls "
 	              "from one size to the next smaller");
 	for (unsigned i = 0; i < PROGRAMS; i++) {
-		snprintf(label, sizeof(label), "%s, random", programs[i].name);
+		snprintf(label, sizeof(label), "%s, random", rodinia_programs[i].name);
 		pred_monotone(&v, label, "memory decreasing", vram[i], "KiB", rnd[i], count[i], 0.01);
-		snprintf(label, sizeof(label), "%s, priority", programs[i].name);
+		snprintf(label, sizeof(label), "%s, priority", rodinia_programs[i].name);
 		pred_monotone(&v, label, "memory decreasing", vram[i], "KiB", prio[i], count[i], 0.01);
 	}
 	verdict_end(report, &v, "two instances interleave on the host's threads: which instance "
@@ -336,7 +282,7 @@ void experiment_rodinia(struct report *report)
 	verdict_begin(&v, "T6.1 T6.2", "the priority policy's runtime is at most the random "
 	              "policy's mean (thesis: *\"consistently lower\"*)");
 	for (unsigned i = 0; i < PROGRAMS; i++)
-		pred_a_le_b(&v, programs[i].name, "priority", "random (mean)", vram[i], "KiB", prio[i],
+		pred_a_le_b(&v, rodinia_programs[i].name, "priority", "random (mean)", vram[i], "KiB", prio[i],
 		            rnd[i], count[i], 0.01);
 	verdict_end(report, &v, "the priorities follow accesses per page, not the eviction's cost "
 	            "(the thesis's own finding for nn)");
@@ -344,7 +290,7 @@ void experiment_rodinia(struct report *report)
 	verdict_begin(&v, "T6.1 T6.2 P5", "GPUswap (priority) is never slower than whole-buffer "
 	              "eviction (thesis: *\"GPUswap significantly outperforms Gdev\"*)");
 	for (unsigned i = 0; i < PROGRAMS; i++)
-		pred_a_le_b(&v, programs[i].name, "priority", "whole buffer", vram[i], "KiB", prio[i],
+		pred_a_le_b(&v, rodinia_programs[i].name, "priority", "whole buffer", vram[i], "KiB", prio[i],
 		            whole[i], count[i], 0.01);
 	verdict_end(report, &v, "an evicted buffer stays readable over PCIe here (no swap-in), so "
 	            "the baseline loses only by moving more");
@@ -352,7 +298,7 @@ void experiment_rodinia(struct report *report)
 	verdict_begin(&v, "T6.1 T6.2", "whole-buffer eviction moves at least as many bytes as "
 	              "GPUswap's chunks (priority) under pressure");
 	for (unsigned i = 0; i < PROGRAMS; i++)
-		pred_a_le_b(&v, programs[i].name, "priority MiB", "whole-buffer MiB", vram[i], "KiB",
+		pred_a_le_b(&v, rodinia_programs[i].name, "priority MiB", "whole-buffer MiB", vram[i], "KiB",
 		            prio_moved[i], whole_moved[i], count[i], 0.01);
 	verdict_end(report, &v, "the reference-bits policy picks other buffers than priority");
 
@@ -361,7 +307,7 @@ void experiment_rodinia(struct report *report)
 	for (unsigned i = 0; i < PROGRAMS; i++) {
 		unsigned last = count[i] - 1;
 
-		snprintf(label, sizeof(label), "%s, priority", programs[i].name);
+		snprintf(label, sizeof(label), "%s, priority", rodinia_programs[i].name);
 		pred_in_range(&v, label, 100 * (prio[i][last] / prio[i][0] - 1), 50, 786, "% rise");
 	}
 	verdict_end(report, &v, "one repetition, small working sets: the share of time in "
@@ -370,7 +316,7 @@ void experiment_rodinia(struct report *report)
 	verdict_begin(&v, "T4.4", "each program's access profile is recorded per page while it "
 	              "runs its PTX; nn's input is only read and its output only written");
 	for (unsigned i = 0; i < PROGRAMS; i++)
-		pred_holds(&v, programs[i].name, "per-page counts recorded", profiled[i],
+		pred_holds(&v, rodinia_programs[i].name, "per-page counts recorded", profiled[i],
 		           "no profile");
 	pred_holds(&v, "nn", "some pages only read and some only written", nn_ro && nn_wo, NULL);
 	verdict_end(report, &v, NULL);
