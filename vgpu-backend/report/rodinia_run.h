@@ -47,7 +47,11 @@ struct rodinia_run_args {
 	const char *prefix; /* access profiles go to report->dir/PREFIX-N.tsv */
 };
 
-/* One run; false when it could not run at all (not built, vgpud failed). */
+/* One run; false when it could not run at all (not built, vgpud failed).
+ * A run with the same program and arguments as an earlier one in this
+ * process (prefix aside) is not run again: its results are returned
+ * (experiments 12 and 13 share runs so), and its profiles are those of the
+ * earlier run's prefix. */
 bool rodinia_run_one(struct report *report, const struct rodinia_program *p,
                      const struct rodinia_run_args *args, struct rodinia_run *out);
 
