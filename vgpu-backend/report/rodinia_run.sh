@@ -115,6 +115,7 @@ if [ "$DUMMY" -gt 0 ]; then
 		fi
 		sleep 0.05
 	done
+	sleep 0.2 # its last buffer's fill (a kernel) finishes; then it only holds
 fi
 
 declare -a PIDS=()
