@@ -80,13 +80,27 @@ static bool run(struct report *report, const struct rodinia_program *p, const ch
 	return true;
 }
 
+/* A figure, or "-" where there is none (nothing evicted, nobody suspended). */
+static const char *fig(char *buf, size_t len, const char *format, double value)
+{
+	if (isnan(value))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, format, value);
+	return buf;
+}
+
 static void row(struct report *report, const char *name, const char *setting,
                 const char *policy, const struct latency *l)
 {
-	report_md(report, "| %s | %s | %s | %s | %.0f | %.3f | %.3f | %.3f | %.4f | %.3f | %.3f | "
-	          "%.0f | %.3f | %.3f |\n", name, setting, policy, l->ok ? "ok" : "FAILED",
-	          l->passes, l->mib, l->policy, l->setup, l->dma, l->other, l->alloc,
-	          l->suspensions, l->drain, l->pause);
+	char f[8][24];
+
+	report_md(report, "| %s | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f | %s | "
+	          "%s |\n", name, setting, policy, l->ok ? "ok" : "FAILED", l->passes,
+	          fig(f[0], 24, "%.3f", l->mib), fig(f[1], 24, "%.3f", l->policy),
+	          fig(f[2], 24, "%.3f", l->setup), fig(f[3], 24, "%.4f", l->dma),
+	          fig(f[4], 24, "%.3f", l->other), fig(f[5], 24, "%.3f", l->alloc), l->suspensions,
+	          fig(f[6], 24, "%.3f", l->drain), fig(f[7], 24, "%.3f", l->pause));
 }
 
 void experiment_rodinia_latency(struct report *report)
@@ -178,7 +192,10 @@ void experiment_rodinia_latency(struct report *report)
 			else if (!run(report, p, "priority", true, chunks[c], &sweep[i][c]))
 				memset(&sweep[i][c], 0, sizeof(sweep[i][c]));
 			ok &= sweep[i][c].ok;
-			report_md(report, " %.3f / %.3f |", sweep[i][c].runtime_ms, sweep[i][c].alloc);
+			char a[24], b[24];
+
+			report_md(report, " %s / %s |", fig(a, sizeof(a), "%.3f", sweep[i][c].runtime_ms),
+			          fig(b, sizeof(b), "%.3f", sweep[i][c].alloc));
 		}
 		report_md(report, "\n");
 	}
