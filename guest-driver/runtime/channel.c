@@ -24,7 +24,10 @@ _Static_assert(VGPU_CONTROL_BYTES == VGPU_PAGE_SIZE, "a control page is one page
 #define WAIT_SPINS 256
 /* Longest sleep between polls while waiting without an interrupt. */
 #define WAIT_SLEEP_MAX_NS 500000
-/* How often an overdue wait asks the backend whether the channel died. */
+/* How often an overdue wait asks the backend whether the channel died: at
+ * most once per period over consecutive waits too, so a caller waiting in
+ * short timeouts (libcuda's 1 ms slices) does not turn every slice into a
+ * round trip to the backend (a register read over vgpud's socket). */
 #define WAIT_STATUS_PERIOD_NS 100000000ull
 #define DEFAULT_TIMEOUT_MS 60000
 
@@ -41,6 +44,7 @@ struct vgpu_channel {
 	uint64_t begun_position;
 	uint32_t begun_words;
 	int timeout_ms;
+	uint64_t next_status_ns;   /* the next wait asks the backend from then on */
 	int dead; /* 0, or why the channel is over: -EIO killed, -ENODEV gone */
 	struct vgpu_channel_stats stats;
 };
@@ -181,10 +185,20 @@ static int channel_status(struct vgpu_channel *ch)
 	return ch->dead;
 }
 
+/* channel_status, unless a wait of this channel asked less than
+ * WAIT_STATUS_PERIOD_NS ago. */
+static int channel_status_due(struct vgpu_channel *ch, uint64_t now)
+{
+	if (ch->next_status_ns && now < ch->next_status_ns)
+		return ch->dead;
+	ch->next_status_ns = now + WAIT_STATUS_PERIOD_NS;
+	return channel_status(ch);
+}
+
 int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
 {
 	const struct vgpu_backend_ops *ops = ch->dev->ops;
-	uint64_t start, deadline, next_status, sleep = 1000, now;
+	uint64_t start, deadline, sleep = 1000, now;
 	unsigned int spins;
 	int ret;
 
@@ -213,25 +227,21 @@ int vgpu_channel_wait(struct vgpu_channel *ch, uint64_t fence, int timeout_ms)
 		return note_end(ch, ret);
 	}
 
-	next_status = start + WAIT_STATUS_PERIOD_NS;
 	for (;;) {
 		if (vgpu_channel_fence_passed(ch, fence))
 			return 0;
 		now = vgpu_now_ns();
 		if (now >= deadline)
 			break;
-		if (now >= next_status) {
-			if (channel_status(ch))
-				return ch->dead;
-			next_status = now + WAIT_STATUS_PERIOD_NS;
-		}
+		if (channel_status_due(ch, now))
+			return ch->dead;
 		sleep_ns(sleep);
 		if (sleep < WAIT_SLEEP_MAX_NS)
 			sleep *= 2;
 	}
 	if (vgpu_channel_fence_passed(ch, fence))
 		return 0;
-	return channel_status(ch) ?: -ETIMEDOUT;
+	return channel_status_due(ch, vgpu_now_ns()) ?: -ETIMEDOUT;
 }
 
 int vgpu_channel_finish(struct vgpu_channel *ch, int timeout_ms)

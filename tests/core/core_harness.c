@@ -84,6 +84,7 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	if (config->policy)
 		core.policy = config->policy;
 	core.seed = config->seed ? config->seed : 1;
+	core.whole_buffers = config->whole_buffers;
 	core.host_budget_bytes = config->host_budget_bytes;
 	core.return_interval_ms = config->return_interval_ms;
 	if (config->drain_timeout_ms)

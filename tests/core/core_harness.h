@@ -24,6 +24,7 @@ struct core_harness_config {
 	uint64_t vram_bytes;        /* simgpu VRAM (before its reservation) */
 	uint64_t chunk_bytes;       /* 0 = the core's default (4 MiB) */
 	const char *policy;         /* NULL = random */
+	bool whole_buffers;         /* evict whole buffers (the baseline) */
 	uint64_t seed;
 	uint64_t host_budget_bytes;
 	uint32_t return_interval_ms; /* 0 = no thread */

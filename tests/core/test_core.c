@@ -11,6 +11,7 @@
  * VRAM is 60 MiB (64 MiB minus simgpu's 4 MiB reservation), chunks 1 MiB.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -403,6 +404,82 @@ static void test_priority_policy(void **state)
 	harness_chunk_counts(a, mid.handle, &resident, &evicted);
 	assert_int_equal(evicted, 4);
 	assert_true(harness_check(a, &low, 2));
+}
+
+/* Whole-buffer eviction: the buffer of the chunk the policy picks goes to
+ * host memory entirely, however little the request needs; with chunks
+ * (the same allocations) only what the request needs goes. */
+static void test_whole_buffer_eviction(void **state)
+{
+	for (int whole = 0; whole < 2; whole++) {
+		struct core_harness_config config = { .chunk_bytes = MiB, .policy = "priority",
+			                              .whole_buffers = whole };
+		struct vgpu_buffer_info low, mid, high, bs, cs[2];
+		struct vgpu_vm *a, *b, *c;
+		int resident, evicted;
+
+		core_harness_teardown(&h);
+		core_harness_setup(&h, &config);
+		a = harness_vm(&h, "a", 1, 0, 0);
+		b = harness_vm(&h, "b", 1, 0, 0);
+		c = harness_vm(&h, "c", 1, 0, 0);
+		harness_alloc_filled(&h, a, &mid, 1, 20 * MiB, 7, 1);
+		harness_alloc_filled(&h, a, &low, 1, 10 * MiB, 2, 2);
+		harness_alloc_filled(&h, a, &high, 1, 10 * MiB, 12, 3);
+		harness_alloc_filled(&h, b, &bs, 1, 20 * MiB, 0, 4);
+		/* VRAM full; a (40) is the victim, low its lowest buffer. */
+		assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &cs[0]), 0);
+		harness_chunk_counts(a, low.handle, &resident, &evicted);
+		assert_int_equal(evicted, whole ? 10 : 2);
+		assert_int_equal(resident, whole ? 0 : 8);
+		harness_assert_invariants(&h);
+		/* 12 MiB more: with whole buffers 8 MiB are free and a (30) is
+		 * the victim again: mid (priority 7) goes, all 20 MiB of it;
+		 * with chunks the rest of low goes, then 4 MiB of mid. */
+		assert_int_equal(vgpu_core_alloc(c, 12 * MiB, 7, 0, &cs[1]), 0);
+		harness_chunk_counts(a, mid.handle, &resident, &evicted);
+		assert_int_equal(evicted, whole ? 20 : 4);
+		harness_chunk_counts(a, high.handle, &resident, &evicted);
+		assert_int_equal(evicted, 0);
+		assert_int_equal(harness_stats(b).evicted_bytes, 0);
+		assert_int_equal(harness_stats(c).evicted_bytes, 0);
+		assert_true(harness_check(a, &low, 2));
+		assert_true(harness_check(a, &mid, 1));
+		assert_true(harness_check(a, &high, 3));
+		harness_assert_invariants(&h);
+	}
+}
+
+/* Whole-buffer eviction under the random policy: every buffer of the
+ * victim is either resident or evicted entirely, and whole buffers go
+ * until the request fits (two of four 15 MiB buffers for 20 MiB). */
+static void test_whole_buffer_eviction_random(void **state)
+{
+	uint64_t seed = harness_seed("whole_buffer_eviction_random");
+	struct core_harness_config config = { .chunk_bytes = MiB, .seed = seed,
+		                              .whole_buffers = true };
+	struct vgpu_buffer_info as[4], bs;
+	struct vgpu_vm *a, *b;
+	int total = 0;
+
+	core_harness_teardown(&h);
+	core_harness_setup(&h, &config);
+	a = harness_vm(&h, "a", 1, 0, 0);
+	b = harness_vm(&h, "b", 1, 0, 0);
+	harness_alloc_filled(&h, a, as, 4, 15 * MiB, 7, 1);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+	for (int i = 0; i < 4; i++) {
+		int resident, evicted;
+
+		harness_chunk_counts(a, as[i].handle, &resident, &evicted);
+		if (evicted != 0 && evicted != 15)
+			fail_msg("seed %" PRIu64 ": buffer %d half evicted (%d of 15 chunks)", seed,
+			         i, evicted);
+		total += evicted;
+	}
+	if (total != 30)
+		fail_msg("seed %" PRIu64 ": %d chunks evicted, not two whole buffers", seed, total);
+	harness_check_all(a, as, 4, 1);
 }
 
 /* Random: reproducible from the seed, and spread over the victim's chunks. */
@@ -971,6 +1048,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_buffer_larger_than_vram, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_priority_policy, setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_random_policy, setup_default, teardown),
+		cmocka_unit_test_setup_teardown(test_whole_buffer_eviction, setup_default, teardown),
+		cmocka_unit_test_setup_teardown(test_whole_buffer_eviction_random, setup_default,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_refbits_refused_without_reference_bits,
 		                                setup_default, teardown),
 		cmocka_unit_test_setup_teardown(test_refbits_policy, setup_default, teardown),

@@ -53,6 +53,7 @@ static void test_example_config(void **state)
 	assert_int_equal(c.gpu.vram_bandwidth, 900000000000ull);
 	assert_int_equal(c.chunk_bytes, 4ull << 20);
 	assert_string_equal(c.policy, "random");
+	assert_false(c.whole_buffer_eviction);
 	assert_int_equal(c.host_budget_bytes, 8ull << 30);
 	assert_int_equal(c.return_interval_ms, 50);
 	assert_int_equal(c.accounting_mode, VGPU_ACCOUNTING_LOGA);
@@ -93,6 +94,8 @@ static void test_config_errors(void **state)
 	expect_error("[simgpu]\nvram = 1Q\n", "expected a size");
 	expect_error("[core]\nvram = 1G\n", "unknown key 'vram' in [core]");
 	expect_error("[daemon]\nlog_level = chatty\n", "error, warn, info or debug");
+	expect_error("[core]\nwhole_buffer_eviction = maybe\n",
+	             ":2: whole_buffer_eviction = 'maybe': expected yes or no");
 	expect_error("[core]\naccounting_mode = sampling\n",
 	             ":2: accounting_mode = 'sampling': expected loga or neon");
 	expect_error("[profile bad name]\n", "profile name 'bad name' is invalid");

@@ -17,6 +17,15 @@
  *      and _max: of the per-round geometric means). Goal >= 0.97,
  *      reported, not asserted.
  *
+ * Where the vgpud side's extra time goes (measured per program run): the
+ * GPU-time accounting thread (LoGA, on by default) busy-polls the engine
+ * for 1 ms of every 6 while a channel lives, about a sixth of a core that
+ * the PTX interpreter does not get on a small machine (heartwall: 260 ms
+ * of CPU beside the 430 ms its kernels took); and round trips to vgpud:
+ * since libcuda's waits stopped asking for the channel's status every
+ * 1 ms slice, 8 to 37 per program (allocations, module, channel), not
+ * 31 to 1022.
+ *
  * LD_LIBRARY_PATH picks the library variant for each run, as a user
  * would; the two sides of a program run back to back, their order
  * alternating between programs and rounds, so a shared machine's load

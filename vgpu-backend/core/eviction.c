@@ -11,7 +11,9 @@
  * selected (one swap in its sets) and the victim's key drops by the chunk's
  * size (one O(log n) heap update). k chunks over n VMs cost O(k log n).
  * A selected chunk of the new buffer reduces the request instead: it will be
- * placed in host memory directly, with no copy.
+ * placed in host memory directly, with no copy. With config.whole_buffers
+ * the rest of the picked chunk's buffer is selected with it (whole-buffer
+ * eviction, the baseline of thesis §6.2).
  *
  * Before anything moves, the host budget must hold every selected chunk and
  * each gets its host memory (pinned, IOMMU-mapped); if either fails the
@@ -51,6 +53,32 @@ static struct vgpu_chunk *pick_chunk(struct vgpu_core *core, struct vgpu_vm *vic
 	/* A custom policy answered nonsense: fall back to random. */
 	count = vgpu_policy_evict_count(victim);
 	return vgpu_policy_evict_at(victim, vgpu_rng_below(&core->policy_context.rng, count));
+}
+
+/* Select chunk for the host; its VM's key drops by its size (the caller
+ * updates the heap). */
+static void select_chunk(struct vgpu_chunk *chunk, uint64_t *need, uint64_t *available,
+                         uint64_t *host_bytes)
+{
+	vgpu_chunk_select(chunk);
+	chunk->buffer->vm->victim.bytes -= chunk->bytes;
+	if (chunk->pending)
+		*need -= chunk->bytes;
+	else
+		*available += chunk->bytes;
+	*host_bytes += chunk->bytes;
+}
+
+/* Whole-buffer granularity: the buffer's other resident chunks go too.
+ * Selecting one swaps it out of the buffer's candidates, so the first
+ * candidate is taken until none is left. */
+static void select_rest_of_buffer(struct vgpu_core_buffer *buffer, uint64_t *need,
+                                  uint64_t *available, uint64_t *host_bytes)
+{
+	while (vgpu_policy_buffer_evict_count(buffer)) {
+		select_chunk(vgpu_policy_buffer_evict_at(buffer, 0), need, available,
+		             host_bytes);
+	}
 }
 
 static struct vgpu_chunk *first_selected(struct vgpu_vm *vm, int location)
@@ -177,15 +205,11 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 		}
 		victim = container_of(node, struct vgpu_vm, victim);
 		chunk = pick_chunk(core, victim);
-		vgpu_chunk_select(chunk);
 		vgpu_pass_touch_locked(core, victim);
-		node->bytes -= chunk->bytes;
+		select_chunk(chunk, &need, &available, &host_bytes);
+		if (core->config.whole_buffers)
+			select_rest_of_buffer(chunk->buffer, &need, &available, &host_bytes);
 		vgpu_victim_heap_update(&core->victims, node);
-		if (chunk->pending)
-			need -= chunk->bytes;
-		else
-			available += chunk->bytes;
-		host_bytes += chunk->bytes;
 	}
 	mark = vgpu_core_now_ns();
 	time->policy_ns += mark - start;

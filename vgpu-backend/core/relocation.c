@@ -436,13 +436,18 @@ static int copy_and_remap(struct vgpu_core *core, struct vgpu_vm *vm,
 	uint64_t in_flight = core->config.copies_in_flight;
 	struct window *windows = calloc(count, sizeof(*windows));
 	struct remap_progress progress = { 0 };
-	uint64_t mark;
+	struct vgpu_hal_as_counters engine;
+	uint64_t mark, modeled;
 	size_t first = 0, mapped = 0;
 	int err = 0, wait_err = 0;
 
 	if (!windows)
 		return -ENOMEM;
 	vgpu_release_abandoned_copies(core);
+	/* The DMA address space is the core's: its copy-engine time is
+	 * these copies' (and the passes' before, under the same lock). */
+	vgpu_hal_as_counters(dma->as, &engine);
+	modeled = engine.busy_ns[VGPU_ENGINE_COPY];
 	vgpu_dma_begin(dma);
 	while (first < count && !err) {
 		mark = vgpu_core_now_ns();
@@ -480,6 +485,8 @@ static int copy_and_remap(struct vgpu_core *core, struct vgpu_vm *vm,
 		undo_remaps(vm, chunks, progress.done);
 		time->page_table_ns += vgpu_core_now_ns() - mark;
 	}
+	vgpu_hal_as_counters(dma->as, &engine);
+	time->copy_modeled_ns += engine.busy_ns[VGPU_ENGINE_COPY] - modeled;
 	if (wait_err == -ETIMEDOUT) {
 		/* A copy may still write its destination: keep the windows and
 		 * the staged memory until the engine is idle, then free them. */

@@ -54,6 +54,7 @@ void vgpu_core_time_add(struct vgpu_core_time *sum, const struct vgpu_core_time 
 	sum->policy_ns += add->policy_ns;
 	sum->setup_ns += add->setup_ns;
 	sum->copy_ns += add->copy_ns;
+	sum->copy_modeled_ns += add->copy_modeled_ns;
 	sum->other_ns += add->other_ns;
 	sum->page_table_ns += add->page_table_ns;
 	sum->tlb_ns += add->tlb_ns;

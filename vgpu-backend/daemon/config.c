@@ -101,6 +101,9 @@ static const struct key keys[] = {
 	{ "core", "policy", T_STRING, STR(policy), "NAME",
 	  "eviction policy: random, priority or refbits (default random)" },
 	{ "core", "seed", T_U64, OFF(seed), 0, "N", "seed of the policy's random choices" },
+	{ "core", "whole_buffer_eviction", T_BOOL, OFF(whole_buffer_eviction), 0, "BOOL",
+	  "evict every resident chunk of the buffer whose chunk the policy picks, at once: "
+	  "the whole-buffer-swap baseline of the thesis, for comparison (default no: chunks)" },
 	{ "core", "host_budget", T_BUDGET, OFF(host_budget_bytes), 0, "SIZE",
 	  "host memory for evicted chunks, all VMs together (auto = half of the RAM at "
 	  "start, 0 = no limit; default auto)" },

@@ -73,6 +73,7 @@ struct vgpud_config {
 	uint64_t chunk_bytes;
 	char policy[32];
 	uint64_t seed;
+	bool whole_buffer_eviction;     /* evict whole buffers (the baseline; default no) */
 	uint64_t host_budget_bytes; /* 0 = no limit; VGPUD_HOST_BUDGET_AUTO until vgpud runs */
 	uint64_t host_cache_bytes;  /* freed host buffers kept for reuse */
 	uint32_t return_interval_ms;

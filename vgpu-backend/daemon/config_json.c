@@ -75,6 +75,8 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_u64(core, "chunk_size", c->chunk_bytes);
 	add_str(core, "policy", c->policy);
 	add_u64(core, "seed", c->seed);
+	json_object_object_add(core, "whole_buffer_eviction",
+	                       json_object_new_boolean(c->whole_buffer_eviction));
 	if (c->host_budget_bytes == VGPUD_HOST_BUDGET_AUTO) /* --check-config: not resolved */
 		add_str(core, "host_budget", "auto");
 	else

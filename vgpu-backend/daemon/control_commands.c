@@ -212,6 +212,26 @@ static struct json_object *vm_json(const struct vgpud_stats_snapshot *snapshot,
 	return o;
 }
 
+/* Where the evictions' time went, summed over every pass since vgpud
+ * started (vgpu/core_stats.h): the thesis's latency breakdown. */
+static struct json_object *eviction_json(const struct vgpu_core_time *t)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_u64(o, "passes", t->passes);
+	add_u64(o, "policy_ns", t->policy_ns);
+	add_u64(o, "setup_ns", t->setup_ns);
+	add_u64(o, "copy_ns", t->copy_ns);
+	add_u64(o, "copy_modeled_ns", t->copy_modeled_ns);
+	add_u64(o, "other_ns", t->other_ns);
+	add_u64(o, "total_ns", t->total_ns);
+	add_u64(o, "victim_drain_ns", t->drain_ns);
+	add_u64(o, "victim_pause_ns", t->pause_ns);
+	add_u64(o, "vm_suspensions", t->vm_suspensions);
+	add_u64(o, "bytes_copied", t->bytes_copied);
+	return o;
+}
+
 static struct json_object *gpu_json(const struct vgpud_stats_snapshot *snapshot)
 {
 	struct json_object *o = json_object_new_object();
@@ -231,6 +251,7 @@ static struct json_object *gpu_json(const struct vgpud_stats_snapshot *snapshot)
 	add_u64(o, "chunks_placed_on_host", stats->chunks_placed_on_host);
 	add_u64(o, "chunks_returned", stats->chunks_returned);
 	add_u64(o, "vms", stats->vms);
+	json_object_object_add(o, "eviction", eviction_json(&stats->eviction));
 	return o;
 }
 

@@ -76,6 +76,7 @@ static int create_core(struct vgpud *d, char *why, size_t why_len)
 	config.chunk_bytes = d->config.chunk_bytes;
 	config.policy = d->config.policy;
 	config.seed = d->config.seed;
+	config.whole_buffers = d->config.whole_buffer_eviction;
 	config.host_budget_bytes = d->config.host_budget_bytes; /* auto resolved */
 	config.host_cache_bytes = d->config.host_cache_bytes;
 	config.return_interval_ms = d->config.return_interval_ms;

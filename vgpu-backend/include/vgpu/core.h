@@ -27,7 +27,10 @@
  *    the new buffer's chunks when the requester is the victim) } until
  *    free VRAM + selected ≥ request. Equal ratios: the VM with the lower id
  *    (the one created first) is the victim. Selected chunks of the new
- *    buffer go to host memory directly, without a copy. The selected
+ *    buffer go to host memory directly, without a copy. With
+ *    config.whole_buffers every chunk picked brings the other resident
+ *    chunks of its buffer along (a whole buffer is evicted at once; the
+ *    return pass still returns chunk by chunk). The selected
  *    chunks are then moved one VM at a time: suspend all its channels
  *    (shadow channels), drain them, copy on the copy engine through the
  *    core's private DMA address space with several copies in flight,
@@ -175,6 +178,11 @@ struct vgpu_core_config {
 	const char *policy;            /* "random", "priority" or "refbits" */
 	const struct vgpu_policy_ops *policy_ops; /* a custom policy; overrides policy */
 	uint64_t seed;                 /* seeds the policy's random choices */
+	bool whole_buffers;            /* eviction granularity: false = the chunk
+	                                  the policy picks (GPUswap); true = every
+	                                  resident chunk of that chunk's buffer
+	                                  at once (the whole-buffer-swap baseline
+	                                  of thesis §6.2, for comparison) */
 	uint64_t host_budget_bytes;    /* pinned host memory for evicted chunks;
 	                                  0 = no limit but the host's */
 	uint64_t host_cache_bytes;     /* freed pinned host buffers kept for reuse

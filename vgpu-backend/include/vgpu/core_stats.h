@@ -7,7 +7,9 @@
  * time splits into
  *   policy  choosing victims and chunks,
  *   setup   host memory, IOMMU and DMA-window mappings, queuing copies,
- *   copy    waiting for the copy engine,
+ *   copy    waiting for the copy engine (copy_modeled_ns: what the copy
+ *           engine spent on them on the GPU's own clock, where the HAL
+ *           models one: simgpu; 0 where it does not),
  *   other   suspending, draining, PTE rewrite, TLB invalidation, freeing
  *           VRAM, resuming, mapping the new buffer; of which
  *             page_table  rewriting the moved chunks' PTEs,
@@ -31,6 +33,7 @@ struct vgpu_core_time {
 	uint64_t policy_ns;
 	uint64_t setup_ns;
 	uint64_t copy_ns;
+	uint64_t copy_modeled_ns; /* the copy engine's modeled time, not part of total */
 	uint64_t other_ns;
 	uint64_t page_table_ns; /* part of other */
 	uint64_t tlb_ns;        /* part of other */
@@ -52,6 +55,7 @@ static inline void vgpu_core_time_delta(struct vgpu_core_time *d,
 	d->policy_ns = later->policy_ns - earlier->policy_ns;
 	d->setup_ns = later->setup_ns - earlier->setup_ns;
 	d->copy_ns = later->copy_ns - earlier->copy_ns;
+	d->copy_modeled_ns = later->copy_modeled_ns - earlier->copy_modeled_ns;
 	d->other_ns = later->other_ns - earlier->other_ns;
 	d->page_table_ns = later->page_table_ns - earlier->page_table_ns;
 	d->tlb_ns = later->tlb_ns - earlier->tlb_ns;
