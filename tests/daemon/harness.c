@@ -112,7 +112,7 @@ int tenant_open(struct harness *h, struct tenant *t, const char *name, const cha
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = vgpu_local_device_open(&config, &t->dev);
+	err = vgpu_local_device_open(&config, &t->dev, &t->error);
 	if (err)
 		return err;
 	t->bar2 = vgpu_local_device_bar2(t->dev);

@@ -86,7 +86,7 @@ static void assert_back_to(struct harness *h, const struct snapshot *before)
 	assert_int_equal(now.core.vms, 0);
 	assert_int_equal(now.vram_free, before->vram_free);
 	assert_int_equal(now.fds, before->fds);
-	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
+	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL), 0);
 }
 
 static pid_t spawn_helper(struct harness *h, const char *name, FILE **out)

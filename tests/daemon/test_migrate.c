@@ -117,11 +117,13 @@ static void verify(struct harness *h, struct guest *g)
 
 		assert_int_equal(handle_table_lookup(&dev->handles, g->handle[i], &core_handle), 0);
 		for (uint64_t off = 0; off < BUFFER_BYTES; off += 1u << 20) {
-			assert_int_equal(vgpu_core_buffer_read(dev->vm, core_handle, off, buf, 1u << 20), 0);
+			assert_int_equal(vgpu_core_buffer_read(dev->vm, core_handle, off, buf,
+			                                       1u << 20, NULL), 0);
 			for (size_t w = 0; w < (1u << 20) / 4; w++)
 				if (buf[w] != g->pattern[i])
 					fail_msg("buffer %u word %zu at offset %llu: %#x, expected %#x "
-					         "(seed %llu)", i, w, (unsigned long long)off, buf[w],
+					         "(seed "
+					         "%llu)", i, w, (unsigned long long)off, buf[w],
 					         g->pattern[i], (unsigned long long)test_seed());
 		}
 	}
@@ -193,7 +195,7 @@ static void test_live_migration(void **state)
 	print_message("migrated: %u rounds, %llu bytes sent for %llu, downtime %.1f ms\n",
 	              r.rounds, (unsigned long long)r.bytes_sent, (unsigned long long)r.vm_bytes,
 	              r.downtime_ns / 1e6);
-	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
 	assert_true(harness_wait_vms(&s->a, 0, 5000)); /* nothing left on the source */
 	assert_true(harness_wait_vms(&s->b, 1, 5000));
 	verify(&s->b, &s->g);
@@ -411,7 +413,7 @@ static void test_save_restore_and_corrupt(void **state)
 	}
 	munmap(stream, (size_t)len);
 	close(fd);
-	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
 	assert_true(harness_wait_vms(&s->a, 0, 5000));
 	verify(&s->b, &s->g);
 	write_burst(&s->g, 4);
@@ -586,7 +588,7 @@ static void test_local_export(void **state)
 	              "%.1f ms\n", r.rounds, (unsigned long long)r.bytes_sent,
 	              (unsigned long long)r.precopy_bytes, (unsigned long long)r.vm_bytes,
 	              r.downtime_ns / 1e6);
-	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
 	assert_true(harness_wait_vms(&s->a, 0, 5000)); /* released with the connection */
 	assert_true(harness_wait_vms(&s->b, 1, 5000));
 	verify(&s->b, &s->g);

@@ -275,6 +275,7 @@ static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *on
 
 static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *req)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const char *name = get_string(req, "vm");
 	struct vgpud_device *dev;
 	struct json_object *response;
@@ -294,13 +295,13 @@ static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *r
 		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
 		                      name);
 	}
-	err = vgpu_core_set_weight(dev->vm, (uint32_t)weight);
+	err = vgpu_core_set_weight(dev->vm, (uint32_t)weight, &error);
 	if (!err)
 		atomic_store(&dev->weight_overridden, true);
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err)
 		return error_response("cannot set the weight of '%s': %s", name,
-		                      vgpu_core_last_error());
+		                      vgpu_error_msg(&error));
 	log_info("VM '%s': weight set to %llu", name, (unsigned long long)weight);
 	response = ok_response();
 	add_str(response, "vm", name);
@@ -310,6 +311,7 @@ static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *r
 
 static struct json_object *cmd_set_scheduler(struct vgpud *d, struct json_object *req)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const char *name = get_string(req, "vm"), *mode = get_string(req, "mode");
 	struct vgpud_device *dev;
 	struct json_object *response;
@@ -328,11 +330,11 @@ static struct json_object *cmd_set_scheduler(struct vgpud *d, struct json_object
 		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
 		                      name);
 	}
-	err = vgpu_core_vm_set_scheduler(dev->vm, mode);
+	err = vgpu_core_vm_set_scheduler(dev->vm, mode, &error);
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err)
 		return error_response("cannot set the scheduler of '%s': %s", name,
-		                      vgpu_core_last_error());
+		                      vgpu_error_msg(&error));
 	log_info("VM '%s': scheduler set to %s", name, mode);
 	response = ok_response();
 	add_str(response, "vm", name);
@@ -421,10 +423,10 @@ static struct json_object *cmd_health(struct vgpud *d, struct json_object *req)
 	add_u64(response, "channel_error_events", d->routes.errors);
 	pthread_mutex_unlock(&d->routes.lock);
 	if (json_object_object_get_ex(req, "invariants", &check) && json_object_get_boolean(check)) {
-		char why[512];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
-		if (vgpu_core_check_invariants(d->core, why, sizeof(why))) {
-			add_str(response, "invariants", why);
+		if (vgpu_core_check_invariants(d->core, &why)) {
+			add_str(response, "invariants", vgpu_error_msg(&why));
 			add_str(response, "status", "invariants violated");
 		} else {
 			add_str(response, "invariants", "ok");

@@ -68,6 +68,7 @@ static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 
 static int create_core(struct vgpud *d, char *why, size_t why_len)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_core_config config;
 	int err;
 
@@ -88,9 +89,9 @@ static int create_core(struct vgpud *d, char *why, size_t why_len)
 	config.on_fence = vgpud_event_on_fence;
 	config.on_channel_error = vgpud_event_on_channel_error;
 	config.event_ctx = &d->routes;
-	err = vgpu_core_create(d->hal, &config, &d->core);
+	err = vgpu_core_create(d->hal, &config, &d->core, &error);
 	if (err)
-		snprintf(why, why_len, "cannot start the GPUswap core: %s", vgpu_core_last_error());
+		snprintf(why, why_len, "cannot start the GPUswap core: %s", vgpu_error_msg(&error));
 	return err;
 }
 
@@ -375,13 +376,14 @@ void vgpud_destroy(struct vgpud *d)
 
 void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud_device *dev;
 
 	vgpu_mutex_lock(&d->registry.lock);
 	vgpud_registry_for_each_locked(&d->registry, dev)
 		if (!strcmp(dev->profile, profile) && !atomic_load(&dev->weight_overridden) &&
-		    vgpu_core_set_weight(dev->vm, weight))
-			log_warn("VM '%s' keeps its weight: %s", dev->name, vgpu_core_last_error());
+		    vgpu_core_set_weight(dev->vm, weight, &error))
+			log_warn("VM '%s' keeps its weight: %s", dev->name, vgpu_error_msg(&error));
 	vgpu_mutex_unlock(&d->registry.lock);
 }
 

@@ -322,6 +322,7 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
                         const struct vgpu_attach_params *params, bool instance_held,
                         struct vgpud_device **out, char *why, size_t why_len)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_vm_config vm_config;
 	struct vgpud_device *dev = device_new(d, t, params);
 	int err;
@@ -346,7 +347,7 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	vm_config.cap_bytes = dev->profile_spec.cap_bytes;
 	if (dev->profile_spec.scheduler[0])
 		vm_config.scheduler = dev->profile_spec.scheduler;
-	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm);
+	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm, &error);
 	if (err) {
 		if (err == -EEXIST)
 			vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another "
@@ -355,15 +356,15 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 			vgpu_why(why, why_len, "the GPU has no address space left for another VM; "
 			         "detach one first");
 		else
-			vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+			vgpu_why(why, why_len, "%s", vgpu_error_msg(&error));
 		goto fail_profile;
 	}
 	dev->vm_id = vgpu_core_vm_id(dev->vm);
 	err = vgpu_core_reserve_va(dev->vm, (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE,
-	                           &dev->va_window_base);
+	                           &dev->va_window_base, &error);
 	if (err) {
 		vgpu_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
-		         vgpu_core_last_error());
+		         vgpu_error_msg(&error));
 		goto fail_vm;
 	}
 	err = vgpud_registry_add(&d->registry, dev);
@@ -396,6 +397,7 @@ fail_profile:
 
 void vgpu_device_detach(struct vgpud_device *dev)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud *d = dev->daemon;
 
 	atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
@@ -414,8 +416,9 @@ void vgpu_device_detach(struct vgpud_device *dev)
 
 	vgpud_registry_remove(&d->registry, dev);
 	vgpu_device_destroy_windows(dev);
-	if (vgpu_core_release_va(dev->vm, dev->va_window_base)) /* destroying the VM frees it */
-		log_warn("VM '%s': %s", dev->name, vgpu_core_last_error());
+	if (vgpu_core_release_va(dev->vm, dev->va_window_base,
+	                         &error)) /* destroying the VM frees it */
+		log_warn("VM '%s': %s", dev->name, vgpu_error_msg(&error));
 	vgpu_core_vm_destroy(dev->vm);
 	put_profile(d, dev);
 	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",

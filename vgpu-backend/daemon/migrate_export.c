@@ -165,7 +165,7 @@ static int harvest(struct migrate_export *e, bool announce)
 	struct vgpu_core_buffer_desc *buffers;
 	size_t count;
 	uint64_t unannounced = 0;
-	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count);
+	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count, NULL);
 
 	if (err)
 		return err;
@@ -206,7 +206,7 @@ static int harvest(struct migrate_export *e, bool announce)
 			if (e->tracking)
 				err = vgpu_core_vm_test_and_clear_dirty(
 					e->dev->vm, s->gpu_va + (uint64_t)p * MIGRATE_DATA_MAX,
-					piece_bytes(s, p), &dirty);
+					piece_bytes(s, p), &dirty, NULL);
 			if (!err && dirty && !s->pending[p]) {
 				s->pending[p] = 1;
 				atomic_fetch_add(&e->pending_bytes, piece_bytes(s, p));
@@ -268,7 +268,8 @@ static int send_pending(struct migrate_export *e, bool final)
 			data.offset = (uint64_t)p * MIGRATE_DATA_MAX;
 			data.bytes = piece_bytes(b, p);
 			vgpu_mutex_unlock(&e->lock);
-			err = vgpu_core_buffer_read(vm, data.handle, data.offset, e->piece, data.bytes);
+			err = vgpu_core_buffer_read(vm, data.handle, data.offset, e->piece,
+			                            data.bytes, NULL);
 			freed = err == -ENOENT;
 			if (freed) { /* nothing of it to send */
 				vgpu_mutex_lock(&e->lock);
@@ -310,7 +311,7 @@ static void *throttle_main(void *arg)
 		uint64_t off_ns = THROTTLE_PERIOD_NS * atomic_load(&e->throttle_pct) / 100, t0;
 
 		t0 = now_ns();
-		if (vgpu_core_vm_stop_channels(e->dev->vm) == 0) {
+		if (vgpu_core_vm_stop_channels(e->dev->vm, NULL) == 0) {
 			throttle_sleep(e, off_ns);
 			/* paused: stopped until the export ends */
 			while (atomic_load(&e->throttle_pct) >= 100 && !atomic_load(&e->stop))
@@ -320,7 +321,7 @@ static void *throttle_main(void *arg)
 			 * shadows now, in the downtime, and dirty it all again */
 			if (atomic_load(&e->stop) && atomic_load(&e->keep_stopped))
 				break;
-			vgpu_core_vm_start_channels(e->dev->vm);
+			vgpu_core_vm_start_channels(e->dev->vm, NULL);
 		}
 		throttle_sleep(e, THROTTLE_PERIOD_NS - off_ns);
 	}
@@ -396,7 +397,7 @@ static void *precopy_main(void *arg)
 static void release(struct migrate_export *e)
 {
 	if (e->tracking)
-		vgpu_core_vm_dirty_tracking(e->dev->vm, false);
+		vgpu_core_vm_dirty_tracking(e->dev->vm, false, NULL);
 	atomic_store(&e->dev->exporting, false);
 	free(e->piece);
 	for (size_t i = 0; i < e->sent_count; i++)
@@ -436,7 +437,8 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		vgpu_why(why, why_len, err == -ENOENT ? "no VM '%s' is attached"
 		                       : err == -ENOTSUP
 		                               ? "VM '%s' has GPU programs loaded (MODULE_LOAD); "
-		                                 "their migration is not supported yet: unload them "
+		                                 "their migration is not supported yet: unload "
+		                                 "them "
 		                                 "first"
 		                               : "VM '%s' is being migrated, or was, or "
 		                                 "waits for its frontend",
@@ -471,10 +473,11 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		err = migrate_write(&e->stream, MIGRATE_REC_BEGIN, &b, sizeof(b), NULL, 0);
 	}
 	if (!err && precopy) {
-		err = vgpu_core_vm_dirty_tracking(dev->vm, true);
+		err = vgpu_core_vm_dirty_tracking(dev->vm, true, NULL);
 		if (err == -ENOTSUP) {
 			log_info("VM '%s': GPU '%s' tracks no dirty pages: no pre-copy, the export "
-			         "is a stop-and-copy", dev->name, d->caps.name ? d->caps.name : "?");
+			         "is a "
+			         "stop-and-copy", dev->name, d->caps.name ? d->caps.name : "?");
 			err = 0;
 		} else if (!err) {
 			e->tracking = true;
@@ -652,6 +655,7 @@ static int await_import(struct migrate_export *e, char *why, size_t why_len)
 static int finish(struct migrate_export *e, struct migrate_result *result, char *why,
                   size_t why_len, bool hold)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud_device *dev = e->dev;
 	uint64_t stop_ns, precopy_bytes, t_stopped, t_harvested, t_data, t_state, dirtied = 0;
 	uint64_t pending_at_stop;
@@ -662,7 +666,7 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	memset(result, 0, sizeof(*result));
 	if (e->thread_error) {
 		if (vgpu_core_vm_channels_stopped(dev->vm))
-			vgpu_core_vm_start_channels(dev->vm);
+			vgpu_core_vm_start_channels(dev->vm, &error);
 		vgpu_why(why, why_len, "VM '%s': %s; it runs on here", dev->name, e->thread_why);
 		err = e->thread_error;
 		release(e);
@@ -673,10 +677,11 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	stop_ns = now_ns();
 	vgpu_device_pause_worker(dev);
 	/* a paused GPU (the throttle's) stays stopped from the pre-copy on */
-	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm);
+	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm,
+	                                                                              &error);
 	if (err) {
 		vgpu_why(why, why_len, "VM '%s': cannot stop its channels: %s", dev->name,
-		         vgpu_core_last_error());
+		         vgpu_error_msg(&error));
 		vgpu_device_resume_worker(dev);
 		release(e);
 		return err;
@@ -699,7 +704,7 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	else if (e->reply_fd >= 0)
 		err = await_import(e, why, why_len);
 	if (err) {
-		vgpu_core_vm_start_channels(dev->vm);
+		vgpu_core_vm_start_channels(dev->vm, &error);
 		vgpu_device_resume_worker(dev);
 		log_info("VM '%s': export failed (%s); it runs on here", dev->name, why);
 		release(e);
@@ -756,12 +761,13 @@ int migrate_export_finish_held(struct migrate_export *e, struct migrate_result *
 
 void migrate_export_thaw(struct vgpud_device *dev)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	if (!atomic_load(&dev->migrated))
 		return;
 	atomic_store(&dev->migrated, false);
-	if (vgpu_core_vm_start_channels(dev->vm))
+	if (vgpu_core_vm_start_channels(dev->vm, &error))
 		log_warn("VM '%s': cannot restart its channels: %s", dev->name,
-		         vgpu_core_last_error());
+		         vgpu_error_msg(&error));
 	vgpu_device_resume_worker(dev);
 	/* what completed while it was held */
 	vgpu_device_raise(dev, atomic_load(&dev->irq_status) |

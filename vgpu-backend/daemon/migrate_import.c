@@ -130,6 +130,7 @@ static struct imported_buffer *find_buffer(struct import *im, uint64_t source_ha
 static int begin(struct import *im, const struct migrate_begin *b, uint32_t peer_uid,
                  char *why, size_t why_len)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud *d = im->d;
 	struct vgpu_attach_params params;
 	char name[MIGRATE_NAME_MAX], profile[MIGRATE_NAME_MAX], scheduler[17];
@@ -171,20 +172,21 @@ static int begin(struct import *im, const struct migrate_begin *b, uint32_t peer
 		return -EINVAL;
 	}
 	if (b->weight_overridden && b->weight) {
-		vgpu_core_set_weight(im->dev->vm, b->weight);
+		vgpu_core_set_weight(im->dev->vm, b->weight, &error);
 		atomic_store(&im->dev->weight_overridden, true);
 	}
 	if (scheduler[0] && vgpu_core_scheduler_known(scheduler))
-		vgpu_core_vm_set_scheduler(im->dev->vm, scheduler);
+		vgpu_core_vm_set_scheduler(im->dev->vm, scheduler, &error);
 	/* channels created from now on start suspended */
-	err = vgpu_core_vm_stop_channels(im->dev->vm);
+	err = vgpu_core_vm_stop_channels(im->dev->vm, &error);
 	if (err)
-		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+		vgpu_why(why, why_len, "%s", vgpu_error_msg(&error));
 	return err;
 }
 
 static int buffer(struct import *im, const struct migrate_buffer *b, char *why, size_t why_len)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_buffer_info info;
 	int err;
 
@@ -204,9 +206,9 @@ static int buffer(struct import *im, const struct migrate_buffer *b, char *why, 
 		im->buffers = grown;
 		im->capacity = capacity;
 	}
-	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info);
+	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info, &error);
 	if (err) {
-		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+		vgpu_why(why, why_len, "%s", vgpu_error_msg(&error));
 		return err;
 	}
 	im->buffers[im->count++] = (struct imported_buffer){
@@ -220,6 +222,7 @@ static int buffer(struct import *im, const struct migrate_buffer *b, char *why, 
 static int data(struct import *im, const uint8_t *payload, uint32_t length, char *why,
                 size_t why_len)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct migrate_data h;
 	struct imported_buffer *b;
 	int err;
@@ -232,9 +235,10 @@ static int data(struct import *im, const uint8_t *payload, uint32_t length, char
 		         "outside it");
 		return -EPROTO;
 	}
-	err = vgpu_core_buffer_write(im->dev->vm, b->handle, h.offset, payload + sizeof(h), h.bytes);
+	err = vgpu_core_buffer_write(im->dev->vm, b->handle, h.offset, payload + sizeof(h), h.bytes,
+	                             &error);
 	if (err)
-		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+		vgpu_why(why, why_len, "%s", vgpu_error_msg(&error));
 	return err;
 }
 
@@ -349,6 +353,7 @@ static int handles(struct import *im, const uint8_t *payload, uint32_t length, c
 /* END: drop buffers freed on the source meanwhile, start the channels. */
 static int end(struct import *im, char *why, size_t why_len)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	int err;
 
 	if (!im->handles_done || !im->device_done) {
@@ -357,10 +362,11 @@ static int end(struct import *im, char *why, size_t why_len)
 	}
 	for (size_t i = 0; i < im->count; i++)
 		if (!im->buffers[i].named)
-			vgpu_core_free(im->dev->vm, im->buffers[i].handle);
-	err = vgpu_core_vm_start_channels(im->dev->vm);
+			vgpu_core_free(im->dev->vm, im->buffers[i].handle, &error);
+	err = vgpu_core_vm_start_channels(im->dev->vm, &error);
 	if (err)
-		vgpu_why(why, why_len, "cannot start the VM's channels: %s", vgpu_core_last_error());
+		vgpu_why(why, why_len, "cannot start the VM's channels: %s",
+		         vgpu_error_msg(&error));
 	return err;
 }
 
