@@ -48,10 +48,10 @@ void harness_config(struct harness *h)
 
 void harness_start(struct harness *h)
 {
-	char why[1024] = "";
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	if (vgpud_create(&h->config, false, &h->d, why, sizeof(why)))
-		fail_msg("vgpud did not start: %s", why);
+	if (vgpud_create(&h->config, false, &h->d, &why))
+		fail_msg("vgpud did not start: %s", vgpu_error_msg(&why));
 	assert_int_equal(vgpud_start(h->d), 0);
 }
 

@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vgpu/error.h"
+
 #include "daemon.h"
 #include "device.h"
 #include "log.h"

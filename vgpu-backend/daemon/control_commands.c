@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "vgpu/core.h"
+#include "vgpu/error.h"
 #include "vgpu/util.h"
 
 #include "config_json.h"
@@ -454,11 +455,12 @@ static struct json_object *cmd_metrics(struct vgpud *d)
 
 static struct json_object *cmd_reload(struct vgpud *d)
 {
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	if (vgpud_reload_profiles(d, why, sizeof(why))) {
-		log_error("reload failed, profiles unchanged: %s", why);
-		return error_response("reload failed, the profiles are unchanged: %s", why);
+	if (vgpud_reload_profiles(d, &why)) {
+		log_error("reload failed, profiles unchanged: %s", vgpu_error_msg(&why));
+		return error_response("reload failed, the profiles are unchanged: %s",
+		                      vgpu_error_msg(&why));
 	}
 	return cmd_types(d);
 }
@@ -471,7 +473,7 @@ static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
 	struct migrate_export *e;
 	struct migrate_result r;
 	struct json_object *response;
-	char why[320];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int fd, err;
 
 	if (!vm || !file)
@@ -479,16 +481,16 @@ static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
 	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return error_response("cannot create '%s': %s", file, strerror(errno));
-	err = migrate_export_start(d, vm, fd, -1, false, &e, why, sizeof(why));
+	err = migrate_export_start(d, vm, fd, -1, false, &e, &why);
 	if (!err)
-		err = migrate_export_finish(e, &r, why, sizeof(why));
+		err = migrate_export_finish(e, &r, &why);
 	if (!err && fsync(fd) < 0)
-		err = -errno, snprintf(why, sizeof(why), "cannot write '%s': %s", file,
-		                       strerror(errno));
+		err = vgpu_error_set(&why, -errno, "cannot write '%s': %s", file,
+		                     strerror(errno));
 	close(fd);
 	if (err) {
 		unlink(file);
-		return error_response("%s", why);
+		return error_response("%s", vgpu_error_msg(&why));
 	}
 	response = ok_response();
 	add_u64(response, "bytes", r.bytes_sent);
@@ -500,7 +502,7 @@ static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
 static struct json_object *cmd_restore(struct vgpud *d, struct json_object *req)
 {
 	const char *file = get_string(req, "file");
-	char why[320];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int fd, err;
 
 	if (!file)
@@ -508,10 +510,10 @@ static struct json_object *cmd_restore(struct vgpud *d, struct json_object *req)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return error_response("cannot open '%s': %s", file, strerror(errno));
-	err = migrate_import(d, fd, 0, why, sizeof(why));
+	err = migrate_import(d, fd, 0, &why);
 	close(fd);
 	if (err)
-		return error_response("%s", why);
+		return error_response("%s", vgpu_error_msg(&why));
 	return ok_response();
 }
 

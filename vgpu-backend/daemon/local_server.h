@@ -30,6 +30,8 @@
 
 #include <systemd/sd-event.h>
 
+#include "vgpu/error.h"
+
 #include "transport.h"
 
 struct local_server;
@@ -48,9 +50,9 @@ struct local_server_config {
 
 /* Bind and listen, accepting tenants on loop (which also joins the threads
  * of connections that ended). 0, or a negative errno after writing what
- * was wrong and what to do into why. */
+ * was wrong and what to do into error. */
 int local_server_create(sd_event *loop, const struct local_server_config *config,
-                        struct local_server **out, char *why, size_t why_len);
+                        struct local_server **out, struct vgpu_error *error);
 
 /* Number of live connections. */
 unsigned local_server_connections(struct local_server *server);

@@ -17,6 +17,7 @@
 #include "requests.h"
 #include "share_limits.h"
 #include "vgpu/abi/module_table.h"
+#include "vgpu/error.h"
 
 static enum vgpu_status status_of_errno(int err)
 {
@@ -332,14 +333,14 @@ static void handle_channel_create(struct vgpud_device *dev,
 			.r = &r,
 			.status = VGPU_STATUS_LIMIT,
 		};
-		char why[256];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
 		/* the user's share of the GPU's channels (share_limits.h) */
-		if (vgpud_share_channel(dev->daemon, dev, create_channel, &call, why, sizeof(why)) ==
+		if (vgpud_share_channel(dev->daemon, dev, create_channel, &call, &why) ==
 		    -ENOSPC) {
 			vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
 			                      "VM '%s': CHANNEL_CREATE refused: "
-			                      "%s", dev->name, why);
+			                      "%s", dev->name, vgpu_error_msg(&why));
 			reply(response, VGPU_STATUS_LIMIT, NULL, 0);
 			return;
 		}

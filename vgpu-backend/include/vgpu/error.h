@@ -106,7 +106,8 @@ static inline int vgpu_error_prefix(struct vgpu_error *error, const char *fmt, .
 
 static inline int vgpu_error_prefix(struct vgpu_error *error, const char *fmt, ...)
 {
-	char prefix[VGPU_ERROR_MSG_MAX], old[VGPU_ERROR_MSG_MAX];
+	char prefix[VGPU_ERROR_MSG_MAX];
+	size_t room = sizeof(error->msg) - 1, plen, mlen;
 	va_list ap;
 
 	if (!vgpu_error_is_set(error))
@@ -114,9 +115,31 @@ static inline int vgpu_error_prefix(struct vgpu_error *error, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
-	memcpy(old, error->msg, sizeof(old));
-	snprintf(error->msg, sizeof(error->msg), "%s%s", prefix, old);
+	plen = strlen(prefix);
+	mlen = strlen(error->msg);
+	if (mlen > room - plen)
+		mlen = room - plen;
+	memmove(error->msg + plen, error->msg, mlen);
+	memcpy(error->msg, prefix, plen);
+	error->msg[plen + mlen] = '\0';
 	return error->code;
+}
+
+/* The sentence into a fixed field where it leaves the process (a protocol
+ * reply's message): truncated to len - 1 bytes, always terminated; ""
+ * when none is set. Returns buf. */
+static inline char *vgpu_error_text(const struct vgpu_error *error, char *buf, size_t len)
+{
+	size_t n = vgpu_error_is_set(error) ? strlen(error->msg) : 0;
+
+	if (!len)
+		return buf;
+	if (n > len - 1)
+		n = len - 1;
+	if (n)
+		memcpy(buf, error->msg, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* Pass a carrier of one's own on to the caller's (dst may be NULL; src
