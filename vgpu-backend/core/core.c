@@ -83,7 +83,7 @@ static int check_config(const struct vgpu_core_config *config, uint64_t chunk_by
                         struct vgpu_error *error)
 {
 	uint32_t min_page = vgpu_page_size_smallest(caps->page_size_mask);
-	char why[256], size[32], page[32], fallback[32];
+	char size[32], page[32], fallback[32];
 	int err;
 
 	if (chunk_bytes % min_page) {
@@ -111,12 +111,13 @@ static int check_config(const struct vgpu_core_config *config, uint64_t chunk_by
 		                      "fill in struct vgpu_policy_ops");
 	}
 	if ((*policy)->check) {
-		why[0] = '\0';
-		err = (*policy)->check(caps, why, sizeof(why));
-		if (err) {
-			return vgpu_error_set(error, err, "%s",
-			                      why[0] ? why : "the policy cannot run on this GPU");
-		}
+		struct vgpu_error why = VGPU_ERROR_INIT;
+
+		err = (*policy)->check(caps, &why);
+		if (err && vgpu_error_is_set(&why))
+			return vgpu_error_propagate(error, &why);
+		if (err)
+			return vgpu_error_set(error, err, "the policy cannot run on this GPU");
 	}
 	if (config->accounting_jitter_percent > VGPU_GPU_TIME_MAX_JITTER) {
 		return vgpu_error_set(error, -EINVAL,

@@ -373,14 +373,14 @@ static void verify_vm(struct sim_run *run, const struct sim_step *step, struct s
 
 	for (size_t i = 0; i < vm->buffer_count; i++) {
 		struct sim_buffer *buffer = &vm->buffers[i];
-		char why[256];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
 		if (!buffer->live || !buffer->contents.known)
 			continue;
 		if (sim_contents_verify(&buffer->contents, vgpu_core_vm_address_space(vm->vm),
-		                        buffer->info.gpu_va, why, sizeof(why))) {
+		                        buffer->info.gpu_va, &why)) {
 			say(run, step, "verify %s: buffer '%s' differs: %s", vm->name, buffer->name,
-			    why);
+			    vgpu_error_msg(&why));
 			ok = false;
 		}
 	}
