@@ -290,6 +290,7 @@ int vgpu_device_open_local(const struct vgpu_local_device_config *config, int ti
 	struct vgpu_proto_config proto_config = { 0 };
 	struct vgpu_local_device_config resolved = { 0 };
 	const char *socket_path = vgpu_guest_local_socket_path(config);
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct local_backend *b;
 	int ret;
 
@@ -301,13 +302,11 @@ int vgpu_device_open_local(const struct vgpu_local_device_config *config, int ti
 		snprintf(why, why_len, "out of memory");
 		return -ENOMEM;
 	}
-	ret = vgpu_local_device_open(&resolved, &b->dev);
+	ret = vgpu_local_device_open(&resolved, &b->dev, &error);
 	if (ret) {
-		const char *detail = vgpu_local_device_last_error();
-
 		/* The client library's message names the socket and what to do. */
-		if (detail && *detail)
-			snprintf(why, why_len, "%s", detail);
+		if (vgpu_error_is_set(&error) && error.msg[0])
+			snprintf(why, why_len, "%s", error.msg);
 		else if (ret == -ENOENT || ret == -ECONNREFUSED)
 			snprintf(why, why_len,
 			         "vgpud is not running at %s: start vgpud, or point --socket or "

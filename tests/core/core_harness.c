@@ -32,6 +32,7 @@ static void on_error(void *ctx, struct vgpu_vm *vm, const struct vgpu_hal_event 
 
 void core_harness_setup(struct core_harness *harness, const struct core_harness_config *config)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct simgpu_config gpu;
 	struct vgpu_core_config core;
 	int err;
@@ -94,9 +95,9 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 	core.on_fence = on_fence;
 	core.on_channel_error = on_error;
 	core.event_ctx = harness;
-	err = vgpu_core_create(harness->hal, &core, &harness->core);
+	err = vgpu_core_create(harness->hal, &core, &harness->core, &error);
 	if (err)
-		fail_msg("vgpu_core_create: %s", vgpu_core_last_error());
+		fail_msg("vgpu_core_create: %s", vgpu_error_msg(&error));
 }
 
 void core_harness_teardown(struct core_harness *harness)
@@ -108,6 +109,7 @@ void core_harness_teardown(struct core_harness *harness)
 struct vgpu_vm *harness_vm(struct core_harness *harness, const char *name, uint32_t weight,
                            uint64_t cap, uint64_t chunk)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_vm_config config;
 	struct vgpu_vm *vm = NULL;
 
@@ -116,8 +118,8 @@ struct vgpu_vm *harness_vm(struct core_harness *harness, const char *name, uint3
 	config.weight = weight;
 	config.cap_bytes = cap;
 	config.chunk_bytes = chunk;
-	if (vgpu_core_vm_create(harness->core, &config, &vm))
-		fail_msg("vm %s: %s", name, vgpu_core_last_error());
+	if (vgpu_core_vm_create(harness->core, &config, &vm, &error))
+		fail_msg("vm %s: %s", name, vgpu_error_msg(&error));
 	return vm;
 }
 
@@ -160,7 +162,7 @@ bool harness_check(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer, ui
 
 		harness_pattern(expected, offset, n, seed);
 		/* under the allocation lock: a relocation may be in flight */
-		if (vgpu_core_vm_read(vm, buffer->gpu_va + offset, actual, n) ||
+		if (vgpu_core_vm_read(vm, buffer->gpu_va + offset, actual, n, NULL) ||
 		    memcmp(expected, actual, n))
 			ok = false;
 	}
@@ -174,7 +176,7 @@ void harness_alloc_filled(struct core_harness *harness, struct vgpu_vm *vm,
                           unsigned priority, uint64_t seed)
 {
 	for (int i = 0; i < count; i++) {
-		assert_int_equal(vgpu_core_alloc(vm, bytes, priority, 0, &buffers[i]), 0);
+		assert_int_equal(vgpu_core_alloc(vm, bytes, priority, 0, &buffers[i], NULL), 0);
 		harness_fill(vm, &buffers[i], seed + i);
 		harness_assert_invariants(harness);
 	}
@@ -190,16 +192,16 @@ void harness_check_all(struct vgpu_vm *vm, const struct vgpu_buffer_info *buffer
 
 void harness_assert_invariants(struct core_harness *harness)
 {
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	if (vgpu_core_check_invariants(harness->core, why, sizeof(why)))
-		fail_msg("invariant broken: %s", why);
+	if (vgpu_core_check_invariants(harness->core, &why))
+		fail_msg("invariant broken: %s", vgpu_error_msg(&why));
 }
 
 void harness_chunk_counts(struct vgpu_vm *vm, uint64_t handle, int *resident, int *evicted)
 {
 	struct vgpu_chunk_info chunks[4096];
-	int count = vgpu_core_buffer_chunks(vm, handle, chunks, 4096);
+	int count = vgpu_core_buffer_chunks(vm, handle, chunks, 4096, NULL);
 
 	assert_true(count >= 0 && count <= 4096);
 	*resident = *evicted = 0;
@@ -260,6 +262,7 @@ void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
                          struct harness_guest *guest, uint32_t max_submissions,
                          uint32_t max_pause_us, uint64_t seed)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_hal_as *as = vgpu_core_vm_address_space(vm);
 	struct guest_submitter_config config;
 	uint64_t count, *pages, zero = 0;
@@ -273,20 +276,20 @@ void harness_guest_setup(struct core_harness *harness, struct vgpu_vm *vm,
 	                                                   VGPU_GPFIFO_ENTRY_BYTES);
 	assert_non_null(guest->window);
 	err = vgpu_core_channel_create(vm, 0, guest_window_double_ops(), guest->window,
-	                               &guest->channel, &guest->info);
+	                               &guest->channel, &guest->info, &error);
 	if (err)
-		fail_msg("channel: %s", vgpu_core_last_error());
+		fail_msg("channel: %s", vgpu_error_msg(&error));
 	assert_int_equal(guest_window_double_attach(guest->window, &guest->info), 0);
 	err = vgpu_core_alloc(vm, guest_submitter_data_bytes(max_submissions),
-	                      VGPU_PRIORITY_DEFAULT, 0, &guest->data);
+	                      VGPU_PRIORITY_DEFAULT, 0, &guest->data, &error);
 	if (err)
-		fail_msg("guest log: %s", vgpu_core_last_error());
+		fail_msg("guest log: %s", vgpu_error_msg(&error));
 
 	/* Guest RAM: pushbuffers, then one page of semaphores. */
 	guest->ram_bytes = (guest_submitter_pushbuffer_bytes(max_submissions) + 65535) & ~65535ull;
 	guest->semaphore_va = guest->ram_bytes;
 	guest->ram_bytes += 65536;
-	assert_int_equal(vgpu_core_reserve_va(vm, guest->ram_bytes, &guest->ram_va), 0);
+	assert_int_equal(vgpu_core_reserve_va(vm, guest->ram_bytes, &guest->ram_va, &error), 0);
 	guest->semaphore_va += guest->ram_va;
 	assert_int_equal(vgpu_hal_host_alloc(harness->hal, guest->ram_bytes, &guest->ram), 0);
 	assert_int_equal(vgpu_hal_iommu_map(harness->hal, guest->ram, 0, guest->ram_bytes,
@@ -326,8 +329,8 @@ static void guest_teardown(struct harness_guest *guest, bool vm_gone)
 	guest_submitter_destroy(guest->submitter);
 	if (!vm_gone) {
 		vgpu_core_channel_destroy(guest->channel);
-		vgpu_core_free(guest->vm, guest->data.handle);
-		assert_int_equal(vgpu_core_release_va(guest->vm, guest->ram_va), 0);
+		vgpu_core_free(guest->vm, guest->data.handle, NULL);
+		assert_int_equal(vgpu_core_release_va(guest->vm, guest->ram_va, NULL), 0);
 	}
 	guest_window_double_detach(guest->window, guest->info.id);
 	guest_window_double_destroy(guest->window);

@@ -58,10 +58,11 @@ static void test_alloc_without_pressure(void **state)
 	struct vgpu_vm_stats vm;
 
 	/* 3 MiB + 5000 bytes: rounded to 3 MiB + 8 KiB, 4 chunks. */
-	assert_int_equal(vgpu_core_alloc(a, 3 * MiB + 5000, VGPU_PRIORITY_DEFAULT, 0, &buffer), 0);
+	assert_int_equal(vgpu_core_alloc(a, 3 * MiB + 5000, VGPU_PRIORITY_DEFAULT, 0, &buffer,
+	                                 NULL), 0);
 	assert_int_equal(buffer.bytes, 3 * MiB + 8 * KiB);
 	assert_int_equal(buffer.gpu_va % (64 * KiB), 0);
-	assert_int_equal(vgpu_core_buffer_chunks(a, buffer.handle, chunks, 8), 4);
+	assert_int_equal(vgpu_core_buffer_chunks(a, buffer.handle, chunks, 8, NULL), 4);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(chunks[i].bytes, MiB);
 		assert_int_equal(chunks[i].page_size, VGPU_PAGE_64K);
@@ -83,7 +84,7 @@ static void test_alloc_without_pressure(void **state)
 	assert_int_equal(stats.chunks_evicted + stats.chunks_placed_on_host, 0);
 	harness_assert_invariants(&h);
 
-	assert_int_equal(vgpu_core_free(a, buffer.handle), 0);
+	assert_int_equal(vgpu_core_free(a, buffer.handle, NULL), 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), VRAM);
 	/* The freed range is unmapped: the aperture faults on it. */
 	{
@@ -97,37 +98,38 @@ static void test_alloc_without_pressure(void **state)
 
 static void test_bad_input(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_vm *a = harness_vm(&h, "a", 1, 0, 0);
 	struct vgpu_vm *b = harness_vm(&h, "b", 1, 0, 0);
 	struct vgpu_buffer_info buffer, other;
 	struct vgpu_vm_config config;
 	struct vgpu_vm *vm;
 
-	assert_int_equal(vgpu_core_alloc(a, 0, 7, 0, &buffer), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "1 byte or more"));
-	assert_int_equal(vgpu_core_alloc(a, MiB, 16, 0, &buffer), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "priority"));
-	assert_int_equal(vgpu_core_alloc(a, MiB, 7, 1, &buffer), -EINVAL);
-	assert_int_equal(vgpu_core_alloc(a, UINT64_MAX, 7, 0, &buffer), -EINVAL);
-	assert_int_equal(vgpu_core_alloc(a, MiB, 7, 0, NULL), -EINVAL);
+	assert_int_equal(vgpu_core_alloc(a, 0, 7, 0, &buffer, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "1 byte or more"));
+	assert_int_equal(vgpu_core_alloc(a, MiB, 16, 0, &buffer, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "priority"));
+	assert_int_equal(vgpu_core_alloc(a, MiB, 7, 1, &buffer, &error), -EINVAL);
+	assert_int_equal(vgpu_core_alloc(a, UINT64_MAX, 7, 0, &buffer, &error), -EINVAL);
+	assert_int_equal(vgpu_core_alloc(a, MiB, 7, 0, NULL, &error), -EINVAL);
 	/* Huge but well-formed: exceeds the address space, not a crash. */
-	assert_true(vgpu_core_alloc(a, 1ull << 62, 7, 0, &buffer) < 0);
+	assert_true(vgpu_core_alloc(a, 1ull << 62, 7, 0, &buffer, &error) < 0);
 
-	assert_int_equal(vgpu_core_alloc(b, MiB, 7, 0, &other), 0);
+	assert_int_equal(vgpu_core_alloc(b, MiB, 7, 0, &other, &error), 0);
 	harness_fill(b, &other, 9);
 	/* b's handle means nothing in a; a's failures never touch b. */
-	assert_int_equal(vgpu_core_free(a, other.handle), -ENOENT);
-	assert_non_null(strstr(vgpu_core_last_error(), "no buffer with handle"));
-	assert_int_equal(vgpu_core_free(a, 0), -ENOENT);
-	assert_int_equal(vgpu_core_free(a, UINT64_MAX), -ENOENT);
-	assert_int_equal(vgpu_core_set_priority(a, other.handle, 3), -ENOENT);
-	assert_int_equal(vgpu_core_set_priority(b, other.handle, 99), -EINVAL);
-	assert_int_equal(vgpu_core_buffer_chunks(a, other.handle, NULL, 0), -ENOENT);
+	assert_int_equal(vgpu_core_free(a, other.handle, &error), -ENOENT);
+	assert_non_null(strstr(vgpu_error_msg(&error), "no buffer with handle"));
+	assert_int_equal(vgpu_core_free(a, 0, &error), -ENOENT);
+	assert_int_equal(vgpu_core_free(a, UINT64_MAX, &error), -ENOENT);
+	assert_int_equal(vgpu_core_set_priority(a, other.handle, 3, &error), -ENOENT);
+	assert_int_equal(vgpu_core_set_priority(b, other.handle, 99, &error), -EINVAL);
+	assert_int_equal(vgpu_core_buffer_chunks(a, other.handle, NULL, 0, &error), -ENOENT);
 	assert_true(harness_check(b, &other, 9));
 	assert_int_equal(harness_stats(b).allocated_bytes, MiB);
 	/* A freed handle is dead, even in its own VM. */
-	assert_int_equal(vgpu_core_free(b, other.handle), 0);
-	assert_int_equal(vgpu_core_free(b, other.handle), -ENOENT);
+	assert_int_equal(vgpu_core_free(b, other.handle, &error), 0);
+	assert_int_equal(vgpu_core_free(b, other.handle, &error), -ENOENT);
 
 	/* One error convention: every failure says why in the last error
 	 * (a successful call clears it first). */
@@ -136,60 +138,61 @@ static void test_bad_input(void **state)
 
 #define assert_fails_saying_why(call, want)                                        \
 	do {                                                                          \
-		assert_int_equal(vgpu_core_set_weight(a, 1), 0);                      \
-		assert_string_equal(vgpu_core_last_error(), "no error");              \
+		assert_int_equal(vgpu_core_set_weight(a, 1, &error), 0);                      \
+		assert_string_equal(vgpu_error_msg(&error), "no error");              \
 		assert_int_equal((call), (want));                                     \
-		assert_string_not_equal(vgpu_core_last_error(), "no error");          \
+		assert_string_not_equal(vgpu_error_msg(&error), "no error");          \
 	} while (0)
-		assert_fails_saying_why(vgpu_core_free(NULL, 1), -EINVAL);
-		assert_fails_saying_why(vgpu_core_set_priority(NULL, 1, 3), -EINVAL);
-		assert_fails_saying_why(vgpu_core_buffer_chunks(NULL, 1, NULL, 0), -EINVAL);
-		assert_fails_saying_why(vgpu_core_release_va(NULL, 0), -EINVAL);
-		assert_fails_saying_why(vgpu_core_release_va(a, 0x1000), -ENOENT);
-		assert_fails_saying_why(vgpu_core_reserve_va(a, 0, &va), -EINVAL);
-		assert_fails_saying_why(vgpu_core_set_weight(a, 0), -EINVAL);
-		assert_fails_saying_why(vgpu_core_alloc(a, MiB, 7, 1, &buffer), -EINVAL);
-		assert_fails_saying_why(vgpu_core_vm_create(NULL, NULL, NULL), -EINVAL);
-		assert_fails_saying_why(vgpu_core_create(NULL, NULL, NULL), -EINVAL);
+		assert_fails_saying_why(vgpu_core_free(NULL, 1, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_set_priority(NULL, 1, 3, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_buffer_chunks(NULL, 1, NULL, 0, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_release_va(NULL, 0, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_release_va(a, 0x1000, &error), -ENOENT);
+		assert_fails_saying_why(vgpu_core_reserve_va(a, 0, &va, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_set_weight(a, 0, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_alloc(a, MiB, 7, 1, &buffer, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_vm_create(NULL, NULL, NULL, &error), -EINVAL);
+		assert_fails_saying_why(vgpu_core_create(NULL, NULL, NULL, &error), -EINVAL);
 #undef assert_fails_saying_why
 	}
 
 	vgpu_vm_config_defaults(&config);
 	config.name = "a";
-	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EEXIST);
+	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm, &error), -EEXIST);
 	config.name = "";
-	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EINVAL);
+	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm, &error), -EINVAL);
 	config.name = "has space";
-	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EINVAL);
+	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm, &error), -EINVAL);
 	config.name = "c";
 	config.weight = 0;
-	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "weight"));
+	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "weight"));
 	config.weight = 1;
 	config.chunk_bytes = 1000;
-	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "not a multiple of the GPU's 4 KiB page"));
-	assert_int_equal(vgpu_core_set_weight(a, 0), -EINVAL);
+	assert_int_equal(vgpu_core_vm_create(h.core, &config, &vm, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "not a multiple of the GPU's 4 KiB page"));
+	assert_int_equal(vgpu_core_set_weight(a, 0, &error), -EINVAL);
 	assert_int_equal(harness_stats(a).weight, 1);
 }
 
 static void test_cap(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_vm *a = harness_vm(&h, "a", 1, 4 * MiB, 0);
 	struct vgpu_buffer_info one, two;
 	struct vgpu_core_stats stats;
 
-	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &one), 0);
-	assert_int_equal(vgpu_core_alloc(a, 2 * MiB, 7, 0, &two), -EDQUOT);
-	assert_non_null(strstr(vgpu_core_last_error(), "cap"));
+	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &one, &error), 0);
+	assert_int_equal(vgpu_core_alloc(a, 2 * MiB, 7, 0, &two, &error), -EDQUOT);
+	assert_non_null(strstr(vgpu_error_msg(&error), "cap"));
 	assert_int_equal(harness_stats(a).allocated_bytes, 3 * MiB);
 	assert_int_equal(harness_stats(a).alloc_failures, 1);
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.allocs_failed_cap, 1);
 	/* Exactly up to the cap is fine. */
-	assert_int_equal(vgpu_core_alloc(a, 1 * MiB, 7, 0, &two), 0);
-	assert_int_equal(vgpu_core_free(a, one.handle), 0);
-	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &one), 0);
+	assert_int_equal(vgpu_core_alloc(a, 1 * MiB, 7, 0, &two, &error), 0);
+	assert_int_equal(vgpu_core_free(a, one.handle, &error), 0);
+	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &one, &error), 0);
 }
 
 static void test_per_vm_chunk_size(void **state)
@@ -198,8 +201,8 @@ static void test_per_vm_chunk_size(void **state)
 	struct vgpu_buffer_info buffer;
 	struct vgpu_chunk_info chunks[8];
 
-	assert_int_equal(vgpu_core_alloc(a, MiB + 12 * KiB, 7, 0, &buffer), 0);
-	assert_int_equal(vgpu_core_buffer_chunks(a, buffer.handle, chunks, 8), 5);
+	assert_int_equal(vgpu_core_alloc(a, MiB + 12 * KiB, 7, 0, &buffer, NULL), 0);
+	assert_int_equal(vgpu_core_buffer_chunks(a, buffer.handle, chunks, 8, NULL), 5);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(chunks[i].bytes, 256 * KiB);
 		assert_int_equal(chunks[i].page_size, VGPU_PAGE_64K);
@@ -224,7 +227,7 @@ static void test_victim_is_largest(void **state)
 
 	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 100);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
-	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs, NULL), 0);
 	harness_assert_invariants(&h);
 	harness_fill(b, &bs, 7);
 	sa = harness_stats(a);
@@ -262,7 +265,7 @@ static void test_requester_is_victim(void **state)
 	harness_alloc_filled(&h, a, as, 3, 10 * MiB, 7, 20);
 	/* a: 30 resident + 10 requested = 40 > b's 30. Every selection
 	 * comes from a (at 30 vs 30 the tie goes to a, the lower id). */
-	assert_int_equal(vgpu_core_alloc(a, 10 * MiB, 7, 0, &as[3]), 0);
+	assert_int_equal(vgpu_core_alloc(a, 10 * MiB, 7, 0, &as[3], NULL), 0);
 	harness_assert_invariants(&h);
 	assert_int_equal(harness_stats(b).evicted_bytes, 0);
 	assert_int_equal(harness_stats(a).resident_bytes, 30 * MiB);
@@ -287,10 +290,10 @@ static void test_tie_rule(void **state)
 
 	harness_alloc_filled(&h, b, &bs, 1, 30 * MiB, 7, 1);
 	harness_alloc_filled(&h, a, &as, 1, 30 * MiB, 7, 2);
-	assert_int_equal(vgpu_core_alloc(c, 1 * MiB, 7, 0, &cs[0]), 0);
+	assert_int_equal(vgpu_core_alloc(c, 1 * MiB, 7, 0, &cs[0], NULL), 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 1 * MiB); /* a: id 1 */
 	assert_int_equal(harness_stats(b).evicted_bytes, 0);
-	assert_int_equal(vgpu_core_alloc(c, 4 * MiB, 7, 0, &cs[1]), 0);
+	assert_int_equal(vgpu_core_alloc(c, 4 * MiB, 7, 0, &cs[1], NULL), 0);
 	/* b (30) > a (29): b, then a and b alternate: b 2+... a 1+2 */
 	assert_int_equal(harness_stats(a).evicted_bytes, 3 * MiB);
 	assert_int_equal(harness_stats(b).evicted_bytes, 2 * MiB);
@@ -312,7 +315,7 @@ static void test_weighted_victim(void **state)
 	/* a 30/1 vs b 30/2 = 15 vs c's request 18/1. a gives until it ties
 	 * with c at 18, then a and c (the request counts as c's) alternate
 	 * until a = c = 15 = b's 30/2: everyone at the same ratio. */
-	assert_int_equal(vgpu_core_alloc(c, 18 * MiB, 7, 0, &cs), 0);
+	assert_int_equal(vgpu_core_alloc(c, 18 * MiB, 7, 0, &cs, NULL), 0);
 	assert_int_equal(harness_stats(a).resident_bytes, 15 * MiB);
 	assert_int_equal(harness_stats(b).resident_bytes, 30 * MiB);
 	assert_int_equal(harness_stats(c).resident_bytes, 15 * MiB);
@@ -321,10 +324,10 @@ static void test_weighted_victim(void **state)
 	assert_true(harness_check(b, &bs, 2));
 
 	/* set_weight takes effect at the next eviction: now b is light. */
-	assert_int_equal(vgpu_core_set_weight(a, 4), 0);
-	assert_int_equal(vgpu_core_free(c, cs.handle), 0);
-	assert_int_equal(vgpu_core_return_pass(h.core), 15);
-	assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &cs), 0);
+	assert_int_equal(vgpu_core_set_weight(a, 4, NULL), 0);
+	assert_int_equal(vgpu_core_free(c, cs.handle, NULL), 0);
+	assert_int_equal(vgpu_core_return_pass(h.core, NULL), 15);
+	assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &cs, NULL), 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 	assert_int_equal(harness_stats(b).evicted_bytes, 2 * MiB);
 }
@@ -338,7 +341,7 @@ static void test_buffer_larger_than_vram(void **state)
 	struct vgpu_core_stats stats;
 	int resident, evicted;
 
-	assert_int_equal(vgpu_core_alloc(a, 100 * MiB, 7, 0, &big), 0);
+	assert_int_equal(vgpu_core_alloc(a, 100 * MiB, 7, 0, &big, NULL), 0);
 	harness_assert_invariants(&h);
 	harness_chunk_counts(a, big.handle, &resident, &evicted);
 	assert_int_equal(resident, 60);
@@ -375,7 +378,7 @@ static void test_priority_policy(void **state)
 	harness_alloc_filled(&h, b, &bs, 1, 20 * MiB, 0, 4);
 	/* a holds 40 > b's 20: a is the victim for 8 chunks, all from its
 	 * lowest-priority buffer (b's priority-0 buffer is not a's). */
-	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &cs[0]), 0);
+	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &cs[0], NULL), 0);
 	harness_chunk_counts(a, low.handle, &resident, &evicted);
 	assert_int_equal(evicted, 8);
 	harness_chunk_counts(a, mid.handle, &resident, &evicted);
@@ -385,8 +388,8 @@ static void test_priority_policy(void **state)
 	assert_int_equal(harness_stats(b).evicted_bytes, 0);
 
 	/* Raise low above everything: mid (7) is now the lowest. */
-	assert_int_equal(vgpu_core_set_priority(a, low.handle, 15), 0);
-	assert_int_equal(vgpu_core_alloc(c, 4 * MiB, 7, 0, &cs[1]), 0);
+	assert_int_equal(vgpu_core_set_priority(a, low.handle, 15, NULL), 0);
+	assert_int_equal(vgpu_core_alloc(c, 4 * MiB, 7, 0, &cs[1], NULL), 0);
 	harness_chunk_counts(a, mid.handle, &resident, &evicted);
 	assert_int_equal(evicted, 4);
 	harness_chunk_counts(a, low.handle, &resident, &evicted);
@@ -397,8 +400,8 @@ static void test_priority_policy(void **state)
 
 	/* Returns go highest priority first: free 5 MiB of c's; low (15)
 	 * gets all of it back before mid (7). */
-	assert_int_equal(vgpu_core_free(c, cs[1].handle), 0);
-	assert_int_equal(vgpu_core_return_pass(h.core), 4);
+	assert_int_equal(vgpu_core_free(c, cs[1].handle, NULL), 0);
+	assert_int_equal(vgpu_core_return_pass(h.core, NULL), 4);
 	harness_chunk_counts(a, low.handle, &resident, &evicted);
 	assert_int_equal(evicted, 4);
 	harness_chunk_counts(a, mid.handle, &resident, &evicted);
@@ -428,7 +431,7 @@ static void test_whole_buffer_eviction(void **state)
 		harness_alloc_filled(&h, a, &high, 1, 10 * MiB, 12, 3);
 		harness_alloc_filled(&h, b, &bs, 1, 20 * MiB, 0, 4);
 		/* VRAM full; a (40) is the victim, low its lowest buffer. */
-		assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &cs[0]), 0);
+		assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &cs[0], NULL), 0);
 		harness_chunk_counts(a, low.handle, &resident, &evicted);
 		assert_int_equal(evicted, whole ? 10 : 2);
 		assert_int_equal(resident, whole ? 0 : 8);
@@ -436,7 +439,7 @@ static void test_whole_buffer_eviction(void **state)
 		/* 12 MiB more: with whole buffers 8 MiB are free and a (30) is
 		 * the victim again: mid (priority 7) goes, all 20 MiB of it;
 		 * with chunks the rest of low goes, then 4 MiB of mid. */
-		assert_int_equal(vgpu_core_alloc(c, 12 * MiB, 7, 0, &cs[1]), 0);
+		assert_int_equal(vgpu_core_alloc(c, 12 * MiB, 7, 0, &cs[1], NULL), 0);
 		harness_chunk_counts(a, mid.handle, &resident, &evicted);
 		assert_int_equal(evicted, whole ? 20 : 4);
 		harness_chunk_counts(a, high.handle, &resident, &evicted);
@@ -467,7 +470,7 @@ static void test_whole_buffer_eviction_random(void **state)
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 1, 0, 0);
 	harness_alloc_filled(&h, a, as, 4, 15 * MiB, 7, 1);
-	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs, NULL), 0);
 	for (int i = 0; i < 4; i++) {
 		int resident, evicted;
 
@@ -498,7 +501,7 @@ static void test_random_policy(void **state)
 		a = harness_vm(&h, "a", 1, 0, 0);
 		b = harness_vm(&h, "b", 1, 0, 0);
 		harness_alloc_filled(&h, a, as, 4, 15 * MiB, 7, 1);
-		assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+		assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs, NULL), 0);
 		for (int i = 0; i < 4; i++)
 			harness_chunk_counts(a, as[i].handle, &resident, &evicted_runs[run][i]);
 		harness_check_all(a, as, 4, 1);
@@ -512,6 +515,7 @@ static void test_random_policy(void **state)
 
 static void test_refbits_refused_without_reference_bits(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_core_config config;
 	struct vgpu_core *core = NULL;
 
@@ -520,16 +524,16 @@ static void test_refbits_refused_without_reference_bits(void **state)
 	config.return_interval_ms = 0;
 	/* h's simgpu has no reference bits, and h's core owns its handler:
 	 * creating a second core fails before touching the HAL. */
-	assert_int_equal(vgpu_core_create(h.hal, &config, &core), -ENOTSUP);
+	assert_int_equal(vgpu_core_create(h.hal, &config, &core, &error), -ENOTSUP);
 	assert_null(core);
-	assert_non_null(strstr(vgpu_core_last_error(), "reference bits"));
+	assert_non_null(strstr(vgpu_error_msg(&error), "reference bits"));
 	config.policy = "lru";
-	assert_int_equal(vgpu_core_create(h.hal, &config, &core), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "random, priority or refbits"));
+	assert_int_equal(vgpu_core_create(h.hal, &config, &core, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "random, priority or refbits"));
 	config.policy = "random";
 	config.chunk_bytes = 12345;
-	assert_int_equal(vgpu_core_create(h.hal, &config, &core), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "chunk size 12345 bytes is not a multiple "
+	assert_int_equal(vgpu_core_create(h.hal, &config, &core, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "chunk size 12345 bytes is not a multiple "
 	                                               "of the GPU's 4 KiB page"));
 }
 
@@ -571,7 +575,7 @@ static void test_refbits_policy(void **state)
 	/* VRAM is full; a (32 + guest) > b (27) > c's 10: a gives about 8
 	 * chunks, cold ones (and maybe the guest's idle log), never hot ones:
 	 * they get their second chance. */
-	assert_int_equal(vgpu_core_alloc(c, 10 * MiB, 7, 0, &cs), 0);
+	assert_int_equal(vgpu_core_alloc(c, 10 * MiB, 7, 0, &cs, NULL), 0);
 	harness_chunk_counts(a, hot.handle, &resident, &evicted);
 	assert_int_equal(evicted, 0);
 	harness_chunk_counts(a, cold.handle, &resident, &evicted);
@@ -598,7 +602,8 @@ static void take_snapshot(struct snapshot *s, struct vgpu_vm **vms,
 		s->vms[i] = harness_stats(vms[i]);
 		memset(s->vms[i].alloc_latency, 0, sizeof(s->vms[i].alloc_latency));
 		s->vms[i].alloc_failures = 0;
-		s->counts[i] = vgpu_core_buffer_chunks(vms[i], buffers[i].handle, s->chunks[i], 64);
+		s->counts[i] = vgpu_core_buffer_chunks(vms[i], buffers[i].handle, s->chunks[i], 64,
+		                                       NULL);
 	}
 	s->vram_free = vgpu_hal_vram_free_bytes(h.hal);
 	vgpu_core_stats(h.core, &s->core);
@@ -609,6 +614,7 @@ static void take_snapshot(struct snapshot *s, struct vgpu_vm **vms,
 
 static void test_host_budget_enomem_changes_nothing(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct core_harness_config config = { .chunk_bytes = MiB, .host_budget_bytes = 8 * MiB };
 	struct vgpu_buffer_info as[2], bs;
 	struct vgpu_core_stats stats;
@@ -626,8 +632,8 @@ static void test_host_budget_enomem_changes_nothing(void **state)
 
 		take_snapshot(&before, vms, as);
 		/* 5 free: b needs 12 more = 12 MiB on the host > 8. */
-		assert_int_equal(vgpu_core_alloc(b, 17 * MiB, 7, 0, &bs), -ENOMEM);
-		assert_non_null(strstr(vgpu_core_last_error(), "host budget"));
+		assert_int_equal(vgpu_core_alloc(b, 17 * MiB, 7, 0, &bs, &error), -ENOMEM);
+		assert_non_null(strstr(vgpu_error_msg(&error), "host budget"));
 		harness_assert_invariants(&h);
 		take_snapshot(&after, vms, as);
 	}
@@ -638,7 +644,7 @@ static void test_host_budget_enomem_changes_nothing(void **state)
 	assert_true(harness_check(a, &as[0], 1));
 	assert_true(harness_check(b, &as[1], 2));
 	/* Within the budget it works, and uses exactly the budget. */
-	assert_int_equal(vgpu_core_alloc(b, 13 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 13 * MiB, 7, 0, &bs, &error), 0);
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.host_used_bytes, 8 * MiB);
 	assert_true(harness_check(a, &as[0], 1));
@@ -657,26 +663,26 @@ static void test_alloc_on_fragmented_vram(void **state)
 
 	assert_non_null(small);
 	for (int i = 0; i < SMALL; i++)
-		assert_int_equal(vgpu_core_alloc(a, 4 * KiB, 7, 0, &small[i]), 0);
+		assert_int_equal(vgpu_core_alloc(a, 4 * KiB, 7, 0, &small[i], NULL), 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
 	for (int i = 0; i < SMALL; i++) {
 		if (i % 16 == 0) {
 			kept++;
 			continue;
 		}
-		assert_int_equal(vgpu_core_free(a, small[i].handle), 0);
+		assert_int_equal(vgpu_core_free(a, small[i].handle, NULL), 0);
 	}
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), VRAM - kept * 4 * KiB);
-	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &big), 0);
+	assert_int_equal(vgpu_core_alloc(a, 3 * MiB, 7, 0, &big, NULL), 0);
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.eviction.passes, 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 	harness_fill(a, &big, 5);
 	assert_true(harness_check(a, &big, 5));
 	harness_assert_invariants(&h);
-	assert_int_equal(vgpu_core_free(a, big.handle), 0);
+	assert_int_equal(vgpu_core_free(a, big.handle, NULL), 0);
 	for (int i = 0; i < SMALL; i += 16)
-		assert_int_equal(vgpu_core_free(a, small[i].handle), 0);
+		assert_int_equal(vgpu_core_free(a, small[i].handle, NULL), 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), VRAM);
 	free(small);
 }
@@ -691,10 +697,10 @@ static void test_free_reuses_vram_at_once(void **state)
 	struct vgpu_core_stats stats;
 
 	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
-	assert_int_equal(vgpu_core_free(a, as[4].handle), 0);
+	assert_int_equal(vgpu_core_free(a, as[4].handle, NULL), 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 6 * MiB);
 	assert_int_equal(harness_stats(a).allocated_bytes, 54 * MiB);
-	assert_int_equal(vgpu_core_alloc(b, 6 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 6 * MiB, 7, 0, &bs, NULL), 0);
 	vgpu_core_stats(h.core, &stats);
 	assert_int_equal(stats.eviction.passes, 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
@@ -728,14 +734,14 @@ static void test_fresh_memory_is_scrubbed(void **state)
 	/* Freed by a, then handed to b. */
 	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
 	for (int i = 0; i < 10; i++)
-		assert_int_equal(vgpu_core_free(a, as[i].handle), 0);
-	assert_int_equal(vgpu_core_alloc(b, VRAM, 7, 0, &bs[0]), 0);
+		assert_int_equal(vgpu_core_free(a, as[i].handle, NULL), 0);
+	assert_int_equal(vgpu_core_alloc(b, VRAM, 7, 0, &bs[0], NULL), 0);
 	assert_true(buffer_is_zero(b, &bs[0]));
-	assert_int_equal(vgpu_core_free(b, bs[0].handle), 0);
+	assert_int_equal(vgpu_core_free(b, bs[0].handle, NULL), 0);
 
 	/* Evicted from a (its data moves to host memory), then handed to b. */
 	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 11);
-	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs[1]), 0);
+	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, 7, 0, &bs[1], NULL), 0);
 	assert_true(harness_stats(a).evicted_bytes > 0);
 	assert_true(buffer_is_zero(b, &bs[1]));
 	harness_check_all(a, as, 10, 11);
@@ -749,12 +755,12 @@ static void test_return_pass(void **state)
 	struct vgpu_core_stats stats;
 
 	harness_alloc_filled(&h, a, as, 10, 6 * MiB, 7, 1);
-	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs, NULL), 0);
 	assert_int_equal(harness_stats(a).evicted_bytes, 20 * MiB);
 	/* Nothing free: a pass does nothing. */
-	assert_int_equal(vgpu_core_return_pass(h.core), 0);
-	assert_int_equal(vgpu_core_free(b, bs.handle), 0);
-	assert_int_equal(vgpu_core_return_pass(h.core), 20);
+	assert_int_equal(vgpu_core_return_pass(h.core, NULL), 0);
+	assert_int_equal(vgpu_core_free(b, bs.handle, NULL), 0);
+	assert_int_equal(vgpu_core_return_pass(h.core, NULL), 20);
 	harness_assert_invariants(&h);
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 	assert_int_equal(harness_stats(a).returns, 20);
@@ -785,9 +791,9 @@ static void test_return_winner(void **state)
 		assert_int_equal(harness_stats(a).evicted_bytes, 10 * MiB);
 		assert_int_equal(harness_stats(b).evicted_bytes, 10 * MiB);
 		if (weighted)
-			assert_int_equal(vgpu_core_set_weight(b, 4), 0);
-		assert_int_equal(vgpu_core_free(c, cs[0].handle), 0);
-		assert_int_equal(vgpu_core_return_pass(h.core), 10);
+			assert_int_equal(vgpu_core_set_weight(b, 4, NULL), 0);
+		assert_int_equal(vgpu_core_free(c, cs[0].handle, NULL), 0);
+		assert_int_equal(vgpu_core_return_pass(h.core, NULL), 10);
 		if (weighted) {
 			/* b: 20/4 = 5 < a's 20: b gets all 10. */
 			assert_int_equal(harness_stats(b).returns, 10);
@@ -820,7 +826,7 @@ static void test_return_thread_batches(void **state)
 	harness_alloc_filled(&h, b, bs, 5, 4 * MiB, 7, 2);
 	assert_int_equal(harness_stats(a).evicted_bytes, 20 * MiB);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(vgpu_core_free(b, bs[i].handle), 0);
+		assert_int_equal(vgpu_core_free(b, bs[i].handle, NULL), 0);
 	deadline = harness_now_ns() + 10ull * 1000000000ull;
 	do {
 		harness_sleep_ms(20);
@@ -886,7 +892,7 @@ static void test_eviction_suspends_victim(void **state)
 	harness_alloc_filled(&h, a, as, 5, 11 * MiB, 7, 1);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(guest_submitter_submit(guest.submitter), 0);
-	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs, NULL), 0);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(guest_submitter_submit(guest.submitter), 0);
 	assert_int_equal(guest_submitter_wait_executed(guest.submitter, 16, 20000), 0);
@@ -927,14 +933,14 @@ static void test_drain_timeout(void **state)
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 1, 0, 0);
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
-	assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &hot), 0);
+	assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &hot, NULL), 0);
 	harness_alloc_filled(&h, a, as, 5, 11 * MiB, 7, 1);
 	/* About 2 GB of memory traffic: far longer than 20 ms. */
 	n = vgpu_push_launch_stream(words, hot.gpu_va, hot.bytes, 256);
 	assert_int_equal(guest_submitter_submit_raw(guest.submitter, words, n), 0);
 	harness_sleep_ms(5);
 	evicted = harness_stats(a).evicted_bytes;
-	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs, NULL), 0);
 	harness_assert_invariants(&h);
 	assert_true(harness_stats(a).evicted_bytes > evicted);
 	assert_int_equal(harness_stats(b).allocated_bytes, 20 * MiB);
@@ -978,7 +984,7 @@ static void test_channel_error_and_fence_events(void **state)
 	uint64_t deadline;
 
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
-	assert_int_equal(vgpu_core_alloc(a, 4096, 7, 0, &sem), 0);
+	assert_int_equal(vgpu_core_alloc(a, 4096, 7, 0, &sem, NULL), 0);
 	/* A fence with interrupt reaches config->on_fence. */
 	n = vgpu_push_semaphore_release(words, sem.gpu_va, 5, true);
 	harness_guest_run(&h, &guest, words, n);
@@ -1000,7 +1006,7 @@ static void test_channel_error_and_fence_events(void **state)
 	/* A VM with a dead channel can still be evicted (drain sees the
 	 * error) and its data survives. */
 	harness_alloc_filled(&h, a, &as, 1, 50 * MiB, 7, 1);
-	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 20 * MiB, 7, 0, &bs, NULL), 0);
 	assert_true(harness_stats(a).evicted_bytes > 0);
 	assert_true(harness_check(a, &as, 1));
 	harness_guest_teardown(&guest);
@@ -1017,17 +1023,18 @@ static void test_many_moves(void **state)
 	as[0].bytes = 0;
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(vgpu_core_alloc(a, 13 * MiB + 4096 * (uint64_t)(i * 7 + 1), 7, 0,
-		                                 &as[i]),
+		                                 &as[i], NULL),
 		                 0);
 		harness_fill(a, &as[i], 50 + i);
 	}
 	for (int round = 0; round < 6; round++) {
-		assert_int_equal(vgpu_core_alloc(b, (10 + 3 * round) * MiB + 20480, 7, 0, &bs), 0);
+		assert_int_equal(vgpu_core_alloc(b, (10 + 3 * round) * MiB + 20480, 7, 0, &bs,
+		                                 NULL), 0);
 		harness_assert_invariants(&h);
 		harness_check_all(a, as, 4, 50);
 		harness_fill(a, &as[round % 4], 50 + round % 4);
-		assert_int_equal(vgpu_core_free(b, bs.handle), 0);
-		assert_true(vgpu_core_return_pass(h.core) >= 0);
+		assert_int_equal(vgpu_core_free(b, bs.handle, NULL), 0);
+		assert_true(vgpu_core_return_pass(h.core, NULL) >= 0);
 		harness_assert_invariants(&h);
 		harness_check_all(a, as, 4, 50);
 	}

@@ -132,25 +132,26 @@ static void test_sizes_and_pages(void **state)
 	struct hal_2m_shim_counters counters;
 
 	/* 5000 bytes take a whole 2 MiB page, at a 2 MiB aligned address. */
-	assert_int_equal(vgpu_core_alloc(a, 5000, VGPU_PRIORITY_DEFAULT, 0, &tiny), 0);
+	assert_int_equal(vgpu_core_alloc(a, 5000, VGPU_PRIORITY_DEFAULT, 0, &tiny, NULL), 0);
 	assert_int_equal(tiny.bytes, PAGE);
 	assert_int_equal(tiny.gpu_va % PAGE, 0);
 	assert_true(tiny.gpu_va != 0);
 	/* 3 MiB + 5000 bytes: 4 MiB, two chunks of 2 MiB. */
-	assert_int_equal(vgpu_core_alloc(a, 3 * MiB + 5000, VGPU_PRIORITY_DEFAULT, 0, &odd), 0);
+	assert_int_equal(vgpu_core_alloc(a, 3 * MiB + 5000, VGPU_PRIORITY_DEFAULT, 0, &odd, NULL),
+	                 0);
 	assert_int_equal(odd.bytes, 4 * MiB);
 	assert_int_equal(odd.gpu_va % PAGE, 0);
 	assert_true(odd.gpu_va >= tiny.gpu_va + tiny.bytes);
-	assert_int_equal(vgpu_core_buffer_chunks(a, odd.handle, chunks, 8), 2);
+	assert_int_equal(vgpu_core_buffer_chunks(a, odd.handle, chunks, 8, NULL), 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(chunks[i].bytes, PAGE);
 		assert_int_equal(chunks[i].page_size, VGPU_PAGE_2M);
 		assert_int_equal(chunks[i].location, VGPU_CHUNK_RESIDENT);
 	}
 	/* b's 4 MiB chunks: 9 MiB + 1 is 10 MiB, two chunks and a 2 MiB tail. */
-	assert_int_equal(vgpu_core_alloc(b, 9 * MiB + 1, VGPU_PRIORITY_DEFAULT, 0, &big), 0);
+	assert_int_equal(vgpu_core_alloc(b, 9 * MiB + 1, VGPU_PRIORITY_DEFAULT, 0, &big, NULL), 0);
 	assert_int_equal(big.bytes, 10 * MiB);
-	assert_int_equal(vgpu_core_buffer_chunks(b, big.handle, chunks, 8), 3);
+	assert_int_equal(vgpu_core_buffer_chunks(b, big.handle, chunks, 8, NULL), 3);
 	assert_int_equal(chunks[0].bytes, 4 * MiB);
 	assert_int_equal(chunks[1].bytes, 4 * MiB);
 	assert_int_equal(chunks[2].bytes, 2 * MiB);
@@ -168,8 +169,8 @@ static void test_sizes_and_pages(void **state)
 	assert_int_equal(counters.vram_pages_mapped, 8);
 	harness_assert_invariants(&h);
 
-	assert_int_equal(vgpu_core_free(a, odd.handle), 0);
-	assert_int_equal(vgpu_core_free(b, big.handle), 0);
+	assert_int_equal(vgpu_core_free(a, odd.handle, NULL), 0);
+	assert_int_equal(vgpu_core_free(b, big.handle, NULL), 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), VRAM - PAGE);
 }
 
@@ -177,6 +178,7 @@ static void test_sizes_and_pages(void **state)
  * a GPU of its own (h's core owns h's event handler). */
 static void test_chunk_sizes(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_core_config config;
 	struct vgpu_vm_config vm_config;
 	struct vgpu_hal *sim, *hal;
@@ -189,25 +191,26 @@ static void test_chunk_sizes(void **state)
 	vgpu_core_config_defaults(&config);
 	config.return_interval_ms = 0;
 	config.chunk_bytes = MiB;
-	assert_int_equal(vgpu_core_create(hal, &config, &core), -EINVAL);
-	assert_string_equal(vgpu_core_last_error(), "chunk size 1 MiB is not a multiple of the "
-	                                            "GPU's 2 MiB page; use e.g. 4 MiB (the default)");
+	assert_int_equal(vgpu_core_create(hal, &config, &core, &error), -EINVAL);
+	assert_string_equal(vgpu_error_msg(&error), "chunk size 1 MiB is not a multiple of the "
+	                                            "GPU's 2 MiB page; use e.g. 4 MiB (the "
+	                                            "default)");
 	config.chunk_bytes = 0;
-	assert_int_equal(vgpu_core_create(hal, &config, &core), 0);
+	assert_int_equal(vgpu_core_create(hal, &config, &core, &error), 0);
 
 	vgpu_vm_config_defaults(&vm_config);
 	vm_config.name = "a";
 	vm_config.chunk_bytes = 3 * MiB;
-	assert_int_equal(vgpu_core_vm_create(core, &vm_config, &vm), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(),
+	assert_int_equal(vgpu_core_vm_create(core, &vm_config, &vm, &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error),
 	                       "chunk size 3 MiB is not a multiple of the GPU's 2 MiB page"));
 	vm_config.chunk_bytes = 0;
-	assert_int_equal(vgpu_core_vm_create(core, &vm_config, &vm), 0);
+	assert_int_equal(vgpu_core_vm_create(core, &vm_config, &vm, &error), 0);
 	vgpu_core_vm_stats(vm, &stats);
 	assert_int_equal(stats.chunk_bytes, 4 * MiB);
 	vm_config.name = "b";
 	vm_config.chunk_bytes = 6 * MiB;
-	assert_int_equal(vgpu_core_vm_create(core, &vm_config, &vm), 0);
+	assert_int_equal(vgpu_core_vm_create(core, &vm_config, &vm, &error), 0);
 	vgpu_core_vm_stats(vm, &stats);
 	assert_int_equal(stats.chunk_bytes, 6 * MiB);
 	vgpu_core_destroy(core);
@@ -233,7 +236,7 @@ static void evict_and_return(bool misaligned_iovas)
 	b = harness_vm(&h, "b", 1, 0, 0);
 	harness_alloc_filled(&h, a, as, 10, 6 * MiB, VGPU_PRIORITY_DEFAULT, 100);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
-	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, VGPU_PRIORITY_DEFAULT, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 12 * MiB, VGPU_PRIORITY_DEFAULT, 0, &bs, NULL), 0);
 	harness_assert_invariants(&h);
 	harness_fill(b, &bs, 7);
 	assert_int_equal(harness_stats(a).evicted_bytes, 12 * MiB);
@@ -259,8 +262,8 @@ static void evict_and_return(bool misaligned_iovas)
 	for (int i = 0; i < 10; i++)
 		harness_fill(a, &as[i], 200 + i);
 
-	assert_int_equal(vgpu_core_free(b, bs.handle), 0);
-	assert_int_equal(vgpu_core_return_pass(h.core), 6);
+	assert_int_equal(vgpu_core_free(b, bs.handle, NULL), 0);
+	assert_int_equal(vgpu_core_return_pass(h.core, NULL), 6);
 	harness_assert_invariants(&h);
 	assert_int_equal(harness_stats(a).evicted_bytes, 0);
 	assert_int_equal(harness_stats(a).returns, 6);
@@ -288,7 +291,8 @@ static void test_buffer_larger_than_vram(void **state)
 	struct vgpu_core_stats stats;
 	int resident, evicted;
 
-	assert_int_equal(vgpu_core_alloc(a, 100 * MiB - 1, VGPU_PRIORITY_DEFAULT, 0, &big), 0);
+	assert_int_equal(vgpu_core_alloc(a, 100 * MiB - 1, VGPU_PRIORITY_DEFAULT, 0, &big, NULL),
+	                 0);
 	assert_int_equal(big.bytes, 100 * MiB);
 	harness_assert_invariants(&h);
 	harness_chunk_counts(a, big.handle, &resident, &evicted);
@@ -329,20 +333,20 @@ static void test_kernels_on_evicted_chunks(void **state)
 	int resident, evicted;
 
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
-	assert_int_equal(vgpu_core_alloc(a, 20 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data), 0);
+	assert_int_equal(vgpu_core_alloc(a, 20 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data, NULL), 0);
 	harness_guest_run(&h, &guest, words,
 	                  vgpu_push_launch_fill(words, data.gpu_va, data.bytes, 42));
 	/* b (weight 4) takes 50 MiB: a, holding 22 MiB with its log, is the
 	 * victim for most of the 12 MiB missing. */
-	assert_int_equal(vgpu_core_alloc(b, 50 * MiB, VGPU_PRIORITY_DEFAULT, 0, &bs), 0);
+	assert_int_equal(vgpu_core_alloc(b, 50 * MiB, VGPU_PRIORITY_DEFAULT, 0, &bs, NULL), 0);
 	harness_chunk_counts(a, data.handle, &resident, &evicted);
 	assert_true(evicted > 0);
 	harness_guest_run(&h, &guest, words,
 	                  vgpu_push_launch_stream(words, data.gpu_va, data.bytes, 2));
 	assert_int_equal(gpu_checksum(&guest, &data),
 	                 vgpu_kernel_reference_fill_stream_checksum(42, data.bytes, 2));
-	assert_int_equal(vgpu_core_free(b, bs.handle), 0);
-	assert_true(vgpu_core_return_pass(h.core) > 0);
+	assert_int_equal(vgpu_core_free(b, bs.handle, NULL), 0);
+	assert_true(vgpu_core_return_pass(h.core, NULL) > 0);
 	harness_chunk_counts(a, data.handle, &resident, &evicted);
 	assert_int_equal(evicted, 0);
 	assert_int_equal(gpu_checksum(&guest, &data),
@@ -361,21 +365,24 @@ static void test_many_moves(void **state)
 	struct vgpu_buffer_info as[3], cs[2], bs;
 
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(vgpu_core_alloc(a, 9 * MiB + 4096 * (uint64_t)i, 7, 0, &as[i]), 0);
+		assert_int_equal(vgpu_core_alloc(a, 9 * MiB + 4096 * (uint64_t)i, 7, 0, &as[i],
+		                                 NULL), 0);
 		harness_fill(a, &as[i], 50 + i);
 	}
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(vgpu_core_alloc(c, 8 * MiB - 4096 * (uint64_t)i, 7, 0, &cs[i]), 0);
+		assert_int_equal(vgpu_core_alloc(c, 8 * MiB - 4096 * (uint64_t)i, 7, 0, &cs[i],
+		                                 NULL), 0);
 		harness_fill(c, &cs[i], 60 + i);
 	}
 	for (int round = 0; round < 6; round++) {
-		assert_int_equal(vgpu_core_alloc(b, (10 + 4 * round) * MiB + 20480, 7, 0, &bs), 0);
+		assert_int_equal(vgpu_core_alloc(b, (10 + 4 * round) * MiB + 20480, 7, 0, &bs,
+		                                 NULL), 0);
 		harness_assert_invariants(&h);
 		harness_check_all(a, as, 3, 50);
 		harness_check_all(c, cs, 2, 60);
 		harness_fill(a, &as[round % 3], 50 + round % 3);
-		assert_int_equal(vgpu_core_free(b, bs.handle), 0);
-		assert_true(vgpu_core_return_pass(h.core) >= 0);
+		assert_int_equal(vgpu_core_free(b, bs.handle, NULL), 0);
+		assert_true(vgpu_core_return_pass(h.core, NULL) >= 0);
 		harness_assert_invariants(&h);
 		harness_check_all(a, as, 3, 50);
 		harness_check_all(c, cs, 2, 60);
@@ -400,12 +407,13 @@ static void setup_runs(struct vgpu_vm **a, struct vgpu_vm **b, struct vgpu_buffe
 	*a = harness_vm(&h, "a", 1, 0, 0);
 	*b = harness_vm(&h, "b", 100, 0, 0);
 	harness_alloc_filled(&h, *a, x, 1, 8 * MiB, VGPU_PRIORITY_DEFAULT, 10);
-	assert_int_equal(vgpu_core_alloc(*a, 8 * MiB, VGPU_PRIORITY_DEFAULT, 0, &y), 0);
+	assert_int_equal(vgpu_core_alloc(*a, 8 * MiB, VGPU_PRIORITY_DEFAULT, 0, &y, NULL), 0);
 	harness_alloc_filled(&h, *a, z, 1, 8 * MiB, VGPU_PRIORITY_DEFAULT, 30);
-	assert_int_equal(vgpu_core_free(*a, y.handle), 0);
+	assert_int_equal(vgpu_core_free(*a, y.handle, NULL), 0);
 	assert_true(z->gpu_va > x->gpu_va + x->bytes); /* not adjacent */
 	/* b takes the rest of VRAM; its share per weight stays below a's. */
-	assert_int_equal(vgpu_core_alloc(*b, VRAM - 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, fill), 0);
+	assert_int_equal(vgpu_core_alloc(*b, VRAM - 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, fill, NULL),
+	                 0);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h.hal), 0);
 	assert_int_equal(harness_stats(*a).evicted_bytes, 0);
 }
@@ -418,7 +426,7 @@ static void test_remap_runs(void **state)
 
 	setup_runs(&a, &b, &x, &z, &fill);
 	calls = hal_2m_shim_as_map_calls(vgpu_core_vm_address_space(a));
-	assert_int_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more), 0);
+	assert_int_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more, NULL), 0);
 	harness_assert_invariants(&h);
 	assert_int_equal(harness_stats(a).evicted_bytes, 16 * MiB);
 	/* Eight chunks, two runs: two PTE rewrites in a. */
@@ -437,7 +445,8 @@ static void test_failed_copy_undoes_remaps(void **state)
 	setup_runs(&a, &b, &x, &z, &fill);
 	calls = hal_2m_shim_as_map_calls(vgpu_core_vm_address_space(a));
 	hal_2m_shim_fail_copies(h.hal, 4); /* x's four chunks, then nothing */
-	assert_int_not_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more), 0);
+	assert_int_not_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more, NULL),
+	                     0);
 	hal_2m_shim_fail_copies(h.hal, -1);
 	harness_assert_invariants(&h);
 	/* x was remapped to the host and back: two rewrites. */
@@ -450,7 +459,7 @@ static void test_failed_copy_undoes_remaps(void **state)
 	assert_true(harness_check(a, &z, 30));
 
 	/* With the copy engine working again, the same allocation succeeds. */
-	assert_int_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more), 0);
+	assert_int_equal(vgpu_core_alloc(b, 16 * MiB, VGPU_PRIORITY_DEFAULT, 0, &more, NULL), 0);
 	harness_assert_invariants(&h);
 	assert_int_equal(harness_stats(a).evicted_bytes, 16 * MiB);
 	assert_true(harness_check(a, &x, 10));

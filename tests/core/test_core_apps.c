@@ -121,17 +121,20 @@ static uint64_t buffer(struct app *a, const void *contents, uint64_t bytes)
 
 	assert_true(a->count < REGIONS);
 	r = &a->regions[a->count++];
-	assert_int_equal(vgpu_core_alloc(a->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &r->buffer), 0);
+	assert_int_equal(vgpu_core_alloc(a->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &r->buffer, NULL),
+	                 0);
 	r->host = calloc(1, r->buffer.bytes);
 	assert_non_null(r->host);
 	if (contents)
 		memcpy(r->host, contents, bytes);
-	assert_int_equal(vgpu_core_vm_write(a->vm, r->buffer.gpu_va, r->host, r->buffer.bytes), 0);
+	assert_int_equal(vgpu_core_vm_write(a->vm, r->buffer.gpu_va, r->host, r->buffer.bytes,
+	                                    NULL), 0);
 	return r->buffer.gpu_va;
 }
 
 static void app_open(struct app *a)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	size_t bytes;
 	char *text = harness_read_file(TEST_PTX_DIR "/apps.ptx", &bytes);
 	struct ptx_error err;
@@ -140,8 +143,8 @@ static void app_open(struct app *a)
 	a->vm = harness_vm(&h, "apps", 1, 0, 0);
 	harness_guest_setup(&h, a->vm, &a->guest, 64, 0, 1);
 	if (vgpu_core_module_load(a->vm, text, bytes, "apps.ptx", VGPU_PRIORITY_DEFAULT,
-	                          &a->module))
-		fail_msg("apps.ptx: %s", vgpu_core_last_error());
+	                          &a->module, &error))
+		fail_msg("apps.ptx: %s", vgpu_error_msg(&error));
 	assert_int_equal(ptx_module_load(text, bytes, "apps.ptx", &a->flat_module, &err), 0);
 	free(text);
 	/* The reference sees the module's variables at the same addresses. */
@@ -165,7 +168,7 @@ static void app_close(struct app *a)
 	for (unsigned i = 0; i < a->count; i++)
 		free(a->regions[i].host);
 	ptx_module_free(a->flat_module);
-	assert_int_equal(vgpu_core_module_unload(a->vm, a->module.id), 0);
+	assert_int_equal(vgpu_core_module_unload(a->vm, a->module.id, NULL), 0);
 	harness_guest_teardown(&a->guest);
 }
 
@@ -219,7 +222,8 @@ static void compare(struct app *a, const char *what)
 		uint8_t *got = malloc(r->buffer.bytes);
 
 		assert_non_null(got);
-		assert_int_equal(vgpu_core_vm_read(a->vm, r->buffer.gpu_va, got, r->buffer.bytes), 0);
+		assert_int_equal(vgpu_core_vm_read(a->vm, r->buffer.gpu_va, got, r->buffer.bytes,
+		                                   NULL), 0);
 		for (uint64_t k = 0; k < r->buffer.bytes; k++)
 			if (got[k] != r->host[k])
 				fail_msg("%s: region %u differs at byte %llu (%#x, reference %#x)", what,
@@ -252,11 +256,11 @@ static void *press(void *arg)
 	struct vgpu_buffer_info b;
 
 	while (!p->stop) {
-		if (vgpu_core_alloc(p->vm, 24 * MiB, VGPU_PRIORITY_DEFAULT, 0, &b) == 0) {
+		if (vgpu_core_alloc(p->vm, 24 * MiB, VGPU_PRIORITY_DEFAULT, 0, &b, NULL) == 0) {
 			harness_sleep_ms(1);
-			vgpu_core_free(p->vm, b.handle);
+			vgpu_core_free(p->vm, b.handle, NULL);
 		}
-		vgpu_core_return_pass(h.core);
+		vgpu_core_return_pass(h.core, NULL);
 	}
 	return NULL;
 }
@@ -284,7 +288,7 @@ static void test_apps_under_pressure(void **state)
 	app_open(&a);
 	/* 8 MiB of filler so that the VM alone holds more than VRAM later */
 	assert_int_equal(vgpu_core_alloc(a.vm, 8 * MiB, VGPU_PRIORITY_DEFAULT, 0,
-	                                 &(struct vgpu_buffer_info){ 0 }),
+	                                 &(struct vgpu_buffer_info){ 0 }, NULL),
 	                 0);
 	pressure = (struct pressure){ .vm = other };
 	assert_int_equal(pthread_create(&pressure.thread, NULL, press, &pressure), 0);
@@ -468,11 +472,11 @@ static void test_iterative_apps(void **state)
 				int32_t zero = 0, flag = 0;
 
 				/* both sides clear the flag, run a level, read the flag */
-				assert_int_equal(vgpu_core_vm_write(a.vm, ch, &zero, 4), 0);
+				assert_int_equal(vgpu_core_vm_write(a.vm, ch, &zero, 4, NULL), 0);
 				memcpy(a.regions[a.count - 1].host, &zero, 4);
 				run(&a, "bfs_level", (struct ptx_dim3){ (uint32_t)nodes / 128, 1, 1 },
 				    (struct ptx_dim3){ 128, 1, 1 }, 0, &bfs, 44);
-				assert_int_equal(vgpu_core_vm_read(a.vm, ch, &flag, 4), 0);
+				assert_int_equal(vgpu_core_vm_read(a.vm, ch, &flag, 4, NULL), 0);
 				if (!flag)
 					break;
 			}

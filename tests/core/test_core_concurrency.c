@@ -70,7 +70,7 @@ static bool buffer_holds_fill(struct vgpu_vm *vm, const struct vgpu_buffer_info 
 		uint64_t n = buffer->bytes - offset < STEP ? buffer->bytes - offset : STEP;
 
 		/* under the allocation lock: other workers relocate this VM */
-		if (vgpu_core_vm_read(vm, buffer->gpu_va + offset, words, n))
+		if (vgpu_core_vm_read(vm, buffer->gpu_va + offset, words, n, NULL))
 			ok = false;
 		for (uint64_t i = 0; ok && i < n / 8; i++)
 			ok = le64toh(words[i]) == expected_word(seed, offset + 8 * i);
@@ -99,7 +99,8 @@ static void test_relocation_with_live_guest(void **state)
 	for (int i = 0; i < 4; i++) {
 		uint32_t words[16];
 
-		assert_int_equal(vgpu_core_alloc(a, 7 * MiB + 4096 * (uint64_t)i, 7, 0, &data[i]), 0);
+		assert_int_equal(vgpu_core_alloc(a, 7 * MiB + 4096 * (uint64_t)i, 7, 0, &data[i],
+		                                 NULL), 0);
 		harness_guest_run(&h, &guest, words,
 		                  vgpu_push_launch_fill(words, data[i].gpu_va, data[i].bytes, seed + i));
 	}
@@ -109,10 +110,11 @@ static void test_relocation_with_live_guest(void **state)
 	for (int round = 0; round < 12 && guest_submitter_submitted(guest.submitter) < 16000;
 	     round++) {
 		for (int i = 0; i < 6; i++)
-			assert_int_equal(vgpu_core_alloc(b, 8 * MiB + 8192, 7, 0, &pressure[i]), 0);
+			assert_int_equal(vgpu_core_alloc(b, 8 * MiB + 8192, 7, 0, &pressure[i],
+			                                 NULL), 0);
 		harness_sleep_ms(5);
 		for (int i = 0; i < 6; i++)
-			assert_int_equal(vgpu_core_free(b, pressure[i].handle), 0);
+			assert_int_equal(vgpu_core_free(b, pressure[i].handle, NULL), 0);
 		harness_sleep_ms(15); /* the return thread runs */
 	}
 	guest_submitter_stop(guest.submitter);
@@ -151,6 +153,7 @@ struct worker {
 
 static void *worker_main(void *arg)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct worker *w = arg;
 	struct vgpu_buffer_info buffers[8];
 	uint64_t seeds[8], state = w->seed | 1;
@@ -165,17 +168,18 @@ static void *worker_main(void *arg)
 				snprintf(w->failure, sizeof(w->failure), "%s: buffer %d differs",
 				         vgpu_core_vm_name(w->vm), slot);
 			}
-			if (vgpu_core_free(w->vm, buffers[slot].handle))
+			if (vgpu_core_free(w->vm, buffers[slot].handle, &error))
 				w->failures++;
 			live[slot] = false;
 		} else {
 			uint64_t bytes = (1 + vgpu_xorshift64(&state) % (6 * MiB));
 			uint32_t words[16];
 
-			if (vgpu_core_alloc(w->vm, bytes, (unsigned)(step % 16), 0, &buffers[slot])) {
+			if (vgpu_core_alloc(w->vm, bytes, (unsigned)(step % 16), 0, &buffers[slot],
+			                    &error)) {
 				w->failures++;
 				snprintf(w->failure, sizeof(w->failure), "%s: alloc: %s",
-				         vgpu_core_vm_name(w->vm), vgpu_core_last_error());
+				         vgpu_core_vm_name(w->vm), vgpu_error_msg(&error));
 				continue;
 			}
 			seeds[slot] = vgpu_xorshift64(&state);
@@ -311,7 +315,7 @@ static void *evicting_alloc_main(void *arg)
 	struct vgpu_buffer_info info;
 	uint64_t start = harness_now_ns();
 
-	a->err = vgpu_core_alloc(a->vm, a->bytes, 7, 0, &info);
+	a->err = vgpu_core_alloc(a->vm, a->bytes, 7, 0, &info, NULL);
 	a->ns = harness_now_ns() - start;
 	atomic_store(&a->done, true);
 	return NULL;
@@ -344,7 +348,7 @@ static void test_stats_during_eviction(void **state)
 	a = harness_vm(&h, "a", 1, 0, 0);
 	b = harness_vm(&h, "b", 100, 0, 0); /* a stays the victim throughout */
 	for (int i = 0; i < 9; i++)
-		assert_int_equal(vgpu_core_alloc(a, 32 * MiB, 7, 0, &info), 0);
+		assert_int_equal(vgpu_core_alloc(a, 32 * MiB, 7, 0, &info, NULL), 0);
 	alloc.vm = b;
 	alloc.bytes = 320 * MiB;
 	atomic_init(&alloc.done, false);
@@ -403,12 +407,12 @@ static void test_requests_during_drain(void **state)
 	c = harness_vm(&h, "c", 1, 0, 0);
 	harness_guest_setup(&h, a, &guest, 16, 0, 1);
 	vgpu_core_stats(h.core, &core_stats);
-	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &c_held), 0);
+	assert_int_equal(vgpu_core_alloc(c, 8 * MiB, 7, 0, &c_held, NULL), 0);
 	/* a holds all but 28 MiB (its guest's log included), c 8 MiB. */
 	vgpu_core_stats(h.core, &core_stats);
 	a_bytes = (core_stats.vram_free_bytes - 20 * MiB) / (4 * MiB) * (4 * MiB);
 	for (uint64_t held = 0; held < a_bytes; held += 4 * MiB)
-		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
+		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info, NULL), 0);
 	vgpu_core_stats(h.core, &core_stats);
 	free_bytes = core_stats.vram_free_bytes;
 	n = vgpu_push_semaphore_acquire(words, guest.semaphore_va + 64, UINT64_MAX);
@@ -426,8 +430,8 @@ static void test_requests_during_drain(void **state)
 	assert_true(harness_stats(a).suspensions > 0); /* the drain waits now */
 
 	start = harness_now_ns();
-	assert_int_equal(vgpu_core_free(c, c_held.handle), 0);
-	assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &c_new), 0);
+	assert_int_equal(vgpu_core_free(c, c_held.handle, NULL), 0);
+	assert_int_equal(vgpu_core_alloc(c, 2 * MiB, 7, 0, &c_new, NULL), 0);
 	vgpu_core_vm_stats(c, &stats);
 	took = harness_now_ns() - start;
 	b_done_meanwhile = atomic_load(&alloc.done);
@@ -454,7 +458,8 @@ static uint64_t alloc_past_free(struct vgpu_vm *b)
 
 	vgpu_core_stats(h.core, &core_stats);
 	start = harness_now_ns();
-	assert_int_equal(vgpu_core_alloc(b, core_stats.vram_free_bytes + 4 * MiB, 7, 0, &info),
+	assert_int_equal(vgpu_core_alloc(b, core_stats.vram_free_bytes + 4 * MiB, 7, 0, &info,
+	                                 NULL),
 	                 0);
 	return harness_now_ns() - start;
 }
@@ -485,7 +490,7 @@ static void test_rearming_staller_waits_once(void **state)
 	vgpu_core_stats(h.core, &core_stats);
 	a_bytes = (core_stats.vram_free_bytes - 24 * MiB) / (4 * MiB) * (4 * MiB);
 	for (uint64_t held = 0; held < a_bytes; held += 4 * MiB)
-		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info), 0);
+		assert_int_equal(vgpu_core_alloc(a, 4 * MiB, 7, 0, &info, NULL), 0);
 	n = vgpu_push_semaphore_acquire(words, first.semaphore_va + 64, UINT64_MAX);
 	assert_int_equal(guest_submitter_submit_raw(first.submitter, words, n), 0);
 	harness_sleep_ms(20);

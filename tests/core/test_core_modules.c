@@ -49,14 +49,15 @@ static int teardown(void **state)
 
 static void load(struct vgpu_vm *vm, const char *file, struct vgpu_module_loaded *out)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	char path[512];
 	size_t bytes;
 	char *text;
 
 	snprintf(path, sizeof(path), "%s/%s", TEST_PTX_DIR, file);
 	text = harness_read_file(path, &bytes);
-	if (vgpu_core_module_load(vm, text, bytes, file, VGPU_PRIORITY_DEFAULT, out))
-		fail_msg("loading %s: %s", file, vgpu_core_last_error());
+	if (vgpu_core_module_load(vm, text, bytes, file, VGPU_PRIORITY_DEFAULT, out, &error))
+		fail_msg("loading %s: %s", file, vgpu_error_msg(&error));
 	free(text);
 }
 
@@ -96,11 +97,11 @@ static void *press(void *arg)
 	struct vgpu_buffer_info b;
 
 	while (!p->stop) {
-		if (vgpu_core_alloc(p->vm, 20 * MiB, VGPU_PRIORITY_DEFAULT, 0, &b) == 0) {
+		if (vgpu_core_alloc(p->vm, 20 * MiB, VGPU_PRIORITY_DEFAULT, 0, &b, NULL) == 0) {
 			harness_sleep_ms(2);
-			vgpu_core_free(p->vm, b.handle);
+			vgpu_core_free(p->vm, b.handle, NULL);
 		}
-		vgpu_core_return_pass(h.core);
+		vgpu_core_return_pass(h.core, NULL);
 		p->rounds++;
 	}
 	return NULL;
@@ -133,10 +134,11 @@ static void test_kernels_under_pressure(void **state)
 	harness_guest_setup(&h, user, &guest, 64, 0, 1);
 	load(user, "modules.ptx", &mod);
 	load(user, "apps.ptx", &apps);
-	assert_int_equal(vgpu_core_alloc(user, DATA, VGPU_PRIORITY_DEFAULT, 0, &a), 0);
-	assert_int_equal(vgpu_core_alloc(user, DATA, VGPU_PRIORITY_DEFAULT, 0, &b), 0);
-	assert_int_equal(vgpu_core_alloc(user, DATA, VGPU_PRIORITY_DEFAULT, 0, &c), 0);
-	assert_int_equal(vgpu_core_alloc(user, 64 * KiB, VGPU_PRIORITY_DEFAULT, 0, &small), 0);
+	assert_int_equal(vgpu_core_alloc(user, DATA, VGPU_PRIORITY_DEFAULT, 0, &a, NULL), 0);
+	assert_int_equal(vgpu_core_alloc(user, DATA, VGPU_PRIORITY_DEFAULT, 0, &b, NULL), 0);
+	assert_int_equal(vgpu_core_alloc(user, DATA, VGPU_PRIORITY_DEFAULT, 0, &c, NULL), 0);
+	assert_int_equal(vgpu_core_alloc(user, 64 * KiB, VGPU_PRIORITY_DEFAULT, 0, &small, NULL),
+	                 0);
 	harness_fill(user, &a, 1);
 	harness_fill(user, &b, 2);
 	pattern_words(x, words, 1);
@@ -158,7 +160,7 @@ static void test_kernels_under_pressure(void **state)
 			uint64_t p, n, sum;
 		} params = { c.gpu_va, words, small.gpu_va };
 
-		assert_int_equal(vgpu_core_vm_write(user, small.gpu_va, &sum, 8), 0);
+		assert_int_equal(vgpu_core_vm_write(user, small.gpu_va, &sum, 8, NULL), 0);
 		launch(&guest, &mod, "sum_u32", 64, 256, 0, &params, 24);
 	}
 	{ /* reduce_sum over the first 64 * 512 ints of a: shared + shuffles */
@@ -176,30 +178,32 @@ static void test_kernels_under_pressure(void **state)
 		} __attribute__((packed)) params = { b.gpu_va, small.gpu_va + 4096, 4 << 20 };
 		uint8_t zero[1024] = { 0 };
 
-		assert_int_equal(vgpu_core_vm_write(user, small.gpu_va + 4096, zero, sizeof(zero)), 0);
+		assert_int_equal(vgpu_core_vm_write(user, small.gpu_va + 4096, zero, sizeof(zero),
+		                                    NULL), 0);
 		launch(&guest, &apps, "histogram", 32, 256, 0, &params, 20);
 	}
 	p.stop = 1;
 	pthread_join(thread, NULL);
 
-	assert_int_equal(vgpu_core_vm_read(user, c.gpu_va, z, DATA), 0);
+	assert_int_equal(vgpu_core_vm_read(user, c.gpu_va, z, DATA, NULL), 0);
 	for (uint64_t i = 0; i < words; i++) {
 		if (z[i] != x[i] + y[i])
 			fail_msg("vadd: word %llu is %#x, not %#x", (unsigned long long)i, z[i],
 			         x[i] + y[i]);
 		expect_sum += (uint32_t)(x[i] + y[i]);
 	}
-	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va, &sum, 8), 0);
+	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va, &sum, 8, NULL), 0);
 	assert_true(sum == expect_sum);
 	for (int blk = 0; blk < 64; blk++)
 		for (int i = 0; i < 512; i++)
 			expect_partial[blk] += x[blk * 512 + i];
-	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va + 1024, partial, sizeof(partial)), 0);
+	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va + 1024, partial, sizeof(partial),
+	                                   NULL), 0);
 	for (int blk = 0; blk < 64; blk++)
 		assert_int_equal(partial[blk], expect_partial[blk]);
 	for (uint64_t i = 0; i < (4u << 20); i++)
 		expect_bins[((const uint8_t *)y)[i]]++;
-	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va + 4096, bins, sizeof(bins)), 0);
+	assert_int_equal(vgpu_core_vm_read(user, small.gpu_va + 4096, bins, sizeof(bins), NULL), 0);
 	for (int k = 0; k < 256; k++)
 		assert_int_equal(bins[k], expect_bins[k]);
 
@@ -208,8 +212,8 @@ static void test_kernels_under_pressure(void **state)
 	printf("# %u rounds of pressure; the user VM: %llu evictions, %llu returns\n", p.rounds,
 	       (unsigned long long)stats.evictions, (unsigned long long)stats.returns);
 	assert_true(stats.evictions > 0 && stats.returns > 0);
-	assert_int_equal(vgpu_core_module_unload(user, mod.id), 0);
-	assert_int_equal(vgpu_core_module_unload(user, apps.id), 0);
+	assert_int_equal(vgpu_core_module_unload(user, mod.id, NULL), 0);
+	assert_int_equal(vgpu_core_module_unload(user, apps.id, NULL), 0);
 	harness_guest_teardown(&guest);
 	free(x);
 	free(y);
@@ -232,10 +236,11 @@ static void test_variables_accounted(void **state)
 	assert_true(loaded.allocated_bytes > before.allocated_bytes);
 	for (uint32_t i = 0; i < m.info.variable_count; i++)
 		if (!strcmp(m.info.variables[i].name, "bias"))
-			assert_int_equal(vgpu_core_vm_read(vm, m.variable_va[i], &bias, 4), 0);
+			assert_int_equal(vgpu_core_vm_read(vm, m.variable_va[i], &bias, 4, NULL),
+			                 0);
 	assert_int_equal(bias, 7);
-	assert_int_equal(vgpu_core_module_unload(vm, m.id), 0);
-	assert_int_equal(vgpu_core_module_unload(vm, m.id), -ENOENT);
+	assert_int_equal(vgpu_core_module_unload(vm, m.id, NULL), 0);
+	assert_int_equal(vgpu_core_module_unload(vm, m.id, NULL), -ENOENT);
 	vgpu_core_vm_stats(vm, &after);
 	assert_int_equal(after.allocated_bytes, before.allocated_bytes);
 	load(vm, "modules.ptx", &m); /* left for the VM's destruction */
@@ -244,6 +249,7 @@ static void test_variables_accounted(void **state)
 /* A refused image says why, with its line; nothing is allocated. */
 static void test_refused_image(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	static const char bad[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
 	                          ".visible .entry f()\n{\n\tnot.an.instruction;\n}\n";
 	struct vgpu_vm *vm = harness_vm(&h, "bad", 1, 0, 0);
@@ -251,9 +257,9 @@ static void test_refused_image(void **state)
 	struct vgpu_vm_stats stats;
 
 	assert_int_not_equal(vgpu_core_module_load(vm, bad, sizeof(bad) - 1, "bad.ptx",
-	                                           VGPU_PRIORITY_DEFAULT, &m),
+	                                           VGPU_PRIORITY_DEFAULT, &m, &error),
 	                     0);
-	assert_non_null(strstr(vgpu_core_last_error(), "bad.ptx:6"));
+	assert_non_null(strstr(vgpu_error_msg(&error), "bad.ptx:6"));
 	vgpu_core_vm_stats(vm, &stats);
 	assert_int_equal(stats.allocated_bytes, 0);
 }

@@ -149,7 +149,7 @@ static void verify_buffer(struct model_vm *m, struct model_buffer *b)
 	for (uint64_t offset = 0; offset < b->info.bytes; offset += STEP) {
 		uint64_t n = b->info.bytes - offset < STEP ? b->info.bytes - offset : STEP;
 
-		check(vgpu_core_vm_read(m->vm, b->info.gpu_va + offset, words, n) == 0,
+		check(vgpu_core_vm_read(m->vm, b->info.gpu_va + offset, words, n, NULL) == 0,
 		      "VM %s: buffer unreadable", m->name);
 		for (uint64_t i = 0; i < n / 8; i++) {
 			uint64_t expected = vgpu_fill_word(b->seed, offset + 8 * i);
@@ -216,6 +216,7 @@ static struct model_buffer *random_buffer(struct model_vm *m)
 
 static void op_alloc(struct model_vm *m)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	uint64_t chunk = m->chunk ? m->chunk : variant->alloc_unit;
 	uint64_t bytes = 1 + below(3 * chunk + chunk / 2), rounded;
 	unsigned priority = (unsigned)below(16);
@@ -230,7 +231,7 @@ static void op_alloc(struct model_vm *m)
 			b = &m->buffers[i];
 	if (!b)
 		return;
-	err = vgpu_core_alloc(m->vm, bytes, priority, 0, &b->info);
+	err = vgpu_core_alloc(m->vm, bytes, priority, 0, &b->info, &error);
 	if (m->cap && m->allocated + rounded > m->cap) {
 		check(err == -EDQUOT, "VM %s: alloc over the cap returned %d", m->name, err);
 		counts[1]++;
@@ -241,7 +242,7 @@ static void op_alloc(struct model_vm *m)
 		return; /* the host budget; the invariants show nothing changed */
 	}
 	check(err == 0, "VM %s: alloc of %" PRIu64 " failed: %d (%s)", m->name, bytes, err,
-	      vgpu_core_last_error());
+	      vgpu_error_msg(&error));
 	check(b->info.bytes == rounded, "VM %s: buffer of %" PRIu64 " bytes is %" PRIu64, m->name,
 	      bytes, b->info.bytes);
 	b->live = true;
@@ -258,8 +259,8 @@ static void op_free(struct model_vm *m)
 		return;
 	if (below(4) == 0)
 		verify_buffer(m, b);
-	check(vgpu_core_free(m->vm, b->info.handle) == 0, "VM %s: free failed", m->name);
-	check(vgpu_core_free(m->vm, b->info.handle) == -ENOENT, "VM %s: double free accepted",
+	check(vgpu_core_free(m->vm, b->info.handle, NULL) == 0, "VM %s: free failed", m->name);
+	check(vgpu_core_free(m->vm, b->info.handle, NULL) == -ENOENT, "VM %s: double free accepted",
 	      m->name);
 	b->live = false;
 	m->allocated -= b->info.bytes;
@@ -300,11 +301,11 @@ static void op_checksum(struct model_vm *m)
 
 static void check_model(void)
 {
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	uint64_t total = 0;
 
-	if (vgpu_core_check_invariants(h.core, why, sizeof(why)))
-		check(false, "invariant broken: %s", why);
+	if (vgpu_core_check_invariants(h.core, &why))
+		check(false, "invariant broken: %s", vgpu_error_msg(&why));
 	for (int i = 0; i < vm_count; i++) {
 		struct vgpu_vm_stats stats;
 
@@ -328,6 +329,7 @@ static void check_model(void)
 
 static void test_property(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const char *env = getenv("VGPU_PROPERTY_OPS");
 	struct core_harness_config config = { 0 };
 	static const char *const policies[] = { "random", "priority", "refbits" };
@@ -371,8 +373,8 @@ static void test_property(void **state)
 		} else if (op < 75) {
 			op_checksum(m);
 		} else if (op < 85) {
-			check(vgpu_core_return_pass(h.core) >= 0, "return pass failed: %s",
-			      vgpu_core_last_error());
+			check(vgpu_core_return_pass(h.core, &error) >= 0, "return pass failed: %s",
+			      vgpu_error_msg(&error));
 			counts[6]++;
 		} else if (op < 93) {
 			struct model_buffer *b = random_buffer(m);
@@ -385,11 +387,12 @@ static void test_property(void **state)
 
 			if (b)
 				check(vgpu_core_set_priority(m->vm, b->info.handle,
-				                             (unsigned)below(16)) == 0,
+				                             (unsigned)below(16), &error) == 0,
 				      "set_priority failed");
 		} else if (op < 99) {
 			m->weight = 1 + (uint32_t)below(8);
-			check(vgpu_core_set_weight(m->vm, m->weight) == 0, "set_weight failed");
+			check(vgpu_core_set_weight(m->vm, m->weight, &error) == 0,
+			      "set_weight failed");
 		} else {
 			int index = (int)(m - vms);
 

@@ -109,7 +109,7 @@ static void tenant_setup(struct core_harness *h, struct acct_tenant *t, const ch
 	t->harness = h;
 	t->kernel_ns = kernel_us * 1000;
 	t->gap_us = gap_us;
-	assert_int_equal(vgpu_core_vm_set_scheduler(vm, mode), 0);
+	assert_int_equal(vgpu_core_vm_set_scheduler(vm, mode, NULL), 0);
 	harness_guest_setup(h, vm, &t->guest, LOG_SUBMISSIONS, 0, 1);
 }
 
@@ -286,7 +286,7 @@ static void test_fixed_share_caps(void **state)
 	setup(&h, 0);
 	tenant_setup(&h, &t[0], "capped", "fixed-share", 1, 500, 0);
 	idle = harness_vm(&h, "idle", 1, 0, 0);
-	assert_int_equal(vgpu_core_vm_set_scheduler(idle, "fixed-share"), 0);
+	assert_int_equal(vgpu_core_vm_set_scheduler(idle, "fixed-share", NULL), 0);
 	run(t, 1, &r);
 	assert_true(harness_stats(t[0].guest.vm).throttles > 0);
 	/* about half of the wall time, as measured and in truth (a loaded
@@ -318,12 +318,13 @@ static void *evict_main(void *arg)
 	struct evictor *e = arg;
 
 	harness_sleep_ms(e->delay_ms);
-	e->err = vgpu_core_alloc(e->vm, 112 * MiB, VGPU_PRIORITY_DEFAULT, 0, &e->buffer);
+	e->err = vgpu_core_alloc(e->vm, 112 * MiB, VGPU_PRIORITY_DEFAULT, 0, &e->buffer, NULL);
 	return NULL;
 }
 
 static void test_eviction_while_throttled(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct core_harness h;
 	struct acct_tenant t[2];
 	struct run_result r;
@@ -335,7 +336,8 @@ static void test_eviction_while_throttled(void **state)
 	tenant_setup(&h, &t[0], "long", "equal-share", 1, 2000, 0);
 	tenant_setup(&h, &t[1], "short", "equal-share", 1, 200, 0);
 	/* long holds the most: the victim of short's allocation */
-	assert_int_equal(vgpu_core_alloc(t[0].guest.vm, 160 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data),
+	assert_int_equal(vgpu_core_alloc(t[0].guest.vm, 160 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data,
+	                                 &error),
 	                 0);
 	harness_fill(t[0].guest.vm, &data, 77);
 	e.vm = t[1].guest.vm;
@@ -343,12 +345,12 @@ static void test_eviction_while_throttled(void **state)
 	run(t, 2, &r);
 	pthread_join(thread, NULL);
 	if (e.err)
-		fail_msg("allocation: %s", vgpu_core_last_error());
+		fail_msg("allocation: %s", vgpu_error_msg(&error));
 	assert_true(harness_stats(t[0].guest.vm).evictions > 0);
 	assert_true(harness_stats(t[0].guest.vm).throttles > 0);
 	assert_true(harness_check(t[0].guest.vm, &data, 77));
-	assert_int_equal(vgpu_core_free(t[1].guest.vm, e.buffer.handle), 0);
-	assert_int_equal(vgpu_core_free(t[0].guest.vm, data.handle), 0);
+	assert_int_equal(vgpu_core_free(t[1].guest.vm, e.buffer.handle, &error), 0);
+	assert_int_equal(vgpu_core_free(t[0].guest.vm, data.handle, &error), 0);
 	teardown(&h, t, 2);
 }
 
@@ -365,6 +367,7 @@ static void test_eviction_while_throttled(void **state)
  */
 static void test_neon_sampling(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct core_harness h;
 	struct acct_tenant t[2];
 	struct run_result r;
@@ -375,7 +378,8 @@ static void test_neon_sampling(void **state)
 	setup_mode(&h, 10000000, VGPU_ACCOUNTING_NEON);
 	tenant_setup(&h, &t[0], "long", "best-effort", 1, 2000, 0);
 	tenant_setup(&h, &t[1], "short", "best-effort", 1, 200, 0);
-	assert_int_equal(vgpu_core_alloc(t[0].guest.vm, 160 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data),
+	assert_int_equal(vgpu_core_alloc(t[0].guest.vm, 160 * MiB, VGPU_PRIORITY_DEFAULT, 0, &data,
+	                                 &error),
 	                 0);
 	harness_fill(t[0].guest.vm, &data, 78);
 	e.vm = t[1].guest.vm;
@@ -383,7 +387,7 @@ static void test_neon_sampling(void **state)
 	run(t, 2, &r);
 	pthread_join(thread, NULL);
 	if (e.err)
-		fail_msg("allocation: %s", vgpu_core_last_error());
+		fail_msg("allocation: %s", vgpu_error_msg(&error));
 	assert_true(harness_stats(t[0].guest.vm).evictions > 0);
 	assert_true(harness_check(t[0].guest.vm, &data, 78));
 	assert_true(r.accounted_ns[0] > 0);
@@ -391,13 +395,14 @@ static void test_neon_sampling(void **state)
 	assert_true(r.accounted_ns[0] + r.accounted_ns[1] > 0.3 * RUN_WALL_NS);
 	assert_true(r.accounted_ns[0] + r.accounted_ns[1] < 2.0 * RUN_WALL_NS);
 	assert_int_equal(harness_stats(t[0].guest.vm).throttles, 0);
-	assert_int_equal(vgpu_core_free(t[1].guest.vm, e.buffer.handle), 0);
-	assert_int_equal(vgpu_core_free(t[0].guest.vm, data.handle), 0);
+	assert_int_equal(vgpu_core_free(t[1].guest.vm, e.buffer.handle, &error), 0);
+	assert_int_equal(vgpu_core_free(t[0].guest.vm, data.handle, &error), 0);
 	teardown(&h, t, 2);
 }
 
 static void test_set_scheduler_rejects_unknown(void **state)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct core_harness h;
 	struct core_harness_config config = { .vram_bytes = 64 * MiB };
 	struct vgpu_vm *vm;
@@ -405,9 +410,9 @@ static void test_set_scheduler_rejects_unknown(void **state)
 	core_harness_setup(&h, &config);
 	vm = harness_vm(&h, "vm", 1, 0, 0);
 	assert_string_equal(harness_stats(vm).scheduler, "best-effort");
-	assert_int_equal(vgpu_core_vm_set_scheduler(vm, "fastest"), -EINVAL);
-	assert_non_null(strstr(vgpu_core_last_error(), "fastest"));
-	assert_int_equal(vgpu_core_vm_set_scheduler(vm, "weighted"), 0);
+	assert_int_equal(vgpu_core_vm_set_scheduler(vm, "fastest", &error), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&error), "fastest"));
+	assert_int_equal(vgpu_core_vm_set_scheduler(vm, "weighted", &error), 0);
 	assert_string_equal(harness_stats(vm).scheduler, "weighted");
 	/* accounting off: no GPU time, never throttled */
 	assert_int_equal(harness_stats(vm).gpu_time_ns, 0);

@@ -48,10 +48,10 @@ void harness_config(struct harness *h)
 
 void harness_start(struct harness *h)
 {
-	char why[1024] = "";
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	if (vgpud_create(&h->config, false, &h->d, why, sizeof(why)))
-		fail_msg("vgpud did not start: %s", why);
+	if (vgpud_create(&h->config, false, &h->d, &why))
+		fail_msg("vgpud did not start: %s", vgpu_error_msg(&why));
 	assert_int_equal(vgpud_start(h->d), 0);
 }
 
@@ -112,7 +112,7 @@ int tenant_open(struct harness *h, struct tenant *t, const char *name, const cha
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = vgpu_local_device_open(&config, &t->dev);
+	err = vgpu_local_device_open(&config, &t->dev, &t->error);
 	if (err)
 		return err;
 	t->bar2 = vgpu_local_device_bar2(t->dev);

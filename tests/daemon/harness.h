@@ -49,8 +49,10 @@ struct tenant {
 	uint32_t req_head;  /* our copy of what we published */
 	uint32_t resp_tail;
 	uint32_t seq;
+	struct vgpu_error error; /* why tenant_open failed */
 };
 
+/* Attach t; on failure t->error says why. */
 int tenant_open(struct harness *h, struct tenant *t, const char *name, const char *profile);
 void tenant_close(struct tenant *t);
 

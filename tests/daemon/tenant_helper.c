@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	memset(&h, 0, sizeof(h));
 	snprintf(h.config.socket_path, sizeof(h.config.socket_path), "%s", argv[1]);
 	if (tenant_open(&h, &t, argv[2], "big")) {
-		fprintf(stderr, "attach failed: %s\n", vgpu_local_device_last_error());
+		fprintf(stderr, "attach failed: %s\n", vgpu_error_msg(&t.error));
 		return 1;
 	}
 	if (argc == 4) {

@@ -225,7 +225,7 @@ static void test_live_garbage(void **state)
 	printf("# good tenant: %u rounds, %d failures\n", w.rounds, w.failures);
 	assert_int_equal(w.failures, 0);
 	assert_true(w.rounds > 0);
-	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
+	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL), 0);
 	tenant_close(&bad);
 	assert_true(harness_wait_vms(h, 0, 10000));
 	vgpu_core_stats(h->d->core, &stats);

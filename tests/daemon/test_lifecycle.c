@@ -86,7 +86,7 @@ static void assert_back_to(struct harness *h, const struct snapshot *before)
 	assert_int_equal(now.core.vms, 0);
 	assert_int_equal(now.vram_free, before->vram_free);
 	assert_int_equal(now.fds, before->fds);
-	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
+	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL), 0);
 }
 
 static pid_t spawn_helper(struct harness *h, const char *name, FILE **out)
@@ -368,7 +368,8 @@ static void test_profile_reload(void **state)
 	struct harness *h = *state;
 	struct vgpud_profile_spec spec;
 	struct vgpu_vm_stats stats;
-	char path[160], why[512];
+	char path[160];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	struct tenant t;
 	FILE *f;
 
@@ -380,10 +381,10 @@ static void test_profile_reload(void **state)
 	fclose(f);
 	assert_int_equal(tenant_open(h, &t, "reloaded", "big"), 0);
 	/* without a configuration file there is nothing to reload */
-	assert_int_not_equal(vgpud_reload_profiles(h->d, why, sizeof(why)), 0);
-	assert_non_null(strstr(why, "without a configuration file"));
+	assert_int_not_equal(vgpud_reload_profiles(h->d, &why), 0);
+	assert_non_null(strstr(vgpu_error_msg(&why), "without a configuration file"));
 	snprintf(h->d->config.config_file, sizeof(h->d->config.config_file), "%s", path);
-	assert_int_equal(vgpud_reload_profiles(h->d, why, sizeof(why)), 0);
+	assert_int_equal(vgpud_reload_profiles(h->d, &why), 0);
 	assert_int_equal(vgpud_profiles_get(&h->d->profiles, "small", &spec), 0);
 	assert_int_equal(spec.weight, 5);
 	assert_int_equal(spec.cap_bytes, 16u << 20);
@@ -401,8 +402,8 @@ static void test_profile_reload(void **state)
 	f = fopen(path, "w");
 	fprintf(f, "[profile small]\nweight = many\n");
 	fclose(f);
-	assert_int_not_equal(vgpud_reload_profiles(h->d, why, sizeof(why)), 0);
-	assert_non_null(strstr(why, "many"));
+	assert_int_not_equal(vgpud_reload_profiles(h->d, &why), 0);
+	assert_non_null(strstr(vgpu_error_msg(&why), "many"));
 	assert_int_equal(vgpud_profiles_get(&h->d->profiles, "small", &spec), 0);
 	assert_int_equal(spec.weight, 5);
 }

@@ -398,10 +398,10 @@ static void test_attach_errors(void **state)
 	assert_int_equal(tenant_open(h, &a, "dup", "one"), 0);
 	/* same name twice */
 	assert_int_equal(tenant_open(h, &b, "dup", NULL), -EEXIST);
-	assert_non_null(strstr(vgpu_local_device_last_error(), "already attached"));
+	assert_non_null(strstr(vgpu_error_msg(&b.error), "already attached"));
 	/* unknown profile */
 	assert_int_equal(tenant_open(h, &b, "other", "no-such-profile"), -ENOENT);
-	assert_non_null(strstr(vgpu_local_device_last_error(), "no-such-profile"));
+	assert_non_null(strstr(vgpu_error_msg(&b.error), "no-such-profile"));
 	/* max_instances of "one" is 1 */
 	assert_int_equal(tenant_open(h, &b, "other", "one"), -EUSERS);
 	/* bad names never leave the process */
@@ -442,7 +442,7 @@ static void test_detach_releases_everything(void **state)
 	assert_int_equal(after.host_used_bytes, 0);
 	assert_int_equal(after.vms, before.vms);
 	assert_int_equal(vgpu_hal_vram_free_bytes(h->d->hal), free_before);
-	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
+	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL), 0);
 	/* vgpud's and the client's descriptors are all closed again (once
 	 * the connection's detach job ran) */
 	for (i = 0; i < 100 && count_open_fds() != fds_before; i++)

@@ -360,18 +360,18 @@ static void fixture_start(struct fixture *f)
 		.libvirt_uri = "none",
 		.control_ioctl = fake_ioctl,
 	};
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
 	harness_config(&f->h);
 	f->h.config.mdev_mode = VGPUD_MDEV_OFF; /* the test starts it on the fake */
-	if (vgpud_create(&f->h.config, false, &f->h.d, why, sizeof(why)))
-		fail_msg("vgpud did not start: %s", why);
+	if (vgpud_create(&f->h.config, false, &f->h.d, &why))
+		fail_msg("vgpud did not start: %s", vgpu_error_msg(&why));
 	fake_init(&f->m, f->h.dir);
 	config.path = f->m.fifo;
 	config.control_ctx = &f->m;
 	/* before the loop runs: sd-event is not thread-safe */
-	if (mdev_host_create(f->h.d, f->h.d->loop, &config, &f->h.d->mdev, why, sizeof(why)))
-		fail_msg("the mdev host did not start: %s", why);
+	if (mdev_host_create(f->h.d, f->h.d->loop, &config, &f->h.d->mdev, &why))
+		fail_msg("the mdev host did not start: %s", vgpu_error_msg(&why));
 	assert_int_equal(vgpud_start(f->h.d), 0);
 	fake_connect(&f->m);
 }

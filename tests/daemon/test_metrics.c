@@ -837,7 +837,7 @@ static void test_port_taken_and_off(void **state)
 	struct harness first, second;
 	struct vgpud *d = NULL;
 	struct json_object *response, *v;
-	char why[1024];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int fds;
 
 	(void)state;
@@ -848,9 +848,9 @@ static void test_port_taken_and_off(void **state)
 	snprintf(second.config.metrics, sizeof(second.config.metrics), "127.0.0.1:%u",
 	         metrics_http_port(first.d->metrics));
 	/* the second vgpud does not start: the port is taken */
-	assert_int_equal(vgpud_create(&second.config, false, &d, why, sizeof(why)), -EADDRNOTAVAIL);
+	assert_int_equal(vgpud_create(&second.config, false, &d, &why), -EADDRNOTAVAIL);
 	assert_null(d);
-	assert_non_null(strstr(why, "cannot serve metrics on 127.0.0.1:"));
+	assert_non_null(strstr(vgpu_error_msg(&why), "cannot serve metrics on 127.0.0.1:"));
 	harness_stop(&second);
 	harness_stop(&first);
 
@@ -871,7 +871,8 @@ static void test_port_taken_and_off(void **state)
 	fds = count_open_fds();
 	harness_config(&first);
 	strcpy(first.config.metrics, "[::1]:0");
-	if (vgpud_create(&first.config, false, &first.d, why, sizeof(why)) == 0) { /* IPv6 loopback may be absent */
+	if (vgpud_create(&first.config, false, &first.d,
+	                 &why) == 0) { /* IPv6 loopback may be absent */
 		assert_non_null(first.d->metrics);
 		assert_non_null(strstr(metrics_http_url(first.d->metrics), "http://[::1]:"));
 	} else {

@@ -117,11 +117,13 @@ static void verify(struct harness *h, struct guest *g)
 
 		assert_int_equal(handle_table_lookup(&dev->handles, g->handle[i], &core_handle), 0);
 		for (uint64_t off = 0; off < BUFFER_BYTES; off += 1u << 20) {
-			assert_int_equal(vgpu_core_buffer_read(dev->vm, core_handle, off, buf, 1u << 20), 0);
+			assert_int_equal(vgpu_core_buffer_read(dev->vm, core_handle, off, buf,
+			                                       1u << 20, NULL), 0);
 			for (size_t w = 0; w < (1u << 20) / 4; w++)
 				if (buf[w] != g->pattern[i])
 					fail_msg("buffer %u word %zu at offset %llu: %#x, expected %#x "
-					         "(seed %llu)", i, w, (unsigned long long)off, buf[w],
+					         "(seed "
+					         "%llu)", i, w, (unsigned long long)off, buf[w],
 					         g->pattern[i], (unsigned long long)test_seed());
 		}
 	}
@@ -173,19 +175,19 @@ static void test_live_migration(void **state)
 	struct two *s = *state;
 	struct migrate_export *e;
 	struct migrate_result r;
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int stream_fd, reply_fd;
 
 	start_both(s);
 	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
-	                                 why, sizeof(why)), 0);
-	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
-	                                      sizeof(why)), 0);
+	                                 &why), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, &why),
+	                 0);
 	for (unsigned burst = 0; burst < 6; burst++)
 		write_burst(&s->g, 4); /* pre-copy runs meanwhile */
 	/* switch-over: the guest is stopped (its last writes finished) */
-	if (migrate_export_finish(e, &r, why, sizeof(why)))
-		fail_msg("export: %s", why);
+	if (migrate_export_finish(e, &r, &why))
+		fail_msg("export: %s", vgpu_error_msg(&why));
 	close(stream_fd);
 	close(reply_fd);
 	assert_true(r.dirty_tracking);
@@ -193,7 +195,7 @@ static void test_live_migration(void **state)
 	print_message("migrated: %u rounds, %llu bytes sent for %llu, downtime %.1f ms\n",
 	              r.rounds, (unsigned long long)r.bytes_sent, (unsigned long long)r.vm_bytes,
 	              r.downtime_ns / 1e6);
-	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
 	assert_true(harness_wait_vms(&s->a, 0, 5000)); /* nothing left on the source */
 	assert_true(harness_wait_vms(&s->b, 1, 5000));
 	verify(&s->b, &s->g);
@@ -258,15 +260,14 @@ static void test_pending_and_throttle(void **state)
 	unsigned throttle = 0;
 	uint32_t rounds;
 	int pair[2];
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
 	harness_start(&s->a);
 	guest_start(&s->a, &s->g, s->seed);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
 	link.fd = pair[0];
 	assert_int_equal(pthread_create(&link.thread, NULL, slow_link_main, &link), 0);
-	assert_int_equal(migrate_export_start(s->a.d, "mover", pair[1], -1, true, &e, why,
-	                                      sizeof(why)), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", pair[1], -1, true, &e, &why), 0);
 	deadline = now_ms() + 15000;
 	while (now_ms() < deadline) {
 		write_burst(&s->g, 2);
@@ -307,14 +308,14 @@ static void test_cancelled(void **state)
 {
 	struct two *s = *state;
 	struct migrate_export *e;
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int stream_fd, reply_fd;
 
 	start_both(s);
 	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
-	                                 why, sizeof(why)), 0);
-	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
-	                                      sizeof(why)), 0);
+	                                 &why), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, &why),
+	                 0);
 	write_burst(&s->g, 4);
 	migrate_export_cancel(e);
 	close(stream_fd);
@@ -330,18 +331,18 @@ static void test_refused(void **state)
 	struct two *s = *state;
 	struct migrate_export *e;
 	struct migrate_result r;
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int stream_fd, reply_fd;
 
 	s->b.config.host_budget_bytes = 16ull << 20;
 	start_both(s);
 	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
-	                                 why, sizeof(why)), 0);
-	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
-	                                      sizeof(why)), 0);
+	                                 &why), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, &why),
+	                 0);
 	write_burst(&s->g, 2);
-	assert_int_not_equal(migrate_export_finish(e, &r, why, sizeof(why)), 0);
-	print_message("refused as expected: %s\n", why);
+	assert_int_not_equal(migrate_export_finish(e, &r, &why), 0);
+	print_message("refused as expected: %s\n", vgpu_error_msg(&why));
 	close(stream_fd);
 	close(reply_fd);
 	assert_true(harness_wait_vms(&s->b, 0, 5000));
@@ -365,7 +366,7 @@ static void test_save_restore_and_corrupt(void **state)
 	struct two *s = *state;
 	struct migrate_export *e;
 	struct migrate_result r;
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	uint8_t *stream;
 	off_t len;
 	int fd = memfd_create("save", MFD_CLOEXEC);
@@ -373,10 +374,9 @@ static void test_save_restore_and_corrupt(void **state)
 
 	start_both(s);
 	assert_true(fd >= 0);
-	assert_int_equal(migrate_export_start(s->a.d, "mover", fd, -1, false, &e, why,
-	                                      sizeof(why)), 0);
-	if (migrate_export_finish(e, &r, why, sizeof(why)))
-		fail_msg("save: %s", why);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", fd, -1, false, &e, &why), 0);
+	if (migrate_export_finish(e, &r, &why))
+		fail_msg("save: %s", vgpu_error_msg(&why));
 	len = lseek(fd, 0, SEEK_END);
 	assert_true(len > (off_t)(BUFFERS * BUFFER_BYTES));
 	stream = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
@@ -395,7 +395,7 @@ static void test_save_restore_and_corrupt(void **state)
 		else /* a header field: the first record's length */
 			copy[8 + (next_random(&rng) % 4)] ^= 0x80;
 		in = memfd_with(copy, cut);
-		if (migrate_import(s->b.d, in, 0, why, sizeof(why)) == 0)
+		if (migrate_import(s->b.d, in, 0, &why) == 0)
 			fail_msg("corrupt stream %u (seed %llu) accepted", k,
 			         (unsigned long long)s->seed);
 		close(in);
@@ -405,13 +405,13 @@ static void test_save_restore_and_corrupt(void **state)
 	{
 		int in = memfd_with(stream, (size_t)len);
 
-		if (migrate_import(s->b.d, in, 0, why, sizeof(why)))
-			fail_msg("restore: %s", why);
+		if (migrate_import(s->b.d, in, 0, &why))
+			fail_msg("restore: %s", vgpu_error_msg(&why));
 		close(in);
 	}
 	munmap(stream, (size_t)len);
 	close(fd);
-	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
 	assert_true(harness_wait_vms(&s->a, 0, 5000));
 	verify(&s->b, &s->g);
 	write_burst(&s->g, 4);
@@ -548,12 +548,12 @@ static void test_local_export(void **state)
 	struct two *s = *state;
 	struct vgpu_local_export_reply r;
 	struct carrier c;
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int stream_fd, reply_fd;
 
 	start_both(s);
 	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
-	                                 why, sizeof(why)), 0);
+	                                 &why), 0);
 	export_start(&s->g, stream_fd, &c, &r);
 	/* a second START while one runs is refused, the first goes on */
 	{
@@ -586,7 +586,7 @@ static void test_local_export(void **state)
 	              "%.1f ms\n", r.rounds, (unsigned long long)r.bytes_sent,
 	              (unsigned long long)r.precopy_bytes, (unsigned long long)r.vm_bytes,
 	              r.downtime_ns / 1e6);
-	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
 	assert_true(harness_wait_vms(&s->a, 0, 5000)); /* released with the connection */
 	assert_true(harness_wait_vms(&s->b, 1, 5000));
 	verify(&s->b, &s->g);

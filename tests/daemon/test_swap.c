@@ -240,7 +240,7 @@ static void test_swaps_by_eviction(void **state)
 	test_channel_submit(&c, words, n);
 	assert_int_equal(test_channel_finish(&c, 10000), 0);
 	assert_int_equal(test_channel_notifier(&c, 0), 2);
-	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL, 0), 0);
+	assert_int_equal(vgpu_core_check_invariants(h->d->core, NULL), 0);
 	tenant_close(&b);
 	tenant_close(&a);
 }

@@ -43,12 +43,12 @@ static char *write_temp(const char *text)
 static void test_example_config(void **state)
 {
 	struct vgpud_config c;
-	char why[512] = "";
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
 	(void)state;
 	vgpud_config_defaults(&c);
-	assert_int_equal(vgpud_config_load_file(&c, example_path, why, sizeof(why)), 0);
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), 0);
+	assert_int_equal(vgpud_config_load_file(&c, example_path, &why), 0);
+	assert_int_equal(vgpud_config_validate(&c, &why), 0);
 	assert_int_equal(c.gpu.vram_bytes, 1ull << 30);
 	assert_int_equal(c.gpu.vram_bandwidth, 900000000000ull);
 	assert_int_equal(c.chunk_bytes, 4ull << 20);
@@ -73,14 +73,14 @@ static void test_example_config(void **state)
 static void expect_error(const char *text, const char *needle)
 {
 	struct vgpud_config c;
-	char why[512] = "";
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	char *path = write_temp(text);
 
 	vgpud_config_defaults(&c);
-	assert_int_equal(vgpud_config_load_file(&c, path, why, sizeof(why)), -EINVAL);
-	if (!strstr(why, needle))
-		fail_msg("error '%s' does not mention '%s'", why, needle);
-	assert_non_null(strstr(why, path)); /* names the file */
+	assert_int_equal(vgpud_config_load_file(&c, path, &why), -EINVAL);
+	if (!strstr(vgpu_error_msg(&why), needle))
+		fail_msg("error '%s' does not mention '%s'", vgpu_error_msg(&why), needle);
+	assert_non_null(strstr(vgpu_error_msg(&why), path)); /* names the file */
 	unlink(path);
 }
 
@@ -111,10 +111,11 @@ static void test_config_errors(void **state)
 static void expect_address(const char *text, int family, const char *host, unsigned port)
 {
 	struct vgpud_listen_address a;
-	char why[512] = "", shown[96], expect[96];
+	char shown[96], expect[96];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	if (vgpud_listen_address_parse(text, &a, why, sizeof(why)))
-		fail_msg("'%s' rejected: %s", text, why);
+	if (vgpud_listen_address_parse(text, &a, &why))
+		fail_msg("'%s' rejected: %s", text, vgpu_error_msg(&why));
 	assert_true(a.enabled);
 	assert_int_equal(a.addr.ss_family, family);
 	assert_int_equal(a.addr_len, family == AF_INET ? sizeof(struct sockaddr_in)
@@ -127,18 +128,19 @@ static void expect_address(const char *text, int family, const char *host, unsig
 static void expect_bad_address(const char *text, const char *needle)
 {
 	struct vgpud_listen_address a;
-	char why[512] = "";
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	assert_int_equal(vgpud_listen_address_parse(text, &a, why, sizeof(why)), -EINVAL);
-	if (!strstr(why, needle))
-		fail_msg("error '%s' for '%s' does not mention '%s'", why, text, needle);
+	assert_int_equal(vgpud_listen_address_parse(text, &a, &why), -EINVAL);
+	if (!strstr(vgpu_error_msg(&why), needle))
+		fail_msg("error '%s' for '%s' does not mention '%s'", vgpu_error_msg(&why), text,
+		         needle);
 }
 
 static void test_listen_address(void **state)
 {
 	struct vgpud_listen_address a;
 	struct vgpud_config c;
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	char shown[96];
 	char *flag[] = { "vgpud", "--metrics", "[::1]:9464", NULL };
 	enum vgpud_config_action action;
@@ -146,7 +148,7 @@ static void test_listen_address(void **state)
 	FILE *saved;
 
 	(void)state;
-	assert_int_equal(vgpud_listen_address_parse("off", &a, why, sizeof(why)), 0);
+	assert_int_equal(vgpud_listen_address_parse("off", &a, &why), 0);
 	assert_false(a.enabled);
 	vgpud_listen_address_format(&a, -1, shown, sizeof(shown));
 	assert_string_equal(shown, "off");
@@ -172,8 +174,8 @@ static void test_listen_address(void **state)
 	assert_int_equal(vgpud_config_from_args(&c, 3, flag, &action), 0);
 	assert_string_equal(c.metrics, "[::1]:9464");
 	strcpy(c.metrics, "nowhere");
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, "metrics = 'nowhere'"));
+	assert_int_equal(vgpud_config_validate(&c, &why), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&why), "metrics = 'nowhere'"));
 	saved = stderr;
 	stderr = fopen("/dev/null", "w");
 	vgpud_config_defaults(&c);
@@ -185,20 +187,20 @@ static void test_listen_address(void **state)
 static void test_config_validate(void **state)
 {
 	struct vgpud_config c;
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
 	(void)state;
 	vgpud_config_defaults(&c);
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), 0);
+	assert_int_equal(vgpud_config_validate(&c, &why), 0);
 	strcpy(c.default_profile, "nope");
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, "default_profile 'nope'"));
+	assert_int_equal(vgpud_config_validate(&c, &why), -EINVAL);
+	assert_non_null(strstr(vgpu_error_msg(&why), "default_profile 'nope'"));
 	vgpud_config_defaults(&c);
 	strcpy(c.control_path, c.socket_path);
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	assert_int_equal(vgpud_config_validate(&c, &why), -EINVAL);
 	vgpud_config_defaults(&c);
 	c.profile_count = 0;
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	assert_int_equal(vgpud_config_validate(&c, &why), -EINVAL);
 }
 
 /* [socket] and the host budget: bounded by default (issue 12 item 5). */
@@ -210,7 +212,7 @@ static void test_resource_bounds(void **state)
 	                        "control_idle_timeout_ms = 700\n"
 	                        "control_max_connections_per_uid = 2\n");
 	struct vgpud_config c;
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 
 	(void)state;
@@ -225,7 +227,7 @@ static void test_resource_bounds(void **state)
 	assert_true(c.idle_timeout_ms > 0 && c.max_connections_per_uid > 0);
 	assert_true(c.control_idle_timeout_ms > 0 && c.control_max_connections_per_uid > 0);
 
-	assert_int_equal(vgpud_config_load_file(&c, conf, why, sizeof(why)), 0);
+	assert_int_equal(vgpud_config_load_file(&c, conf, &why), 0);
 	assert_int_equal(c.host_budget_bytes, VGPUD_HOST_BUDGET_AUTO);
 	assert_false(vgpud_config_profile_allowed(&c, "vgpu-1G"));
 	assert_false(vgpud_config_profile_allowed(&c, NULL));
@@ -241,7 +243,7 @@ static void test_resource_bounds(void **state)
 	c.host_budget_bytes = 0; /* explicit: no limit */
 	assert_int_equal(vgpud_config_host_budget(&c), 0);
 	c.max_connections_per_uid = 0;
-	assert_int_equal(vgpud_config_validate(&c, why, sizeof(why)), -EINVAL);
+	assert_int_equal(vgpud_config_validate(&c, &why), -EINVAL);
 	unlink(conf);
 }
 

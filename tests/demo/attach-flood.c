@@ -125,16 +125,17 @@ int main(int argc, char **argv)
 		char name[64];
 		struct vgpu_local_device_config config = { .socket_path = socket_path,
 			                                   .vm_name = name };
+		struct vgpu_error error = VGPU_ERROR_INIT;
 
 		snprintf(name, sizeof(name), "%s-%u", prefix, i);
-		if (vgpu_local_device_open(&config, &devs[i]) == 0) {
+		if (vgpu_local_device_open(&config, &devs[i], &error) == 0) {
 			attached++;
 			continue;
 		}
 		devs[i] = NULL;
 		if (!refused++)
 			snprintf(first_refusal, sizeof(first_refusal), "%s",
-			         vgpu_local_device_last_error());
+			         vgpu_error_msg(&error));
 	}
 	for (unsigned i = 0; i < silent; i++) {
 		socks[i] = connect_silent(socket_path);

@@ -52,9 +52,13 @@
 
 static struct json_object *json; /* NULL without --json */
 
+/* The last core call's failure (the core calls below pass it; one thread). */
+static struct vgpu_error core_error;
+
 static void die(const char *what, int err)
 {
-	fprintf(stderr, "core-bench: %s: %s (%s)\n", what, strerror(-err), vgpu_core_last_error());
+	fprintf(stderr, "core-bench: %s: %s (%s)\n", what, strerror(-err),
+	        vgpu_error_msg(&core_error));
 	exit(1);
 }
 
@@ -89,7 +93,7 @@ static void setup(struct setup *s, uint64_t vram, uint64_t chunk, bool host_cach
 		config.host_cache_bytes = 0;
 	config.on_fence = sim_guest_on_fence;
 	config.on_channel_error = sim_guest_on_channel_error;
-	err = vgpu_core_create(s->hal, &config, &s->core);
+	err = vgpu_core_create(s->hal, &config, &s->core, &core_error);
 	if (err)
 		die("vgpu_core_create", err);
 }
@@ -109,7 +113,7 @@ static struct vgpu_vm *make_vm(struct setup *s, const char *name, uint32_t weigh
 	vgpu_vm_config_defaults(&config);
 	config.name = name;
 	config.weight = weight;
-	err = vgpu_core_vm_create(s->core, &config, &vm);
+	err = vgpu_core_vm_create(s->core, &config, &vm, &core_error);
 	if (err)
 		die("vm", err);
 	return vm;
@@ -167,12 +171,13 @@ static void bench_alloc_latency(int rounds, int cycles)
 			for (int i = 0; i < cycles; i++) {
 				struct vgpu_buffer_info buffer;
 				uint64_t t0 = vgpu_monotonic_ns(), t1;
-				int err = vgpu_core_alloc(vm, size, VGPU_PRIORITY_DEFAULT, 0, &buffer);
+				int err = vgpu_core_alloc(vm, size, VGPU_PRIORITY_DEFAULT, 0,
+				                          &buffer, &core_error);
 
 				t1 = vgpu_monotonic_ns();
 				if (err)
 					die("alloc", err);
-				vgpu_core_free(vm, buffer.handle);
+				vgpu_core_free(vm, buffer.handle, &core_error);
 				alloc_ns[i] = t1 - t0;
 				free_ns[i] = vgpu_monotonic_ns() - t1;
 			}
@@ -262,10 +267,11 @@ static void eviction_setup(struct eviction_setup *e, bool host_cache)
 	e->b = make_vm(&e->s, "allocator", 100);
 	if ((err = sim_guest_create(e->s.hal, e->a, &e->guest)))
 		die("guest", err);
-	if ((err = vgpu_core_alloc(e->a, 16 * MiB, 15, 0, &e->hot)))
+	if ((err = vgpu_core_alloc(e->a, 16 * MiB, 15, 0, &e->hot, &core_error)))
 		die("alloc", err);
 	for (int i = 0; i < 60; i++) {
-		if ((err = vgpu_core_alloc(e->a, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &e->victim[i])))
+		if ((err = vgpu_core_alloc(e->a, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &e->victim[i],
+		                           &core_error)))
 			die("alloc", err);
 		if ((err = sim_guest_run(e->guest, words,
 		                         vgpu_push_launch_fill(words, e->victim[i].gpu_va,
@@ -299,7 +305,8 @@ static void bench_eviction_small(struct eviction_setup *e)
 
 		if (sequence < 0)
 			die("submit", (int)sequence);
-		if ((err = vgpu_core_alloc(e->b, 8 * MiB, VGPU_PRIORITY_DEFAULT, 0, &small[i])))
+		if ((err = vgpu_core_alloc(e->b, 8 * MiB, VGPU_PRIORITY_DEFAULT, 0, &small[i],
+		                           &core_error)))
 			die("alloc", err);
 		sim_guest_wait(e->guest, (uint64_t)sequence, 60000);
 	}
@@ -310,8 +317,8 @@ static void bench_eviction_small(struct eviction_setup *e)
 	json_number(json, "eviction_8MiB_victim_pause_ms", per(d.pause_ns, d.vm_suspensions));
 	json_number(json, "eviction_8MiB_victim_drain_ms", per(d.drain_ns, d.vm_suspensions));
 	for (int i = 0; i < 24; i++)
-		vgpu_core_free(e->b, small[i].handle);
-	vgpu_core_return_pass(e->s.core);
+		vgpu_core_free(e->b, small[i].handle, &core_error);
+	vgpu_core_return_pass(e->s.core, &core_error);
 	printf("\n");
 }
 
@@ -406,16 +413,17 @@ static void relocation_round(struct eviction_setup *e, struct memcpy_ref *m, boo
 	m0 = reference(m);
 	vgpu_core_stats(e->s.core, &before);
 	for (int i = 0; i < 4; i++)
-		if ((err = vgpu_core_alloc(e->b, 64 * MiB, VGPU_PRIORITY_DEFAULT, 0, &big[i])))
+		if ((err = vgpu_core_alloc(e->b, 64 * MiB, VGPU_PRIORITY_DEFAULT, 0, &big[i],
+		                           &core_error)))
 			die("alloc", err);
 	vgpu_core_stats(e->s.core, &after);
 	vgpu_core_time_delta(&d, &before.eviction, &after.eviction);
 	figures[R_CACHE_HITS] = (double)(after.host_cache_hits - before.host_cache_hits);
 	m1 = reference(m);
 	for (int i = 0; i < 4; i++)
-		vgpu_core_free(e->b, big[i].handle);
+		vgpu_core_free(e->b, big[i].handle, &core_error);
 	vgpu_core_stats(e->s.core, &before);
-	vgpu_core_return_pass(e->s.core);
+	vgpu_core_return_pass(e->s.core, &core_error);
 	vgpu_core_stats(e->s.core, &after);
 	vgpu_core_time_delta(&r, &before.return_pass, &after.return_pass);
 	m2 = reference(m);
@@ -444,7 +452,8 @@ static void relocation_round(struct eviction_setup *e, struct memcpy_ref *m, boo
 	figures[R_OTHER_MS] = per(d.other_ns, d.passes);
 	if (d.bytes_copied != RELOCATION_BYTES || r.bytes_copied != RELOCATION_BYTES)
 		fprintf(stderr, "core-bench: a round moved %" PRIu64 " MiB out and %" PRIu64
-		        " MiB back (expected 256 each)\n", d.bytes_copied / MiB, r.bytes_copied / MiB);
+		        " MiB back (expected 256 "
+		        "each)\n", d.bytes_copied / MiB, r.bytes_copied / MiB);
 }
 
 /* rounds relocation rounds on e, then e torn down: each round's figures
@@ -550,7 +559,8 @@ static void bench_relocation_fresh(int rounds)
 	relocation_rounds(&e, &m, true, rounds, figures, f);
 	printf("4. Eviction into fresh host memory (no host buffer cache: first-touch page faults) "
 	       "against memcpy into a fresh,\n"
-	       "   untouched 256 MiB shared mapping (faults included); %d rounds as in 3\n", rounds);
+	       "   untouched 256 MiB shared mapping (faults included); %d rounds as in "
+	       "3\n", rounds);
 	printf("   host memcpy, fresh destination:    %s GB/s\n", SPREAD("%.2f", f[R_MEMCPY]));
 	printf("   eviction, set-up + copy:           %s GB/s = %s of fresh memcpy\n",
 	       SPREAD("%.2f", f[R_EVICT]), SPREAD("%.2f", f[R_EVICT_RATIO]));
@@ -581,7 +591,7 @@ static void bench_submission(void)
 	vm = make_vm(&s, "guest", 1);
 	if ((err = sim_guest_create(s.hal, vm, &guest)))
 		die("guest", err);
-	if ((err = vgpu_core_alloc(vm, 64 * KiB, VGPU_PRIORITY_DEFAULT, 0, &buffer)))
+	if ((err = vgpu_core_alloc(vm, 64 * KiB, VGPU_PRIORITY_DEFAULT, 0, &buffer, &core_error)))
 		die("alloc", err);
 	sim_guest_set_interrupts(guest, false);
 	vgpu_core_stats(s.core, &before);
@@ -611,7 +621,8 @@ static void bench_submission(void)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: core-bench [--rounds N] [--alloc-rounds N] [--alloc-cycles N] [--json FILE]\n"
+	        "Usage: core-bench [--rounds N] [--alloc-rounds N] [--alloc-cycles N] [--json "
+	        "FILE]\n"
 	        "  --rounds N        relocation rounds (default 9; fresh-memory rounds: half)\n"
 	        "  --alloc-rounds N  allocation latency rounds (default 5)\n"
 	        "  --alloc-cycles N  alloc/free cycles per size and round (default 2000)\n"

@@ -210,11 +210,14 @@ static void cu(cg_result r, const char *what)
 		fail("%s: %s", what, cuda_api_error(&api, r, text, sizeof(text)));
 }
 
+/* The last core call's failure (the core calls below pass it; one thread). */
+static struct vgpu_error core_error;
+
 /* A core or HAL call that must succeed. */
 static void ok(int err, const char *what)
 {
 	if (err < 0)
-		fail("%s: %s (%s)", what, strerror(-err), vgpu_core_last_error());
+		fail("%s: %s (%s)", what, strerror(-err), vgpu_error_msg(&core_error));
 }
 
 static void *xcalloc(size_t count, size_t size)
@@ -496,7 +499,8 @@ static uint64_t verify_pieces(struct vgpu_hal_as *as, const struct piece *pieces
 		pthread_mutex_destroy(&job.lock);
 		if (job.bad)
 			fail("%s: DATA CHECK FAILED at GPU VA %#" PRIx64 ": read %#" PRIx64
-			     ", expected %#" PRIx64 " (FILL seed %#" PRIx64 ", then %u STREAM passes)",
+			     ", expected "
+			     "%#" PRIx64 " (FILL seed %#" PRIx64 ", then %u STREAM passes)",
 			     what, job.bad_va, job.got, job.want, job.seed, job.passes);
 		checked += used * 8;
 	}
@@ -689,13 +693,14 @@ static struct guest *guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm)
 	g->vm = vm;
 	sim_guest_window_init(&g->window, &g->info, GUEST_ENTRIES);
 	ok(vgpu_core_channel_create(vm, GUEST_ENTRIES, &sim_guest_window_ops, &g->window,
-	                            &g->channel, &g->info),
+	                            &g->channel, &g->info, &core_error),
 	   "creating a VM's channel");
 	if (g->info.layout.gpfifo_entries != GUEST_ENTRIES || g->info.id >= MAX_CHANNEL_IDS)
 		fail("the GPU gave a channel with %u ring entries (asked %u) and id %u",
 		     g->info.layout.gpfifo_entries, GUEST_ENTRIES, g->info.id);
 	atomic_store(&fence_events[g->info.id], 0);
-	ok(vgpu_core_reserve_va(vm, GUEST_RAM_BYTES, &g->ram_va), "reserving guest RAM's VA");
+	ok(vgpu_core_reserve_va(vm, GUEST_RAM_BYTES, &g->ram_va, &core_error),
+	   "reserving guest RAM's VA");
 	ok(vgpu_hal_host_alloc(hal, GUEST_RAM_BYTES, &g->ram), "allocating guest RAM");
 	g->ram_cpu = vgpu_hal_host_cpu_pointer(hal, g->ram);
 	if (!g->ram_cpu)
@@ -717,7 +722,7 @@ static void guest_destroy(struct guest *g)
 	if (!g)
 		return;
 	vgpu_core_channel_destroy(g->channel);
-	ok(vgpu_core_release_va(g->vm, g->ram_va), "releasing guest RAM's VA");
+	ok(vgpu_core_release_va(g->vm, g->ram_va, &core_error), "releasing guest RAM's VA");
 	ok(vgpu_hal_iommu_unmap(g->hal, g->ram_iova, GUEST_RAM_BYTES), "unmapping guest RAM");
 	vgpu_hal_host_free(g->hal, g->ram);
 	sim_guest_window_fini(&g->window);
@@ -887,7 +892,8 @@ static struct vgpu_core *core_new(struct vgpu_hal *hal, uint64_t chunk, const ch
 	config.host_cache_bytes = host_cache < opt.host_limit ? host_cache : opt.host_limit;
 	config.return_interval_ms = 0; /* return passes run when the benchmark says */
 	config.on_fence = on_fence;
-	ok(vgpu_core_create(hal, &config, &core), "creating the GPUswap core on cudagpu");
+	ok(vgpu_core_create(hal, &config, &core, &core_error),
+	   "creating the GPUswap core on cudagpu");
 	return core;
 }
 
@@ -903,7 +909,7 @@ static void tenant_init(struct cuda_bench_tenant *t, struct vgpu_core *core, str
 	config.name = name;
 	config.weight = weight;
 	config.chunk_bytes = chunk;
-	ok(vgpu_core_vm_create(core, &config, &t->vm), "creating a VM");
+	ok(vgpu_core_vm_create(core, &config, &t->vm, &core_error), "creating a VM");
 	if (with_guest)
 		t->guest = guest_create(hal, t->vm);
 }
@@ -920,7 +926,7 @@ static size_t tenant_alloc(struct cuda_bench_tenant *t, uint64_t bytes, unsigned
 {
 	struct vgpu_buffer_info info;
 
-	ok(vgpu_core_alloc(t->vm, bytes, priority, 0, &info), what);
+	ok(vgpu_core_alloc(t->vm, bytes, priority, 0, &info, &core_error), what);
 	if (t->buffer_count == t->buffer_capacity) {
 		t->buffer_capacity = t->buffer_capacity ? 2 * t->buffer_capacity : 64;
 		t->buffers = realloc(t->buffers, t->buffer_capacity * sizeof(*t->buffers));
@@ -949,7 +955,7 @@ static size_t tenant_alloc(struct cuda_bench_tenant *t, uint64_t bytes, unsigned
 static void tenant_free_all(struct cuda_bench_tenant *t)
 {
 	for (size_t i = 0; i < t->buffer_count; i++)
-		ok(vgpu_core_free(t->vm, t->buffers[i].handle), "freeing a buffer");
+		ok(vgpu_core_free(t->vm, t->buffers[i].handle, &core_error), "freeing a buffer");
 	t->buffer_count = 0;
 	t->piece_count = 0;
 }
@@ -1018,7 +1024,8 @@ static size_t tenant_locate(struct cuda_bench_tenant *t, enum vgpu_chunk_locatio
 	}
 	chunks = xcalloc(max, sizeof(*chunks));
 	for (size_t b = 0; b < t->buffer_count; b++) {
-		int count = vgpu_core_buffer_chunks(t->vm, t->buffers[b].handle, chunks, max);
+		int count = vgpu_core_buffer_chunks(t->vm, t->buffers[b].handle, chunks, max,
+		                                    &core_error);
 
 		ok(count, "listing a buffer's chunks");
 		for (int c = 0; c < count; c++) {
@@ -1084,7 +1091,7 @@ static void return_all(struct vgpu_core *core, struct cuda_bench_tenant *t,
 	int moved;
 
 	vgpu_core_stats(core, &a);
-	moved = vgpu_core_return_pass(core);
+	moved = vgpu_core_return_pass(core, &core_error);
 	ok(moved, "the return pass");
 	vgpu_core_stats(core, &b);
 	if (d)
@@ -1376,7 +1383,7 @@ static void evict_and_return(struct vgpu_core *core, struct cuda_bench_tenant *v
 	uint64_t free_before = vgpu_hal_vram_free_bytes(victim->hal), evicted;
 
 	vgpu_core_stats(core, &a);
-	ok(vgpu_core_alloc(allocator->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &info),
+	ok(vgpu_core_alloc(allocator->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &info, &core_error),
 	   "allocating in a second VM to force an eviction");
 	vgpu_core_stats(core, &b);
 	vgpu_core_time_delta(&d, &a.eviction, &b.eviction);
@@ -1388,7 +1395,8 @@ static void evict_and_return(struct vgpu_core *core, struct cuda_bench_tenant *v
 		     PRIu64 " bytes of it (it has %" PRIu64 " evicted)",
 		     d.bytes_copied, d.passes, d.vm_suspensions, bytes - free_before, evicted);
 	tenant_verify(victim, true, "relocation: evicted chunks");
-	ok(vgpu_core_free(allocator->vm, info.handle), "freeing the second VM's buffer");
+	ok(vgpu_core_free(allocator->vm, info.handle, &core_error),
+	   "freeing the second VM's buffer");
 	return_all(core, victim, &r);
 	if (r.bytes_copied != evicted || r.vm_suspensions != 1 || !r.pause_ns || !r.total_ns)
 		fail("the return pass moved %" PRIu64 " bytes back suspending %" PRIu64 " VMs; %"
@@ -1612,12 +1620,13 @@ static void phase_stream(struct vgpu_hal *hal, struct json_object *root)
 				continue;
 			}
 			ok(vgpu_core_alloc(pressure.vm, pressure_bytes, VGPU_PRIORITY_DEFAULT, 0,
-			                   &pressure_buf),
+			                   &pressure_buf, &core_error),
 			   "allocating in a second VM to evict the STREAM buffer");
 			require_location(&app, VGPU_CHUNK_EVICTED, "STREAM on evicted chunks");
 			te = run_stream(&app, STREAM_EVICTED_PASSES, "STREAM on evicted chunks");
 			tenant_verify(&app, true, "STREAM on evicted chunks");
-			ok(vgpu_core_free(pressure.vm, pressure_buf.handle), "freeing the second VM's buffer");
+			ok(vgpu_core_free(pressure.vm, pressure_buf.handle, &core_error),
+			   "freeing the second VM's buffer");
 			return_all(core, &app, NULL);
 		}
 		tenant_verify(&app, false, "STREAM after the return pass");
@@ -2408,7 +2417,8 @@ static void render_floor(FILE *f, struct json_object *root)
 	struct json_object *evict = jget(root, "evict_pause_parts");
 	struct json_object *ret = jget(root, "return_pause_parts");
 	static const char *const labels[PARTS] = {
-		"**pause** (suspended → resumed)", "suspend and drain", "DMA windows, queuing copies",
+		"**pause** (suspended → "
+		"resumed)", "suspend and drain", "DMA windows, queuing copies",
 		"waiting for copies", "PTE rewrite (overlaps the copies)", "resume",
 	};
 	char a[96], b[96];
@@ -2499,7 +2509,8 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 	fprintf(f, "## 2. STREAM on resident and on evicted chunks\n\n");
 	if (md_phase_ran(f, root, "stream")) {
 		fprintf(f, "The STREAM built-in kernel through a VM's channel over a %.0f MiB buffer, "
-		           "all of it in VRAM (%.0f passes) or all of it evicted to host memory and "
+		           "all of it in VRAM (%.0f passes) or all of it evicted to host memory "
+		           "and "
 		           "reached over the bus at the same GPU virtual addresses (%.0f passes); "
 		           "GB/s counts the bytes read plus the bytes written.\n\n",
 		        jnum(root, "stream_bytes") / MiB, jnum(root, "stream_resident_passes"),
@@ -2514,12 +2525,15 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 	fprintf(f, "## 3. Eviction latency per chunk size\n\n");
 	if (md_phase_ran(f, root, "latency")) {
 		fprintf(f, "Wall time of an allocation that evicts exactly one chunk of another VM "
-		           "(mean of %.0f per round), and where it goes: waiting for the copy engine, "
+		           "(mean of %.0f per round), and where it goes: waiting for the copy "
+		           "engine, "
 		           "and the driver's mapping calls (`cuMemUnmap`, `cuMemMap`, "
 		           "`cuMemSetAccess`: the PTE rewrite, the core's DMA windows and the new "
 		           "buffer's mapping) as `cudagpu_map_timing()` counts them; \"rest\" is "
-		           "everything else (policy, host buffer, suspend/drain/resume, VRAM scrub). "
-		           "Each chunk size runs in its own core, its rounds back to back, after one "
+		           "everything else (policy, host buffer, suspend/drain/resume, VRAM "
+		           "scrub). "
+		           "Each chunk size runs in its own core, its rounds back to back, after "
+		           "one "
 		           "unmeasured round that takes fresh host buffers. Microseconds.\n\n",
 		        jnum(root, "eviction_latency_per_round"));
 		fprintf(f, "| chunk | total | copy | unmap | map | set-access | rest |\n");
@@ -2545,17 +2559,21 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 	} else {
 		fprintf(f, "The same working set and kernel sequence four ways: GPUswap (one VM, the "
 		           "core on cudagpu with a %.0f MiB VRAM budget, chunks the policy picks "
-		           "evicted) with the random and the priority policy, and `cuMemAllocManaged` "
+		           "evicted) with the random and the priority policy, and "
+		           "`cuMemAllocManaged` "
 		           "memory on a GPU ballooned (`cuMemAlloc`) down to the budget + %.0f MiB "
 		           "free, without and with the hints a careful user gives (hot buffers: "
-		           "`cuMemAdvise` preferred location the GPU and `cuMemPrefetchAsync` to it "
+		           "`cuMemAdvise` preferred location the GPU and `cuMemPrefetchAsync` to "
+		           "it "
 		           "before the sweeps; cold ones: preferred location the host, accessed by "
-		           "the GPU, so it reads them in place). The set is made of 64 MiB buffers; "
+		           "the GPU, so it reads them in place). The set is made of 64 MiB "
+		           "buffers; "
 		           "the hot ones (half the budget, "
 		           "priority 15) get %.0f STREAM passes per sweep, the others (priority 0) "
 		           "one; %.0f sweeps, launched per chunk-sized piece, through the VM's "
 		           "channel for GPUswap and on a stream for managed memory. Seconds of the "
-		           "sweeps; the CHECKSUM of every piece that follows verifies the results and "
+		           "sweeps; the CHECKSUM of every piece that follows verifies the results "
+		           "and "
 		           "is listed apart (a one-thread FNV chain, compute-bound).\n\n",
 		        jnum(root, "um_budget_bytes") / MiB, jnum(root, "um_margin_bytes") / MiB,
 		        jnum(root, "um_hot_passes"), jnum(root, "um_sweeps"));
@@ -2618,7 +2636,8 @@ static void render_markdown(struct json_object *root, FILE *f, const char *json_
 	fprintf(f, "## 5. Submission overhead\n\n");
 	if (md_phase_ran(f, root, "submit")) {
 		fprintf(f, "%.0f FILL kernels of %.0f KiB each, one GPFIFO entry per launch through the "
-		           "VM's guest-visible ring (pushbuffers in 4 KiB-mapped guest RAM, a fence at "
+		           "VM's guest-visible ring (pushbuffers in 4 KiB-mapped guest RAM, a "
+		           "fence at "
 		           "the end; cudagpu's submission thread checks and issues each), against "
 		           "the same launches made with `cuLaunchKernel` on a stream.\n\n",
 		        jnum(root, "submit_launches"), jnum(root, "submit_fill_bytes") / KiB);

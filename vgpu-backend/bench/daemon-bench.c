@@ -86,12 +86,13 @@ static int open_tenant(const char *socket, const char *name, struct daemon_bench
 	struct vgpu_local_device_config config = { .socket_path = socket, .vm_name = name };
 	struct vgpu_hello_request hello = { VGPU_ABI_VERSION, 0 };
 	struct vgpu_response response;
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = vgpu_local_device_open(&config, &t->dev);
+	err = vgpu_local_device_open(&config, &t->dev, &error);
 	if (err) {
-		fprintf(stderr, "daemon-bench: %s\n", vgpu_local_device_last_error());
+		fprintf(stderr, "daemon-bench: %s\n", vgpu_error_msg(&error));
 		return err;
 	}
 	t->bar2 = vgpu_local_device_bar2(t->dev);

@@ -75,10 +75,13 @@
 
 #define MAX_TENANTS 16
 
+/* The last core call's failure (the core calls below pass it; one thread). */
+static struct vgpu_error core_error;
+
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "loga-bench: %s: %s (%s)\n", what, strerror(err < 0 ? -err : err),
-	        vgpu_core_last_error());
+	        vgpu_error_msg(&core_error));
 	exit(1);
 }
 
@@ -153,7 +156,7 @@ static void setup(struct setup *s, enum accounting accounting, uint32_t poll_us,
 	config.accounting_cpu = 1;
 	config.on_fence = sim_guest_on_fence;
 	config.on_channel_error = sim_guest_on_channel_error;
-	err = vgpu_core_create(s->hal, &config, &s->core);
+	err = vgpu_core_create(s->hal, &config, &s->core, &core_error);
 	if (err)
 		die("vgpu_core_create", err);
 }
@@ -187,7 +190,7 @@ static void tenant_make(struct setup *s, struct loga_tenant *t, const char *name
 	config.name = name;
 	config.weight = weight;
 	config.scheduler = mode;
-	err = vgpu_core_vm_create(s->core, &config, &t->vm);
+	err = vgpu_core_vm_create(s->core, &config, &t->vm, &core_error);
 	if (!err)
 		err = sim_guest_create(s->hal, t->vm, &t->guest);
 	if (err)

@@ -265,33 +265,35 @@ static int place_chunks(struct vgpu_core *core, struct vgpu_core_buffer *buffer)
 	return err;
 }
 
-static void alloc_error(struct vgpu_vm *vm, uint64_t bytes, int err)
+static void alloc_error(struct vgpu_vm *vm, uint64_t bytes, int err, struct vgpu_error *error)
 {
 	char size[32], held[32], cap[32];
 
 	switch (err) {
 	case -EDQUOT:
-		vgpu_core_set_error("VM '%s': allocating %s would exceed its cap of %s (it holds "
-		                    "%s); free buffers of this VM or raise its cap",
-		                    vm->name, vgpu_core_format_size(bytes, size, sizeof(size)),
-		                    vgpu_core_format_size(vm->cap_bytes, cap, sizeof(cap)),
-		                    vgpu_core_format_size(vm->allocated_bytes, held, sizeof(held)));
+		vgpu_error_set(error, err,
+		               "VM '%s': allocating %s would exceed its cap of %s (it holds %s); "
+		               "free buffers of this VM or raise its cap",
+		               vm->name, vgpu_core_format_size(bytes, size, sizeof(size)),
+		               vgpu_core_format_size(vm->cap_bytes, cap, sizeof(cap)),
+		               vgpu_core_format_size(vm->allocated_bytes, held, sizeof(held)));
 		break;
 	case -ENOSPC:
-		vgpu_core_set_error("VM '%s': no GPU virtual address range of %s is left; free "
-		                    "buffers of this VM",
-		                    vm->name, vgpu_core_format_size(bytes, size, sizeof(size)));
+		vgpu_error_set(error, err,
+		               "VM '%s': no GPU virtual address range of %s is left; free buffers "
+		               "of this VM",
+		               vm->name, vgpu_core_format_size(bytes, size, sizeof(size)));
 		break;
 	case -ENOMEM:
-		if (!strcmp(vgpu_core_last_error(), "no error"))
-			vgpu_core_set_error("VM '%s': out of memory allocating %s", vm->name,
-			                    vgpu_core_format_size(bytes, size, sizeof(size)));
+		if (!vgpu_error_is_set(error))
+			vgpu_error_set(error, err, "VM '%s': out of memory allocating %s", vm->name,
+			               vgpu_core_format_size(bytes, size, sizeof(size)));
 		break;
 	default:
-		if (!strcmp(vgpu_core_last_error(), "no error"))
-			vgpu_core_set_error("VM '%s': allocating %s failed: %s", vm->name,
-			                    vgpu_core_format_size(bytes, size, sizeof(size)),
-			                    strerror(-err));
+		if (!vgpu_error_is_set(error))
+			vgpu_error_set(error, err, "VM '%s': allocating %s failed: %s", vm->name,
+			               vgpu_core_format_size(bytes, size, sizeof(size)),
+			               strerror(-err));
 		break;
 	}
 }
@@ -309,23 +311,24 @@ static void record_latency(struct vgpu_vm *vm, uint64_t ns)
 
 /* Check the arguments (no lock needed). */
 static int alloc_check_args(struct vgpu_vm *vm, uint64_t bytes, unsigned priority,
-                            uint32_t flags)
+                            uint32_t flags, struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 
 	if (!bytes || bytes > UINT64_MAX - core->min_page)
-		return vgpu_core_fail(-EINVAL,
+		return vgpu_error_set(error, -EINVAL,
 		                      "VM '%s': cannot allocate %" PRIu64 " bytes; ask for 1 byte "
 		                      "or more",
 		                      vm->name, bytes);
 	if (priority > VGPU_PRIORITY_MAX)
-		return vgpu_core_fail(-EINVAL,
+		return vgpu_error_set(error, -EINVAL,
 		                      "VM '%s': priority %u is out of range; use %d (evicted "
 		                      "first) to %d, default %d",
 		                      vm->name, priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX,
 		                      VGPU_PRIORITY_DEFAULT);
 	if (flags & ~VGPU_ALLOC_FLAGS_ALL)
-		return vgpu_core_fail(-EINVAL, "VM '%s': unknown allocation flags %#x; pass 0",
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': unknown allocation flags %#x; pass 0",
 		                      vm->name, flags);
 	return 0;
 }
@@ -395,7 +398,7 @@ static void alloc_unreserve(struct vgpu_core_buffer *buffer)
 /* Make room: evict (GPUswap) when free VRAM is short of the buffer. No
  * other pass runs (see vgpu_core_alloc). */
 static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
-                           struct vgpu_core_time *pass, bool *evicted)
+                           struct vgpu_core_time *pass, bool *evicted, struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	uint64_t free_bytes = vgpu_hal_vram_free_bytes(core->hal);
@@ -403,7 +406,7 @@ static int alloc_make_room(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
 	if (free_bytes >= buffer->bytes)
 		return 0;
 	*evicted = true;
-	return vgpu_evict_for(core, vm, buffer, free_bytes, pass);
+	return vgpu_evict_for(core, vm, buffer, free_bytes, pass, error);
 }
 
 /* Another pass dropped the lock while it waits on a tenant, and this
@@ -414,14 +417,15 @@ static bool alloc_must_wait_for_pass(struct vgpu_core *core, const struct vgpu_c
 }
 
 /* Place: every chunk gets its memory and mapping. */
-static int alloc_place(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer)
+static int alloc_place(struct vgpu_vm *vm, struct vgpu_core_buffer *buffer,
+                       struct vgpu_error *error)
 {
 	int err = place_chunks(vm->core, buffer);
 
 	if (err)
-		vgpu_core_set_error("VM '%s': cannot map the new buffer: %s", vm->name,
-		                    strerror(-err));
-	return err;
+		return vgpu_error_set(error, err, "VM '%s': cannot map the new buffer: %s",
+		                      vm->name, strerror(-err));
+	return 0;
 }
 
 /* Commit: account the chunks, publish the handle. Cannot fail. */
@@ -495,7 +499,8 @@ static int stage_all_on_host(struct vgpu_core *core, struct vgpu_core_buffer *bu
 }
 
 int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                              unsigned priority, struct vgpu_buffer_info *out)
+                              unsigned priority, struct vgpu_buffer_info *out,
+                              struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	struct vgpu_core_buffer *buffer;
@@ -504,15 +509,16 @@ int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t byte
 	vgpu_core_assert_locked(core);
 	if (!bytes || bytes % core->min_page || gpu_va % core->buffer_align ||
 	    priority > VGPU_PRIORITY_MAX)
-		return vgpu_core_fail(-EINVAL, "VM '%s': an imported buffer of %" PRIu64
+		return vgpu_error_set(error, -EINVAL, "VM '%s': an imported buffer of %" PRIu64
 		                      " bytes at %#" PRIx64 " is misaligned", vm->name, bytes, gpu_va);
 	err = alloc_check_cap_locked(vm, bytes);
 	if (err)
-		return vgpu_core_fail(err, "VM '%s': an imported buffer of %" PRIu64 " bytes "
+		return vgpu_error_set(error, err,
+		                      "VM '%s': an imported buffer of %" PRIu64 " bytes "
 		                      "exceeds the VM's cap here", vm->name, bytes);
 	err = vgpu_va_alloc_at(&vm->va, gpu_va, bytes);
 	if (err)
-		return vgpu_core_fail(err, "VM '%s': GPU addresses %#" PRIx64 "+%" PRIu64
+		return vgpu_error_set(error, err, "VM '%s': GPU addresses %#" PRIx64 "+%" PRIu64
 		                      " are not free for an imported buffer", vm->name, gpu_va,
 		                      bytes);
 	buffer = buffer_new(vm, gpu_va, bytes, priority);
@@ -525,14 +531,16 @@ int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t byte
 	if (!err) {
 		err = stage_all_on_host(core, buffer);
 		if (err == -ENOMEM || err == -ENOSPC)
-			vgpu_core_set_error("VM '%s': no host memory (host budget) for an imported "
-			                    "buffer of %" PRIu64 " bytes", vm->name, bytes);
+			vgpu_error_set(error, err,
+			               "VM '%s': no host memory (host budget) for an imported "
+			               "buffer of %" PRIu64 " bytes", vm->name, bytes);
 	}
 	if (!err) {
 		err = place_chunks(core, buffer);
 		if (err)
-			vgpu_core_set_error("VM '%s': cannot map an imported buffer: %s", vm->name,
-			                    strerror(-err));
+			vgpu_error_set(error, err, "VM '%s': cannot map an imported buffer: %s",
+			               vm->name,
+			               strerror(-err));
 	}
 	if (err) {
 		if (buffer)
@@ -546,7 +554,7 @@ int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t byte
 }
 
 int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
-                    struct vgpu_buffer_info *out)
+                    struct vgpu_buffer_info *out, struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct vgpu_core_buffer *buffer = NULL;
@@ -556,12 +564,12 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 	int err;
 
 	if (!vm || !out)
-		return vgpu_core_fail(-EINVAL,
+		return vgpu_error_set(error, -EINVAL,
 		                      "vgpu_core_alloc needs a VM and a place for the buffer info");
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
-	err = alloc_check_args(vm, bytes, priority, flags);
+	vgpu_error_clear(error);
+	err = alloc_check_args(vm, bytes, priority, flags, error);
 	if (err)
 		return err;
 	/* Whole GPU pages: a buffer never shares a page with another. */
@@ -581,9 +589,9 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 		vgpu_pass_wait(core);
 	}
 	if (!err)
-		err = alloc_make_room(vm, buffer, &pass, &evicted);
+		err = alloc_make_room(vm, buffer, &pass, &evicted, error);
 	if (!err)
-		err = alloc_place(vm, buffer);
+		err = alloc_place(vm, buffer, error);
 	if (!err)
 		alloc_commit(vm, buffer, out);
 	else if (buffer)
@@ -594,7 +602,7 @@ int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint3
 		vm->stats_dirty = true;
 		if (evicted) /* VRAM may have been freed for nothing: return it */
 			vgpu_return_mark_pending(core);
-		alloc_error(vm, rounded, err);
+		alloc_error(vm, rounded, err, error);
 	}
 	if (evicted)
 		alloc_account_pass(core, &pass, start, !err);
@@ -632,24 +640,24 @@ void vgpu_core_buffer_destroy(struct vgpu_core_buffer *buffer)
 	buffer_free_struct(buffer);
 }
 
-int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
+int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle, struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct vgpu_core_buffer *buffer;
 
 	if (!vm)
-		return vgpu_core_fail(-EINVAL, "vgpu_core_free needs a VM");
+		return vgpu_error_set(error, -EINVAL, "vgpu_core_free needs a VM");
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
-		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64 "; it was never "
-		                    "allocated, already freed, or belongs to another VM",
-		                    vm->name, handle);
-		return -ENOENT;
+		return vgpu_error_set(error, -ENOENT,
+		                      "VM '%s' has no buffer with handle %#" PRIx64 "; it was never "
+		                      "allocated, already freed, or belongs to another VM",
+		                      vm->name, handle);
 	}
 	vgpu_core_buffer_destroy(buffer);
 	vgpu_core_unlock(core);
@@ -657,27 +665,29 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle)
 	return 0;
 }
 
-int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority)
+int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority,
+                           struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct vgpu_core_buffer *buffer;
 
 	if (!vm)
-		return vgpu_core_fail(-EINVAL, "vgpu_core_set_priority needs a VM");
+		return vgpu_error_set(error, -EINVAL, "vgpu_core_set_priority needs a VM");
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	if (priority > VGPU_PRIORITY_MAX) {
-		vgpu_core_set_error("VM '%s': priority %u is out of range; use %d to %d", vm->name,
-		                    priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': priority %u is out of range; use %d to %d",
+		                      vm->name,
+		                      priority, VGPU_PRIORITY_MIN, VGPU_PRIORITY_MAX);
 	}
 	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
-		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
-		return -ENOENT;
+		return vgpu_error_set(error, -ENOENT, "VM '%s' has no buffer with handle %#" PRIx64,
+		                      vm->name, handle);
 	}
 	for (int location = 0; location < LOC_COUNT; location++)
 		vgpu_levels_remove(buffer, location);
@@ -689,24 +699,25 @@ int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priorit
 }
 
 int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chunk_info *out,
-                            size_t max)
+                            size_t max, struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct vgpu_core_buffer *buffer;
 	int count;
 
 	if (!vm || (max && !out))
-		return vgpu_core_fail(-EINVAL, "vgpu_core_buffer_chunks needs a VM and, with max "
-		                               "> 0, a place for the chunks");
+		return vgpu_error_set(error, -EINVAL,
+		                      "vgpu_core_buffer_chunks needs a VM and, with max > 0, a "
+		                      "place for the chunks");
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
-		vgpu_core_set_error("VM '%s' has no buffer with handle %#" PRIx64, vm->name, handle);
-		return -ENOENT;
+		return vgpu_error_set(error, -ENOENT, "VM '%s' has no buffer with handle %#" PRIx64,
+		                      vm->name, handle);
 	}
 	for (uint32_t i = 0; i < buffer->chunk_count && i < max; i++) {
 		const struct vgpu_chunk *chunk = &buffer->chunks[i];

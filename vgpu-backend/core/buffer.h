@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 struct vgpu_vm;
 struct vgpu_core_buffer;
 struct vgpu_buffer_info;
@@ -19,7 +21,8 @@ struct vgpu_buffer_info;
  * allocation lock is held. 0, -EINVAL, -EEXIST (range taken), -EDQUOT,
  * -ENOMEM (host budget or memory), -ENOSPC. */
 int vgpu_buffer_import_locked(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                              unsigned priority, struct vgpu_buffer_info *out);
+                              unsigned priority, struct vgpu_buffer_info *out,
+                              struct vgpu_error *error);
 struct vgpu_core_buffer *vgpu_core_buffer_lookup(struct vgpu_vm *vm, uint64_t handle);
 /* Free a buffer completely (mapping, memory, accounting). */
 void vgpu_core_buffer_destroy(struct vgpu_core_buffer *buffer);

@@ -47,7 +47,8 @@ void vgpu_vm_shadow_stats(struct vgpu_vm *vm, struct vgpu_shadow_stats *out)
 
 int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
                              const struct vgpu_guest_window_ops *ops, void *ops_ctx,
-                             struct vgpu_core_channel **out, struct vgpu_hal_channel_info *info)
+                             struct vgpu_core_channel **out, struct vgpu_hal_channel_info *info,
+                             struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct vgpu_core_channel *channel;
@@ -55,41 +56,44 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 
 	if (!vm || !out || !info || !ops || !ops->get_shadow || !ops->release_shadow ||
 	    !ops->block || !ops->map) {
-		vgpu_core_set_error("channel create needs a VM, a complete set of guest window ops "
-		                    "(get_shadow, release_shadow, block, map) and places for the "
-		                    "channel and its window");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "channel create needs a VM, a complete set of guest window "
+		                      "ops (get_shadow, release_shadow, block, map) and places for "
+		                      "the channel and its window");
 	}
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	channel = calloc(1, sizeof(*channel));
 	if (!channel)
-		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for a channel", vm->name);
+		return vgpu_error_set(error, -ENOMEM, "VM '%s': out of memory for a channel",
+		                      vm->name);
 	channel->vm = vm;
 
 	vgpu_core_lock_vm(core, vm);
 	err = vgpu_hal_channel_create(vm->as, gpfifo_entries, &channel->hal, info);
 	if (err) {
-		vgpu_core_set_error("VM '%s': cannot create a channel with %u GPFIFO entries: %s%s",
-		                    vm->name, gpfifo_entries, strerror(-err),
-		                    err == -ENOSPC ? " (the GPU has no channel left; destroy one)"
-		                    : err == -EINVAL ? " (entries must be 0 or a power of two up "
-		                                       "to the GPU's maximum)"
-		                                     : "");
+		vgpu_error_set(error, err,
+		               "VM '%s': cannot create a channel with %u GPFIFO entries: %s%s",
+		               vm->name, gpfifo_entries, strerror(-err),
+		               err == -ENOSPC ? " (the GPU has no channel left; destroy one)"
+		               : err == -EINVAL ? " (entries must be 0 or a power of two up "
+		               "to the GPU's maximum)"
+		               : "");
 		goto fail;
 	}
 	channel->id = info->id;
 	if (channel->id >= core->channel_table_size) {
-		vgpu_core_set_error("the GPU returned channel id %u beyond its %u channels",
-		                    channel->id, core->channel_table_size);
-		err = -EIO;
+		err = vgpu_error_set(error, -EIO,
+		                     "the GPU returned channel id %u beyond its %u channels",
+		                     channel->id, core->channel_table_size);
 		goto fail_hal;
 	}
 	err = vgpu_shadow_channel_create(channel->hal, info, ops, ops_ctx, &channel->shadow);
 	if (err) {
-		vgpu_core_set_error("VM '%s': cannot shadow channel %u: %s", vm->name, channel->id,
-		                    strerror(-err));
+		vgpu_error_set(error, err, "VM '%s': cannot shadow channel %u: %s", vm->name,
+		               channel->id,
+		               strerror(-err));
 		goto fail_hal;
 	}
 	vgpu_mutex_lock(&core->channels_lock);
@@ -105,8 +109,9 @@ int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
 		if (!err)
 			err = vgpu_shadow_drain(channel->shadow, core->config.drain_timeout_ms);
 		if (err) {
-			vgpu_core_set_error("VM '%s': cannot stop new channel %u for migration: %s",
-			                    vm->name, channel->id, strerror(-err));
+			vgpu_error_set(error, err,
+			               "VM '%s': cannot stop new channel %u for migration: %s",
+			               vm->name, channel->id, strerror(-err));
 			vgpu_channel_destroy_locked(channel);
 			vgpu_core_unlock(core);
 			return err;

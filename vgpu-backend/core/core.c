@@ -55,71 +55,74 @@ static uint64_t default_chunk_bytes(uint32_t min_page)
 }
 
 /* The GPU's page sizes: known ones, and every VRAM size usable for SYSMEM. */
-static int check_page_sizes(const struct vgpu_hal_caps *caps)
+static int check_page_sizes(const struct vgpu_hal_caps *caps, struct vgpu_error *error)
 {
 	const char *name = caps->name ? caps->name : "?";
 
 	if (!vgpu_page_mask_valid(caps->page_size_mask) ||
 	    !vgpu_page_mask_valid(caps->sysmem_page_size_mask)) {
-		vgpu_core_set_error("GPU '%s' reports page sizes %#x (VRAM) and %#x (system "
-		                    "memory); each must be a non-empty set of VGPU_HAL_PAGE_MASK_* "
-		                    "bits",
-		                    name, caps->page_size_mask, caps->sysmem_page_size_mask);
-		return -ENOTSUP;
+		return vgpu_error_set(error, -ENOTSUP,
+		                      "GPU '%s' reports page sizes %#x (VRAM) and %#x (system "
+		                      "memory); each must be a non-empty set of "
+		                      "VGPU_HAL_PAGE_MASK_* bits",
+		                      name, caps->page_size_mask, caps->sysmem_page_size_mask);
 	}
 	if ((caps->page_size_mask & caps->sysmem_page_size_mask) != caps->page_size_mask) {
-		vgpu_core_set_error("GPU '%s' cannot map system memory with every page size it "
-		                    "uses for VRAM (masks %#x and %#x); sysmem_page_size_mask "
-		                    "must include page_size_mask",
-		                    name, caps->page_size_mask, caps->sysmem_page_size_mask);
-		return -ENOTSUP;
+		return vgpu_error_set(error, -ENOTSUP,
+		                      "GPU '%s' cannot map system memory with every page size it "
+		                      "uses for VRAM (masks %#x and %#x); sysmem_page_size_mask "
+		                      "must include page_size_mask",
+		                      name, caps->page_size_mask, caps->sysmem_page_size_mask);
 	}
 	return 0;
 }
 
 /* chunk_bytes is the resolved chunk size (the default filled in). */
 static int check_config(const struct vgpu_core_config *config, uint64_t chunk_bytes,
-                        const struct vgpu_hal_caps *caps, const struct vgpu_policy_ops **policy)
+                        const struct vgpu_hal_caps *caps, const struct vgpu_policy_ops **policy,
+                        struct vgpu_error *error)
 {
 	uint32_t min_page = vgpu_page_size_smallest(caps->page_size_mask);
-	char why[256], size[32], page[32], fallback[32];
+	char size[32], page[32], fallback[32];
 	int err;
 
 	if (chunk_bytes % min_page) {
-		vgpu_core_set_error("chunk size %s is not a multiple of the GPU's %s page; use e.g. "
-		                    "%s (the default)",
-		                    vgpu_core_format_size(chunk_bytes, size, sizeof(size)),
-		                    vgpu_core_format_size(min_page, page, sizeof(page)),
-		                    vgpu_core_format_size(default_chunk_bytes(min_page), fallback,
-		                                          sizeof(fallback)));
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "chunk size %s is not a multiple of the GPU's %s page; use "
+		                      "e.g. %s (the default)",
+		                      vgpu_core_format_size(chunk_bytes, size, sizeof(size)),
+		                      vgpu_core_format_size(min_page, page, sizeof(page)),
+		                      vgpu_core_format_size(default_chunk_bytes(min_page), fallback,
+		                                            sizeof(fallback)));
 	}
 	*policy = config->policy_ops;
 	if (!*policy) {
 		*policy = vgpu_policy_find(config->policy ? config->policy : "random");
 		if (!*policy) {
-			vgpu_core_set_error("unknown eviction policy '%s'; use random, priority or refbits",
-			                    config->policy);
-			return -EINVAL;
+			return vgpu_error_set(error, -EINVAL,
+			                      "unknown eviction policy '%s'; use random, priority "
+			                      "or refbits",
+			                      config->policy);
 		}
 	}
 	if (!(*policy)->name || !(*policy)->pick_evict || !(*policy)->pick_return) {
-		vgpu_core_set_error("the custom policy lacks a name, pick_evict or pick_return; "
-		                    "fill in struct vgpu_policy_ops");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "the custom policy lacks a name, pick_evict or pick_return; "
+		                      "fill in struct vgpu_policy_ops");
 	}
 	if ((*policy)->check) {
-		why[0] = '\0';
-		err = (*policy)->check(caps, why, sizeof(why));
-		if (err) {
-			vgpu_core_set_error("%s", why[0] ? why : "the policy cannot run on this GPU");
-			return err;
-		}
+		struct vgpu_error why = VGPU_ERROR_INIT;
+
+		err = (*policy)->check(caps, &why);
+		if (err && vgpu_error_is_set(&why))
+			return vgpu_error_propagate(error, &why);
+		if (err)
+			return vgpu_error_set(error, err, "the policy cannot run on this GPU");
 	}
 	if (config->accounting_jitter_percent > VGPU_GPU_TIME_MAX_JITTER) {
-		vgpu_core_set_error("accounting jitter %u%% is too large; use 0..%u",
-		                    config->accounting_jitter_percent, VGPU_GPU_TIME_MAX_JITTER);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "accounting jitter %u%% is too large; use 0..%u",
+		                      config->accounting_jitter_percent, VGPU_GPU_TIME_MAX_JITTER);
 	}
 	return 0;
 }
@@ -157,12 +160,12 @@ static void init_state(struct vgpu_core *core, struct vgpu_hal *hal,
 
 /* The core's locks and condition variables. 0 or a negative errno (the
  * core's error set). */
-static int init_sync(struct vgpu_core *core)
+static int init_sync(struct vgpu_core *core, struct vgpu_error *error)
 {
 	int err = vgpu_fifo_lock_init(&core->lock);
 
 	if (err)
-		return vgpu_core_fail(err, "cannot create the core's allocation lock: %s",
+		return vgpu_error_set(error, err, "cannot create the core's allocation lock: %s",
 		                      strerror(-err));
 	vgpu_mutex_init(&core->channels_lock);
 	vgpu_stats_init(&core->stats);
@@ -181,70 +184,73 @@ static void fini_sync(struct vgpu_core *core)
 }
 
 int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config,
-                     struct vgpu_core **out)
+                     struct vgpu_core **out, struct vgpu_error *error)
 {
 	struct vgpu_core_config defaults;
-	const struct vgpu_policy_ops *policy;
+	const struct vgpu_policy_ops *policy = NULL;
 	struct vgpu_hal_caps caps;
 	struct vgpu_core *core;
 	uint32_t min_page;
 	uint64_t chunk_bytes;
 	int err;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	if (!hal || !out) {
-		vgpu_core_set_error("vgpu_core_create needs a HAL and a place for the core");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "vgpu_core_create needs a HAL and a place for the core");
 	}
 	if (!config) {
 		vgpu_core_config_defaults(&defaults);
 		config = &defaults;
 	}
 	vgpu_hal_get_caps(hal, &caps);
-	err = check_page_sizes(&caps);
+	err = check_page_sizes(&caps, error);
 	if (err)
 		return err;
 	min_page = vgpu_page_size_smallest(caps.page_size_mask);
 	chunk_bytes = config->chunk_bytes ? config->chunk_bytes : default_chunk_bytes(min_page);
-	err = check_config(config, chunk_bytes, &caps, &policy);
+	err = check_config(config, chunk_bytes, &caps, &policy, error);
 	if (err)
 		return err;
 
 	core = calloc(1, sizeof(*core));
 	if (!core)
-		return vgpu_core_fail(-ENOMEM, "out of memory for the core");
+		return vgpu_error_set(error, -ENOMEM, "out of memory for the core");
 	init_state(core, hal, &caps, config, chunk_bytes, policy);
-	err = init_sync(core);
+	err = init_sync(core, error);
 	if (err)
 		goto fail_free;
 	core->channel_table_size = caps.max_channels;
 	core->channel_table = calloc(caps.max_channels ? caps.max_channels : 1,
 	                             sizeof(*core->channel_table));
 	if (!core->channel_table) {
-		err = vgpu_core_fail(-ENOMEM, "out of memory for the table of %u channels",
+		err = vgpu_error_set(error, -ENOMEM, "out of memory for the table of %u channels",
 		                     caps.max_channels);
 		goto fail_locks;
 	}
 	err = vgpu_dma_init(&core->dma, hal, &caps);
 	if (err) {
-		vgpu_core_set_error("cannot create the core's private DMA address space (%s); "
-		                    "the GPU has no address space left",
-		                    strerror(-err));
+		vgpu_error_set(error, err,
+		               "cannot create the core's private DMA address space (%s); the GPU "
+		               "has no address space left",
+		               strerror(-err));
 		goto fail_table;
 	}
 	vgpu_hal_set_event_handler(hal, vgpu_core_handle_event, core);
 	if (config->return_interval_ms) {
 		err = vgpu_return_thread_start(core);
 		if (err) {
-			vgpu_core_set_error("cannot start the return thread: %s", strerror(-err));
+			vgpu_error_set(error, err, "cannot start the return thread: %s",
+			               strerror(-err));
 			goto fail_dma;
 		}
 	}
 	if (config->gpu_accounting) {
 		err = vgpu_accounting_start(core);
 		if (err) {
-			vgpu_core_set_error("cannot start the GPU-time accounting thread: %s",
-			                    strerror(-err));
+			vgpu_error_set(error, err,
+			               "cannot start the GPU-time accounting thread: %s",
+			               strerror(-err));
 			goto fail_return;
 		}
 	}

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * error.h - how the core's functions report errors (error.c): a negative
- * errno returned, and the calling thread's last error (vgpu_core_last_error)
- * set to a sentence saying what was wrong and what to do. vgpu_core_fail
- * does both in one step: return vgpu_core_fail(-ENOMEM, "...").
+ * error.h - how the core's functions report errors: a negative errno
+ * returned and, for the caller, the struct vgpu_error it passed filled with
+ * a sentence saying what was wrong and what to do (vgpu/error.h; NULL: the
+ * errno only). return vgpu_error_set(error, -ENOMEM, "...") does both.
  *
  * A helper at the bottom of the core: it knows nothing of the core's
  * objects. Any thread.
@@ -14,11 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
 #include "vgpu/util.h"
-
-void vgpu_core_set_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
-int vgpu_core_fail(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
-void vgpu_core_clear_error(void);
 
 /* Human-readable size ("64 MiB") into buf, for messages. */
 static inline const char *vgpu_core_format_size(uint64_t bytes, char *buf, size_t len)

@@ -88,7 +88,8 @@ static struct vgpu_chunk *first_selected(struct vgpu_vm *vm, int location)
 	return set->candidates < set->count ? set->items[set->candidates] : NULL;
 }
 
-static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester)
+static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester,
+                             struct vgpu_error *error)
 {
 	for (size_t v = 0; v < core->pass.touched_count; v++) {
 		struct vgpu_chunk_set *set = &core->pass.touched[v]->sets[LOC_RESIDENT];
@@ -107,21 +108,22 @@ static int stage_host_memory(struct vgpu_core *core, struct vgpu_vm *requester)
 
 				vgpu_host_budget_release(&core->host, chunk->bytes);
 				chunk->new_host = NULL;
-				vgpu_core_set_error(
-				        "VM '%s': the host cannot provide %s of pinned, IOMMU-mapped "
-				        "memory for an evicted chunk (%s); free host memory or lower "
-				        "the host budget",
+				return vgpu_error_set(
+				        error, err,
+				        "VM '%s': the host cannot provide %s of pinned, "
+				        "IOMMU-mapped memory for an evicted chunk (%s); free host "
+				        "memory or lower the host budget",
 				        requester->name,
 				        vgpu_core_format_size(chunk->bytes, size, sizeof(size)),
 				        strerror(-err));
-				return err;
 			}
 		}
 	}
 	return 0;
 }
 
-static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
+static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time,
+                        struct vgpu_error *error)
 {
 	for (size_t v = 0; v < core->pass.touched_count; v++) {
 		struct vgpu_vm *vm = core->pass.touched[v];
@@ -134,13 +136,14 @@ static int move_victims(struct vgpu_core *core, struct vgpu_core_time *time)
 			continue;
 		chunks = malloc(selected * sizeof(*chunks));
 		if (!chunks)
-			return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for the list of %zu "
-			                               "chunks to evict",
+			return vgpu_error_set(error, -ENOMEM,
+			                      "VM '%s': out of memory for the list of %zu chunks "
+			                      "to evict",
 			                      vm->name, selected);
 		for (size_t i = set->candidates; i < set->count; i++)
 			if (!set->items[i]->pending)
 				chunks[count++] = set->items[i];
-		err = count ? vgpu_relocate_vm(core, vm, chunks, count, time) : 0;
+		err = count ? vgpu_relocate_vm(core, vm, chunks, count, time, error) : 0;
 		free(chunks);
 		if (err)
 			return err;
@@ -174,7 +177,7 @@ static void finish_pass(struct vgpu_core *core, struct vgpu_core_buffer *pending
 
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
                    struct vgpu_core_buffer *pending, uint64_t free_bytes,
-                   struct vgpu_core_time *time)
+                   struct vgpu_core_time *time, struct vgpu_error *error)
 {
 	uint64_t start = vgpu_core_now_ns(), mark;
 	uint64_t need = pending->bytes, available = free_bytes, host_bytes = 0;
@@ -200,7 +203,8 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 
 		if (!node || !node->bytes || !node->weight) {
 			err = -ENOMEM; /* cannot happen: the pending chunks are candidates */
-			vgpu_core_set_error("VM '%s': no chunk left to evict", requester->name);
+			vgpu_error_set(error, err, "VM '%s': no chunk left to evict",
+			               requester->name);
 			break;
 		}
 		victim = container_of(node, struct vgpu_vm, victim);
@@ -221,23 +225,23 @@ int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
 		char size[32], wanted[32], left[32], limit[32];
 
 		core->stats.live.allocs_failed_budget++;
-		vgpu_core_set_error(
+		err = vgpu_error_set(
+		        error, -ENOMEM,
 		        "VM '%s': allocating %s needs %s of host memory for evicted chunks, but "
-		        "only %s of the host budget (%s) is left; raise the host budget, lower "
-		        "the VMs' caps or free buffers",
+		        "only %s of the host budget (%s) is left; raise the host budget, lower the "
+		        "VMs' caps or free buffers",
 		        requester->name, vgpu_core_format_size(pending->bytes, size, sizeof(size)),
 		        vgpu_core_format_size(host_bytes, wanted, sizeof(wanted)),
 		        vgpu_core_format_size(vgpu_host_budget_available(&core->host), left,
 		                              sizeof(left)),
 		        vgpu_core_format_size(core->host.limit, limit, sizeof(limit)));
-		err = -ENOMEM;
 	}
 	if (!err) {
-		err = stage_host_memory(core, requester);
+		err = stage_host_memory(core, requester, error);
 		time->setup_ns += vgpu_core_now_ns() - mark;
 	}
 	if (!err)
-		err = move_victims(core, time);
+		err = move_victims(core, time, error);
 	finish_pass(core, pending, !err);
 	return err;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 struct vgpu_core;
 struct vgpu_vm;
 struct vgpu_core_buffer;
@@ -23,6 +25,6 @@ struct vgpu_core_time;
  */
 int vgpu_evict_for(struct vgpu_core *core, struct vgpu_vm *requester,
                    struct vgpu_core_buffer *pending, uint64_t free_bytes,
-                   struct vgpu_core_time *time);
+                   struct vgpu_core_time *time, struct vgpu_error *error);
 
 #endif /* VGPU_CORE_EVICTION_H */

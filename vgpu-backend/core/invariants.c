@@ -15,8 +15,7 @@
 #include "lock.h"
 
 struct check {
-	char *why;
-	size_t why_len;
+	struct vgpu_error *error;
 	int err;
 };
 
@@ -29,11 +28,9 @@ static bool fail(struct check *check, const char *format, ...)
 	if (check->err)
 		return false;
 	check->err = -EINVAL;
-	if (check->why_len) {
-		va_start(args, format);
-		vsnprintf(check->why, check->why_len, format, args);
-		va_end(args);
-	}
+	va_start(args, format);
+	vgpu_error_vset(check->error, -EINVAL, format, args);
+	va_end(args);
 	return false;
 }
 
@@ -108,7 +105,8 @@ static bool check_chunk(struct check *check, struct vgpu_core *core, struct vgpu
 	if (chunk->page_size != vgpu_page_size_largest_dividing(core->caps.page_size_mask,
 	                                                        va | chunk->bytes))
 		return fail(check, "VM '%s': chunk at %#" PRIx64 " has page size %" PRIu32 ", not "
-		            "the largest its address and size allow", vm->name, va, chunk->page_size);
+		            "the largest its address and size "
+		            "allow", vm->name, va, chunk->page_size);
 	sums[location] += chunk->bytes;
 	counts[location]++;
 	return check_mapping(check, core, chunk);
@@ -205,15 +203,13 @@ static bool check_vm(struct check *check, struct vgpu_core *core, struct vgpu_vm
 	return true;
 }
 
-int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len)
+int vgpu_core_check_invariants(struct vgpu_core *core, struct vgpu_error *error)
 {
-	struct check check = { .why = why, .why_len = why_len, .err = 0 };
+	struct check check = { .error = error, .err = 0 };
 	uint64_t totals[LOC_COUNT] = { 0 }, allocated = 0, free_bytes;
 	struct list_head *pos;
 	uint32_t vms = 0;
 
-	if (why_len)
-		why[0] = '\0';
 	vgpu_core_lock(core);
 	list_for_each(pos, &core->vms) {
 		struct vgpu_vm *vm = list_entry(pos, struct vgpu_vm, link);
@@ -231,7 +227,8 @@ int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len
 	else if (core->resident_bytes != totals[LOC_RESIDENT] ||
 	         core->evicted_bytes != totals[LOC_EVICTED] || core->allocated_bytes != allocated)
 		fail(&check, "core counters (%" PRIu64 " resident, %" PRIu64 " evicted, %" PRIu64
-		     " allocated) differ from the VMs' sums (%" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
+		     " allocated) differ from the VMs' sums "
+		     "(%" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
 		     core->resident_bytes, core->evicted_bytes, core->allocated_bytes,
 		     totals[LOC_RESIDENT], totals[LOC_EVICTED], allocated);
 	else if ((free_bytes = vgpu_hal_vram_free_bytes(core->hal)) + core->resident_bytes !=

@@ -12,20 +12,22 @@
 #include "error.h"
 #include "lock.h"
 
-int vgpu_core_vm_buffers(struct vgpu_vm *vm, struct vgpu_core_buffer_desc **out, size_t *count)
+int vgpu_core_vm_buffers(struct vgpu_vm *vm, struct vgpu_core_buffer_desc **out, size_t *count,
+                         struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	struct vgpu_core_buffer_desc *descs = NULL;
 	struct list_head *pos;
 	size_t n = 0;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	if (vm->buffer_count) {
 		descs = calloc(vm->buffer_count, sizeof(*descs));
 		if (!descs) {
 			vgpu_core_unlock(core);
-			return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory listing buffers",
+			return vgpu_error_set(error, -ENOMEM,
+			                      "VM '%s': out of memory listing buffers",
 			                      vm->name);
 		}
 	}
@@ -48,23 +50,25 @@ int vgpu_core_vm_buffers(struct vgpu_vm *vm, struct vgpu_core_buffer_desc **out,
 /* Copy between the caller's memory and [offset, +bytes) of a buffer, chunk
  * by chunk, wherever each chunk is. */
 static int transfer(struct vgpu_vm *vm, uint64_t handle, uint64_t offset, void *mem,
-                    uint64_t bytes, bool write)
+                    uint64_t bytes, bool write, struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	struct vgpu_core_buffer *buffer;
 	uint8_t *p = mem;
 	int err = 0;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	buffer = vgpu_core_buffer_lookup(vm, handle);
 	if (!buffer) {
 		vgpu_core_unlock(core);
-		return vgpu_core_fail(-ENOENT, "VM '%s': no buffer %#" PRIx64, vm->name, handle);
+		return vgpu_error_set(error, -ENOENT, "VM '%s': no buffer %#" PRIx64, vm->name,
+		                      handle);
 	}
 	if (!bytes || offset > buffer->bytes || bytes > buffer->bytes - offset) {
 		vgpu_core_unlock(core);
-		return vgpu_core_fail(-EINVAL, "VM '%s': range %" PRIu64 "+%" PRIu64 " is outside "
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': range %" PRIu64 "+%" PRIu64 " is outside "
 		                      "its buffer of %" PRIu64 " bytes", vm->name, offset, bytes,
 		                      buffer->bytes);
 	}
@@ -96,60 +100,60 @@ static int transfer(struct vgpu_vm *vm, uint64_t handle, uint64_t offset, void *
 	}
 	vgpu_core_unlock(core);
 	if (err)
-		return vgpu_core_fail(err, "VM '%s': cannot %s buffer memory: %s", vm->name,
+		return vgpu_error_set(error, err, "VM '%s': cannot %s buffer memory: %s", vm->name,
 		                      write ? "write" : "read", strerror(-err));
 	return 0;
 }
 
 int vgpu_core_buffer_read(struct vgpu_vm *vm, uint64_t handle, uint64_t offset, void *dst,
-                      uint64_t bytes)
+                      uint64_t bytes, struct vgpu_error *error)
 {
-	return transfer(vm, handle, offset, dst, bytes, false);
+	return transfer(vm, handle, offset, dst, bytes, false, error);
 }
 
 int vgpu_core_buffer_write(struct vgpu_vm *vm, uint64_t handle, uint64_t offset, const void *src,
-                       uint64_t bytes)
+                       uint64_t bytes, struct vgpu_error *error)
 {
-	return transfer(vm, handle, offset, (void *)src, bytes, true);
+	return transfer(vm, handle, offset, (void *)src, bytes, true, error);
 }
 
-int vgpu_core_vm_dirty_tracking(struct vgpu_vm *vm, bool enable)
+int vgpu_core_vm_dirty_tracking(struct vgpu_vm *vm, bool enable, struct vgpu_error *error)
 {
 	int err;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	if (!vm->core->caps.has_dirty_bits)
-		return vgpu_core_fail(-ENOTSUP, "GPU '%s' cannot track dirty pages",
+		return vgpu_error_set(error, -ENOTSUP, "GPU '%s' cannot track dirty pages",
 		                      vm->core->caps.name ? vm->core->caps.name : "?");
 	err = vgpu_hal_as_dirty_tracking(vm->as, enable);
 	if (err)
-		return vgpu_core_fail(err, "VM '%s': cannot %s dirty tracking: %s", vm->name,
+		return vgpu_error_set(error, err, "VM '%s': cannot %s dirty tracking: %s", vm->name,
 		                      enable ? "start" : "stop", strerror(-err));
 	return 0;
 }
 
 int vgpu_core_vm_test_and_clear_dirty(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                                      bool *dirty)
+                                      bool *dirty, struct vgpu_error *error)
 {
 	int err = vgpu_hal_as_test_and_clear_dirty(vm->as, gpu_va, bytes, dirty);
 
 	if (err)
-		return vgpu_core_fail(err, "VM '%s': cannot read dirty pages: %s", vm->name,
+		return vgpu_error_set(error, err, "VM '%s': cannot read dirty pages: %s", vm->name,
 		                      strerror(-err));
 	return 0;
 }
 
-int vgpu_core_vm_stop_channels(struct vgpu_vm *vm)
+int vgpu_core_vm_stop_channels(struct vgpu_vm *vm, struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	struct list_head *pos;
 	int err = 0;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	if (vm->migration_stopped) {
 		vgpu_core_unlock(core);
-		return vgpu_core_fail(-EALREADY, "VM '%s': its channels are stopped already",
+		return vgpu_error_set(error, -EALREADY, "VM '%s': its channels are stopped already",
 		                      vm->name);
 	}
 	list_for_each(pos, &vm->channels) {
@@ -172,14 +176,15 @@ int vgpu_core_vm_stop_channels(struct vgpu_vm *vm)
 	vm->stats_dirty = true;
 	vgpu_core_unlock(core);
 	if (err) {
-		vgpu_core_vm_start_channels(vm);
-		return vgpu_core_fail(err, "VM '%s': cannot suspend its channels: %s", vm->name,
+		vgpu_core_vm_start_channels(vm, NULL);
+		return vgpu_error_set(error, err, "VM '%s': cannot suspend its channels: %s",
+		                      vm->name,
 		                      strerror(-err));
 	}
 	return 0;
 }
 
-int vgpu_core_vm_start_channels(struct vgpu_vm *vm)
+int vgpu_core_vm_start_channels(struct vgpu_vm *vm, struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	struct vgpu_shadow_channel **all;
@@ -187,18 +192,19 @@ int vgpu_core_vm_start_channels(struct vgpu_vm *vm)
 	size_t count = 0, i = 0;
 	int err;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	if (!vm->migration_stopped) {
 		vgpu_core_unlock(core);
-		return vgpu_core_fail(-EINVAL, "VM '%s': its channels are not stopped", vm->name);
+		return vgpu_error_set(error, -EINVAL, "VM '%s': its channels are not stopped",
+		                      vm->name);
 	}
 	list_for_each(pos, &vm->channels)
 		count++;
 	all = calloc(count ? count : 1, sizeof(*all));
 	if (!all) {
 		vgpu_core_unlock(core);
-		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory resuming channels",
+		return vgpu_error_set(error, -ENOMEM, "VM '%s': out of memory resuming channels",
 		                      vm->name);
 	}
 	list_for_each(pos, &vm->channels)
@@ -242,14 +248,15 @@ int vgpu_core_channel_set_guest_state(struct vgpu_core_channel *channel, uint32_
 }
 
 int vgpu_core_import_buffer(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                            unsigned priority, struct vgpu_buffer_info *out)
+                            unsigned priority, struct vgpu_buffer_info *out,
+                            struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 	int err;
 
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
-	err = vgpu_buffer_import_locked(vm, gpu_va, bytes, priority, out);
+	err = vgpu_buffer_import_locked(vm, gpu_va, bytes, priority, out, error);
 	if (err)
 		vm->stats_dirty = true;
 	vgpu_core_unlock(core);

@@ -25,13 +25,15 @@ struct vgpu_core_module {
 	struct vgpu_hal_module_info info;
 };
 
-static int vm_access(struct vgpu_vm *vm, uint64_t va, void *host, uint64_t bytes, bool write)
+static int vm_access(struct vgpu_vm *vm, uint64_t va, void *host, uint64_t bytes, bool write,
+                     struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	int err;
 
 	if (!vm || (!host && bytes))
-		return vgpu_core_fail(-EINVAL, "reading or writing VM memory needs a VM and a buffer");
+		return vgpu_error_set(error, -EINVAL,
+		                      "reading or writing VM memory needs a VM and a buffer");
 	if (!bytes)
 		return 0;
 	core = vm->core;
@@ -40,21 +42,23 @@ static int vm_access(struct vgpu_vm *vm, uint64_t va, void *host, uint64_t bytes
 	            : vgpu_hal_as_read(vm->as, va, host, bytes);
 	vgpu_core_unlock(core);
 	if (err)
-		return vgpu_core_fail(err == -EFAULT ? -EFAULT : err,
+		return vgpu_error_set(error, err == -EFAULT ? -EFAULT : err,
 		                      "VM '%s': %" PRIu64 " bytes at GPU VA %#" PRIx64 " are not all "
 		                      "mapped in the VM (%s)",
 		                      vm->name, bytes, va, strerror(-err));
 	return 0;
 }
 
-int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes)
+int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes,
+                      struct vgpu_error *error)
 {
-	return vm_access(vm, va, dst, bytes, false);
+	return vm_access(vm, va, dst, bytes, false, error);
 }
 
-int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes)
+int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes,
+                       struct vgpu_error *error)
 {
-	return vm_access(vm, va, (void *)src, bytes, true);
+	return vm_access(vm, va, (void *)src, bytes, true, error);
 }
 
 /* Lay the variables out one after the other, each at its alignment. */
@@ -90,14 +94,14 @@ static void module_record_free(struct vgpu_core_module *m)
 
 /* Place the variables in a buffer of vm and write their initializers. */
 static int place_variables(struct vgpu_vm *vm, struct vgpu_core_module *m, uint64_t total,
-                           unsigned priority)
+                           unsigned priority, struct vgpu_error *error)
 {
 	struct vgpu_buffer_info buffer;
 	int err;
 
 	if (!total)
 		return 0;
-	err = vgpu_core_alloc(vm, total, priority, 0, &buffer);
+	err = vgpu_core_alloc(vm, total, priority, 0, &buffer, error);
 	if (err)
 		return err;
 	m->variables_handle = buffer.handle;
@@ -109,7 +113,7 @@ static int place_variables(struct vgpu_vm *vm, struct vgpu_core_module *m, uint6
 		m->variable_va[i] += buffer.gpu_va;
 		if (!v->bytes)
 			continue;
-		err = vgpu_core_vm_write(vm, m->variable_va[i], v->init, v->bytes);
+		err = vgpu_core_vm_write(vm, m->variable_va[i], v->init, v->bytes, error);
 		if (err)
 			return err;
 	}
@@ -117,7 +121,8 @@ static int place_variables(struct vgpu_vm *vm, struct vgpu_core_module *m, uint6
 }
 
 int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, const char *name,
-                          unsigned priority, struct vgpu_module_loaded *out)
+                          unsigned priority, struct vgpu_module_loaded *out,
+                          struct vgpu_error *error)
 {
 	struct vgpu_hal_module *module = NULL;
 	struct vgpu_core_module *m;
@@ -126,30 +131,31 @@ int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, c
 	int err;
 
 	if (!vm || !image || !bytes || !out)
-		return vgpu_core_fail(-EINVAL, "loading a module needs a VM and an image");
-	vgpu_core_clear_error();
+		return vgpu_error_set(error, -EINVAL, "loading a module needs a VM and an image");
+	vgpu_error_clear(error);
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return vgpu_core_fail(-ENOMEM, "out of memory for a module");
+		return vgpu_error_set(error, -ENOMEM, "out of memory for a module");
 	why[0] = 0;
 	err = vgpu_hal_module_parse(vm->core->hal, image, bytes, name, &module, why, sizeof(why));
 	if (err) {
 		free(m);
-		return vgpu_core_fail(err, "%s", why[0] ? why : strerror(-err));
+		return vgpu_error_set(error, err, "%s", why[0] ? why : strerror(-err));
 	}
 	vgpu_hal_module_info(module, &m->info);
 	err = layout(m, &total);
 	if (err) {
-		vgpu_core_set_error("VM '%s': the module's variables cannot be laid out", vm->name);
+		vgpu_error_set(error, err, "VM '%s': the module's variables cannot be laid out",
+		               vm->name);
 		goto fail;
 	}
-	err = place_variables(vm, m, total, priority);
+	err = place_variables(vm, m, total, priority, error);
 	if (err)
 		goto fail; /* the core's error says why */
 	err = vgpu_hal_module_bind(vm->as, module, m->variable_va, &m->id);
 	if (err) {
-		vgpu_core_set_error("VM '%s' cannot bind another module (%s)", vm->name,
-		                    strerror(-err));
+		vgpu_error_set(error, err, "VM '%s' cannot bind another module (%s)", vm->name,
+		               strerror(-err));
 		goto fail;
 	}
 	vgpu_core_lock_vm(vm->core, vm);
@@ -165,20 +171,20 @@ int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, c
 	return 0;
 fail:
 	if (m->variables_handle)
-		vgpu_core_free(vm, m->variables_handle);
+		vgpu_core_free(vm, m->variables_handle, NULL);
 	vgpu_hal_module_free(module);
 	module_record_free(m);
 	return err;
 }
 
-int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id)
+int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id, struct vgpu_error *error)
 {
 	struct vgpu_core_module *found = NULL;
 	struct list_head *pos;
 	int err;
 
 	if (!vm)
-		return vgpu_core_fail(-EINVAL, "unloading a module needs a VM");
+		return vgpu_error_set(error, -EINVAL, "unloading a module needs a VM");
 	vgpu_core_lock_vm(vm->core, vm);
 	list_for_each(pos, &vm->modules) {
 		struct vgpu_core_module *m = list_entry(pos, struct vgpu_core_module, link);
@@ -191,11 +197,11 @@ int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id)
 	}
 	vgpu_core_unlock(vm->core);
 	if (!found)
-		return vgpu_core_fail(-ENOENT, "VM '%s' has no module %u", vm->name, id);
+		return vgpu_error_set(error, -ENOENT, "VM '%s' has no module %u", vm->name, id);
 	/* A launch still running finishes; its variables go after it. */
 	err = vgpu_hal_module_unbind(vm->as, id);
 	if (found->variables_handle)
-		vgpu_core_free(vm, found->variables_handle);
+		vgpu_core_free(vm, found->variables_handle, NULL);
 	module_record_free(found);
 	return err;
 }

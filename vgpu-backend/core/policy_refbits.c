@@ -17,15 +17,15 @@
 
 #include "vgpu/policy.h"
 
-static int refbits_check(const struct vgpu_hal_caps *caps, char *why, size_t why_len)
+static int refbits_check(const struct vgpu_hal_caps *caps, struct vgpu_error *error)
 {
 	if (caps->has_reference_bits)
 		return 0;
-	snprintf(why, why_len,
-	         "policy 'refbits' needs reference bits in the GPU's page tables, and GPU '%s' has "
-	         "none; use policy 'random' or 'priority', or enable reference bits in the GPU",
-	         caps->name ? caps->name : "?");
-	return -ENOTSUP;
+	return vgpu_error_set(
+	        error, -ENOTSUP,
+	        "policy 'refbits' needs reference bits in the GPU's page tables, and GPU '%s' has "
+	        "none; use policy 'random' or 'priority', or enable reference bits in the GPU",
+	        caps->name ? caps->name : "?");
 }
 
 static struct vgpu_chunk *refbits_pick_evict(struct vgpu_policy_context *ctx,

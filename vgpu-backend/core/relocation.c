@@ -168,7 +168,7 @@ static void drain_or_kill(struct vgpu_core *core, struct vgpu_shadow_channel *sh
 }
 
 static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t *suspended,
-                             struct vgpu_core_time *time, unsigned *kills)
+                             struct vgpu_core_time *time, unsigned *kills, struct vgpu_error *error)
 {
 	struct list_head *pos;
 	uint64_t start, deadline_ns;
@@ -183,9 +183,9 @@ static int suspend_and_drain(struct vgpu_core *core, struct vgpu_vm *vm, size_t 
 		 * (gpu_accounting*.c); the relocation takes it over and
 		 * resumes it with the others */
 		if (err && !(err == -EALREADY && (vm->gpu.throttled || vm->gpu.neon_suspended))) {
-			vgpu_core_set_error("VM '%s': cannot suspend channel %u: %s", vm->name,
-			                    channel->id, strerror(-err));
-			return err;
+			return vgpu_error_set(error, err, "VM '%s': cannot suspend channel %u: %s",
+			                      vm->name,
+			                      channel->id, strerror(-err));
 		}
 		(*suspended)++;
 	}
@@ -430,7 +430,7 @@ static void undo_remaps(struct vgpu_vm *vm, struct vgpu_chunk **chunks, size_t c
  */
 static int copy_and_remap(struct vgpu_core *core, struct vgpu_vm *vm,
                           struct vgpu_chunk **chunks, size_t count,
-                          struct vgpu_core_time *time, int *remap_err)
+                          struct vgpu_core_time *time, int *remap_err, struct vgpu_error *error)
 {
 	struct vgpu_dma *dma = &core->dma;
 	uint64_t in_flight = core->config.copies_in_flight;
@@ -492,14 +492,15 @@ static int copy_and_remap(struct vgpu_core *core, struct vgpu_vm *vm,
 		 * the staged memory until the engine is idle, then free them. */
 		abandon_copies(core, chunks, count, windows);
 		free(windows);
-		vgpu_core_set_error("VM '%s': the copy engine did not finish within %u ms", vm->name,
-		                    COPY_WAIT_MS);
-		return -ETIMEDOUT;
+		return vgpu_error_set(error, -ETIMEDOUT,
+		                      "VM '%s': the copy engine did not finish within %u ms",
+		                      vm->name,
+		                      COPY_WAIT_MS);
 	}
 	free(windows);
 	if (err) {
-		vgpu_core_set_error("VM '%s': copying chunks failed: %s", vm->name, strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "VM '%s': copying chunks failed: %s", vm->name,
+		                      strerror(-err));
 	}
 	*remap_err = progress.first_err;
 	return 0;
@@ -577,7 +578,7 @@ static void note_kills_locked(struct vgpu_vm *vm, unsigned kills)
 }
 
 int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
-                     size_t count, struct vgpu_core_time *time)
+                     size_t count, struct vgpu_core_time *time, struct vgpu_error *error)
 {
 	struct old_memory *old, inline_old;
 	uint64_t paused, mark, drained_before;
@@ -608,7 +609,7 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 		err = 0;
 	} else {
 		vgpu_pass_unlock(core);
-		err = suspend_and_drain(core, vm, &suspended, time, &kills);
+		err = suspend_and_drain(core, vm, &suspended, time, &kills, error);
 		vgpu_pass_relock(core);
 	}
 	vm->drain_ns += time->drain_ns - drained_before;
@@ -616,7 +617,7 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	kills = 0;
 	if (err)
 		goto resume;
-	err = copy_and_remap(core, vm, chunks, count, time, &first_err);
+	err = copy_and_remap(core, vm, chunks, count, time, &first_err, error);
 	if (err)
 		goto resume;
 
@@ -633,8 +634,9 @@ int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chu
 	}
 	err = first_err;
 	if (err)
-		vgpu_core_set_error("VM '%s': cannot rewrite page tables for a moved chunk: %s",
-		                    vm->name, strerror(-err));
+		vgpu_error_set(error, err,
+		               "VM '%s': cannot rewrite page tables for a moved chunk: %s",
+		               vm->name, strerror(-err));
 resume:
 	mark = vgpu_core_now_ns();
 	if (suspended) {

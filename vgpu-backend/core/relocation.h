@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 struct vgpu_core;
 struct vgpu_vm;
 struct vgpu_chunk;
@@ -25,6 +27,6 @@ struct vgpu_core_time;
  * or the first error.
  */
 int vgpu_relocate_vm(struct vgpu_core *core, struct vgpu_vm *vm, struct vgpu_chunk **chunks,
-                     size_t count, struct vgpu_core_time *time);
+                     size_t count, struct vgpu_core_time *time, struct vgpu_error *error);
 
 #endif /* VGPU_CORE_RELOCATION_H */

@@ -114,7 +114,7 @@ static void select_chunks_locked(struct vgpu_core *core, uint64_t free_bytes)
 	vgpu_victim_heap_clear(winners);
 }
 
-int vgpu_return_pass_locked(struct vgpu_core *core)
+int vgpu_return_pass_locked(struct vgpu_core *core, struct vgpu_error *error)
 {
 	struct vgpu_core_time pass = { 0 };
 	uint64_t start = vgpu_core_now_ns(), mark, free_bytes;
@@ -137,14 +137,15 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 		int vm_err;
 
 		if (!chunks) {
-			err = vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for the list of %zu "
-			                              "chunks to return",
+			err = vgpu_error_set(error, -ENOMEM,
+			                     "VM '%s': out of memory for the list of %zu chunks to "
+			                     "return",
 			                     vm->name, count);
 			break;
 		}
 		for (size_t i = 0; i < count; i++)
 			chunks[i] = set->items[set->candidates + i];
-		vm_err = vgpu_relocate_vm(core, vm, chunks, count, &pass);
+		vm_err = vgpu_relocate_vm(core, vm, chunks, count, &pass, error);
 		for (size_t i = 0; i < count; i++)
 			moved += chunks[i]->moved;
 		free(chunks);
@@ -180,14 +181,14 @@ int vgpu_return_pass_locked(struct vgpu_core *core)
 	return err ? err : moved;
 }
 
-int vgpu_core_return_pass(struct vgpu_core *core)
+int vgpu_core_return_pass(struct vgpu_core *core, struct vgpu_error *error)
 {
 	int result;
 
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock(core);
-	result = vgpu_return_pass_locked(core);
+	result = vgpu_return_pass_locked(core, error);
 	vgpu_core_unlock(core);
 	return result;
 }
@@ -222,7 +223,7 @@ static void *return_thread(void *arg)
 			continue;
 		pthread_mutex_unlock(&core->ret.mutex);
 		vgpu_core_lock(core);
-		vgpu_return_pass_locked(core);
+		vgpu_return_pass_locked(core, NULL); /* tried again at the next free */
 		vgpu_core_unlock(core);
 		pthread_mutex_lock(&core->ret.mutex);
 		clock_gettime(CLOCK_MONOTONIC, &deadline); /* the next interval starts now */

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 
 #include "victim.h"
+#include "vgpu/error.h"
 
 struct vgpu_core;
 
@@ -46,6 +47,6 @@ void vgpu_return_thread_stop(struct vgpu_core *core);
 void vgpu_return_mark_pending(struct vgpu_core *core);
 /* One pass: chunks moved back, or a negative errno (the core's error set).
  * Allocation lock. */
-int vgpu_return_pass_locked(struct vgpu_core *core);
+int vgpu_return_pass_locked(struct vgpu_core *core, struct vgpu_error *error);
 
 #endif /* VGPU_CORE_RETURN_PASS_H */

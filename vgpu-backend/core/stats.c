@@ -284,15 +284,17 @@ void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out)
 }
 
 int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
-                             struct vgpu_vm_stats **vms_out, size_t *count_out)
+                             struct vgpu_vm_stats **vms_out, size_t *count_out,
+                             struct vgpu_error *error)
 {
 	struct vgpu_vm_stats *vms;
 	struct list_head *pos;
 	size_t count = 0, i = 0;
 
 	if (!core || !core_out || !vms_out || !count_out)
-		return vgpu_core_fail(-EINVAL, "vgpu_core_stats_snapshot needs a core and places "
-		                               "for the figures");
+		return vgpu_error_set(error, -EINVAL,
+		                      "vgpu_core_stats_snapshot needs a core and places for the "
+		                      "figures");
 	vgpu_stats_count_entry(core);
 	vgpu_mutex_lock(&core->channels_lock);
 	vgpu_mutex_lock(&core->stats.lock);
@@ -307,7 +309,8 @@ int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *cor
 	vgpu_mutex_unlock(&core->stats.lock);
 	vgpu_mutex_unlock(&core->channels_lock);
 	if (!vms)
-		return vgpu_core_fail(-ENOMEM, "out of memory for the statistics of %zu VMs", count);
+		return vgpu_error_set(error, -ENOMEM, "out of memory for the statistics of %zu VMs",
+		                      count);
 	*vms_out = vms;
 	*count_out = count;
 	return 0;

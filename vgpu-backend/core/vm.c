@@ -54,56 +54,58 @@ void vgpu_vm_account(struct vgpu_vm *vm, int location, int64_t delta)
 	}
 }
 
-static int check_vm_config(struct vgpu_core *core, const struct vgpu_vm_config *config)
+static int check_vm_config(struct vgpu_core *core, const struct vgpu_vm_config *config,
+                           struct vgpu_error *error)
 {
 	char size[32], page[32], fallback[32];
 	size_t length;
 
 	if (!config->name || !(length = strlen(config->name)) || length >= VGPU_VM_NAME_MAX) {
-		vgpu_core_set_error("a VM needs a name of 1 to %d characters", VGPU_VM_NAME_MAX - 1);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL, "a VM needs a name of 1 to %d characters",
+		                      VGPU_VM_NAME_MAX - 1);
 	}
 	for (size_t i = 0; i < length; i++) {
 		if (!isgraph((unsigned char)config->name[i])) {
-			vgpu_core_set_error("VM name '%s' contains a blank or control character; "
-			                    "use letters, digits and punctuation",
-			                    config->name);
-			return -EINVAL;
+			return vgpu_error_set(error, -EINVAL,
+			                      "VM name '%s' contains a blank or control character; "
+			                      "use letters, digits and punctuation",
+			                      config->name);
 		}
 	}
 	if (config->weight < 1 || config->weight > VGPU_CORE_WEIGHT_MAX) {
-		vgpu_core_set_error("VM '%s': weight %u is out of range; use 1 to %u", config->name,
-		                    config->weight, VGPU_CORE_WEIGHT_MAX);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': weight %u is out of range; use 1 to %u",
+		                      config->name,
+		                      config->weight, VGPU_CORE_WEIGHT_MAX);
 	}
 	if (config->scheduler) {
 		enum vgpu_sched_mode mode;
 
 		if (vgpu_sched_mode_parse(config->scheduler, &mode)) {
-			vgpu_core_set_error("VM '%s': unknown scheduler '%s'; use best-effort, "
-			                    "equal-share, weighted or fixed-share",
-			                    config->name, config->scheduler);
-			return -EINVAL;
+			return vgpu_error_set(error, -EINVAL,
+			                      "VM '%s': unknown scheduler '%s'; use best-effort, "
+			                      "equal-share, weighted or fixed-share",
+			                      config->name, config->scheduler);
 		}
 	}
 	if (config->chunk_bytes % core->min_page) {
-		vgpu_core_set_error("VM '%s': chunk size %s is not a multiple of the GPU's %s page; "
-		                    "use e.g. %s, or 0 for the core's default",
-		                    config->name,
-		                    vgpu_core_format_size(config->chunk_bytes, size, sizeof(size)),
-		                    vgpu_core_format_size(core->min_page, page, sizeof(page)),
-		                    vgpu_core_format_size(core->config.chunk_bytes, fallback,
-		                                          sizeof(fallback)));
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': chunk size %s is not a multiple of the GPU's %s "
+		                      "page; use e.g. %s, or 0 for the core's default",
+		                      config->name,
+		                      vgpu_core_format_size(config->chunk_bytes, size, sizeof(size)),
+		                      vgpu_core_format_size(core->min_page, page, sizeof(page)),
+		                      vgpu_core_format_size(core->config.chunk_bytes, fallback,
+		                                            sizeof(fallback)));
 	}
 	if (config->chunk_bytes > VM_CHUNK_MAX) {
-		vgpu_core_set_error("VM '%s': chunk size %s is above 4 GiB; use e.g. %s, or 0 for "
-		                    "the core's default",
-		                    config->name,
-		                    vgpu_core_format_size(config->chunk_bytes, size, sizeof(size)),
-		                    vgpu_core_format_size(core->config.chunk_bytes, fallback,
-		                                          sizeof(fallback)));
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': chunk size %s is above 4 GiB; use e.g. %s, or 0 "
+		                      "for the core's default",
+		                      config->name,
+		                      vgpu_core_format_size(config->chunk_bytes, size, sizeof(size)),
+		                      vgpu_core_format_size(core->config.chunk_bytes, fallback,
+		                                            sizeof(fallback)));
 	}
 	return 0;
 }
@@ -122,23 +124,23 @@ static struct vgpu_vm *find_vm(struct vgpu_core *core, const char *name)
 }
 
 int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *config,
-                        struct vgpu_vm **out)
+                        struct vgpu_vm **out, struct vgpu_error *error)
 {
 	struct vgpu_vm *vm;
 	int err;
 
 	if (!core || !config || !out) {
-		vgpu_core_set_error("vgpu_core_vm_create needs a core, a config and an output");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "vgpu_core_vm_create needs a core, a config and an output");
 	}
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
-	err = check_vm_config(core, config);
+	vgpu_error_clear(error);
+	err = check_vm_config(core, config, error);
 	if (err)
 		return err;
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
-		return vgpu_core_fail(-ENOMEM, "out of memory for VM '%s'", config->name);
+		return vgpu_error_set(error, -ENOMEM, "out of memory for VM '%s'", config->name);
 	vm->core = core;
 	snprintf(vm->name, sizeof(vm->name), "%s", config->name);
 	vm->weight = config->weight;
@@ -160,16 +162,17 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 
 	vgpu_core_lock(core);
 	if (find_vm(core, config->name)) {
-		vgpu_core_set_error("a VM called '%s' exists already; choose another name",
-		                    config->name);
-		err = -EEXIST;
+		err = vgpu_error_set(error, -EEXIST,
+		                     "a VM called '%s' exists already; choose another name",
+		                     config->name);
 		goto fail;
 	}
 	err = vgpu_hal_as_create(core->hal, &vm->as);
 	if (err) {
-		vgpu_core_set_error("VM '%s': cannot create a GPU address space: %s%s", config->name,
-		                    strerror(-err),
-		                    err == -ENOSPC ? " (the GPU has none left; destroy a VM)" : "");
+		vgpu_error_set(error, err, "VM '%s': cannot create a GPU address space: %s%s",
+		               config->name,
+		               strerror(-err),
+		               err == -ENOSPC ? " (the GPU has none left; destroy a VM)" : "");
 		goto fail;
 	}
 	vm->id = core->next_vm_id;
@@ -177,7 +180,8 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	vm->victim.weight = vm->winner.weight = vm->weight;
 	err = vgpu_victim_heap_push(&core->victims, &vm->victim);
 	if (err) {
-		vgpu_core_set_error("VM '%s': out of memory for the victim order", config->name);
+		vgpu_error_set(error, err, "VM '%s': out of memory for the victim order",
+		               config->name);
 		goto fail_as;
 	}
 	/* The return pass can then always queue every VM without failing. */
@@ -185,7 +189,8 @@ int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *con
 	if (!err)
 		err = vgpu_pass_reserve_touched_locked(core, core->vm_count + 1);
 	if (err) {
-		vgpu_core_set_error("VM '%s': out of memory for the return order", config->name);
+		vgpu_error_set(error, err, "VM '%s': out of memory for the return order",
+		               config->name);
 		goto fail_heap;
 	}
 	vgpu_va_init(&vm->va, VM_VA_BASE, core->caps.va_reserved_base);
@@ -262,18 +267,19 @@ bool vgpu_core_scheduler_known(const char *mode_name)
 	return mode_name && vgpu_sched_mode_parse(mode_name, &mode) == 0;
 }
 
-int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode_name)
+int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode_name, struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	enum vgpu_sched_mode mode;
 
 	if (!vm || !mode_name)
-		return vgpu_core_fail(-EINVAL, "vgpu_core_vm_set_scheduler needs a VM and a mode");
+		return vgpu_error_set(error, -EINVAL,
+		                      "vgpu_core_vm_set_scheduler needs a VM and a mode");
 	core = vm->core;
 	vgpu_stats_count_entry(core);
 	if (vgpu_sched_mode_parse(mode_name, &mode))
-		return vgpu_core_fail(-EINVAL, "unknown scheduler '%s'; use best-effort, "
-		                               "equal-share, weighted or fixed-share",
+		return vgpu_error_set(error, -EINVAL, "unknown scheduler '%s'; use best-effort, "
+		                      "equal-share, weighted or fixed-share",
 		                      mode_name);
 	vgpu_mutex_lock(&core->stats.lock);
 	if (vm->gpu.sched.mode != mode) {
@@ -308,14 +314,15 @@ const char *vgpu_core_vm_name(const struct vgpu_vm *vm)
  * applied by the next operation that takes the lock (vgpu_core_lock), before
  * any eviction or return pass could use it; readers see it at once.
  */
-int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight)
+int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight, struct vgpu_error *error)
 {
 	struct vgpu_core *core = vm->core;
 
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	if (weight < 1 || weight > VGPU_CORE_WEIGHT_MAX)
-		return vgpu_core_fail(-EINVAL, "VM '%s': weight %u is out of range; use 1 to %u",
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM '%s': weight %u is out of range; use 1 to %u",
 		                      vm->name, weight, VGPU_CORE_WEIGHT_MAX);
 	vgpu_mutex_lock(&core->stats.lock);
 	atomic_store_explicit(&vm->weight_requested, weight, memory_order_relaxed);
@@ -345,33 +352,34 @@ void vgpu_vm_apply_requested_weights_locked(struct vgpu_core *core)
 	}
 }
 
-int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
+int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va, struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct vgpu_va_reservation *reservation;
 	int err;
 
 	if (!vm || !va || !bytes || bytes > UINT64_MAX - VGPU_PAGE_64K) {
-		vgpu_core_set_error("reserving address space needs a VM, a size above 0 and a "
-		                    "place for the address");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "reserving address space needs a VM, a size above 0 and a "
+		                      "place for the address");
 	}
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	bytes = (bytes + VGPU_PAGE_64K - 1) & ~(uint64_t)(VGPU_PAGE_64K - 1);
 	reservation = calloc(1, sizeof(*reservation));
 	if (!reservation)
-		return vgpu_core_fail(-ENOMEM, "VM '%s': out of memory for a reservation", vm->name);
+		return vgpu_error_set(error, -ENOMEM, "VM '%s': out of memory for a reservation",
+		                      vm->name);
 	vgpu_core_lock_vm(core, vm);
 	err = vgpu_va_alloc(&vm->va, bytes, VGPU_PAGE_64K, &reservation->va);
 	if (err) {
 		vgpu_core_unlock(core);
 		free(reservation);
-		vgpu_core_set_error("VM '%s': no free GPU address range of %" PRIu64 " bytes; free "
-		                    "buffers or release reservations",
-		                    vm->name, bytes);
-		return err;
+		return vgpu_error_set(error, err,
+		                      "VM '%s': no free GPU address range of %" PRIu64 " bytes; free "
+		                      "buffers or release reservations",
+		                      vm->name, bytes);
 	}
 	reservation->bytes = bytes;
 	list_add_tail(&reservation->link, &vm->reservations);
@@ -381,16 +389,16 @@ int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va)
 	return 0;
 }
 
-int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
+int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va, struct vgpu_error *error)
 {
 	struct vgpu_core *core;
 	struct list_head *pos;
 
 	if (!vm)
-		return vgpu_core_fail(-EINVAL, "vgpu_core_release_va needs a VM");
+		return vgpu_error_set(error, -EINVAL, "vgpu_core_release_va needs a VM");
 	core = vm->core;
 	vgpu_stats_count_entry(core);
-	vgpu_core_clear_error();
+	vgpu_error_clear(error);
 	vgpu_core_lock_vm(core, vm);
 	list_for_each(pos, &vm->reservations) {
 		struct vgpu_va_reservation *reservation =
@@ -408,6 +416,6 @@ int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va)
 		return 0;
 	}
 	vgpu_core_unlock(core);
-	vgpu_core_set_error("VM '%s' has no address range reserved at %#" PRIx64, vm->name, va);
-	return -ENOENT;
+	return vgpu_error_set(error, -ENOENT, "VM '%s' has no address range reserved at %#" PRIx64,
+	                      vm->name, va);
 }

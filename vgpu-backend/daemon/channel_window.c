@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vgpu/error.h"
+
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
@@ -298,6 +300,7 @@ enum vgpu_status channel_window_create(struct vgpud_device *dev, uint32_t index,
                                        struct vgpu_channel_create_response *response,
                                        struct channel_window **out)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud *d = dev->daemon;
 	struct channel_window *win = calloc(1, sizeof(*win));
 	enum vgpu_status status;
@@ -318,10 +321,10 @@ enum vgpu_status channel_window_create(struct vgpud_device *dev, uint32_t index,
 	}
 
 	err = vgpu_core_channel_create(dev->vm, gpfifo_entries, &window_ops, win, &win->channel,
-	                               &win->info);
+	                               &win->info, &error);
 	if (err) {
 		log_info("VM '%s': CHANNEL_CREATE with %u GPFIFO entries failed: %s", dev->name,
-		         gpfifo_entries, vgpu_core_last_error());
+		         gpfifo_entries, vgpu_error_msg(&error));
 		window_release_shadow(win, 0);
 		pthread_mutex_destroy(&win->swap_lock);
 		free(win);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vgpu/core.h"
+#include "vgpu/error.h"
 #include "vgpu/hal_open.h"
 #include "vgpu/abi/mdev_control.h"
 #include "vgpu/util.h"
@@ -341,15 +342,17 @@ static const char *type_expectation(enum key_type type)
 	return "a value";
 }
 
-/* Why value is not good for k: "expected ..." or the parser's sentence. */
-static void describe_error(const struct key *k, const char *value, char *out, size_t out_len)
+/* Why value is not good for k (code err): "expected ..." or the parser's
+ * sentence, into error. Returns err. */
+static int describe_error(const struct key *k, const char *value, int err,
+                          struct vgpu_error *error)
 {
 	struct vgpud_listen_address address;
 
 	if (k->type == T_LISTEN && strlen(value) < k->size &&
-	    vgpud_listen_address_parse(value, &address, out, out_len))
-		return;
-	vgpu_why(out, out_len, "expected %s", type_expectation(k->type));
+	    vgpud_listen_address_parse(value, &address, error))
+		return err; /* the parser's sentence (-EINVAL, as set_key's) */
+	return vgpu_error_set(error, err, "expected %s", type_expectation(k->type));
 }
 
 static int set_key(struct vgpud_config *config, const struct key *key, const char *value)
@@ -413,7 +416,7 @@ static int set_key(struct vgpud_config *config, const struct key *key, const cha
 		struct vgpud_listen_address address;
 
 		if (strlen(value) >= key->size ||
-		    vgpud_listen_address_parse(value, &address, NULL, 0))
+		    vgpud_listen_address_parse(value, &address, NULL))
 			return -EINVAL;
 		strcpy(field, value);
 		return 0;
@@ -446,61 +449,58 @@ static struct vgpud_profile_spec *profile_find(struct vgpud_profile_spec *specs,
 }
 
 static int profile_set(struct vgpud_profile_spec *spec, const char *key, const char *value,
-                       char *why, size_t why_len)
+                       struct vgpu_error *error)
 {
 	if (!strcmp(key, "weight")) {
 		if (vgpud_parse_u32(value, &spec->weight) || !spec->weight ||
 		    spec->weight > VGPU_CORE_WEIGHT_MAX) {
-			vgpu_why(why, why_len, "weight must be 1..%u, not '%s'",
-			         VGPU_CORE_WEIGHT_MAX, value);
-			return -EINVAL;
+			return vgpu_error_set(error, -EINVAL, "weight must be 1..%u, not '%s'",
+			                      VGPU_CORE_WEIGHT_MAX, value);
 		}
 		return 0;
 	}
 	if (!strcmp(key, "cap")) {
-		if (vgpu_parse_bytes(value, &spec->cap_bytes) || spec->cap_bytes % 4096) {
-			vgpu_why(why, why_len, "cap must be a size in whole 4K pages such as 2G "
-			         "(0 = no cap), not '%s'", value);
-			return -EINVAL;
-		}
+		if (vgpu_parse_bytes(value, &spec->cap_bytes) || spec->cap_bytes % 4096)
+			return vgpu_error_set(error, -EINVAL,
+			                      "cap must be a size in whole 4K pages such as 2G (0 "
+			                      "= no cap), not '%s'", value);
 		return 0;
 	}
 	if (!strcmp(key, "max_instances") || !strcmp(key, "max")) {
-		if (vgpud_parse_u32(value, &spec->max_instances)) {
-			vgpu_why(why, why_len, "max_instances must be a whole number (0 = no "
-			         "limit), not '%s'", value);
-			return -EINVAL;
-		}
+		if (vgpud_parse_u32(value, &spec->max_instances))
+			return vgpu_error_set(error, -EINVAL,
+			                      "max_instances must be a whole number (0 = no "
+			                      "limit), not '%s'", value);
 		return 0;
 	}
 	if (!strcmp(key, "scheduler")) {
-		if (!vgpu_core_scheduler_known(value)) {
-			vgpu_why(why, why_len, "scheduler must be best-effort, equal-share, weighted "
-			        "or fixed-share, not '%s'", value);
-			return -EINVAL;
-		}
+		if (!vgpu_core_scheduler_known(value))
+			return vgpu_error_set(error, -EINVAL,
+			                      "scheduler must be best-effort, equal-share, "
+			                      "weighted or fixed-share, not '%s'", value);
 		snprintf(spec->scheduler, sizeof(spec->scheduler), "%s", value);
 		return 0;
 	}
-	vgpu_why(why, why_len, "unknown profile key '%s': use weight, cap, max_instances or "
-	        "scheduler", key);
-	return -EINVAL;
+	return vgpu_error_set(error, -EINVAL,
+	                      "unknown profile key '%s': use weight, cap, max_instances or "
+	                      "scheduler", key);
 }
 
 static struct vgpud_profile_spec *profile_add(struct vgpud_profile_spec *specs, size_t *count,
-                                              const char *name, char *why, size_t why_len)
+                                              const char *name, struct vgpu_error *error)
 {
 	struct vgpud_profile_spec *spec = profile_find(specs, *count, name);
 
 	if (spec)
 		return spec;
 	if (!vgpud_profile_name_ok(name)) {
-		vgpu_why(why, why_len, "profile name '%s' is invalid: use 1..%d letters, digits, "
-		         "'-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
+		vgpu_error_set(error, -EINVAL, "profile name '%s' is invalid: use 1..%d letters, "
+		               "digits, '-', '_' or '.'", name, VGPUD_PROFILE_NAME_MAX - 1);
 		return NULL;
 	}
 	if (*count >= VGPUD_MAX_PROFILES) {
-		vgpu_why(why, why_len, "more than %d profiles; merge some", VGPUD_MAX_PROFILES);
+		vgpu_error_set(error, -EINVAL, "more than %d profiles; merge some",
+		               VGPUD_MAX_PROFILES);
 		return NULL;
 	}
 	spec = &specs[(*count)++];
@@ -536,19 +536,15 @@ struct parse_state {
 };
 
 /* "[core]" or "[profile NAME]" (s without the trailing ']'). */
-static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_len)
+static int parse_section(struct parse_state *ps, char *s, struct vgpu_error *error)
 {
-	char detail[512];
-
 	s = trim(s);
 	ps->profile[0] = '\0';
 	if (!strncmp(s, "profile", 7) && isspace((unsigned char)s[7])) {
 		char *name = trim(s + 8);
 
-		if (!profile_add(ps->specs, ps->count, name, detail, sizeof(detail))) {
-			vgpu_why(why, why_len, "%s:%u: %s", ps->path, ps->lineno, detail);
-			return -EINVAL;
-		}
+		if (!profile_add(ps->specs, ps->count, name, error))
+			return vgpu_error_prefix(error, "%s:%u: ", ps->path, ps->lineno) ?: -EINVAL;
 		snprintf(ps->profile, sizeof(ps->profile), "%s", name);
 		strcpy(ps->section, "profile");
 		return 0;
@@ -558,52 +554,49 @@ static int parse_section(struct parse_state *ps, char *s, char *why, size_t why_
 		snprintf(ps->section, sizeof(ps->section), "%s", s);
 		return 0;
 	}
-	vgpu_why(why, why_len, "%s:%u: unknown section [%s]: use [simgpu], [cuda], [core], "
-	         "[daemon], [socket] or [profile NAME]", ps->path, ps->lineno, s);
-	return -EINVAL;
+	return vgpu_error_set(error, -EINVAL,
+	                      "%s:%u: unknown section [%s]: use [simgpu], [cuda], [core], "
+	                      "[daemon], [socket] or [profile NAME]", ps->path, ps->lineno, s);
 }
 
 /* "key = value" in the current section. */
-static int parse_assignment(struct parse_state *ps, char *key, char *value, char *why,
-                            size_t why_len)
+static int parse_assignment(struct parse_state *ps, char *key, char *value,
+                            struct vgpu_error *error)
 {
-	char detail[512];
 	const struct key *k;
 	int err;
 
-	if (!ps->section[0]) {
-		vgpu_why(why, why_len, "%s:%u: '%s' outside a section: put it under [simgpu], "
-		         "[core], [daemon], [socket] or [profile NAME]", ps->path, ps->lineno, key);
-		return -EINVAL;
-	}
+	if (!ps->section[0])
+		return vgpu_error_set(error, -EINVAL,
+		                      "%s:%u: '%s' outside a section: put it under [simgpu], "
+		                      "[core], [daemon], [socket] or [profile NAME]", ps->path,
+		                      ps->lineno, key);
 	if (!strcmp(ps->section, "profile")) {
 		struct vgpud_profile_spec *spec = profile_find(ps->specs, *ps->count, ps->profile);
 
-		err = profile_set(spec, key, value, detail, sizeof(detail));
+		err = profile_set(spec, key, value, error);
 		if (err)
-			vgpu_why(why, why_len, "%s:%u: [profile %s]: %s", ps->path, ps->lineno,
-			         ps->profile, detail);
+			vgpu_error_prefix(error, "%s:%u: [profile %s]: ", ps->path, ps->lineno,
+			                  ps->profile);
 		return err;
 	}
 	if (!ps->config)
 		return 0; /* profiles only */
 	k = find_key(ps->section, key);
-	if (!k) {
-		vgpu_why(why, why_len, "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
-		         "keys", ps->path, ps->lineno, key, ps->section);
-		return -EINVAL;
-	}
+	if (!k)
+		return vgpu_error_set(error, -EINVAL,
+		                      "%s:%u: unknown key '%s' in [%s]; see vgpud --help for the "
+		                      "keys", ps->path, ps->lineno, key, ps->section);
 	err = set_key(ps->config, k, value);
 	if (err) {
-		describe_error(k, value, detail, sizeof(detail));
-		vgpu_why(why, why_len, "%s:%u: %s = '%s': %s", ps->path, ps->lineno, key, value,
-		         detail);
+		describe_error(k, value, err, error);
+		vgpu_error_prefix(error, "%s:%u: %s = '%s': ", ps->path, ps->lineno, key, value);
 	}
 	return err;
 }
 
 /* One line (without its newline): blank, comment, header or assignment. */
-static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_len)
+static int parse_line(struct parse_state *ps, char *line, struct vgpu_error *error)
 {
 	char *s = trim(line), *eq;
 
@@ -612,27 +605,24 @@ static int parse_line(struct parse_state *ps, char *line, char *why, size_t why_
 	if (*s == '[') {
 		char *close = strchr(s, ']');
 
-		if (!close || close[1]) {
-			vgpu_why(why, why_len, "%s:%u: a section header looks like [core] or "
-			         "[profile NAME]", ps->path, ps->lineno);
-			return -EINVAL;
-		}
+		if (!close || close[1])
+			return vgpu_error_set(error, -EINVAL,
+			                      "%s:%u: a section header looks like [core] or "
+			                      "[profile NAME]", ps->path, ps->lineno);
 		*close = '\0';
-		return parse_section(ps, s + 1, why, why_len);
+		return parse_section(ps, s + 1, error);
 	}
 	eq = strchr(s, '=');
-	if (!eq) {
-		vgpu_why(why, why_len, "%s:%u: expected 'key = value'", ps->path, ps->lineno);
-		return -EINVAL;
-	}
+	if (!eq)
+		return vgpu_error_set(error, -EINVAL, "%s:%u: expected 'key = value'", ps->path,
+		                      ps->lineno);
 	*eq = '\0';
-	return parse_assignment(ps, trim(s), trim(eq + 1), why, why_len);
+	return parse_assignment(ps, trim(s), trim(eq + 1), error);
 }
 
 /* Parse path; keys go to config (unless NULL), profiles to specs/count. */
 static int parse_file(const char *path, struct vgpud_config *config,
-                      struct vgpud_profile_spec *specs, size_t *count, char *why,
-                      size_t why_len)
+                      struct vgpud_profile_spec *specs, size_t *count, struct vgpu_error *error)
 {
 	struct parse_state ps = {
 		.path = path, .config = config, .specs = specs, .count = count,
@@ -643,31 +633,29 @@ static int parse_file(const char *path, struct vgpud_config *config,
 
 	if (!f) {
 		err = -errno;
-		vgpu_why(why, why_len, "cannot open configuration file %s: %s", path,
-		         strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot open configuration file %s: %s", path,
+		                      strerror(-err));
 	}
 	*count = 0;
 	while (!err && fgets(line, sizeof(line), f)) {
 		ps.lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			vgpu_why(why, why_len, "%s:%u: line longer than %zu characters", path,
-			         ps.lineno, sizeof(line) - 2);
-			err = -EINVAL;
+			err = vgpu_error_set(error, -EINVAL,
+			                     "%s:%u: line longer than %zu characters", path,
+			                     ps.lineno, sizeof(line) - 2);
 			break;
 		}
-		err = parse_line(&ps, line, why, why_len);
+		err = parse_line(&ps, line, error);
 	}
 	fclose(f);
 	return err;
 }
 
-int vgpud_config_load_file(struct vgpud_config *config, const char *path, char *why,
-                           size_t why_len)
+int vgpud_config_load_file(struct vgpud_config *config, const char *path, struct vgpu_error *error)
 {
 	struct vgpud_profile_spec specs[VGPUD_MAX_PROFILES];
 	size_t count = 0;
-	int err = parse_file(path, config, specs, &count, why, why_len);
+	int err = parse_file(path, config, specs, &count, error);
 
 	if (err)
 		return err;
@@ -681,9 +669,9 @@ int vgpud_config_load_file(struct vgpud_config *config, const char *path, char *
 }
 
 int vgpud_config_load_profiles(const char *path, struct vgpud_profile_spec *specs,
-                               size_t *count, char *why, size_t why_len)
+                               size_t *count, struct vgpu_error *error)
 {
-	return parse_file(path, NULL, specs, count, why, why_len);
+	return parse_file(path, NULL, specs, count, error);
 }
 
 int vgpud_config_cuda_isolation(const struct vgpud_config *config, struct vgpu_hal_spec *spec)
@@ -699,7 +687,7 @@ int vgpud_config_cuda_isolation(const struct vgpud_config *config, struct vgpu_h
 	return 0;
 }
 
-int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len)
+int vgpud_config_validate(const struct vgpud_config *config, struct vgpu_error *error)
 {
 	size_t i;
 
@@ -707,61 +695,50 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 		struct vgpu_hal_spec spec;
 		char detail[256];
 
-		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail))) {
-			vgpu_why(why, why_len, "gpu = '%s': %s", config->gpu_name, detail);
-			return -EINVAL;
-		}
-		if (vgpud_config_cuda_isolation(config, &spec)) {
-			vgpu_why(why, why_len, "[cuda] isolation = '%s': expected none or process",
-			         config->cuda_isolation);
-			return -EINVAL;
-		}
+		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail)))
+			return vgpu_error_set(error, -EINVAL, "gpu = '%s': %s", config->gpu_name,
+			                      detail);
+		if (vgpud_config_cuda_isolation(config, &spec))
+			return vgpu_error_set(error, -EINVAL,
+			                      "[cuda] isolation = '%s': expected none or process",
+			                      config->cuda_isolation);
 	}
-	if (!config->profile_count) {
-		vgpu_why(why, why_len, "no vGPU profile is configured; add a [profile NAME] "
-		         "section");
-		return -EINVAL;
-	}
+	if (!config->profile_count)
+		return vgpu_error_set(error, -EINVAL, "no vGPU profile is configured; add a "
+		                      "[profile NAME] section");
 	for (i = 0; i < config->profile_count; i++)
 		if (!strcmp(config->profiles[i].name, config->default_profile))
 			break;
-	if (i == config->profile_count) {
-		vgpu_why(why, why_len, "default_profile '%s' is not a configured profile; set "
-		         "default_profile to one of the [profile NAME] sections",
-		         config->default_profile);
-		return -EINVAL;
-	}
-	if (config->mdev_mode != VGPUD_MDEV_OFF && !config->mdev_device[0]) {
-		vgpu_why(why, why_len, "mdev_device must not be empty (or set mdev = off)");
-		return -EINVAL;
-	}
-	if (!config->socket_path[0] || !config->control_path[0]) {
-		vgpu_why(why, why_len, "socket and control_socket must not be empty");
-		return -EINVAL;
-	}
-	if (!strcmp(config->socket_path, config->control_path)) {
-		vgpu_why(why, why_len, "socket and control_socket are both %s; give them "
-		         "different paths", config->socket_path);
-		return -EINVAL;
-	}
+	if (i == config->profile_count)
+		return vgpu_error_set(error, -EINVAL,
+		                      "default_profile '%s' is not a configured profile; set "
+		                      "default_profile to one of the [profile NAME] sections",
+		                      config->default_profile);
+	if (config->mdev_mode != VGPUD_MDEV_OFF && !config->mdev_device[0])
+		return vgpu_error_set(error, -EINVAL,
+		                      "mdev_device must not be empty (or set mdev = off)");
+	if (!config->socket_path[0] || !config->control_path[0])
+		return vgpu_error_set(error, -EINVAL,
+		                      "socket and control_socket must not be empty");
+	if (!strcmp(config->socket_path, config->control_path))
+		return vgpu_error_set(error, -EINVAL,
+		                      "socket and control_socket are both %s; give them different "
+		                      "paths", config->socket_path);
 	{
 		struct vgpud_listen_address address;
-		char detail[384];
 
-		if (vgpud_listen_address_parse(config->metrics, &address, detail,
-		                               sizeof(detail))) {
-			vgpu_why(why, why_len, "metrics = '%s': %s", config->metrics, detail);
-			return -EINVAL;
-		}
+		if (vgpud_listen_address_parse(config->metrics, &address, error))
+			return vgpu_error_prefix(error, "metrics = '%s': ",
+			                         config->metrics) ?: -EINVAL;
 	}
 	if (!config->swap_timeout_ms || !config->attach_timeout_ms || !config->mailbox_budget ||
 	    !config->max_buffers_per_vm || !config->max_modules_per_vm ||
 	    !config->max_connections_per_uid ||
 	    !config->control_max_connections_per_uid) {
-		vgpu_why(why, why_len, "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
-		         "max_buffers_per_vm, max_connections_per_uid and "
-		         "control_max_connections_per_uid must be at least 1");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "swap_timeout_ms, attach_timeout_ms, mailbox_budget, "
+		                      "max_buffers_per_vm, max_connections_per_uid and "
+		                      "control_max_connections_per_uid must be at least 1");
 	}
 	return 0;
 }
@@ -770,38 +747,34 @@ int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t w
 
 /* --profile NAME:weight=W,cap=SIZE,max_instances=N */
 static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, const char *text,
-                              char *why, size_t why_len)
+                              struct vgpu_error *error)
 {
-	char buf[512], detail[256], *name, *rest, *item, *save = NULL;
+	char buf[512], *name, *rest, *item, *save = NULL;
 	struct vgpud_profile_spec *spec;
 
-	if (strlen(text) >= sizeof(buf)) {
-		vgpu_why(why, why_len, "--profile '%s' is too long", text);
-		return -EINVAL;
-	}
+	if (strlen(text) >= sizeof(buf))
+		return vgpu_error_set(error, -EINVAL, "--profile '%s' is too long", text);
 	strcpy(buf, text);
 	name = buf;
 	rest = strchr(buf, ':');
 	if (rest)
 		*rest++ = '\0';
-	spec = profile_add(specs, count, name, detail, sizeof(detail));
-	if (!spec) {
-		vgpu_why(why, why_len, "--profile: %s", detail);
-		return -EINVAL;
-	}
+	spec = profile_add(specs, count, name, error);
+	if (!spec)
+		return vgpu_error_prefix(error, "--profile: ") ?: -EINVAL;
 	for (item = rest ? strtok_r(rest, ",", &save) : NULL; item;
 	     item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 
-		if (!eq) {
-			vgpu_why(why, why_len, "--profile %s: expected key=value, not '%s' "
-			         "(e.g. --profile vgpu-2G:weight=2,cap=2G,max_instances=4)", name,
-			         item);
-			return -EINVAL;
-		}
+		if (!eq)
+			return vgpu_error_set(error, -EINVAL,
+			                      "--profile %s: expected key=value, not '%s' (e.g. "
+			                      "--profile vgpu-2G:weight=2,cap=2G,max_instances=4)",
+			                      name,
+			                      item);
 		*eq = '\0';
-		if (profile_set(spec, item, eq + 1, detail, sizeof(detail))) {
-			vgpu_why(why, why_len, "--profile %s: %s", name, detail);
+		if (profile_set(spec, item, eq + 1, error)) {
+			vgpu_error_prefix(error, "--profile %s: ", name);
 			return -EINVAL;
 		}
 	}
@@ -810,12 +783,12 @@ static int parse_profile_flag(struct vgpud_profile_spec *specs, size_t *count, c
 
 int vgpud_config_apply_profile_flags(const struct vgpud_config *config,
                                      struct vgpud_profile_spec *specs, size_t *count,
-                                     char *why, size_t why_len)
+                                     struct vgpu_error *error)
 {
 	size_t i;
 
 	for (i = 0; i < config->profile_flag_count; i++)
-		if (parse_profile_flag(specs, count, config->profile_flags[i], why, why_len))
+		if (parse_profile_flag(specs, count, config->profile_flags[i], error))
 			return -EINVAL;
 	return 0;
 }
@@ -904,7 +877,7 @@ static int load_config_file(struct vgpud_config *config, const struct flag_table
                             char **argv, bool *printed)
 {
 	const char *config_path = NULL;
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int opt, err;
 
 	*printed = false;
@@ -927,9 +900,9 @@ static int load_config_file(struct vgpud_config *config, const struct flag_table
 		config_path = VGPUD_DEFAULT_CONFIG_FILE;
 	if (!config_path)
 		return 0;
-	err = vgpud_config_load_file(config, config_path, why, sizeof(why));
+	err = vgpud_config_load_file(config, config_path, &why);
 	if (err)
-		fprintf(stderr, "vgpud: %s\n", why);
+		fprintf(stderr, "vgpud: %s\n", vgpu_error_msg(&why));
 	return err;
 }
 
@@ -937,7 +910,7 @@ static int load_config_file(struct vgpud_config *config, const struct flag_table
 static int apply_flag(struct vgpud_config *config, const struct flag_table *t, int opt,
                       const char *arg, bool *check)
 {
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
 	if (opt == 'c' || opt == 'h')
 		return 0; /* pass 1's */
@@ -950,9 +923,8 @@ static int apply_flag(struct vgpud_config *config, const struct flag_table *t, i
 		return 0;
 	}
 	if (opt == OPT_PROFILE) {
-		if (parse_profile_flag(config->profiles, &config->profile_count, arg, why,
-		                       sizeof(why))) {
-			fprintf(stderr, "vgpud: %s\n", why);
+		if (parse_profile_flag(config->profiles, &config->profile_count, arg, &why)) {
+			fprintf(stderr, "vgpud: %s\n", vgpu_error_msg(&why));
 			return -EINVAL;
 		}
 		if (config->profile_flag_count < VGPUD_MAX_PROFILES &&
@@ -965,8 +937,9 @@ static int apply_flag(struct vgpud_config *config, const struct flag_table *t, i
 
 		if (!set_key(config, k, arg))
 			return 0;
-		describe_error(k, arg, why, sizeof(why));
-		fprintf(stderr, "vgpud: --%s '%s': %s\n", t->names[opt - OPT_KEY_BASE], arg, why);
+		describe_error(k, arg, -EINVAL, &why);
+		fprintf(stderr, "vgpud: --%s '%s': %s\n", t->names[opt - OPT_KEY_BASE], arg,
+		        vgpu_error_msg(&why));
 		return -EINVAL;
 	}
 	fprintf(stderr, "vgpud: see 'vgpud --help' for the options\n");
@@ -977,7 +950,7 @@ int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv,
                            enum vgpud_config_action *action)
 {
 	struct flag_table t;
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	bool check = false, printed;
 	int opt, err;
 
@@ -1002,8 +975,8 @@ int vgpud_config_from_args(struct vgpud_config *config, int argc, char **argv,
 		        argv[optind]);
 		return -EINVAL;
 	}
-	if (vgpud_config_validate(config, why, sizeof(why))) {
-		fprintf(stderr, "vgpud: %s\n", why);
+	if (vgpud_config_validate(config, &why)) {
+		fprintf(stderr, "vgpud: %s\n", vgpu_error_msg(&why));
 		return -EINVAL;
 	}
 	*action = check ? VGPUD_CONFIG_CHECK : VGPUD_CONFIG_RUN;

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
 #include "vgpu/simgpu.h"
 
 #define VGPUD_DEFAULT_SOCKET "/run/vgpud/vgpud.sock"
@@ -152,21 +153,20 @@ uint64_t vgpud_config_host_budget(const struct vgpud_config *config);
 bool vgpud_config_profile_allowed(const struct vgpud_config *config, const char *profile);
 
 /* Parse a configuration file into config. Errors: -errno after writing
- * "FILE:LINE: what" into why. */
-int vgpud_config_load_file(struct vgpud_config *config, const char *path, char *why,
-                           size_t why_len);
+ * "FILE:LINE: what" into error. */
+int vgpud_config_load_file(struct vgpud_config *config, const char *path, struct vgpu_error *error);
 
 /* Only the [profile] sections of path (SIGHUP). Fills specs/count. */
 int vgpud_config_load_profiles(const char *path, struct vgpud_profile_spec *specs,
-                               size_t *count, char *why, size_t why_len);
+                               size_t *count, struct vgpu_error *error);
 
 /* Apply the --profile flags recorded in config to specs/count (reload). */
 int vgpud_config_apply_profile_flags(const struct vgpud_config *config,
                                      struct vgpud_profile_spec *specs, size_t *count,
-                                     char *why, size_t why_len);
+                                     struct vgpu_error *error);
 
 /* Check cross-field consistency (default profile exists, ...). */
-int vgpud_config_validate(const struct vgpud_config *config, char *why, size_t why_len);
+int vgpud_config_validate(const struct vgpud_config *config, struct vgpu_error *error);
 
 /* [cuda] isolation into spec->cuda_isolation; -EINVAL when unknown. */
 struct vgpu_hal_spec;

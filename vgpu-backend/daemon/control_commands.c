@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "vgpu/core.h"
+#include "vgpu/error.h"
 #include "vgpu/util.h"
 
 #include "config_json.h"
@@ -296,6 +297,7 @@ static struct json_object *cmd_list(struct vgpud *d, bool detail, const char *on
 
 static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *req)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const char *name = get_string(req, "vm");
 	struct vgpud_device *dev;
 	struct json_object *response;
@@ -315,13 +317,13 @@ static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *r
 		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
 		                      name);
 	}
-	err = vgpu_core_set_weight(dev->vm, (uint32_t)weight);
+	err = vgpu_core_set_weight(dev->vm, (uint32_t)weight, &error);
 	if (!err)
 		atomic_store(&dev->weight_overridden, true);
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err)
 		return error_response("cannot set the weight of '%s': %s", name,
-		                      vgpu_core_last_error());
+		                      vgpu_error_msg(&error));
 	log_info("VM '%s': weight set to %llu", name, (unsigned long long)weight);
 	response = ok_response();
 	add_str(response, "vm", name);
@@ -331,6 +333,7 @@ static struct json_object *cmd_set_weight(struct vgpud *d, struct json_object *r
 
 static struct json_object *cmd_set_scheduler(struct vgpud *d, struct json_object *req)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const char *name = get_string(req, "vm"), *mode = get_string(req, "mode");
 	struct vgpud_device *dev;
 	struct json_object *response;
@@ -349,11 +352,11 @@ static struct json_object *cmd_set_scheduler(struct vgpud *d, struct json_object
 		return error_response("no VM named '%s' is attached; `vgpuctl status` lists them",
 		                      name);
 	}
-	err = vgpu_core_vm_set_scheduler(dev->vm, mode);
+	err = vgpu_core_vm_set_scheduler(dev->vm, mode, &error);
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err)
 		return error_response("cannot set the scheduler of '%s': %s", name,
-		                      vgpu_core_last_error());
+		                      vgpu_error_msg(&error));
 	log_info("VM '%s': scheduler set to %s", name, mode);
 	response = ok_response();
 	add_str(response, "vm", name);
@@ -442,10 +445,10 @@ static struct json_object *cmd_health(struct vgpud *d, struct json_object *req)
 	add_u64(response, "channel_error_events", d->routes.errors);
 	pthread_mutex_unlock(&d->routes.lock);
 	if (json_object_object_get_ex(req, "invariants", &check) && json_object_get_boolean(check)) {
-		char why[512];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
-		if (vgpu_core_check_invariants(d->core, why, sizeof(why))) {
-			add_str(response, "invariants", why);
+		if (vgpu_core_check_invariants(d->core, &why)) {
+			add_str(response, "invariants", vgpu_error_msg(&why));
 			add_str(response, "status", "invariants violated");
 		} else {
 			add_str(response, "invariants", "ok");
@@ -473,11 +476,12 @@ static struct json_object *cmd_metrics(struct vgpud *d)
 
 static struct json_object *cmd_reload(struct vgpud *d)
 {
-	char why[512];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
-	if (vgpud_reload_profiles(d, why, sizeof(why))) {
-		log_error("reload failed, profiles unchanged: %s", why);
-		return error_response("reload failed, the profiles are unchanged: %s", why);
+	if (vgpud_reload_profiles(d, &why)) {
+		log_error("reload failed, profiles unchanged: %s", vgpu_error_msg(&why));
+		return error_response("reload failed, the profiles are unchanged: %s",
+		                      vgpu_error_msg(&why));
 	}
 	return cmd_types(d);
 }
@@ -490,7 +494,7 @@ static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
 	struct migrate_export *e;
 	struct migrate_result r;
 	struct json_object *response;
-	char why[320];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int fd, err;
 
 	if (!vm || !file)
@@ -498,16 +502,16 @@ static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
 	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return error_response("cannot create '%s': %s", file, strerror(errno));
-	err = migrate_export_start(d, vm, fd, -1, false, &e, why, sizeof(why));
+	err = migrate_export_start(d, vm, fd, -1, false, &e, &why);
 	if (!err)
-		err = migrate_export_finish(e, &r, why, sizeof(why));
+		err = migrate_export_finish(e, &r, &why);
 	if (!err && fsync(fd) < 0)
-		err = -errno, snprintf(why, sizeof(why), "cannot write '%s': %s", file,
-		                       strerror(errno));
+		err = vgpu_error_set(&why, -errno, "cannot write '%s': %s", file,
+		                     strerror(errno));
 	close(fd);
 	if (err) {
 		unlink(file);
-		return error_response("%s", why);
+		return error_response("%s", vgpu_error_msg(&why));
 	}
 	response = ok_response();
 	add_u64(response, "bytes", r.bytes_sent);
@@ -519,7 +523,7 @@ static struct json_object *cmd_save(struct vgpud *d, struct json_object *req)
 static struct json_object *cmd_restore(struct vgpud *d, struct json_object *req)
 {
 	const char *file = get_string(req, "file");
-	char why[320];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int fd, err;
 
 	if (!file)
@@ -527,10 +531,10 @@ static struct json_object *cmd_restore(struct vgpud *d, struct json_object *req)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return error_response("cannot open '%s': %s", file, strerror(errno));
-	err = migrate_import(d, fd, 0, why, sizeof(why));
+	err = migrate_import(d, fd, 0, &why);
 	close(fd);
 	if (err)
-		return error_response("%s", why);
+		return error_response("%s", vgpu_error_msg(&why));
 	return ok_response();
 }
 

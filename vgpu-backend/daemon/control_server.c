@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vgpu/error.h"
+
 #include "log.h"
 #include "unix_listen.h"
 
@@ -518,19 +520,17 @@ static void free_jobs(struct control_job *job)
 	}
 }
 
-static int operator_gid(struct control_server *server, const char *name, char *why,
-                        size_t why_len)
+static int operator_gid(struct control_server *server, const char *name, struct vgpu_error *error)
 {
 	struct group *g;
 
 	if (!name || !name[0])
 		return 0;
 	g = getgrnam(name);
-	if (!g) {
-		snprintf(why, why_len, "operator_group '%s' is not a group of this host; create "
-		         "it or set another", name);
-		return -ENOENT;
-	}
+	if (!g)
+		return vgpu_error_set(error, -ENOENT,
+		                      "operator_group '%s' is not a group of this host; create it "
+		                      "or set another", name);
 	server->has_operator_gid = true;
 	server->operator_gid = g->gr_gid;
 	return 0;
@@ -562,15 +562,13 @@ static int start(struct control_server *server)
 }
 
 int control_server_create(sd_event *loop, const struct control_server_config *config,
-                          struct control_server **out, char *why, size_t why_len)
+                          struct control_server **out, struct vgpu_error *error)
 {
 	struct control_server *server = calloc(1, sizeof(*server));
 	int i, err;
 
-	if (!server) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!server)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	server->loop = sd_event_ref(loop);
 	server->handler = config->handler;
 	server->handler_ctx = config->handler_ctx;
@@ -584,13 +582,13 @@ int control_server_create(sd_event *loop, const struct control_server_config *co
 		server->clients[i].fd = -1;
 		server->clients[i].server = server;
 	}
-	err = operator_gid(server, config->operator_group, why, why_len);
+	err = operator_gid(server, config->operator_group, error);
 	if (err) {
 		control_server_destroy(server);
 		return err;
 	}
 	server->listen_fd = vgpud_listen_unix(config->path, SOCK_STREAM, config->group,
-	                                      "control socket", why, why_len);
+	                                      "control socket", error);
 	if (server->listen_fd < 0) {
 		err = server->listen_fd;
 		control_server_destroy(server);
@@ -607,7 +605,7 @@ int control_server_create(sd_event *loop, const struct control_server_config *co
 	if (!err)
 		err = start(server);
 	if (err) {
-		snprintf(why, why_len, "cannot start the control socket: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot start the control socket: %s", strerror(-err));
 		control_server_destroy(server);
 		return err;
 	}

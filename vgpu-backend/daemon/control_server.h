@@ -49,6 +49,8 @@
 
 #include <systemd/sd-event.h>
 
+#include "vgpu/error.h"
+
 struct control_server;
 
 #define CONTROL_MAX_CLIENTS 64
@@ -82,9 +84,9 @@ struct control_server_config {
 
 /* Listen on config->path and serve requests with config->handler, the
  * socket's descriptors on loop. 0, or a negative errno after writing what
- * was wrong and what to do into why. */
+ * was wrong and what to do into error. */
 int control_server_create(sd_event *loop, const struct control_server_config *config,
-                          struct control_server **out, char *why, size_t why_len);
+                          struct control_server **out, struct vgpu_error *error);
 /* Close every connection and the socket (removing its file) after the
  * worker finished its request in progress; NULL is fine. Not while the
  * loop runs a callback of it. */

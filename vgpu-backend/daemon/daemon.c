@@ -13,6 +13,7 @@
 
 #include "vgpu/abi/device_abi.h"
 #include "vgpu/cudagpu.h"
+#include "vgpu/error.h"
 #include "vgpu/hal_open.h"
 #include "vgpu/simgpu.h"
 #include "vgpu/util.h"
@@ -27,20 +28,19 @@
 #include "mdev_host.h"
 #include "work_pool.h"
 
-static int create_gpu(struct vgpud *d, char *why, size_t why_len)
+static int create_gpu(struct vgpud *d, struct vgpu_error *error)
 {
 	struct vgpu_hal_spec spec;
 	char what[384], name[32];
 	int err;
 
-	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, why, why_len);
+	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, what, sizeof(what));
 	if (err)
-		return err;
-	if (vgpud_config_cuda_isolation(&d->config, &spec)) {
-		vgpu_why(why, why_len, "[cuda] isolation = '%s': expected none or process",
-		         d->config.cuda_isolation);
-		return -EINVAL;
-	}
+		return vgpu_error_set(error, err, "%s", what); /* the HAL's sentence */
+	if (vgpud_config_cuda_isolation(&d->config, &spec))
+		return vgpu_error_set(error, -EINVAL,
+		                      "[cuda] isolation = '%s': expected none or process",
+		                      d->config.cuda_isolation);
 	if (spec.backend == VGPU_HAL_BACKEND_SIMGPU && !d->config.gpu.vram_bytes) {
 		struct simgpu_config defaults;
 
@@ -50,12 +50,13 @@ static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 	err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, what,
 	                    sizeof(what));
 	if (err && spec.backend == VGPU_HAL_BACKEND_SIMGPU)
-		snprintf(why, why_len, "cannot create the software GPU (vram %llu bytes): %s; "
-		         "check the [simgpu] settings (vram: a multiple of 64K, at least 16M)",
-		         (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
+		vgpu_error_set(error, err, "cannot create the software GPU (vram %llu bytes): %s; "
+		               "check the [simgpu] settings (vram: a multiple of 64K, at least "
+		               "16M)",
+		               (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
 	else if (err)
-		snprintf(why, why_len, "cannot open GPU %s: %s",
-		         vgpu_hal_spec_format(&spec, name, sizeof(name)), what);
+		vgpu_error_set(error, err, "cannot open GPU %s: %s",
+		               vgpu_hal_spec_format(&spec, name, sizeof(name)), what);
 	if (err)
 		return err;
 	vgpu_hal_get_caps(d->hal, &d->caps);
@@ -67,8 +68,9 @@ static int create_gpu(struct vgpud *d, char *why, size_t why_len)
 	return 0;
 }
 
-static int create_core(struct vgpud *d, char *why, size_t why_len)
+static int create_core(struct vgpud *d, struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	struct vgpu_core_config config;
 	int err;
 
@@ -90,21 +92,22 @@ static int create_core(struct vgpud *d, char *why, size_t why_len)
 	config.on_fence = vgpud_event_on_fence;
 	config.on_channel_error = vgpud_event_on_channel_error;
 	config.event_ctx = &d->routes;
-	err = vgpu_core_create(d->hal, &config, &d->core);
+	err = vgpu_core_create(d->hal, &config, &d->core, &core_error);
 	if (err)
-		snprintf(why, why_len, "cannot start the GPUswap core: %s", vgpu_core_last_error());
+		vgpu_error_set(error, err, "cannot start the GPUswap core: %s",
+		               vgpu_error_msg(&core_error));
 	return err;
 }
 
 /* The mdev transport (config mdev = auto|on|off): VMs of stock QEMU with
  * -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/<uuid>. */
-static int start_mdev(struct vgpud *d, char *why, size_t why_len)
+static int start_mdev(struct vgpud *d, struct vgpu_error *error)
 {
 	struct mdev_host_config config = {
 		.path = d->config.mdev_device,
 		.libvirt_uri = d->config.libvirt_uri,
 	};
-	char what[384];
+	struct vgpu_error mdev_error = VGPU_ERROR_INIT;
 	int err;
 
 	if (d->config.mdev_mode == VGPUD_MDEV_OFF)
@@ -114,10 +117,12 @@ static int start_mdev(struct vgpud *d, char *why, size_t why_len)
 		         "serve VFIO mdev VMs; mdev = off silences this)", d->config.mdev_device);
 		return 0;
 	}
-	err = mdev_host_create(d, d->loop, &config, &d->mdev, what, sizeof(what));
+	err = mdev_host_create(d, d->loop, &config, &d->mdev, &mdev_error);
 	if (err)
-		snprintf(why, why_len, "the mdev transport on %s did not start: %s; fix that, or "
-		         "run without it: --mdev off", d->config.mdev_device, what);
+		vgpu_error_set(error, err,
+		               "the mdev transport on %s did not start: %s; fix that, or run "
+		               "without it: --mdev off", d->config.mdev_device,
+		               vgpu_error_msg(&mdev_error));
 	return err;
 }
 
@@ -125,39 +130,35 @@ static int start_mdev(struct vgpud *d, char *why, size_t why_len)
  * ([socket] allowed_profiles), then the device model's attach. */
 static int attach_local_tenant(void *ctx, struct vgpu_transport *t,
                                const struct vgpu_attach_params *params,
-                               struct vgpud_device **out, char *why, size_t why_len)
+                               struct vgpud_device **out, struct vgpu_error *error)
 {
 	struct vgpud *d = ctx;
 
-	if (!vgpud_config_profile_allowed(&d->config, params->profile)) {
-		snprintf(why, why_len, "profile '%s' is not allowed on this socket; ask for one "
-		         "of allowed_profiles ([socket], now '%s')",
-		         params->profile && params->profile[0] ? params->profile
-		                                               : d->config.default_profile,
-		         d->config.allowed_profiles[0] ? d->config.allowed_profiles
-		                                       : d->config.default_profile);
-		return -EPERM;
-	}
-	return vgpu_device_attach_host(d, t, params, out, why, why_len);
+	if (!vgpud_config_profile_allowed(&d->config, params->profile))
+		return vgpu_error_set(error, -EPERM,
+		                      "profile '%s' is not allowed on this socket; ask for one of "
+		                      "allowed_profiles ([socket], now '%s')",
+		                      params->profile && params->profile[0] ? params->profile
+		                      : d->config.default_profile,
+		                      d->config.allowed_profiles[0] ? d->config.allowed_profiles
+		                      : d->config.default_profile);
+	return vgpu_device_attach_host(d, t, params, out, error);
 }
 
 /* The Prometheus endpoint (config metrics = ADDRESS:PORT | off). */
-static int start_metrics(struct vgpud *d, char *why, size_t why_len)
+static int start_metrics(struct vgpud *d, struct vgpu_error *error)
 {
 	struct vgpud_listen_address address;
-	char what[384];
 
-	if (vgpud_listen_address_parse(d->config.metrics, &address, what, sizeof(what))) {
-		snprintf(why, why_len, "metrics = '%s': %s", d->config.metrics, what);
-		return -EINVAL;
-	}
+	if (vgpud_listen_address_parse(d->config.metrics, &address, error))
+		return vgpu_error_prefix(error, "metrics = '%s': ", d->config.metrics) ?: -EINVAL;
 	if (!address.enabled)
 		return 0;
-	return metrics_http_create(d, d->loop, &address, &d->metrics, why, why_len);
+	return metrics_http_create(d, d->loop, &address, &d->metrics, error);
 }
 
 /* The tenant socket (local transport) and the control socket. */
-static int start_sockets(struct vgpud *d, char *why, size_t why_len)
+static int start_sockets(struct vgpud *d, struct vgpu_error *error)
 {
 	struct local_server_config local_config = {
 		.path = d->config.socket_path,
@@ -178,10 +179,10 @@ static int start_sockets(struct vgpud *d, char *why, size_t why_len)
 		.handler = vgpud_control_handler,
 		.handler_ctx = d,
 	};
-	int err = local_server_create(d->loop, &local_config, &d->local, why, why_len);
+	int err = local_server_create(d->loop, &local_config, &d->local, error);
 
 	if (!err)
-		err = control_server_create(d->loop, &control_config, &d->control, why, why_len);
+		err = control_server_create(d->loop, &control_config, &d->control, error);
 	return err;
 }
 
@@ -216,11 +217,11 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *inf
 	struct vgpud *d = userdata;
 
 	if (info->ssi_signo == SIGHUP) {
-		char why[512];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
 		log_info("SIGHUP: reloading profiles");
-		if (vgpud_reload_profiles(d, why, sizeof(why)))
-			log_error("reload failed, profiles unchanged: %s", why);
+		if (vgpud_reload_profiles(d, &why))
+			log_error("reload failed, profiles unchanged: %s", vgpu_error_msg(&why));
 		return 0;
 	}
 	log_info("%s: shutting down", strsignal((int)info->ssi_signo));
@@ -229,7 +230,7 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *inf
 
 /* The event loop: vgpud_stop's eventfd, the signals (signals: they are
  * blocked in every thread), the unit's watchdog when systemd asks for it. */
-static int create_loop(struct vgpud *d, bool signals, char *why, size_t why_len)
+static int create_loop(struct vgpud *d, bool signals, struct vgpu_error *error)
 {
 	static const int numbers[] = { SIGTERM, SIGINT, SIGHUP };
 	int err;
@@ -237,8 +238,7 @@ static int create_loop(struct vgpud *d, bool signals, char *why, size_t why_len)
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0) {
 		err = -errno;
-		snprintf(why, why_len, "eventfd: %s", strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "eventfd: %s", strerror(-err));
 	}
 	err = sd_event_new(&d->loop);
 	if (err >= 0)
@@ -250,20 +250,18 @@ static int create_loop(struct vgpud *d, bool signals, char *why, size_t why_len)
 	if (err >= 0)
 		err = work_pool_create(d->loop, &d->pool);
 	if (err < 0)
-		snprintf(why, why_len, "cannot create the event loop: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot create the event loop: %s", strerror(-err));
 	return err < 0 ? err : 0;
 }
 
 int vgpud_create(const struct vgpud_config *config, bool signals, struct vgpud **out,
-                 char *why, size_t why_len)
+                 struct vgpu_error *error)
 {
 	struct vgpud *d = calloc(1, sizeof(*d));
 	int err;
 
-	if (!d) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!d)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	d->config = *config;
 	d->config.host_budget_bytes = vgpud_config_host_budget(config); /* auto: half the RAM */
 	pthread_mutex_init(&d->config_lock, NULL);
@@ -273,29 +271,29 @@ int vgpud_create(const struct vgpud_config *config, bool signals, struct vgpud *
 	vgpud_registry_init(&d->registry);
 	clock_gettime(CLOCK_MONOTONIC, &d->started);
 	d->stop_fd = -1;
-	err = create_loop(d, signals, why, why_len);
+	err = create_loop(d, signals, error);
 	if (err)
 		goto fail;
 
-	err = create_gpu(d, why, why_len);
+	err = create_gpu(d, error);
 	if (err)
 		goto fail;
 	err = vgpud_event_routes_init(&d->routes, d->caps.max_channels);
 	if (err) {
-		snprintf(why, why_len, "cannot route the GPU's events: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot route the GPU's events: %s", strerror(-err));
 		goto fail;
 	}
-	err = create_core(d, why, why_len);
+	err = create_core(d, error);
 	if (err)
 		goto fail;
 
-	err = start_sockets(d, why, why_len);
+	err = start_sockets(d, error);
 	if (err)
 		goto fail;
-	err = start_metrics(d, why, why_len);
+	err = start_metrics(d, error);
 	if (err)
 		goto fail;
-	err = start_mdev(d, why, why_len);
+	err = start_mdev(d, error);
 	if (err)
 		goto fail;
 	log_ready(d);
@@ -382,17 +380,18 @@ void vgpud_destroy(struct vgpud *d)
 
 void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud_device *dev;
 
 	vgpu_mutex_lock(&d->registry.lock);
 	vgpud_registry_for_each_locked(&d->registry, dev)
 		if (!strcmp(dev->profile, profile) && !atomic_load(&dev->weight_overridden) &&
-		    vgpu_core_set_weight(dev->vm, weight))
-			log_warn("VM '%s' keeps its weight: %s", dev->name, vgpu_core_last_error());
+		    vgpu_core_set_weight(dev->vm, weight, &error))
+			log_warn("VM '%s' keeps its weight: %s", dev->name, vgpu_error_msg(&error));
 	vgpu_mutex_unlock(&d->registry.lock);
 }
 
-int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len)
+int vgpud_reload_profiles(struct vgpud *d, struct vgpu_error *error)
 {
 	struct vgpud_profile_spec specs[VGPUD_MAX_PROFILES];
 	size_t count = 0, i;
@@ -401,11 +400,11 @@ int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len)
 	pthread_mutex_lock(&d->config_lock);
 	if (!d->config.config_file[0]) {
 		pthread_mutex_unlock(&d->config_lock);
-		snprintf(why, why_len, "vgpud was started without a configuration file; nothing "
-		         "to reload (start it with --config FILE)");
-		return -ENOENT;
+		return vgpu_error_set(error, -ENOENT,
+		                      "vgpud was started without a configuration file; nothing to "
+		                      "reload (start it with --config FILE)");
 	}
-	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, why, why_len);
+	err = vgpud_config_load_profiles(d->config.config_file, specs, &count, error);
 	if (!err && !count) {
 		/* as at startup: without [profile] sections, the built-in ones */
 		struct vgpud_config defaults;
@@ -415,7 +414,7 @@ int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len)
 		count = defaults.profile_count;
 	}
 	if (!err)
-		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, why, why_len);
+		err = vgpud_config_apply_profile_flags(&d->config, specs, &count, error);
 	if (err) {
 		pthread_mutex_unlock(&d->config_lock);
 		return err;

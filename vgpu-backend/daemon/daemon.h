@@ -36,6 +36,7 @@
 #include <systemd/sd-event.h>
 
 #include "vgpu/core.h"
+#include "vgpu/error.h"
 #include "vgpu/hal.h"
 
 #include "config.h"
@@ -76,12 +77,12 @@ struct vgpud {
  * Create the GPU, the core, both listening sockets, (config metrics) the
  * metrics endpoint and (config mdev, see config.h) the mdev transport on
  * vgpu_mdev.ko's control device. On failure returns a negative errno after
- * writing what was wrong and what to do into why. signals: vgpud_run also
+ * writing what was wrong and what to do into error. signals: vgpud_run also
  * handles SIGTERM/SIGINT (stop) and SIGHUP (reload), which the caller has
  * blocked in every thread (so create before starting any).
  */
 int vgpud_create(const struct vgpud_config *config, bool signals, struct vgpud **out,
-                 char *why, size_t why_len);
+                 struct vgpu_error *error);
 
 /* Serve until vgpud_stop or a stop signal. Returns 0. */
 int vgpud_run(struct vgpud *d);
@@ -99,9 +100,9 @@ void vgpud_destroy(struct vgpud *d);
 
 /* SIGHUP: reload the [profile] sections of the configuration file and apply
  * new weights to running VMs that have no weight of their own. 0, or a
- * negative errno after writing what was wrong into why (nothing changed
+ * negative errno after writing what was wrong into error (nothing changed
  * then). */
-int vgpud_reload_profiles(struct vgpud *d, char *why, size_t why_len);
+int vgpud_reload_profiles(struct vgpud *d, struct vgpu_error *error);
 
 /* Apply a profile's weight to its running VMs (except set-weight ones). */
 void vgpud_apply_profile_weight(struct vgpud *d, const char *profile, uint32_t weight);

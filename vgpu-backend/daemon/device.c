@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vgpu/error.h"
 #include "vgpu/util.h"
 #include "daemon.h"
 #include "log.h"
@@ -249,14 +250,14 @@ static int create_mailbox(struct vgpud_device *dev)
 
 int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
                             const struct vgpu_attach_params *params, struct vgpud_device **out,
-                            char *why, size_t why_len)
+                            struct vgpu_error *error)
 {
-	return vgpud_device_attach(ctx, t, params, false, out, why, why_len);
+	return vgpud_device_attach(ctx, t, params, false, out, error);
 }
 
 /* The profile's settings for the VM, and (unless held) an instance of it. */
 static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance_held,
-                        char *why, size_t why_len)
+                        struct vgpu_error *error)
 {
 	int err;
 
@@ -271,15 +272,18 @@ static int take_profile(struct vgpud *d, struct vgpud_device *dev, bool instance
 		        d->config.max_instances_per_uid, &dev->profile_spec);
 	dev->holds_instance = !err && !instance_held;
 	if (err == -ENOENT)
-		vgpu_why(why, why_len, "there is no vGPU profile '%s'; `vgpuctl types` lists the "
-		         "profiles", dev->profile);
+		vgpu_error_set(error, err,
+		               "there is no vGPU profile '%s'; `vgpuctl types` lists the profiles",
+		               dev->profile);
 	else if (err == -EDQUOT)
-		vgpu_why(why, why_len, "user %u holds max_instances_per_uid instances of profile "
-		         "'%s'; detach one of them", dev->owner_uid, dev->profile);
+		vgpu_error_set(error, err,
+		               "user %u holds max_instances_per_uid instances of profile '%s'; "
+		               "detach one of them", dev->owner_uid, dev->profile);
 	else if (err)
-		vgpu_why(why, why_len, "profile '%s' has no instance left for this user "
-		         "(max_instances reached, or its last instance is kept for a user holding "
-		         "none); detach a VM of it or raise max_instances", dev->profile);
+		vgpu_error_set(error, err, "profile '%s' has no instance left for this user "
+		               "(max_instances reached, or its last instance is kept for a user "
+		               "holding none); detach a VM of it or raise max_instances",
+		               dev->profile);
 	return err;
 }
 
@@ -320,24 +324,23 @@ static struct vgpud_device *device_new(struct vgpud *d, struct vgpu_transport *t
 
 int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
                         const struct vgpu_attach_params *params, bool instance_held,
-                        struct vgpud_device **out, char *why, size_t why_len)
+                        struct vgpud_device **out, struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	struct vgpu_vm_config vm_config;
 	struct vgpud_device *dev = device_new(d, t, params);
 	int err;
 
-	if (!dev) {
-		vgpu_why(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
-	err = take_profile(d, dev, instance_held, why, why_len);
+	if (!dev)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
+	err = take_profile(d, dev, instance_held, error);
 	if (err) {
 		device_free(dev);
 		return err;
 	}
 	err = create_mailbox(dev);
 	if (err) {
-		vgpu_why(why, why_len, "cannot create the mailbox memory: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot create the mailbox memory: %s", strerror(-err));
 		goto fail_profile;
 	}
 	vgpu_vm_config_defaults(&vm_config);
@@ -346,35 +349,37 @@ int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
 	vm_config.cap_bytes = dev->profile_spec.cap_bytes;
 	if (dev->profile_spec.scheduler[0])
 		vm_config.scheduler = dev->profile_spec.scheduler;
-	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm);
+	err = vgpu_core_vm_create(d->core, &vm_config, &dev->vm, &core_error);
 	if (err) {
 		if (err == -EEXIST)
-			vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another "
-			         "name", dev->name);
+			vgpu_error_set(error, err,
+			               "a VM named '%s' is already attached; pick another name",
+			               dev->name);
 		else if (err == -ENOSPC)
-			vgpu_why(why, why_len, "the GPU has no address space left for another VM; "
-			         "detach one first");
+			vgpu_error_set(error, err,
+			               "the GPU has no address space left for another VM; detach "
+			               "one first");
 		else
-			vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+			vgpu_error_propagate(error, &core_error);
 		goto fail_profile;
 	}
 	dev->vm_id = vgpu_core_vm_id(dev->vm);
 	err = vgpu_core_reserve_va(dev->vm, (uint64_t)VGPU_MAX_CHANNELS * VGPU_CHANNEL_WINDOW_STRIDE,
-	                           &dev->va_window_base);
+	                           &dev->va_window_base, &core_error);
 	if (err) {
-		vgpu_why(why, why_len, "cannot reserve GPU addresses for channel windows: %s",
-		         vgpu_core_last_error());
+		vgpu_error_set(error, err, "cannot reserve GPU addresses for channel windows: %s",
+		               vgpu_error_msg(&core_error));
 		goto fail_vm;
 	}
 	err = vgpud_registry_add(&d->registry, dev);
 	if (err) {
-		vgpu_why(why, why_len, "a VM named '%s' is already attached; pick another name",
-		         dev->name);
+		vgpu_error_set(error, err, "a VM named '%s' is already attached; pick another name",
+		               dev->name);
 		goto fail_vm;
 	}
 	err = -pthread_create(&dev->worker, NULL, worker_main, dev);
 	if (err) {
-		vgpu_why(why, why_len, "cannot start the mailbox worker: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot start the mailbox worker: %s", strerror(-err));
 		vgpud_registry_remove(&d->registry, dev);
 		goto fail_vm;
 	}
@@ -396,6 +401,7 @@ fail_profile:
 
 void vgpu_device_detach(struct vgpud_device *dev)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpud *d = dev->daemon;
 
 	atomic_store(&dev->status, VGPU_STATUS_BACKEND_GONE);
@@ -414,8 +420,9 @@ void vgpu_device_detach(struct vgpud_device *dev)
 
 	vgpud_registry_remove(&d->registry, dev);
 	vgpu_device_destroy_windows(dev);
-	if (vgpu_core_release_va(dev->vm, dev->va_window_base)) /* destroying the VM frees it */
-		log_warn("VM '%s': %s", dev->name, vgpu_core_last_error());
+	if (vgpu_core_release_va(dev->vm, dev->va_window_base,
+	                         &error)) /* destroying the VM frees it */
+		log_warn("VM '%s': %s", dev->name, vgpu_error_msg(&error));
 	vgpu_core_vm_destroy(dev->vm);
 	put_profile(d, dev);
 	log_info("VM '%s' (id %u) detached; its GPU memory, channels and mappings are released",

@@ -32,6 +32,7 @@
 
 #include "vgpu/core.h"
 #include "vgpu/abi/device_abi.h"
+#include "vgpu/error.h"
 #include "transport.h"
 
 #include "config.h"
@@ -128,14 +129,14 @@ struct vgpud_device {
  * instance of the profile for the VM. */
 int vgpu_device_attach_host(void *ctx, struct vgpu_transport *t,
                             const struct vgpu_attach_params *params, struct vgpud_device **out,
-                            char *why, size_t why_len);
+                            struct vgpu_error *error);
 
 /* Attach; instance_held: the caller holds an instance of the profile for
  * this VM already (an mdev of it exists, mdev_host.h), so the device takes
- * and gives back none. 0, or a negative errno + why. */
+ * and gives back none. 0, or a negative errno + error. */
 int vgpud_device_attach(struct vgpud *d, struct vgpu_transport *t,
                         const struct vgpu_attach_params *params, bool instance_held,
-                        struct vgpud_device **out, char *why, size_t why_len);
+                        struct vgpud_device **out, struct vgpu_error *error);
 
 /* Set a pending interrupt source (VGPU_IRQ_*) and signal its vector if it is
  * enabled. Any thread; never blocks. */

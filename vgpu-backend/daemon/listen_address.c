@@ -11,20 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *why, size_t why_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why_len) {
-		va_start(ap, fmt);
-		vsnprintf(why, why_len, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#include "vgpu/error.h"
 
 static bool parse_port(const char *text, uint16_t *port)
 {
@@ -40,8 +27,8 @@ static bool parse_port(const char *text, uint16_t *port)
 	return true;
 }
 
-int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *out, char *why,
-                               size_t why_len)
+int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *out,
+                               struct vgpu_error *error)
 {
 	char host[64];
 	const char *port_text, *colon;
@@ -52,24 +39,26 @@ int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *ou
 	    !strcmp(text, "false"))
 		return 0;
 	if (!*text)
-		return fail(why, why_len, "an empty address: use " VGPUD_LISTEN_ADDRESS_FORMS);
+		return vgpu_error_set(error, -EINVAL,
+		                      "an empty address: use " VGPUD_LISTEN_ADDRESS_FORMS);
 	if (text[0] == '[') {
 		const char *close = strchr(text, ']');
 
 		if (!close || close[1] != ':')
-			return fail(why, why_len, "an IPv6 address goes in brackets followed by "
-			            ":PORT, e.g. [::1]:9464");
+			return vgpu_error_set(error, -EINVAL,
+			                      "an IPv6 address goes in brackets followed by :PORT, "
+			                      "e.g. [::1]:9464");
 		if ((size_t)(close - text - 1) >= sizeof(host))
-			return fail(why, why_len, "the address is too long");
+			return vgpu_error_set(error, -EINVAL, "the address is too long");
 		memcpy(host, text + 1, (size_t)(close - text - 1));
 		host[close - text - 1] = '\0';
 		port_text = close + 2;
 	} else if ((colon = strrchr(text, ':'))) {
 		if (strchr(text, ':') != colon)
-			return fail(why, why_len, "put an IPv6 address in brackets, e.g. "
-			            "[::1]:9464");
+			return vgpu_error_set(error, -EINVAL,
+			                      "put an IPv6 address in brackets, e.g. [::1]:9464");
 		if ((size_t)(colon - text) >= sizeof(host))
-			return fail(why, why_len, "the address is too long");
+			return vgpu_error_set(error, -EINVAL, "the address is too long");
 		memcpy(host, text, (size_t)(colon - text));
 		host[colon - text] = '\0';
 		port_text = colon + 1;
@@ -78,15 +67,15 @@ int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *ou
 		port_text = text;
 	}
 	if (!parse_port(port_text, &port))
-		return fail(why, why_len, "the port must be 0..65535 (0: any free port); "
-		            "use " VGPUD_LISTEN_ADDRESS_FORMS);
+		return vgpu_error_set(error, -EINVAL, "the port must be 0..65535 (0: any free "
+		                      "port); use " VGPUD_LISTEN_ADDRESS_FORMS);
 	if (!strcmp(host, "localhost"))
 		strcpy(host, "127.0.0.1");
 	if (text[0] == '[') {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&out->addr;
 
 		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
-			return fail(why, why_len, "'%s' is not an IPv6 address", host);
+			return vgpu_error_set(error, -EINVAL, "'%s' is not an IPv6 address", host);
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons(port);
 		out->addr_len = sizeof(*a);
@@ -94,8 +83,9 @@ int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *ou
 		struct sockaddr_in *a = (struct sockaddr_in *)&out->addr;
 
 		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return fail(why, why_len, "'%s' is not an IPv4 address (vgpud does not look "
-			            "up host names); use " VGPUD_LISTEN_ADDRESS_FORMS, host);
+			return vgpu_error_set(error, -EINVAL,
+			                      "'%s' is not an IPv4 address (vgpud does not look up "
+			                      "host names); use " VGPUD_LISTEN_ADDRESS_FORMS, host);
 		a->sin_family = AF_INET;
 		a->sin_port = htons(port);
 		out->addr_len = sizeof(*a);

@@ -23,6 +23,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "vgpu/error.h"
+
 struct vgpud_listen_address {
 	bool enabled;                  /* false: "off" */
 	struct sockaddr_storage addr;  /* AF_INET or AF_INET6, port set */
@@ -34,9 +36,9 @@ struct vgpud_listen_address {
 	"off, or ADDRESS:PORT with ADDRESS an IP address or localhost " \
 	"(127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), or a port alone (localhost)"
 
-/* 0, or -EINVAL after writing what is wrong into why. */
-int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *out, char *why,
-                               size_t why_len);
+/* 0, or -EINVAL after writing what is wrong into error. */
+int vgpud_listen_address_parse(const char *text, struct vgpud_listen_address *out,
+                               struct vgpu_error *error);
 
 /* "127.0.0.1:9464" or "[::1]:9464" (port as given; see port arg) into
  * out. port: the port to show, or -1 for the one in address. */

@@ -364,11 +364,12 @@ static void serve_import(struct local_conn *conn, struct vgpu_local_msg *msg)
 		snprintf(r.message, sizeof(r.message), "IMPORT needs protocol %u.1 or later",
 		         VGPU_LOCAL_PROTOCOL_VERSION);
 	} else {
+		struct vgpu_error error = VGPU_ERROR_INIT;
 		int fd = msg->fds[0];
 
 		msg->nfds = 0;
-		err = migrate_import(conn->server->host.ctx, fd, conn->uid, r.message,
-		                     sizeof(r.message));
+		err = migrate_import(conn->server->host.ctx, fd, conn->uid, &error);
+		vgpu_error_text(&error, r.message, sizeof(r.message));
 		close(fd);
 	}
 	r.status = err;
@@ -388,6 +389,7 @@ static int handshake(struct local_conn *conn, struct vgpu_local_msg *msg)
 	struct vgpu_attach_params params;
 	struct vgpu_bar2_segment mailbox;
 	char why[VGPU_LOCAL_MESSAGE_MAX];
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	unsigned i;
 	int err;
 
@@ -436,14 +438,14 @@ static int handshake(struct local_conn *conn, struct vgpu_local_msg *msg)
 	params.vm_name = conn->vm_name;
 	params.profile = a->profile;
 	params.owner_uid = conn->uid;
-	why[0] = '\0';
 	if (a->flags & VGPU_LOCAL_ATTACH_RESUME)
 		err = migrate_adopt(server->host.ctx, &conn->base, conn->vm_name, conn->uid,
-		                    &conn->device, why, sizeof(why));
+		                    &conn->device, &error);
 	else
 		err = server->host.attach(server->host.ctx, &conn->base, &params, &conn->device,
-		                          why, sizeof(why));
+		                          &error);
 	if (err) {
+		vgpu_error_text(&error, why, sizeof(why));
 		log_info("tenant '%s' not attached: %s", conn->vm_name, why);
 		attach_reply(conn, err, why, NULL, 0);
 		return err;
@@ -874,17 +876,14 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 }
 
 int local_server_create(sd_event *loop, const struct local_server_config *config,
-                        struct local_server **out, char *why, size_t why_len)
+                        struct local_server **out, struct vgpu_error *error)
 {
 	struct local_server *server = calloc(1, sizeof(*server));
 	int fd, err;
 
-	if (!server) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
-	fd = vgpud_listen_unix(config->path, SOCK_SEQPACKET, config->group, "tenant socket", why,
-	                       why_len);
+	if (!server)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
+	fd = vgpud_listen_unix(config->path, SOCK_SEQPACKET, config->group, "tenant socket", error);
 	if (fd < 0) {
 		free(server);
 		return fd;
@@ -903,7 +902,7 @@ int local_server_create(sd_event *loop, const struct local_server_config *config
 	err = sd_event_add_io(loop, &server->listen_source, server->listen_fd, EPOLLIN, on_listen,
 	                      server);
 	if (err < 0) {
-		snprintf(why, why_len, "cannot serve the tenant socket: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot serve the tenant socket: %s", strerror(-err));
 		local_server_destroy(server);
 		return err;
 	}

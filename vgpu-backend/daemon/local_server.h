@@ -39,6 +39,8 @@
 
 #include <systemd/sd-event.h>
 
+#include "vgpu/error.h"
+
 #include "transport.h"
 
 struct work_pool;
@@ -58,10 +60,10 @@ struct local_server_config {
 	struct work_pool *pool; /* where connections wait (the daemon's) */
 };
 
-/* Bind and listen, serving tenants on loop. 0, or a negative errno after writing what
- * was wrong and what to do into why. */
+/* Bind and listen, serving tenants on loop. 0, or a negative errno after
+ * writing what was wrong and what to do into error. */
 int local_server_create(sd_event *loop, const struct local_server_config *config,
-                        struct local_server **out, char *why, size_t why_len);
+                        struct local_server **out, struct vgpu_error *error);
 
 /* Number of live connections. */
 unsigned local_server_connections(struct local_server *server);

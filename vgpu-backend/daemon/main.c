@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	struct vgpud *d;
 	sigset_t signals;
 	enum vgpud_config_action action;
-	char why[1024];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int ret;
 
 	vgpud_config_defaults(&config);
@@ -68,8 +68,8 @@ int main(int argc, char **argv)
 
 	vgpud_log_set_level((enum vgpud_log_level)config.log_level);
 	raise_descriptor_limit();
-	if (vgpud_create(&config, true, &d, why, sizeof(why))) {
-		log_error("vgpud did not start: %s", why);
+	if (vgpud_create(&config, true, &d, &why)) {
+		log_error("vgpud did not start: %s", vgpu_error_msg(&why));
 		return 1;
 	}
 	/* Type=notify: systemd knows vgpud serves (no-op without systemd) */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgpu/error.h"
+
 #include "daemon.h"
 #include "device.h"
 #include "domain_names.h"
@@ -77,7 +79,7 @@ static int hook_describe_type(void *ctx, const char *profile, struct vgpu_mdev_t
 /* ------------------------------------------------------------ instances */
 
 static int hook_create(void *ctx, const char *profile, const char *uuid, bool existing,
-                       char *why, size_t why_len)
+                       struct vgpu_error *error)
 {
 	struct mdev_host *h = ctx;
 	struct vgpud_profile_spec spec;
@@ -89,12 +91,13 @@ static int hook_create(void *ctx, const char *profile, const char *uuid, bool ex
 	else
 		err = vgpud_profiles_acquire(&h->d->profiles, profile, &spec);
 	if (err == -EUSERS && !vgpud_profiles_get(&h->d->profiles, profile, &spec))
-		snprintf(why, why_len, "profile %.40s has all %u instances in use; remove one or "
-		         "raise max_instances", profile, spec.max_instances);
+		vgpu_error_set(error, err,
+		               "profile %.40s has all %u instances in use; remove one or raise "
+		               "max_instances", profile, spec.max_instances);
 	else if (err == -EUSERS)
-		snprintf(why, why_len, "profile %.40s has all its instances in use", profile);
+		vgpu_error_set(error, err, "profile %.40s has all its instances in use", profile);
 	else if (err)
-		snprintf(why, why_len, "there is no vGPU profile %.40s any more", profile);
+		vgpu_error_set(error, err, "there is no vGPU profile %.40s any more", profile);
 	return err;
 }
 
@@ -143,15 +146,15 @@ static void push_stats(struct mdev_host *h, const char *uuid, struct vgpu_mdev_s
 }
 
 static int hook_attach(void *ctx, struct vgpu_transport *t, const char *profile,
-                       const char *uuid, bool reset, struct vgpud_device **out, char *why,
-                       size_t why_len)
+                       const char *uuid, bool reset, struct vgpud_device **out,
+                       struct vgpu_error *error)
 {
 	struct mdev_host *h = ctx;
 	struct vgpu_attach_params params = { .vm_name = uuid, .profile = profile };
 	struct vgpu_mdev_stats st = { 0 };
 	int err;
 
-	err = vgpud_device_attach(h->d, t, &params, true, out, why, why_len);
+	err = vgpud_device_attach(h->d, t, &params, true, out, error);
 	if (err)
 		return err;
 	if (!reset) /* who opened it: the statistics round applies the name once known */
@@ -232,8 +235,8 @@ static int on_stats_timer(sd_event_source *source, uint64_t usec, void *userdata
 
 /* ------------------------------------------------------------ life cycle */
 
-static int start_names(struct mdev_host *h, const struct mdev_host_config *config, char *why,
-                       size_t why_len)
+static int start_names(struct mdev_host *h, const struct mdev_host_config *config,
+                       struct vgpu_error *error)
 {
 	struct domain_names_config nc = {
 		.libvirt_uri = config->libvirt_uri && config->libvirt_uri[0] ? config->libvirt_uri
@@ -242,12 +245,12 @@ static int start_names(struct mdev_host *h, const struct mdev_host_config *confi
 	int err = domain_names_create(&nc, &h->names);
 
 	if (err)
-		snprintf(why, why_len, "cannot start looking up VM names: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot start looking up VM names: %s", strerror(-err));
 	return err;
 }
 
 static int start_server(struct mdev_host *h, sd_event *loop,
-                        const struct mdev_host_config *config, char *why, size_t why_len)
+                        const struct mdev_host_config *config, struct vgpu_error *error)
 {
 	struct vgpud_profile profiles[VGPUD_MAX_PROFILES];
 	const char *names[VGPUD_MAX_PROFILES];
@@ -269,38 +272,34 @@ static int start_server(struct mdev_host *h, sd_event *loop,
 
 	for (size_t i = 0; i < count; i++)
 		names[i] = profiles[i].spec.name;
-	return mdev_server_create(loop, &sc, &h->server, why, why_len);
+	return mdev_server_create(loop, &sc, &h->server, error);
 }
 
-static int start_stats(struct mdev_host *h, sd_event *loop, char *why, size_t why_len)
+static int start_stats(struct mdev_host *h, sd_event *loop, struct vgpu_error *error)
 {
 	int err = sd_event_add_time_relative(loop, &h->stats_timer, CLOCK_MONOTONIC,
 	                                     MDEV_STATS_INTERVAL_MS * 1000ull, 10000,
 	                                     on_stats_timer, h);
 
-	if (err < 0) {
-		snprintf(why, why_len, "cannot time the statistics: %s", strerror(-err));
-		return err;
-	}
+	if (err < 0)
+		return vgpu_error_set(error, err, "cannot time the statistics: %s", strerror(-err));
 	return 0;
 }
 
 int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
-                     struct mdev_host **out, char *why, size_t why_len)
+                     struct mdev_host **out, struct vgpu_error *error)
 {
 	struct mdev_host *h = calloc(1, sizeof(*h));
 	int err;
 
-	if (!h) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!h)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	h->d = d;
-	err = start_names(h, config, why, why_len);
+	err = start_names(h, config, error);
 	if (!err)
-		err = start_server(h, loop, config, why, why_len);
+		err = start_server(h, loop, config, error);
 	if (!err)
-		err = start_stats(h, loop, why, why_len);
+		err = start_stats(h, loop, error);
 	if (err) {
 		mdev_host_destroy(h);
 		return err;
@@ -311,12 +310,12 @@ int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_con
 
 bool mdev_host_profile_changed(struct mdev_host *h, const char *profile)
 {
-	char why[256];
+	struct vgpu_error why = VGPU_ERROR_INIT;
 
 	if (!mdev_server_has_type(h->server, profile))
 		return false;
-	if (mdev_server_refresh_types(h->server, why, sizeof(why)))
-		log_error("mdev: %s", why);
+	if (mdev_server_refresh_types(h->server, &why))
+		log_error("mdev: %s", vgpu_error_msg(&why));
 	return true;
 }
 

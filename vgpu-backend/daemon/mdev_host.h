@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
+#include "vgpu/error.h"
+
 struct vgpud;
 struct mdev_host;
 
@@ -43,9 +45,9 @@ struct mdev_host_config {
  * events on loop, which must not be running on another thread now (create
  * the host before the loop runs, or on it) nor when mdev_host_destroy
  * runs. 0, or a negative errno after writing what was wrong and what to do
- * into why. */
+ * into error. */
 int mdev_host_create(struct vgpud *d, sd_event *loop, const struct mdev_host_config *config,
-                     struct mdev_host **out, char *why, size_t why_len);
+                     struct mdev_host **out, struct vgpu_error *error);
 
 /* A profile changed: its type's description and available_instances follow.
  * false when no mdev type has that name (types are fixed at start: a new

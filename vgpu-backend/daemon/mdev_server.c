@@ -20,12 +20,13 @@
 
 #include "vgpu/abi/device_abi.h"
 #include "vgpu/abi/mdev_control.h"
+#include "vgpu/error.h"
 
 #include "log.h"
 #include "transport_mdev.h"
 #include "transport_mdev_internal.h"
 
-static int open_control(const char *path, int *fd, char *why, size_t why_len)
+static int open_control(const char *path, int *fd, struct vgpu_error *error)
 {
 	int err;
 
@@ -33,14 +34,13 @@ static int open_control(const char *path, int *fd, char *why, size_t why_len)
 	if (*fd >= 0)
 		return 0;
 	err = -errno;
-	snprintf(why, why_len, "cannot open %s: %s%s", path, strerror(-err),
-	         err == -ENOENT ? " (load vgpu_mdev.ko)" :
-	         err == -EBUSY ? " (another vgpud is connected)" : "");
-	return err;
+	return vgpu_error_set(error, err, "cannot open %s: %s%s", path, strerror(-err),
+	                      err == -ENOENT ? " (load vgpu_mdev.ko)" :
+	                      err == -EBUSY ? " (another vgpud is connected)" : "");
 }
 
 /* The module's versions against ours. */
-static int check_version(struct mdev_server *s, const char *path, char *why, size_t why_len)
+static int check_version(struct mdev_server *s, const char *path, struct vgpu_error *error)
 {
 	struct vgpu_mdev_version version = { 0 };
 
@@ -49,50 +49,46 @@ static int check_version(struct mdev_server *s, const char *path, char *why, siz
 	    version.event_size == sizeof(struct vgpu_mdev_event) &&
 	    version.abi_version >> 16 == VGPU_ABI_VERSION_MAJOR)
 		return 0;
-	snprintf(why, why_len, "%s speaks control version %u / device ABI %#x, vgpud %u / %#x: "
-	         "install matching vgpu_mdev.ko and vgpud", path, version.version,
-	         version.abi_version, VGPU_MDEV_CONTROL_VERSION, VGPU_ABI_VERSION);
-	return -EPROTO;
+	return vgpu_error_set(error, -EPROTO,
+	                      "%s speaks control version %u / device ABI %#x, vgpud %u / %#x: "
+	                      "install matching vgpu_mdev.ko and vgpud", path, version.version,
+	                      version.abi_version, VGPU_MDEV_CONTROL_VERSION, VGPU_ABI_VERSION);
 }
 
-static int watch_events(struct mdev_server *s, sd_event *loop, char *why, size_t why_len)
+static int watch_events(struct mdev_server *s, sd_event *loop, struct vgpu_error *error)
 {
 	int err = sd_event_add_io(loop, &s->events, s->fd, EPOLLIN, mdev_on_events, s);
 
 	if (err < 0)
-		snprintf(why, why_len, "cannot watch the control device's events: %s",
-		         strerror(-err));
+		vgpu_error_set(error, err, "cannot watch the control device's events: %s",
+		               strerror(-err));
 	return err < 0 ? err : 0;
 }
 
 int mdev_server_create(sd_event *loop, const struct mdev_server_config *config,
-                       struct mdev_server **out, char *why, size_t why_len)
+                       struct mdev_server **out, struct vgpu_error *error)
 {
 	const char *path = config->path ? config->path : VGPU_MDEV_CONTROL_PATH;
 	struct mdev_server *s;
 	int err;
 
-	if (!config->profile_count) {
-		snprintf(why, why_len, "no profile to register as an mdev type");
-		return -EINVAL;
-	}
+	if (!config->profile_count)
+		return vgpu_error_set(error, -EINVAL, "no profile to register as an mdev type");
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!s)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	s->hooks = config->hooks;
 	s->control_ioctl = config->control_ioctl;
 	s->control_ctx = config->control_ctx;
 	pthread_mutex_init(&s->lock, NULL);
-	err = open_control(path, &s->fd, why, why_len);
+	err = open_control(path, &s->fd, error);
 	if (err)
 		goto fail;
-	err = check_version(s, path, why, why_len);
+	err = check_version(s, path, error);
 	if (!err)
-		err = mdev_types_register(s, config->profiles, config->profile_count, why, why_len);
+		err = mdev_types_register(s, config->profiles, config->profile_count, error);
 	if (!err)
-		err = watch_events(s, loop, why, why_len);
+		err = watch_events(s, loop, error);
 	if (err)
 		goto fail_fd;
 	log_info("mdev: %u profile(s) registered as mdev types of /sys/class/mdev_bus/%s",

@@ -15,12 +15,13 @@
 #include <string.h>
 
 #include "vgpu/abi/mdev_control.h"
+#include "vgpu/error.h"
 
 #include "log.h"
 #include "transport_mdev.h"
 #include "transport_mdev_internal.h"
 
-int mdev_types_push(struct mdev_server *s, char *why, size_t why_len)
+int mdev_types_push(struct mdev_server *s, struct vgpu_error *error)
 {
 	struct vgpu_mdev_type_info types[VGPU_MDEV_MAX_TYPES];
 	struct vgpu_mdev_set_types st = { .count = s->type_count, .types = (uintptr_t)types };
@@ -43,14 +44,15 @@ int mdev_types_push(struct mdev_server *s, char *why, size_t why_len)
 	err = mdev_control(s, VGPU_MDEV_SET_TYPES, &st);
 	pthread_mutex_unlock(&s->lock);
 	if (err)
-		snprintf(why, why_len, "registering %u mdev types failed: %s%s", s->type_count,
-		         strerror(-err),
-		         err == -EBUSY ? " (mdevs of other profiles still exist: remove them)" : "");
+		vgpu_error_set(error, err, "registering %u mdev types failed: %s%s", s->type_count,
+		               strerror(-err),
+		               err == -EBUSY ? " (mdevs of other profiles still exist: remove them)"
+		                             : "");
 	return err;
 }
 
 int mdev_types_register(struct mdev_server *s, const char *const *profiles, size_t count,
-                        char *why, size_t why_len)
+                        struct vgpu_error *error)
 {
 	unsigned n = 0;
 
@@ -63,12 +65,10 @@ int mdev_types_register(struct mdev_server *s, const char *const *profiles, size
 	}
 	if (count > VGPU_MDEV_MAX_TYPES)
 		log_warn("mdev: only the first %u profiles become mdev types", VGPU_MDEV_MAX_TYPES);
-	if (!n) {
-		snprintf(why, why_len, "no profile can be an mdev type");
-		return -EINVAL;
-	}
+	if (!n)
+		return vgpu_error_set(error, -EINVAL, "no profile can be an mdev type");
 	s->type_count = n;
-	return mdev_types_push(s, why, why_len);
+	return mdev_types_push(s, error);
 }
 
 void mdev_push_available(struct mdev_server *s, unsigned type)
@@ -85,9 +85,9 @@ void mdev_push_available(struct mdev_server *s, unsigned type)
 		         strerror(-err));
 }
 
-int mdev_server_refresh_types(struct mdev_server *s, char *why, size_t why_len)
+int mdev_server_refresh_types(struct mdev_server *s, struct vgpu_error *error)
 {
-	return mdev_types_push(s, why, why_len);
+	return mdev_types_push(s, error);
 }
 
 void mdev_server_refresh_available(struct mdev_server *s)

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgpu/error.h"
+
 #include "transport.h"
 
 #include "log.h"
@@ -25,7 +27,7 @@
 
 /* Attach the VM and make the device usable. 0 or a negative errno + why.
  * reset: the same VM again (VFIO_DEVICE_RESET). */
-static int attach(struct mdev_vgpu *v, bool reset, char *why, size_t why_len)
+static int attach(struct mdev_vgpu *v, bool reset, struct vgpu_error *error)
 {
 	struct mdev_server *s = v->server;
 	struct vgpu_bar2_segment seg;
@@ -33,16 +35,17 @@ static int attach(struct mdev_vgpu *v, bool reset, char *why, size_t why_len)
 	int err;
 
 	err = s->hooks.attach(s->hooks.ctx, &v->base, s->types[v->type_index].name, v->uuid, reset,
-	                      &dev, why, why_len);
+	                      &dev, error);
 	if (err)
 		return err;
 	atomic_store(&v->irq_device, dev);
 	vgpu_device_mailbox_segment(dev, &seg);
 	err = v->base.ops->map_region(&v->base, &seg);
 	if (err)
-		snprintf(why, why_len, "cannot map the mailbox into the VM: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot map the mailbox into the VM: %s",
+		               strerror(-err));
 	else if ((err = mdev_push_registers(v, dev)))
-		snprintf(why, why_len, "cannot set the device's registers: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot set the device's registers: %s", strerror(-err));
 	if (err) {
 		atomic_store(&v->irq_device, NULL);
 		vgpu_device_detach(dev);
@@ -73,14 +76,14 @@ static void detach(struct mdev_vgpu *v)
 static bool run_job(struct mdev_vgpu *v, const struct mdev_job *job)
 {
 	struct mdev_server *s = v->server;
-	char why[VGPU_MDEV_MESSAGE_MAX] = "";
+	struct vgpu_error why = VGPU_ERROR_INIT;
 	int err = 0;
 
 	switch (job->type) {
 	case VGPU_MDEV_EVENT_OPEN:
 		detach(v); /* an OPEN without CLOSE: the module says it cannot happen */
-		err = attach(v, false, why, sizeof(why));
-		mdev_reply(s, v->id, job->seq, err, err ? why : NULL);
+		err = attach(v, false, &why);
+		mdev_reply(s, v->id, job->seq, err, vgpu_error_is_set(&why) ? why.msg : NULL);
 		return false;
 	case VGPU_MDEV_EVENT_CLOSE:
 		detach(v);
@@ -88,10 +91,10 @@ static bool run_job(struct mdev_vgpu *v, const struct mdev_job *job)
 		return false;
 	case VGPU_MDEV_EVENT_RESET:
 		detach(v);
-		err = attach(v, true, why, sizeof(why));
+		err = attach(v, true, &why);
 		if (err)
-			log_warn("mdev %s: reset: %s", v->uuid, why);
-		mdev_reply(s, v->id, job->seq, err, err ? why : NULL);
+			log_warn("mdev %s: reset: %s", v->uuid, vgpu_error_msg(&why));
+		mdev_reply(s, v->id, job->seq, err, vgpu_error_is_set(&why) ? why.msg : NULL);
 		return false;
 	case VGPU_MDEV_EVENT_REMOVE:
 		detach(v); /* REMOVE without CLOSE: the module says it cannot happen */
@@ -164,15 +167,13 @@ void mdev_vgpu_free(struct mdev_vgpu *v)
 }
 
 int mdev_vgpu_create(struct mdev_server *s, uint32_t id, uint32_t type_index,
-                     const char *uuid, struct mdev_vgpu **out, char *why, size_t why_len)
+                     const char *uuid, struct mdev_vgpu **out, struct vgpu_error *error)
 {
 	struct mdev_vgpu *v = calloc(1, sizeof(*v));
 	int err;
 
-	if (!v) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!v)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	v->base.ops = &mdev_transport_ops;
 	v->base.kind = "mdev";
 	v->base.named_by_uuid = true;
@@ -185,7 +186,7 @@ int mdev_vgpu_create(struct mdev_server *s, uint32_t id, uint32_t type_index,
 	pthread_cond_init(&v->wake, NULL);
 	err = -pthread_create(&v->worker, NULL, mdev_worker_main, v);
 	if (err) {
-		snprintf(why, why_len, "vgpud cannot start a thread: %s", strerror(-err));
+		vgpu_error_set(error, err, "vgpud cannot start a thread: %s", strerror(-err));
 		mdev_vgpu_free(v);
 		return err;
 	}

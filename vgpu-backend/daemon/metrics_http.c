@@ -20,6 +20,8 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
+#include "vgpu/error.h"
+
 #include "listen_address.h"
 #include "log.h"
 #include "metrics.h"
@@ -379,7 +381,7 @@ static uint16_t port_of(const struct vgpud_listen_address *address)
 
 int metrics_http_create(struct vgpud *d, sd_event *loop,
                         const struct vgpud_listen_address *address,
-                        struct metrics_http **out, char *why, size_t why_len)
+                        struct metrics_http **out, struct vgpu_error *error)
 {
 	struct metrics_http *server = calloc(1, sizeof(*server));
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG; /* no thread: the loop's */
@@ -387,10 +389,8 @@ int metrics_http_create(struct vgpud *d, sd_event *loop,
 	char where[96];
 	int err;
 
-	if (!server) {
-		snprintf(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!server)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	server->daemon = d;
 	pthread_mutex_init(&server->lock, NULL);
 	vgpud_listen_address_format(address, -1, where, sizeof(where));
@@ -410,10 +410,11 @@ int metrics_http_create(struct vgpud *d, sd_event *loop,
 	                               MHD_OPTION_CONNECTION_TIMEOUT,
 	                               (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
 	if (!server->mhd) {
-		snprintf(why, why_len, "cannot serve metrics on %s: %s; choose another address or "
-		         "port in [daemon] metrics (--metrics), or set it to off", where,
-		         server->startup_error[0] ? server->startup_error
-		                                  : "libmicrohttpd did not start");
+		vgpu_error_set(error, -EADDRNOTAVAIL,
+		               "cannot serve metrics on %s: %s; choose another address or port in "
+		               "[daemon] metrics (--metrics), or set it to off", where,
+		               server->startup_error[0] ? server->startup_error
+		               : "libmicrohttpd did not start");
 		pthread_mutex_destroy(&server->lock);
 		free(server);
 		return -EADDRNOTAVAIL;
@@ -425,7 +426,7 @@ int metrics_http_create(struct vgpud *d, sd_event *loop,
 	snprintf(server->url, sizeof(server->url), "http://%s" METRICS_PATH, where);
 	err = watch(server, loop);
 	if (err) {
-		snprintf(why, why_len, "cannot serve metrics on %s: %s", where, strerror(-err));
+		vgpu_error_set(error, err, "cannot serve metrics on %s: %s", where, strerror(-err));
 		metrics_http_destroy(server);
 		return err;
 	}

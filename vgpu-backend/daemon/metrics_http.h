@@ -34,6 +34,8 @@
 
 #include <systemd/sd-event.h>
 
+#include "vgpu/error.h"
+
 #define METRICS_MAX_CONNECTIONS 16
 #define METRICS_ROOT_RESERVED 1
 #define METRICS_MAX_PER_PEER 4
@@ -44,10 +46,10 @@ struct vgpud_listen_address;
 struct metrics_http;
 
 /* Listen on address (enabled) and serve d's metrics. 0, or a negative
- * errno after writing what was wrong and what to do into why. */
+ * errno after writing what was wrong and what to do into error. */
 int metrics_http_create(struct vgpud *d, sd_event *loop,
                         const struct vgpud_listen_address *address,
-                        struct metrics_http **out, char *why, size_t why_len);
+                        struct metrics_http **out, struct vgpu_error *error);
 /* Stop serving (waits for a request in progress); NULL is fine. */
 void metrics_http_destroy(struct metrics_http *server);
 

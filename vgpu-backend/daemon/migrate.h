@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 struct vgpud;
 struct vgpud_device;
 struct vgpu_transport;
@@ -64,22 +66,21 @@ struct migrate_result {
  * export writes, the caller keeps it). reply_fd: -1, or the local socket
  * of a destination that answers IMPORT when it has read the stream (live
  * migration). precopy: run the pre-copy thread. 0, or a negative errno +
- * why (-ENOENT: no such VM, -EBUSY: already migrating).
+ * error (-ENOENT: no such VM, -EBUSY: already migrating).
  */
 int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply_fd,
-                         bool precopy, struct migrate_export **out, char *why,
-                         size_t why_len);
+                         bool precopy, struct migrate_export **out, struct vgpu_error *error);
 /* Stop-and-copy, as above; frees e. 0 (VM frozen here) or a negative
- * errno + why (VM running here). */
-int migrate_export_finish(struct migrate_export *e, struct migrate_result *result, char *why,
-                          size_t why_len);
+ * errno + error (VM running here). */
+int migrate_export_finish(struct migrate_export *e, struct migrate_result *result,
+                          struct vgpu_error *error);
 /* As migrate_export_finish, but a success leaves the VM held: stopped here
  * (channels suspended, mailbox worker paused, no interrupts) instead of
  * killed, for a frontend whose migration can still fail after the stream
  * went (QEMU resumes its guest then): migrate_export_thaw runs it again;
  * detaching it releases it. Frees e. */
 int migrate_export_finish_held(struct migrate_export *e, struct migrate_result *result,
-                               char *why, size_t why_len);
+                               struct vgpu_error *error);
 /* A VM migrate_export_finish_held held runs here again (from the thread
  * that served the finish, or one after it). No-op for any other VM. */
 void migrate_export_thaw(struct vgpud_device *dev);
@@ -101,14 +102,14 @@ void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_
  * and send IMPORT for vm_name with one end of a new stream socket pair.
  * *stream_fd: the end to export into; *reply_fd: the connection, which
  * answers when the destination has read the stream (both the caller's to
- * close). 0, or a negative errno + why. */
+ * close). 0, or a negative errno + error. */
 int migrate_connect(const char *socket_path, const char *vm_name, int *stream_fd,
-                    int *reply_fd, char *why, size_t why_len);
+                    int *reply_fd, struct vgpu_error *error);
 
 /* Import a stream from fd as a parked VM. peer_uid: who asks (the owner in
  * the stream must be this user unless it is root or vgpud's own user). 0,
- * or a negative errno + why (nothing left behind). */
-int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t why_len);
+ * or a negative errno + error (nothing left behind). */
+int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, struct vgpu_error *error);
 
 /* A frontend adopts parked VM vm_name: from now on it is attached over t.
  * owner_uid: the frontend's user (must own it unless root). Maps every
@@ -116,7 +117,7 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
  * caller maps the mailbox). -ENOENT (no parked VM of that name),
  * -EPERM, or the transport's error. */
 int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name,
-                  uint32_t owner_uid, struct vgpud_device **out, char *why, size_t why_len);
+                  uint32_t owner_uid, struct vgpud_device **out, struct vgpu_error *error);
 
 /* Is dev a parked (imported, not yet adopted) VM? */
 bool migrate_is_parked(const struct vgpud_device *dev);

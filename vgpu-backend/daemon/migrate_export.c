@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vgpu/core_migrate.h"
+#include "vgpu/error.h"
 #include "vgpu/mutex.h"
 #include "vgpu/util.h"
 #include "vgpu/abi/local_protocol.h"
@@ -165,7 +166,7 @@ static int harvest(struct migrate_export *e, bool announce)
 	struct vgpu_core_buffer_desc *buffers;
 	size_t count;
 	uint64_t unannounced = 0;
-	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count);
+	int err = vgpu_core_vm_buffers(e->dev->vm, &buffers, &count, NULL);
 
 	if (err)
 		return err;
@@ -206,7 +207,7 @@ static int harvest(struct migrate_export *e, bool announce)
 			if (e->tracking)
 				err = vgpu_core_vm_test_and_clear_dirty(
 					e->dev->vm, s->gpu_va + (uint64_t)p * MIGRATE_DATA_MAX,
-					piece_bytes(s, p), &dirty);
+					piece_bytes(s, p), &dirty, NULL);
 			if (!err && dirty && !s->pending[p]) {
 				s->pending[p] = 1;
 				atomic_fetch_add(&e->pending_bytes, piece_bytes(s, p));
@@ -268,7 +269,8 @@ static int send_pending(struct migrate_export *e, bool final)
 			data.offset = (uint64_t)p * MIGRATE_DATA_MAX;
 			data.bytes = piece_bytes(b, p);
 			vgpu_mutex_unlock(&e->lock);
-			err = vgpu_core_buffer_read(vm, data.handle, data.offset, e->piece, data.bytes);
+			err = vgpu_core_buffer_read(vm, data.handle, data.offset, e->piece,
+			                            data.bytes, NULL);
 			freed = err == -ENOENT;
 			if (freed) { /* nothing of it to send */
 				vgpu_mutex_lock(&e->lock);
@@ -310,7 +312,7 @@ static void *throttle_main(void *arg)
 		uint64_t off_ns = THROTTLE_PERIOD_NS * atomic_load(&e->throttle_pct) / 100, t0;
 
 		t0 = now_ns();
-		if (vgpu_core_vm_stop_channels(e->dev->vm) == 0) {
+		if (vgpu_core_vm_stop_channels(e->dev->vm, NULL) == 0) {
 			throttle_sleep(e, off_ns);
 			/* paused: stopped until the export ends */
 			while (atomic_load(&e->throttle_pct) >= 100 && !atomic_load(&e->stop))
@@ -320,7 +322,7 @@ static void *throttle_main(void *arg)
 			 * shadows now, in the downtime, and dirty it all again */
 			if (atomic_load(&e->stop) && atomic_load(&e->keep_stopped))
 				break;
-			vgpu_core_vm_start_channels(e->dev->vm);
+			vgpu_core_vm_start_channels(e->dev->vm, NULL);
 		}
 		throttle_sleep(e, THROTTLE_PERIOD_NS - off_ns);
 	}
@@ -396,7 +398,7 @@ static void *precopy_main(void *arg)
 static void release(struct migrate_export *e)
 {
 	if (e->tracking)
-		vgpu_core_vm_dirty_tracking(e->dev->vm, false);
+		vgpu_core_vm_dirty_tracking(e->dev->vm, false, NULL);
 	atomic_store(&e->dev->exporting, false);
 	free(e->piece);
 	for (size_t i = 0; i < e->sent_count; i++)
@@ -407,8 +409,7 @@ static void release(struct migrate_export *e)
 }
 
 int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply_fd,
-                         bool precopy, struct migrate_export **out, char *why,
-                         size_t why_len)
+                         bool precopy, struct migrate_export **out, struct vgpu_error *error)
 {
 	struct migrate_export *e = calloc(1, sizeof(*e));
 	struct vgpud_device *dev;
@@ -416,8 +417,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 
 	if (!e || !(e->piece = malloc(MIGRATE_DATA_MAX))) {
 		free(e);
-		vgpu_why(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	}
 	vgpu_mutex_init(&e->lock);
 	vgpu_mutex_lock(&d->registry.lock);
@@ -433,14 +433,13 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		err = 0;
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err) {
-		vgpu_why(why, why_len, err == -ENOENT ? "no VM '%s' is attached"
-		                       : err == -ENOTSUP
-		                               ? "VM '%s' has GPU programs loaded (MODULE_LOAD); "
-		                                 "their migration is not supported yet: unload them "
-		                                 "first"
-		                               : "VM '%s' is being migrated, or was, or "
-		                                 "waits for its frontend",
-		         vm_name);
+		vgpu_error_set(error, err, err == -ENOENT ? "no VM '%s' is attached"
+		               : err == -ENOTSUP
+		               ? "VM '%s' has GPU programs loaded (MODULE_LOAD); "
+		               "their migration is not supported yet: unload them first"
+		               : "VM '%s' is being migrated, or was, or "
+		               "waits for its frontend",
+		               vm_name);
 		free(e->piece);
 		vgpu_mutex_destroy(&e->lock);
 		free(e);
@@ -471,10 +470,11 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		err = migrate_write(&e->stream, MIGRATE_REC_BEGIN, &b, sizeof(b), NULL, 0);
 	}
 	if (!err && precopy) {
-		err = vgpu_core_vm_dirty_tracking(dev->vm, true);
+		err = vgpu_core_vm_dirty_tracking(dev->vm, true, NULL);
 		if (err == -ENOTSUP) {
 			log_info("VM '%s': GPU '%s' tracks no dirty pages: no pre-copy, the export "
-			         "is a stop-and-copy", dev->name, d->caps.name ? d->caps.name : "?");
+			         "is a "
+			         "stop-and-copy", dev->name, d->caps.name ? d->caps.name : "?");
 			err = 0;
 		} else if (!err) {
 			e->tracking = true;
@@ -483,8 +483,8 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		}
 	}
 	if (err) {
-		vgpu_why(why, why_len, "cannot start exporting VM '%s': %s", vm_name,
-		         strerror(-err));
+		vgpu_error_set(error, err, "cannot start exporting VM '%s': %s", vm_name,
+		               strerror(-err));
 		release(e);
 		return err;
 	}
@@ -623,48 +623,50 @@ static int send_state(struct migrate_export *e)
 }
 
 /* The destination's verdict on the stream. */
-static int await_import(struct migrate_export *e, char *why, size_t why_len)
+static int await_import(struct migrate_export *e, struct vgpu_error *error)
 {
 	struct vgpu_local_msg reply;
 	int err = vgpu_local_recv(e->reply_fd, &reply, IMPORT_REPLY_TIMEOUT_MS);
 
-	if (err) {
-		vgpu_why(why, why_len, "the destination did not confirm the import: %s",
-		         strerror(-err));
-		return err;
-	}
+	if (err)
+		return vgpu_error_set(error, err, "the destination did not confirm the import: %s",
+		                      strerror(-err));
 	vgpu_local_msg_close_fds(&reply);
 	if (vgpu_local_msg_expect(&reply, VGPU_LOCAL_IMPORT, true,
 	                          sizeof(struct vgpu_local_import_reply), 0)) {
-		vgpu_why(why, why_len, "the destination sent a malformed IMPORT reply");
-		return -EPROTO;
+		return vgpu_error_set(error, -EPROTO,
+		                      "the destination sent a malformed IMPORT reply");
 	}
 	if (reply.payload.import_reply.status) {
+		int status = reply.payload.import_reply.status;
+
 		reply.payload.import_reply.message[VGPU_LOCAL_MESSAGE_MAX - 1] = '\0';
-		vgpu_why(why, why_len, "the destination refused the VM: %s",
-		         reply.payload.import_reply.message);
-		return reply.payload.import_reply.status < 0 ? reply.payload.import_reply.status
-		                                             : -EPROTO;
+		return vgpu_error_set(error, status < 0 ? status : -EPROTO,
+		                      "the destination refused the VM: %s",
+		                      reply.payload.import_reply.message);
 	}
 	return 0;
 }
 
-static int finish(struct migrate_export *e, struct migrate_result *result, char *why,
-                  size_t why_len, bool hold)
+static int finish(struct migrate_export *e, struct migrate_result *result, bool hold,
+                  struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT, logged = VGPU_ERROR_INIT;
 	struct vgpud_device *dev = e->dev;
 	uint64_t stop_ns, precopy_bytes, t_stopped, t_harvested, t_data, t_state, dirtied = 0;
 	uint64_t pending_at_stop;
 	int err;
 
+	if (!error)
+		error = &logged; /* the log line below says why */
 	atomic_store(&e->keep_stopped, true);
 	stop_thread(e);
 	memset(result, 0, sizeof(*result));
 	if (e->thread_error) {
 		if (vgpu_core_vm_channels_stopped(dev->vm))
-			vgpu_core_vm_start_channels(dev->vm);
-		vgpu_why(why, why_len, "VM '%s': %s; it runs on here", dev->name, e->thread_why);
-		err = e->thread_error;
+			vgpu_core_vm_start_channels(dev->vm, NULL);
+		err = vgpu_error_set(error, e->thread_error, "VM '%s': %s; it runs on here",
+		                     dev->name, e->thread_why);
 		release(e);
 		return err;
 	}
@@ -673,10 +675,11 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	stop_ns = now_ns();
 	vgpu_device_pause_worker(dev);
 	/* a paused GPU (the throttle's) stays stopped from the pre-copy on */
-	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm);
+	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm,
+	                                                                              &core_error);
 	if (err) {
-		vgpu_why(why, why_len, "VM '%s': cannot stop its channels: %s", dev->name,
-		         vgpu_core_last_error());
+		vgpu_error_set(error, err, "VM '%s': cannot stop its channels: %s", dev->name,
+		               vgpu_error_msg(&core_error));
 		vgpu_device_resume_worker(dev);
 		release(e);
 		return err;
@@ -694,14 +697,15 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 		err = send_state(e);
 	t_state = now_ns();
 	if (err)
-		vgpu_why(why, why_len, "VM '%s': cannot write the stream: %s", dev->name,
-		         err == -EPIPE ? "the destination closed it" : strerror(-err));
+		vgpu_error_set(error, err, "VM '%s': cannot write the stream: %s", dev->name,
+		               err == -EPIPE ? "the destination closed it" : strerror(-err));
 	else if (e->reply_fd >= 0)
-		err = await_import(e, why, why_len);
+		err = await_import(e, error);
 	if (err) {
-		vgpu_core_vm_start_channels(dev->vm);
+		vgpu_core_vm_start_channels(dev->vm, NULL);
 		vgpu_device_resume_worker(dev);
-		log_info("VM '%s': export failed (%s); it runs on here", dev->name, why);
+		log_info("VM '%s': export failed (%s); it runs on here", dev->name,
+		         vgpu_error_msg(error));
 		release(e);
 		return err;
 	}
@@ -742,26 +746,27 @@ static int finish(struct migrate_export *e, struct migrate_result *result, char 
 	return 0;
 }
 
-int migrate_export_finish(struct migrate_export *e, struct migrate_result *result, char *why,
-                          size_t why_len)
+int migrate_export_finish(struct migrate_export *e, struct migrate_result *result,
+                          struct vgpu_error *error)
 {
-	return finish(e, result, why, why_len, false);
+	return finish(e, result, false, error);
 }
 
 int migrate_export_finish_held(struct migrate_export *e, struct migrate_result *result,
-                               char *why, size_t why_len)
+                               struct vgpu_error *error)
 {
-	return finish(e, result, why, why_len, true);
+	return finish(e, result, true, error);
 }
 
 void migrate_export_thaw(struct vgpud_device *dev)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	if (!atomic_load(&dev->migrated))
 		return;
 	atomic_store(&dev->migrated, false);
-	if (vgpu_core_vm_start_channels(dev->vm))
+	if (vgpu_core_vm_start_channels(dev->vm, &core_error))
 		log_warn("VM '%s': cannot restart its channels: %s", dev->name,
-		         vgpu_core_last_error());
+		         vgpu_error_msg(&core_error));
 	vgpu_device_resume_worker(dev);
 	/* what completed while it was held */
 	vgpu_device_raise(dev, atomic_load(&dev->irq_status) |
@@ -770,22 +775,21 @@ void migrate_export_thaw(struct vgpud_device *dev)
 }
 
 int migrate_connect(const char *socket_path, const char *vm_name, int *stream_fd,
-                    int *reply_fd, char *why, size_t why_len)
+                    int *reply_fd, struct vgpu_error *error)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct vgpu_local_import im;
 	int pair[2], sock, err;
 
-	if (strlen(socket_path) >= sizeof(addr.sun_path) || strlen(vm_name) >= sizeof(im.vm_name)) {
-		vgpu_why(why, why_len, "the destination socket path or the VM name is too long");
-		return -ENAMETOOLONG;
-	}
+	if (strlen(socket_path) >= sizeof(addr.sun_path) || strlen(vm_name) >= sizeof(im.vm_name))
+		return vgpu_error_set(error, -ENAMETOOLONG,
+		                      "the destination socket path or the VM name is too long");
 	strcpy(addr.sun_path, socket_path);
 	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		err = -errno;
-		vgpu_why(why, why_len, "cannot connect to the destination vgpud at %s: %s",
-		         socket_path, strerror(-err));
+		vgpu_error_set(error, err, "cannot connect to the destination vgpud at %s: %s",
+		               socket_path, strerror(-err));
 		if (sock >= 0)
 			close(sock);
 		return err;
@@ -793,8 +797,7 @@ int migrate_connect(const char *socket_path, const char *vm_name, int *stream_fd
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
 		err = -errno;
 		close(sock);
-		vgpu_why(why, why_len, "cannot create the stream: %s", strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot create the stream: %s", strerror(-err));
 	}
 	memset(&im, 0, sizeof(im));
 	im.protocol_version = VGPU_LOCAL_PROTOCOL_VERSION;
@@ -805,8 +808,8 @@ int migrate_connect(const char *socket_path, const char *vm_name, int *stream_fd
 	if (err) {
 		close(sock);
 		close(pair[0]);
-		vgpu_why(why, why_len, "cannot send IMPORT to %s: %s", socket_path, strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot send IMPORT to %s: %s", socket_path,
+		                      strerror(-err));
 	}
 	*stream_fd = pair[0];
 	*reply_fd = sock;

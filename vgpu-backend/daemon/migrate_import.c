@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "vgpu/core_migrate.h"
+#include "vgpu/error.h"
 #include "vgpu/util.h"
 
 #include "channel_window.h"
@@ -128,8 +129,9 @@ static struct imported_buffer *find_buffer(struct import *im, uint64_t source_ha
 }
 
 static int begin(struct import *im, const struct migrate_begin *b, uint32_t peer_uid,
-                 char *why, size_t why_len)
+                 struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	struct vgpud *d = im->d;
 	struct vgpu_attach_params params;
 	char name[MIGRATE_NAME_MAX], profile[MIGRATE_NAME_MAX], scheduler[17];
@@ -139,76 +141,68 @@ static int begin(struct import *im, const struct migrate_begin *b, uint32_t peer
 	memcpy(profile, b->profile, sizeof(profile));
 	memcpy(scheduler, b->scheduler, sizeof(b->scheduler));
 	name[sizeof(name) - 1] = profile[sizeof(profile) - 1] = scheduler[16] = '\0';
-	if (b->stream_version != MIGRATE_STREAM_VERSION) {
-		vgpu_why(why, why_len, "the stream has version %u; this vgpud reads %u",
-		         b->stream_version, MIGRATE_STREAM_VERSION);
-		return -EPROTO;
-	}
-	if (peer_uid != 0 && peer_uid != (uint32_t)getuid() && peer_uid != b->owner_uid) {
-		vgpu_why(why, why_len, "user %u may not import a VM of user %u", peer_uid,
-		         b->owner_uid);
-		return -EPERM;
-	}
+	if (b->stream_version != MIGRATE_STREAM_VERSION)
+		return vgpu_error_set(error, -EPROTO,
+		                      "the stream has version %u; this vgpud reads %u",
+		                      b->stream_version, MIGRATE_STREAM_VERSION);
+	if (peer_uid != 0 && peer_uid != (uint32_t)getuid() && peer_uid != b->owner_uid)
+		return vgpu_error_set(error, -EPERM, "user %u may not import a VM of user %u",
+		                      peer_uid,
+		                      b->owner_uid);
 	/* the host's policy binds imports as it binds attaches */
-	if (!vgpud_config_profile_allowed(&d->config, profile)) {
-		vgpu_why(why, why_len, "profile '%s' of VM '%s' is not allowed here "
-		         "(allowed_profiles '%s')", profile, name,
-		         d->config.allowed_profiles[0] ? d->config.allowed_profiles
-		                                       : d->config.default_profile);
-		return -EPERM;
-	}
+	if (!vgpud_config_profile_allowed(&d->config, profile))
+		return vgpu_error_set(error, -EPERM, "profile '%s' of VM '%s' is not allowed here "
+		                      "(allowed_profiles '%s')", profile, name,
+		                      d->config.allowed_profiles[0] ? d->config.allowed_profiles
+		                      : d->config.default_profile);
 	params.vm_name = name;
 	params.profile = profile;
 	params.owner_uid = b->owner_uid;
-	err = vgpud_device_attach(d, &parked_transport, &params, false, &im->dev, why, why_len);
+	err = vgpud_device_attach(d, &parked_transport, &params, false, &im->dev, error);
 	if (err)
 		return err;
 	im->dev->parked = true;
-	if (im->dev->va_window_base != b->va_window_base) {
-		vgpu_why(why, why_len, "the VM's channel windows are at GPU address %#llx here, "
-		         "%#llx on the source", (unsigned long long)im->dev->va_window_base,
-		         (unsigned long long)b->va_window_base);
-		return -EINVAL;
-	}
+	if (im->dev->va_window_base != b->va_window_base)
+		return vgpu_error_set(error, -EINVAL,
+		                      "the VM's channel windows are at GPU address %#llx here, "
+		                      "%#llx on the source",
+		                      (unsigned long long)im->dev->va_window_base,
+		                      (unsigned long long)b->va_window_base);
 	if (b->weight_overridden && b->weight) {
-		vgpu_core_set_weight(im->dev->vm, b->weight);
+		vgpu_core_set_weight(im->dev->vm, b->weight, &core_error);
 		atomic_store(&im->dev->weight_overridden, true);
 	}
 	if (scheduler[0] && vgpu_core_scheduler_known(scheduler))
-		vgpu_core_vm_set_scheduler(im->dev->vm, scheduler);
+		vgpu_core_vm_set_scheduler(im->dev->vm, scheduler, &core_error);
 	/* channels created from now on start suspended */
-	err = vgpu_core_vm_stop_channels(im->dev->vm);
+	err = vgpu_core_vm_stop_channels(im->dev->vm, &core_error);
 	if (err)
-		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+		vgpu_error_propagate(error, &core_error);
 	return err;
 }
 
-static int buffer(struct import *im, const struct migrate_buffer *b, char *why, size_t why_len)
+static int buffer(struct import *im, const struct migrate_buffer *b, struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	struct vgpu_buffer_info info;
 	int err;
 
-	if (find_buffer(im, b->handle)) {
-		vgpu_why(why, why_len, "the stream announces buffer %#llx twice",
-		         (unsigned long long)b->handle);
-		return -EPROTO;
-	}
+	if (find_buffer(im, b->handle))
+		return vgpu_error_set(error, -EPROTO, "the stream announces buffer %#llx twice",
+		                      (unsigned long long)b->handle);
 	if (im->count == im->capacity) {
 		size_t capacity = im->capacity ? 2 * im->capacity : 64;
 		struct imported_buffer *grown = realloc(im->buffers, capacity * sizeof(*grown));
 
-		if (!grown) {
-			vgpu_why(why, why_len, "vgpud is out of memory");
-			return -ENOMEM;
-		}
+		if (!grown)
+			return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 		im->buffers = grown;
 		im->capacity = capacity;
 	}
-	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info);
-	if (err) {
-		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
-		return err;
-	}
+	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info,
+	                              &core_error);
+	if (err)
+		return vgpu_error_propagate(error, &core_error);
 	im->buffers[im->count++] = (struct imported_buffer){
 		.source_handle = b->handle,
 		.handle = info.handle,
@@ -217,9 +211,10 @@ static int buffer(struct import *im, const struct migrate_buffer *b, char *why, 
 	return 0;
 }
 
-static int data(struct import *im, const uint8_t *payload, uint32_t length, char *why,
-                size_t why_len)
+static int data(struct import *im, const uint8_t *payload, uint32_t length,
+                struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	struct migrate_data h;
 	struct imported_buffer *b;
 	int err;
@@ -228,18 +223,19 @@ static int data(struct import *im, const uint8_t *payload, uint32_t length, char
 	b = find_buffer(im, h.handle);
 	if (!b || h.bytes != length - sizeof(h) || h.offset > b->bytes ||
 	    h.bytes > b->bytes - h.offset) {
-		vgpu_why(why, why_len, "a DATA record names no announced buffer or a range "
-		         "outside it");
-		return -EPROTO;
+		return vgpu_error_set(error, -EPROTO,
+		                      "a DATA record names no announced buffer or a range outside "
+		                      "it");
 	}
-	err = vgpu_core_buffer_write(im->dev->vm, b->handle, h.offset, payload + sizeof(h), h.bytes);
+	err = vgpu_core_buffer_write(im->dev->vm, b->handle, h.offset, payload + sizeof(h), h.bytes,
+	                             &core_error);
 	if (err)
-		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
+		vgpu_error_propagate(error, &core_error);
 	return err;
 }
 
-static int channel(struct import *im, const uint8_t *payload, uint32_t length, char *why,
-                   size_t why_len)
+static int channel(struct import *im, const uint8_t *payload, uint32_t length,
+                   struct vgpu_error *error)
 {
 	struct vgpud_device *dev = im->dev;
 	struct vgpu_channel_create_response response;
@@ -253,22 +249,20 @@ static int channel(struct import *im, const uint8_t *payload, uint32_t length, c
 	memcpy(&c, payload, sizeof(c));
 	if (c.index >= VGPU_MAX_CHANNELS || dev->windows[c.index] ||
 	    (uint64_t)c.control_bytes + c.gpfifo_bytes + c.host_bytes != length - sizeof(c)) {
-		vgpu_why(why, why_len, "a CHANNEL record is malformed");
-		return -EPROTO;
+		return vgpu_error_set(error, -EPROTO, "a CHANNEL record is malformed");
 	}
 	status = channel_window_create(dev, c.index, c.gpfifo_entries, &response, &win);
-	if (status != VGPU_STATUS_OK) {
-		vgpu_why(why, why_len, "cannot create channel %u (%u GPFIFO entries) here",
-		         c.index, c.gpfifo_entries);
-		return -ENOSPC;
-	}
+	if (status != VGPU_STATUS_OK)
+		return vgpu_error_set(error, -ENOSPC,
+		                      "cannot create channel %u (%u GPFIFO entries) here",
+		                      c.index, c.gpfifo_entries);
 	__atomic_store_n(&dev->windows[c.index], win, __ATOMIC_RELEASE);
 	atomic_fetch_add(&dev->channels, 1);
 	channel_window_migration_pages(win, &control, &gpfifo, &host);
 	if (c.control_bytes != win->control_bytes || c.gpfifo_bytes != win->gpfifo_bytes ||
 	    (c.host_bytes && (!host || c.host_bytes != win->host_bytes)) || !control) {
-		vgpu_why(why, why_len, "channel %u's window layout differs here", c.index);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL, "channel %u's window layout differs here",
+		                      c.index);
 	}
 	memcpy(control, p, c.control_bytes);
 	memcpy(gpfifo, p + c.control_bytes, c.gpfifo_bytes);
@@ -276,21 +270,21 @@ static int channel(struct import *im, const uint8_t *payload, uint32_t length, c
 		memcpy(host, p + c.control_bytes + c.gpfifo_bytes, c.host_bytes);
 	err = vgpu_core_channel_set_guest_state(win->channel, c.guest_put, c.guest_get);
 	if (err)
-		vgpu_why(why, why_len, "channel %u's GP_PUT/GP_GET are out of its ring", c.index);
+		vgpu_error_set(error, err, "channel %u's GP_PUT/GP_GET are out of its ring",
+		               c.index);
 	return err;
 }
 
-static int device_state(struct import *im, const uint8_t *payload, uint32_t length, char *why,
-                        size_t why_len)
+static int device_state(struct import *im, const uint8_t *payload, uint32_t length,
+                        struct vgpu_error *error)
 {
 	struct vgpud_device *dev = im->dev;
 	struct migrate_device m;
 
 	memcpy(&m, payload, sizeof(m));
-	if (m.mailbox_bytes != VGPU_MAILBOX_SIZE || length != sizeof(m) + VGPU_MAILBOX_SIZE) {
-		vgpu_why(why, why_len, "the DEVICE record's mailbox has the wrong size");
-		return -EPROTO;
-	}
+	if (m.mailbox_bytes != VGPU_MAILBOX_SIZE || length != sizeof(m) + VGPU_MAILBOX_SIZE)
+		return vgpu_error_set(error, -EPROTO,
+		                      "the DEVICE record's mailbox has the wrong size");
 	memcpy(dev->mailbox, payload + sizeof(m), VGPU_MAILBOX_SIZE);
 	dev->server.req_tail = m.req_tail; /* the parked worker serves nothing yet */
 	dev->server.resp_head = m.resp_head;
@@ -304,8 +298,8 @@ static int device_state(struct import *im, const uint8_t *payload, uint32_t leng
 	return 0;
 }
 
-static int handles(struct import *im, const uint8_t *payload, uint32_t length, char *why,
-                   size_t why_len)
+static int handles(struct import *im, const uint8_t *payload, uint32_t length,
+                   struct vgpu_error *error)
 {
 	struct migrate_handles hs;
 	uint32_t *guest;
@@ -313,10 +307,8 @@ static int handles(struct import *im, const uint8_t *payload, uint32_t length, c
 	int err = 0;
 
 	memcpy(&hs, payload, sizeof(hs));
-	if ((uint64_t)hs.count * sizeof(struct migrate_handle) != length - sizeof(hs)) {
-		vgpu_why(why, why_len, "the HANDLES record is malformed");
-		return -EPROTO;
-	}
+	if ((uint64_t)hs.count * sizeof(struct migrate_handle) != length - sizeof(hs))
+		return vgpu_error_set(error, -EPROTO, "the HANDLES record is malformed");
 	guest = calloc(hs.count ? hs.count : 1, sizeof(*guest));
 	core = calloc(hs.count ? hs.count : 1, sizeof(*core));
 	if (!guest || !core)
@@ -338,8 +330,8 @@ static int handles(struct import *im, const uint8_t *payload, uint32_t length, c
 	if (!err)
 		err = handle_table_restore(&im->dev->handles, guest, core, hs.count);
 	if (err)
-		vgpu_why(why, why_len, "the HANDLES record names unknown or repeated buffers or "
-		         "handles");
+		vgpu_error_set(error, err,
+		               "the HANDLES record names unknown or repeated buffers or handles");
 	free(guest);
 	free(core);
 	im->handles_done = !err;
@@ -347,24 +339,25 @@ static int handles(struct import *im, const uint8_t *payload, uint32_t length, c
 }
 
 /* END: drop buffers freed on the source meanwhile, start the channels. */
-static int end(struct import *im, char *why, size_t why_len)
+static int end(struct import *im, struct vgpu_error *error)
 {
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	int err;
 
-	if (!im->handles_done || !im->device_done) {
-		vgpu_why(why, why_len, "the stream ends without the VM's device state");
-		return -EPROTO;
-	}
+	if (!im->handles_done || !im->device_done)
+		return vgpu_error_set(error, -EPROTO,
+		                      "the stream ends without the VM's device state");
 	for (size_t i = 0; i < im->count; i++)
 		if (!im->buffers[i].named)
-			vgpu_core_free(im->dev->vm, im->buffers[i].handle);
-	err = vgpu_core_vm_start_channels(im->dev->vm);
+			vgpu_core_free(im->dev->vm, im->buffers[i].handle, &core_error);
+	err = vgpu_core_vm_start_channels(im->dev->vm, &core_error);
 	if (err)
-		vgpu_why(why, why_len, "cannot start the VM's channels: %s", vgpu_core_last_error());
+		vgpu_error_set(error, err, "cannot start the VM's channels: %s",
+		               vgpu_error_msg(&core_error));
 	return err;
 }
 
-int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t why_len)
+int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, struct vgpu_error *error)
 {
 	struct import im = { .d = d };
 	struct migrate_stream s;
@@ -372,10 +365,8 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
 	bool ended = false;
 	int err = 0;
 
-	if (!buf) {
-		vgpu_why(why, why_len, "vgpud is out of memory");
-		return -ENOMEM;
-	}
+	if (!buf)
+		return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
 	migrate_stream_init(&s, fd);
 	while (!err && !ended) {
 		uint16_t type;
@@ -385,18 +376,20 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
 		err = migrate_read(&s, buf, &type, &length, &what);
 		if (err) {
 			if (err == -EPIPE)
-				vgpu_why(why, why_len, "the stream ends before its END record");
+				vgpu_error_set(error, -EPROTO,
+				               "the stream ends before its END record");
 			else if (err == -EPROTO)
-				vgpu_why(why, why_len, "malformed stream (record %llu): %s",
-				         (unsigned long long)s.records, what);
+				vgpu_error_set(error, err, "malformed stream (record %llu): %s",
+				               (unsigned long long)s.records, what);
 			else
-				vgpu_why(why, why_len, "cannot read the stream: %s", strerror(-err));
+				vgpu_error_set(error, err, "cannot read the stream: %s",
+				               strerror(-err));
 			err = err == -EPIPE ? -EPROTO : err;
 			break;
 		}
 		if ((type == MIGRATE_REC_BEGIN) != !im.dev) {
-			vgpu_why(why, why_len, "the stream does not start with BEGIN, or has two");
-			err = -EPROTO;
+			err = vgpu_error_set(error, -EPROTO,
+			                     "the stream does not start with BEGIN, or has two");
 			break;
 		}
 		switch (type) {
@@ -404,30 +397,30 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
 			struct migrate_begin b;
 
 			memcpy(&b, buf, sizeof(b));
-			err = begin(&im, &b, peer_uid, why, why_len);
+			err = begin(&im, &b, peer_uid, error);
 			break;
 		}
 		case MIGRATE_REC_BUFFER: {
 			struct migrate_buffer b;
 
 			memcpy(&b, buf, sizeof(b));
-			err = buffer(&im, &b, why, why_len);
+			err = buffer(&im, &b, error);
 			break;
 		}
 		case MIGRATE_REC_DATA:
-			err = data(&im, buf, length, why, why_len);
+			err = data(&im, buf, length, error);
 			break;
 		case MIGRATE_REC_CHANNEL:
-			err = channel(&im, buf, length, why, why_len);
+			err = channel(&im, buf, length, error);
 			break;
 		case MIGRATE_REC_DEVICE:
-			err = device_state(&im, buf, length, why, why_len);
+			err = device_state(&im, buf, length, error);
 			break;
 		case MIGRATE_REC_HANDLES:
-			err = im.handles_done ? -EPROTO : handles(&im, buf, length, why, why_len);
+			err = im.handles_done ? -EPROTO : handles(&im, buf, length, error);
 			break;
 		case MIGRATE_REC_END:
-			err = end(&im, why, why_len);
+			err = end(&im, error);
 			ended = !err;
 			break;
 		default:
@@ -450,7 +443,7 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
 /* ------------------------------------------------------------- adopt */
 
 int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name,
-                  uint32_t owner_uid, struct vgpud_device **out, char *why, size_t why_len)
+                  uint32_t owner_uid, struct vgpud_device **out, struct vgpu_error *error)
 {
 	struct vgpud_device *dev;
 	int err = 0;
@@ -464,13 +457,12 @@ int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name
 	else
 		dev->parked = false; /* ours now */
 	vgpu_mutex_unlock(&d->registry.lock);
-	if (err) {
-		vgpu_why(why, why_len, err == -ENOENT ? "no imported VM '%s' waits here; import "
-		                                        "(migrate, restore) it first"
-		                                      : "VM '%s' belongs to another user",
-		         vm_name);
-		return err;
-	}
+	if (err)
+		return vgpu_error_set(error, err,
+		                      err == -ENOENT ? "no imported VM '%s' waits here; import "
+		                      "(migrate, restore) it first"
+		                      : "VM '%s' belongs to another user",
+		                      vm_name);
 	vgpu_device_pause_worker(dev);
 	__atomic_store_n(&dev->transport, t, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < VGPU_MAX_CHANNELS && !err; i++)
@@ -478,7 +470,8 @@ int migrate_adopt(struct vgpud *d, struct vgpu_transport *t, const char *vm_name
 			err = channel_window_republish(dev->windows[i], t);
 	vgpu_device_resume_worker(dev); /* serves what waits in the ring */
 	if (err) {
-		vgpu_why(why, why_len, "cannot map the VM's channel windows: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot map the VM's channel windows: %s",
+		               strerror(-err));
 		vgpu_device_detach(dev);
 		return err;
 	}

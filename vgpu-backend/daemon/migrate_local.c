@@ -15,6 +15,7 @@
 #include "local_socket.h"
 #include "log.h"
 #include "migrate.h"
+#include "vgpu/error.h"
 
 void migrate_local_init(struct migrate_local *m)
 {
@@ -43,6 +44,7 @@ static void cancel(struct migrate_local *m)
 static int start(struct migrate_local *m, struct vgpud *d, struct vgpud_device *dev, int fd,
                  uint32_t flags, struct vgpu_local_export_reply *r)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	int err;
 
 	if (m->export || m->held) {
@@ -52,8 +54,9 @@ static int start(struct migrate_local *m, struct vgpud *d, struct vgpud_device *
 		return -EBUSY;
 	}
 	err = migrate_export_start(d, dev->name, fd, -1, flags & VGPU_LOCAL_EXPORT_PRECOPY,
-	                           &m->export, r->message, sizeof(r->message));
+	                           &m->export, &error);
 	if (err) {
+		vgpu_error_text(&error, r->message, sizeof(r->message));
 		close(fd);
 		return err;
 	}
@@ -76,6 +79,7 @@ int migrate_local_serve(struct migrate_local *m, struct vgpud *d, struct vgpud_d
                         int sock, struct vgpu_local_msg *msg, int timeout_ms)
 {
 	const struct vgpu_local_export *req = &msg->payload.export_request;
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_local_export_reply r;
 	struct migrate_result result;
 	bool is_start = msg->header.size == sizeof(*req) && req->op == VGPU_LOCAL_EXPORT_START;
@@ -110,7 +114,8 @@ int migrate_local_serve(struct migrate_local *m, struct vgpud *d, struct vgpud_d
 			         dev->name);
 			break;
 		}
-		err = migrate_export_finish_held(m->export, &result, r.message, sizeof(r.message));
+		err = migrate_export_finish_held(m->export, &result, &error);
+		vgpu_error_text(&error, r.message, sizeof(r.message));
 		m->export = NULL;
 		close_stream(m); /* the frontend reads to the end of the stream */
 		m->held = !err;

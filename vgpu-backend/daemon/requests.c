@@ -17,6 +17,7 @@
 #include "requests.h"
 #include "share_limits.h"
 #include "vgpu/abi/module_table.h"
+#include "vgpu/error.h"
 
 static enum vgpu_status status_of_errno(int err)
 {
@@ -111,6 +112,7 @@ static void handle_stats(struct vgpud_device *dev, struct vgpu_response *respons
 static void handle_alloc(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
                          struct vgpu_response *response)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_buffer_info info;
 	struct vgpu_alloc_response r;
 	int err;
@@ -123,20 +125,20 @@ static void handle_alloc(struct vgpud_device *dev, const struct vgpu_mailbox_req
 		return;
 	}
 	err = vgpu_core_alloc(dev->vm, req->u.alloc.bytes, req->u.alloc.priority,
-	                      req->u.alloc.flags, &info);
+	                      req->u.alloc.flags, &info, &error);
 	if (err) {
 		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_DEBUG, "VM '%s': ALLOC %llu: %s",
 		                      dev->name, (unsigned long long)req->u.alloc.bytes,
-		                      vgpu_core_last_error());
+		                      vgpu_error_msg(&error));
 		reply(response, status_of_errno(err), NULL, 0);
 		return;
 	}
 	memset(&r, 0, sizeof(r));
 	err = handle_table_add(&dev->handles, info.handle, &r.handle);
 	if (err) {
-		if (vgpu_core_free(dev->vm, info.handle))
+		if (vgpu_core_free(dev->vm, info.handle, &error))
 			log_warn("VM '%s': the buffer of a refused ALLOC stays allocated: %s",
-			         dev->name, vgpu_core_last_error());
+			         dev->name, vgpu_error_msg(&error));
 		reply(response, status_of_errno(err), NULL, 0);
 		return;
 	}
@@ -152,7 +154,7 @@ static void handle_free(struct vgpud_device *dev, const struct vgpu_mailbox_requ
 	int err = handle_table_lookup(&dev->handles, req->u.free.handle, &handle);
 
 	if (!err)
-		err = vgpu_core_free(dev->vm, handle);
+		err = vgpu_core_free(dev->vm, handle, NULL);
 	if (!err)
 		handle_table_remove(&dev->handles, req->u.free.handle);
 	reply(response, status_of_errno(err), NULL, 0);
@@ -165,7 +167,7 @@ static void handle_set_priority(struct vgpud_device *dev, const struct vgpu_mail
 	int err = handle_table_lookup(&dev->handles, req->u.set_priority.handle, &handle);
 
 	if (!err)
-		err = vgpu_core_set_priority(dev->vm, handle, req->u.set_priority.priority);
+		err = vgpu_core_set_priority(dev->vm, handle, req->u.set_priority.priority, NULL);
 
 	reply(response, status_of_errno(err), NULL, 0);
 }
@@ -181,7 +183,7 @@ static void module_load_failed(struct vgpud_device *dev, const struct vgpu_modul
 	if (q->table_bytes < sizeof(header))
 		return;
 	vgpu_module_table_failure(&header, message);
-	if (vgpu_core_vm_write(dev->vm, q->table_va, &header, sizeof(header)))
+	if (vgpu_core_vm_write(dev->vm, q->table_va, &header, sizeof(header), NULL))
 		vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
 		                      "VM '%s': MODULE_LOAD's table at %#llx is not mapped",
 		                      dev->name, (unsigned long long)q->table_va);
@@ -194,7 +196,7 @@ static char *read_image(struct vgpud_device *dev, const struct vgpu_module_load_
 
 	if (!image)
 		return NULL;
-	if (vgpu_core_vm_read(dev->vm, q->image_va, image, q->image_bytes)) {
+	if (vgpu_core_vm_read(dev->vm, q->image_va, image, q->image_bytes, NULL)) {
 		free(image);
 		return NULL;
 	}
@@ -211,6 +213,7 @@ static char *read_image(struct vgpud_device *dev, const struct vgpu_module_load_
 static void handle_module_load(struct vgpud_device *dev, const struct vgpu_mailbox_request *req,
                                struct vgpu_response *response)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const struct vgpu_module_load_request *q = &req->u.module_load;
 	struct vgpu_module_load_response r;
 	struct vgpu_module_loaded loaded;
@@ -239,10 +242,10 @@ static void handle_module_load(struct vgpud_device *dev, const struct vgpu_mailb
 		return;
 	}
 	err = vgpu_core_module_load(dev->vm, image, q->image_bytes, "module",
-	                            VGPU_PRIORITY_DEFAULT, &loaded);
+	                            VGPU_PRIORITY_DEFAULT, &loaded, &error);
 	free(image);
 	if (err) {
-		module_load_failed(dev, q, vgpu_core_last_error());
+		module_load_failed(dev, q, vgpu_error_msg(&error));
 		reply(response, err == -EDQUOT || err == -ENOMEM ? VGPU_STATUS_NO_MEMORY
 		                : err == -ENOSPC ? VGPU_STATUS_LIMIT
 		                : VGPU_STATUS_INVALID, NULL, 0);
@@ -252,11 +255,11 @@ static void handle_module_load(struct vgpud_device *dev, const struct vgpu_mailb
 	r.table_bytes = table_bytes;
 	if (!err && table_bytes > q->table_bytes)
 		err = -ENOSPC;
-	if (!err && vgpu_core_vm_write(dev->vm, q->table_va, table, table_bytes))
+	if (!err && vgpu_core_vm_write(dev->vm, q->table_va, table, table_bytes, &error))
 		err = -EFAULT;
 	free(table);
 	if (err) {
-		vgpu_core_module_unload(dev->vm, loaded.id);
+		vgpu_core_module_unload(dev->vm, loaded.id, &error);
 		if (err != -ENOSPC)
 			module_load_failed(dev, q, "the module's table cannot be written to the VM");
 		reply(response, err == -ENOSPC ? VGPU_STATUS_LIMIT : status_of_errno(err), &r,
@@ -276,7 +279,7 @@ static void handle_module_unload(struct vgpud_device *dev,
                                  const struct vgpu_mailbox_request *req,
                                  struct vgpu_response *response)
 {
-	int err = vgpu_core_module_unload(dev->vm, req->u.module_unload.module);
+	int err = vgpu_core_module_unload(dev->vm, req->u.module_unload.module, NULL);
 
 	if (!err)
 		dev->modules--;
@@ -330,13 +333,14 @@ static void handle_channel_create(struct vgpud_device *dev,
 			.r = &r,
 			.status = VGPU_STATUS_LIMIT,
 		};
-		char why[256];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
 		/* the user's share of the GPU's channels (share_limits.h) */
-		if (vgpud_share_channel(dev->daemon, dev, create_channel, &call, why, sizeof(why)) ==
+		if (vgpud_share_channel(dev->daemon, dev, create_channel, &call, &why) ==
 		    -ENOSPC) {
 			vgpud_log_ratelimited(&dev->log_limit, VGPUD_LOG_INFO,
-			                      "VM '%s': CHANNEL_CREATE refused: %s", dev->name, why);
+			                      "VM '%s': CHANNEL_CREATE refused: "
+			                      "%s", dev->name, vgpu_error_msg(&why));
 			reply(response, VGPU_STATUS_LIMIT, NULL, 0);
 			return;
 		}

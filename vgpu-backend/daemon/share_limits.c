@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vgpu/error.h"
+
 #include "daemon.h"
 #include "device.h"
 #include "registry.h"
@@ -17,7 +19,7 @@
 static pthread_mutex_t channel_admission = PTHREAD_MUTEX_INITIALIZER;
 
 int vgpud_share_channel(struct vgpud *d, struct vgpud_device *dev, int (*create)(void *arg),
-                        void *arg, char *why, size_t why_len)
+                        void *arg, struct vgpu_error *error)
 {
 	uint32_t total = 0, mine = 0, max = d->caps.max_channels;
 	uint32_t per_uid = d->config.max_channels_per_uid, reserved = d->config.channels_reserved;
@@ -35,14 +37,15 @@ int vgpud_share_channel(struct vgpud *d, struct vgpud_device *dev, int (*create)
 		}
 		vgpu_mutex_unlock(&d->registry.lock);
 		if (per_uid && mine >= per_uid) {
-			snprintf(why, why_len, "user %u holds %u channels (max_channels_per_uid)",
-			         dev->owner_uid, mine);
-			err = -ENOSPC;
+			err = vgpu_error_set(error, -ENOSPC,
+			                     "user %u holds %u channels (max_channels_per_uid)",
+			                     dev->owner_uid, mine);
 		} else if (mine && total + 1 + reserved > max) {
-			snprintf(why, why_len, "%u of the GPU's %u channels are in use; the last %u "
-			         "are for users without a channel (channels_reserved)", total, max,
-			         reserved);
-			err = -ENOSPC;
+			err = vgpu_error_set(error, -ENOSPC,
+			                     "%u of the GPU's %u channels are in use; the last %u "
+			                     "are for users without a channel (channels_reserved)",
+			                     total, max,
+			                     reserved);
 		}
 	}
 	if (!err)

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 struct vgpud;
 struct vgpud_device;
 
@@ -33,10 +35,10 @@ struct vgpud_device;
  * Admit one more channel of dev and, when admitted, run create(arg) (which
  * makes the channel and counts it in dev->channels) with the admission
  * held, so that two VMs never both take the last channel. The status of
- * create, or -ENOSPC (why says which limit).
+ * create, or -ENOSPC (error says which limit).
  */
 int vgpud_share_channel(struct vgpud *d, struct vgpud_device *dev, int (*create)(void *arg),
-                        void *arg, char *why, size_t why_len);
+                        void *arg, struct vgpu_error *error);
 
 /* How many instances of profile VMs of uid hold now (the registry's). */
 uint32_t vgpud_share_instances_held(struct vgpud *d, uint32_t uid, const char *profile);

@@ -90,7 +90,7 @@ int vgpud_stats_snapshot_take(struct vgpud *d, struct vgpud_stats_snapshot *out)
 
 	/* The core's figures: one consistent snapshot that never waits for
 	 * an eviction. A VM that detached meanwhile is left out. */
-	err = vgpu_core_stats_snapshot(d->core, &out->core, &core_vms, &core_count);
+	err = vgpu_core_stats_snapshot(d->core, &out->core, &core_vms, &core_count, NULL);
 	if (err) {
 		free(core_ids);
 		vgpud_stats_snapshot_free(out);

@@ -45,6 +45,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -111,11 +113,11 @@ struct vgpu_attach_params {
  * server it starts. attach creates the VM in the core (with the profile's
  * weight and cap), its mailbox and registers, and starts its mailbox
  * worker. On failure it returns a negative errno and writes what was wrong
- * and what to do into why (shown to the VM's operator).
+ * and what to do into error (shown to the VM's operator).
  */
 struct vgpu_device_host {
 	int (*attach)(void *ctx, struct vgpu_transport *t, const struct vgpu_attach_params *params,
-	              struct vgpud_device **out, char *why, size_t why_len);
+	              struct vgpud_device **out, struct vgpu_error *error);
 	void *ctx;
 };
 

@@ -44,6 +44,7 @@
 
 #include "vgpu/abi/device_abi.h"
 #include "vgpu/abi/mdev_control.h"
+#include "vgpu/error.h"
 #include "transport.h"
 
 #include "log.h"
@@ -218,11 +219,10 @@ static void format_uuid(const struct vgpu_mdev_event *e, char out[37])
 /* A known mdev with its worker, in the server's list. 0, or a negative
  * errno + why. */
 static int add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e, const char *uuid,
-                    char *why, size_t why_len)
+                    struct vgpu_error *error)
 {
 	struct mdev_vgpu *v;
-	int err = mdev_vgpu_create(s, e->device_id, e->payload.device.type_index, uuid, &v, why,
-	                           why_len);
+	int err = mdev_vgpu_create(s, e->device_id, e->payload.device.type_index, uuid, &v, error);
 
 	if (err)
 		return err;
@@ -237,30 +237,29 @@ static int add_vgpu(struct mdev_server *s, const struct vgpu_mdev_event *e, cons
 static void handle_create(struct mdev_server *s, const struct vgpu_mdev_event *e, bool existing)
 {
 	unsigned type = e->payload.device.type_index;
-	char why[VGPU_MDEV_MESSAGE_MAX] = "", uuid[37];
+	struct vgpu_error why = VGPU_ERROR_INIT;
+	char uuid[37];
 	int err;
 
 	format_uuid(e, uuid);
 	if (type >= s->type_count) {
-		err = -EINVAL;
-		snprintf(why, sizeof(why), "unknown mdev type");
+		err = vgpu_error_set(&why, -EINVAL, "unknown mdev type");
 	} else if (find_vgpu(s, e->device_id)) {
-		err = -EEXIST;
-		snprintf(why, sizeof(why), "vgpud: device table");
+		err = vgpu_error_set(&why, -EEXIST, "vgpud: device table");
 	} else {
-		err = s->hooks.create(s->hooks.ctx, s->types[type].name, uuid, existing, why,
-		                      sizeof(why));
+		err = s->hooks.create(s->hooks.ctx, s->types[type].name, uuid, existing, &why);
 		if (!err) {
-			err = add_vgpu(s, e, uuid, why, sizeof(why));
+			err = add_vgpu(s, e, uuid, &why);
 			if (err) /* what create took goes back */
 				s->hooks.remove(s->hooks.ctx, s->types[type].name, uuid);
 		}
 	}
 	if (!existing)
-		mdev_reply(s, e->device_id, e->seq, err, err ? why : NULL);
+		mdev_reply(s, e->device_id, e->seq, err, vgpu_error_is_set(&why) ? why.msg : NULL);
 	else if (err)
 		log_warn("mdev %s of %s (created before vgpud started): %s", uuid,
-		         type < s->type_count ? s->types[type].name : "an unknown type", why);
+		         type < s->type_count ? s->types[type].name : "an unknown type",
+		         vgpu_error_msg(&why));
 	if (err)
 		return;
 	mdev_push_available(s, type);

@@ -29,12 +29,13 @@
 #include <systemd/sd-event.h>
 
 #include "vgpu/abi/mdev_control.h"
+#include "vgpu/error.h"
 #include "transport.h"
 
 struct mdev_server;
 
 /* What the transport asks of its owner. Each returns 0 or a negative
- * errno after writing what was wrong (and what to do) into why. */
+ * errno after writing what was wrong (and what to do) into error. */
 struct mdev_server_hooks {
 	void *ctx;
 	/* The mdev type of profile: sysfs name, name (= profile),
@@ -44,13 +45,13 @@ struct mdev_server_hooks {
 	/* An mdev of profile was created (existing: it was created before
 	 * this vgpud connected; the module asks nothing then). */
 	int (*create)(void *ctx, const char *profile, const char *uuid, bool existing,
-	              char *why, size_t why_len);
+	              struct vgpu_error *error);
 	/* The mdev is gone (no device attached any more). */
 	void (*remove)(void *ctx, const char *profile, const char *uuid);
 	/* QEMU opened the mdev (reset: VFIO_DEVICE_RESET of an open one, the
 	 * same VM again): attach a device for it on t. */
 	int (*attach)(void *ctx, struct vgpu_transport *t, const char *profile, const char *uuid,
-	              bool reset, struct vgpud_device **out, char *why, size_t why_len);
+	              bool reset, struct vgpud_device **out, struct vgpu_error *error);
 };
 
 struct mdev_server_config {
@@ -69,19 +70,19 @@ struct mdev_server_config {
  * its events on loop (the loop must not be running on another thread: the
  * caller creates the server before the loop runs, or on it; destroy it
  * once the loop has stopped, or on it). 0, or a negative errno after writing what was wrong
- * and what to do into why (-ENOENT: no such device, the module is not
+ * and what to do into error (-ENOENT: no such device, the module is not
  * loaded; -EBUSY: another vgpud is connected; -EPROTO: version mismatch).
  */
 int mdev_server_create(sd_event *loop, const struct mdev_server_config *config,
-                       struct mdev_server **out, char *why, size_t why_len);
+                       struct mdev_server **out, struct vgpu_error *error);
 
 /*
  * Ask describe_type again for every registered type and give the module
  * the new descriptions and available_instances (a profile changed:
  * set-profile, reload). Type names never change while mdevs exist.
- * 0 or a negative errno + why.
+ * 0 or a negative errno + error.
  */
-int mdev_server_refresh_types(struct mdev_server *server, char *why, size_t why_len);
+int mdev_server_refresh_types(struct mdev_server *server, struct vgpu_error *error);
 
 /* Ask describe_type for every type's available_instances again and give
  * them to the module (instances taken outside the transport: local

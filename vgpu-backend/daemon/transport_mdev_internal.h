@@ -25,6 +25,7 @@
 #include <systemd/sd-event.h>
 
 #include "vgpu/abi/mdev_control.h"
+#include "vgpu/error.h"
 #include "transport.h"
 
 #include "transport_mdev.h"
@@ -93,22 +94,22 @@ void mdev_push_gone(struct mdev_vgpu *v);
 void mdev_registers_written(struct mdev_vgpu *v, const struct vgpu_mdev_event_regs *regs);
 
 /* mdev_types.c: register the first VGPU_MDEV_MAX_TYPES of profiles as the
- * server's types (0 or a negative errno + why); give the module every
+ * server's types (0 or a negative errno + error); give the module every
  * type's description and available_instances as the hooks say them now
- * (0 or a negative errno + why); one type's available_instances (logged
+ * (0 or a negative errno + error); one type's available_instances (logged
  * when the module refuses). */
 int mdev_types_register(struct mdev_server *s, const char *const *profiles, size_t count,
-                        char *why, size_t why_len);
-int mdev_types_push(struct mdev_server *s, char *why, size_t why_len);
+                        struct vgpu_error *error);
+int mdev_types_push(struct mdev_server *s, struct vgpu_error *error);
 void mdev_push_available(struct mdev_server *s, unsigned type);
 
 /* mdev_worker.c: a new mdev (the event handler's CREATE or EXISTS) with its
- * worker thread started (0 or a negative errno + why); hand its worker
+ * worker thread started (0 or a negative errno + error); hand its worker
  * OPEN, CLOSE, RESET (0 or -ENOMEM), or REMOVE / JOB_STOP, its last (never
  * fails); join and free the retired mdevs whose worker has ended (all:
  * wait for each); free v once its worker is joined. */
 int mdev_vgpu_create(struct mdev_server *s, uint32_t id, uint32_t type_index,
-                     const char *uuid, struct mdev_vgpu **out, char *why, size_t why_len);
+                     const char *uuid, struct mdev_vgpu **out, struct vgpu_error *error);
 int mdev_queue_job(struct mdev_vgpu *v, uint32_t type, uint32_t seq);
 void mdev_reap_retired(struct mdev_server *s, bool all);
 void mdev_vgpu_free(struct mdev_vgpu *v);

@@ -13,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "vgpu/error.h"
+
 #include "log.h"
 
 static int make_parent(const char *path)
@@ -40,35 +42,33 @@ static bool someone_listens(const struct sockaddr_un *addr, int type)
 }
 
 int vgpud_listen_unix(const char *path, int type, const char *group, const char *what,
-                      char *why, size_t why_len)
+                      struct vgpu_error *error)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd, err;
 
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		snprintf(why, why_len, "%s path '%s' is longer than %zu bytes; choose a shorter one",
-		         what, path, sizeof(addr.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return vgpu_error_set(error, -ENAMETOOLONG,
+		                      "%s path '%s' is longer than %zu bytes; choose a shorter one",
+		                      what, path, sizeof(addr.sun_path) - 1);
 	strcpy(addr.sun_path, path);
 	err = make_parent(path);
-	if (err) {
-		snprintf(why, why_len, "cannot create the directory of %s %s: %s; create it or "
-		         "choose another path", what, path, strerror(-err));
-		return err;
-	}
+	if (err)
+		return vgpu_error_set(error, err,
+		                      "cannot create the directory of %s %s: %s; create it or "
+		                      "choose another path", what, path, strerror(-err));
 	fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = -errno;
-		snprintf(why, why_len, "cannot create the %s: %s", what, strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot create the %s: %s", what, strerror(-err));
 	}
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		if (errno != EADDRINUSE)
 			goto fail_bind;
 		if (someone_listens(&addr, type)) {
-			snprintf(why, why_len, "another server already listens on %s %s; stop it "
-			         "(another vgpud?) or choose another path", what, path);
+			vgpu_error_set(error, -EADDRINUSE,
+			               "another server already listens on %s %s; stop it (another "
+			               "vgpud?) or choose another path", what, path);
 			close(fd);
 			return -EADDRINUSE;
 		}
@@ -87,7 +87,8 @@ int vgpud_listen_unix(const char *path, int type, const char *group, const char 
 	}
 	if (listen(fd, 64) < 0) {
 		err = -errno;
-		snprintf(why, why_len, "cannot listen on %s %s: %s", what, path, strerror(-err));
+		vgpu_error_set(error, err, "cannot listen on %s %s: %s", what, path,
+		               strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -95,8 +96,9 @@ int vgpud_listen_unix(const char *path, int type, const char *group, const char 
 
 fail_bind:
 	err = -errno;
-	snprintf(why, why_len, "cannot bind the %s to %s: %s; check the directory's permissions",
-	         what, path, strerror(-err));
+	vgpu_error_set(error, err,
+	               "cannot bind the %s to %s: %s; check the directory's permissions",
+	               what, path, strerror(-err));
 	close(fd);
 	return err;
 }

@@ -13,12 +13,14 @@
 
 #include <stddef.h>
 
+#include "vgpu/error.h"
+
 /* type: SOCK_SEQPACKET or SOCK_STREAM; what: "tenant socket", for messages.
  * Returns the descriptor (close-on-exec, non-blocking), or a negative errno
- * after writing what was wrong and what to do into why. A mode or group
+ * after writing what was wrong and what to do into error. A mode or group
  * that cannot be set is logged as a warning. */
 int vgpud_listen_unix(const char *path, int type, const char *group, const char *what,
-                      char *why, size_t why_len);
+                      struct vgpu_error *error);
 
 /* Remove the socket file (at shutdown). */
 void vgpud_unlink_unix(const char *path);

@@ -24,22 +24,6 @@
 #define REQUEST_TIMEOUT_MS 30000
 #define DETACH_TIMEOUT_MS 60000
 
-static __thread char last_error[512];
-
-void vgpu_local_set_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-}
-
-const char *vgpu_local_device_last_error(void)
-{
-	return last_error[0] ? last_error : "no error";
-}
-
 static const char *socket_path_of(const struct vgpu_local_device_config *config)
 {
 	const char *env;
@@ -65,28 +49,28 @@ static bool name_ok(const char *name, bool allow_empty)
 	return true;
 }
 
-static int connect_to(const char *path)
+static int connect_to(const char *path, struct vgpu_error *error)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int sock, err;
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		vgpu_local_set_error("socket path '%s' is longer than %zu bytes; use a shorter "
-		                     "path", path, sizeof(addr.sun_path) - 1);
-		return -ENAMETOOLONG;
+		return vgpu_error_set(error, -ENAMETOOLONG,
+		                      "socket path '%s' is longer than %zu bytes; use a shorter "
+		                      "path", path, sizeof(addr.sun_path) - 1);
 	}
 	strcpy(addr.sun_path, path);
 	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sock < 0) {
 		err = -errno;
-		vgpu_local_set_error("cannot create a socket: %s", strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot create a socket: %s", strerror(-err));
 	}
 	if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		err = -errno;
-		vgpu_local_set_error("cannot connect to vgpud at %s: %s; is vgpud running? Start "
-		                     "it, or point VGPUD_SOCKET at its socket",
-		                     path, strerror(-err));
+		vgpu_error_set(error, err,
+		               "cannot connect to vgpud at %s: %s; is vgpud running? Start it, or "
+		               "point VGPUD_SOCKET at its socket",
+		               path, strerror(-err));
 		close(sock);
 		return err;
 	}
@@ -153,7 +137,7 @@ static int watch_hangup(struct vgpu_local_device *dev)
 }
 
 static int attach(struct vgpu_local_device *dev, const struct vgpu_local_device_config *config,
-                  int peer_backend, const char *path, uint32_t flags)
+                  int peer_backend, const char *path, uint32_t flags, struct vgpu_error *error)
 {
 	struct vgpu_local_attach request;
 	struct vgpu_local_msg reply;
@@ -172,75 +156,76 @@ static int attach(struct vgpu_local_device *dev, const struct vgpu_local_device_
 	err = vgpu_local_send(dev->sock, VGPU_LOCAL_ATTACH, 1, 0, &request, sizeof(request), fds,
 	                      VGPU_LOCAL_MAX_FDS, ATTACH_TIMEOUT_MS);
 	if (err) {
-		vgpu_local_set_error("cannot send ATTACH to vgpud at %s: %s", path, strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot send ATTACH to vgpud at %s: %s", path,
+		                      strerror(-err));
 	}
 	err = vgpu_local_recv(dev->sock, &reply, ATTACH_TIMEOUT_MS);
 	if (err) {
-		vgpu_local_set_error("vgpud at %s did not answer ATTACH: %s; check its log", path,
-		                     err == -EPIPE ? "it closed the connection" : strerror(-err));
-		return err == -EPIPE ? -ECONNRESET : err;
+		return vgpu_error_set(error, err == -EPIPE ? -ECONNRESET : err,
+		                      "vgpud at %s did not answer ATTACH: %s; check its log", path,
+		                      err == -EPIPE ? "it closed the connection" : strerror(-err));
 	}
 	if (reply.header.type != VGPU_LOCAL_ATTACH || reply.header.flags != VGPU_LOCAL_FLAG_REPLY ||
 	    reply.header.size != sizeof(*r) || reply.nfds != (r->status == 0 ? 1u : 0u)) {
 		vgpu_local_msg_close_fds(&reply);
-		vgpu_local_set_error("vgpud at %s sent a malformed ATTACH reply; are vgpud and this "
-		                     "program from the same build?", path);
-		return -EPROTO;
+		return vgpu_error_set(error, -EPROTO,
+		                      "vgpud at %s sent a malformed ATTACH reply; are vgpud and "
+		                      "this program from the same build?", path);
 	}
 	if (r->status) {
 		char message[VGPU_LOCAL_MESSAGE_MAX];
 
 		memcpy(message, r->message, sizeof(message));
 		message[sizeof(message) - 1] = '\0';
-		vgpu_local_set_error("vgpud refused to attach VM '%s': %s", config->vm_name,
-		                     message[0] ? message : strerror(-r->status));
-		return r->status < 0 ? r->status : -EPROTO;
+		return vgpu_error_set(error, r->status < 0 ? r->status : -EPROTO,
+		                      "vgpud refused to attach VM '%s': %s", config->vm_name,
+		                      message[0] ? message : strerror(-r->status));
 	}
 	if (r->mailbox_offset != VGPU_MAILBOX_OFFSET || r->mailbox_size != VGPU_MAILBOX_SIZE ||
 	    r->bar2_size != VGPU_BAR2_SIZE) {
 		vgpu_local_msg_close_fds(&reply);
-		vgpu_local_set_error("vgpud at %s uses a different BAR2 layout (device ABI); "
-		                     "rebuild this program against vgpud's headers", path);
-		return -EPROTO;
+		return vgpu_error_set(error, -EPROTO,
+		                      "vgpud at %s uses a different BAR2 layout (device ABI); "
+		                      "rebuild this program against vgpud's headers", path);
 	}
 	mapped = mmap(dev->bar2 + VGPU_MAILBOX_OFFSET, VGPU_MAILBOX_SIZE, PROT_READ | PROT_WRITE,
 	              MAP_SHARED | MAP_FIXED, reply.fds[0], (off_t)r->mailbox_fd_offset);
 	err = mapped == MAP_FAILED ? -errno : 0;
 	vgpu_local_msg_close_fds(&reply);
 	if (err) {
-		vgpu_local_set_error("cannot map the mailbox vgpud sent: %s", strerror(-err));
-		return err;
+		return vgpu_error_set(error, err, "cannot map the mailbox vgpud sent: %s",
+		                      strerror(-err));
 	}
 	dev->vm_id = r->vm_id;
 	return 0;
 }
 
 /* The names of config as vgpud takes them. 0 or -EINVAL (error set). */
-static int check_config(const struct vgpu_local_device_config *config)
+static int check_config(const struct vgpu_local_device_config *config, struct vgpu_error *error)
 {
 	if (!name_ok(config->vm_name, false)) {
-		vgpu_local_set_error("VM name '%s' is invalid: use 1 to %u printable characters "
-		                     "without spaces", config->vm_name ? config->vm_name : "(null)",
-		                     VGPU_LOCAL_NAME_MAX - 1);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "VM name '%s' is invalid: use 1 to %u printable characters "
+		                      "without spaces", config->vm_name ? config->vm_name : "(null)",
+		                      VGPU_LOCAL_NAME_MAX - 1);
 	}
 	if (!name_ok(config->profile, true)) {
-		vgpu_local_set_error("profile name '%s' is invalid: use up to %u printable "
-		                     "characters without spaces", config->profile,
-		                     VGPU_LOCAL_NAME_MAX - 1);
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "profile name '%s' is invalid: use up to %u printable "
+		                      "characters without spaces", config->profile,
+		                      VGPU_LOCAL_NAME_MAX - 1);
 	}
 	return 0;
 }
 
 /* A device with nothing open yet (NULL: out of memory, error set). */
-static struct vgpu_local_device *device_new(const struct vgpu_local_device_config *config)
+static struct vgpu_local_device *device_new(const struct vgpu_local_device_config *config,
+                                             struct vgpu_error *error)
 {
 	struct vgpu_local_device *dev = calloc(1, sizeof(*dev));
 
 	if (!dev) {
-		vgpu_local_set_error("out of memory");
+		vgpu_error_set(error, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	dev->sock = dev->backend_sock = dev->kick_fd = dev->irq_epoll = -1;
@@ -256,72 +241,73 @@ static struct vgpu_local_device *device_new(const struct vgpu_local_device_confi
 
 /* Reserve all of BAR2 (unbacked parts read as zero) and trap its window
  * accesses. 0 or a negative errno (error set). */
-static int reserve_bar2(struct vgpu_local_device *dev)
+static int reserve_bar2(struct vgpu_local_device *dev, struct vgpu_error *error)
 {
 	dev->bar2 = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE,
 	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (dev->bar2 == MAP_FAILED) {
 		dev->bar2 = NULL;
-		vgpu_local_set_error("cannot reserve %u bytes of address space for BAR2",
-		                     VGPU_BAR2_SIZE);
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM,
+		                      "cannot reserve %u bytes of address space for BAR2",
+		                      VGPU_BAR2_SIZE);
 	}
 	dev->trap_slot = vgpu_window_trap_register(dev->bar2, VGPU_BAR2_SIZE);
 	if (dev->trap_slot < 0) {
-		vgpu_local_set_error("cannot install the window trap: %s (too many devices open "
-		                     "in this process?)", strerror(-dev->trap_slot));
-		return dev->trap_slot;
+		return vgpu_error_set(error, dev->trap_slot,
+		                      "cannot install the window trap: %s (too many devices open "
+		                      "in this process?)", strerror(-dev->trap_slot));
 	}
 	return 0;
 }
 
 int vgpu_local_device_open(const struct vgpu_local_device_config *config,
-                           struct vgpu_local_device **out)
+                           struct vgpu_local_device **out, struct vgpu_error *error)
 {
 	struct vgpu_local_device *dev;
 	const char *path;
 	int peer_backend = -1, err;
 
 	if (!config || !out) {
-		vgpu_local_set_error("vgpu_local_device_open needs a config and a place for the "
-		                     "device");
-		return -EINVAL;
+		return vgpu_error_set(error, -EINVAL,
+		                      "vgpu_local_device_open needs a config and a place for the "
+		                      "device");
 	}
-	err = check_config(config);
+	err = check_config(config, error);
 	if (err)
 		return err;
-	dev = device_new(config);
+	dev = device_new(config, error);
 	if (!dev)
 		return -ENOMEM;
 	path = socket_path_of(config);
 	err = make_fds(dev, &peer_backend);
 	if (err) {
-		vgpu_local_set_error("cannot create the device's sockets and eventfds: %s",
-		                     strerror(-err));
+		vgpu_error_set(error, err, "cannot create the device's sockets and eventfds: %s",
+		               strerror(-err));
 		goto fail;
 	}
-	err = reserve_bar2(dev);
+	err = reserve_bar2(dev, error);
 	if (err)
 		goto fail;
-	dev->sock = connect_to(path);
+	dev->sock = connect_to(path, error);
 	if (dev->sock < 0) {
 		err = dev->sock;
 		goto fail;
 	}
 	err = vgpu_local_agent_start(dev);
 	if (err) {
-		vgpu_local_set_error("cannot start the device's agent thread: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot start the device's agent thread: %s",
+		               strerror(-err));
 		goto fail;
 	}
 	snprintf(dev->vm_name, sizeof(dev->vm_name), "%s", config->vm_name);
-	err = attach(dev, config, peer_backend, path, 0);
+	err = attach(dev, config, peer_backend, path, 0, error);
 	close(peer_backend);
 	peer_backend = -1;
 	if (err)
 		goto fail;
 	err = watch_hangup(dev);
 	if (err) {
-		vgpu_local_set_error("cannot watch the vgpud connection: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot watch the vgpud connection: %s", strerror(-err));
 		goto fail;
 	}
 	*out = dev;
@@ -479,7 +465,8 @@ uint64_t vgpu_local_device_swap_waits(void)
 	return vgpu_window_trap_waits();
 }
 
-int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_path)
+int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_path,
+                           struct vgpu_error *error)
 {
 	struct vgpu_local_device_config config = { .socket_path = socket_path };
 	const char *path;
@@ -499,11 +486,11 @@ int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_pat
 	atomic_store(&dev->gone, true);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
 		err = -errno;
-		vgpu_local_set_error("cannot create the backend channel: %s", strerror(-err));
+		vgpu_error_set(error, err, "cannot create the backend channel: %s", strerror(-err));
 		goto out;
 	}
 	dev->backend_sock = pair[0];
-	dev->sock = connect_to(path);
+	dev->sock = connect_to(path, error);
 	if (dev->sock < 0) {
 		err = dev->sock;
 		close(pair[1]);
@@ -511,7 +498,7 @@ int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_pat
 	}
 	err = vgpu_local_agent_start(dev);
 	if (!err)
-		err = attach(dev, &config, pair[1], path, VGPU_LOCAL_ATTACH_RESUME);
+		err = attach(dev, &config, pair[1], path, VGPU_LOCAL_ATTACH_RESUME, error);
 	close(pair[1]);
 	if (!err)
 		err = watch_hangup(dev);

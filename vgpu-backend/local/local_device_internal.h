@@ -43,7 +43,4 @@ struct vgpu_local_device {
 int vgpu_local_agent_start(struct vgpu_local_device *dev);
 void vgpu_local_agent_stop(struct vgpu_local_device *dev);
 
-/* Record the last error of this thread (printf style). */
-void vgpu_local_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif /* VGPU_LOCAL_DEVICE_INTERNAL_H */

@@ -33,9 +33,12 @@ struct fairness_result {
 	unsigned steps;
 };
 
+/* The last core call's failure (the core calls below pass it; one thread). */
+static struct vgpu_error core_error;
+
 static void die(const char *what)
 {
-	fprintf(stderr, "vgpu-report: fairness: %s: %s\n", what, vgpu_core_last_error());
+	fprintf(stderr, "vgpu-report: fairness: %s: %s\n", what, vgpu_error_msg(&core_error));
 	exit(2);
 }
 
@@ -93,7 +96,7 @@ static void run(struct report *report, const struct fairness_setup *setup, const
 	vgpu_core_config_defaults(&config);
 	config.chunk_bytes = setup->chunk;
 	config.return_interval_ms = 0;
-	if (vgpu_core_create(hal, &config, &core))
+	if (vgpu_core_create(hal, &config, &core, &core_error))
 		die("core");
 	fprintf(dat, "# step, then per VM: resident chunks, evicted chunks\n");
 	for (unsigned v = 0; v < setup->vms; v++) {
@@ -104,7 +107,7 @@ static void run(struct report *report, const struct fairness_setup *setup, const
 		vgpu_vm_config_defaults(&vm);
 		vm.name = name;
 		vm.weight = setup->weights[v];
-		if (vgpu_core_vm_create(core, &vm, &vms[v]))
+		if (vgpu_core_vm_create(core, &vm, &vms[v], &core_error))
 			die("vm");
 		buffers[v] = calloc(per_vm, sizeof(*buffers[v]));
 		if (!buffers[v])
@@ -117,7 +120,7 @@ static void run(struct report *report, const struct fairness_setup *setup, const
 
 		for (unsigned i = 0; i < per_vm; i++) {
 			if (vgpu_core_alloc(vms[v], setup->chunk, VGPU_PRIORITY_DEFAULT, 0,
-			                    &buffers[v][i]))
+			                    &buffers[v][i], &core_error))
 				die("alloc");
 			record(dat, step++, vms, setup->vms, setup->chunk);
 		}
@@ -129,18 +132,19 @@ static void run(struct report *report, const struct fairness_setup *setup, const
 	/* Then the first frees everything; the return pass gives the others
 	 * back what fits. */
 	for (unsigned i = 0; i < per_vm; i++)
-		vgpu_core_free(vms[0], buffers[0][i].handle);
-	vgpu_core_return_pass(core);
+		vgpu_core_free(vms[0], buffers[0][i].handle, &core_error);
+	vgpu_core_return_pass(core, &core_error);
 	/* The state after it, drawn over a few steps so the plot shows it. */
 	for (unsigned i = 0; i < 6; i++)
 		record(dat, step++, vms, setup->vms, setup->chunk);
 	result->steps = step;
 	fclose(dat);
 	{
-		char why[256];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
-		if (vgpu_core_check_invariants(core, why, sizeof(why)))
-			report_check(report, false, "%s: core invariants: %s", setup->name, why);
+		if (vgpu_core_check_invariants(core, &why))
+			report_check(report, false, "%s: core invariants: %s", setup->name,
+			             vgpu_error_msg(&why));
 	}
 	for (unsigned v = 0; v < setup->vms; v++)
 		free(buffers[v]);
@@ -195,16 +199,22 @@ void experiment_fairness(struct report *report)
 	snprintf(body, sizeof(body),
 	         "plot 'fairness-pair.dat' using 1:2 with fsteps title 'alloc1 resident', \\\n"
 	         "     'fairness-pair.dat' using 1:4 with fsteps title 'alloc2 resident', \\\n"
-	         "     'fairness-pair.dat' using 1:3 with fsteps dashtype 2 title 'alloc1 evicted', \\\n"
-	         "     'fairness-pair.dat' using 1:5 with fsteps dashtype 2 title 'alloc2 evicted'");
+	         "     'fairness-pair.dat' using 1:3 with fsteps dashtype 2 title 'alloc1 "
+	         "evicted', \\\n"
+	         "     'fairness-pair.dat' using 1:5 with fsteps dashtype 2 title 'alloc2 "
+	         "evicted'");
 	report_plot(report, "fairness-pair", "Two VMs allocating 32 MiB chunks (paper Figure 4)",
-	            "allocation step (the last few: after alloc1 freed everything and a return pass)", "chunks", body);
+	            "allocation step (the last few: after alloc1 freed everything and a return "
+	            "pass)", "chunks", body);
 	snprintf(body, sizeof(body),
-	         "plot 'fairness-weighted.dat' using 1:2 with fsteps title 'alloc1 (weight 1)', \\\n"
-	         "     'fairness-weighted.dat' using 1:4 with fsteps title 'alloc2 (weight 2)', \\\n"
+	         "plot 'fairness-weighted.dat' using 1:2 with fsteps title 'alloc1 (weight 1)', "
+	         "\\\n"
+	         "     'fairness-weighted.dat' using 1:4 with fsteps title 'alloc2 (weight 2)', "
+	         "\\\n"
 	         "     'fairness-weighted.dat' using 1:6 with fsteps title 'alloc3 (weight 1)'");
 	report_plot(report, "fairness-weighted", "Weighted 1:2:1: resident chunks per VM",
-	            "allocation step (the last few: after alloc1 freed everything and a return pass)", "resident chunks",
+	            "allocation step (the last few: after alloc1 freed everything and a return "
+	            "pass)", "resident chunks",
 	            body);
 	report_check(report, a.resident_chunks[0] + a.resident_chunks[1] == 43 &&
 	             ((a.resident_chunks[0] == 21 && a.resident_chunks[1] == 22) ||

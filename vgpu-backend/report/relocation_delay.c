@@ -102,18 +102,18 @@ static int create(struct setup *s, uint64_t seed)
 	core.return_interval_ms = 0;
 	core.on_fence = sim_guest_on_fence;
 	core.on_channel_error = sim_guest_on_channel_error;
-	err = vgpu_core_create(s->hal, &core, &s->core);
+	err = vgpu_core_create(s->hal, &core, &s->core, NULL);
 	if (err)
 		return err;
 	vgpu_vm_config_defaults(&vm);
 	vm.name = "victim";
-	err = vgpu_core_vm_create(s->core, &vm, &s->victim);
+	err = vgpu_core_vm_create(s->core, &vm, &s->victim, NULL);
 	if (!err)
 		err = sim_guest_create(s->hal, s->victim, &s->victim_guest);
 	for (unsigned i = 0; !err && i < VICTIM_BUFFERS; i++) {
 		struct vgpu_buffer_info buffer;
 
-		err = vgpu_core_alloc(s->victim, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &buffer);
+		err = vgpu_core_alloc(s->victim, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &buffer, NULL);
 		if (!err) {
 			s->victim_va[i] = buffer.gpu_va;
 			err = sim_guest_run(s->victim_guest, words,
@@ -123,7 +123,7 @@ static int create(struct setup *s, uint64_t seed)
 	}
 	vm.name = "allocating";
 	if (!err)
-		err = vgpu_core_vm_create(s->core, &vm, &s->vm);
+		err = vgpu_core_vm_create(s->core, &vm, &s->vm, NULL);
 	if (!err)
 		err = sim_guest_create(s->hal, s->vm, &s->guest);
 	return err;
@@ -133,6 +133,7 @@ static int create(struct setup *s, uint64_t seed)
 static int run_one(const struct workload *workload, bool contention, uint64_t seed,
                    unsigned index, struct samples *out)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct setup s = { 0 };
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int err = create(&s, seed);
@@ -162,7 +163,7 @@ static int run_one(const struct workload *workload, bool contention, uint64_t se
 		vgpu_core_vm_stats(s.victim, &vb);
 		model_before = vgpu_hal_engine_modeled_ns(s.hal, VGPU_ENGINE_COPY);
 		start = now_ns();
-		err = vgpu_core_alloc(s.vm, buffer->bytes, buffer->priority, 0, &info);
+		err = vgpu_core_alloc(s.vm, buffer->bytes, buffer->priority, 0, &info, &error);
 		wall = now_ns() - start;
 		model = vgpu_hal_engine_modeled_ns(s.hal, VGPU_ENGINE_COPY) - model_before;
 		vgpu_core_stats(s.core, &after);
@@ -198,7 +199,7 @@ static int run_one(const struct workload *workload, bool contention, uint64_t se
 	}
 	if (err)
 		fprintf(stderr, "vgpu-report: relocation delay, %s: %s (%s)\n", workload->name,
-		        strerror(err < 0 ? -err : err), vgpu_core_last_error());
+		        strerror(err < 0 ? -err : err), vgpu_error_msg(&error));
 	teardown(&s);
 	return err;
 }
@@ -279,7 +280,8 @@ static void plot(struct report *report, const struct samples *all)
 	fclose(dat);
 	snprintf(body, sizeof(body),
 	         "set yrange [0:*]\nset xrange [0:*]\n"
-	         "plot 'relocation-delay.dat' index 0 with points title 'allocating, idle victim', \\\n"
+	         "plot 'relocation-delay.dat' index 0 with points title 'allocating, idle victim', "
+	         "\\\n"
 	         "     '' index 1 with points title 'allocating, victim running', \\\n"
 	         "     '' index 2 with points title 'victim (idle)', \\\n"
 	         "     '' index 3 with points title 'victim (running)'");
@@ -305,7 +307,8 @@ void experiment_relocation_delay(struct report *report)
 	          "60 ms for both allocating and victim applications\"*; the dummy never submits "
 	          "commands, so *\"no draining of command submission channels takes place\"* "
 	          "(Fig. 6.6). With a second instance running kernels instead (Figs. 6.7, 6.8): "
-	          "*\"the latency experienced by most of the applications when allocating memory is "
+	          "*\"the latency experienced by most of the applications when allocating memory "
+	          "is "
 	          "increased under contention, but generally remains below 100 ms\"*, *\"the "
 	          "runtime of both policys was negligible\"*, and *\"the latency seen by victim "
 	          "applications was lower than that experienced by allocating applications: For "
@@ -321,10 +324,13 @@ void experiment_relocation_delay(struct report *report)
 	          "memory for it; the allocating side's delay (the allocation call's host work, "
 	          "**wall-clock on this host**, plus the copy at its **modeled** duration); the "
 	          "victim's delay (the core's pause from suspending a VM's channels to resuming "
-	          "them, per VM suspended, the copy at its modeled duration, the rest wall-clock) and, of that, its drain (**wall-clock**: "
+	          "them, per VM suspended, the copy at its modeled duration, the rest wall-clock) "
+	          "and, of that, its drain (**wall-clock**: "
 	          "simgpu runs the queued kernel on a host thread). *Idle*: the victim submits "
-	          "nothing (the thesis's dummy). *Running*: the victim keeps a stream kernel (4 MiB, "
-	          "8 passes) queued on its channel while the other VM allocates (the thesis's second "
+	          "nothing (the thesis's dummy). *Running*: the victim keeps a stream kernel (4 "
+	          "MiB, "
+	          "8 passes) queued on its channel while the other VM allocates (the thesis's "
+	          "second "
 	          "instance; the workload itself runs no kernels during its allocations, as in the "
 	          "thesis).\n\n",
 	          seeds, seeds == 1 ? " (quick version; the full report runs 5)" : "s");
@@ -386,7 +392,8 @@ void experiment_relocation_delay(struct report *report)
 		pred_a_le_b_case(&v, "drain per suspension", "idle victim's", "running victim's",
 		                 idle.drain_mean, busy.drain_mean, -0.9);
 		verdict_end(report, &v, "an idle channel's drain is still a suspend handshake with "
-		            "simgpu's channel thread (which sleeps up to 200 µs when idle), wall-clock "
+		            "simgpu's channel thread (which sleeps up to 200 µs when idle), "
+		            "wall-clock "
 		            "and stretched on a loaded host");
 		verdict_begin(&v, "T6.7", "under contention the allocating side's delay is larger than "
 		              "without, and stays below 100 ms (mean per workload)");
@@ -399,8 +406,10 @@ void experiment_relocation_delay(struct report *report)
 			pred_in_range(&v, workload_get(w, report->quick)->name, s.alloc_mean, 0, 100, "ms");
 		}
 		verdict_end(report, &v, "the allocating side waits for the victim's drain only "
-		            "through the relocation; in simgpu that drain is the host thread finishing "
-		            "the queued kernel, and on a loaded host the wall-clock parts vary more "
+		            "through the relocation; in simgpu that drain is the host thread "
+		            "finishing "
+		            "the queued kernel, and on a loaded host the wall-clock parts vary "
+		            "more "
 		            "than the drain adds");
 		verdict_begin(&v, "T6.7", "under contention the policy's runtime is negligible (<= 5 %% "
 		              "of the allocating side's delay)");
@@ -448,7 +457,8 @@ void experiment_relocation_delay(struct report *report)
 			pred_linear(&v, c ? "victim running" : "idle victim", x, y, n, 0.9);
 		}
 		verdict_end(report, &v, "the victim's delay here is mostly host work (wall-clock: "
-		            "suspending, draining, page tables, freeing VRAM) around a short modeled "
+		            "suspending, draining, page tables, freeing VRAM) around a short "
+		            "modeled "
 		            "copy, and that work does not grow with the bytes as a DMA does");
 	}
 }

@@ -22,9 +22,12 @@ struct setup {
 	struct vgpu_core *core;
 };
 
+/* The last core call's failure (the core calls below pass it; one thread). */
+static struct vgpu_error core_error;
+
 static void die(const char *what)
 {
-	fprintf(stderr, "vgpu-report: scaling: %s: %s\n", what, vgpu_core_last_error());
+	fprintf(stderr, "vgpu-report: scaling: %s: %s\n", what, vgpu_error_msg(&core_error));
 	exit(2);
 }
 
@@ -50,7 +53,7 @@ static void setup(struct setup *s, uint64_t vram, uint64_t chunk)
 	vgpu_core_config_defaults(&config);
 	config.chunk_bytes = chunk;
 	config.return_interval_ms = 0;
-	if (vgpu_core_create(s->hal, &config, &s->core))
+	if (vgpu_core_create(s->hal, &config, &s->core, &core_error))
 		die("core");
 }
 
@@ -69,7 +72,7 @@ static struct vgpu_vm *vm(struct setup *s, unsigned index)
 	snprintf(name, sizeof(name), "vm%u", index);
 	vgpu_vm_config_defaults(&config);
 	config.name = name;
-	if (vgpu_core_vm_create(s->core, &config, &out))
+	if (vgpu_core_vm_create(s->core, &config, &out, &core_error))
 		die("vm");
 	return out;
 }
@@ -78,7 +81,7 @@ static void alloc(struct vgpu_vm *vm, uint64_t bytes)
 {
 	struct vgpu_buffer_info buffer;
 
-	if (vgpu_core_alloc(vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &buffer))
+	if (vgpu_core_alloc(vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &buffer, &core_error))
 		die("alloc");
 }
 
@@ -112,10 +115,10 @@ static double alloc_latency_us(unsigned vms, unsigned cycles)
 		struct vgpu_buffer_info buffer;
 		uint64_t t0 = now_ns();
 
-		if (vgpu_core_alloc(first, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &buffer))
+		if (vgpu_core_alloc(first, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &buffer, &core_error))
 			die("alloc");
 		samples[i] = now_ns() - t0;
-		vgpu_core_free(first, buffer.handle);
+		vgpu_core_free(first, buffer.handle, &core_error);
 	}
 	qsort(samples, cycles, sizeof(*samples), compare_u64);
 	median = samples[cycles / 2] / 1e3;
@@ -191,7 +194,8 @@ static void daemon_memory(struct report *report)
 	if (!report->bench_json || !(bench = json_object_from_file(report->bench_json))) {
 		report_md(report, "Allocation latency per size (4 KiB … 256 MiB) and the daemon's "
 		          "memory per tenant: no `build/bench/bench.json` yet; `./vgpu-dev bench` "
-		          "measures them (core-bench; daemon-bench: vgpud's resident memory with 64 "
+		          "measures them (core-bench; daemon-bench: vgpud's resident memory with "
+		          "64 "
 		          "tenants attached, `tenants_64_rss_kib_per_tenant`) and a later "
 		          "`./vgpu-dev report` quotes them here.\n");
 		return;
@@ -258,15 +262,19 @@ void experiment_scaling(struct report *report)
 	fclose(dat);
 	snprintf(body, sizeof(body),
 	         "set logscale x 2\nset logscale y\n"
-	         "plot 'scaling-vms.dat' using 1:2 with linespoints title 'allocation, no eviction (us)', \\\n"
-	         "     'scaling-vms.dat' using 1:3 with linespoints title 'eviction policy per pass (us)', \\\n"
-	         "     'scaling-vms.dat' using 1:4 with linespoints title 'eviction host work per pass (us)'");
+	         "plot 'scaling-vms.dat' using 1:2 with linespoints title 'allocation, no eviction "
+	         "(us)', \\\n"
+	         "     'scaling-vms.dat' using 1:3 with linespoints title 'eviction policy per "
+	         "pass (us)', \\\n"
+	         "     'scaling-vms.dat' using 1:4 with linespoints title 'eviction host work per "
+	         "pass (us)'");
 	report_plot(report, "scaling-vms", "Core latency against the number of VMs (wall-clock)",
 	            "VMs (log scale)", "µs, wall-clock (log scale)", body);
 
 	dat = report_file(report, "scaling-chunks.dat");
 	report_md(report, "Against the number of chunks one victim holds (64 KiB chunks, VRAM = "
-	          "chunks × 64 KiB in 64 KiB buffers, a second VM allocating 128 KiB eight times):\n\n"
+	          "chunks × 64 KiB in 64 KiB buffers, a second VM allocating 128 KiB eight "
+	          "times):\n\n"
 	          "| chunks held | eviction policy per pass (µs) | eviction host work per pass, "
 	          "without the copy (µs) |\n|---|---|---|\n");
 	fprintf(dat, "# chunks eviction_policy_us eviction_host_us (wall-clock)\n");
@@ -283,10 +291,13 @@ void experiment_scaling(struct report *report)
 	fclose(dat);
 	snprintf(body, sizeof(body),
 	         "set logscale x 2\nset logscale y\n"
-	         "plot 'scaling-chunks.dat' using 1:2 with linespoints title 'policy per pass (us)', \\\n"
-	         "     'scaling-chunks.dat' using 1:3 with linespoints title 'host work per pass (us)'");
+	         "plot 'scaling-chunks.dat' using 1:2 with linespoints title 'policy per pass "
+	         "(us)', \\\n"
+	         "     'scaling-chunks.dat' using 1:3 with linespoints title 'host work per pass "
+	         "(us)'");
 	report_plot(report, "scaling-chunks",
-	            "Eviction latency against chunks held (wall-clock)", "chunks held by the victim (log scale)",
+	            "Eviction latency against chunks held "
+	            "(wall-clock)", "chunks held by the victim (log scale)",
 	            "µs, wall-clock (log scale)", body);
 	daemon_memory(report);
 	report_md(report, "\n**Verdicts** (wall-clock, this host; the paper's metric is "
@@ -295,7 +306,8 @@ void experiment_scaling(struct report *report)
 	{
 		struct verdict v;
 		const char *why = "wall-clock figures of a shared 2-core host; the host work per "
-		                  "pass includes allocating and faulting in host buffers, whose cost "
+		                  "pass includes allocating and faulting in host buffers, whose "
+		                  "cost "
 		                  "depends on the host's memory state more than on N";
 
 		verdict_begin(&v, "", "the number of VMs does not add overhead (paper §6.3: *\"the "

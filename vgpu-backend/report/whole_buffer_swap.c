@@ -181,9 +181,9 @@ int whole_buffer_swap_alloc(struct whole_buffer_swap *swap, uint64_t bytes, unsi
 	buffer = &swap->buffers[swap->count++];
 	memset(buffer, 0, sizeof(*buffer));
 	buffer->bytes = bytes;
-	err = vgpu_core_reserve_va(swap->vm, bytes, &buffer->va);
+	err = vgpu_core_reserve_va(swap->vm, bytes, &buffer->va, NULL);
 	if (!err)
-		err = vgpu_core_reserve_va(swap->vm, bytes, &buffer->host_va);
+		err = vgpu_core_reserve_va(swap->vm, bytes, &buffer->host_va, NULL);
 	if (!err)
 		err = vgpu_hal_host_alloc(swap->hal, bytes, &buffer->host);
 	if (!err)
@@ -245,9 +245,9 @@ void whole_buffer_swap_destroy(struct whole_buffer_swap *swap)
 
 		/* Releasing a reservation unmaps it and invalidates the TLB. */
 		if (buffer->va)
-			vgpu_core_release_va(swap->vm, buffer->va);
+			vgpu_core_release_va(swap->vm, buffer->va, NULL);
 		if (buffer->host_va)
-			vgpu_core_release_va(swap->vm, buffer->host_va);
+			vgpu_core_release_va(swap->vm, buffer->host_va, NULL);
 		if (buffer->vram) {
 			vgpu_hal_vram_free(swap->hal, VRAM_PAGE, buffer->bytes / VRAM_PAGE, buffer->vram);
 			free(buffer->vram);

@@ -162,15 +162,17 @@ static bool prepare(struct run *run, const unsigned *buffers, unsigned count)
 
 static bool allocate(struct run *run, unsigned index)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const struct workload_buffer *buffer = &run->workload->buffers[index];
 	uint32_t words[VGPU_COMMAND_MAX_WORDS];
 	int err;
 
 	if (run->config->manager == MANAGER_GPUSWAP) {
 		err = vgpu_core_alloc(run->vm, buffer->bytes, buffer->priority, 0,
-		                      &run->core_buffers[index]);
+		                      &run->core_buffers[index], &error);
 		if (err)
-			return failed(run, "allocating '%s': %s", buffer->name, vgpu_core_last_error());
+			return failed(run, "allocating '%s': %s", buffer->name,
+			              vgpu_error_msg(&error));
 		run->va[index] = run->core_buffers[index].gpu_va;
 	} else {
 		err = whole_buffer_swap_alloc(run->swap, buffer->bytes, &run->swap_index[index],
@@ -234,6 +236,7 @@ static bool checksums(struct run *run)
 
 static int setup(struct run *run)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const struct run_config *config = run->config;
 	struct simgpu_config gpu_config;
 	struct vgpu_core_config core_config;
@@ -260,32 +263,35 @@ static int setup(struct run *run)
 	core_config.return_interval_ms = 0;
 	core_config.on_fence = sim_guest_on_fence;
 	core_config.on_channel_error = sim_guest_on_channel_error;
-	err = vgpu_core_create(run->hal, &core_config, &run->core);
+	err = vgpu_core_create(run->hal, &core_config, &run->core, &error);
 	if (err) {
-		fprintf(stderr, "vgpu-report: core: %s\n", vgpu_core_last_error());
+		fprintf(stderr, "vgpu-report: core: %s\n", vgpu_error_msg(&error));
 		return err;
 	}
 	vgpu_vm_config_defaults(&vm_config);
 	vm_config.name = "dummy";
-	if (config->other_bytes && !vgpu_core_vm_create(run->core, &vm_config, &run->other)) {
+	if (config->other_bytes && !vgpu_core_vm_create(run->core, &vm_config, &run->other,
+	                                                &error)) {
 		for (uint64_t done = 0; done < config->other_bytes; done += 4 * MiB) {
 			struct vgpu_buffer_info buffer;
 
-			err = vgpu_core_alloc(run->other, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &buffer);
+			err = vgpu_core_alloc(run->other, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0,
+			                      &buffer, &error);
 			if (err) {
-				fprintf(stderr, "vgpu-report: dummy VM: %s\n", vgpu_core_last_error());
+				fprintf(stderr, "vgpu-report: dummy VM: %s\n",
+				        vgpu_error_msg(&error));
 				return err;
 			}
 		}
 	}
 	vm_config.name = run->workload->name;
-	err = vgpu_core_vm_create(run->core, &vm_config, &run->vm);
+	err = vgpu_core_vm_create(run->core, &vm_config, &run->vm, &error);
 	if (!err)
 		err = sim_guest_create(run->hal, run->vm, &run->guest);
 	if (!err && config->manager == MANAGER_WHOLE_BUFFER)
 		err = whole_buffer_swap_create(run->hal, run->vm, run->guest, &run->swap);
 	if (err)
-		fprintf(stderr, "vgpu-report: VM: %s\n", vgpu_core_last_error());
+		fprintf(stderr, "vgpu-report: VM: %s\n", vgpu_error_msg(&error));
 	return err;
 }
 

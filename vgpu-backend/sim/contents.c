@@ -81,13 +81,13 @@ uint64_t sim_contents_checksum(struct sim_contents *contents)
 }
 
 int sim_contents_verify(const struct sim_contents *contents, struct vgpu_hal_as *as, uint64_t va,
-                        char *why, size_t why_len)
+                        struct vgpu_error *error)
 {
 	uint64_t *actual = malloc(VERIFY_STEP);
 	int err = 0;
 
 	if (!actual)
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "out of memory for a verification");
 	for (uint64_t offset = 0; !err && offset < contents->bytes; offset += VERIFY_STEP) {
 		uint64_t n = contents->bytes - offset;
 
@@ -95,8 +95,8 @@ int sim_contents_verify(const struct sim_contents *contents, struct vgpu_hal_as 
 			n = VERIFY_STEP;
 		err = vgpu_hal_as_read(as, va + offset, actual, n);
 		if (err) {
-			snprintf(why, why_len, "cannot read GPU address %#" PRIx64 ": %s", va + offset,
-			         strerror(-err));
+			vgpu_error_set(error, err, "cannot read GPU address %#" PRIx64 ": %s",
+			               va + offset, strerror(-err));
 			break;
 		}
 		for (uint64_t i = 0; i < n / 8; i++) {
@@ -106,10 +106,10 @@ int sim_contents_verify(const struct sim_contents *contents, struct vgpu_hal_as 
 			                            : formula_word(contents, offset + 8 * i);
 
 			if (le64toh(actual[i]) != expected) {
-				snprintf(why, why_len, "byte offset %#" PRIx64 " holds %#" PRIx64
-				         ", expected %#" PRIx64, offset + 8 * i, le64toh(actual[i]),
-				         expected);
-				err = -EINVAL;
+				err = vgpu_error_set(error, -EINVAL,
+				                     "byte offset %#" PRIx64 " holds %#" PRIx64
+				                     ", expected %#" PRIx64,
+				                     offset + 8 * i, le64toh(actual[i]), expected);
 				break;
 			}
 		}

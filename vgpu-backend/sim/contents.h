@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
 #include "vgpu/hal.h"
 
 struct sim_contents {
@@ -35,8 +36,9 @@ void sim_contents_stream(struct sim_contents *contents, unsigned passes);
 int sim_contents_materialize(struct sim_contents *contents);
 uint64_t sim_contents_checksum(struct sim_contents *contents);
 /* Compare with what the GPU shows at va in as, byte for byte. 0, or
- * -EINVAL with the first difference described in why. */
+ * -EINVAL with the first difference described in error (a HAL read's
+ * failure: its errno). */
 int sim_contents_verify(const struct sim_contents *contents, struct vgpu_hal_as *as, uint64_t va,
-                        char *why, size_t why_len);
+                        struct vgpu_error *error);
 
 #endif /* VGPU_SIM_CONTENTS_H */

@@ -67,10 +67,10 @@ int sim_guest_create(struct vgpu_hal *hal, struct vgpu_vm *vm, struct sim_guest 
 	guest->vm = vm;
 	sim_guest_window_init(&guest->window, &guest->info, GUEST_GPFIFO_ENTRIES);
 	err = vgpu_core_channel_create(vm, GUEST_GPFIFO_ENTRIES, &sim_guest_window_ops,
-	                               &guest->window, &guest->channel, &guest->info);
+	                               &guest->window, &guest->channel, &guest->info, NULL);
 	if (err)
 		goto fail;
-	err = vgpu_core_reserve_va(vm, RAM_BYTES, &guest->ram_va);
+	err = vgpu_core_reserve_va(vm, RAM_BYTES, &guest->ram_va, NULL);
 	if (err)
 		goto fail_channel;
 	err = vgpu_hal_host_alloc(hal, RAM_BYTES, &guest->ram);
@@ -95,7 +95,7 @@ fail_iommu:
 fail_ram:
 	vgpu_hal_host_free(hal, guest->ram);
 fail_reserve:
-	vgpu_core_release_va(vm, guest->ram_va);
+	vgpu_core_release_va(vm, guest->ram_va, NULL);
 fail_channel:
 	vgpu_core_channel_destroy(guest->channel);
 fail:
@@ -110,7 +110,7 @@ void sim_guest_destroy(struct sim_guest *guest, bool vm_gone)
 		return;
 	if (!vm_gone) {
 		vgpu_core_channel_destroy(guest->channel);
-		vgpu_core_release_va(guest->vm, guest->ram_va);
+		vgpu_core_release_va(guest->vm, guest->ram_va, NULL);
 	}
 	vgpu_hal_iommu_unmap(guest->hal, guest->ram_iova, RAM_BYTES);
 	vgpu_hal_host_free(guest->hal, guest->ram);
@@ -205,7 +205,8 @@ int sim_guest_wait(struct sim_guest *guest, uint64_t sequence, unsigned timeout_
 		if (vgpu_hal_channel_state(vgpu_core_channel_hal(guest->channel), &error) ==
 		    VGPU_CHANNEL_ERROR) {
 			snprintf(guest->error, sizeof(guest->error),
-			         "the GPU killed the VM's channel (fault cause %d at GPU address %#llx)",
+			         "the GPU killed the VM's channel (fault cause %d at GPU address "
+			         "%#llx)",
 			         (int)error.cause, (unsigned long long)error.address);
 			pthread_mutex_unlock(&events_lock);
 			return -EIO;

@@ -119,6 +119,7 @@ static int gpu_run(struct sim_run *run, const struct sim_step *step, struct sim_
 
 static int step_vm(struct sim_run *run, const struct sim_step *step)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct vgpu_vm_config config;
 	struct sim_vm *vm, *vms;
 	int err;
@@ -135,16 +136,16 @@ static int step_vm(struct sim_run *run, const struct sim_step *step)
 	config.weight = step->weight;
 	config.cap_bytes = step->cap;
 	config.chunk_bytes = step->chunk;
-	err = vgpu_core_vm_create(run->core, &config, &vm->vm);
+	err = vgpu_core_vm_create(run->core, &config, &vm->vm, &error);
 	if (err) {
-		say(run, step, "cannot create VM '%s': %s", step->vm, vgpu_core_last_error());
+		say(run, step, "cannot create VM '%s': %s", step->vm, vgpu_error_msg(&error));
 		return err;
 	}
 	vm->chunk = step->chunk ? step->chunk : run->scenario->gpu.chunk;
 	err = sim_guest_create(run->hal, vm->vm, &vm->guest);
 	if (err) {
 		say(run, step, "cannot create a channel for VM '%s': %s", step->vm,
-		    vgpu_core_last_error());
+		    vgpu_error_msg(&error));
 		vgpu_core_vm_destroy(vm->vm);
 		return err;
 	}
@@ -154,6 +155,7 @@ static int step_vm(struct sim_run *run, const struct sim_step *step)
 
 static int step_alloc(struct sim_run *run, const struct sim_step *step)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct sim_vm *vm = find_vm(run, step->vm);
 	struct sim_buffer *buffer = new_buffer(vm, step->buffers[0]);
 	char size[32];
@@ -163,11 +165,11 @@ static int step_alloc(struct sim_run *run, const struct sim_step *step)
 		return -ENOMEM;
 	memset(buffer, 0, sizeof(*buffer));
 	snprintf(buffer->name, sizeof(buffer->name), "%s", step->buffers[0]);
-	err = vgpu_core_alloc(vm->vm, step->size, step->priority, 0, &buffer->info);
+	err = vgpu_core_alloc(vm->vm, step->size, step->priority, 0, &buffer->info, &error);
 	if (err) {
 		vm->allocs_failed++;
 		say(run, step, "alloc %s %s %s refused: %s", step->vm, step->buffers[0],
-		    vgpu_format_size(step->size, size, sizeof(size)), vgpu_core_last_error());
+		    vgpu_format_size(step->size, size, sizeof(size)), vgpu_error_msg(&error));
 		return 0; /* reported, not fatal */
 	}
 	buffer->live = true;
@@ -189,13 +191,15 @@ static int step_alloc(struct sim_run *run, const struct sim_step *step)
 
 static int step_free(struct sim_run *run, const struct sim_step *step)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	struct sim_vm *vm = find_vm(run, step->vm);
 	struct sim_buffer *buffer = find_buffer(vm, step->buffers[0]);
 
 	if (!buffer)
 		return 0; /* its alloc was refused: nothing to free */
-	if (vgpu_core_free(vm->vm, buffer->info.handle))
-		say(run, step, "free %s %s: %s", step->vm, step->buffers[0], vgpu_core_last_error());
+	if (vgpu_core_free(vm->vm, buffer->info.handle, &error))
+		say(run, step, "free %s %s: %s", step->vm, step->buffers[0],
+		    vgpu_error_msg(&error));
 	buffer->live = false;
 	sim_contents_fini(&buffer->contents);
 	return 0;
@@ -246,7 +250,8 @@ static void kernel_stencil(struct sim_run *run, const struct sim_step *step, str
 
 	if (!height || out->info.bytes < (uint64_t)height * 4 * STENCIL_WIDTH || in == out) {
 		say(run, step, "stencil needs an input of at least %s and a different output at "
-		    "least as large; skipped", vgpu_format_size(4 * STENCIL_WIDTH, size, sizeof(size)));
+		    "least as large; "
+		    "skipped", vgpu_format_size(4 * STENCIL_WIDTH, size, sizeof(size)));
 		run->kernels_failed++;
 		return;
 	}
@@ -335,10 +340,11 @@ static int step_run(struct sim_run *run, const struct sim_step *step)
 
 static void return_pass(struct sim_run *run, const struct sim_step *step)
 {
-	int moved = vgpu_core_return_pass(run->core);
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	int moved = vgpu_core_return_pass(run->core, &error);
 
 	if (moved < 0)
-		say(run, step, "return pass failed: %s", vgpu_core_last_error());
+		say(run, step, "return pass failed: %s", vgpu_error_msg(&error));
 	else if (moved && run->verbose)
 		say(run, step, "return pass moved %d chunks back to VRAM", moved);
 }
@@ -367,14 +373,14 @@ static void verify_vm(struct sim_run *run, const struct sim_step *step, struct s
 
 	for (size_t i = 0; i < vm->buffer_count; i++) {
 		struct sim_buffer *buffer = &vm->buffers[i];
-		char why[256];
+		struct vgpu_error why = VGPU_ERROR_INIT;
 
 		if (!buffer->live || !buffer->contents.known)
 			continue;
 		if (sim_contents_verify(&buffer->contents, vgpu_core_vm_address_space(vm->vm),
-		                        buffer->info.gpu_va, why, sizeof(why))) {
+		                        buffer->info.gpu_va, &why)) {
 			say(run, step, "verify %s: buffer '%s' differs: %s", vm->name, buffer->name,
-			    why);
+			    vgpu_error_msg(&why));
 			ok = false;
 		}
 	}
@@ -434,10 +440,10 @@ static uint64_t buffer_quantity(struct sim_vm *vm, struct sim_buffer *buffer,
 
 	if (what == QUANTITY_ALLOCATED)
 		return buffer->info.bytes;
-	count = vgpu_core_buffer_chunks(vm->vm, buffer->info.handle, NULL, 0);
+	count = vgpu_core_buffer_chunks(vm->vm, buffer->info.handle, NULL, 0, NULL);
 	if (count <= 0 || !(chunks = malloc((size_t)count * sizeof(*chunks))))
 		return 0;
-	count = vgpu_core_buffer_chunks(vm->vm, buffer->info.handle, chunks, (size_t)count);
+	count = vgpu_core_buffer_chunks(vm->vm, buffer->info.handle, chunks, (size_t)count, NULL);
 	for (int i = 0; i < count; i++)
 		if ((chunks[i].location == VGPU_CHUNK_RESIDENT) == (what == QUANTITY_RESIDENT))
 			sum += chunks[i].bytes;
@@ -525,6 +531,7 @@ static int step_destroy(struct sim_run *run, const struct sim_step *step)
 
 static int run_step(struct sim_run *run, const struct sim_step *step)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	switch (step->kind) {
 	case STEP_VM:
 		return step_vm(run, step);
@@ -541,16 +548,16 @@ static int run_step(struct sim_run *run, const struct sim_step *step)
 	case STEP_EXPECT:
 		return step_expect(run, step);
 	case STEP_WEIGHT:
-		if (vgpu_core_set_weight(find_vm(run, step->vm)->vm, (uint32_t)step->size))
-			say(run, step, "weight: %s", vgpu_core_last_error());
+		if (vgpu_core_set_weight(find_vm(run, step->vm)->vm, (uint32_t)step->size, &error))
+			say(run, step, "weight: %s", vgpu_error_msg(&error));
 		return 0;
 	case STEP_PRIO: {
 		struct sim_vm *vm = find_vm(run, step->vm);
 		struct sim_buffer *buffer = find_buffer(vm, step->buffers[0]);
 
 		if (buffer && vgpu_core_set_priority(vm->vm, buffer->info.handle,
-		                                     (unsigned)step->size))
-			say(run, step, "prio: %s", vgpu_core_last_error());
+		                                     (unsigned)step->size, &error))
+			say(run, step, "prio: %s", vgpu_error_msg(&error));
 		return 0;
 	}
 	case STEP_DESTROY:
@@ -563,6 +570,7 @@ static int run_step(struct sim_run *run, const struct sim_step *step)
 
 static int create_gpu(struct sim_run *run)
 {
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const struct sim_gpu_config *gpu = &run->scenario->gpu;
 	struct simgpu_config config;
 	struct vgpu_core_config core;
@@ -609,9 +617,9 @@ static int create_gpu(struct sim_run *run)
 	core.return_interval_ms = 0; /* ticks drive the return pass */
 	core.on_fence = sim_guest_on_fence;
 	core.on_channel_error = sim_guest_on_channel_error;
-	err = vgpu_core_create(run->hal, &core, &run->core);
+	err = vgpu_core_create(run->hal, &core, &run->core, &error);
 	if (err) {
-		say(run, NULL, "%s:%u: %s", run->scenario->path, gpu->line, vgpu_core_last_error());
+		say(run, NULL, "%s:%u: %s", run->scenario->path, gpu->line, vgpu_error_msg(&error));
 		vgpu_hal_destroy(run->hal);
 		run->hal = NULL;
 		return err;
@@ -621,6 +629,7 @@ static int create_gpu(struct sim_run *run)
 
 int sim_run(struct sim_run *run, const struct sim_scenario *scenario, FILE *log, bool verbose)
 {
+	struct vgpu_error broken = VGPU_ERROR_INIT;
 	uint64_t start = vgpu_monotonic_ns();
 	int err;
 
@@ -639,9 +648,11 @@ int sim_run(struct sim_run *run, const struct sim_scenario *scenario, FILE *log,
 		if (err)
 			return err;
 		run->steps++;
-		if (!run->invariants[0] &&
-		    vgpu_core_check_invariants(run->core, run->invariants, sizeof(run->invariants)))
+		if (!run->invariants[0] && vgpu_core_check_invariants(run->core, &broken)) {
+			snprintf(run->invariants, sizeof(run->invariants), "%s",
+			         vgpu_error_msg(&broken));
 			say(run, step, "invariant broken: %s", run->invariants);
+		}
 	}
 	for (size_t i = 0; i < run->vm_count; i++) {
 		struct sim_vm *vm = &run->vms[i];

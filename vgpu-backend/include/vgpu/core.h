@@ -113,9 +113,10 @@
  *    the core while it holds such an access open, and must bound how long
  *    block and map take (a frontend that does not answer is cut off).
  *
- * Errors are negative errno values. Every function that fails has set, for
- * the calling thread, the sentence vgpu_core_last_error() returns: what was
- * wrong and what to do (a caller passes it on, e.g. into a daemon's `why`).
+ * Errors are negative errno values. A function that can say more takes a
+ * struct vgpu_error *error last (vgpu/error.h; NULL: errno only) and fills
+ * it when it fails: what was wrong and what to do (a caller passes it on,
+ * e.g. into a daemon's reply).
  */
 #ifndef VGPU_CORE_H
 #define VGPU_CORE_H
@@ -125,6 +126,7 @@
 #include <stdint.h>
 
 #include "vgpu/core_stats.h"
+#include "vgpu/error.h"
 #include "vgpu/guest_window.h"
 #include "vgpu/hal.h"
 
@@ -293,9 +295,6 @@ struct vgpu_vm_stats {
 	uint64_t throttled_ns;      /* wall time spent throttled */
 };
 
-/* The text describing the last failure of a core call in this thread. */
-const char *vgpu_core_last_error(void);
-
 /*
  * Create a core driving hal. Installs the core's HAL event handler (the
  * core owns it; do not replace it), creates the private DMA address space
@@ -304,7 +303,7 @@ const char *vgpu_core_last_error(void);
  * ("refbits" without reference bits), -ENOMEM.
  */
 int vgpu_core_create(struct vgpu_hal *hal, const struct vgpu_core_config *config,
-                     struct vgpu_core **out);
+                     struct vgpu_core **out, struct vgpu_error *error);
 
 /* Stop the return thread, destroy every VM (as vgpu_core_vm_destroy) and the
  * core. The HAL stays; its event handler is removed. NULL is ignored. */
@@ -325,7 +324,7 @@ const char *vgpu_core_policy_name(const struct vgpu_core *core);
 /* -EINVAL (bad name, weight, chunk size), -EEXIST (name taken), -ENOSPC (no
  * address space left), -ENOMEM. */
 int vgpu_core_vm_create(struct vgpu_core *core, const struct vgpu_vm_config *config,
-                        struct vgpu_vm **out);
+                        struct vgpu_vm **out, struct vgpu_error *error);
 
 /* Destroy channels, free buffers (VRAM, host memory, IOMMU mappings), the
  * address space, the VM. NULL is ignored. */
@@ -344,17 +343,18 @@ const char *vgpu_core_vm_name(const struct vgpu_vm *vm);
  * VM's channels, not CPU writes through the aperture (thesis §3.3.5).
  * bytes is rounded up to 64 KiB; *va is 64 KiB aligned. -EINVAL, -ENOSPC.
  */
-int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va);
+int vgpu_core_reserve_va(struct vgpu_vm *vm, uint64_t bytes, uint64_t *va,
+                         struct vgpu_error *error);
 
 /* Give a reservation back: the core unmaps the range and invalidates the
  * TLB, so the caller's memory is no longer reachable. -ENOENT if va is not
  * the start of a reservation of vm. */
-int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va);
+int vgpu_core_release_va(struct vgpu_vm *vm, uint64_t va, struct vgpu_error *error);
 
 /* Change a VM's weight (1..VGPU_CORE_WEIGHT_MAX). Takes effect at the next
  * eviction or return pass; nothing moves now. Never waits for the
  * allocation lock (statistics show the new weight at once). */
-int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
+int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight, struct vgpu_error *error);
 
 /*
  * Allocate bytes (> 0, rounded up to the GPU's smallest page) with priority
@@ -367,11 +367,11 @@ int vgpu_core_set_weight(struct vgpu_vm *vm, uint32_t weight);
  * within the drain timeout is killed; the allocation goes on.
  */
 int vgpu_core_alloc(struct vgpu_vm *vm, uint64_t bytes, unsigned priority, uint32_t flags,
-                    struct vgpu_buffer_info *out);
+                    struct vgpu_buffer_info *out, struct vgpu_error *error);
 
 /* Free a buffer: accounting at once, VRAM (or host memory) reusable when it
  * returns, GPU mapping removed. -ENOENT for an unknown handle. */
-int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle);
+int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle, struct vgpu_error *error);
 
 /*
  * Read or write bytes of vm's GPU memory at va through the GPU's aperture,
@@ -383,8 +383,10 @@ int vgpu_core_free(struct vgpu_vm *vm, uint64_t handle);
  * meet a relocation in flight: the PTEs of a run of chunks point at its new
  * memory while the copy engine still fills it (relocation.c).
  */
-int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes);
-int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes);
+int vgpu_core_vm_read(struct vgpu_vm *vm, uint64_t va, void *dst, uint64_t bytes,
+                      struct vgpu_error *error);
+int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_t bytes,
+                       struct vgpu_error *error);
 
 /*
  * Modules: programs the VM brings (PTX text; vgpu/hal.h's modules). Load
@@ -394,7 +396,7 @@ int vgpu_core_vm_write(struct vgpu_vm *vm, uint64_t va, const void *src, uint64_
  * into the VM's address space. *out's pointers live until the module is
  * unloaded (or the VM destroyed, which unloads its modules). -EINVAL,
  * -ENOTSUP (the image, or a GPU without user programs), -E2BIG with
- * vgpu_core_last_error saying why (with the line of the image); -EDQUOT,
+ * error saying why (with the line of the image); -EDQUOT,
  * -ENOMEM for the variables; -ENOSPC too many modules.
  */
 struct vgpu_module_loaded {
@@ -404,17 +406,19 @@ struct vgpu_module_loaded {
 	uint64_t variables_va, variables_bytes; /* the buffer; 0 bytes: none */
 };
 int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, const char *name,
-                          unsigned priority, struct vgpu_module_loaded *out);
+                          unsigned priority, struct vgpu_module_loaded *out,
+                          struct vgpu_error *error);
 /* Unbind module id and free its variables. -ENOENT. */
-int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id);
+int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id, struct vgpu_error *error);
 
 /* Change a buffer's priority hint. -ENOENT, -EINVAL. */
-int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority);
+int vgpu_core_set_priority(struct vgpu_vm *vm, uint64_t handle, unsigned priority,
+                           struct vgpu_error *error);
 
 /* Describe a buffer's chunks (up to max of them into out). Returns the
  * number of chunks, or -ENOENT. */
 int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chunk_info *out,
-                            size_t max);
+                            size_t max, struct vgpu_error *error);
 
 /*
  * Set vm's GPU-time scheduling mode ("best-effort", "equal-share",
@@ -423,7 +427,7 @@ int vgpu_core_buffer_chunks(struct vgpu_vm *vm, uint64_t handle, struct vgpu_chu
  * virtual time with no fixed-share credit. -EINVAL for an unknown mode.
  * Never waits for the allocation lock.
  */
-int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode);
+int vgpu_core_vm_set_scheduler(struct vgpu_vm *vm, const char *mode, struct vgpu_error *error);
 
 /* Is mode one of the names above? */
 bool vgpu_core_scheduler_known(const char *mode);
@@ -442,7 +446,8 @@ void vgpu_core_stats(struct vgpu_core *core, struct vgpu_core_stats *out);
  * every statistics call it never waits for an eviction.
  */
 int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *core_out,
-                             struct vgpu_vm_stats **vms_out, size_t *count_out);
+                             struct vgpu_vm_stats **vms_out, size_t *count_out,
+                             struct vgpu_error *error);
 
 /*
  * Check the core's invariants: every chunk in exactly one set (resident or
@@ -451,13 +456,13 @@ int vgpu_core_stats_snapshot(struct vgpu_core *core, struct vgpu_core_stats *cor
  * buffer; counters equal the sums over chunks; core resident bytes +
  * vgpu_hal_vram_free_bytes() = VRAM; host bytes = evicted bytes ≤ budget;
  * caps respected; the victim order consistent. 0, or -EINVAL with a
- * description of the first violation in why (if why_len > 0).
+ * description of the first violation in error.
  */
-int vgpu_core_check_invariants(struct vgpu_core *core, char *why, size_t why_len);
+int vgpu_core_check_invariants(struct vgpu_core *core, struct vgpu_error *error);
 
 /* Run one return pass now (whether or not a free happened). Returns the
  * number of chunks moved back to VRAM, or a negative errno. */
-int vgpu_core_return_pass(struct vgpu_core *core);
+int vgpu_core_return_pass(struct vgpu_core *core, struct vgpu_error *error);
 
 /*
  * Create a command channel in vm's address space with a ring of
@@ -468,7 +473,8 @@ int vgpu_core_return_pass(struct vgpu_core *core);
  */
 int vgpu_core_channel_create(struct vgpu_vm *vm, uint32_t gpfifo_entries,
                              const struct vgpu_guest_window_ops *ops, void *ops_ctx,
-                             struct vgpu_core_channel **out, struct vgpu_hal_channel_info *info);
+                             struct vgpu_core_channel **out, struct vgpu_hal_channel_info *info,
+                             struct vgpu_error *error);
 
 /* Destroy a channel (resuming it first if it is suspended). NULL is ignored. */
 void vgpu_core_channel_destroy(struct vgpu_core_channel *channel);

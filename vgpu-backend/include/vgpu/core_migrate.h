@@ -28,7 +28,7 @@
  * Locking: every call takes the allocation lock for its own duration
  * (vgpu_core_vm_stop_channels also while it waits for the drain, bounded
  * by the drain timeout); thread-safe like the rest of the core. Errors are
- * negative errno values with vgpu_core_last_error() set.
+ * negative errno values with error (vgpu/error.h) filled.
  */
 #ifndef VGPU_CORE_MIGRATE_H
 #define VGPU_CORE_MIGRATE_H
@@ -53,26 +53,27 @@ struct vgpu_core_buffer_desc {
 
 /* Every buffer of vm, in creation order; *out is malloc'ed (free it, NULL
  * when count is 0). 0 or -ENOMEM. */
-int vgpu_core_vm_buffers(struct vgpu_vm *vm, struct vgpu_core_buffer_desc **out, size_t *count);
+int vgpu_core_vm_buffers(struct vgpu_vm *vm, struct vgpu_core_buffer_desc **out, size_t *count,
+                         struct vgpu_error *error);
 
 /* Copy [offset, +bytes) of buffer handle out of / into the GPU memory it is
  * in now. -ENOENT (handle), -EINVAL (range), -EFAULT (HAL). */
 int vgpu_core_buffer_read(struct vgpu_vm *vm, uint64_t handle, uint64_t offset, void *dst,
-                      uint64_t bytes);
+                      uint64_t bytes, struct vgpu_error *error);
 int vgpu_core_buffer_write(struct vgpu_vm *vm, uint64_t handle, uint64_t offset, const void *src,
-                       uint64_t bytes);
+                       uint64_t bytes, struct vgpu_error *error);
 
 /* Dirty pages of vm's address space (vgpu_hal_as_dirty_tracking). */
-int vgpu_core_vm_dirty_tracking(struct vgpu_vm *vm, bool enable);
+int vgpu_core_vm_dirty_tracking(struct vgpu_vm *vm, bool enable, struct vgpu_error *error);
 int vgpu_core_vm_test_and_clear_dirty(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                                      bool *dirty);
+                                      bool *dirty, struct vgpu_error *error);
 
 /* Stop: suspend and drain every channel of vm (a channel that does not
  * drain within the drain timeout is killed, as in a relocation). Start:
  * resume them (timeout as the drain timeout). -EALREADY / -EINVAL when
  * already stopped / not stopped. */
-int vgpu_core_vm_stop_channels(struct vgpu_vm *vm);
-int vgpu_core_vm_start_channels(struct vgpu_vm *vm);
+int vgpu_core_vm_stop_channels(struct vgpu_vm *vm, struct vgpu_error *error);
+int vgpu_core_vm_start_channels(struct vgpu_vm *vm, struct vgpu_error *error);
 bool vgpu_core_vm_channels_stopped(struct vgpu_vm *vm);
 
 /* A stopped channel's guest position (vgpu_shadow_get_guest_state). */
@@ -85,7 +86,8 @@ int vgpu_core_channel_set_guest_state(struct vgpu_core_channel *channel, uint32_
  * bytes (a multiple of the GPU's smallest page), every chunk in host
  * memory. -EINVAL, -EEXIST (range taken), -EDQUOT, -ENOMEM, -ENOSPC. */
 int vgpu_core_import_buffer(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
-                            unsigned priority, struct vgpu_buffer_info *out);
+                            unsigned priority, struct vgpu_buffer_info *out,
+                            struct vgpu_error *error);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,11 +41,10 @@ struct vgpu_local_device_config {
 	bool never_ack_window_swaps;
 };
 
-/* Connect and attach one vGPU instance. Negative errno on failure; a
- * message saying why is available from vgpu_local_device_last_error(). */
+/* Connect and attach one vGPU instance. Negative errno on failure, with
+ * error (vgpu/error.h; may be NULL) saying why. */
 int vgpu_local_device_open(const struct vgpu_local_device_config *config,
-                           struct vgpu_local_device **out);
-const char *vgpu_local_device_last_error(void);
+                           struct vgpu_local_device **out, struct vgpu_error *error);
 
 /* Detach: vgpud releases everything the instance owns. */
 void vgpu_local_device_close(struct vgpu_local_device *dev);
@@ -81,10 +82,11 @@ int vgpu_local_device_irq_fd(struct vgpu_local_device *dev);
  * caller's guest code goes on as it was. The caller must not touch the
  * device (registers, BAR2) from the export's stop until this returns, as a
  * VM's vCPUs are stopped for the switch-over. 0, or a negative errno with
- * vgpu_local_device_last_error() set; on failure the device is gone
+ * error set; on failure the device is gone
  * (reads return 0xffffffff) and may only be closed.
  */
-int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_path);
+int vgpu_local_device_move(struct vgpu_local_device *dev, const char *socket_path,
+                           struct vgpu_error *error);
 
 /* vgpud's id of this VM (the "id" column of `vgpuctl status --json`). */
 uint32_t vgpu_local_device_vm_id(struct vgpu_local_device *dev);

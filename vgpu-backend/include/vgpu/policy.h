@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
 #include "vgpu/hal.h"
 
 #ifdef __cplusplus
@@ -43,8 +44,9 @@ struct vgpu_policy_context; /* the core's state a policy may use in a pass */
 struct vgpu_policy_ops {
 	const char *name;
 	/* May the policy run on a GPU with these capabilities? 0, or -ENOTSUP
-	 * after writing the reason and what to do into why. NULL = always. */
-	int (*check)(const struct vgpu_hal_caps *caps, char *why, size_t why_len);
+	 * with the reason and what to do in error (vgpu/error.h). NULL =
+	 * always. */
+	int (*check)(const struct vgpu_hal_caps *caps, struct vgpu_error *error);
 	/* One of victim's eviction candidates (there is at least one). */
 	struct vgpu_chunk *(*pick_evict)(struct vgpu_policy_context *ctx, struct vgpu_vm *victim);
 	/* One of winner's return candidates of at most max_bytes, or NULL. */

@@ -23,8 +23,10 @@
 extern "C" {
 #endif
 
-/* What was wrong and what to do, into the caller's why buffer (the host
- * side's error convention: a negative errno + why). why may be NULL. */
+/* What was wrong and what to do, into the caller's why buffer: the HAL's
+ * convention (its open and module calls, which the guest runtime shares).
+ * The rest of the host side passes a struct vgpu_error (vgpu/error.h).
+ * why may be NULL. */
 static inline void vgpu_why(char *why, size_t why_len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
