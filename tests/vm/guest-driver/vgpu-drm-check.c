@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * vgpu-drm-check - the uAPI of vgpu.ko (include/uapi/vgpu_drm.h) from
- * userspace, in an L2 guest whose vGPU is served by fake-backend (toy GPU
- * of toy_gpu.h). Static, raw ioctl(), no libdrm needed at run time.
+ * userspace, in an L2 guest whose vGPU is served by fake-vgpud --mode
+ * mailbox (the toy GPU of tests/vm/mdev/toy_gpu.h). Static, raw ioctl(),
+ * no libdrm needed at run time.
  *
  * Usage: vgpu-drm-check full  NODE   every ioctl, argument checks, host
  *                                    errors as errno, mmap rules, fences
@@ -12,7 +13,7 @@
  *                                    the file that loaded them)
  *        vgpu-drm-check quick NODE   GET_INFO, ALLOC/FREE, a channel and a
  *                                    toy fence (for each interrupt mode)
- *        vgpu-drm-check gone  NODE   make fake-backend exit (TOY_DIE_BYTES)
+ *        vgpu-drm-check gone  NODE   make fake-vgpud exit (TOY_DIE_BYTES)
  *                                    and check that requests and fence waits
  *                                    fail with ENODEV at once, not at the
  *                                    mailbox timeout
