@@ -66,10 +66,10 @@
 #include "test_protocol.h"
 #include "toy_gpu.h"
 
-#define MAX_DEVICES 16
-#define MAX_BUFFERS 256
+#define MAX_DEVICES	   16
+#define MAX_BUFFERS	   256
 #define GPFIFO_ENTRY_BYTES 16u
-#define VA_BASE 0x100000000ull
+#define VA_BASE		   0x100000000ull
 
 /* --mode commands: test_protocol.h's command block and the swapper thread */
 struct commands_state {
@@ -112,7 +112,7 @@ struct mailbox_state {
 	uint32_t modules; /* bit mask of loaded module handles */
 };
 
-struct fake_device {
+struct served_device {
 	bool used, open;
 	uint32_t id;
 	uint32_t type_index;
@@ -133,18 +133,18 @@ struct fake_mode {
 	const char *name;
 	const struct fake_type *types;
 	uint32_t type_count;
-	int tick_ms;                            /* poll timeout */
+	int tick_ms; /* poll timeout */
 	bool log_reg_writes;
-	void (*init)(struct fake_device *d);    /* a new slot: no backing */
-	int (*attach)(struct fake_device *d);   /* OPEN, RESET: fresh BAR2 */
-	void (*detach)(struct fake_device *d);  /* CLOSE, REMOVE: drop BAR2 */
-	void (*doorbell)(struct fake_device *d);
-	void (*tick)(struct fake_device *d);    /* every tick_ms, open devices */
+	void (*init)(struct served_device *d);	 /* a new slot: no backing */
+	int (*attach)(struct served_device *d);	 /* OPEN, RESET: fresh BAR2 */
+	void (*detach)(struct served_device *d); /* CLOSE, REMOVE: drop BAR2 */
+	void (*doorbell)(struct served_device *d);
+	void (*tick)(struct served_device *d); /* every tick_ms, open devices */
 };
 
 static int ctl = -1;
 static const struct fake_mode *mode;
-static struct fake_device devices[MAX_DEVICES];
+static struct served_device devices[MAX_DEVICES];
 static uint64_t pin_released_events, doorbell_events;
 static volatile sig_atomic_t quit;
 
@@ -175,9 +175,9 @@ static void sleep_us(uint64_t us)
 	nanosleep(&ts, NULL);
 }
 
-static struct fake_device *find_device(uint32_t id, bool create)
+static struct served_device *find_device(uint32_t id, bool create)
 {
-	struct fake_device *free_slot = NULL;
+	struct served_device *free_slot = NULL;
 
 	for (int i = 0; i < MAX_DEVICES; i++) {
 		if (devices[i].used && devices[i].id == id)
@@ -208,7 +208,7 @@ static void reply(uint32_t id, uint32_t seq, int status, const char *message)
 }
 
 /* Apply n (<= 3) register ops {offset, op, value}, then raise vectors. */
-static void reg_update(struct fake_device *d, uint32_t vectors, int n, const uint32_t ops[][3])
+static void reg_update(struct served_device *d, uint32_t vectors, int n, const uint32_t ops[][3])
 {
 	struct vgpu_mdev_reg_update u = { .device_id = d->id, .irq_vectors = vectors, .count = n };
 
@@ -222,7 +222,7 @@ static void reg_update(struct fake_device *d, uint32_t vectors, int n, const uin
 }
 
 /* What vgpud sets at attach: FEATURES, STATUS = READY, IRQ_MASK = ALL. */
-static void set_ready(struct fake_device *d, uint32_t features)
+static void set_ready(struct served_device *d, uint32_t features)
 {
 	const uint32_t ops[3][3] = {
 		{ VGPU_REG_FEATURES, VGPU_MDEV_REG_SET, features },
@@ -235,7 +235,7 @@ static void set_ready(struct fake_device *d, uint32_t features)
 
 /* Raise an interrupt source: status bit (and reg |= reg_bits when reg is
  * nonzero) always, the vector only if the guest left it unmasked. */
-static void raise_irq(struct fake_device *d, uint32_t irq_bit, uint32_t vector, uint32_t reg,
+static void raise_irq(struct served_device *d, uint32_t irq_bit, uint32_t vector, uint32_t reg,
 		      uint32_t reg_bits)
 {
 	const uint32_t ops[2][3] = {
@@ -246,10 +246,13 @@ static void raise_irq(struct fake_device *d, uint32_t irq_bit, uint32_t vector, 
 	reg_update(d, (d->irq_mask & irq_bit) ? 1u << vector : 0, reg ? 2 : 1, ops);
 }
 
-static int map_region(struct fake_device *d, int fd, uint64_t bar2_offset, uint64_t bytes)
+static int map_region(struct served_device *d, int fd, uint64_t bar2_offset, uint64_t bytes)
 {
 	struct vgpu_mdev_region r = {
-		.device_id = d->id, .fd = fd, .bar2_offset = bar2_offset, .bytes = bytes,
+		.device_id = d->id,
+		.fd = fd,
+		.bar2_offset = bar2_offset,
+		.bytes = bytes,
 	};
 
 	if (ioctl(ctl, VGPU_MDEV_MAP_REGION, &r) < 0) {
@@ -284,12 +287,12 @@ fail:
 
 /* ---- --mode commands: test_protocol.h ------------------------------------- */
 
-static void commands_init(struct fake_device *d)
+static void commands_init(struct served_device *d)
 {
 	d->c.mailbox_fd = d->c.window_fd = d->c.shadow_fd = -1;
 }
 
-static void commands_detach(struct fake_device *d)
+static void commands_detach(struct served_device *d)
 {
 	struct commands_state *c = &d->c;
 
@@ -315,7 +318,7 @@ static void commands_detach(struct fake_device *d)
 }
 
 /* Mailbox page with the pattern, window 0, its shadow; statistics. */
-static int commands_attach(struct fake_device *d)
+static int commands_attach(struct served_device *d)
 {
 	struct vgpu_mdev_stats st = { .device_id = d->id };
 	struct commands_state *c = &d->c;
@@ -349,20 +352,24 @@ static int commands_attach(struct fake_device *d)
 	return 0;
 }
 
-static int window_block(struct fake_device *d)
+static int window_block(struct served_device *d)
 {
 	struct vgpu_mdev_window_block b = {
-		.device_id = d->id, .index = 0, .bar2_offset = T_WINDOW_OFFSET,
+		.device_id = d->id,
+		.index = 0,
+		.bar2_offset = T_WINDOW_OFFSET,
 		.bytes = T_SWAP_BYTES,
 	};
 
 	return ioctl(ctl, VGPU_MDEV_WINDOW_BLOCK, &b) < 0 ? -errno : 0;
 }
 
-static int window_map(struct fake_device *d, bool shadow)
+static int window_map(struct served_device *d, bool shadow)
 {
 	struct vgpu_mdev_window_map m = {
-		.device_id = d->id, .index = 0, .count = 1,
+		.device_id = d->id,
+		.index = 0,
+		.count = 1,
 		.target = shadow ? VGPU_MDEV_WINDOW_SHADOW : VGPU_MDEV_WINDOW_REAL,
 	};
 
@@ -376,7 +383,7 @@ static int window_map(struct fake_device *d, bool shadow)
 /* The suspend/resume of docs/DESIGN.md §3.4 without a GPU: block, copy, map. */
 static void *swapper(void *arg)
 {
-	struct fake_device *d = arg;
+	struct served_device *d = arg;
 	struct commands_state *c = &d->c;
 	int ret = 0;
 
@@ -404,12 +411,13 @@ static void *swapper(void *arg)
 }
 
 /* As a device does: status bit, then the answer, then the interrupt. */
-static void finish(struct fake_device *d, uint32_t seq, uint32_t result)
+static void finish(struct served_device *d, uint32_t seq, uint32_t result)
 {
 	static const uint32_t status[1][3] = {
 		{ VGPU_REG_IRQ_STATUS, VGPU_MDEV_REG_OR, VGPU_IRQ_MAILBOX },
 	};
-	struct vgpu_mdev_irq irq = { .device_id = d->id, .vectors = 1u << VGPU_MSIX_VECTOR_MAILBOX };
+	struct vgpu_mdev_irq irq = { .device_id = d->id,
+				     .vectors = 1u << VGPU_MSIX_VECTOR_MAILBOX };
 	uint8_t *m = d->c.mailbox;
 
 	reg_update(d, 0, 1, status);
@@ -420,8 +428,8 @@ static void finish(struct fake_device *d, uint32_t seq, uint32_t result)
 		say("RAISE_IRQ device %u failed: %s", d->id, strerror(errno));
 }
 
-static void __attribute__((format(printf, 2, 3))) message(struct fake_device *d, const char *fmt,
-							   ...)
+static void __attribute__((format(printf, 2, 3)))
+message(struct served_device *d, const char *fmt, ...)
 {
 	char *text = (char *)d->c.mailbox + T_MESSAGE;
 	va_list ap;
@@ -433,7 +441,7 @@ static void __attribute__((format(printf, 2, 3))) message(struct fake_device *d,
 }
 
 /* T_DMA: read and check the guest's buffer, pin/unpin it, write back. */
-static uint32_t command_dma(struct fake_device *d, uint64_t iova, uint64_t bytes, uint64_t *good)
+static uint32_t command_dma(struct served_device *d, uint64_t iova, uint64_t bytes, uint64_t *good)
 {
 	struct vgpu_mdev_dma dma = { .device_id = d->id, .iova = iova, .bytes = bytes };
 	struct vgpu_mdev_pin pin = { .device_id = d->id, .iova = iova & ~4095ull };
@@ -483,7 +491,7 @@ out:
 }
 
 /* T_SWAP_STOP: stop, then check words [0, words) of the real window. */
-static uint32_t command_swap_stop(struct fake_device *d, uint64_t words, uint64_t *swaps,
+static uint32_t command_swap_stop(struct served_device *d, uint64_t words, uint64_t *swaps,
 				  uint64_t *first_bad)
 {
 	struct commands_state *c = &d->c;
@@ -517,7 +525,7 @@ static uint32_t command_swap_stop(struct fake_device *d, uint64_t words, uint64_
 	return 0;
 }
 
-static void commands_doorbell(struct fake_device *d)
+static void commands_doorbell(struct served_device *d)
 {
 	struct commands_state *c = &d->c;
 	uint8_t *m = c->mailbox;
@@ -542,7 +550,8 @@ static void commands_doorbell(struct fake_device *d)
 		*value0 = arg0 + 1;
 		break;
 	case T_RAISE: {
-		const uint32_t op[1][3] = { { VGPU_REG_IRQ_STATUS, VGPU_MDEV_REG_OR, (uint32_t)arg1 } };
+		const uint32_t op[1][3] = { { VGPU_REG_IRQ_STATUS, VGPU_MDEV_REG_OR,
+					      (uint32_t)arg1 } };
 
 		/* answered before the raise: the vectors are the test's own */
 		*(volatile uint32_t *)(m + T_RESULT) = 0;
@@ -630,12 +639,12 @@ static const struct fake_mode commands_mode = {
 	(VGPU_FEATURE_MSIX | VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | \
 	 VGPU_FEATURE_MODULES)
 
-static void mailbox_init(struct fake_device *d)
+static void mailbox_init(struct served_device *d)
 {
 	d->m.fd = -1;
 }
 
-static void mailbox_detach(struct fake_device *d)
+static void mailbox_detach(struct served_device *d)
 {
 	if (d->m.bar2)
 		munmap(d->m.bar2, VGPU_BAR2_SIZE);
@@ -646,7 +655,7 @@ static void mailbox_detach(struct fake_device *d)
 }
 
 /* A fresh VM: all of BAR2 one memfd with an empty mailbox. */
-static int mailbox_attach(struct fake_device *d)
+static int mailbox_attach(struct served_device *d)
 {
 	struct mailbox_state *s = &d->m;
 	int ret;
@@ -667,7 +676,7 @@ static int mailbox_attach(struct fake_device *d)
 	return 0;
 }
 
-static uint8_t *window(struct fake_device *d, uint32_t index)
+static uint8_t *window(struct served_device *d, uint32_t index)
 {
 	return d->m.bar2 + VGPU_CHANNEL_WINDOW_BASE + (size_t)index * VGPU_CHANNEL_WINDOW_STRIDE;
 }
@@ -675,8 +684,8 @@ static uint8_t *window(struct fake_device *d, uint32_t index)
 /* Channel window layout: control page, GPFIFO, notifier, pushbuffer. */
 static void channel_layout(uint32_t index, uint32_t entries, struct vgpu_channel_create_response *c)
 {
-	uint32_t gpfifo_bytes = (entries * GPFIFO_ENTRY_BYTES + VGPU_PAGE_SIZE - 1) &
-				~(VGPU_PAGE_SIZE - 1);
+	uint32_t gpfifo_bytes =
+		(entries * GPFIFO_ENTRY_BYTES + VGPU_PAGE_SIZE - 1) & ~(VGPU_PAGE_SIZE - 1);
 	uint64_t va = 0x7f0000000000ull + (uint64_t)index * VGPU_CHANNEL_WINDOW_STRIDE;
 
 	memset(c, 0, sizeof(*c));
@@ -692,7 +701,7 @@ static void channel_layout(uint32_t index, uint32_t entries, struct vgpu_channel
 	c->pushbuf_gpu_va = va + c->pushbuf_offset;
 }
 
-static struct toy_buffer *find_buffer(struct fake_device *d, uint32_t handle)
+static struct toy_buffer *find_buffer(struct served_device *d, uint32_t handle)
 {
 	for (int i = 0; handle && i < MAX_BUFFERS; i++)
 		if (d->m.buffers[i].handle == handle)
@@ -700,7 +709,7 @@ static struct toy_buffer *find_buffer(struct fake_device *d, uint32_t handle)
 	return NULL;
 }
 
-static uint32_t op_hello(struct fake_device *d, const struct vgpu_hello_request *h,
+static uint32_t op_hello(struct served_device *d, const struct vgpu_hello_request *h,
 			 struct vgpu_hello_response *r, uint16_t *size)
 {
 	if (h->abi_version >> 16 != VGPU_ABI_VERSION_MAJOR)
@@ -716,7 +725,7 @@ static uint32_t op_hello(struct fake_device *d, const struct vgpu_hello_request 
 	return VGPU_STATUS_OK;
 }
 
-static uint32_t op_alloc(struct fake_device *d, const struct vgpu_alloc_request *a,
+static uint32_t op_alloc(struct served_device *d, const struct vgpu_alloc_request *a,
 			 struct vgpu_alloc_response *r, uint16_t *size)
 {
 	uint64_t bytes = (a->bytes + VGPU_PAGE_SIZE - 1) & ~(uint64_t)(VGPU_PAGE_SIZE - 1);
@@ -729,7 +738,8 @@ static uint32_t op_alloc(struct fake_device *d, const struct vgpu_alloc_request 
 	if (!a->bytes || a->bytes > (1ull << 40) || a->priority > VGPU_PRIORITY_MAX || a->flags)
 		return VGPU_STATUS_INVALID;
 	if (d->m.allocated + bytes > TOY_CAP) {
-		say("device %u: ALLOC %llu bytes -> NO_MEMORY", d->id, (unsigned long long)a->bytes);
+		say("device %u: ALLOC %llu bytes -> NO_MEMORY", d->id,
+		    (unsigned long long)a->bytes);
 		return VGPU_STATUS_NO_MEMORY;
 	}
 	for (int i = 0; !b && i < MAX_BUFFERS; i++)
@@ -751,11 +761,12 @@ static uint32_t op_alloc(struct fake_device *d, const struct vgpu_alloc_request 
 	return VGPU_STATUS_OK;
 }
 
-static uint32_t op_channel_create(struct fake_device *d, const struct vgpu_channel_create_request *c,
+static uint32_t op_channel_create(struct served_device *d,
+				  const struct vgpu_channel_create_request *c,
 				  struct vgpu_channel_create_response *r, uint16_t *size)
 {
-	uint32_t entries = c->gpfifo_entries ? c->gpfifo_entries :
-					       VGPU_CHANNEL_GPFIFO_ENTRIES_DEFAULT;
+	uint32_t entries =
+		c->gpfifo_entries ? c->gpfifo_entries : VGPU_CHANNEL_GPFIFO_ENTRIES_DEFAULT;
 	uint32_t index;
 
 	if (entries < 2 || entries > VGPU_CHANNEL_GPFIFO_ENTRIES_MAX || (entries & (entries - 1)))
@@ -776,7 +787,7 @@ static uint32_t op_channel_create(struct fake_device *d, const struct vgpu_chann
 	return VGPU_STATUS_OK;
 }
 
-static uint32_t op_module_load(struct fake_device *d, const struct vgpu_request *req,
+static uint32_t op_module_load(struct served_device *d, const struct vgpu_request *req,
 			       struct vgpu_module_load_response *r, uint16_t *size)
 {
 	const struct vgpu_module_load_request *m = (const void *)req->payload;
@@ -806,7 +817,7 @@ static uint32_t op_module_load(struct fake_device *d, const struct vgpu_request 
 }
 
 /* One request -> status and response payload (little-endian host assumed). */
-static uint32_t handle_request(struct fake_device *d, const struct vgpu_request *req, void *out,
+static uint32_t handle_request(struct served_device *d, const struct vgpu_request *req, void *out,
 			       uint16_t *size)
 {
 	const void *in = req->payload;
@@ -893,7 +904,7 @@ static uint32_t handle_request(struct fake_device *d, const struct vgpu_request 
 }
 
 /* Answer every queued request the response ring has room for. */
-static void mailbox_serve(struct fake_device *d)
+static void mailbox_serve(struct served_device *d)
 {
 	struct mailbox_state *s = &d->m;
 	struct vgpu_mailbox_header *h = (struct vgpu_mailbox_header *)s->bar2;
@@ -937,7 +948,7 @@ static void mailbox_serve(struct fake_device *d)
 }
 
 /* The toy GPU: kick words -> fences or kills (toy_gpu.h). */
-static void run_toy_gpu(struct fake_device *d)
+static void run_toy_gpu(struct served_device *d)
 {
 	uint64_t now = now_ns();
 
@@ -974,7 +985,7 @@ static void run_toy_gpu(struct fake_device *d)
 	}
 }
 
-static void mailbox_tick(struct fake_device *d)
+static void mailbox_tick(struct served_device *d)
 {
 	mailbox_serve(d);
 	run_toy_gpu(d);
@@ -1001,16 +1012,15 @@ static const struct fake_mode mailbox_mode = {
 
 static void uuid_str(const uint8_t *u, char *out, size_t size)
 {
-	snprintf(out, size,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-		 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-		 u[14], u[15]);
+	snprintf(out, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
 }
 
 static void event_create(const struct vgpu_mdev_event *e, const char *uuid)
 {
 	uint32_t type = e->payload.device.type_index;
-	struct fake_device *d;
+	struct served_device *d;
 
 	say("CREATE device %u uuid %s type %u", e->device_id, uuid, type);
 	if (type < mode->type_count && mode->types[type].refusal) {
@@ -1029,7 +1039,7 @@ static void event_create(const struct vgpu_mdev_event *e, const char *uuid)
 /* OPEN and RESET: what vgpud does, a fresh VM state and a fresh BAR2. */
 static void event_attach(const struct vgpu_mdev_event *e)
 {
-	struct fake_device *d;
+	struct served_device *d;
 
 	say("%s device %u session %u", e->type == VGPU_MDEV_EVENT_OPEN ? "OPEN" : "RESET",
 	    e->device_id, e->payload.device.session);
@@ -1046,7 +1056,7 @@ static void event_attach(const struct vgpu_mdev_event *e)
 
 static void event_reg_write(const struct vgpu_mdev_event *e)
 {
-	struct fake_device *d = find_device(e->device_id, false);
+	struct served_device *d = find_device(e->device_id, false);
 
 	if (mode->log_reg_writes)
 		say("REG_WRITE device %u changed %#x doorbells %u ack %#x mask %#x", e->device_id,
@@ -1064,7 +1074,7 @@ static void event_reg_write(const struct vgpu_mdev_event *e)
 
 static void event(const struct vgpu_mdev_event *e)
 {
-	struct fake_device *d;
+	struct served_device *d;
 	char uuid[40];
 
 	uuid_str(e->payload.device.uuid, uuid, sizeof(uuid));

@@ -58,13 +58,13 @@
 
 #define REGION(i) ((uint64_t)(i) << 40) /* what the module reports; checked below */
 
-static int device = -1, container = -1;        /* host: VFIO */
+static int device = -1, container = -1; /* host: VFIO */
 static uint64_t region_offset[VFIO_PCI_NUM_REGIONS];
-static volatile uint8_t *guest_bar0;           /* guest: resource0 mapped */
-static volatile uint8_t *bar2;                 /* either side: BAR2 mapped */
+static volatile uint8_t *guest_bar0; /* guest: resource0 mapped */
+static volatile uint8_t *bar2;	     /* either side: BAR2 mapped */
 static const char *check_prefix = "";
 static int passed, failed;
-static __thread sigjmp_buf *sigbus_jmp;        /* where a SIGBUS in this thread lands */
+static __thread sigjmp_buf *sigbus_jmp; /* where a SIGBUS in this thread lands */
 static volatile sig_atomic_t sigbus_seen;
 
 /* "<prefix>ok: what" or "<prefix>FAIL: what", flushed; returns ok. */
@@ -104,8 +104,8 @@ static void on_sigbus(int sig)
 
 static ssize_t region_rw(int index, uint64_t off, void *buf, size_t n, bool write)
 {
-	return write ? pwrite(device, buf, n, region_offset[index] + off) :
-		       pread(device, buf, n, region_offset[index] + off);
+	return write ? pwrite(device, buf, n, region_offset[index] + off)
+		     : pread(device, buf, n, region_offset[index] + off);
 }
 
 static uint32_t cfg32(unsigned int off)
@@ -193,7 +193,8 @@ static void check_ping(uint64_t arg)
 	ok = command(T_PING, arg, 0, &v, NULL) == 0 && v == arg + 1;
 	check(ok, "doorbell: fake-vgpud answered PING %lu with %lu (%.1f ms)", (unsigned long)arg,
 	      (unsigned long)v, (now() - t0) * 1000);
-	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX, "IRQ_STATUS has MAILBOX after the answer");
+	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX,
+	      "IRQ_STATUS has MAILBOX after the answer");
 	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
 	check(!(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX), "IRQ_ACK clears it at once");
 }
@@ -268,8 +269,9 @@ static void check_swap(uint64_t period_us, int writers, const struct writer *how
 		pthread_create(&t[i], NULL, write_window, &w);
 	for (int i = 0; i < writers && i < 4; i++)
 		pthread_join(t[i], NULL);
-	check(!sigbus_seen, "swap: %d writer(s) wrote %u words in %.2f s while it swapped, no SIGBUS",
-	      writers, words, now() - t0);
+	check(!sigbus_seen,
+	      "swap: %d writer(s) wrote %u words in %.2f s while it swapped, no SIGBUS", writers,
+	      words, now() - t0);
 	ok = command(T_SWAP_STOP, words, 0, &swaps, &first_bad) == 0;
 	check(ok && first_bad == ~0ull && swaps >= min_swaps,
 	      "swap: after %lu round trips (want >= %lu) the real pages hold every write",
@@ -355,9 +357,10 @@ static void test_info(void)
 
 	bool ok = !ioctl(device, VFIO_DEVICE_GET_INFO, &info);
 
-	check(ok &&
-		      (info.flags & VFIO_DEVICE_FLAGS_PCI) && (info.flags & VFIO_DEVICE_FLAGS_RESET) &&
-		      info.num_regions == VFIO_PCI_NUM_REGIONS && info.num_irqs == VFIO_PCI_NUM_IRQS,
+	check(ok && (info.flags & VFIO_DEVICE_FLAGS_PCI) &&
+		      (info.flags & VFIO_DEVICE_FLAGS_RESET) &&
+		      info.num_regions == VFIO_PCI_NUM_REGIONS &&
+		      info.num_irqs == VFIO_PCI_NUM_IRQS,
 	      "device info: PCI, reset, %u regions, %u irqs", info.num_regions, info.num_irqs);
 	for (uint32_t i = 0; i < VFIO_PCI_NUM_REGIONS; i++) {
 		ri.argsz = sizeof(ri);
@@ -503,7 +506,8 @@ static void test_bar0(void)
 	      "misaligned BAR0 read works (no side effects)");
 	whole = malloc(VGPU_BAR0_SIZE);
 	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0, whole, VGPU_BAR0_SIZE, false) ==
-		      VGPU_BAR0_SIZE && whole[0] == VGPU_MAGIC,
+			      VGPU_BAR0_SIZE &&
+		      whole[0] == VGPU_MAGIC,
 	      "all of BAR0 in one read");
 	free(whole);
 	check(pread(device, big, 4, REGION(9)) < 0 && errno == EINVAL,
@@ -550,8 +554,9 @@ static void test_bar2_map(void)
 	sigbus_seen = 0;
 	sigbus_jmp = &here;
 	if (!sigsetjmp(here, 1)) {
-		volatile uint32_t *unbacked = (volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
-								    5 * VGPU_CHANNEL_WINDOW_STRIDE);
+		volatile uint32_t *unbacked =
+			(volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
+					      5 * VGPU_CHANNEL_WINDOW_STRIDE);
 		unbacked[0] = 0xabcd;
 		v = unbacked[0];
 	}
@@ -582,19 +587,22 @@ static void test_doorbell_and_irqs(void)
 		      eventfd_fired(fds[2], 2000),
 	      "MSI-X: error raise fired vector 2");
 	eventfd_fired(fds[0], 100);
-	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, fds) == -EINVAL,
+	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
+		       fds) == -EINVAL,
 	      "bad: enabling MSI while MSI-X is active -> EINVAL");
-	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 2, 2, fds) == -EINVAL,
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 2, 2,
+		       fds) == -EINVAL,
 	      "bad: MSI-X vectors beyond the count -> EINVAL");
-	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL) == 0,
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL) == 0,
 	      "MSI-X disabled");
 
 	fd_msi = eventfd(0, EFD_NONBLOCK);
-	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_msi) == 0, "MSI enabled");
+	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_msi) == 0,
+	      "MSI enabled");
 	eventfd_fired(fd_msi, 0);
 	check(command(T_RAISE, 1u << VGPU_MSIX_VECTOR_ERROR, 0, NULL, NULL) == 0 &&
 		      eventfd_fired(fd_msi, 2000),
@@ -606,8 +614,10 @@ static void test_doorbell_and_irqs(void)
 	/* INTx: level = IRQ_STATUS & IRQ_MASK, automasked until unmask */
 	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_ALL);
 	fd_intx = eventfd(0, EFD_NONBLOCK);
-	check(set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_intx) == 0, "INTx enabled");
+	check(set_irqs(VFIO_PCI_INTX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
+		       &fd_intx) == 0,
+	      "INTx enabled");
 	check(command(T_RAISE, 1, VGPU_IRQ_FENCE, NULL, NULL) == 0 && eventfd_fired(fd_intx, 2000),
 	      "INTx: raise with a status bit asserts the line");
 	check(!eventfd_fired(fd_intx, 200), "INTx: automasked, no second signal");
@@ -621,11 +631,10 @@ static void test_doorbell_and_irqs(void)
 		 NULL);
 	check(!eventfd_fired(fd_intx, 200) && !(cfg32(PCI_COMMAND) >> 16 & PCI_STATUS_INTERRUPT),
 	      "INTx: after IRQ_ACK the line is low, unmask does not signal");
-	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
-		 NULL);
+	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0,
+		 0, NULL);
 	ok = command(T_STATS, 0, 0, &v0, &v1) == 0;
-	check(ok && v1 >= 6,
-	      "fake-vgpud saw %lu doorbell events", (unsigned long)v1);
+	check(ok && v1 >= 6, "fake-vgpud saw %lu doorbell events", (unsigned long)v1);
 }
 
 static void test_dma(void)
@@ -650,16 +659,14 @@ static void test_dma(void)
 	check(command(T_DMA, 0x900000, 4096, NULL, NULL) != 0,
 	      "bad: DMA at an unmapped IOVA fails (no crash)");
 	ok = command(T_PIN, 0x104000, 4, &v0, NULL) == 0;
-	check(ok, "PIN 4 pages at IOVA 0x104000 (pin %lu)",
-	      (unsigned long)v0);
+	check(ok, "PIN 4 pages at IOVA 0x104000 (pin %lu)", (unsigned long)v0);
 	unmap.iova = 0x100000;
 	unmap.size = bytes;
 	check(!ioctl(container, VFIO_IOMMU_UNMAP_DMA, &unmap),
 	      "container: unmap the range while pinned (module unpins in dma_unmap)");
 	usleep(300000);
 	ok = command(T_STATS, 0, 0, &v0, NULL) == 0;
-	check(ok && v0 == 1,
-	      "fake-vgpud got PIN_RELEASED (%lu)", (unsigned long)v0);
+	check(ok && v0 == 1, "fake-vgpud got PIN_RELEASED (%lu)", (unsigned long)v0);
 	munmap(buf, bytes);
 }
 
@@ -688,7 +695,8 @@ static int mailbox_call(uint16_t opcode, const void *payload, size_t size,
 
 	memcpy(r.payload, payload, size);
 	memcpy((void *)(bar2 + VGPU_MAILBOX_REQ_RING_OFFSET +
-			(head % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE), &r, sizeof(r));
+			(head % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE),
+	       &r, sizeof(r));
 	__atomic_store_n((uint32_t *)&h->req_head, head + 1, __ATOMIC_RELEASE);
 	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
 	while (__atomic_load_n((uint32_t *)&h->resp_head, __ATOMIC_ACQUIRE) == h->resp_tail) {
@@ -697,8 +705,10 @@ static int mailbox_call(uint16_t opcode, const void *payload, size_t size,
 		usleep(200);
 	}
 	tail = h->resp_tail;
-	memcpy(out, (void *)(bar2 + VGPU_MAILBOX_RESP_RING_OFFSET +
-			     (tail % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE), sizeof(*out));
+	memcpy(out,
+	       (void *)(bar2 + VGPU_MAILBOX_RESP_RING_OFFSET +
+			(tail % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE),
+	       sizeof(*out));
 	__atomic_store_n((uint32_t *)&h->resp_tail, tail + 1, __ATOMIC_RELEASE);
 	*irq_seen = eventfd_fired(irq_fd, 2000);
 	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
@@ -723,7 +733,8 @@ static uint64_t sysfs_u64(const char *uuid, const char *name)
 static void test_vgpud(const char *uuid)
 {
 	struct vgpu_hello_request hello = { .abi_version = VGPU_ABI_VERSION,
-					    .guest_features = VGPU_FEATURE_MSIX | VGPU_FEATURE_STATS };
+					    .guest_features =
+						    VGPU_FEATURE_MSIX | VGPU_FEATURE_STATS };
 	struct vgpu_alloc_request alloc = { .bytes = 8 << 20, .priority = 7 };
 	struct vgpu_channel_create_request cc = { 0 };
 	struct vgpu_response resp;
@@ -745,7 +756,8 @@ static void test_vgpud(const char *uuid)
 	}
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC && reg(VGPU_REG_STATUS) == VGPU_STATUS_READY,
 	      "vgpud: BAR0 MAGIC, STATUS READY (pushed by the transport at OPEN)");
-	check((reg(VGPU_REG_FEATURES) & VGPU_FEATURE_MSIX) && reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL,
+	check((reg(VGPU_REG_FEATURES) & VGPU_FEATURE_MSIX) &&
+		      reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL,
 	      "vgpud: FEATURES %#x, IRQ_MASK %#x from the device model", reg(VGPU_REG_FEATURES),
 	      reg(VGPU_REG_IRQ_MASK));
 	p = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, device,
@@ -796,8 +808,10 @@ static void test_vgpud(const char *uuid)
 	if (check(ok && cr.index < VGPU_MAX_CHANNELS,
 		  "vgpud: CHANNEL_CREATE -> window %u, control at %#x, GPFIFO at %#x", cr.index,
 		  cr.control_offset, cr.gpfifo_offset)) {
-		volatile uint32_t *ctl = (volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
-			(size_t)cr.index * VGPU_CHANNEL_WINDOW_STRIDE + cr.control_offset);
+		volatile uint32_t *ctl =
+			(volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
+					      (size_t)cr.index * VGPU_CHANNEL_WINDOW_STRIDE +
+					      cr.control_offset);
 		volatile uint32_t before = 0;
 		sigjmp_buf here;
 
@@ -806,7 +820,8 @@ static void test_vgpud(const char *uuid)
 		if (!sigsetjmp(here, 1))
 			before = ctl[0];
 		sigbus_jmp = NULL;
-		check(!sigbus_seen, "vgpud: the channel's control page (HAL memory) is mapped (word 0 = %#x)",
+		check(!sigbus_seen,
+		      "vgpud: the channel's control page (HAL memory) is mapped (word 0 = %#x)",
 		      before);
 		struct vgpu_channel_destroy_request cd = { .index = cr.index };
 
@@ -902,7 +917,8 @@ static void guest_ids(const char *dir)
 	check(sysfs_ulong(dir, "vendor") == VGPU_PCI_VENDOR_ID &&
 		      sysfs_ulong(dir, "device") == VGPU_PCI_DEVICE_ID,
 	      "PCI ID %04lx:%04lx", sysfs_ulong(dir, "vendor"), sysfs_ulong(dir, "device"));
-	check(sysfs_ulong(dir, "class") == VGPU_PCI_CLASS, "class %06lx", sysfs_ulong(dir, "class"));
+	check(sysfs_ulong(dir, "class") == VGPU_PCI_CLASS, "class %06lx",
+	      sysfs_ulong(dir, "class"));
 	check(sysfs_ulong(dir, "subsystem_vendor") == VGPU_PCI_SUBSYSTEM_VENDOR_ID &&
 		      sysfs_ulong(dir, "subsystem_device") == VGPU_PCI_SUBSYSTEM_ID,
 	      "subsystem %04lx:%04lx", sysfs_ulong(dir, "subsystem_vendor"),
@@ -986,7 +1002,8 @@ static void guest_die(void)
 	sigbus_jmp = NULL;
 	waited = now() - t0;
 	check(!sigbus_seen && waited > 0.5,
-	      "a write to the blocked window waited %.2f s for vgpud to go, then completed", waited);
+	      "a write to the blocked window waited %.2f s for vgpud to go, then completed",
+	      waited);
 	check(window[1] == 0x600df00d, "the write is visible afterwards");
 	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_BACKEND_GONE, "STATUS is BACKEND_GONE (%#x)",
 	      reg(VGPU_REG_STATUS));
