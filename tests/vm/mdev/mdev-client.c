@@ -1014,6 +1014,18 @@ static void guest_die(void)
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "a doorbell with no backend is harmless");
 }
 
+static bool known_check(const char *what)
+{
+	static const char *const checks[] = {
+		"ids", "regs", "pattern", "ping", "dma", "swap", "die"
+	};
+
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		if (!strcmp(what, checks[i]))
+			return true;
+	return !strncmp(what, "raise:", 6);
+}
+
 static int guest_main(int argc, char **argv)
 {
 	const char *what, *dir;
@@ -1026,6 +1038,10 @@ static int guest_main(int argc, char **argv)
 		return -1;
 	what = argv[0];
 	dir = argv[1];
+	if (!known_check(what)) {
+		fprintf(stderr, "unknown check %s\n", what);
+		return 2;
+	}
 	if (!strcmp(what, "ids")) {
 		guest_ids(dir);
 		return !!failed;
