@@ -146,7 +146,7 @@ static void test_bad_transfers(void **state)
 
 static char *ptx_image;
 
-struct tenant {
+struct module_tenant {
 	struct daemon_runner runner;
 	struct vgpu_guest_device *dev;
 	struct vgpu_channel *ch;
@@ -158,7 +158,7 @@ static const char *const small_gpu[] = {
 
 static int tenant_setup(void **state)
 {
-	struct tenant *t = calloc(1, sizeof(*t));
+	struct module_tenant *t = calloc(1, sizeof(*t));
 	struct vgpu_local_device_config config = { .vm_name = "modules" };
 	char why[256];
 	int ret;
@@ -185,7 +185,7 @@ static int tenant_setup(void **state)
 
 static int tenant_teardown(void **state)
 {
-	struct tenant *t = *state;
+	struct module_tenant *t = *state;
 
 	vgpu_channel_destroy(t->ch);
 	vgpu_device_close(t->dev);
@@ -194,7 +194,7 @@ static int tenant_teardown(void **state)
 	return 0;
 }
 
-static uint64_t alloc(struct tenant *t, uint64_t bytes)
+static uint64_t alloc(struct module_tenant *t, uint64_t bytes)
 {
 	struct vgpu_guest_buffer buf;
 
@@ -202,7 +202,7 @@ static uint64_t alloc(struct tenant *t, uint64_t bytes)
 	return buf.gpu_va;
 }
 
-static void launch(struct tenant *t, const struct vgpu_guest_module *m,
+static void launch(struct module_tenant *t, const struct vgpu_guest_module *m,
                    const struct vgpu_guest_function *f, uint32_t blocks, uint32_t threads,
                    const void *params, uint32_t param_bytes)
 {
@@ -221,7 +221,7 @@ static void launch(struct tenant *t, const struct vgpu_guest_module *m,
 static void test_module_load_and_launch(void **state)
 {
 	enum { N = 5000 };
-	struct tenant *t = *state;
+	struct module_tenant *t = *state;
 	const struct vgpu_guest_function *vadd, *scale_bias;
 	const struct vgpu_guest_variable *bias, *scale;
 	struct vgpu_guest_module *m;
@@ -283,7 +283,7 @@ static void test_module_refused(void **state)
 {
 	static const char bad[] = ".version 8.0\n.target sm_70\n.address_size 64\n"
 	                          ".visible .entry k()\n{\n\tfrobnicate.u32 %r1;\n}\n";
-	struct tenant *t = *state;
+	struct module_tenant *t = *state;
 	struct vgpu_guest_module *m = NULL;
 	const char *why;
 
@@ -303,7 +303,7 @@ static void test_module_refused(void **state)
  * device does not. */
 static void test_launch_after_unload(void **state)
 {
-	struct tenant *t = *state;
+	struct module_tenant *t = *state;
 	struct vgpu_guest_function f;
 	struct vgpu_guest_module *m, copy;
 	struct vgpu_channel *other;
@@ -332,7 +332,7 @@ static void test_launch_after_unload(void **state)
  * the cause and the address. */
 static void test_fault_names_address(void **state)
 {
-	struct tenant *t = *state;
+	struct module_tenant *t = *state;
 	const struct vgpu_guest_function *poke;
 	struct vgpu_guest_module *m;
 	uint64_t params[2] = { 1ull << 46, 5 }, address = 0;

@@ -16,13 +16,13 @@ Checks vgpu.ko, the guest DRM render-node driver:
   host: build it against the fetched Debian headers with W=1 (no warning
         allowed) and sparse (C=1, when installed), check its modinfo
         (vermagic, PCI alias, license, depends on drm); build vgpu_mdev.ko
-        (host-kmod), fake-backend and vgpu-drm-check
+        (host-kmod), fake-vgpud (tests/vm/mdev) and vgpu-drm-check
         (tests/vm/guest-driver), vgpu-info and vgpu-run (meson);
         other people's code from the last commit, the driver's from the
         working tree
-  L1 (TCG): load vfio + mdev + vgpu_mdev.ko, start fake-backend (a
-        stand-in for vgpud that answers the real mailbox protocol and plays
-        a toy GPU), create an mdev, boot an L2 guest (KVM) with it
+  L1 (TCG): load vfio + mdev + vgpu_mdev.ko, start fake-vgpud --mode
+        mailbox (a stand-in for vgpud that answers the real mailbox protocol
+        and plays a toy GPU), create an mdev, boot an L2 guest (KVM) with it
         (vfio-pci,sysfsdev=...), an ivshmem-plain device (1af4:1110) to
         force onto the driver as a foreign device, vgpu.ko and drm.ko
   L2: tests/vm/l2/guest-driver-check.sh: load; refusal of the foreign
@@ -64,23 +64,23 @@ if [[ ${1:-} == --l1-half ]]; then
 			modprobe "$m" || die "modprobe $m"
 		done
 		insmod "$mdev_ko" || die "insmod $mdev_ko"
-		rm -f fake-backend.ready
-		"$backend" --ready-file fake-backend.ready >fake-backend.log 2>&1 &
+		rm -f fake-vgpud.ready
+		"$backend" --mode mailbox --ready-file fake-vgpud.ready >fake-vgpud.log 2>&1 &
 		backend_pid=$!
 		for _ in $(seq 100); do
-			[[ -e fake-backend.ready ]] && break
+			[[ -e fake-vgpud.ready ]] && break
 			sleep 0.1
 		done
-		[[ -e fake-backend.ready ]] || die "fake-backend did not start: $(cat fake-backend.log)"
+		[[ -e fake-vgpud.ready ]] || die "fake-vgpud did not start: $(cat fake-vgpud.log)"
 		type=/sys/class/mdev_bus/vgpu/mdev_supported_types/vgpu-gdtest
 		[[ -d $type ]] || die "no mdev type $type ($(ls /sys/class/mdev_bus/vgpu/mdev_supported_types 2>&1))"
 		uuid=$(cat /proc/sys/kernel/random/uuid)
 		echo "$uuid" >"$type/create" || die "create mdev"
 		mdev_dev=/sys/bus/mdev/devices/$uuid
 		vgpu_args=(-device "vfio-pci,sysfsdev=$mdev_dev")
-		say "vgpu_mdev.ko loaded, fake-backend serving, mdev $uuid created"
+		say "vgpu_mdev.ko loaded, fake-vgpud serving, mdev $uuid created"
 	else
-		say "no vgpu_mdev.ko/fake-backend: L2 gets no vGPU"
+		say "no vgpu_mdev.ko/fake-vgpud: L2 gets no vGPU"
 	fi
 	say "booting L2 (-accel kvm) with vgpu.ko, drm.ko, an ivshmem-plain device${mdev_dev:+ and the vGPU}"
 	t0=$(date +%s.%N)
@@ -100,7 +100,7 @@ if [[ ${1:-} == --l1-half ]]; then
 		kill "$backend_pid" 2>/dev/null || true # gone already after the death check
 		wait "$backend_pid" 2>/dev/null || true
 		rmmod vgpu_mdev || say "rmmod vgpu_mdev failed"
-		grep -E 'requests answered|toy GPU kills|LIMIT|NO_MEMORY|exiting' fake-backend.log | head -n 20 |
+		grep -E 'requests answered|toy GPU kills|LIMIT|NO_MEMORY|exiting' fake-vgpud.log | head -n 20 |
 			sed 's/^/VGPU-GD-L1: /'
 	fi
 	grep -q '^VGPU-L2-HELLO' l2.log || die "L2 did not boot (qemu rc $rc)"
@@ -206,9 +206,10 @@ parms=$(/sbin/modinfo -F parm "$ko" | cut -d: -f1 | sort | tr '\n' ' ')
 verdict "module parameters: $parms" test "$parms" = "attach_timeout_ms irq_mode mailbox_timeout_ms "
 cp "$ko" "$run/vgpu.ko"
 
-# 3. The device side for L2: vgpu_mdev.ko (host-kmod) and fake-backend, a
-#    stand-in for vgpud that answers the mailbox (tests/vm/guest-driver),
-#    plus the uAPI check program and vgpu-info for the guest.
+# 3. The device side for L2: vgpu_mdev.ko (host-kmod) and fake-vgpud, a
+#    stand-in for vgpud that answers the mailbox (tests/vm/mdev, built by
+#    its Makefile), plus the uAPI check program (tests/vm/guest-driver)
+#    and vgpu-info for the guest.
 vm_ensure_pkgs libdrm-dev libc6-dev meson ninja-build pkg-config libjson-c-dev
 tests_dir=$src/tests/vm/guest-driver
 mdev_ko=- backend=- extra_files=()
@@ -223,13 +224,13 @@ else
 	echo "SKIP: no host-kmod/Kbuild: L2 gets no vGPU"
 fi
 cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror -static -I"$src/vgpu-backend/include"
-	-I"$src/guest-driver/include/uapi" -I/usr/include/libdrm)
+	-I"$src/guest-driver/include/uapi" -I"$src/tests/vm/mdev" -I/usr/include/libdrm)
 if [[ $mdev_ko != - ]]; then
-	if gcc "${cflags[@]}" -o "$run/fake-backend" "$tests_dir/fake-backend.c" 2>"$run/tests-build.log"; then
-		backend=$run/fake-backend
+	if nice make -C "$src/tests/vm/mdev" OUT="$run" "$run/fake-vgpud" >"$run/tests-build.log" 2>&1; then
+		backend=$run/fake-vgpud
 	else
 		cat "$run/tests-build.log"
-		fail "fake-backend build"
+		fail "fake-vgpud build"
 	fi
 fi
 if gcc "${cflags[@]}" -o "$run/vgpu-drm-check" "$tests_dir/vgpu-drm-check.c" 2>>"$run/tests-build.log"; then

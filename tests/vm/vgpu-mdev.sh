@@ -16,16 +16,16 @@ standing in for vgpud on /dev/vgpu_mdev.
         L2 interrupt test driver against it (in \$VGPU_CACHE/build/vgpu-mdev),
         an L2 initramfs whose /l2-job is l2/vgpu-mdev-check.sh
   L1:   l1/vgpu-mdev.sh: load vfio, vfio_iommu_type1, mdev, vgpu_mdev; start
-        fake-vgpud; mdev types and refusal; tests/vm/mdev/vfio-client on an
+        fake-vgpud; mdev types and refusal; tests/vm/mdev/mdev-client on an
         mdev (config space, BARs, mmap, MSI-X/MSI/INTx, DMA and pins, shadow
         swap under concurrent writes, reset, bad inputs); then an L2 guest
         with -accel kvm -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/UUID
-  L2:   IDs, registers, BAR2 pattern through resource2, doorbell round trip,
+  L2:   mdev-client --guest: IDs, registers, BAR2 pattern through resource2, doorbell round trip,
         interrupts in all three modes, DMA into guest memory, the swap under
         guest writes, fake-vgpud dying with a window blocked; then L1 removes
         the mdev while L2 runs (hot-unplug); then the real vgpud (simgpu,
         built from the last commit with meson into \$VGPU_CACHE/build) serves
-        an mdev through its mdev transport and vfio-client --vgpud speaks the
+        an mdev through its mdev transport and mdev-client --vgpud speaks the
         real mailbox protocol; finally lifetime checks, unload, dmesg grep
 Prints one line per check, timings, "vgpu-mdev: N passed, N failed" and a
 PASS/FAIL line; exits 0 only on PASS.
@@ -101,7 +101,7 @@ nice make -C "$root/tests/vm/mdev" OUT="$build/bin" KDIR="$KDIR" "${vgpud_args[@
 	>"$run/tests-build.log" 2>&1 || { cat "$run/tests-build.log"; fail "test programs build"; }
 mkdir -p "$build/l2"
 strip --strip-debug -o "$build/l2/vgpu_irqtest.ko" "$build/bin/vgpu_irqtest.ko"
-strip -o "$build/l2/vgpu-mdev-guest" "$build/bin/vgpu-mdev-guest"
+strip -o "$build/l2/mdev-client" "$build/bin/mdev-client"
 flock -u 9
 
 l1_initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l1) || fail "L1 initramfs"
@@ -109,7 +109,7 @@ l2_initrd=none
 if ((l2)); then
 	l2_initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l2 --name l2-vgpu-mdev \
 		--file "$VM_DIR/l2/vgpu-mdev-check.sh:/l2-job" \
-		--file "$build/l2/vgpu-mdev-guest:/vgpu-mdev-guest" \
+		--file "$build/l2/mdev-client:/mdev-client" \
 		--file "$build/l2/vgpu_irqtest.ko:/vgpu_irqtest.ko") || fail "L2 initramfs"
 fi
 prep=$(vm_elapsed "$t0")

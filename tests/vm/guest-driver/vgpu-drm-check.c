@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * vgpu-drm-check - the uAPI of vgpu.ko (include/uapi/vgpu_drm.h) from
- * userspace, in an L2 guest whose vGPU is served by fake-backend (toy GPU
- * of toy_gpu.h). Static, raw ioctl(), no libdrm needed at run time.
+ * userspace, in an L2 guest whose vGPU is served by fake-vgpud --mode
+ * mailbox (the toy GPU of tests/vm/mdev/toy_gpu.h). Static, raw ioctl(),
+ * no libdrm needed at run time.
  *
  * Usage: vgpu-drm-check full  NODE   every ioctl, argument checks, host
  *                                    errors as errno, mmap rules, fences
@@ -12,7 +13,7 @@
  *                                    the file that loaded them)
  *        vgpu-drm-check quick NODE   GET_INFO, ALLOC/FREE, a channel and a
  *                                    toy fence (for each interrupt mode)
- *        vgpu-drm-check gone  NODE   make fake-backend exit (TOY_DIE_BYTES)
+ *        vgpu-drm-check gone  NODE   make fake-vgpud exit (TOY_DIE_BYTES)
  *                                    and check that requests and fence waits
  *                                    fail with ENODEV at once, not at the
  *                                    mailbox timeout
@@ -281,15 +282,21 @@ static void check_args(int fd)
 	check(err == EINVAL, "SET_PRIORITY of an unknown handle: %s (want EINVAL)", err_name(err));
 }
 
-static int module_load(int fd, uint64_t image_va, uint32_t table_bytes,
-		       struct drm_vgpu_module_load *m)
+/* The arguments of a 4 KiB image at image_va, its table right after it. */
+static struct drm_vgpu_module_load module_args(uint64_t image_va, uint32_t table_bytes)
 {
-	*m = (struct drm_vgpu_module_load){
+	return (struct drm_vgpu_module_load){
 		.image_va = image_va,
 		.image_bytes = 4096,
 		.table_va = image_va + 4096,
 		.table_bytes = table_bytes,
 	};
+}
+
+static int module_load(int fd, uint64_t image_va, uint32_t table_bytes,
+		       struct drm_vgpu_module_load *m)
+{
+	*m = module_args(image_va, table_bytes);
 	return io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, m);
 }
 
@@ -325,12 +332,12 @@ static void check_modules(int fd, const char *node, const struct drm_vgpu_get_in
 	err = io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, &m);
 	check(err == EINVAL, "MODULE_LOAD with a table room over 16 MiB: %s (want EINVAL)",
 	      err_name(err));
-	module_load(fd, va, 4096, &m);
+	m = module_args(va, 4096);
 	m.image_bytes = DRM_VGPU_MODULE_IMAGE_MAX_BYTES + 1;
 	err = io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, &m);
 	check(err == EINVAL, "MODULE_LOAD of an image over 64 MiB: %s (want EINVAL)",
 	      err_name(err));
-	module_load(fd, va, 4096, &m);
+	m = module_args(va, 4096);
 	m.flags = 1;
 	err = io(fd, DRM_IOCTL_VGPU_MODULE_LOAD, &m);
 	check(err == EINVAL, "MODULE_LOAD with flags 1: %s (want EINVAL)", err_name(err));

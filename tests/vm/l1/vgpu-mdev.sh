@@ -3,7 +3,7 @@
 #
 # Usage (via boot-l1.sh): l1/vgpu-mdev.sh VGPU_MDEV.ko BIN_DIR L2_INITRD|none
 #
-# BIN_DIR holds tests/vm/mdev's fake-vgpud and vfio-client. Checks, in order:
+# BIN_DIR holds tests/vm/mdev's fake-vgpud and mdev-client. Checks, in order:
 #   1. module load; no mdev parent until a vgpud connects
 #   2. fake-vgpud registers types: sysfs type attributes; a CREATE vgpud
 #      refuses fails the sysfs write with its message in the kernel log
@@ -15,7 +15,7 @@
 #      backend-gone, restarts fake-vgpud (EXISTS replay), refuses rmmod,
 #      removes the mdev while L2 runs (QEMU hot-unplugs it)
 #   4b. the real vgpud (simgpu) through vgpu-backend/daemon/transport_mdev.c:
-#      its profiles as types, vfio-client --vgpud speaks the real mailbox
+#      its profiles as types, mdev-client --vgpud speaks the real mailbox
 #   5. lifetime without vgpud: an idle mdev keeps the parent, creating fails,
 #      removing the last one unregisters it; rmmod with an idle mdev (and
 #      refused while vgpud is connected); no BUG/Oops/WARNING in dmesg
@@ -40,7 +40,7 @@ new_uuid() { cat /proc/sys/kernel/random/uuid; }
 
 start_vgpud() {
 	rm -f vgpud.ready
-	"$bin/fake-vgpud" --ready-file "$PWD/vgpud.ready" >>fake-vgpud.log 2>&1 &
+	"$bin/fake-vgpud" --mode commands --ready-file "$PWD/vgpud.ready" >>fake-vgpud.log 2>&1 &
 	vgpud_pid=$!
 	wait_for 10 test -e vgpud.ready
 }
@@ -118,10 +118,10 @@ if echo "$ua" >"$types/vgpu-test/create"; then
 	check "vendor/profile is vgpu-test" grep -qx vgpu-test "$dev/vendor/profile"
 	check "vendor/state is closed" grep -qx closed "$dev/vendor/state"
 	t0=$(now)
-	"$bin/vfio-client" "$ua" 2>&1 | sed 's/^/VGPU-MDEV-VFIO /'
+	"$bin/mdev-client" "$ua" 2>&1 | sed 's/^/VGPU-MDEV-VFIO /'
 	rc=${PIPESTATUS[0]}
 	echo "VGPU-MDEV-VFIO-SECONDS=$(elapsed "$t0")"
-	check "vfio-client exit status 0 (got $rc)" test "$rc" = 0
+	check "mdev-client exit status 0 (got $rc)" test "$rc" = 0
 	id=$(cat "$dev/vendor/id")
 	check "vendor/vm is what vgpud pushed (fake-vm-$id)" grep -qx "fake-vm-$id" "$dev/vendor/vm"
 	check "vendor/resident, evicted, fair_share, allocated from vgpud" \
@@ -233,10 +233,10 @@ if [[ -x $bin/vgpud-mdev ]]; then
 			pass "mdev of vgpu-1G created (vgpud accepted it)"
 			check "available_instances follows (15)" grep -qx 15 "$types/vgpu-1G/available_instances"
 			t0=$(now)
-			"$bin/vfio-client" --vgpud "$ue" 2>&1 | sed 's/^/VGPU-MDEV-VFIO /'
+			"$bin/mdev-client" --vgpud "$ue" 2>&1 | sed 's/^/VGPU-MDEV-VFIO /'
 			rc=${PIPESTATUS[0]}
 			echo "VGPU-MDEV-VGPUD-SECONDS=$(elapsed "$t0")"
-			check "vfio-client --vgpud exit status 0 (got $rc)" test "$rc" = 0
+			check "mdev-client --vgpud exit status 0 (got $rc)" test "$rc" = 0
 			check "vgpud attached the VM over mdev" grep -q "attached as vgpu-1G over mdev" vgpud.log
 			check "vgpud detached it when the client closed the device" \
 				wait_for 10 grep -q "'$ue' .*detached" vgpud.log

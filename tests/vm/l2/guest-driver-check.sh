@@ -10,7 +10,8 @@
 #   - a foreign device forced onto the driver (an ivshmem-plain 1af4:1110
 #     that L1 adds, bound through new_id) is refused with a log line that
 #     says why, and leaves nothing behind;
-#   - when a vGPU (1af4:10f0) is present (served by fake-backend in L1):
+#   - when a vGPU (1af4:10f0) is present (served in L1 by fake-vgpud
+#     --mode mailbox):
 #     probe, BAR0 magic/ABI version, mailbox HELLO (the driver's log line),
 #     the render node, vgpu-info, /vgpu-drm-check full (every ioctl, host
 #     errors as errno + log line, mmap rules, interrupt-driven fences,
@@ -20,7 +21,7 @@
 #   - unload, and load/unload cycles in every interrupt mode, stay clean
 #     (with a vGPU: the probe picks the asked-for mode and a quick check
 #     with a fence interrupt passes in each);
-#   - with a vGPU, last: the backend dies (fake-backend exits on a magic
+#   - with a vGPU, last: the backend dies (fake-vgpud exits on a magic
 #     ALLOC); requests and fence waits fail with ENODEV at once, unbind
 #     works, a new probe refuses the device with a log line;
 #   - the kernel log has no warning, BUG, oops or leak report.
@@ -130,7 +131,7 @@ else
 	skipped "foreign device refusal (no ivshmem device in this guest)"
 fi
 
-# 4. a vGPU (served by fake-backend in L1, or later by vgpud)
+# 4. a vGPU (served by fake-vgpud --mode mailbox in L1, or later by vgpud)
 render_node() { # the vGPU's render node in /dev/dri
 	for n in $(vgpu_drm_nodes); do
 		case $n in renderD*) echo "/dev/dri/$n" && return 0 ;; esac
@@ -237,7 +238,7 @@ for mode in auto msix msi intx poll bogus; do
 	fi
 	check "irq_mode=$mode: rmmod" rmmod vgpu
 done
-# 6. the backend dies while the VM runs (fake-backend exits on request)
+# 6. the backend dies while the VM runs (fake-vgpud exits on request)
 if [ -n "$vgpu" ] && [ -x /vgpu-drm-check ]; then
 	mark
 	check "insmod for the backend-death check" insmod /vgpu.ko

@@ -3,11 +3,11 @@
 # tests/vm/l2/vgpu-mdev-check.sh - /l2-job for tests/vm/vgpu-mdev.sh (runs in L2).
 #
 # Finds the vGPU L1 passed in with -device vfio-pci,sysfsdev=..., runs
-# /vgpu-mdev-guest's checks (identity, registers, BAR2, doorbell, DMA, the
-# shadow swap under guest writes), counts interrupts with /vgpu_irqtest.ko
+# /mdev-client --guest's checks (identity, registers, BAR2, doorbell, DMA,
+# the shadow swap under guest writes), counts interrupts with /vgpu_irqtest.ko
 # in MSI-X, MSI and INTx mode, lets fake-vgpud die with a window blocked,
 # then waits for L1 to remove the mdev (QEMU hot-unplugs the device).
-G=/vgpu-mdev-guest
+G() { /mdev-client --guest "$@"; }
 ok() { echo "VGPU-L2-CHECK ok: $*"; }
 bad() {
 	echo "VGPU-L2-CHECK FAIL: $*"
@@ -15,7 +15,7 @@ bad() {
 }
 rc=0
 
-dev=$($G find)
+dev=$(G find)
 if [ -z "$dev" ]; then
 	bad "no 1af4:10f0 device"
 	for d in /sys/bus/pci/devices/*; do
@@ -25,7 +25,7 @@ if [ -z "$dev" ]; then
 fi
 echo "VGPU-L2-FOUND $dev"
 for c in ids regs pattern ping; do
-	$G "$c" "$dev" || rc=1
+	G "$c" "$dev" || rc=1
 done
 
 # interrupts: raise:VECTORS:IRQ_STATUS_BITS asks fake-vgpud to raise them
@@ -34,9 +34,9 @@ irqtest() { # MODE MIN0 MIN1 MIN2
 		bad "insmod vgpu_irqtest mode=$1"
 		return
 	fi
-	$G raise:1:1 "$dev" || rc=1
-	$G raise:2:2 "$dev" || rc=1
-	$G raise:4:4 "$dev" || rc=1
+	G raise:1:1 "$dev" || rc=1
+	G raise:2:2 "$dev" || rc=1
+	G raise:4:4 "$dev" || rc=1
 	usleep 500000
 	# shellcheck disable=SC2046 # split the counts into fields on purpose
 	set -- "$@" $(cat "$dev/irqtest_counts")
@@ -53,11 +53,11 @@ irqtest msi 3 0 0
 irqtest intx 3 0 0
 grep -i vgpu_irqtest /proc/interrupts
 
-$G dma "$dev" || rc=1
-$G swap "$dev" || rc=1
+G dma "$dev" || rc=1
+G swap "$dev" || rc=1
 
 echo "VGPU-L2-DIE-START"
-$G die "$dev" || rc=1
+G die "$dev" || rc=1
 echo "VGPU-L2-READY-FOR-REMOVE"
 i=0
 while [ -e "$dev" ] && [ $i -lt 120 ]; do

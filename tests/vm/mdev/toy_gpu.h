@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * toy_gpu.h - the contract between fake-backend (a stand-in for vgpud on
- * vgpu_mdev's control device, in L1) and vgpu-drm-check (the uAPI test of
- * vgpu.ko, in L2). Test-only; not part of any ABI.
+ * toy_gpu.h - the contract between fake-vgpud --mode mailbox (a stand-in
+ * for vgpud on vgpu_mdev's control device, in L1) and vgpu-drm-check (the
+ * uAPI test of vgpu.ko, in L2). Test-only; not part of any ABI.
  *
- * fake-backend answers the real mailbox protocol of device_abi.h (HELLO,
- * QUERY, ALLOC, FREE, SET_PRIORITY, CHANNEL_CREATE/DESTROY, STATS,
- * MODULE_LOAD/UNLOAD) with the
- * limits below, and plays a toy GPU instead of running GPFIFO entries: a
- * 64-bit "kick" word in each live channel's control page. When the guest
+ * fake-vgpud --mode mailbox answers the real mailbox protocol of
+ * device_abi.h (HELLO, QUERY, ALLOC, FREE, SET_PRIORITY,
+ * CHANNEL_CREATE/DESTROY, STATS, MODULE_LOAD/UNLOAD) with the limits below,
+ * and plays a toy GPU instead of running GPFIFO entries: a 64-bit "kick"
+ * word in each live channel's control page. When the guest
  * writes a new nonzero value V there, after TOY_DELAY_MS the toy
  *   - V == TOY_KILL: kills the channel (VGPU_REG_ERROR_CHANNELS bit,
  *     VGPU_IRQ_CHANNEL_ERROR, error vector);
@@ -21,7 +21,7 @@
  * with TOY_MODULE_FUNCTIONS functions and no variables (so a handle that
  * comes back proves the host unloaded it); MODULE_UNLOAD of a handle not
  * loaded is NOT_FOUND.
- * An ALLOC of exactly TOY_DIE_BYTES makes fake-backend exit without
+ * An ALLOC of exactly TOY_DIE_BYTES makes fake-vgpud exit without
  * answering, as a crashing vgpud would (the module then reports
  * VGPU_STATUS_BACKEND_GONE to the guest).
  */

@@ -1,18 +1,35 @@
 // SPDX-License-Identifier: MIT
 /*
- * vfio-client - a VFIO-level test of vgpu_mdev.ko without a guest: opens an
- * mdev the way QEMU does (container, type1 v2 IOMMU, group, device fd) and
- * checks config space, BAR0 registers, BAR2 mapping, interrupts in all
- * three modes, DMA and pins (with the guest mapping going away), the
- * fault-time shadow swap under concurrent writes, reset, and bad inputs.
- * fake-vgpud must be running.
+ * mdev-client - the vgpu_mdev tests' user of a vGPU mdev, from either side
+ * of it: the host (L1), opening the mdev through VFIO as QEMU does, and the
+ * guest (L2), using the PCI device QEMU made of it. Both drive
+ * fake-vgpud --mode commands through the test-only command block of
+ * test_protocol.h, except --vgpud, which speaks the real mailbox protocol
+ * of device_abi.h to vgpud's mdev transport.
  *
- * Usage: vfio-client UUID           (fake-vgpud serves the device)
- *        vfio-client --vgpud UUID   (the real vgpud through its mdev transport:
- *                                    the mailbox protocol of device_abi.h)
- * Prints one "ok"/"FAIL" line per check and "vfio-client: N passed, N failed".
+ * Usage:
+ *   mdev-client UUID          host: container, type1 v2 IOMMU, group, device
+ *                             fd; checks config space, BAR0 registers, the
+ *                             BAR2 mapping, interrupts in all three modes,
+ *                             DMA and pins (with the guest mapping going
+ *                             away), the fault-time shadow swap under
+ *                             concurrent writes, reset, and bad inputs
+ *   mdev-client --vgpud UUID  host: the real vgpud through its mdev transport
+ *                             (HELLO, QUERY, ALLOC, STATS, sysfs statistics,
+ *                             a channel, FREE, reset)
+ *   mdev-client --guest find  guest: print the vGPU's sysfs PCI device dir
+ *   mdev-client --guest CHECK DIR
+ *                             guest, through DIR's resource0/resource2
+ *                             (KVM maps BAR2 straight to the module's
+ *                             pages); CHECK: ids regs pattern ping
+ *                             raise:VEC:BITS dma swap die
+ *
+ * Prints one "ok: ..." / "FAIL: ..." line per check (in the guest prefixed
+ * "VGPU-L2-CHECK "), on the host last "mdev-client: N passed, N failed";
+ * exits 1 if any check failed, 2 for bad usage.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -34,25 +51,61 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vgpu/abi/device_abi.h>
 #include <vgpu/abi/mdev_control.h>
 
-#include "test_check.h"
 #include "test_protocol.h"
 
 #define REGION(i) ((uint64_t)(i) << 40) /* what the module reports; checked below */
 
-static int device = -1, container = -1;
+static int device = -1, container = -1; /* host: VFIO */
 static uint64_t region_offset[VFIO_PCI_NUM_REGIONS];
-static volatile uint8_t *bar2;
-static sigjmp_buf sigbus_jmp;
+static volatile uint8_t *guest_bar0; /* guest: resource0 mapped */
+static volatile uint8_t *bar2;	     /* either side: BAR2 mapped */
+static const char *check_prefix = "";
+static int passed, failed;
+static __thread sigjmp_buf *sigbus_jmp; /* where a SIGBUS in this thread lands */
 static volatile sig_atomic_t sigbus_seen;
 
+/* "<prefix>ok: what" or "<prefix>FAIL: what", flushed; returns ok. */
+static bool __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
 
+	va_start(ap, fmt);
+	printf("%s%s: ", check_prefix, ok ? "ok" : "FAIL");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	va_end(ap);
+	if (ok)
+		passed++;
+	else
+		failed++;
+	return ok;
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_sigbus(int sig)
+{
+	sigbus_seen = 1;
+	if (sigbus_jmp)
+		siglongjmp(*sigbus_jmp, 1);
+	_exit(3); /* a SIGBUS where none was expected */
+}
 
 static ssize_t region_rw(int index, uint64_t off, void *buf, size_t n, bool write)
 {
-	return write ? pwrite(device, buf, n, region_offset[index] + off) :
-		       pread(device, buf, n, region_offset[index] + off);
+	return write ? pwrite(device, buf, n, region_offset[index] + off)
+		     : pread(device, buf, n, region_offset[index] + off);
 }
 
 static uint32_t cfg32(unsigned int off)
@@ -68,17 +121,23 @@ static void cfg32_write(unsigned int off, uint32_t v)
 	region_rw(VFIO_PCI_CONFIG_REGION_INDEX, off, &v, 4, true);
 }
 
+/* BAR0 register: trapped either way, by pread on the host, a load in the guest */
 static uint32_t reg(unsigned int off)
 {
 	uint32_t v = 0xdeadbeef;
 
+	if (guest_bar0)
+		return *(volatile uint32_t *)(guest_bar0 + off);
 	region_rw(VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4, false);
 	return v;
 }
 
 static void reg_write(unsigned int off, uint32_t v)
 {
-	region_rw(VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4, true);
+	if (guest_bar0)
+		*(volatile uint32_t *)(guest_bar0 + off) = v;
+	else
+		region_rw(VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4, true);
 }
 
 /* test_protocol.h through the mapped mailbox and the BAR0 doorbell */
@@ -95,8 +154,8 @@ static uint32_t command(uint32_t cmd, uint64_t arg0, uint64_t arg1, uint64_t *va
 	__atomic_store_n((uint32_t *)(m + T_SEQ), seq, __ATOMIC_RELEASE);
 	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
 	while (__atomic_load_n((uint32_t *)(m + T_DONE_SEQ), __ATOMIC_ACQUIRE) != seq) {
-		if (now() - t0 > 10) {
-			printf("  command %u: no answer from fake-vgpud in 10 s\n", cmd);
+		if (now() - t0 > 20) {
+			printf("  command %u: no answer from fake-vgpud in 20 s\n", cmd);
 			return ETIMEDOUT;
 		}
 		usleep(100);
@@ -109,6 +168,123 @@ static uint32_t command(uint32_t cmd, uint64_t arg0, uint64_t arg1, uint64_t *va
 		printf("  fake-vgpud: %s\n", (const char *)(m + T_MESSAGE));
 	return *(volatile uint32_t *)(m + T_RESULT);
 }
+
+/* ---- checks of both sides ------------------------------------------------- */
+
+/* Words of the mailbox page's pattern (test_protocol.h) BAR2 does not show. */
+static uint32_t pattern_bad_words(void)
+{
+	uint32_t bad = 0;
+
+	for (uint32_t w = T_PATTERN_OFFSET / 4; w < VGPU_MAILBOX_SIZE / 4; w++)
+		bad += ((volatile uint32_t *)bar2)[w] != t_pattern(w);
+	return bad;
+}
+
+/* A doorbell round trip and the mailbox interrupt's status bit. */
+static void check_ping(uint64_t arg)
+{
+	uint64_t v = 0;
+	double t0;
+	bool ok;
+
+	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_ALL);
+	t0 = now();
+	ok = command(T_PING, arg, 0, &v, NULL) == 0 && v == arg + 1;
+	check(ok, "doorbell: fake-vgpud answered PING %lu with %lu (%.1f ms)", (unsigned long)arg,
+	      (unsigned long)v, (now() - t0) * 1000);
+	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX,
+	      "IRQ_STATUS has MAILBOX after the answer");
+	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
+	check(!(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX), "IRQ_ACK clears it at once");
+}
+
+/* fake-vgpud reads buf (bytes at DMA address addr), pins, unpins, writes back. */
+static void check_dma(uint32_t *buf, size_t bytes, uint64_t addr)
+{
+	uint64_t good = 0;
+	uint32_t bad = 0;
+	bool ok;
+
+	for (uint32_t w = 0; w < bytes / 4; w++)
+		buf[w] = t_dma_pattern(w);
+	ok = command(T_DMA, addr, bytes, &good, NULL) == 0;
+	check(ok && good == bytes / 4,
+	      "DMA: fake-vgpud read all %lu words at %#llx, pinned and unpinned them, wrote back",
+	      (unsigned long)good, (unsigned long long)addr);
+	for (uint32_t w = 0; w < bytes / 4; w++)
+		bad += buf[w] != ~t_dma_pattern(w);
+	check(bad == 0, "DMA: its write arrived in our memory (%u words wrong)", bad);
+}
+
+struct writer {
+	volatile uint32_t *window;
+	uint32_t words;
+	unsigned int delay_us, every; /* sleep delay_us after every `every` words */
+};
+
+/* Writes i + 1 to word i; a SIGBUS ends it (and is counted). */
+static void *write_window(void *arg)
+{
+	struct writer *w = arg;
+	sigjmp_buf here;
+
+	sigbus_jmp = &here;
+	if (!sigsetjmp(here, 1)) {
+		for (uint32_t i = 0; i < w->words; i++) {
+			w->window[i] = i + 1;
+			if (w->delay_us && !(i % w->every))
+				usleep(w->delay_us);
+		}
+	}
+	sigbus_jmp = NULL;
+	return NULL;
+}
+
+/* Writers on window 0's swappable part while fake-vgpud swaps it to its
+ * shadow and back every period_us: no fault may fail, no write get lost. */
+static void check_swap(uint64_t period_us, int writers, const struct writer *how,
+		       uint64_t min_swaps)
+{
+	volatile uint32_t *window = (volatile uint32_t *)(bar2 + T_WINDOW_OFFSET);
+	const uint32_t words = T_SWAP_BYTES / 4;
+	struct writer w = *how;
+	uint64_t swaps = 0, first_bad = 0;
+	uint32_t bad = ~0u;
+	pthread_t t[4];
+	double t0;
+	bool ok;
+
+	w.window = window;
+	w.words = words;
+	for (uint32_t i = 0; i < words; i++)
+		window[i] = 0;
+	if (!check(command(T_SWAP_START, period_us, 0, NULL, NULL) == 0,
+		   "swap: fake-vgpud swaps window 0 (control page + GPFIFO) every %.1f ms",
+		   period_us / 1000.0))
+		return;
+	sigbus_seen = 0;
+	t0 = now();
+	for (int i = 0; i < writers && i < 4; i++)
+		pthread_create(&t[i], NULL, write_window, &w);
+	for (int i = 0; i < writers && i < 4; i++)
+		pthread_join(t[i], NULL);
+	check(!sigbus_seen,
+	      "swap: %d writer(s) wrote %u words in %.2f s while it swapped, no SIGBUS", writers,
+	      words, now() - t0);
+	ok = command(T_SWAP_STOP, words, 0, &swaps, &first_bad) == 0;
+	check(ok && first_bad == ~0ull && swaps >= min_swaps,
+	      "swap: after %lu round trips (want >= %lu) the real pages hold every write",
+	      (unsigned long)swaps, (unsigned long)min_swaps);
+	for (uint32_t i = 0; i < words; i++)
+		if (window[i] != i + 1) {
+			bad = i;
+			break;
+		}
+	check(bad == ~0u, "swap: our view agrees (first wrong word %d)", (int)bad);
+}
+
+/* ---- the host: VFIO -------------------------------------------------------- */
 
 static bool eventfd_fired(int fd, int timeout_ms)
 {
@@ -181,9 +357,10 @@ static void test_info(void)
 
 	bool ok = !ioctl(device, VFIO_DEVICE_GET_INFO, &info);
 
-	check(ok &&
-		      (info.flags & VFIO_DEVICE_FLAGS_PCI) && (info.flags & VFIO_DEVICE_FLAGS_RESET) &&
-		      info.num_regions == VFIO_PCI_NUM_REGIONS && info.num_irqs == VFIO_PCI_NUM_IRQS,
+	check(ok && (info.flags & VFIO_DEVICE_FLAGS_PCI) &&
+		      (info.flags & VFIO_DEVICE_FLAGS_RESET) &&
+		      info.num_regions == VFIO_PCI_NUM_REGIONS &&
+		      info.num_irqs == VFIO_PCI_NUM_IRQS,
 	      "device info: PCI, reset, %u regions, %u irqs", info.num_regions, info.num_irqs);
 	for (uint32_t i = 0; i < VFIO_PCI_NUM_REGIONS; i++) {
 		ri.argsz = sizeof(ri);
@@ -329,7 +506,8 @@ static void test_bar0(void)
 	      "misaligned BAR0 read works (no side effects)");
 	whole = malloc(VGPU_BAR0_SIZE);
 	check(region_rw(VFIO_PCI_BAR0_REGION_INDEX, 0, whole, VGPU_BAR0_SIZE, false) ==
-		      VGPU_BAR0_SIZE && whole[0] == VGPU_MAGIC,
+			      VGPU_BAR0_SIZE &&
+		      whole[0] == VGPU_MAGIC,
 	      "all of BAR0 in one read");
 	free(whole);
 	check(pread(device, big, 4, REGION(9)) < 0 && errno == EINVAL,
@@ -338,15 +516,10 @@ static void test_bar0(void)
 	      "bad: read of absent BAR1 -> EINVAL");
 }
 
-static void on_sigbus(int sig)
-{
-	sigbus_seen = 1;
-	siglongjmp(sigbus_jmp, 1);
-}
-
 static void test_bar2_map(void)
 {
-	uint32_t bad = 0, w, v;
+	sigjmp_buf here;
+	uint32_t bad, v;
 	void *p;
 
 	p = mmap(NULL, VGPU_BAR0_SIZE, PROT_READ, MAP_SHARED, device,
@@ -364,8 +537,7 @@ static void test_bar2_map(void)
 	if (!check(p != MAP_FAILED, "mmap BAR2 [0, %#x)", VGPU_BAR2_SIZE))
 		exit(1);
 	bar2 = p;
-	for (w = T_PATTERN_OFFSET / 4; w < VGPU_MAILBOX_SIZE / 4; w++)
-		bad += ((volatile uint32_t *)bar2)[w] != t_pattern(w);
+	bad = pattern_bad_words();
 	check(bad == 0, "BAR2 mailbox pattern through the mapping (%u bad words)", bad);
 	v = 0;
 	pread(device, &v, 4, region_offset[VFIO_PCI_BAR2_REGION_INDEX] + T_PATTERN_OFFSET + 40);
@@ -379,13 +551,16 @@ static void test_bar2_map(void)
 		      5 * VGPU_CHANNEL_WINDOW_STRIDE);
 	check(v == 0, "unbacked BAR2 page (window 5) reads zero through pread");
 
-	signal(SIGBUS, on_sigbus);
-	if (!sigsetjmp(sigbus_jmp, 1)) {
-		volatile uint32_t *unbacked = (volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
-								    5 * VGPU_CHANNEL_WINDOW_STRIDE);
+	sigbus_seen = 0;
+	sigbus_jmp = &here;
+	if (!sigsetjmp(here, 1)) {
+		volatile uint32_t *unbacked =
+			(volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
+					      5 * VGPU_CHANNEL_WINDOW_STRIDE);
 		unbacked[0] = 0xabcd;
 		v = unbacked[0];
 	}
+	sigbus_jmp = NULL;
 	check(!sigbus_seen, "unbacked BAR2 page is accessible through the mapping (no SIGBUS)");
 }
 
@@ -393,14 +568,9 @@ static void test_doorbell_and_irqs(void)
 {
 	int32_t fds[VGPU_MSIX_VECTORS], fd_msi, fd_intx;
 	uint64_t v0 = 0, v1 = 0;
+	bool ok;
 
-	bool ok = command(T_PING, 41, 0, &v0, NULL) == 0;
-
-	check(ok && v0 == 42,
-	      "doorbell: fake-vgpud answered PING 41 with %lu", (unsigned long)v0);
-	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX, "IRQ_STATUS has MAILBOX after answer");
-	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
-	check(!(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_MAILBOX), "IRQ_ACK clears it at once");
+	check_ping(41);
 
 	for (int i = 0; i < VGPU_MSIX_VECTORS; i++)
 		fds[i] = eventfd(0, EFD_NONBLOCK);
@@ -417,19 +587,22 @@ static void test_doorbell_and_irqs(void)
 		      eventfd_fired(fds[2], 2000),
 	      "MSI-X: error raise fired vector 2");
 	eventfd_fired(fds[0], 100);
-	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, fds) == -EINVAL,
+	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
+		       fds) == -EINVAL,
 	      "bad: enabling MSI while MSI-X is active -> EINVAL");
-	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 2, 2, fds) == -EINVAL,
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 2, 2,
+		       fds) == -EINVAL,
 	      "bad: MSI-X vectors beyond the count -> EINVAL");
-	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL) == 0,
+	check(set_irqs(VFIO_PCI_MSIX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL) == 0,
 	      "MSI-X disabled");
 
 	fd_msi = eventfd(0, EFD_NONBLOCK);
-	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_msi) == 0, "MSI enabled");
+	check(set_irqs(VFIO_PCI_MSI_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_msi) == 0,
+	      "MSI enabled");
 	eventfd_fired(fd_msi, 0);
 	check(command(T_RAISE, 1u << VGPU_MSIX_VECTOR_ERROR, 0, NULL, NULL) == 0 &&
 		      eventfd_fired(fd_msi, 2000),
@@ -441,8 +614,10 @@ static void test_doorbell_and_irqs(void)
 	/* INTx: level = IRQ_STATUS & IRQ_MASK, automasked until unmask */
 	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_ALL);
 	fd_intx = eventfd(0, EFD_NONBLOCK);
-	check(set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
-		       VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd_intx) == 0, "INTx enabled");
+	check(set_irqs(VFIO_PCI_INTX_IRQ_INDEX,
+		       VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1,
+		       &fd_intx) == 0,
+	      "INTx enabled");
 	check(command(T_RAISE, 1, VGPU_IRQ_FENCE, NULL, NULL) == 0 && eventfd_fired(fd_intx, 2000),
 	      "INTx: raise with a status bit asserts the line");
 	check(!eventfd_fired(fd_intx, 200), "INTx: automasked, no second signal");
@@ -456,11 +631,10 @@ static void test_doorbell_and_irqs(void)
 		 NULL);
 	check(!eventfd_fired(fd_intx, 200) && !(cfg32(PCI_COMMAND) >> 16 & PCI_STATUS_INTERRUPT),
 	      "INTx: after IRQ_ACK the line is low, unmask does not signal");
-	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0,
-		 NULL);
+	set_irqs(VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0,
+		 0, NULL);
 	ok = command(T_STATS, 0, 0, &v0, &v1) == 0;
-	check(ok && v1 >= 6,
-	      "fake-vgpud saw %lu doorbell events", (unsigned long)v1);
+	check(ok && v1 >= 6, "fake-vgpud saw %lu doorbell events", (unsigned long)v1);
 }
 
 static void test_dma(void)
@@ -468,101 +642,41 @@ static void test_dma(void)
 	struct vfio_iommu_type1_dma_map map = { .argsz = sizeof(map) };
 	struct vfio_iommu_type1_dma_unmap unmap = { .argsz = sizeof(unmap) };
 	const size_t bytes = 64 * 1024;
-	uint32_t *buf, bad = 0;
+	uint32_t *buf;
 	uint64_t v0 = 0;
+	bool ok;
 
 	buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	for (uint32_t w = 0; w < bytes / 4; w++)
-		buf[w] = t_dma_pattern(w);
+	if (!check(buf != MAP_FAILED, "64 KiB of DMA memory"))
+		return;
 	map.vaddr = (uintptr_t)buf;
 	map.iova = 0x100000;
 	map.size = bytes;
 	map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
 	if (!check(!ioctl(container, VFIO_IOMMU_MAP_DMA, &map), "container: 64 KiB at IOVA 1 MiB"))
 		return;
-	bool ok = command(T_DMA, 0x100000, bytes, &v0, NULL) == 0;
-
-	check(ok && v0 == bytes / 4,
-	      "DMA: fake-vgpud read all %lu words, pinned and unpinned, wrote back",
-	      (unsigned long)v0);
-	for (uint32_t w = 0; w < bytes / 4; w++)
-		bad += buf[w] != ~t_dma_pattern(w);
-	check(bad == 0, "DMA: its write arrived in our memory (%u bad words)", bad);
+	check_dma(buf, bytes, 0x100000);
 	check(command(T_DMA, 0x900000, 4096, NULL, NULL) != 0,
 	      "bad: DMA at an unmapped IOVA fails (no crash)");
 	ok = command(T_PIN, 0x104000, 4, &v0, NULL) == 0;
-	check(ok, "PIN 4 pages at IOVA 0x104000 (pin %lu)",
-	      (unsigned long)v0);
+	check(ok, "PIN 4 pages at IOVA 0x104000 (pin %lu)", (unsigned long)v0);
 	unmap.iova = 0x100000;
 	unmap.size = bytes;
 	check(!ioctl(container, VFIO_IOMMU_UNMAP_DMA, &unmap),
 	      "container: unmap the range while pinned (module unpins in dma_unmap)");
 	usleep(300000);
 	ok = command(T_STATS, 0, 0, &v0, NULL) == 0;
-	check(ok && v0 == 1,
-	      "fake-vgpud got PIN_RELEASED (%lu)", (unsigned long)v0);
+	check(ok && v0 == 1, "fake-vgpud got PIN_RELEASED (%lu)", (unsigned long)v0);
 	munmap(buf, bytes);
-}
-
-struct writer {
-	volatile uint32_t *window;
-	uint32_t words;
-	unsigned int delay_us;
-};
-
-static void *write_window(void *arg)
-{
-	struct writer *w = arg;
-
-	for (uint32_t i = 0; i < w->words; i++) {
-		w->window[i] = i + 1;
-		if (w->delay_us && !(i % 8))
-			usleep(w->delay_us);
-	}
-	return NULL;
-}
-
-static void test_swap(void)
-{
-	volatile uint32_t *window = (volatile uint32_t *)(bar2 + T_WINDOW_OFFSET);
-	uint32_t words = T_SWAP_BYTES / 4, bad = ~0u;
-	struct writer w = { .window = window, .words = words, .delay_us = 300 };
-	uint64_t swaps = 0, first_bad = 0;
-	pthread_t t[2];
-	double t0;
-	bool ok;
-
-	for (uint32_t i = 0; i < words; i++)
-		window[i] = 0;
-	check(command(T_SWAP_START, 500, 0, NULL, NULL) == 0, "swap: fake-vgpud swaps window 0 every 0.5 ms");
-	t0 = now();
-	sigbus_seen = 0;
-	/* two writers on the same words: both write i + 1 */
-	pthread_create(&t[0], NULL, write_window, &w);
-	pthread_create(&t[1], NULL, write_window, &w);
-	pthread_join(t[0], NULL);
-	pthread_join(t[1], NULL);
-	check(!sigbus_seen, "swap: %u words written in %.2f s while swapping, no SIGBUS", words,
-	      now() - t0);
-	ok = command(T_SWAP_STOP, words, 0, &swaps, &first_bad) == 0;
-	check(ok && first_bad == ~0ull && swaps >= 20,
-	      "swap: after %lu round trips the real pages hold every write", (unsigned long)swaps);
-	for (uint32_t i = 0; i < words; i++)
-		if (window[i] != i + 1) {
-			bad = i;
-			break;
-		}
-	check(bad == ~0u, "swap: our view agrees");
 }
 
 static void test_reset(void)
 {
-	uint32_t bad = 0;
+	uint32_t bad;
 
 	check(!ioctl(device, VFIO_DEVICE_RESET), "VFIO_DEVICE_RESET (fake-vgpud re-attaches)");
 	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_READY, "after reset: STATUS READY");
-	for (uint32_t w = T_PATTERN_OFFSET / 4; w < VGPU_MAILBOX_SIZE / 4; w++)
-		bad += ((volatile uint32_t *)bar2)[w] != t_pattern(w);
+	bad = pattern_bad_words();
 	check(bad == 0, "after reset: the same mapping shows the new mailbox (%u bad)", bad);
 	check(command(T_PING, 7, 0, NULL, NULL) == 0, "after reset: doorbell works");
 }
@@ -581,7 +695,8 @@ static int mailbox_call(uint16_t opcode, const void *payload, size_t size,
 
 	memcpy(r.payload, payload, size);
 	memcpy((void *)(bar2 + VGPU_MAILBOX_REQ_RING_OFFSET +
-			(head % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE), &r, sizeof(r));
+			(head % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE),
+	       &r, sizeof(r));
 	__atomic_store_n((uint32_t *)&h->req_head, head + 1, __ATOMIC_RELEASE);
 	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
 	while (__atomic_load_n((uint32_t *)&h->resp_head, __ATOMIC_ACQUIRE) == h->resp_tail) {
@@ -590,8 +705,10 @@ static int mailbox_call(uint16_t opcode, const void *payload, size_t size,
 		usleep(200);
 	}
 	tail = h->resp_tail;
-	memcpy(out, (void *)(bar2 + VGPU_MAILBOX_RESP_RING_OFFSET +
-			     (tail % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE), sizeof(*out));
+	memcpy(out,
+	       (void *)(bar2 + VGPU_MAILBOX_RESP_RING_OFFSET +
+			(tail % VGPU_MAILBOX_ENTRIES) * VGPU_MAILBOX_SLOT_SIZE),
+	       sizeof(*out));
 	__atomic_store_n((uint32_t *)&h->resp_tail, tail + 1, __ATOMIC_RELEASE);
 	*irq_seen = eventfd_fired(irq_fd, 2000);
 	reg_write(VGPU_REG_IRQ_ACK, VGPU_IRQ_MAILBOX);
@@ -616,7 +733,8 @@ static uint64_t sysfs_u64(const char *uuid, const char *name)
 static void test_vgpud(const char *uuid)
 {
 	struct vgpu_hello_request hello = { .abi_version = VGPU_ABI_VERSION,
-					    .guest_features = VGPU_FEATURE_MSIX | VGPU_FEATURE_STATS };
+					    .guest_features =
+						    VGPU_FEATURE_MSIX | VGPU_FEATURE_STATS };
 	struct vgpu_alloc_request alloc = { .bytes = 8 << 20, .priority = 7 };
 	struct vgpu_channel_create_request cc = { 0 };
 	struct vgpu_response resp;
@@ -638,7 +756,8 @@ static void test_vgpud(const char *uuid)
 	}
 	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC && reg(VGPU_REG_STATUS) == VGPU_STATUS_READY,
 	      "vgpud: BAR0 MAGIC, STATUS READY (pushed by the transport at OPEN)");
-	check((reg(VGPU_REG_FEATURES) & VGPU_FEATURE_MSIX) && reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL,
+	check((reg(VGPU_REG_FEATURES) & VGPU_FEATURE_MSIX) &&
+		      reg(VGPU_REG_IRQ_MASK) == VGPU_IRQ_ALL,
 	      "vgpud: FEATURES %#x, IRQ_MASK %#x from the device model", reg(VGPU_REG_FEATURES),
 	      reg(VGPU_REG_IRQ_MASK));
 	p = mmap(NULL, VGPU_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, device,
@@ -689,15 +808,20 @@ static void test_vgpud(const char *uuid)
 	if (check(ok && cr.index < VGPU_MAX_CHANNELS,
 		  "vgpud: CHANNEL_CREATE -> window %u, control at %#x, GPFIFO at %#x", cr.index,
 		  cr.control_offset, cr.gpfifo_offset)) {
-		volatile uint32_t *ctl = (volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
-			(size_t)cr.index * VGPU_CHANNEL_WINDOW_STRIDE + cr.control_offset);
+		volatile uint32_t *ctl =
+			(volatile uint32_t *)(bar2 + VGPU_CHANNEL_WINDOW_BASE +
+					      (size_t)cr.index * VGPU_CHANNEL_WINDOW_STRIDE +
+					      cr.control_offset);
 		volatile uint32_t before = 0;
+		sigjmp_buf here;
 
 		sigbus_seen = 0;
-		signal(SIGBUS, on_sigbus);
-		if (!sigsetjmp(sigbus_jmp, 1))
+		sigbus_jmp = &here;
+		if (!sigsetjmp(here, 1))
 			before = ctl[0];
-		check(!sigbus_seen, "vgpud: the channel's control page (HAL memory) is mapped (word 0 = %#x)",
+		sigbus_jmp = NULL;
+		check(!sigbus_seen,
+		      "vgpud: the channel's control page (HAL memory) is mapped (word 0 = %#x)",
 		      before);
 		struct vgpu_channel_destroy_request cd = { .index = cr.index };
 
@@ -721,19 +845,268 @@ static void test_vgpud(const char *uuid)
 	munmap((void *)bar2, VGPU_BAR2_SIZE);
 }
 
+/* ---- the guest: the PCI device through sysfs ----------------------------------- */
+
+static unsigned long sysfs_ulong(const char *dir, const char *name)
+{
+	char path[512], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return ~0ul;
+	}
+	fclose(f);
+	return strtoul(buf, NULL, 0);
+}
+
+static volatile uint8_t *map_resource(const char *dir, int bar, size_t size)
+{
+	char path[512];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/resource%d", dir, bar);
+	fd = open(path, O_RDWR | O_SYNC);
+	if (fd < 0) {
+		check(false, "open %s: %s", path, strerror(errno));
+		exit(1);
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		check(false, "mmap %s: %s", path, strerror(errno));
+		exit(1);
+	}
+	return p;
+}
+
+/* Print the sysfs dir of the first 1af4:10f0 device; 1 if there is none. */
+static int guest_find(void)
+{
+	DIR *d = opendir("/sys/bus/pci/devices");
+	struct dirent *e;
+	char dir[512];
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", e->d_name);
+		if (sysfs_ulong(dir, "vendor") == VGPU_PCI_VENDOR_ID &&
+		    sysfs_ulong(dir, "device") == VGPU_PCI_DEVICE_ID) {
+			printf("%s\n", dir);
+			closedir(d);
+			return 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return 1;
+}
+
+static void guest_ids(const char *dir)
+{
+	unsigned long long start, end, flags, size[6] = { 0 };
+	char path[512], line[256];
+	FILE *f;
+	int i = 0;
+
+	check(sysfs_ulong(dir, "vendor") == VGPU_PCI_VENDOR_ID &&
+		      sysfs_ulong(dir, "device") == VGPU_PCI_DEVICE_ID,
+	      "PCI ID %04lx:%04lx", sysfs_ulong(dir, "vendor"), sysfs_ulong(dir, "device"));
+	check(sysfs_ulong(dir, "class") == VGPU_PCI_CLASS, "class %06lx",
+	      sysfs_ulong(dir, "class"));
+	check(sysfs_ulong(dir, "subsystem_vendor") == VGPU_PCI_SUBSYSTEM_VENDOR_ID &&
+		      sysfs_ulong(dir, "subsystem_device") == VGPU_PCI_SUBSYSTEM_ID,
+	      "subsystem %04lx:%04lx", sysfs_ulong(dir, "subsystem_vendor"),
+	      sysfs_ulong(dir, "subsystem_device"));
+	check(sysfs_ulong(dir, "revision") == VGPU_PCI_REVISION, "revision %lu",
+	      sysfs_ulong(dir, "revision"));
+	snprintf(path, sizeof(path), "%s/resource", dir);
+	f = fopen(path, "r");
+	while (f && i < 6 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) == 3 && end)
+			size[i] = end - start + 1;
+		i++;
+	}
+	if (f)
+		fclose(f);
+	check(size[0] == VGPU_BAR0_SIZE, "BAR0 %llu bytes", size[0]);
+	check(size[2] == 0x800000, "BAR2 %llu bytes (64-bit prefetchable)", size[2]);
+	check(size[4] == 0x1000, "BAR4 (MSI-X) %llu bytes", size[4]);
+}
+
+static void guest_regs(void)
+{
+	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "BAR0 MAGIC %#x", reg(VGPU_REG_MAGIC));
+	check(reg(VGPU_REG_ABI_VERSION) == VGPU_ABI_VERSION, "BAR0 ABI_VERSION %#x",
+	      reg(VGPU_REG_ABI_VERSION));
+	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_READY, "BAR0 STATUS READY");
+	check(reg(VGPU_REG_BAR2_SIZE_LO) == VGPU_BAR2_SIZE &&
+		      reg(VGPU_REG_MAX_CHANNELS) == VGPU_MAX_CHANNELS &&
+		      reg(VGPU_REG_CHANNEL_STRIDE) == VGPU_CHANNEL_WINDOW_STRIDE,
+	      "BAR0 geometry registers");
+}
+
+static uint64_t gpa_of(void *p)
+{
+	uint64_t entry = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &entry, 8, ((uintptr_t)p / 4096) * 8) != 8)
+		entry = 0;
+	close(fd);
+	if (!(entry >> 63))
+		return 0;
+	return (entry & ((1ull << 55) - 1)) * 4096;
+}
+
+/* DMA into a locked page of guest memory, by its guest-physical address. */
+static void guest_dma(void)
+{
+	uint32_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED | MAP_POPULATE, -1, 0);
+	uint64_t gpa;
+
+	if (!check(page != MAP_FAILED, "a locked page of guest memory"))
+		return;
+	gpa = gpa_of(page);
+	if (!check(gpa != 0, "guest-physical address of a locked page: %#llx",
+		   (unsigned long long)gpa))
+		return;
+	check_dma(page, 4096, gpa);
+}
+
+/* fake-vgpud dies with window 0 blocked: the faulting write must wait for
+ * the module to notice, then complete; the device says BACKEND_GONE. */
+static void guest_die(void)
+{
+	volatile uint32_t *window = (volatile uint32_t *)(bar2 + T_WINDOW_OFFSET);
+	volatile double t0;
+	sigjmp_buf here;
+	double waited;
+
+	check(command(T_DIE_BLOCKED, 1500, 0, NULL, NULL) == 0,
+	      "fake-vgpud will block window 0 and exit in 1.5 s");
+	usleep(300000);
+	sigbus_seen = 0;
+	t0 = now();
+	sigbus_jmp = &here;
+	if (!sigsetjmp(here, 1))
+		window[1] = 0x600df00d;
+	sigbus_jmp = NULL;
+	waited = now() - t0;
+	check(!sigbus_seen && waited > 0.5,
+	      "a write to the blocked window waited %.2f s for vgpud to go, then completed",
+	      waited);
+	check(window[1] == 0x600df00d, "the write is visible afterwards");
+	check(reg(VGPU_REG_STATUS) == VGPU_STATUS_BACKEND_GONE, "STATUS is BACKEND_GONE (%#x)",
+	      reg(VGPU_REG_STATUS));
+	check(reg(VGPU_REG_IRQ_STATUS) & VGPU_IRQ_DEVICE_LOST, "IRQ_STATUS has DEVICE_LOST (%#x)",
+	      reg(VGPU_REG_IRQ_STATUS));
+	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "registers still read sanely");
+	reg_write(VGPU_REG_MAILBOX_DOORBELL, 1);
+	check(reg(VGPU_REG_MAGIC) == VGPU_MAGIC, "a doorbell with no backend is harmless");
+}
+
+static bool known_check(const char *what)
+{
+	static const char *const checks[] = {
+		"ids", "regs", "pattern", "ping", "dma", "swap", "die"
+	};
+
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		if (!strcmp(what, checks[i]))
+			return true;
+	return !strncmp(what, "raise:", 6);
+}
+
+static int guest_main(int argc, char **argv)
+{
+	const char *what, *dir;
+	char *end;
+
+	check_prefix = "VGPU-L2-CHECK ";
+	if (argc == 1 && !strcmp(argv[0], "find"))
+		return guest_find();
+	if (argc != 2)
+		return -1;
+	what = argv[0];
+	dir = argv[1];
+	if (!known_check(what)) {
+		fprintf(stderr, "unknown check %s\n", what);
+		return 2;
+	}
+	if (!strcmp(what, "ids")) {
+		guest_ids(dir);
+		return !!failed;
+	}
+	guest_bar0 = map_resource(dir, 0, VGPU_BAR0_SIZE);
+	bar2 = map_resource(dir, 2, VGPU_BAR2_SIZE);
+	if (!strcmp(what, "regs")) {
+		guest_regs();
+	} else if (!strcmp(what, "pattern")) {
+		uint32_t bad = pattern_bad_words();
+
+		check(bad == 0, "BAR2 pattern through resource2 (%u of %u words wrong)", bad,
+		      (VGPU_MAILBOX_SIZE - T_PATTERN_OFFSET) / 4);
+	} else if (!strcmp(what, "ping")) {
+		check_ping(1000);
+	} else if (!strncmp(what, "raise:", 6)) {
+		unsigned long vec = strtoul(what + 6, &end, 0);
+		unsigned long bits = *end == ':' ? strtoul(end + 1, NULL, 0) : 0;
+
+		check(command(T_RAISE, vec, bits, NULL, NULL) == 0,
+		      "fake-vgpud raised vectors %#lx with IRQ_STATUS bits %#lx", vec, bits);
+	} else if (!strcmp(what, "dma")) {
+		guest_dma();
+	} else if (!strcmp(what, "swap")) {
+		check_swap(1000, 1, &(struct writer){ .delay_us = 200, .every = 4 }, 10);
+	} else if (!strcmp(what, "die")) {
+		guest_die();
+	} else {
+		fprintf(stderr, "unknown check %s\n", what);
+		return 2;
+	}
+	return !!failed;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [--vgpud] UUID | --guest find | --guest CHECK PCI_DEVICE_DIR\n",
+		argv0);
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	int rc;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sigaction(SIGBUS, &sa, NULL);
+	if (argc >= 2 && !strcmp(argv[1], "--guest")) {
+		rc = guest_main(argc - 2, argv + 2);
+		if (rc < 0) {
+			usage(argv[0]);
+			return 2;
+		}
+		return rc;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--vgpud")) {
 		open_device(argv[2]);
 		test_vgpud(argv[2]);
 		close(device);
 		close(container);
-		printf("vfio-client: %d passed, %d failed\n", passed, failed);
+		printf("mdev-client: %d passed, %d failed\n", passed, failed);
 		return failed ? 1 : 0;
 	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s [--vgpud] UUID\n", argv[0]);
+	if (argc != 2 || argv[1][0] == '-') {
+		usage(argv[0]);
 		return 2;
 	}
 	open_device(argv[1]);
@@ -743,11 +1116,11 @@ int main(int argc, char **argv)
 	test_bar2_map();
 	test_doorbell_and_irqs();
 	test_dma();
-	test_swap();
+	check_swap(500, 2, &(struct writer){ .delay_us = 300, .every = 8 }, 20);
 	test_reset();
 	munmap((void *)bar2, VGPU_BAR2_SIZE);
 	close(device);
 	close(container);
-	printf("vfio-client: %d passed, %d failed\n", passed, failed);
+	printf("mdev-client: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
