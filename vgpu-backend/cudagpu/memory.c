@@ -75,8 +75,9 @@ int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len)
 	gpu->vram_pages = gpu->config.vram_bytes / CG_PAGE;
 	gpu->vram_handles = calloc(gpu->vram_pages, sizeof(*gpu->vram_handles));
 	gpu->vram_free_stack = calloc(gpu->vram_pages, sizeof(*gpu->vram_free_stack));
+	gpu->vram_taint = calloc(gpu->vram_pages ? gpu->vram_pages : 1, sizeof(*gpu->vram_taint));
 	gpu->spaces = calloc(gpu->config.max_address_spaces, sizeof(*gpu->spaces));
-	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->spaces)
+	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->vram_taint || !gpu->spaces)
 		return -ENOMEM;
 	gpu->next_iova = CG_IOVA_BASE;
 	r = api->cuStreamCreate(&gpu->util_stream, CG_STREAM_NON_BLOCKING);
@@ -122,8 +123,9 @@ int cg_memory_init_imported(struct cudagpu *gpu, uint64_t vram_pages)
 	gpu->vram_pages = vram_pages;
 	gpu->vram_handles = calloc(vram_pages ? vram_pages : 1, sizeof(*gpu->vram_handles));
 	gpu->vram_free_stack = calloc(1, sizeof(*gpu->vram_free_stack));
+	gpu->vram_taint = calloc(vram_pages ? vram_pages : 1, sizeof(*gpu->vram_taint));
 	gpu->spaces = calloc(gpu->config.max_address_spaces, sizeof(*gpu->spaces));
-	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->spaces)
+	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->vram_taint || !gpu->spaces)
 		return -ENOMEM;
 	if (gpu->api.cuStreamCreate(&gpu->util_stream, CG_STREAM_NON_BLOCKING) != CG_SUCCESS)
 		return -EIO;
@@ -166,7 +168,6 @@ int cg_vram_import(struct cudagpu *gpu, uint64_t index, int fd)
 	return 0;
 }
 
-static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf);
 
 void cg_memory_fini(struct cudagpu *gpu)
 {
@@ -177,7 +178,7 @@ void cg_memory_fini(struct cudagpu *gpu)
 		struct cg_host_buf *buf = gpu->host_bufs;
 
 		gpu->host_bufs = buf->next;
-		host_release(gpu, buf);
+		cg_host_release(gpu, buf);
 	}
 	for (i = 0; i < gpu->vram_pages; i++) {
 		if (gpu->vram_aperture)
@@ -191,6 +192,7 @@ void cg_memory_fini(struct cudagpu *gpu)
 		api->cuStreamDestroy(gpu->util_stream);
 	free(gpu->vram_handles);
 	free(gpu->vram_free_stack);
+	free(gpu->vram_taint);
 	free(gpu->iommu);
 	free(gpu->spaces);
 }
@@ -229,7 +231,8 @@ void cg_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
 		return;
 	pthread_mutex_lock(&gpu->memory_lock);
 	for (i = 0; i < count; i++)
-		if (vram_page_ok(gpu, addresses[i]) && gpu->vram_free_count < gpu->vram_pages)
+		if (vram_page_ok(gpu, addresses[i]) && gpu->vram_free_count < gpu->vram_pages &&
+		    !cg_quarantine_vram_free(gpu, addresses[i] / CG_PAGE))
 			gpu->vram_free_stack[gpu->vram_free_count++] = addresses[i] / CG_PAGE;
 	pthread_mutex_unlock(&gpu->memory_lock);
 }
@@ -261,17 +264,31 @@ int cg_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
 	cg_enter(gpu);
 	pthread_mutex_lock(&gpu->memory_lock);
 	for (i = 0; i < count && r == CG_SUCCESS; i++)
-		r = api->cuMemsetD32Async(gpu->vram_aperture + addresses[i], 0, CG_PAGE / 4,
-		                          gpu->util_stream);
+		if (!cg_quarantine_vram_scrub(gpu, addresses[i] / CG_PAGE)) /* or later */
+			r = api->cuMemsetD32Async(gpu->vram_aperture + addresses[i], 0,
+			                          CG_PAGE / 4, gpu->util_stream);
 	if (r == CG_SUCCESS)
 		r = api->cuStreamSynchronize(gpu->util_stream);
 	pthread_mutex_unlock(&gpu->memory_lock);
 	return r == CG_SUCCESS ? 0 : cg_errno(r);
 }
 
+int cg_vram_scrub_locked(struct cudagpu *gpu, uint64_t index)
+{
+	const struct cuda_api *api = &gpu->api;
+	cg_result r;
+
+	cg_enter(gpu);
+	r = api->cuMemsetD32Async(gpu->vram_aperture + index * CG_PAGE, 0, CG_PAGE / 4,
+	                          gpu->util_stream);
+	if (r == CG_SUCCESS)
+		r = api->cuStreamSynchronize(gpu->util_stream);
+	return r == CG_SUCCESS ? 0 : cg_errno(r);
+}
+
 /* -------------------------------------------------------- host buffers */
 
-static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
+void cg_host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
 {
 	const struct cuda_api *api = &gpu->api;
 
@@ -468,7 +485,7 @@ int cg_host_import(struct cudagpu *gpu, enum cg_host_kind kind, uint64_t alloc_b
 	err = kind == CG_HOST_NUMA ? host_import_numa(gpu, buf, fds)
 	                           : host_import_registered(gpu, buf, fds[0]);
 	if (err) {
-		host_release(gpu, buf);
+		cg_host_release(gpu, buf);
 		return err;
 	}
 	pthread_mutex_lock(&gpu->memory_lock);
@@ -499,7 +516,7 @@ int cg_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf
 	err = buf->kind == CG_HOST_NUMA ? host_alloc_numa(gpu, buf)
 	                                : host_alloc_registered(gpu, buf);
 	if (err) {
-		host_release(gpu, buf);
+		cg_host_release(gpu, buf);
 		return err;
 	}
 	pthread_mutex_lock(&gpu->memory_lock);
@@ -519,12 +536,17 @@ void cg_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *base)
 		return;
 	cg_enter(gpu);
 	pthread_mutex_lock(&gpu->memory_lock);
+	if (cg_quarantine_host_free(gpu, buf)) {
+		/* killed work may still reach it: released when it ends */
+		pthread_mutex_unlock(&gpu->memory_lock);
+		return;
+	}
 	for (link = &gpu->host_bufs; *link && *link != buf; link = &(*link)->next)
 		;
 	if (*link)
 		*link = buf->next;
 	pthread_mutex_unlock(&gpu->memory_lock);
-	host_release(gpu, buf);
+	cg_host_release(gpu, buf);
 }
 
 void *cg_host_cpu_pointer(struct vgpu_hal_host_buf *base)
