@@ -14,6 +14,7 @@
 
 #include "cudagpu_internal.h"
 #include "vgpu/abi/commands.h"
+#include "vgpu/memfd.h"
 
 /* --------------------------------------------------------------- faults */
 
@@ -53,16 +54,11 @@ uint64_t cg_channel_window_bytes(uint32_t entries)
 int cg_channel_window_create(uint32_t entries, int *memfd, void **window)
 {
 	uint64_t window_bytes = cg_channel_window_bytes(entries);
-	int fd, err;
+	int fd;
 
-	fd = memfd_create("cudagpu-channel", MFD_CLOEXEC);
+	fd = vgpu_memfd_create("cudagpu-channel", window_bytes);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)window_bytes) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
+		return fd;
 	*window = mmap(NULL, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (*window == MAP_FAILED) {
 		close(fd);

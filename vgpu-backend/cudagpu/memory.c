@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cudagpu_internal.h"
+#include "vgpu/memfd.h"
 
 #define SMALL_PAGE_MASK ((uint64_t)CG_SMALL_PAGE - 1)
 
@@ -373,11 +374,9 @@ static int host_alloc_registered(struct cudagpu *gpu, struct cg_host_buf *buf)
 	cg_deviceptr device;
 	cg_result r;
 
-	buf->memfd = memfd_create("cudagpu-host", MFD_CLOEXEC);
+	buf->memfd = vgpu_memfd_create("cudagpu-host", buf->alloc_bytes);
 	if (buf->memfd < 0)
-		return -errno;
-	if (ftruncate(buf->memfd, (off_t)buf->alloc_bytes) < 0)
-		return -errno;
+		return buf->memfd;
 	buf->cpu = mmap(NULL, buf->alloc_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 	                buf->memfd, 0);
 	if (buf->cpu == MAP_FAILED) {
