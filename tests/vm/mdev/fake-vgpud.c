@@ -14,6 +14,8 @@
  * after T_DIE_BLOCKED.
  *
  * Usage: fake-vgpud [--ready-file PATH]
+ *        fake-vgpud --local SOCKET   QEMU's vgpu-pci device on vgpud's local
+ *                                    socket instead (fake-vgpud-local.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +35,7 @@
 
 #include <vgpu/abi/mdev_control.h>
 
+#include "fake-vgpud-local.h"
 #include "test_protocol.h"
 
 #define MAX_DEVICES 16
@@ -535,10 +538,12 @@ int main(int argc, char **argv)
 	const char *ready_file = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	if (argc == 3 && !strcmp(argv[1], "--local"))
+		return fake_vgpud_local_main(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--ready-file"))
 		ready_file = argv[2];
 	else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--ready-file PATH]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--ready-file PATH] | --local SOCKET\n", argv[0]);
 		return 2;
 	}
 	sigaction(SIGTERM, &sa, NULL);
