@@ -133,6 +133,7 @@ static uint64_t hog_free_memory(struct vm *hog, uint64_t *pages, uint64_t *count
 	mem_free(hog->data);
 	hog->data = NULL;
 	assert_int_equal(vgpu_hal_vram_free_bytes(suite.hal), before);
+	assert_int_equal(vgpu_hal_vram_held_bytes(suite.hal), n * page);
 
 	/* another VM takes all the free VRAM: none of the hog's pages */
 	free_pages = before / page;
@@ -160,6 +161,7 @@ static void wait_released(uint64_t free_before, uint64_t count)
 	while (vgpu_hal_vram_free_bytes(suite.hal) < want && now_ms() - t0 < 30000)
 		sleep_ms(10);
 	assert_int_equal(vgpu_hal_vram_free_bytes(suite.hal), want);
+	assert_int_equal(vgpu_hal_vram_held_bytes(suite.hal), 0);
 	printf("# quarantine released %llu ms after the memory was freed\n",
 	       (unsigned long long)(now_ms() - t0));
 }

@@ -366,6 +366,7 @@ int cg_vram_alloc(struct vgpu_hal *hal, uint32_t page_size, uint64_t count, uint
 void cg_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                   const uint64_t *addresses);
 uint64_t cg_vram_free_bytes(struct vgpu_hal *hal);
+uint64_t cg_vram_held_bytes(struct vgpu_hal *hal); /* quarantined */
 int cg_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                   const uint64_t *addresses);
 int cg_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out);

@@ -249,6 +249,17 @@ uint64_t cg_vram_free_bytes(struct vgpu_hal *hal)
 	return bytes;
 }
 
+uint64_t cg_vram_held_bytes(struct vgpu_hal *hal)
+{
+	struct cudagpu *gpu = cg_of(hal);
+	uint64_t bytes;
+
+	pthread_mutex_lock(&gpu->memory_lock);
+	bytes = gpu->quarantined_pages * CG_PAGE;
+	pthread_mutex_unlock(&gpu->memory_lock);
+	return bytes;
+}
+
 int cg_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                   const uint64_t *addresses)
 {
