@@ -12,11 +12,16 @@
  *    VRAM gets none of it) until the work is done; then it comes back;
  *  - the honest VM's data checks out by checksum on the GPU throughout.
  *
+ * Under process isolation the worker does the bounded wait and, the work
+ * still running, vgpud kills that worker (the VM's context alone): the
+ * kill returns within the same bound, nothing is held back, and the
+ * honest VM in its own worker goes on.
+ *
  * Long kernels are the CPU stand-in driver's (tests/cudagpu/fake_libcuda.c):
  * FAKE_CUDA_STREAM_PASS_US gives each pass of the STREAM kernel a
  * duration and FAKE_CUDA_STREAM_QUEUE the queue's depth. The group is
- * skipped unless the backend is cudagpu in one process (isolation none)
- * on the stand-in with those set; VGPU_CUDA_KILL_WAIT_MS sets the bound.
+ * skipped unless the backend is cudagpu on the stand-in with those set;
+ * VGPU_CUDA_KILL_WAIT_MS sets the bound.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,14 +59,20 @@ static unsigned env_u(const char *name)
 	return text && *text ? (unsigned)strtoul(text, NULL, 10) : 0;
 }
 
-/* cudagpu in one process on the stand-in with timed kernels? */
-static bool timed_fake(void)
+static bool process_mode(void)
 {
 	const char *isolation = getenv("VGPU_CUDA_ISOLATION");
 
+	return isolation && !strcmp(isolation, "process");
+}
+
+/* cudagpu on the stand-in with timed kernels, in one process (or with a
+ * worker per VM: process)? */
+static bool timed_fake(bool process)
+{
 	return cudagpu_is_cudagpu(suite.hal) && getenv("VGPU_CUDA_LIBRARY") &&
 	       env_u("FAKE_CUDA_STREAM_PASS_US") && env_u("VGPU_CUDA_KILL_WAIT_MS") &&
-	       (!isolation || !strcmp(isolation, "none"));
+	       process_mode() == process;
 }
 
 static void vm_start(struct vm *vm, uint64_t seed)
@@ -175,7 +186,7 @@ static void test_kill_with_backlog(void **state)
 	unsigned mark;
 
 	(void)state;
-	if (!timed_fake())
+	if (!timed_fake(false))
 		skip();
 	vm_start(&honest, 1);
 	vm_start(&hog, 2);
@@ -225,7 +236,7 @@ static void test_destroy_with_backlog(void **state)
 	uint64_t pages[VM_BYTES / (2 * MIB) + 1], count, t0, took, free_before;
 
 	(void)state;
-	if (!timed_fake())
+	if (!timed_fake(false))
 		skip();
 	vm_start(&honest, 11);
 	vm_start(&hog, 12);
@@ -245,9 +256,61 @@ static void test_destroy_with_backlog(void **state)
 	space_destroy(honest.sp);
 }
 
+/* Process isolation: the worker that cannot end its channel's work in
+ * time goes; the honest VM's worker stays. */
+static void test_kill_with_backlog_process(void **state)
+{
+	unsigned wait_ms = env_u("VGPU_CUDA_KILL_WAIT_MS");
+	struct vm honest = { 0 }, hog = { 0 };
+	uint64_t t0, took, free_before;
+	struct vgpu_hal_event error;
+	int honest_pid, hog_pid;
+	unsigned mark;
+
+	(void)state;
+	if (!timed_fake(true))
+		skip();
+	vm_start(&honest, 21);
+	vm_start(&hog, 22);
+	honest_pid = cudagpu_worker_pid(honest.sp->as);
+	hog_pid = cudagpu_worker_pid(hog.sp->as);
+	assert_true(honest_pid > 0 && hog_pid > 0 && honest_pid != hog_pid);
+	hog_queue(&hog);
+	took = vm_check(&honest, 23);
+	assert_true(took < MARGIN_MS);
+
+	mark = event_mark();
+	t0 = now_ms();
+	vgpu_hal_channel_kill(hog.tc->channel, VGPU_FAULT_TIMEOUT);
+	took = now_ms() - t0;
+	printf("# kill with a backlog (process isolation): %llu ms (bound %u ms)\n",
+	       (unsigned long long)took, wait_ms);
+	assert_true(took < wait_ms + MARGIN_MS);
+	assert_true(chan_wait_error(hog.tc, mark, &error));
+	/* its worker went with the work (SIGKILL; its death is seen by
+	 * vgpud's reader of it); nothing is held back */
+	for (t0 = now_ms(); cudagpu_worker_pid(hog.sp->as) == hog_pid && now_ms() - t0 < 5000;)
+		sleep_ms(10);
+	assert_int_not_equal(cudagpu_worker_pid(hog.sp->as), hog_pid);
+	assert_int_equal(vgpu_hal_vram_held_bytes(suite.hal), 0);
+	free_before = vgpu_hal_vram_free_bytes(suite.hal);
+	mem_free(hog.data);
+	hog.data = NULL;
+	assert_int_equal(vgpu_hal_vram_free_bytes(suite.hal), free_before + VM_BYTES);
+
+	assert_int_equal(cudagpu_worker_pid(honest.sp->as), honest_pid);
+	vm_check(&honest, 24);
+	chan_destroy(hog.tc);
+	space_destroy(hog.sp);
+	chan_destroy(honest.tc);
+	mem_free(honest.data);
+	space_destroy(honest.sp);
+}
+
 static const struct CMUnitTest kill_tests[] = {
 	HAL_TEST(test_kill_with_backlog),
 	HAL_TEST(test_destroy_with_backlog),
+	HAL_TEST(test_kill_with_backlog_process),
 };
 
 const struct hal_test_group hal_kill_group = {
