@@ -13,9 +13,20 @@
  *  - Physical allocations (cuMemCreate) are memfds; cuMemAddressReserve
  *    reserves host address space; cuMemMap maps the memfd there;
  *    cuMemSetAccess is mprotect. Device pointers are host addresses.
- *  - Streams and events complete at once: every call does its work
- *    synchronously. Kernels run on the CPU with the CPU references of
- *    vgpu/abi/kernels.h.
+ *  - Every call does its work synchronously: kernels run on the CPU with
+ *    the CPU references of vgpu/abi/kernels.h before the call returns.
+ *    Streams and events complete at once too, unless a test gives the
+ *    work a duration: with FAKE_CUDA_STREAM_PASS_US=N, the built-in
+ *    STREAM kernel (vgpu_stream) takes N microseconds per pass on its
+ *    stream's clock. A stream then completes its operations in order, each
+ *    when the one before it and its own duration are over (its effects
+ *    are still made at the call): cuStreamQuery says CUDA_ERROR_NOT_READY
+ *    and cuStreamSynchronize sleeps until its last one is done, an event
+ *    completes when what its stream had before it does. A stream holds at
+ *    most FAKE_CUDA_STREAM_QUEUE (default 1024) unfinished operations: a
+ *    call that would queue one more sleeps until the oldest is done, as
+ *    the driver's launch into a full queue blocks. So a test can model a
+ *    tenant's long kernels and a deep backlog.
  *  - Physical allocations made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
  *    cross processes as the driver's do: cuMemExportToShareableHandle dups
  *    the memfd, cuMemImportFromShareableHandle wraps (a dup of) a received
@@ -128,6 +139,64 @@ static uintptr_t translate(uintptr_t d)
 static bool context_faulted;
 static cg_result sticky_error = CG_ERROR_ILLEGAL_ADDRESS; /* what a faulted context says */
 
+/* ------------------------------------------------ time on streams */
+
+#define STREAM_QUEUE_MAX 65536u
+
+struct fake_stream {
+	pthread_mutex_t lock;  /* issuers */
+	uint64_t busy_until;   /* when its last operation is done (atomic) */
+	unsigned head;
+	uint64_t *done_at;     /* ring of stream_queue completion times */
+};
+
+static uint64_t stream_pass_ns;      /* FAKE_CUDA_STREAM_PASS_US, in ns */
+static unsigned stream_queue = 1024; /* FAKE_CUDA_STREAM_QUEUE */
+
+static uint64_t now_ns(void);
+
+static void sleep_until(uint64_t t)
+{
+	uint64_t now = now_ns();
+
+	if (t > now) {
+		struct timespec ts = { (time_t)((t - now) / 1000000000u),
+		                       (long)((t - now) % 1000000000u) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* One operation of cost_ns on stream (none: the legacy stream, at once):
+ * when it will be done. Sleeps while the stream's queue is full. */
+static uint64_t stream_issue(cg_stream stream, uint64_t cost_ns)
+{
+	struct fake_stream *fs = (struct fake_stream *)(void *)stream;
+	uint64_t now, start, end;
+
+	if (!fs)
+		return now_ns();
+	pthread_mutex_lock(&fs->lock);
+	sleep_until(fs->done_at[fs->head]); /* the queue is full until then */
+	now = now_ns();
+	start = __atomic_load_n(&fs->busy_until, __ATOMIC_ACQUIRE);
+	if (start < now)
+		start = now;
+	end = start + cost_ns;
+	fs->done_at[fs->head] = end;
+	fs->head = (fs->head + 1) % stream_queue;
+	__atomic_store_n(&fs->busy_until, end, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fs->lock);
+	return end;
+}
+
+static uint64_t stream_busy_until(cg_stream stream)
+{
+	const struct fake_stream *fs = (const struct fake_stream *)(const void *)stream;
+
+	return fs ? __atomic_load_n(&fs->busy_until, __ATOMIC_ACQUIRE) : 0;
+}
+
 static bool faulted(void)
 {
 	return __atomic_load_n(&context_faulted, __ATOMIC_ACQUIRE);
@@ -201,10 +270,19 @@ static bool in_one_mapping(uintptr_t p, size_t bytes)
 EXPORT cg_result cuInit(unsigned int flags)
 {
 	const char *mib = getenv("FAKE_CUDA_TOTAL_MIB");
+	const char *pass_us = getenv("FAKE_CUDA_STREAM_PASS_US");
+	const char *queue = getenv("FAKE_CUDA_STREAM_QUEUE");
 
 	(void)flags;
 	if (mib && *mib)
 		total_bytes = strtoull(mib, NULL, 10) * MIB;
+	if (pass_us && *pass_us)
+		stream_pass_ns = strtoull(pass_us, NULL, 10) * 1000u;
+	if (queue && *queue) {
+		unsigned long n = strtoul(queue, NULL, 10);
+
+		stream_queue = n < 1 ? 1 : n > STREAM_QUEUE_MAX ? STREAM_QUEUE_MAX : (unsigned)n;
+	}
 	return CG_SUCCESS;
 }
 
@@ -662,9 +740,9 @@ EXPORT cg_result cuMemcpy(cg_deviceptr dst, cg_deviceptr src, size_t bytes)
 
 EXPORT cg_result cuMemcpyAsync(cg_deviceptr dst, cg_deviceptr src, size_t bytes, cg_stream stream)
 {
-	(void)stream;
 	if (faulted())
 		return sticky_error;
+	stream_issue(stream, 0);
 	return cuMemcpy(dst, src, bytes);
 }
 
@@ -683,10 +761,10 @@ EXPORT cg_result cuMemcpyDtoH_v2(void *dst, cg_deviceptr src, size_t bytes)
 EXPORT cg_result cuMemsetD8Async(cg_deviceptr dst, unsigned char value, size_t count,
                                  cg_stream stream)
 {
-	(void)stream;
 	dst = translate(dst);
 	if (!in_one_mapping(dst, count))
 		return refuse("cuMemsetD8Async", "the range spans two allocations");
+	stream_issue(stream, 0);
 	memset((void *)(uintptr_t)dst, value, count);
 	return CG_SUCCESS;
 }
@@ -697,11 +775,11 @@ EXPORT cg_result cuMemsetD32Async(cg_deviceptr dst, unsigned int value, size_t c
 	uint32_t *p;
 	size_t i;
 
-	(void)stream;
 	dst = translate(dst);
 	p = (uint32_t *)(uintptr_t)dst;
 	if (!in_one_mapping(dst, count * 4))
 		return refuse("cuMemsetD32Async", "the range spans two allocations");
+	stream_issue(stream, 0);
 	for (i = 0; i < count; i++)
 		p[i] = value;
 	return CG_SUCCESS;
@@ -711,38 +789,53 @@ EXPORT cg_result cuMemsetD32Async(cg_deviceptr dst, unsigned int value, size_t c
 
 EXPORT cg_result cuStreamCreate(cg_stream *stream, unsigned int flags)
 {
+	struct fake_stream *fs = calloc(1, sizeof(*fs));
+
 	(void)flags;
-	*stream = malloc(16);
-	return *stream ? CG_SUCCESS : CG_ERROR_OUT_OF_MEMORY;
+	if (fs)
+		fs->done_at = calloc(stream_queue, sizeof(*fs->done_at));
+	if (!fs || !fs->done_at) {
+		free(fs);
+		return CG_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_init(&fs->lock, NULL);
+	*stream = (cg_stream)(void *)fs;
+	return CG_SUCCESS;
 }
 
+/* Its work goes on after it (as the driver's): its effects are made. */
 EXPORT cg_result cuStreamDestroy_v2(cg_stream stream)
 {
-	free(stream);
+	struct fake_stream *fs = (struct fake_stream *)(void *)stream;
+
+	if (fs) {
+		pthread_mutex_destroy(&fs->lock);
+		free(fs->done_at);
+		free(fs);
+	}
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuStreamSynchronize(cg_stream stream)
 {
-	(void)stream;
 	if (faulted())
 		return sticky_error;
+	sleep_until(stream_busy_until(stream));
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuStreamQuery(cg_stream stream)
 {
-	(void)stream;
 	if (faulted())
 		return sticky_error;
-	return CG_SUCCESS;
+	return now_ns() >= stream_busy_until(stream) ? CG_SUCCESS : CG_ERROR_NOT_READY;
 }
 
 EXPORT cg_result cuStreamWriteValue64_v2(cg_stream stream, cg_deviceptr addr, uint64_t value,
                                          unsigned int flags)
 {
-	(void)stream;
 	(void)flags;
+	stream_issue(stream, 0);
 	__atomic_store_n((uint64_t *)HOST(addr), value, __ATOMIC_RELEASE);
 	return CG_SUCCESS;
 }
@@ -768,26 +861,27 @@ EXPORT cg_result cuEventDestroy_v2(cg_event event)
 	return CG_SUCCESS;
 }
 
+/* An event holds when it completes (its stream's clock). */
 EXPORT cg_result cuEventRecord(cg_event event, cg_stream stream)
 {
-	(void)stream;
-	*(uint64_t *)(void *)event = now_ns();
+	__atomic_store_n((uint64_t *)(void *)event, stream_issue(stream, 0), __ATOMIC_RELEASE);
 	return CG_SUCCESS;
 }
 
 EXPORT cg_result cuEventQuery(cg_event event)
 {
-	(void)event;
 	if (faulted())
 		return sticky_error;
-	return CG_SUCCESS;
+	return now_ns() >= __atomic_load_n((uint64_t *)(void *)event, __ATOMIC_ACQUIRE)
+	               ? CG_SUCCESS
+	               : CG_ERROR_NOT_READY;
 }
 
 EXPORT cg_result cuEventSynchronize(cg_event event)
 {
-	(void)event;
 	if (faulted())
 		return sticky_error;
+	sleep_until(__atomic_load_n((uint64_t *)(void *)event, __ATOMIC_ACQUIRE));
 	return CG_SUCCESS;
 }
 
@@ -1135,11 +1229,12 @@ EXPORT cg_result cuLaunchKernel(cg_function f, unsigned int grid_x, unsigned int
 {
 	uint64_t *words, i, n, t;
 
-	(void)stream;
 	if (!faulted() && fault_requested())
 		__atomic_store_n(&context_faulted, true, __ATOMIC_RELEASE);
 	if (faulted())
 		return sticky_error;
+	/* its place in the stream (and its time, for STREAM's passes) */
+	stream_issue(stream, (uintptr_t)f == K_STREAM ? stream_pass_ns * u32(params, 2) : 0);
 	if ((uintptr_t)f > K_TIMESTAMP)
 		return launch_user((struct fake_function *)(void *)f,
 		                   (struct ptx_dim3){ grid_x, grid_y, grid_z },

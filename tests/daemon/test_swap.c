@@ -29,6 +29,7 @@
 #include "channel_window.h"
 #include "device.h"
 #include "harness.h"
+#include "vgpu/memfd.h"
 
 /* The guest: word i % words of its window area gets value i, i = 1..n.
  * Skips the control page's first 16 bytes (GP_PUT, GP_GET, doorbell,
@@ -115,8 +116,8 @@ static void test_direct_swaps(void **state)
 	bytes = win->control_bytes + win->gpfifo_bytes;
 	assert_int_equal(bytes, c.info.notifier_offset);
 
-	shadow_fd = memfd_create("test-shadow", MFD_CLOEXEC);
-	assert_int_equal(ftruncate(shadow_fd, bytes), 0);
+	shadow_fd = vgpu_memfd_create("test-shadow", bytes); /* sealed, as vgpud's */
+	assert_true(shadow_fd >= 0);
 	shadow_pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, shadow_fd, 0);
 	assert_true(shadow_pages != MAP_FAILED);
 	real[0] = (struct vgpu_bar2_segment){ channel_window_bar2_offset(win->index),

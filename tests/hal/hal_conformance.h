@@ -250,5 +250,6 @@ extern const struct hal_test_group hal_kernel_group;
 extern const struct hal_test_group hal_concurrency_group;
 extern const struct hal_test_group hal_isolation_group;
 extern const struct hal_test_group hal_module_group;
+extern const struct hal_test_group hal_kill_group;
 
 #endif /* HAL_CONFORMANCE_H */

@@ -8,7 +8,8 @@
  * which meson reports as SKIP: a machine without a GPU never passes the
  * cuda run. Arguments, if any, name the groups to run (hal-memory,
  * hal-copy, hal-channels, hal-kernels, hal-concurrency, hal-isolation: cudagpu's
- * process isolation, skipped elsewhere).
+ * process isolation, skipped elsewhere; hal-kill: cudagpu's bounded kill
+ * on the stand-in driver with timed kernels, skipped elsewhere).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ static const struct hal_test_group *const groups[] = {
 	&hal_concurrency_group,
 	&hal_isolation_group,
 	&hal_module_group,
+	&hal_kill_group,
 };
 
 static bool selected(const char *name, int argc, char **argv)

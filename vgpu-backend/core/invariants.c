@@ -231,10 +231,11 @@ int vgpu_core_check_invariants(struct vgpu_core *core, struct vgpu_error *error)
 		     "(%" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
 		     core->resident_bytes, core->evicted_bytes, core->allocated_bytes,
 		     totals[LOC_RESIDENT], totals[LOC_EVICTED], allocated);
-	else if ((free_bytes = vgpu_hal_vram_free_bytes(core->hal)) + core->resident_bytes !=
+	else if ((free_bytes = vgpu_hal_vram_free_bytes(core->hal) +
+	                       vgpu_hal_vram_held_bytes(core->hal)) + core->resident_bytes !=
 	         core->caps.vram_bytes)
-		fail(&check, "free VRAM %" PRIu64 " + resident %" PRIu64 " != VRAM %" PRIu64,
-		     free_bytes, core->resident_bytes, core->caps.vram_bytes);
+		fail(&check, "free VRAM %" PRIu64 " (held back included) + resident %" PRIu64
+		     " != VRAM %" PRIu64, free_bytes, core->resident_bytes, core->caps.vram_bytes);
 	else if (core->host.used != core->evicted_bytes)
 		fail(&check, "host memory in use %" PRIu64 " != evicted bytes %" PRIu64,
 		     core->host.used, core->evicted_bytes);

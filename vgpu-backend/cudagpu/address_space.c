@@ -175,14 +175,11 @@ int cg_as_create(struct vgpu_hal *hal, struct vgpu_hal_as **out)
 	return 0;
 }
 
-void cg_as_destroy(struct vgpu_hal_as *base)
+void cg_as_teardown_locked(struct cudagpu *gpu, struct cg_as *as)
 {
-	struct cg_as *as = as_of(base);
-	struct cudagpu *gpu = gpu_of_as(as);
 	uint64_t leaf, i;
 
 	cg_enter(gpu);
-	pthread_mutex_lock(&gpu->memory_lock);
 	for (leaf = 0; leaf < CG_LEAVES; leaf++) {
 		if (!as->leaves[leaf])
 			continue;
@@ -198,8 +195,26 @@ void cg_as_destroy(struct vgpu_hal_as *base)
 		gpu->api.cuMemAddressFree(as->va_base, CG_VA_BYTES);
 	}
 	gpu->spaces[as->id] = NULL;
+}
+
+void cg_as_destroy(struct vgpu_hal_as *base)
+{
+	struct cg_as *as = as_of(base);
+	struct cudagpu *gpu = gpu_of_as(as);
+	bool later;
+
+	cg_enter(gpu);
+	pthread_mutex_lock(&gpu->memory_lock);
+	/* Killed work still running in it: its mappings and VA range stay
+	 * until that work ends (quarantine.c tears it down then). */
+	later = as->zombies != 0;
+	if (later)
+		as->destroy_pending = true;
+	else
+		cg_as_teardown_locked(gpu, as);
 	pthread_mutex_unlock(&gpu->memory_lock);
-	free(as);
+	if (!later)
+		free(as);
 }
 
 /* The physical allocation (handle, offset) behind a 2 MiB page. */
@@ -270,6 +285,10 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 		slot->flags = (uint8_t)flags;
 		slot->target = (uint8_t)target;
 		slot->address = addresses[i];
+		if (target == VGPU_TARGET_VRAM)
+			cg_quarantine_mapped_vram(gpu, as, addresses[i]);
+		else
+			cg_quarantine_mapped_iova(gpu, as, addresses[i]);
 		if (as->shadow)
 			continue;
 		t0 = cg_now_ns();
@@ -334,6 +353,7 @@ static int map_small(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 			.valid = true, .flags = (uint8_t)flags, .target = (uint8_t)target,
 			.iova = addresses[i],
 		};
+		cg_quarantine_mapped_iova(gpu, as, addresses[i]);
 	}
 	return 0;
 }

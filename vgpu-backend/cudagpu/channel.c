@@ -14,6 +14,7 @@
 
 #include "cudagpu_internal.h"
 #include "vgpu/abi/commands.h"
+#include "vgpu/memfd.h"
 
 /* --------------------------------------------------------------- faults */
 
@@ -53,16 +54,11 @@ uint64_t cg_channel_window_bytes(uint32_t entries)
 int cg_channel_window_create(uint32_t entries, int *memfd, void **window)
 {
 	uint64_t window_bytes = cg_channel_window_bytes(entries);
-	int fd, err;
+	int fd;
 
-	fd = memfd_create("cudagpu-channel", MFD_CLOEXEC);
+	fd = vgpu_memfd_create("cudagpu-channel", window_bytes);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)window_bytes) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
+		return fd;
 	*window = mmap(NULL, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (*window == MAP_FAILED) {
 		close(fd);
@@ -182,24 +178,32 @@ fail:
 	return err;
 }
 
-void cg_channel_destroy(struct vgpu_hal_channel *base)
+void cg_channel_free(struct cudagpu *gpu, struct cg_channel *ch)
 {
-	struct cg_channel *ch = cg_channel_of(base);
-	struct cudagpu *gpu = cg_gpu_of_channel(ch);
-	struct cg_completion **link;
-	uint64_t window_bytes = VGPU_CONTROL_BYTES +
-		(((uint64_t)ch->entries * VGPU_GPFIFO_ENTRY_BYTES + CG_SMALL_PAGE - 1) &
-		 ~(uint64_t)(CG_SMALL_PAGE - 1));
+	uint64_t window_bytes = cg_channel_window_bytes(ch->entries);
 
 	cg_enter(gpu);
 	cg_pfifo_lock(gpu);
-	gpu->channels[ch->id] = NULL;
-	if (gpu->current_channel == (int32_t)ch->id)
-		gpu->current_channel = -1;
+	cg_event_put(gpu, ch->acquire_event);
+	cg_event_put(gpu, ch->function_event);
+	cg_event_put(gpu, ch->entry_start);
+	cg_event_put(gpu, ch->starts_event);
 	pthread_mutex_unlock(&gpu->pfifo_lock);
-	/* The work already issued completes; its completions are dropped. */
-	gpu->api.cuStreamSynchronize(ch->stream);
-	cg_pfifo_lock(gpu);
+	gpu->api.cuStreamDestroy(ch->stream);
+	if (ch->starts)
+		gpu->api.cuMemFreeHost(ch->starts);
+	munmap(ch->window, window_bytes);
+	close(ch->memfd);
+	free(ch->priv_ticket);
+	free(ch->words);
+	free(ch);
+}
+
+/* pfifo_lock held: drop the channel's completions (never delivered). */
+static void drop_completions(struct cudagpu *gpu, struct cg_channel *ch)
+{
+	struct cg_completion **link;
+
 	for (link = &gpu->done_head; *link;) {
 		struct cg_completion *done = *link;
 
@@ -215,19 +219,80 @@ void cg_channel_destroy(struct vgpu_hal_channel *base)
 	gpu->done_tail = &gpu->done_head;
 	while (*gpu->done_tail)
 		gpu->done_tail = &(*gpu->done_tail)->next;
-	cg_event_put(gpu, ch->acquire_event);
-	cg_event_put(gpu, ch->function_event);
-	cg_event_put(gpu, ch->entry_start);
-	cg_event_put(gpu, ch->starts_event);
+}
+
+/*
+ * pfifo_lock held: the channel's stream did not settle and the caller
+ * already began its address space's quarantine: the channel is a zombie
+ * now (false: it already was, and the quarantine just begun is undone).
+ */
+static bool become_zombie(struct cudagpu *gpu, struct cg_channel *ch)
+{
+	struct cg_host_buf *release = NULL;
+	struct cg_as *gone;
+
+	if (!ch->zombie) {
+		ch->zombie = true;
+		gpu->zombie_count++;
+		return true;
+	}
+	pthread_mutex_lock(&gpu->memory_lock);
+	gone = cg_quarantine_end_locked(gpu, ch->as, &release);
+	pthread_mutex_unlock(&gpu->memory_lock);
+	/* (the channel's own zombie holds the address space: nothing goes) */
+	(void)gone;
+	(void)release;
+	return false;
+}
+
+/* The stream did not settle: quarantine (not in a worker: its caller
+ * kills it, context and all). */
+static void settle_failed(struct cudagpu *gpu, struct cg_channel *ch)
+{
+	if (!gpu->worker_role)
+		cg_quarantine_begin(gpu, ch->as);
+}
+
+bool cg_channel_destroy_settle(struct vgpu_hal_channel *base)
+{
+	struct cg_channel *ch = cg_channel_of(base);
+	struct cudagpu *gpu = cg_gpu_of_channel(ch);
+	bool zombie, settled = true;
+
+	cg_enter(gpu);
+	cg_pfifo_lock(gpu);
+	gpu->channels[ch->id] = NULL; /* no turn from now on */
+	if (gpu->current_channel == (int32_t)ch->id)
+		gpu->current_channel = -1;
+	zombie = ch->zombie;
 	pthread_mutex_unlock(&gpu->pfifo_lock);
-	gpu->api.cuStreamDestroy(ch->stream);
-	if (ch->starts)
-		gpu->api.cuMemFreeHost(ch->starts);
-	munmap(ch->window, window_bytes);
-	close(ch->memfd);
-	free(ch->priv_ticket);
-	free(ch->words);
-	free(ch);
+	/* What it already issued ends, or is waited for at most kill_wait_ms;
+	 * its completions are dropped. */
+	if (!zombie) {
+		settled = cg_stream_settles(gpu, ch->stream);
+		if (!settled)
+			settle_failed(gpu, ch);
+	}
+	cg_pfifo_lock(gpu);
+	drop_completions(gpu, ch);
+	if (!settled && !gpu->worker_role)
+		become_zombie(gpu, ch);
+	if (ch->zombie) {
+		/* the reaper frees it when its stream is done */
+		ch->destroyed = true;
+		ch->zombie_next = gpu->zombie_list;
+		gpu->zombie_list = ch;
+		pthread_mutex_unlock(&gpu->pfifo_lock);
+		return false;
+	}
+	pthread_mutex_unlock(&gpu->pfifo_lock);
+	cg_channel_free(gpu, ch);
+	return settled;
+}
+
+void cg_channel_destroy(struct vgpu_hal_channel *base)
+{
+	cg_channel_destroy_settle(base);
 }
 
 void cg_channel_set_fetch(struct vgpu_hal_channel *base, bool enabled)
@@ -253,22 +318,39 @@ uint32_t cg_channel_gp_get(struct vgpu_hal_channel *base)
 	return gp_get;
 }
 
-void cg_channel_kill_op(struct vgpu_hal_channel *base, enum vgpu_hal_error_cause cause)
+bool cg_channel_kill_settle(struct vgpu_hal_channel *base, enum vgpu_hal_error_cause cause)
 {
 	struct cg_channel *ch = cg_channel_of(base);
 	struct cudagpu *gpu = cg_gpu_of_channel(ch);
+	bool zombie;
 
 	cg_pfifo_lock(gpu);
 	if (!ch->error)
 		cg_channel_kill(gpu, ch, 0, cause);
+	zombie = ch->zombie;
 	pthread_mutex_unlock(&gpu->pfifo_lock);
 	pthread_cond_broadcast(&gpu->pfifo_wake); /* delivers the error event */
-	/* What the channel already issued to its stream ends (the built-in
-	 * kernels and copies are finite; an acquire waits on the host, not on
-	 * the GPU): from then on nothing of the channel touches its memory,
-	 * which the caller may move. */
-	cg_enter(gpu);
-	gpu->api.cuStreamSynchronize(ch->stream);
+	if (zombie)
+		return false; /* an earlier kill already waited */
+	/* The channel gets no turn any more; what it already issued to its
+	 * stream (bounded: max_entries_in_flight, max_ops_in_flight) is
+	 * waited for at most kill_wait_ms. Then nothing of the channel
+	 * touches its memory, which the caller may move, or its memory is
+	 * quarantined until the stream is done (quarantine.c). */
+	if (cg_stream_settles(gpu, ch->stream))
+		return true;
+	settle_failed(gpu, ch);
+	if (!gpu->worker_role) {
+		cg_pfifo_lock(gpu);
+		become_zombie(gpu, ch);
+		pthread_mutex_unlock(&gpu->pfifo_lock);
+	}
+	return false;
+}
+
+void cg_channel_kill_op(struct vgpu_hal_channel *base, enum vgpu_hal_error_cause cause)
+{
+	cg_channel_kill_settle(base, cause);
 }
 
 enum vgpu_hal_channel_state cg_channel_state(struct vgpu_hal_channel *base,

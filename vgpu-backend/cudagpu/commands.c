@@ -8,7 +8,9 @@
  * config.timeslice_commands units (commands, 4 MiB windows of a COPY or
  * MEMSET, which resume next turn), over as many entries as the budget and
  * config.max_entries_in_flight allow, timed as one span (two CUDA events,
- * one completion); a SEMAPHORE_ACQUIRE that cannot complete yields the turn
+ * one completion), and no command while the channel has
+ * config.max_ops_in_flight GPU operations unfinished (the turn ends, its
+ * span closed so that their completion is seen); a SEMAPHORE_ACQUIRE that cannot complete yields the turn
  * and times out after config.acquire_timeout_ms. The format is simgpu's
  * (vgpu/abi/commands.h), so a guest drives both backends alike.
  */
@@ -53,9 +55,25 @@ struct run_context {
 	struct cg_channel *ch;
 	struct cg_issue_scratch *scratch;
 	uint32_t budget; /* units the turn may still issue */
+	bool throttled;  /* the turn ended at config.max_ops_in_flight */
+	bool issued;     /* the turn issued a GPU operation */
 	uint64_t fault_va;
 	enum vgpu_hal_error_cause cause;
 };
+
+/* n GPU operations went to the channel's stream. */
+static void issued(struct run_context *rc, uint32_t n)
+{
+	rc->ch->ops_in_flight += n;
+	rc->ch->span_ops += n;
+	rc->issued = true;
+}
+
+/* Has the channel as many operations unfinished as it may have? */
+static bool ops_full(const struct run_context *rc)
+{
+	return rc->ch->ops_in_flight >= rc->gpu->config.max_ops_in_flight;
+}
 
 static enum cudagpu_run_status run_fault(struct run_context *rc, uint64_t va,
 					 enum vgpu_hal_error_cause cause)
@@ -108,7 +126,10 @@ static enum cudagpu_run_status kernel_buffer(struct run_context *rc, uint64_t va
 static enum cudagpu_run_status launched(struct run_context *rc, cg_result r)
 {
 	/* A launch the driver refused is the channel's fault, not the GPU's. */
-	return r == CG_SUCCESS ? RUN_DONE : run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+	if (r != CG_SUCCESS)
+		return run_fault(rc, 0, VGPU_FAULT_BAD_KERNEL_ARGS);
+	issued(rc, 1);
+	return RUN_DONE;
 }
 
 static enum cudagpu_run_status launch_random_access(struct run_context *rc, cg_deviceptr table,
@@ -268,6 +289,7 @@ static enum cudagpu_run_status copy_variables(struct run_context *rc,
 		       : rc->gpu->api.cuMemcpyAsync(vm, um->globals[i], v->size, rc->ch->stream);
 		if (r != CG_SUCCESS)
 			return run_fault(rc, um->variable_va[i], cg_function_fault_cause(r));
+		issued(rc, 1);
 	}
 	return RUN_DONE;
 }
@@ -332,6 +354,7 @@ static enum cudagpu_run_status run_launch_function(struct run_context *rc, const
 	if (r != CG_SUCCESS)
 		return run_fault(rc, r == CG_ERROR_INVALID_VALUE ? command_va : 0,
 		                 cg_function_fault_cause(r));
+	issued(rc, 1);
 	s = copy_variables(rc, um, false);
 	if (s != RUN_DONE)
 		return s;
@@ -411,10 +434,13 @@ static enum cudagpu_run_status check_ranges(struct run_context *rc, uint64_t dst
 }
 
 /* Before each 4 MiB window of a COPY/MEMSET: false (keeping done) when the
- * turn's budget is spent; the command's first window this turn always goes. */
+ * turn's budget is spent or the channel's operations in flight are at
+ * their bound; the command's first window this turn always goes (run_entry
+ * checked the bound before it). */
 static bool window_allowed(struct run_context *rc, uint64_t done, bool first)
 {
-	if (!first && !rc->budget) {
+	if (!first && (!rc->budget || ops_full(rc))) {
+		rc->throttled = ops_full(rc);
 		rc->ch->command_done = done;
 		return false;
 	}
@@ -452,6 +478,8 @@ static enum cudagpu_run_status run_copy(struct run_context *rc, uint64_t dst, ui
 			uint64_t piece = s->bytes - si < d->bytes - dj ? s->bytes - si : d->bytes - dj;
 
 			r = api->cuMemcpyAsync(d->device + dj, s->device + si, piece, rc->ch->stream);
+			if (r == CG_SUCCESS)
+				issued(rc, 1);
 			si += piece;
 			dj += piece;
 			if (si == s->bytes) {
@@ -499,6 +527,7 @@ static enum cudagpu_run_status run_memset(struct run_context *rc, uint64_t dst, 
 
 			if (r != CG_SUCCESS)
 				return run_fault(rc, dst + offset, VGPU_FAULT_BAD_COMMAND);
+			issued(rc, 1);
 			offset += rc->scratch->b[i].bytes;
 		}
 	}
@@ -585,6 +614,7 @@ static enum cudagpu_run_status run_command(struct run_context *rc, uint32_t head
 		           CG_SUCCESS) {
 			return run_fault(rc, va, VGPU_FAULT_BAD_COMMAND);
 		}
+		issued(rc, 1);
 		if (flags & VGPU_SEMAPHORE_INTERRUPT) {
 			struct cg_completion *done = calloc(1, sizeof(*done));
 
@@ -675,6 +705,12 @@ static enum cudagpu_run_status run_entry(struct run_context *rc)
 		uint64_t command_va = ch->pushbuffer_va + (uint64_t)ch->position * 4;
 		enum cudagpu_run_status s;
 
+		if (ops_full(rc)) {
+			/* the GPU has enough of this channel's work: no more
+			 * until some of it is done (the first command too) */
+			rc->throttled = true;
+			return RUN_YIELDED;
+		}
 		if (!first && !rc->budget)
 			return RUN_YIELDED;
 		first = false;
@@ -741,13 +777,15 @@ static void span_finished(struct run_context *rc)
 	struct cg_channel *ch = rc->ch;
 	struct cg_completion *done;
 
-	if (!ch->entry_start && !ch->span_entries)
+	if (!ch->entry_start && !ch->span_entries && !ch->span_ops)
 		return;
 	done = calloc(1, sizeof(*done));
 	if (!done) {
 		/* Untimed, and counted as finished (out of memory). */
 		ch->entries_in_flight -= ch->span_entries;
+		ch->ops_in_flight -= ch->span_ops;
 		ch->span_entries = 0;
+		ch->span_ops = 0;
 		cg_event_put(gpu, ch->entry_start);
 		ch->entry_start = NULL;
 		return;
@@ -758,8 +796,10 @@ static void span_finished(struct run_context *rc)
 	done->as = ch->as;
 	done->start = ch->entry_start;
 	done->entries = ch->span_entries;
+	done->ops = ch->span_ops;
 	ch->entry_start = NULL;
 	ch->span_entries = 0;
+	ch->span_ops = 0;
 	done->end = cg_event_get(gpu);
 	if (done->end)
 		gpu->api.cuEventRecord(done->end, ch->stream);
@@ -849,7 +889,7 @@ static bool start_entry(struct run_context *rc, bool *progress)
 
 	if (!ch->fetch)
 		return false;
-	if (ch->entries_in_flight >= gpu->config.max_entries_in_flight) {
+	if (ch->entries_in_flight >= gpu->config.max_entries_in_flight || ops_full(rc)) {
 		/* Wait for the GPU: its completions free room. */
 		span_finished(rc);
 		return false;
@@ -909,6 +949,12 @@ bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
 
 	if (ch->error)
 		return false;
+	if (ch->running && !ch->entry_start && !ops_full(&rc)) {
+		/* an entry goes on after a closed span: a new one */
+		ch->entry_start = cg_event_get(gpu);
+		if (ch->entry_start)
+			gpu->api.cuEventRecord(ch->entry_start, ch->stream);
+	}
 	for (;;) {
 		if (!ch->running && !start_entry(&rc, &progress))
 			break;
@@ -921,6 +967,11 @@ bool cg_channel_turn(struct cudagpu *gpu, struct cg_channel *ch,
 		}
 		if (s == RUN_BLOCKED)
 			return progress; /* the span goes on when the entry does */
+		if (s == RUN_YIELDED && rc.throttled) {
+			/* its completion must be seen for room to come */
+			span_finished(&rc);
+			return progress || rc.issued;
+		}
 		progress = true;
 		if (s == RUN_YIELDED)
 			return true;

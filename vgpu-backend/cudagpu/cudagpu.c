@@ -36,6 +36,8 @@ void cudagpu_config_defaults(struct cudagpu_config *config)
 	config->max_random_updates = UINT64_C(1) << 32;
 	config->timeslice_commands = 256;
 	config->max_entries_in_flight = 32;
+	config->max_ops_in_flight = 256;
+	config->kill_wait_ms = 1000;
 	config->acquire_timeout_ms = 10000;
 	config->function_watchdog_ms = 10000;
 	config->isolation = CUDAGPU_ISOLATION_NONE;
@@ -272,6 +274,7 @@ static int create(const struct cudagpu_config *config, bool worker_role, uint64_
 	    !gpu->config.worker_timeout_ms ||
 	    !gpu->config.max_channels || !gpu->config.max_address_spaces ||
 	    !gpu->config.timeslice_commands || !gpu->config.max_entries_in_flight ||
+	    !gpu->config.max_ops_in_flight || !gpu->config.kill_wait_ms ||
 	    !power_of_two(gpu->config.default_gpfifo_entries) ||
 	    !power_of_two(gpu->config.max_gpfifo_entries) ||
 	    gpu->config.default_gpfifo_entries > gpu->config.max_gpfifo_entries ||
@@ -414,6 +417,7 @@ static const struct vgpu_hal_ops cudagpu_ops = {
 	.vram_alloc = cg_vram_alloc,
 	.vram_free = cg_vram_free,
 	.vram_free_bytes = cg_vram_free_bytes,
+	.vram_held_bytes = cg_vram_held_bytes,
 	.vram_scrub = cg_vram_scrub,
 	.host_alloc = cg_host_alloc,
 	.host_free = cg_host_free,
@@ -455,6 +459,7 @@ static const struct vgpu_hal_ops cudagpu_process_ops = {
 	.vram_alloc = cg_vram_alloc,
 	.vram_free = cg_vram_free,
 	.vram_free_bytes = cg_vram_free_bytes,
+	.vram_held_bytes = cg_vram_held_bytes,
 	.vram_scrub = cg_vram_scrub,
 	.host_alloc = cg_host_alloc,
 	.host_free = cg_remote_host_free,

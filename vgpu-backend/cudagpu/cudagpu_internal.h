@@ -7,6 +7,8 @@
  *   channel.c        channels: window, stream, state, privileged entries
  *   commands.c       one channel's turn: fetch, check and issue its commands
  *   pfifo.c          the submission thread, completions, event delivery
+ *   quarantine.c     channels killed before their stream finished: the
+ *                    memory they may still reach, kept until it does
  *   remote.c         process isolation, vgpud's side: the HAL's address
  *                    space and channel operations forwarded to workers
  *   worker_client.c  process isolation: starting, talking to and losing a
@@ -70,6 +72,11 @@ struct cg_host_buf {
 	void *cpu;             /* CPU address, NULL if the CPU cannot map it */
 	int memfd;             /* REGISTERED, else -1 */
 	uint32_t iommu_maps;   /* live IOMMU mappings */
+	/* quarantine.c (memory_lock): 1 + the id of the address space whose
+	 * killed work may still reach it, 0 when none; freed by its owner
+	 * meanwhile (quarantined): released when that work ends. */
+	uint32_t taint;
+	bool quarantined;
 	struct cg_host_buf *next;
 };
 
@@ -138,6 +145,11 @@ struct cg_as {
 	 * commands, not by user kernels). */
 	bool identity;
 	cg_deviceptr slot0;
+	/* quarantine.c (memory_lock): channels of the address space killed
+	 * with work still running on their streams; destroyed meanwhile
+	 * (destroy_pending): its teardown waits for them. */
+	uint32_t zombies;
+	bool destroy_pending;
 	struct cg_user_module *modules[CG_MAX_MODULES]; /* the worker's */
 	struct cg_slot *leaves[CG_LEAVES];
 	struct vgpu_hal_as_counters counters;
@@ -202,6 +214,15 @@ struct cg_channel {
 	 * channel's last LAUNCH_FUNCTION; since when one has been running. */
 	cg_event function_event;
 	uint64_t function_since_ns;
+	/* GPU operations (launches, copies, memsets, semaphore writes) issued
+	 * to the stream and not finished (config.max_ops_in_flight bounds
+	 * it), and those of the open timing span. */
+	uint32_t ops_in_flight, span_ops;
+	/* quarantine.c (pfifo_lock): killed or destroyed while its stream
+	 * still ran (a zombie: the reaper ends it); destroyed: no longer in
+	 * the channel table but on gpu->zombie_list, freed by the reaper. */
+	bool zombie, destroyed;
+	struct cg_channel *zombie_next;
 };
 
 enum cg_completion_type {
@@ -220,6 +241,7 @@ struct cg_completion {
 	struct cg_as *as;       /* whose busy time it is */
 	uint64_t value, address, cookie;
 	uint32_t entries;       /* TIMING: user entries of the span */
+	uint32_t ops;           /* TIMING: GPU operations of the span */
 	int status;             /* COPY: already failed (no event) */
 	struct cg_completion *next;
 };
@@ -245,6 +267,12 @@ struct cudagpu {
 	cg_mem_handle *vram_handles;
 	uint64_t *vram_free_stack;
 	uint64_t vram_free_count;
+	/* quarantine.c: per VRAM page, 1 + the id of the address space whose
+	 * killed work may still reach it (0: none), CG_TAINT_QUARANTINED when
+	 * it was freed meanwhile, CG_TAINT_SCRUB when a scrub waits; and how
+	 * many pages are quarantined. */
+	uint32_t *vram_taint;
+	uint64_t quarantined_pages;
 	cg_deviceptr vram_aperture;
 	cg_stream util_stream; /* scrubs, zeroing */
 	struct cg_host_buf *host_bufs;
@@ -269,6 +297,10 @@ struct cudagpu {
 	uint64_t next_ticket;
 	cg_stream copy_stream;
 	uint64_t busy_ns[VGPU_ENGINE_COUNT];
+	/* quarantine.c: zombie channels, in the table or destroyed (then on
+	 * zombie_list). */
+	uint32_t zombie_count;
+	struct cg_channel *zombie_list;
 
 	pthread_mutex_t handler_lock;
 	vgpu_hal_event_fn handler;
@@ -334,6 +366,7 @@ int cg_vram_alloc(struct vgpu_hal *hal, uint32_t page_size, uint64_t count, uint
 void cg_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                   const uint64_t *addresses);
 uint64_t cg_vram_free_bytes(struct vgpu_hal *hal);
+uint64_t cg_vram_held_bytes(struct vgpu_hal *hal); /* quarantined */
 int cg_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
                   const uint64_t *addresses);
 int cg_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf **out);
@@ -464,6 +497,56 @@ enum vgpu_hal_error_cause cg_function_fault_cause(cg_result r);
  * imported later; the submission thread running). */
 int cg_worker_gpu_create(const struct cudagpu_config *config, uint64_t vram_pages,
                          struct cudagpu **out, char *why, size_t why_len);
+
+/* channel.c: free a channel the table no longer holds, whose stream is
+ * done or whose work no longer matters (pfifo_lock taken here). */
+void cg_channel_free(struct cudagpu *gpu, struct cg_channel *ch);
+/* The worker's kill: as the HAL's, and whether the channel's stream
+ * finished within config.kill_wait_ms. */
+bool cg_channel_kill_settle(struct vgpu_hal_channel *ch, enum vgpu_hal_error_cause cause);
+/* The worker's destroy: the same, false when its stream still runs. */
+bool cg_channel_destroy_settle(struct vgpu_hal_channel *ch);
+
+/* quarantine.c */
+#define CG_TAINT_QUARANTINED (UINT32_C(1) << 31)
+#define CG_TAINT_SCRUB (UINT32_C(1) << 30) /* a scrub waits for the end */
+/* Wait for what the channel issued, at most config.kill_wait_ms: true
+ * when its stream finished (or the context failed, which ends it). */
+bool cg_stream_settles(struct cudagpu *gpu, cg_stream stream);
+/* memory_lock taken here: the address space gets one more zombie; with
+ * the first, every page it maps now is tainted (and so is what it maps
+ * later, cg_quarantine_mapped). */
+void cg_quarantine_begin(struct cudagpu *gpu, struct cg_as *as);
+/* memory_lock held: one zombie of as fewer; with the last, its pages are
+ * untainted, the quarantined ones scrubbed and freed, and a destroyed
+ * address space torn down. Host buffers to release after the unlock are
+ * linked on *release. Returns as when it must be freed (after unlock). */
+struct cg_as *cg_quarantine_end_locked(struct cudagpu *gpu, struct cg_as *as,
+                                       struct cg_host_buf **release);
+/* memory_lock held: a VRAM page / host buffer mapped into as. */
+void cg_quarantine_mapped_vram(struct cudagpu *gpu, struct cg_as *as, uint64_t address);
+void cg_quarantine_mapped_iova(struct cudagpu *gpu, struct cg_as *as, uint64_t iova);
+/* memory_lock held: the owner frees VRAM page index / buf. True when
+ * killed work may still reach it: it is quarantined (not freed, not
+ * scrubbed) until that work ends. */
+bool cg_quarantine_vram_free(struct cudagpu *gpu, uint64_t index);
+/* memory_lock held: the owner scrubs VRAM page index. True when killed
+ * work may still reach it: scrubbed when that work ends instead. */
+bool cg_quarantine_vram_scrub(struct cudagpu *gpu, uint64_t index);
+bool cg_quarantine_host_free(struct cudagpu *gpu, struct cg_host_buf *buf);
+/* pfifo_lock held (the submission thread, each round): end the zombies
+ * whose streams are done. */
+void cg_zombies_reap(struct cudagpu *gpu);
+/* At the end (submission thread stopped): free what is left. */
+void cg_zombies_fini(struct cudagpu *gpu);
+
+/* address_space.c: memory_lock held: unmap everything, free the VA
+ * reservation, free the id (the caller frees as). */
+void cg_as_teardown_locked(struct cudagpu *gpu, struct cg_as *as);
+/* memory.c: release a host buffer (no lock held). */
+void cg_host_release(struct cudagpu *gpu, struct cg_host_buf *buf);
+/* memory.c: memory_lock held: zero VRAM page index through the aperture. */
+int cg_vram_scrub_locked(struct cudagpu *gpu, uint64_t index);
 
 /* pfifo.c */
 /* pfifo_lock held: queue a completion (takes ownership). */

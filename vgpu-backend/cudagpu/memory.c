@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cudagpu_internal.h"
+#include "vgpu/memfd.h"
 
 #define SMALL_PAGE_MASK ((uint64_t)CG_SMALL_PAGE - 1)
 
@@ -75,8 +76,9 @@ int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len)
 	gpu->vram_pages = gpu->config.vram_bytes / CG_PAGE;
 	gpu->vram_handles = calloc(gpu->vram_pages, sizeof(*gpu->vram_handles));
 	gpu->vram_free_stack = calloc(gpu->vram_pages, sizeof(*gpu->vram_free_stack));
+	gpu->vram_taint = calloc(gpu->vram_pages ? gpu->vram_pages : 1, sizeof(*gpu->vram_taint));
 	gpu->spaces = calloc(gpu->config.max_address_spaces, sizeof(*gpu->spaces));
-	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->spaces)
+	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->vram_taint || !gpu->spaces)
 		return -ENOMEM;
 	gpu->next_iova = CG_IOVA_BASE;
 	r = api->cuStreamCreate(&gpu->util_stream, CG_STREAM_NON_BLOCKING);
@@ -122,8 +124,9 @@ int cg_memory_init_imported(struct cudagpu *gpu, uint64_t vram_pages)
 	gpu->vram_pages = vram_pages;
 	gpu->vram_handles = calloc(vram_pages ? vram_pages : 1, sizeof(*gpu->vram_handles));
 	gpu->vram_free_stack = calloc(1, sizeof(*gpu->vram_free_stack));
+	gpu->vram_taint = calloc(vram_pages ? vram_pages : 1, sizeof(*gpu->vram_taint));
 	gpu->spaces = calloc(gpu->config.max_address_spaces, sizeof(*gpu->spaces));
-	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->spaces)
+	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->vram_taint || !gpu->spaces)
 		return -ENOMEM;
 	if (gpu->api.cuStreamCreate(&gpu->util_stream, CG_STREAM_NON_BLOCKING) != CG_SUCCESS)
 		return -EIO;
@@ -166,7 +169,6 @@ int cg_vram_import(struct cudagpu *gpu, uint64_t index, int fd)
 	return 0;
 }
 
-static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf);
 
 void cg_memory_fini(struct cudagpu *gpu)
 {
@@ -177,7 +179,7 @@ void cg_memory_fini(struct cudagpu *gpu)
 		struct cg_host_buf *buf = gpu->host_bufs;
 
 		gpu->host_bufs = buf->next;
-		host_release(gpu, buf);
+		cg_host_release(gpu, buf);
 	}
 	for (i = 0; i < gpu->vram_pages; i++) {
 		if (gpu->vram_aperture)
@@ -191,6 +193,7 @@ void cg_memory_fini(struct cudagpu *gpu)
 		api->cuStreamDestroy(gpu->util_stream);
 	free(gpu->vram_handles);
 	free(gpu->vram_free_stack);
+	free(gpu->vram_taint);
 	free(gpu->iommu);
 	free(gpu->spaces);
 }
@@ -229,7 +232,8 @@ void cg_vram_free(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
 		return;
 	pthread_mutex_lock(&gpu->memory_lock);
 	for (i = 0; i < count; i++)
-		if (vram_page_ok(gpu, addresses[i]) && gpu->vram_free_count < gpu->vram_pages)
+		if (vram_page_ok(gpu, addresses[i]) && gpu->vram_free_count < gpu->vram_pages &&
+		    !cg_quarantine_vram_free(gpu, addresses[i] / CG_PAGE))
 			gpu->vram_free_stack[gpu->vram_free_count++] = addresses[i] / CG_PAGE;
 	pthread_mutex_unlock(&gpu->memory_lock);
 }
@@ -241,6 +245,17 @@ uint64_t cg_vram_free_bytes(struct vgpu_hal *hal)
 
 	pthread_mutex_lock(&gpu->memory_lock);
 	bytes = gpu->vram_free_count * CG_PAGE;
+	pthread_mutex_unlock(&gpu->memory_lock);
+	return bytes;
+}
+
+uint64_t cg_vram_held_bytes(struct vgpu_hal *hal)
+{
+	struct cudagpu *gpu = cg_of(hal);
+	uint64_t bytes;
+
+	pthread_mutex_lock(&gpu->memory_lock);
+	bytes = gpu->quarantined_pages * CG_PAGE;
 	pthread_mutex_unlock(&gpu->memory_lock);
 	return bytes;
 }
@@ -261,17 +276,31 @@ int cg_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, uint64_t count,
 	cg_enter(gpu);
 	pthread_mutex_lock(&gpu->memory_lock);
 	for (i = 0; i < count && r == CG_SUCCESS; i++)
-		r = api->cuMemsetD32Async(gpu->vram_aperture + addresses[i], 0, CG_PAGE / 4,
-		                          gpu->util_stream);
+		if (!cg_quarantine_vram_scrub(gpu, addresses[i] / CG_PAGE)) /* or later */
+			r = api->cuMemsetD32Async(gpu->vram_aperture + addresses[i], 0,
+			                          CG_PAGE / 4, gpu->util_stream);
 	if (r == CG_SUCCESS)
 		r = api->cuStreamSynchronize(gpu->util_stream);
 	pthread_mutex_unlock(&gpu->memory_lock);
 	return r == CG_SUCCESS ? 0 : cg_errno(r);
 }
 
+int cg_vram_scrub_locked(struct cudagpu *gpu, uint64_t index)
+{
+	const struct cuda_api *api = &gpu->api;
+	cg_result r;
+
+	cg_enter(gpu);
+	r = api->cuMemsetD32Async(gpu->vram_aperture + index * CG_PAGE, 0, CG_PAGE / 4,
+	                          gpu->util_stream);
+	if (r == CG_SUCCESS)
+		r = api->cuStreamSynchronize(gpu->util_stream);
+	return r == CG_SUCCESS ? 0 : cg_errno(r);
+}
+
 /* -------------------------------------------------------- host buffers */
 
-static void host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
+void cg_host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
 {
 	const struct cuda_api *api = &gpu->api;
 
@@ -356,11 +385,9 @@ static int host_alloc_registered(struct cudagpu *gpu, struct cg_host_buf *buf)
 	cg_deviceptr device;
 	cg_result r;
 
-	buf->memfd = memfd_create("cudagpu-host", MFD_CLOEXEC);
+	buf->memfd = vgpu_memfd_create("cudagpu-host", buf->alloc_bytes);
 	if (buf->memfd < 0)
-		return -errno;
-	if (ftruncate(buf->memfd, (off_t)buf->alloc_bytes) < 0)
-		return -errno;
+		return buf->memfd;
 	buf->cpu = mmap(NULL, buf->alloc_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 	                buf->memfd, 0);
 	if (buf->cpu == MAP_FAILED) {
@@ -468,7 +495,7 @@ int cg_host_import(struct cudagpu *gpu, enum cg_host_kind kind, uint64_t alloc_b
 	err = kind == CG_HOST_NUMA ? host_import_numa(gpu, buf, fds)
 	                           : host_import_registered(gpu, buf, fds[0]);
 	if (err) {
-		host_release(gpu, buf);
+		cg_host_release(gpu, buf);
 		return err;
 	}
 	pthread_mutex_lock(&gpu->memory_lock);
@@ -499,7 +526,7 @@ int cg_host_alloc(struct vgpu_hal *hal, uint64_t bytes, struct vgpu_hal_host_buf
 	err = buf->kind == CG_HOST_NUMA ? host_alloc_numa(gpu, buf)
 	                                : host_alloc_registered(gpu, buf);
 	if (err) {
-		host_release(gpu, buf);
+		cg_host_release(gpu, buf);
 		return err;
 	}
 	pthread_mutex_lock(&gpu->memory_lock);
@@ -519,12 +546,17 @@ void cg_host_free(struct vgpu_hal *hal, struct vgpu_hal_host_buf *base)
 		return;
 	cg_enter(gpu);
 	pthread_mutex_lock(&gpu->memory_lock);
+	if (cg_quarantine_host_free(gpu, buf)) {
+		/* killed work may still reach it: released when it ends */
+		pthread_mutex_unlock(&gpu->memory_lock);
+		return;
+	}
 	for (link = &gpu->host_bufs; *link && *link != buf; link = &(*link)->next)
 		;
 	if (*link)
 		*link = buf->next;
 	pthread_mutex_unlock(&gpu->memory_lock);
-	host_release(gpu, buf);
+	cg_host_release(gpu, buf);
 }
 
 void *cg_host_cpu_pointer(struct vgpu_hal_host_buf *base)

@@ -130,6 +130,7 @@ static unsigned poll_completions(struct cudagpu *gpu, struct vgpu_hal_event *eve
 			break;
 		case CG_DONE_TIMING:
 			done->channel->entries_in_flight -= done->entries;
+			done->channel->ops_in_flight -= done->ops;
 			break;
 		case CG_DONE_ERROR:
 			events[n++] = done->channel->last_error;
@@ -217,6 +218,7 @@ static void *pfifo_main(void *arg)
 		}
 		gpu->next_channel = (gpu->next_channel + 1) % n;
 		count = events ? poll_completions(gpu, events, DELIVER_MAX) : 0;
+		cg_zombies_reap(gpu);
 		if (gpu->round_hook)
 			gpu->round_hook(gpu, gpu->round_hook_ctx);
 		if (count) {
@@ -281,6 +283,7 @@ void cg_pfifo_stop(struct cudagpu *gpu)
 	}
 	if (gpu->copy_stream)
 		gpu->api.cuStreamSynchronize(gpu->copy_stream);
+	cg_zombies_fini(gpu);
 	while (gpu->done_head) {
 		struct cg_completion *done = gpu->done_head;
 

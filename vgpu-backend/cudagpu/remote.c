@@ -228,6 +228,25 @@ static int channel_call(struct cg_remote_channel *ch, uint32_t op, uint64_t a1, 
 	return err;
 }
 
+/*
+ * A kill or destroy in the worker: its wait for the channel's issued work
+ * is bounded (kill_wait_ms); work still running then (-ETIMEDOUT) cannot
+ * be stopped short of the worker's context, so the worker goes: a context
+ * reset for this VM alone, and nothing of the channel runs on.
+ */
+static void channel_end(struct cg_remote_channel *ch, uint32_t op, uint64_t cause)
+{
+	struct cg_worker *w = ch->as->worker;
+	struct cg_wire_reply reply = { 0 };
+
+	if (channel_call(ch, op, cause, 0, 0, &reply) || reply.status != -ETIMEDOUT)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (cg_worker_alive(w))
+		cg_worker_kill(w);
+	pthread_mutex_unlock(&w->lock);
+}
+
 int cg_remote_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries,
                              struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info)
 {
@@ -327,9 +346,8 @@ void cg_remote_channel_destroy(struct vgpu_hal_channel *base)
 	struct cg_remote_channel *ch = remote_of(base);
 	struct cudagpu *gpu = gpu_of_remote(ch);
 	struct cg_worker *w = ch->as->worker;
-	struct cg_wire_reply reply;
 
-	channel_call(ch, CG_OP_CHANNEL_DESTROY, 0, 0, 0, &reply);
+	channel_end(ch, CG_OP_CHANNEL_DESTROY, 0);
 	pthread_mutex_lock(&w->lock); /* no request of it is in flight */
 	pthread_mutex_lock(&gpu->remote_lock);
 	if (ch->life && ch->life->by_local[ch->local_id] == ch)
@@ -444,11 +462,10 @@ void cg_remote_channel_kill(struct vgpu_hal_channel *base, enum vgpu_hal_error_c
 {
 	struct cg_remote_channel *ch = remote_of(base);
 	struct cudagpu *gpu = gpu_of_remote(ch);
-	struct cg_wire_reply reply;
 
-	/* The worker kills it and drains its stream; its event follows. A
-	 * lost worker's channels are already in error. */
-	channel_call(ch, CG_OP_CHANNEL_KILL, cause, 0, 0, &reply);
+	/* The worker kills it and drains its stream (or is killed itself);
+	 * its event follows. A lost worker's channels are already in error. */
+	channel_end(ch, CG_OP_CHANNEL_KILL, cause);
 	pthread_mutex_lock(&gpu->remote_lock);
 	if (!ch->error) {
 		ch->error = true;

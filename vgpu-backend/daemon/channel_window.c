@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
+#include "vgpu/memfd.h"
 
 #define PAGE VGPU_PAGE_SIZE
 /* Shadow memfd: the control page at 0 (room for 64 KiB), the ring at
@@ -65,11 +66,13 @@ static int window_get_shadow(void *ctx, uint32_t channel_id, void **control, voi
 	(void)channel_id;
 	if (win->shadow)
 		return -EBUSY;
-	win->shadow_fd = memfd_create("vgpud-shadow", MFD_CLOEXEC);
-	if (win->shadow_fd < 0)
-		return -errno;
-	if (ftruncate(win->shadow_fd, SHADOW_BYTES) < 0)
-		goto fail;
+	win->shadow_fd = vgpu_memfd_create("vgpud-shadow", SHADOW_BYTES);
+	if (win->shadow_fd < 0) {
+		int err = win->shadow_fd;
+
+		win->shadow_fd = -1;
+		return err;
+	}
 	map = mmap(NULL, SHADOW_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, win->shadow_fd, 0);
 	if (map == MAP_FAILED)
 		goto fail;

@@ -46,6 +46,24 @@ const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, si
 	return buf;
 }
 
+/* A setting in milliseconds from the environment, when set. */
+static int env_ms(const char *name, uint32_t *ms, char *why, size_t why_len)
+{
+	const char *text = getenv(name);
+	unsigned long value;
+	char *end;
+
+	if (!text || !*text)
+		return 0;
+	value = strtoul(text, &end, 10);
+	if (*end || !value || value > UINT32_MAX) {
+		vgpu_why(why, why_len, "%s=%s: expected a number of milliseconds", name, text);
+		return -EINVAL;
+	}
+	*ms = (uint32_t)value;
+	return 0;
+}
+
 int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
                   uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len)
 {
@@ -53,7 +71,7 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 
 	if (spec->backend == VGPU_HAL_BACKEND_CUDA) {
 		struct cudagpu_config config;
-		const char *isolation, *timeout;
+		const char *isolation;
 
 		cudagpu_config_defaults(&config);
 		config.device = spec->cuda_device;
@@ -73,18 +91,11 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 			         isolation);
 			return -EINVAL;
 		}
-		timeout = getenv("VGPU_CUDA_WORKER_TIMEOUT_MS");
-		if (timeout && *timeout) {
-			char *end;
-			unsigned long ms = strtoul(timeout, &end, 10);
-
-			if (*end || !ms || ms > UINT32_MAX) {
-				vgpu_why(why, why_len, "VGPU_CUDA_WORKER_TIMEOUT_MS=%s: expected a "
-				         "number of milliseconds", timeout);
-				return -EINVAL;
-			}
-			config.worker_timeout_ms = (uint32_t)ms;
-		}
+		err = env_ms("VGPU_CUDA_WORKER_TIMEOUT_MS", &config.worker_timeout_ms, why, why_len);
+		if (!err)
+			err = env_ms("VGPU_CUDA_KILL_WAIT_MS", &config.kill_wait_ms, why, why_len);
+		if (err)
+			return err;
 		return cudagpu_create(&config, out, why, why_len);
 	}
 

@@ -10,17 +10,26 @@
  *   WINDOW_MAP    mmap(MAP_FIXED) the given pages over the window, unblock
  *                 (waiting accesses retry against the new pages), ack.
  *
+ * A descriptor that could not back its range for good (not a memfd, too
+ * short, or one that can still be truncated: no F_SEAL_SHRINK, which
+ * vgpud's all have, vgpu/memfd.h) is refused (-EBADFD): a later access
+ * there would be SIGBUS. QEMU's vgpu-pci checks the same.
+ *
  * If vgpud goes away mid-swap, blocked windows are backed by zero pages and
  * released, so no thread of the process waits forever. A device opened with
  * never_ack_window_swaps (hostile-tenant tests) ignores both swap requests.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "local_device_internal.h"
@@ -65,11 +74,28 @@ static int map_zero(struct vgpu_local_device *dev, uint64_t offset, uint64_t byt
 	return remap(dev->bar2 + offset, bytes, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
+/* May fd's [fd_offset, +bytes) back BAR2 for good? (see the top) */
+static bool fd_fit(int fd, uint64_t fd_offset, uint64_t bytes)
+{
+	struct statfs fs;
+	struct stat st;
+	int seals;
+
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &fs) < 0 || !S_ISREG(st.st_mode) ||
+	    fs.f_type != TMPFS_MAGIC || st.st_size < 0 || fd_offset > (uint64_t)st.st_size ||
+	    bytes > (uint64_t)st.st_size - fd_offset)
+		return false;
+	seals = fcntl(fd, F_GET_SEALS);
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && !(seals & F_SEAL_WRITE);
+}
+
 static int map_fd(struct vgpu_local_device *dev, uint64_t offset, uint64_t bytes, int fd,
                   uint64_t fd_offset)
 {
 	if (fd_offset & PAGE_MASK)
 		return -EINVAL;
+	if (!fd_fit(fd, fd_offset, bytes))
+		return -EBADFD;
 	return remap(dev->bar2 + offset, bytes, MAP_SHARED, fd, fd_offset);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "simgpu_device.h"
+#include "vgpu/memfd.h"
 
 uint64_t channel_priv_va(const struct simgpu *gpu, uint32_t channel_id)
 {
@@ -41,11 +42,9 @@ void channel_read_entry(struct simgpu_channel *ch, uint32_t index,
 
 static int create_window(struct simgpu_channel *ch)
 {
-	ch->memfd = memfd_create("simgpu-channel", MFD_CLOEXEC);
+	ch->memfd = vgpu_memfd_create("simgpu-channel", ch->window_bytes);
 	if (ch->memfd < 0)
-		return -errno;
-	if (ftruncate(ch->memfd, (off_t)ch->window_bytes) < 0)
-		return -errno;
+		return ch->memfd;
 	ch->window = mmap(NULL, ch->window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ch->memfd, 0);
 	if (ch->window == MAP_FAILED) {
 		ch->window = NULL;

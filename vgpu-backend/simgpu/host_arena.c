@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vgpu/memfd.h"
+
 #define PAGE UINT64_C(4096)
 
 struct free_range {
@@ -29,15 +31,9 @@ struct host_arena {
 
 static int memfd_of(uint64_t bytes, const char *name, int *fd, uint8_t **memory)
 {
-	*fd = memfd_create(name, MFD_CLOEXEC);
+	*fd = vgpu_memfd_create(name, bytes);
 	if (*fd < 0)
-		return -errno;
-	if (ftruncate(*fd, (off_t)bytes) < 0) {
-		int err = -errno;
-
-		close(*fd);
-		return err;
-	}
+		return *fd;
 	*memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, *fd, 0);
 	if (*memory == MAP_FAILED) {
 		int err = -errno;

@@ -46,10 +46,12 @@
  *    when the failure came after the stop). See vgpu_save_* below.
  *  - What vgpud sends is checked before QEMU maps it (vgpu_check_fd, as
  *    vgpu_mdev.ko's bar2.c checks it): a memfd (tmpfs/shmem) opened
- *    read-write, whose size covers the range, without write seals; a
- *    short file would give the guest's next access SIGBUS (TCG) or an
- *    EFAULT exit (KVM), and QEMU would die. vgpud seals the mailbox
- *    against shrinking; a file it truncates later is beyond any check.
+ *    read-write, whose size covers the range, sealed against shrinking
+ *    (vgpud seals every memfd it sends, vgpu/memfd.h) and not against
+ *    writing; a short file, or one truncated later, would give the guest's
+ *    next access SIGBUS (TCG) or an EFAULT exit (KVM), and QEMU would die.
+ *    A descriptor that fails is refused (MAP_REGION answers the error,
+ *    QEMU says why and runs on; the part of BAR2 stays unbacked).
  *  - The keepalive runs on a thread of its own: a hung vgpud never holds
  *    the BQL or QEMU's main loop for the round trip's timeout.
  *
@@ -613,39 +615,47 @@ static bool vgpu_range_ok(VGPUPCIState *s, uint64_t offset, uint64_t bytes)
 
 /*
  * May fd's [fd_offset, +bytes) back guest memory? A memfd (tmpfs/shmem),
- * opened read-write, at least that long, without a seal against writing
- * (vgpu_mdev.ko's bar2.c checks the same). -EINVAL, or -errno.
+ * opened read-write, at least that long, sealed against shrinking
+ * (F_SEAL_SHRINK: vgpud's are, vgpu/memfd.h) and not against writing.
+ * Anything else could turn the guest's next access into SIGBUS (a short
+ * or later-truncated file) or an EFAULT exit, ending QEMU. vgpu_mdev.ko's
+ * bar2.c checks the same, but holds the pages itself. NULL when fit, else
+ * why not.
  */
-static int vgpu_check_fd(int fd, uint64_t fd_offset, uint64_t bytes)
+static const char *vgpu_check_fd(int fd, uint64_t fd_offset, uint64_t bytes)
 {
     struct statfs fs;
     struct stat st;
     int flags, seals;
 
     if (fstat(fd, &st) < 0 || fstatfs(fd, &fs) < 0) {
-        return -errno;
+        return "not a file (fstat failed)";
     }
     if (!S_ISREG(st.st_mode) || fs.f_type != TMPFS_MAGIC) {
-        return -EINVAL; /* not shmem: no memfd of vgpud's */
+        return "not shared memory (a memfd)";
     }
     flags = fcntl(fd, F_GETFL);
     if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) {
-        return -EINVAL;
+        return "not opened read-write";
     }
     if (st.st_size < 0 || fd_offset % VGPU_PAGE_SIZE ||
         fd_offset > (uint64_t)st.st_size ||
         bytes > (uint64_t)st.st_size - fd_offset) {
-        return -EINVAL; /* the guest's access past the end: SIGBUS */
+        return "shorter than the range it is to back";
     }
     seals = fcntl(fd, F_GET_SEALS);
-    if (seals >= 0 && (seals & (F_SEAL_WRITE
-#ifdef F_SEAL_FUTURE_WRITE
-                                | F_SEAL_FUTURE_WRITE
-#endif
-                                ))) {
-        return -EINVAL; /* the guest writes it */
+    if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+        return "not sealed against shrinking (F_SEAL_SHRINK): it could be "
+               "truncated under the guest";
     }
-    return 0;
+    if (seals & (F_SEAL_WRITE
+#ifdef F_SEAL_FUTURE_WRITE
+                 | F_SEAL_FUTURE_WRITE
+#endif
+                 )) {
+        return "sealed against writing";
+    }
+    return NULL;
 }
 
 /* Put the memfd's pages at BAR2 offset in the host mapping, once
@@ -653,14 +663,14 @@ static int vgpu_check_fd(int fd, uint64_t fd_offset, uint64_t bytes)
 static int vgpu_map_pages(VGPUPCIState *s, uint64_t offset, uint64_t bytes,
                           int fd, uint64_t fd_offset)
 {
-    int err = vgpu_check_fd(fd, fd_offset, bytes);
+    const char *unfit = vgpu_check_fd(fd, fd_offset, bytes);
     void *p;
 
-    if (err) {
-        warn_report("vgpu-pci '%s': vgpud sent a descriptor that cannot back "
-                    "BAR2 [0x%" PRIx64 ", +0x%" PRIx64 "): %s", s->vm_name,
-                    offset, bytes, strerror(-err));
-        return err;
+    if (unfit) {
+        error_report("vgpu-pci '%s': refused to map BAR2 [0x%" PRIx64
+                     ", +0x%" PRIx64 "): vgpud's descriptor is %s",
+                     s->vm_name, offset, bytes, unfit);
+        return -EBADFD; /* vgpud's ack status; not a malformed request */
     }
     p = mmap(s->bar2_host + offset, bytes, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_FIXED, fd, fd_offset);

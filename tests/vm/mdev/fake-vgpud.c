@@ -6,6 +6,7 @@
  * (tests/vm/guest-driver.sh). It keeps no GPU memory and evicts nothing.
  *
  * Usage: fake-vgpud [--mode commands|mailbox] [--ready-file PATH]
+ *        fake-vgpud --local SOCKET
  *
  *   --mode commands  (default) what the vgpu_mdev tests drive through
  *                    mdev-client: mdev types "vgpu-test" (sysfs "test", 4
@@ -29,6 +30,9 @@
  *                    was coalesced.
  *   --ready-file PATH  created once the types are registered, so a script
  *                    can wait for the parent device to appear.
+ *   --local SOCKET   instead of all of the above: QEMU's vgpu-pci device on
+ *                    vgpud's local socket, answering MAP_REGION with unfit
+ *                    descriptors (fake-vgpud-local.c; tests/vgpu-pci/bad-fds.sh).
  *
  * Both modes answer CREATE/OPEN/RESET/CLOSE as vgpud does (OPEN and RESET
  * give the device a fresh BAR2 and set STATUS = READY, IRQ_MASK = ALL and
@@ -63,6 +67,7 @@
 #include <vgpu/abi/device_abi.h>
 #include <vgpu/abi/mdev_control.h>
 
+#include "fake-vgpud-local.h"
 #include "test_protocol.h"
 #include "toy_gpu.h"
 
@@ -1197,7 +1202,8 @@ static int serve(void)
 
 static void usage(FILE *f, const char *argv0)
 {
-	fprintf(f, "usage: %s [--mode commands|mailbox] [--ready-file PATH]\n", argv0);
+	fprintf(f, "usage: %s [--mode commands|mailbox] [--ready-file PATH] | --local SOCKET\n",
+	        argv0);
 }
 
 int main(int argc, char **argv)
@@ -1206,6 +1212,8 @@ int main(int argc, char **argv)
 	const char *ready_file = NULL;
 	int rc;
 
+	if (argc == 3 && !strcmp(argv[1], "--local"))
+		return fake_vgpud_local_main(argv[2]);
 	mode = &commands_mode;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ready-file") && i + 1 < argc) {

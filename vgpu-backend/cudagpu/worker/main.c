@@ -310,11 +310,13 @@ static void serve(struct worker *wk, const struct cg_wire_msg *m, const uint64_t
 		reply(wk, ret, ret ? 0 : info.id);
 		break;
 	case CG_OP_CHANNEL_DESTROY:
+		ret = -ENOENT;
 		if (ch) {
 			wk->channels[m->a[0]] = NULL;
-			cg_channel_destroy(ch);
+			/* work still running: vgpud ends this worker */
+			ret = cg_channel_destroy_settle(ch) ? 0 : -ETIMEDOUT;
 		}
-		reply(wk, ch ? 0 : -ENOENT, 0);
+		reply(wk, ret, 0);
 		break;
 	case CG_OP_CHANNEL_FETCH:
 		if (ch)
@@ -322,9 +324,12 @@ static void serve(struct worker *wk, const struct cg_wire_msg *m, const uint64_t
 		reply(wk, ch ? 0 : -ENOENT, 0);
 		break;
 	case CG_OP_CHANNEL_KILL:
+		ret = -ENOENT;
 		if (ch)
-			cg_channel_kill_op(ch, (enum vgpu_hal_error_cause)m->a[1]);
-		reply(wk, ch ? 0 : -ENOENT, 0);
+			ret = cg_channel_kill_settle(ch, (enum vgpu_hal_error_cause)m->a[1])
+			              ? 0
+			              : -ETIMEDOUT;
+		reply(wk, ret, 0);
 		break;
 	case CG_OP_CHANNEL_PRIV:
 		if (!ch)

@@ -81,6 +81,33 @@
  *  The default is NONE: the process mode has run only on the CPU stand-in
  *  for the driver so far (tests/cudagpu/fake_libcuda.c), not on a GPU.
  *
+ * Kill (channel_kill, channel_destroy). A kernel already issued to a
+ * stream cannot be stopped short of resetting the whole context, so a
+ * channel that must die is ended without waiting for it:
+ *  - at once, nothing more of the channel is issued (it gets no turn);
+ *    the work already issued is bounded (max_entries_in_flight,
+ *    max_ops_in_flight);
+ *  - the call then waits for that work at most kill_wait_ms, polling
+ *    the stream. It never waits longer, however long the kernels run;
+ *  - work still running then makes the channel a zombie and its address
+ *    space's memory quarantined: every VRAM page and host buffer mapped
+ *    in it then or later, until the work ends, is neither scrubbed nor
+ *    handed out again when its owner frees it (vram_free_bytes does not
+ *    count it); a destroyed channel's stream and a destroyed address
+ *    space's VA range are kept too. The submission thread polls the
+ *    zombies' streams every round; when one is done, what it held is
+ *    released (quarantined pages scrubbed, then free). Another VM never
+ *    gets memory the killed work can still write, and the caller may
+ *    move the VM's memory as after any kill; the killed VM's own data
+ *    may still change under the late work (it is its own doing).
+ *  Under CUDAGPU_ISOLATION_NONE the late work runs in the shared context:
+ *  if it touches memory its VM no longer maps (moved meanwhile), the
+ *  context faults as for any bad access and every VM's work ends (see
+ *  "Isolation"). Under CUDAGPU_ISOLATION_PROCESS the worker does the
+ *  bounded wait, and a channel whose work does not end in time has its
+ *  worker killed (a context reset for that VM alone), so nothing is left
+ *  running.
+ *
  * Threading: every operation is thread-safe (hal.h). Threads: the
  * submission thread, which also polls completions and delivers events
  * (VGPU_EVENT_FENCE, PRIV_FENCE, CHANNEL_ERROR, COPY_DONE) with no cudagpu
@@ -130,6 +157,19 @@ struct cudagpu_config {
 	 * the GPU beyond that, so a tenant cannot queue unbounded work on the
 	 * GPU, and a kill or a drain waits for at most this much of it. */
 	uint32_t max_entries_in_flight;
+	/* And at most this many GPU operations (launches, copies, memsets,
+	 * semaphore writes) issued to its stream and not finished (default
+	 * 256, at least 1): one entry can hold thousands of commands. The
+	 * driver's queue of a stream holds about a thousand operations and
+	 * a launch into a full one blocks its caller; with this bound the
+	 * submission thread never meets a full queue (one command's
+	 * operations may go past the bound: at most one 4 MiB window's
+	 * pieces), so one channel's backlog cannot stall the others. */
+	uint32_t max_ops_in_flight;
+	/* A kill or destroy waits at most this long (wall time) for the
+	 * work the channel already issued (see "Kill" above; default 1000,
+	 * at least 1). */
+	uint32_t kill_wait_ms;
 	/* A SEMAPHORE_ACQUIRE that waits longer (wall time) kills its channel
 	 * with VGPU_FAULT_TIMEOUT; 0 = never; default 10000. A kernel already
 	 * issued cannot be stopped short of resetting the whole context, so

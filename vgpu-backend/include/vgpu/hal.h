@@ -427,6 +427,8 @@ struct vgpu_hal_ops {
 	int (*as_dirty_tracking)(struct vgpu_hal_as *as, bool enable);
 	int (*as_test_and_clear_dirty)(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
 	                               bool *dirty);
+	/* VRAM freed but held back; optional: NULL = 0 */
+	uint64_t (*vram_held_bytes)(struct vgpu_hal *hal);
 };
 
 struct vgpu_hal {
@@ -499,6 +501,15 @@ static inline int vgpu_hal_vram_scrub(struct vgpu_hal *hal, uint32_t page_size, 
 static inline uint64_t vgpu_hal_vram_free_bytes(struct vgpu_hal *hal)
 {
 	return hal->ops->vram_free_bytes(hal);
+}
+
+/* Bytes of VRAM its owner freed that the implementation holds back for now
+ * (neither free nor allocated): work of a killed channel may still reach
+ * them (cudagpu's quarantine, vgpu/cudagpu.h "Kill"). They become free
+ * later by themselves. 0 where the backend has no such thing. */
+static inline uint64_t vgpu_hal_vram_held_bytes(struct vgpu_hal *hal)
+{
+	return hal->ops->vram_held_bytes ? hal->ops->vram_held_bytes(hal) : 0;
 }
 
 /* Allocate bytes (a multiple of 4 KiB) of pinned, zeroed host memory the GPU
@@ -784,7 +795,10 @@ vgpu_hal_channel_state(struct vgpu_hal_channel *ch, struct vgpu_hal_event *last_
  * work it has queued: from the call on the channel gets no new turn, so the
  * wait is bounded by one turn (a time slice) however much is queued. Killing a
  * channel already in error does nothing. Safe from any thread but the event
- * thread.
+ * thread. A backend that cannot stop work it already handed to the GPU
+ * (cudagpu) waits for it a bounded time, then returns anyway and holds back
+ * the memory that work can still reach from everyone else until it ends
+ * (vgpu_hal_vram_held_bytes; vgpu/cudagpu.h "Kill").
  */
 static inline void vgpu_hal_channel_kill(struct vgpu_hal_channel *ch,
                                          enum vgpu_hal_error_cause cause)

@@ -55,8 +55,9 @@ const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, si
  * host-memory mapping) mean "this machine has no usable GPU". For cuda,
  * spec->cuda_isolation picks the isolation, and the environment variable
  * VGPU_CUDA_ISOLATION (none or process), when set, overrides it (tests run
- * the same programs in both modes that way), and VGPU_CUDA_WORKER_TIMEOUT_MS
- * sets cudagpu_config.worker_timeout_ms (tests of a hung worker).
+ * the same programs in both modes that way), VGPU_CUDA_WORKER_TIMEOUT_MS
+ * sets cudagpu_config.worker_timeout_ms (tests of a hung worker) and
+ * VGPU_CUDA_KILL_WAIT_MS its kill_wait_ms (tests of a kill's bound).
  */
 int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
                   uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len);
