@@ -424,8 +424,6 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 	dev = vgpud_registry_find_locked(&d->registry, vm_name);
 	if (!dev)
 		err = -ENOENT;
-	else if (__atomic_load_n(&dev->modules, __ATOMIC_RELAXED))
-		err = -ENOTSUP; /* the stream has no MODULE record yet */
 	else if (dev->parked || atomic_load(&dev->migrated) ||
 	         atomic_exchange(&dev->exporting, true))
 		err = -EBUSY;
@@ -434,12 +432,8 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err) {
 		vgpu_why(why, why_len, err == -ENOENT ? "no VM '%s' is attached"
-		                       : err == -ENOTSUP
-		                               ? "VM '%s' has GPU programs loaded (MODULE_LOAD); "
-		                                 "their migration is not supported yet: unload them "
-		                                 "first"
-		                               : "VM '%s' is being migrated, or was, or "
-		                                 "waits for its frontend",
+		                                      : "VM '%s' is being migrated, or was, or "
+		                                        "waits for its frontend",
 		         vm_name);
 		free(e->piece);
 		vgpu_mutex_destroy(&e->lock);
@@ -531,7 +525,55 @@ void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_
 	*throttle_pct = atomic_load(&e->throttle_pct);
 }
 
-/* The stopped channels and the device, handles, END. */
+/* One loaded module: its image in pieces, the first with the variables'
+ * addresses. */
+static int send_module(struct migrate_export *e, const struct vgpu_core_module_desc *m)
+{
+	size_t addresses = (size_t)m->variable_count * sizeof(uint64_t);
+	uint64_t offset = 0;
+	int err = 0;
+
+	if (m->variable_count > MIGRATE_MODULE_VARIABLES_MAX)
+		return -E2BIG;
+	do {
+		size_t head = offset ? 0 : addresses;
+		uint64_t piece = m->image_bytes - offset;
+		struct migrate_module rec = {
+			.id = m->id,
+			.variable_count = m->variable_count,
+			.variables_handle = m->variables_handle,
+			.variables_va = m->variables_va,
+			.variables_bytes = m->variables_bytes,
+			.image_bytes = m->image_bytes,
+			.image_offset = offset,
+		};
+
+		if (piece > MIGRATE_DATA_MAX - head)
+			piece = MIGRATE_DATA_MAX - head;
+		rec.piece_bytes = piece;
+		memcpy(e->piece, m->variable_va, head);
+		memcpy(e->piece + head, (const uint8_t *)m->image + offset, (size_t)piece);
+		err = migrate_write(&e->stream, MIGRATE_REC_MODULE, &rec, sizeof(rec), e->piece,
+		                    head + (size_t)piece);
+		offset += piece;
+	} while (!err && offset < m->image_bytes);
+	return err;
+}
+
+/* The VM's modules (the mailbox worker is paused: none comes or goes). */
+static int send_modules(struct migrate_export *e)
+{
+	struct vgpu_core_module_desc *modules = NULL;
+	size_t count = 0;
+	int err = vgpu_core_vm_modules(e->dev->vm, &modules, &count);
+
+	for (size_t i = 0; i < count && !err; i++)
+		err = send_module(e, &modules[i]);
+	vgpu_core_module_descs_free(modules, count);
+	return err;
+}
+
+/* The stopped channels, the modules and the device, handles, END. */
 static int send_state(struct migrate_export *e)
 {
 	struct vgpud_device *dev = e->dev;
@@ -576,6 +618,8 @@ static int send_state(struct migrate_export *e)
 		err = migrate_write(&e->stream, MIGRATE_REC_CHANNEL, &c, sizeof(c), buf, len);
 		free(buf);
 	}
+	if (!err)
+		err = send_modules(e);
 	if (!err) {
 		struct migrate_device m = {
 			.irq_status = atomic_load(&dev->irq_status),

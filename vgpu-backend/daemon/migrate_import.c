@@ -109,6 +109,7 @@ struct imported_buffer {
 	uint64_t handle;        /* ours */
 	uint64_t bytes;
 	bool named;             /* by the HANDLES record */
+	bool module_owned;      /* a module's variables */
 };
 
 struct import {
@@ -117,6 +118,9 @@ struct import {
 	struct imported_buffer *buffers;
 	size_t count, capacity;
 	bool handles_done, device_done;
+	/* the module whose pieces are arriving (module.image non-NULL) */
+	struct vgpu_core_module_desc module;
+	uint64_t module_received;
 };
 
 static struct imported_buffer *find_buffer(struct import *im, uint64_t source_handle)
@@ -280,6 +284,98 @@ static int channel(struct import *im, const uint8_t *payload, uint32_t length, c
 	return err;
 }
 
+static void module_reset(struct import *im)
+{
+	free(im->module.image);
+	free(im->module.variable_va);
+	memset(&im->module, 0, sizeof(im->module));
+	im->module_received = 0;
+}
+
+/* A complete module: load it again under its id, in its variables' buffer. */
+static int module_restore(struct import *im, char *why, size_t why_len)
+{
+	struct vgpud_device *dev = im->dev;
+	struct vgpu_core_module_desc *m = &im->module;
+	struct imported_buffer *b = NULL;
+	int err;
+
+	if (m->variable_count) {
+		b = find_buffer(im, m->variables_handle);
+		if (!b || b->named || b->module_owned) {
+			vgpu_why(why, why_len, "module %u names no announced buffer, or one "
+			         "taken, for its variables", m->id);
+			return -EPROTO;
+		}
+		m->variables_handle = b->handle;
+	}
+	if (dev->modules >= dev->daemon->config.max_modules_per_vm) {
+		vgpu_why(why, why_len, "the VM has more modules than max_modules_per_vm (%u) here",
+		         dev->daemon->config.max_modules_per_vm);
+		return -ENOSPC;
+	}
+	err = vgpu_core_module_restore(dev->vm, m, "module");
+	if (err) {
+		vgpu_why(why, why_len, "cannot load the VM's GPU program (module %u) here: %s",
+		         m->id, vgpu_core_last_error());
+		return err;
+	}
+	if (b)
+		b->module_owned = true;
+	dev->modules++; /* the mailbox worker serves nothing yet */
+	return 0;
+}
+
+static int module_piece(struct import *im, const uint8_t *payload, uint32_t length, char *why,
+                        size_t why_len)
+{
+	struct vgpu_core_module_desc *m = &im->module;
+	struct migrate_module rec;
+	uint64_t head;
+	int err = 0;
+
+	memcpy(&rec, payload, sizeof(rec));
+	head = rec.image_offset ? 0 : (uint64_t)rec.variable_count * sizeof(uint64_t);
+	if (rec.variable_count > MIGRATE_MODULE_VARIABLES_MAX || !rec.image_bytes ||
+	    rec.image_bytes > VGPU_MODULE_IMAGE_MAX_BYTES ||
+	    sizeof(rec) + head + rec.piece_bytes != length ||
+	    rec.image_offset != im->module_received ||
+	    rec.piece_bytes > rec.image_bytes - rec.image_offset ||
+	    (!rec.piece_bytes && rec.image_offset < rec.image_bytes) ||
+	    (m->image && (rec.id != m->id || rec.image_bytes != m->image_bytes ||
+	                  rec.variable_count != m->variable_count))) {
+		vgpu_why(why, why_len, "a MODULE record is malformed or out of order");
+		return -EPROTO;
+	}
+	if (!rec.image_offset) {
+		*m = (struct vgpu_core_module_desc){
+			.id = rec.id,
+			.variable_count = rec.variable_count,
+			.variables_handle = rec.variables_handle,
+			.variables_va = rec.variables_va,
+			.variables_bytes = rec.variables_bytes,
+			.image_bytes = (size_t)rec.image_bytes,
+		};
+		m->image = malloc((size_t)rec.image_bytes + 1);
+		m->variable_va = malloc(head ? (size_t)head : 1);
+		if (!m->image || !m->variable_va) {
+			module_reset(im);
+			vgpu_why(why, why_len, "vgpud is out of memory");
+			return -ENOMEM;
+		}
+		memcpy(m->variable_va, payload + sizeof(rec), (size_t)head);
+	}
+	memcpy((uint8_t *)m->image + rec.image_offset, payload + sizeof(rec) + head,
+	       (size_t)rec.piece_bytes);
+	im->module_received += rec.piece_bytes;
+	if (im->module_received == m->image_bytes) {
+		((uint8_t *)m->image)[m->image_bytes] = 0; /* PTX is text */
+		err = module_restore(im, why, why_len);
+		module_reset(im);
+	}
+	return err;
+}
+
 static int device_state(struct import *im, const uint8_t *payload, uint32_t length, char *why,
                         size_t why_len)
 {
@@ -351,12 +447,13 @@ static int end(struct import *im, char *why, size_t why_len)
 {
 	int err;
 
-	if (!im->handles_done || !im->device_done) {
-		vgpu_why(why, why_len, "the stream ends without the VM's device state");
+	if (!im->handles_done || !im->device_done || im->module.image) {
+		vgpu_why(why, why_len, "the stream ends without the VM's device state, or "
+		         "inside a module");
 		return -EPROTO;
 	}
 	for (size_t i = 0; i < im->count; i++)
-		if (!im->buffers[i].named)
+		if (!im->buffers[i].named && !im->buffers[i].module_owned)
 			vgpu_core_free(im->dev->vm, im->buffers[i].handle);
 	err = vgpu_core_vm_start_channels(im->dev->vm);
 	if (err)
@@ -423,6 +520,9 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
 		case MIGRATE_REC_DEVICE:
 			err = device_state(&im, buf, length, why, why_len);
 			break;
+		case MIGRATE_REC_MODULE:
+			err = module_piece(&im, buf, length, why, why_len);
+			break;
 		case MIGRATE_REC_HANDLES:
 			err = im.handles_done ? -EPROTO : handles(&im, buf, length, why, why_len);
 			break;
@@ -437,6 +537,7 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, char *why, size_t
 	}
 	free(buf);
 	free(im.buffers);
+	module_reset(&im);
 	if (err) {
 		if (im.dev) /* everything it holds goes */
 			vgpu_device_detach(im.dev);
