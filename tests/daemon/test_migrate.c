@@ -375,6 +375,14 @@ static void test_save_restore_and_corrupt(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(migrate_export_start(s->a.d, "mover", fd, -1, false, &e, why,
 	                                      sizeof(why)), 0);
+	{ /* nothing announced yet: PROGRESS says all of the VM is left */
+		uint32_t rounds;
+		uint64_t bytes, pending;
+		unsigned throttle;
+
+		migrate_export_progress(e, &rounds, &bytes, &pending, &throttle);
+		assert_int_equal(pending, BUFFERS * BUFFER_BYTES);
+	}
 	if (migrate_export_finish(e, &r, why, sizeof(why)))
 		fail_msg("save: %s", why);
 	len = lseek(fd, 0, SEEK_END);

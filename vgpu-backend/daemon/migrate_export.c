@@ -169,6 +169,16 @@ static int harvest(struct migrate_export *e, bool announce)
 
 	if (err)
 		return err;
+	/* What is left counts the new buffers from now on, announced or not:
+	 * a harvest can take long (the allocation lock is busy while a return
+	 * pass brings an imported VM's chunks to VRAM), and a PROGRESS in the
+	 * middle of it must not see only the buffers announced so far. */
+	vgpu_mutex_lock(&e->lock);
+	for (size_t i = 0; i < count; i++)
+		if (!find_sent(e, buffers[i].handle))
+			unannounced += buffers[i].bytes;
+	vgpu_mutex_unlock(&e->lock);
+	atomic_store(&e->unannounced_bytes, unannounced);
 	for (size_t i = 0; i < count && !err; i++) {
 		const struct vgpu_core_buffer_desc *b = &buffers[i];
 		struct sent_buffer *s;
@@ -176,10 +186,8 @@ static int harvest(struct migrate_export *e, bool announce)
 		vgpu_mutex_lock(&e->lock);
 		s = find_sent(e, b->handle);
 		vgpu_mutex_unlock(&e->lock);
-		if (!s && !announce) {
-			unannounced += b->bytes;
+		if (!s && !announce)
 			continue;
-		}
 		if (!s) {
 			struct migrate_buffer rec = {
 				.handle = b->handle,
@@ -193,10 +201,11 @@ static int harvest(struct migrate_export *e, bool announce)
 				break;
 			atomic_store(&e->bytes, e->stream.bytes);
 			vgpu_mutex_lock(&e->lock);
-			err = note_sent(e, b);
+			err = note_sent(e, b); /* pending first: PROGRESS never counts too little */
 			vgpu_mutex_unlock(&e->lock);
 			if (err)
 				break;
+			atomic_fetch_sub(&e->unannounced_bytes, b->bytes);
 		}
 		vgpu_mutex_lock(&e->lock);
 		s = find_sent(e, b->handle);
@@ -216,8 +225,6 @@ static int harvest(struct migrate_export *e, bool announce)
 		vgpu_mutex_unlock(&e->lock);
 	}
 	free(buffers);
-	if (!err)
-		atomic_store(&e->unannounced_bytes, unannounced);
 	return err;
 }
 
@@ -462,6 +469,9 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		b.chunk_bytes = stats.chunk_bytes;
 		b.va_window_base = dev->va_window_base;
 		b.vram_bytes = d->caps.vram_bytes;
+		/* nothing announced yet: all of it is left (PROGRESS before the
+		 * pre-copy's first harvest) */
+		atomic_store(&e->unannounced_bytes, stats.allocated_bytes);
 		err = migrate_write(&e->stream, MIGRATE_REC_BEGIN, &b, sizeof(b), NULL, 0);
 	}
 	if (!err && precopy) {
@@ -519,9 +529,11 @@ bool migrate_export_tracking(const struct migrate_export *e)
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
                              uint64_t *pending, unsigned *throttle_pct)
 {
+	uint64_t unannounced = atomic_load(&e->unannounced_bytes); /* before pending: see harvest */
+
 	*rounds = atomic_load(&e->rounds);
 	*bytes = atomic_load(&e->bytes);
-	*pending = atomic_load(&e->pending_bytes) + atomic_load(&e->unannounced_bytes);
+	*pending = atomic_load(&e->pending_bytes) + unannounced;
 	*throttle_pct = atomic_load(&e->throttle_pct);
 }
 
