@@ -101,12 +101,13 @@ static struct vgpu_core_module *module_record_new(const void *image, size_t byte
 
 	if (!m)
 		return NULL;
-	m->image = malloc(bytes);
+	m->image = malloc(bytes + 1);
 	if (!m->image) {
 		free(m);
 		return NULL;
 	}
 	memcpy(m->image, image, bytes);
+	((char *)m->image)[bytes] = 0; /* PTX is text */
 	m->image_bytes = bytes;
 	return m;
 }
