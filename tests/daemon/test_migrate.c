@@ -208,6 +208,56 @@ static void test_live_migration(void **state)
 	verify(&s->b, &s->g);
 }
 
+/* The guest frees a buffer the pre-copy announced and allocates one at the
+ * same GPU address (what a CUDA program run after run does): the
+ * destination drops the old one when the new one is announced. */
+static void test_reallocated_during_precopy(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	struct migrate_result r;
+	char why[256];
+	uint64_t old_va;
+	int stream_fd, reply_fd;
+
+	start_both(s);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 why, sizeof(why)), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, why,
+	                                      sizeof(why)), 0);
+	for (int waited = 0;; waited++) { /* the first harvest announced every buffer */
+		uint32_t rounds;
+		uint64_t bytes, pending;
+		unsigned throttle;
+
+		migrate_export_progress(e, &rounds, &bytes, &pending, &throttle);
+		if (bytes > (2u << 20))
+			break;
+		assert_true(waited < 20000);
+		usleep(1000);
+	}
+	old_va = s->g.va[0];
+	assert_int_equal(tenant_free(&s->g.t, s->g.handle[0]), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&s->g.t, BUFFER_BYTES, 7, &s->g.handle[0], &s->g.va[0]),
+	                 VGPU_STATUS_OK);
+	assert_int_equal(s->g.va[0], old_va);
+	write_buffer(&s->g, 0);
+	write_burst(&s->g, 2);
+	if (migrate_export_finish(e, &r, why, sizeof(why)))
+		fail_msg("export: %s", why);
+	close(stream_fd);
+	close(reply_fd);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path), 0);
+	assert_true(harness_wait_vms(&s->a, 0, 5000));
+	verify(&s->b, &s->g);
+	{
+		struct vgpu_stats_response st;
+
+		assert_int_equal(tenant_stats(&s->g.t, &st), VGPU_STATUS_OK);
+		assert_int_equal(st.allocated_bytes, BUFFERS * BUFFER_BYTES);
+	}
+}
+
 /* A slow link: reads the stream at about 8 MB/s until told to hurry. */
 struct slow_link {
 	int fd;
@@ -881,6 +931,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_live_migration, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_cancelled, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_reallocated_during_precopy, two_setup,
+		                                two_teardown),
 		cmocka_unit_test_setup_teardown(test_pending_and_throttle, two_setup,
 		                                two_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, two_setup, two_teardown),

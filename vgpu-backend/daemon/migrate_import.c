@@ -107,6 +107,7 @@ bool migrate_is_parked(const struct vgpud_device *dev)
 struct imported_buffer {
 	uint64_t source_handle; /* the source core's */
 	uint64_t handle;        /* ours */
+	uint64_t gpu_va;
 	uint64_t bytes;
 	bool named;             /* by the HANDLES record */
 	bool module_owned;      /* a module's variables */
@@ -208,6 +209,22 @@ static int buffer(struct import *im, const struct migrate_buffer *b, char *why, 
 		im->buffers = grown;
 		im->capacity = capacity;
 	}
+	if (b->bytes > UINT64_MAX - b->gpu_va) {
+		vgpu_why(why, why_len, "a BUFFER record's range wraps around");
+		return -EPROTO;
+	}
+	/* A buffer announced earlier where this one lies was freed on the
+	 * source meanwhile (two live buffers never overlap there): it goes. */
+	for (size_t i = 0; i < im->count;) {
+		struct imported_buffer *old = &im->buffers[i];
+
+		if (old->gpu_va < b->gpu_va + b->bytes && b->gpu_va < old->gpu_va + old->bytes) {
+			vgpu_core_free(im->dev->vm, old->handle);
+			*old = im->buffers[--im->count];
+		} else {
+			i++;
+		}
+	}
 	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info);
 	if (err) {
 		vgpu_why(why, why_len, "%s", vgpu_core_last_error());
@@ -216,6 +233,7 @@ static int buffer(struct import *im, const struct migrate_buffer *b, char *why, 
 	im->buffers[im->count++] = (struct imported_buffer){
 		.source_handle = b->handle,
 		.handle = info.handle,
+		.gpu_va = b->gpu_va,
 		.bytes = info.bytes,
 	};
 	return 0;
