@@ -90,7 +90,8 @@ declare -A pid_of=()
 cleanup() {
 	local p
 	for p in "${!pid_of[@]}"; do
-		[[ -z ${pid_of[$p]} ]] || { kill -KILL "${pid_of[$p]}" && wait "${pid_of[$p]}"; } 2>/dev/null || true
+		# TERM: timeout(1) passes it on to its QEMU (KILL would leave QEMU)
+		[[ -z ${pid_of[$p]} ]] || { kill -TERM "${pid_of[$p]}" && wait "${pid_of[$p]}"; } 2>/dev/null || true
 		unset "pid_of[$p]"
 	done
 	return 0
@@ -161,7 +162,7 @@ start_qemu() { # DIR I VGPUD SIZE [incoming]
 over() { local st; st=$(qmp "$1" '{"execute":"query-migrate"}' | jq -r '.return.status // "none"'); [[ $st == completed || $st == failed || $st == cancelled ]]; }
 
 # med_max VALUES...: "median max" (the lower median for an even count)
-med_max() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s %s", v[int((NR + 1) / 2)], v[NR] }'; }
+med_max() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s %s\n", v[int((NR + 1) / 2)], v[NR] }'; }
 declare -A fig=()
 for size in $sizes; do
 	d=$run/$size

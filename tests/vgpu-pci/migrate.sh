@@ -81,7 +81,8 @@ declare -A pid_of=()
 cleanup() {
 	local p
 	for p in "${pid_of[@]}"; do
-		[[ -z $p ]] || { kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
+		# TERM: timeout(1) passes it on to its QEMU (KILL would leave QEMU)
+		[[ -z $p ]] || { kill -TERM "$p" && wait "$p"; } 2>/dev/null || true
 	done
 	return 0
 }
@@ -190,7 +191,7 @@ start_qemu() { # INSTANCE VGPUD [incoming]
 	wait_for 20 test -S "$run/q$i.qmp" || { bad "QEMU q$i did not start: $(head -c 400 "$run/q$i.qemu.log")"; finish "QEMU"; }
 }
 gone() { ! kill -0 "${pid_of[q$1]}" 2>/dev/null; }
-quit_qemu() { qmp "$1" '{"execute":"quit"}' >/dev/null 2>&1 || true; wait_for 20 gone "$1" || kill -KILL "${pid_of[q$1]}" 2>/dev/null || true; }
+quit_qemu() { qmp "$1" '{"execute":"quit"}' >/dev/null 2>&1 || true; wait_for 20 gone "$1" || kill -TERM "${pid_of[q$1]}" 2>/dev/null || true; }
 migrate() { # FROM TO: start a migration
 	qmp "$1" "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"unix:$run/q$2.mig\"}}"
 }
@@ -214,7 +215,7 @@ qmp 0 '{"execute":"migrate_cancel"}' >/dev/null
 wait_for 30 over 0 || true
 check "migrate_cancel: the migration is $(mig_status 0)" test "$(mig_status 0)" = cancelled
 check "the guest runs on on A: $(status_of 0)" test "$(status_of 0)" = running
-wait_for 20 gone 1 || { kill -KILL "${pid_of[q1]}" 2>/dev/null || true; }
+wait_for 20 gone 1 || { kill -TERM "${pid_of[q1]}" 2>/dev/null || true; }
 check "vgpuctl: VM mig on A ($(vms_on A)), nothing on B ($(vms_on B))" placed A B
 qmp 0 '{"execute":"migrate-set-parameters","arguments":{"max-bandwidth":1073741824}}' >/dev/null
 
@@ -224,7 +225,7 @@ start_qemu 2 C incoming
 migrate 0 2 >/dev/null
 wait_for 60 over 0 || true
 check "migration to C failed: $(mig_status 0) ($(qmp 0 '{"execute":"query-migrate"}' | jq -r '.return["error-desc"] // ""'))" test "$(mig_status 0)" = failed
-wait_for 20 gone 2 || { kill -KILL "${pid_of[q2]}" 2>/dev/null || true; }
+wait_for 20 gone 2 || { kill -TERM "${pid_of[q2]}" 2>/dev/null || true; }
 check "C's QEMU said vgpud's reason: $(grep -m1 'refused the incoming VM' "$run/q2.qemu.log" || true)" \
 	grep -q 'refused the incoming VM' "$run/q2.qemu.log"
 check "the guest runs on on A: $(status_of 0)" test "$(status_of 0)" = running
