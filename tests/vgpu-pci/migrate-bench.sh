@@ -70,9 +70,7 @@ if [[ $(id -u) != 0 ]]; then
 	exit 77
 fi
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
-# the guest's workload outlasts the switches (each about 15 s here, with
-# the 512M VM's pre-copy and the host's load)
-vram=256M chunk=4M duration=$((20 + 15 * repeats))
+vram=256M chunk=4M
 passed=0 failed=0
 ok() { echo "ok: $*"; passed=$((passed + 1)); }
 bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
@@ -167,6 +165,10 @@ declare -A fig=()
 for size in $sizes; do
 	d=$run/$size
 	mkdir -p "$d"
+	# the guest's workload outlasts the switches: each takes a QEMU start,
+	# 3 s of rhythm, the pre-copy (about 1 s per 32 MiB of vGPU memory
+	# here, with the host's load) and the source QEMU's exit
+	duration=$((20 + repeats * (12 + $(numfmt --from=iec "$size") / (32 << 20))))
 	start_vgpud A "$d" && start_vgpud B "$d" || { bad "$size: vgpuds did not start"; cleanup; continue; }
 	start_qemu "$d" 0 A "$size" || { bad "$size: QEMU did not start"; cleanup; continue; }
 	if ! wait_for 300 grep -qa '^VGPU-FENCE-GAPS-READY' "$d/q0.console.log"; then
