@@ -13,6 +13,11 @@
  * pacing) and the gap between two completions are measured; waits of
  * --report-ms or more are printed as they happen:
  *   VGPU-FENCE-GAP ns=W at=T          (T: the completion ending the wait)
+ * and with --timeline every fence's submission and completion (the guest's
+ * clock), as soon as it completed, for a host that knows which fences
+ * completed before a switch-over (migrate-bench.sh: the lines that reached
+ * the source QEMU's console):
+ *   VGPU-FENCE-T n=N s=SUBMITTED c=COMPLETED
  * and at the end, after the whole memory is checked by checksum (the GPU's
  * CHECKSUM against the CPU's reference of each slice's last FILL):
  *   VGPU-FENCE-GAPS fences=N max_wait_ns=W max_wait_at=T max_gap_ns=G
@@ -22,6 +27,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,13 +123,14 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: vgpu-fence-gaps [-D NODE] [--size SIZE] [--write SIZE] [--rate SIZE]\n"
-	        "                       [--duration SECONDS] [--report-ms MS]\n"
+	        "                       [--duration SECONDS] [--report-ms MS] [--timeline]\n"
 	        "\n"
 	        "Holds --size of GPU memory (default 64M, a multiple of 1M), rewrites\n"
 	        "--write of it (default 8M) in 1 MiB slices at --rate bytes per second\n"
 	        "(default 16M) for --duration seconds (default 30), times every fence\n"
 	        "from its submission to its completion and prints the waits of\n"
-	        "--report-ms (default 20) or more, then checks the whole memory by\n"
+	        "--report-ms (default 20) or more (with --timeline every fence as\n"
+	        "'VGPU-FENCE-T n=N s=SUBMITTED c=COMPLETED'), then checks the whole memory by\n"
 	        "checksum and prints 'VGPU-FENCE-GAPS fences=N max_wait_ns=W\n"
 	        "max_wait_at=T max_gap_ns=G written=B ns=D checked=S changed=C'.\n"
 	        "Exit status 0, 1 (device error or changed data), 2 (usage).\n");
@@ -138,6 +145,7 @@ int main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "report-ms", required_argument, NULL, 'R' },
+		{ "timeline", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -147,12 +155,16 @@ int main(int argc, char **argv)
 	uint64_t report_ms = 20, start, end, prev, max_gap = 0, max_wait = 0, max_at = 0;
 	uint64_t fences = 0;
 	uint64_t written = 0, step = 0, changed;
+	bool timeline = false;
 	char why[512];
 	int opt;
 
 	memset(&g, 0, sizeof(g));
-	while ((opt = getopt_long(argc, argv, "D:S:w:r:d:R:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "D:S:w:r:d:R:Th", options, NULL)) != -1) {
 		switch (opt) {
+		case 'T':
+			timeline = true;
+			break;
 		case 'D':
 			path = optarg;
 			break;
@@ -233,6 +245,11 @@ int main(int argc, char **argv)
 		if (wait > max_wait) {
 			max_wait = wait;
 			max_at = t;
+		}
+		if (timeline) {
+			printf("VGPU-FENCE-T n=%" PRIu64 " s=%" PRIu64 " c=%" PRIu64 "\n", fences,
+			       submitted, t);
+			fflush(stdout);
 		}
 		if (wait >= report_ms * 1000000ull) {
 			printf("VGPU-FENCE-GAP ns=%" PRIu64 " at=%" PRIu64 "\n", wait, t);

@@ -59,3 +59,37 @@ int test_channel_finish(struct test_channel *c, int timeout_ms)
 	}
 	return -ETIMEDOUT;
 }
+
+int test_channel_upload(struct test_channel *c, uint64_t va, const void *data, uint64_t bytes)
+{
+	uint32_t half = c->info.pushbuf_bytes / 2, words[VGPU_COMMAND_MAX_WORDS];
+
+	for (uint64_t done = 0; done < bytes; done += half) {
+		uint64_t n = bytes - done < half ? bytes - done : half;
+
+		if (test_channel_finish(c, 10000))
+			return -ETIMEDOUT;
+		c->pushbuf_used = 0; /* idle: the first half is free again */
+		memcpy((uint8_t *)c->pushbuf + half, (const uint8_t *)data + done, n);
+		test_channel_submit(c, words, vgpu_push_copy(words, va + done,
+		                                             c->info.pushbuf_gpu_va + half, n));
+	}
+	return test_channel_finish(c, 10000);
+}
+
+int test_channel_download(struct test_channel *c, uint64_t va, void *data, uint64_t bytes)
+{
+	const uint32_t at = 1024, piece = 2048;
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+
+	for (uint64_t done = 0; done < bytes; done += piece) {
+		uint64_t n = bytes - done < piece ? bytes - done : piece;
+
+		test_channel_submit(c, words, vgpu_push_copy(words, c->info.notifier_gpu_va + at,
+		                                             va + done, n));
+		if (test_channel_finish(c, 10000))
+			return -ETIMEDOUT;
+		memcpy((uint8_t *)data + done, c->notifier + at, n);
+	}
+	return 0;
+}

@@ -44,4 +44,11 @@ uint64_t test_channel_notifier(struct test_channel *c, uint32_t offset);
  * -ETIMEDOUT. */
 int test_channel_finish(struct test_channel *c, int timeout_ms);
 
+/* Copy bytes into GPU memory at va through the second half of the
+ * pushbuffer area (the channel idles first), a COPY at a time; and out of
+ * GPU memory through the notifier page's bytes [1024, 3072). 0 or
+ * -ETIMEDOUT. */
+int test_channel_upload(struct test_channel *c, uint64_t va, const void *data, uint64_t bytes);
+int test_channel_download(struct test_channel *c, uint64_t va, void *data, uint64_t bytes);
+
 #endif /* TESTS_DAEMON_CHANNEL_UTIL_H */

@@ -210,6 +210,56 @@ static void test_live_migration(void **state)
 	verify(&s->b, &s->g);
 }
 
+/* The guest frees a buffer the pre-copy announced and allocates one at the
+ * same GPU address (what a CUDA program run after run does): the
+ * destination drops the old one when the new one is announced. */
+static void test_reallocated_during_precopy(void **state)
+{
+	struct two *s = *state;
+	struct migrate_export *e;
+	struct migrate_result r;
+	struct vgpu_error why = VGPU_ERROR_INIT;
+	uint64_t old_va;
+	int stream_fd, reply_fd;
+
+	start_both(s);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 &why), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, &why),
+	                 0);
+	for (int waited = 0;; waited++) { /* the first harvest announced every buffer */
+		uint32_t rounds;
+		uint64_t bytes, pending;
+		unsigned throttle;
+
+		migrate_export_progress(e, &rounds, &bytes, &pending, &throttle);
+		if (bytes > (2u << 20))
+			break;
+		assert_true(waited < 20000);
+		usleep(1000);
+	}
+	old_va = s->g.va[0];
+	assert_int_equal(tenant_free(&s->g.t, s->g.handle[0]), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&s->g.t, BUFFER_BYTES, 7, &s->g.handle[0], &s->g.va[0]),
+	                 VGPU_STATUS_OK);
+	assert_int_equal(s->g.va[0], old_va);
+	write_buffer(&s->g, 0);
+	write_burst(&s->g, 2);
+	if (migrate_export_finish(e, &r, &why))
+		fail_msg("export: %s", vgpu_error_msg(&why));
+	close(stream_fd);
+	close(reply_fd);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
+	assert_true(harness_wait_vms(&s->a, 0, 5000));
+	verify(&s->b, &s->g);
+	{
+		struct vgpu_stats_response st;
+
+		assert_int_equal(tenant_stats(&s->g.t, &st), VGPU_STATUS_OK);
+		assert_int_equal(st.allocated_bytes, BUFFERS * BUFFER_BYTES);
+	}
+}
+
 /* A slow link: reads the stream at about 8 MB/s until told to hurry. */
 struct slow_link {
 	int fd;
@@ -375,6 +425,14 @@ static void test_save_restore_and_corrupt(void **state)
 	start_both(s);
 	assert_true(fd >= 0);
 	assert_int_equal(migrate_export_start(s->a.d, "mover", fd, -1, false, &e, &why), 0);
+	{ /* nothing announced yet: PROGRESS says all of the VM is left */
+		uint32_t rounds;
+		uint64_t bytes, pending;
+		unsigned throttle;
+
+		migrate_export_progress(e, &rounds, &bytes, &pending, &throttle);
+		assert_int_equal(pending, BUFFERS * BUFFER_BYTES);
+	}
 	if (migrate_export_finish(e, &r, &why))
 		fail_msg("save: %s", vgpu_error_msg(&why));
 	len = lseek(fd, 0, SEEK_END);
@@ -416,6 +474,235 @@ static void test_save_restore_and_corrupt(void **state)
 	verify(&s->b, &s->g);
 	write_burst(&s->g, 4);
 	verify(&s->b, &s->g);
+}
+
+
+/* ------------------------------------------------------------ GPU programs */
+
+#define MODULE_N 1000u
+
+/* A guest with user programs: modules.ptx loaded twice and the first one
+ * unloaded (the one left has id 1, not the lowest), scale_bias launched
+ * once over data. */
+struct program_guest {
+	struct vgpu_module_load_response module[2];
+	uint64_t image_va, table_va, data_va;
+	uint32_t data[MODULE_N];
+	int scale_bias;         /* its function index */
+	uint64_t launches_va;   /* the module's global counter */
+};
+
+static char *read_ptx(size_t *bytes)
+{
+	FILE *f = fopen(TEST_PTX_DIR "/modules.ptx", "rb");
+	char *text;
+	long size;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	text = malloc((size_t)size);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	*bytes = (size_t)size;
+	return text;
+}
+
+static int module_load(struct guest *g, struct program_guest *p, size_t bytes,
+                       struct vgpu_module_load_response *out)
+{
+	struct vgpu_module_load_request q = {
+		.image_va = p->image_va, .image_bytes = bytes, .table_va = p->table_va,
+		.table_bytes = 64 << 10,
+	};
+	struct vgpu_response response;
+	int status = tenant_call(&g->t, VGPU_OP_MODULE_LOAD, &q, sizeof(q), &response);
+
+	memset(out, 0, sizeof(*out));
+	if (response.payload_size == sizeof(*out))
+		memcpy(out, response.payload, sizeof(*out));
+	return status;
+}
+
+static int module_unload(struct guest *g, uint32_t module)
+{
+	struct vgpu_module_unload_request q = { module, 0 };
+
+	return tenant_call(&g->t, VGPU_OP_MODULE_UNLOAD, &q, sizeof(q), NULL);
+}
+
+/* scale_bias's index and the address of the variable launches, from the
+ * table of the last load. */
+static void read_table(struct guest *g, struct program_guest *p, uint32_t table_bytes)
+{
+	uint8_t *table = malloc(table_bytes);
+	const struct vgpu_module_table *h = (const void *)table;
+
+	assert_non_null(table);
+	assert_int_equal(test_channel_download(&g->c, p->table_va, table, table_bytes), 0);
+	assert_int_equal(h->magic, VGPU_MODULE_TABLE_MAGIC);
+	p->scale_bias = -1;
+	for (uint32_t i = 0; i < h->function_count; i++) {
+		struct vgpu_module_function f;
+
+		memcpy(&f, table + h->functions_offset + i * sizeof(f), sizeof(f));
+		if (!strcmp((const char *)table + h->strings_offset + f.name_offset, "scale_bias"))
+			p->scale_bias = (int)i;
+	}
+	p->launches_va = 0;
+	for (uint32_t i = 0; i < h->variable_count; i++) {
+		struct vgpu_module_variable v;
+
+		memcpy(&v, table + h->variables_offset + i * sizeof(v), sizeof(v));
+		if (!strcmp((const char *)table + h->strings_offset + v.name_offset, "launches"))
+			p->launches_va = v.gpu_va;
+	}
+	free(table);
+	assert_true(p->scale_bias >= 0 && p->launches_va);
+}
+
+/* data[i] = data[i] * scale + bias (3 and 7, the module's variables), by
+ * module id; launches + 1. */
+static void scale_bias(struct guest *g, struct program_guest *p, uint32_t module)
+{
+	struct vgpu_launch_dims dims = { { (MODULE_N + 127) / 128, 1, 1 }, { 128, 1, 1 }, 0 };
+	struct {
+		uint64_t data;
+		int32_t n;
+	} __attribute__((packed)) params = { p->data_va, (int32_t)MODULE_N };
+	uint32_t words[VGPU_COMMAND_MAX_WORDS];
+
+	test_channel_submit(&g->c, words,
+	                    vgpu_push_launch_function(words, module, (uint32_t)p->scale_bias,
+	                                              &dims, &params, sizeof(params)));
+	assert_int_equal(test_channel_finish(&g->c, 10000), 0);
+	for (uint32_t i = 0; i < MODULE_N; i++)
+		p->data[i] = p->data[i] * 3u + 7u;
+}
+
+/* The data and the launch counter are what the guest expects. */
+static void check_program(struct guest *g, struct program_guest *p, uint64_t launches)
+{
+	uint32_t got[MODULE_N];
+	uint64_t counter = 0;
+
+	assert_int_equal(test_channel_download(&g->c, p->data_va, got, sizeof(got)), 0);
+	for (uint32_t i = 0; i < MODULE_N; i++)
+		if (got[i] != p->data[i])
+			fail_msg("data[%u] = %u, expected %u", i, got[i], p->data[i]);
+	assert_int_equal(test_channel_download(&g->c, p->launches_va, &counter, 8), 0);
+	assert_int_equal(counter, launches);
+}
+
+static void program_start(struct two *s, struct program_guest *p, bool keep_first)
+{
+	struct guest *g = &s->g;
+	struct vgpu_hello_request hello = { VGPU_ABI_VERSION, VGPU_FEATURE_MODULES };
+	uint32_t handle;
+	size_t bytes;
+	char *image = read_ptx(&bytes);
+
+	harness_start(&s->a);
+	harness_start(&s->b);
+	memset(g, 0, sizeof(*g));
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(tenant_open(&s->a, &g->t, "mover", "big"), 0);
+	assert_int_equal(tenant_call(&g->t, VGPU_OP_HELLO, &hello, sizeof(hello), NULL),
+	                 VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&g->t, 64 << 10, 7, &handle, &p->image_va), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&g->t, 64 << 10, 7, &handle, &p->table_va), VGPU_STATUS_OK);
+	assert_int_equal(tenant_alloc(&g->t, MODULE_N * 4, 7, &handle, &p->data_va),
+	                 VGPU_STATUS_OK);
+	assert_int_equal(test_channel_create(&g->t, 0, &g->c), VGPU_STATUS_OK);
+	assert_int_equal(test_channel_upload(&g->c, p->image_va, image, bytes), 0);
+	for (unsigned k = 0; k < 2; k++) {
+		assert_int_equal(module_load(g, p, bytes, &p->module[k]), VGPU_STATUS_OK);
+		read_table(g, p, p->module[k].table_bytes);
+	}
+	assert_int_not_equal(p->module[0].module, p->module[1].module);
+	if (!keep_first)
+		assert_int_equal(module_unload(g, p->module[0].module), VGPU_STATUS_OK);
+	for (uint32_t i = 0; i < MODULE_N; i++)
+		p->data[i] = i * 7919u;
+	assert_int_equal(test_channel_upload(&g->c, p->data_va, p->data, sizeof(p->data)), 0);
+	scale_bias(g, p, p->module[1].module);
+	check_program(g, p, 1);
+	free(image);
+}
+
+/* A VM with a GPU program migrates: on the destination the guest's module
+ * handle, function index and variables' addresses are the same, and the
+ * variables hold what the program wrote on the source. */
+static void test_module_migration(void **state)
+{
+	struct two *s = *state;
+	struct program_guest p;
+	struct migrate_export *e;
+	struct migrate_result r;
+	struct vgpu_error why = VGPU_ERROR_INIT;
+	int stream_fd, reply_fd;
+
+	program_start(s, &p, false);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 &why), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, &why),
+	                 0);
+	scale_bias(&s->g, &p, p.module[1].module); /* the program runs during the pre-copy */
+	if (migrate_export_finish(e, &r, &why))
+		fail_msg("export: %s", vgpu_error_msg(&why));
+	close(stream_fd);
+	close(reply_fd);
+	assert_int_equal(vgpu_local_device_move(s->g.t.dev, s->b.config.socket_path, NULL), 0);
+	assert_true(harness_wait_vms(&s->a, 0, 5000));
+	assert_true(harness_wait_vms(&s->b, 1, 5000));
+	check_program(&s->g, &p, 2);
+	scale_bias(&s->g, &p, p.module[1].module); /* the same handle works at B */
+	check_program(&s->g, &p, 3);
+	/* the unloaded id 0 is free at B as at A, id 1 is taken */
+	assert_int_equal(module_unload(&s->g, p.module[0].module), VGPU_STATUS_NOT_FOUND);
+	{
+		struct vgpu_module_load_response again;
+		size_t bytes;
+		char *image = read_ptx(&bytes);
+
+		assert_int_equal(module_load(&s->g, &p, bytes, &again), VGPU_STATUS_OK);
+		assert_int_equal(again.module, p.module[0].module);
+		assert_int_equal(module_unload(&s->g, again.module), VGPU_STATUS_OK);
+		free(image);
+	}
+	assert_int_equal(module_unload(&s->g, p.module[1].module), VGPU_STATUS_OK);
+	assert_int_equal(module_unload(&s->g, p.module[1].module), VGPU_STATUS_NOT_FOUND);
+}
+
+/* A destination that cannot load the VM's programs (here: it allows one
+ * module per VM, the VM has two) refuses the VM; it runs on at the source,
+ * programs and all, and nothing of it stays at the destination. */
+static void test_module_refused(void **state)
+{
+	struct two *s = *state;
+	struct program_guest p;
+	struct migrate_export *e;
+	struct migrate_result r;
+	struct vgpu_error why = VGPU_ERROR_INIT;
+	int stream_fd, reply_fd;
+
+	s->b.config.max_modules_per_vm = 1;
+	program_start(s, &p, true);
+	assert_int_equal(migrate_connect(s->b.config.socket_path, "mover", &stream_fd, &reply_fd,
+	                                 &why), 0);
+	assert_int_equal(migrate_export_start(s->a.d, "mover", stream_fd, reply_fd, true, &e, &why),
+	                 0);
+	assert_int_not_equal(migrate_export_finish(e, &r, &why), 0);
+	print_message("refused as expected: %s\n", vgpu_error_msg(&why));
+	assert_non_null(strstr(vgpu_error_msg(&why), "max_modules_per_vm"));
+	close(stream_fd);
+	close(reply_fd);
+	assert_true(harness_wait_vms(&s->b, 0, 5000));
+	scale_bias(&s->g, &p, p.module[0].module);
+	scale_bias(&s->g, &p, p.module[1].module);
+	check_program(&s->g, &p, 2); /* each module has its own counter: module 1's */
 }
 
 
@@ -644,11 +931,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_live_migration, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_cancelled, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_reallocated_during_precopy, two_setup,
+		                                two_teardown),
 		cmocka_unit_test_setup_teardown(test_pending_and_throttle, two_setup,
 		                                two_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_save_restore_and_corrupt, two_setup,
 		                                two_teardown),
+		cmocka_unit_test_setup_teardown(test_module_migration, two_setup, two_teardown),
+		cmocka_unit_test_setup_teardown(test_module_refused, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_local_export, two_setup, two_teardown),
 		cmocka_unit_test_setup_teardown(test_local_export_cancel_resume, two_setup,
 		                                two_teardown),

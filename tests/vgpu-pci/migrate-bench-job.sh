@@ -26,7 +26,7 @@ vgpu_guest_load || done_ 9
 vgpu_guest_find_node 50
 [ -n "$node" ] && [ -c "$node" ] || { echo "VGPU-MIGB-FAIL: no vGPU"; done_ 9; }
 /bin/vgpu-fence-gaps -D "$node" --size "$size" --write "$write" --rate "$rate" \
-	--duration "$duration" 2>/tmp/gaps.err
+	--duration "$duration" --timeline 2>/tmp/gaps.err
 rc=$?
 sed 's/^/VGPU-MIGB-STDERR: /' /tmp/gaps.err
 done_ "$rc"

@@ -22,7 +22,10 @@ Live migration of a guest whose vGPU is QEMU's vgpu-pci device:
         VRAM: two hosts on one machine), and C, which allows only the
         profile vgpu-2G (the guest has vgpu-1G)
   guest: 'qemu-system-x86_64 -accel tcg' on A; it runs stream over 64 MiB
-        (2x the VRAM) and stencil beside it (tests/vgpu-pci/migrate-job.sh)
+        (2x the VRAM), stencil and a user program beside it: the CUDA
+        driver-API program cuda-saxpy (tests/cuda, built against cuda.h
+        with -lcuda, run with libcuda.so.1) run after run, its module
+        loaded in the guest across the switches (migrate-job.sh)
   while they run, through QMP ('migrate' to a QEMU started with -incoming
   unix:...):
    1. a migration to B cancelled halfway (migrate_cancel, the bandwidth
@@ -32,7 +35,8 @@ Live migration of a guest whose vGPU is QEMU's vgpu-pci device:
    3. N switches A -> B -> A ... (default 3): each completes, the guest
       runs on at the destination, the source QEMU quits; vgpuctl: the VM
       where it is, nothing where it left
-  the guest's stream and stencil verify every buffer by checksum.
+  the guest's stream and stencil verify every buffer by checksum, the user
+  program every result against the CPU.
 Prints 'ok: ...' / 'FAIL: ...', the figures of each switch (QEMU's
 downtime and total time, vgpud's bytes and downtime from the device's
 x-migration-* properties), 'vgpu-pci migrate: N passed, N failed' and
@@ -77,7 +81,8 @@ declare -A pid_of=()
 cleanup() {
 	local p
 	for p in "${pid_of[@]}"; do
-		[[ -z $p ]] || { kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
+		# TERM: timeout(1) passes it on to its QEMU (KILL would leave QEMU)
+		[[ -z $p ]] || { kill -TERM "$p" && wait "$p"; } 2>/dev/null || true
 	done
 	return 0
 }
@@ -121,14 +126,17 @@ vm_build_sources "$ROOT" "$head"
 vm_build_kmod guest-driver/kernel "$run/guest-kmod-build.log" ||
 	{ bad "vgpu.ko build (log $run/guest-kmod-build.log)"; finish "build"; }
 vm_build_meson "$run/meson-build.log" vgpu-backend/daemon/vgpud vgpu-backend/ctl/vgpuctl \
-	guest-driver/tools/vgpu-run || { bad "meson build (log $run/meson-build.log)"; finish "build"; }
+	guest-driver/tools/vgpu-run guest-driver/tools/vgpu-ptx-run guest-driver/cuda/libcuda.so.1 ||
+	{ bad "meson build (log $run/meson-build.log)"; finish "build"; }
+vm_build_own_programs "$run/own" "$run/own-build.log" ||
+	{ bad "the guest's user program, cuda-saxpy (log $run/own-build.log)"; finish "build"; }
 mkdir -p "$run/bin"
 strip --strip-debug -o "$run/bin/vgpu.ko" "$VM_KSRC/guest-driver/kernel/vgpu.ko"
 strip -o "$run/bin/vgpu-run" "$VM_MBUILD/guest-driver/tools/vgpu-run"
 cp "$VM_MBUILD/vgpu-backend/daemon/vgpud" "$VM_MBUILD/vgpu-backend/ctl/vgpuctl" "$run/bin/"
 initrd=$("$VM_LIB_DIR/mkinitramfs.sh" --preset l2 --name vgpu-pci-migrate --modules drm \
 	--file "$run/bin/vgpu.ko:/vgpu.ko" --file "$HERE/migrate-job.sh:/l2-job" \
-	--file "$run/bin/vgpu-run:/bin/vgpu-run" --bin "$run/bin/vgpu-run") ||
+	--file "$run/bin/vgpu-run:/bin/vgpu-run" --bin "$run/bin/vgpu-run" "${VM_OWN_PROGRAM_ARGS[@]}") ||
 	{ bad "guest initramfs"; finish "initramfs"; }
 flock -u 8
 ok "prepared: $("$qemu" --version | sed -n 1p), kernel $KVER, in $(vm_elapsed "$t0")s"
@@ -183,7 +191,7 @@ start_qemu() { # INSTANCE VGPUD [incoming]
 	wait_for 20 test -S "$run/q$i.qmp" || { bad "QEMU q$i did not start: $(head -c 400 "$run/q$i.qemu.log")"; finish "QEMU"; }
 }
 gone() { ! kill -0 "${pid_of[q$1]}" 2>/dev/null; }
-quit_qemu() { qmp "$1" '{"execute":"quit"}' >/dev/null 2>&1 || true; wait_for 20 gone "$1" || kill -KILL "${pid_of[q$1]}" 2>/dev/null || true; }
+quit_qemu() { qmp "$1" '{"execute":"quit"}' >/dev/null 2>&1 || true; wait_for 20 gone "$1" || kill -TERM "${pid_of[q$1]}" 2>/dev/null || true; }
 migrate() { # FROM TO: start a migration
 	qmp "$1" "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"unix:$run/q$2.mig\"}}"
 }
@@ -207,7 +215,7 @@ qmp 0 '{"execute":"migrate_cancel"}' >/dev/null
 wait_for 30 over 0 || true
 check "migrate_cancel: the migration is $(mig_status 0)" test "$(mig_status 0)" = cancelled
 check "the guest runs on on A: $(status_of 0)" test "$(status_of 0)" = running
-wait_for 20 gone 1 || { kill -KILL "${pid_of[q1]}" 2>/dev/null || true; }
+wait_for 20 gone 1 || { kill -TERM "${pid_of[q1]}" 2>/dev/null || true; }
 check "vgpuctl: VM mig on A ($(vms_on A)), nothing on B ($(vms_on B))" placed A B
 qmp 0 '{"execute":"migrate-set-parameters","arguments":{"max-bandwidth":1073741824}}' >/dev/null
 
@@ -217,7 +225,7 @@ start_qemu 2 C incoming
 migrate 0 2 >/dev/null
 wait_for 60 over 0 || true
 check "migration to C failed: $(mig_status 0) ($(qmp 0 '{"execute":"query-migrate"}' | jq -r '.return["error-desc"] // ""'))" test "$(mig_status 0)" = failed
-wait_for 20 gone 2 || { kill -KILL "${pid_of[q2]}" 2>/dev/null || true; }
+wait_for 20 gone 2 || { kill -TERM "${pid_of[q2]}" 2>/dev/null || true; }
 check "C's QEMU said vgpud's reason: $(grep -m1 'refused the incoming VM' "$run/q2.qemu.log" || true)" \
 	grep -q 'refused the incoming VM' "$run/q2.qemu.log"
 check "the guest runs on on A: $(status_of 0)" test "$(status_of 0)" = running
@@ -258,7 +266,7 @@ while IFS= read -r l; do
 	"VGPU-MIG-L2 FAIL: "*) bad "guest: ${l#VGPU-MIG-L2 FAIL: }" ;;
 	esac
 done < <(cat "$run"/q*.console.log | tr -d '\r' | grep -a '^VGPU-MIG-L2 ')
-check "the guest's stream and stencil both verified" bash -c "cat '$run'/q*.console.log | grep -ac '^VGPU-MIG-L2 ok: \(stream\|stencil\) verified' | grep -qx 2"
+check "the guest's stream, stencil and user program (saxpy) all verified" bash -c "cat '$run'/q*.console.log | grep -ac '^VGPU-MIG-L2 ok: \(stream\|stencil\|saxpy\) verified' | grep -qx 3"
 check "the guest's QEMU still answers: $(status_of "$src")" test "$(status_of "$src")" = running
 printf '%s' "$figures" >"$run/figures.txt"
 finish "cancel, refusal and $switches switches between two vgpuds"

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgpu/core_migrate.h"
+
+#include "buffer.h"
 #include "core_internal.h"
 #include "error.h"
 #include "lock.h"
@@ -23,6 +26,8 @@ struct vgpu_core_module {
 	uint64_t variables_va, variables_bytes;
 	uint64_t *variable_va;
 	struct vgpu_hal_module_info info;
+	void *image; /* a copy, for migration */
+	size_t image_bytes;
 };
 
 static int vm_access(struct vgpu_vm *vm, uint64_t va, void *host, uint64_t bytes, bool write,
@@ -89,7 +94,26 @@ static int layout(struct vgpu_core_module *m, uint64_t *total)
 static void module_record_free(struct vgpu_core_module *m)
 {
 	free(m->variable_va);
+	free(m->image);
 	free(m);
+}
+
+/* A record with a copy of the image (migration sends it again). */
+static struct vgpu_core_module *module_record_new(const void *image, size_t bytes)
+{
+	struct vgpu_core_module *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->image = malloc(bytes + 1);
+	if (!m->image) {
+		free(m);
+		return NULL;
+	}
+	memcpy(m->image, image, bytes);
+	((char *)m->image)[bytes] = 0; /* PTX is text */
+	m->image_bytes = bytes;
+	return m;
 }
 
 /* Place the variables in a buffer of vm and write their initializers. */
@@ -133,13 +157,13 @@ int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, c
 	if (!vm || !image || !bytes || !out)
 		return vgpu_error_set(error, -EINVAL, "loading a module needs a VM and an image");
 	vgpu_error_clear(error);
-	m = calloc(1, sizeof(*m));
+	m = module_record_new(image, bytes);
 	if (!m)
 		return vgpu_error_set(error, -ENOMEM, "out of memory for a module");
 	why[0] = 0;
 	err = vgpu_hal_module_parse(vm->core->hal, image, bytes, name, &module, why, sizeof(why));
 	if (err) {
-		free(m);
+		module_record_free(m);
 		return vgpu_error_set(error, err, "%s", why[0] ? why : strerror(-err));
 	}
 	vgpu_hal_module_info(module, &m->info);
@@ -175,6 +199,154 @@ fail:
 	vgpu_hal_module_free(module);
 	module_record_free(m);
 	return err;
+}
+
+/* Is every variable of m inside its variables buffer? */
+static bool variables_inside_locked(struct vgpu_vm *vm, const struct vgpu_core_module *m)
+{
+	struct vgpu_core_buffer *b;
+
+	vgpu_core_assert_locked(vm->core);
+	if (!m->info.variable_count)
+		return true;
+	b = vgpu_core_buffer_lookup(vm, m->variables_handle);
+	if (!b)
+		return false;
+	for (uint32_t i = 0; i < m->info.variable_count; i++) {
+		uint64_t va = m->variable_va[i], bytes = m->info.variables[i].bytes;
+
+		if (va < b->gpu_va || va - b->gpu_va > b->bytes || bytes > b->bytes - (va - b->gpu_va))
+			return false;
+	}
+	return true;
+}
+
+int vgpu_core_module_restore(struct vgpu_vm *vm, const struct vgpu_core_module_desc *desc,
+                             const char *name, struct vgpu_error *error)
+{
+	struct vgpu_hal_module *module = NULL;
+	struct vgpu_core_module *m;
+	char why[256];
+	bool inside;
+	int err;
+
+	if (!vm || !desc || !desc->image || !desc->image_bytes ||
+	    (desc->variable_count && !desc->variable_va))
+		return vgpu_error_set(error, -EINVAL, "restoring a module needs a VM and an image");
+	vgpu_error_clear(error);
+	m = module_record_new(desc->image, desc->image_bytes);
+	if (!m)
+		return vgpu_error_set(error, -ENOMEM, "out of memory for a module");
+	why[0] = 0;
+	err = vgpu_hal_module_parse(vm->core->hal, desc->image, desc->image_bytes, name, &module,
+	                            why, sizeof(why));
+	if (err) {
+		module_record_free(m);
+		return vgpu_error_set(error, err, "VM '%s': module %u: %s", vm->name, desc->id,
+		                      why[0] ? why : strerror(-err));
+	}
+	vgpu_hal_module_info(module, &m->info);
+	if (m->info.variable_count != desc->variable_count) {
+		err = vgpu_error_set(error, -EINVAL, "VM '%s': module %u has %u variables here, %u on "
+		                     "the source", vm->name, desc->id, m->info.variable_count,
+		                     desc->variable_count);
+		goto fail;
+	}
+	m->variable_va = calloc(desc->variable_count ? desc->variable_count : 1,
+	                        sizeof(*m->variable_va));
+	if (!m->variable_va) {
+		err = vgpu_error_set(error, -ENOMEM, "out of memory for a module");
+		goto fail;
+	}
+	if (desc->variable_count)
+		memcpy(m->variable_va, desc->variable_va,
+		       desc->variable_count * sizeof(*m->variable_va));
+	m->id = desc->id;
+	m->variables_handle = desc->variable_count ? desc->variables_handle : 0;
+	m->variables_va = desc->variables_va;
+	m->variables_bytes = desc->variables_bytes;
+	vgpu_core_lock_vm(vm->core, vm);
+	inside = variables_inside_locked(vm, m);
+	vgpu_core_unlock(vm->core);
+	if (!inside) {
+		err = vgpu_error_set(error, -EINVAL, "VM '%s': module %u's variables are not in its "
+		                     "variables buffer", vm->name, desc->id);
+		goto fail;
+	}
+	err = vgpu_hal_module_bind_at(vm->as, module, m->variable_va, desc->id);
+	if (err) {
+		vgpu_error_set(error, err, "VM '%s' cannot bind module %u here (%s)", vm->name, desc->id,
+		                    err == -EEXIST ? "the id is taken" : strerror(-err));
+		goto fail;
+	}
+	vgpu_core_lock_vm(vm->core, vm);
+	list_add_tail(&m->link, &vm->modules);
+	vgpu_core_unlock(vm->core);
+	return 0;
+fail:
+	/* the variables buffer is the caller's (it came with the VM's buffers) */
+	vgpu_hal_module_free(module);
+	module_record_free(m);
+	return err;
+}
+
+int vgpu_core_vm_modules(struct vgpu_vm *vm, struct vgpu_core_module_desc **out, size_t *count,
+                         struct vgpu_error *error)
+{
+	struct vgpu_core_module_desc *descs = NULL;
+	struct list_head *pos;
+	size_t n = 0, total = 0;
+	int err = 0;
+
+	vgpu_error_clear(error);
+	vgpu_core_lock_vm(vm->core, vm);
+	list_for_each(pos, &vm->modules)
+		total++;
+	if (total && !(descs = calloc(total, sizeof(*descs))))
+		err = -ENOMEM;
+	list_for_each(pos, &vm->modules) {
+		struct vgpu_core_module *m = list_entry(pos, struct vgpu_core_module, link);
+		struct vgpu_core_module_desc *d;
+
+		if (err)
+			break;
+		d = &descs[n++];
+		*d = (struct vgpu_core_module_desc){
+			.id = m->id,
+			.variable_count = m->info.variable_count,
+			.variables_handle = m->variables_handle,
+			.variables_va = m->variables_va,
+			.variables_bytes = m->variables_bytes,
+			.image_bytes = m->image_bytes,
+		};
+		d->variable_va = malloc((m->info.variable_count ? m->info.variable_count : 1) *
+		                        sizeof(*d->variable_va));
+		d->image = malloc(m->image_bytes);
+		if (!d->variable_va || !d->image) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(d->variable_va, m->variable_va,
+		       m->info.variable_count * sizeof(*d->variable_va));
+		memcpy(d->image, m->image, m->image_bytes);
+	}
+	vgpu_core_unlock(vm->core);
+	if (err) {
+		vgpu_core_module_descs_free(descs, n);
+		return vgpu_error_set(error, err, "VM '%s': out of memory listing modules", vm->name);
+	}
+	*out = descs;
+	*count = n;
+	return 0;
+}
+
+void vgpu_core_module_descs_free(struct vgpu_core_module_desc *descs, size_t count)
+{
+	for (size_t i = 0; descs && i < count; i++) {
+		free(descs[i].variable_va);
+		free(descs[i].image);
+	}
+	free(descs);
 }
 
 int vgpu_core_module_unload(struct vgpu_vm *vm, uint32_t id, struct vgpu_error *error)

@@ -494,4 +494,5 @@ static const struct vgpu_hal_ops cudagpu_process_ops = {
 	.module_free = cg_module_free,
 	.module_bind = cg_module_bind,
 	.module_unbind = cg_module_unbind,
+	.module_bind_at = cg_module_bind_at,
 };

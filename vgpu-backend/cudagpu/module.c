@@ -162,8 +162,9 @@ void cg_worker_free_modules(struct cg_worker *w)
 	}
 }
 
-int cg_module_bind(struct vgpu_hal_as *base, struct vgpu_hal_module *module,
-                   const uint64_t *variable_va, uint32_t *id)
+/* Bind under slot want (UINT32_MAX: the lowest free one) into *id. */
+static int bind(struct vgpu_hal_as *base, struct vgpu_hal_module *module,
+                const uint64_t *variable_va, uint32_t want, uint32_t *id)
 {
 	struct cg_as *as = (struct cg_as *)base;
 	struct cg_module *m = module_of(module);
@@ -192,12 +193,15 @@ int cg_module_bind(struct vgpu_hal_as *base, struct vgpu_hal_module *module,
 		memcpy(addresses, variable_va, count * sizeof(*addresses));
 	}
 	pthread_mutex_lock(&w->lock);
-	for (slot = 0; slot < CG_MAX_MODULES && w->modules[slot]; slot++)
-		;
-	if (slot == CG_MAX_MODULES) {
+	if (want == UINT32_MAX)
+		for (slot = 0; slot < CG_MAX_MODULES && w->modules[slot]; slot++)
+			;
+	else
+		slot = want;
+	if (slot >= CG_MAX_MODULES || w->modules[slot]) {
 		pthread_mutex_unlock(&w->lock);
 		free(addresses);
-		return -ENOSPC;
+		return slot >= CG_MAX_MODULES ? -ENOSPC : -EEXIST;
 	}
 	m->variable_va = addresses;
 	if (cg_worker_alive(w))
@@ -216,6 +220,20 @@ int cg_module_bind(struct vgpu_hal_as *base, struct vgpu_hal_module *module,
 	if (!err)
 		*id = slot;
 	return err;
+}
+
+int cg_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                   const uint64_t *variable_va, uint32_t *id)
+{
+	return bind(as, module, variable_va, UINT32_MAX, id);
+}
+
+int cg_module_bind_at(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                      const uint64_t *variable_va, uint32_t id)
+{
+	uint32_t got;
+
+	return bind(as, module, variable_va, id, &got);
 }
 
 int cg_module_unbind(struct vgpu_hal_as *base, uint32_t id)

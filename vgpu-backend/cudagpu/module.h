@@ -23,6 +23,8 @@ void cg_module_info(struct vgpu_hal_module *module, struct vgpu_hal_module_info 
 void cg_module_free(struct vgpu_hal_module *module);
 int cg_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
                    const uint64_t *variable_va, uint32_t *id);
+int cg_module_bind_at(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                      const uint64_t *variable_va, uint32_t id);
 int cg_module_unbind(struct vgpu_hal_as *as, uint32_t id);
 
 /* vgpud, w->lock held, alive: send one bound module / all of them (a new

@@ -170,6 +170,16 @@ static int harvest(struct migrate_export *e, bool announce)
 
 	if (err)
 		return err;
+	/* What is left counts the new buffers from now on, announced or not:
+	 * a harvest can take long (the allocation lock is busy while a return
+	 * pass brings an imported VM's chunks to VRAM), and a PROGRESS in the
+	 * middle of it must not see only the buffers announced so far. */
+	vgpu_mutex_lock(&e->lock);
+	for (size_t i = 0; i < count; i++)
+		if (!find_sent(e, buffers[i].handle))
+			unannounced += buffers[i].bytes;
+	vgpu_mutex_unlock(&e->lock);
+	atomic_store(&e->unannounced_bytes, unannounced);
 	for (size_t i = 0; i < count && !err; i++) {
 		const struct vgpu_core_buffer_desc *b = &buffers[i];
 		struct sent_buffer *s;
@@ -177,10 +187,8 @@ static int harvest(struct migrate_export *e, bool announce)
 		vgpu_mutex_lock(&e->lock);
 		s = find_sent(e, b->handle);
 		vgpu_mutex_unlock(&e->lock);
-		if (!s && !announce) {
-			unannounced += b->bytes;
+		if (!s && !announce)
 			continue;
-		}
 		if (!s) {
 			struct migrate_buffer rec = {
 				.handle = b->handle,
@@ -194,10 +202,11 @@ static int harvest(struct migrate_export *e, bool announce)
 				break;
 			atomic_store(&e->bytes, e->stream.bytes);
 			vgpu_mutex_lock(&e->lock);
-			err = note_sent(e, b);
+			err = note_sent(e, b); /* pending first: PROGRESS never counts too little */
 			vgpu_mutex_unlock(&e->lock);
 			if (err)
 				break;
+			atomic_fetch_sub(&e->unannounced_bytes, b->bytes);
 		}
 		vgpu_mutex_lock(&e->lock);
 		s = find_sent(e, b->handle);
@@ -217,8 +226,6 @@ static int harvest(struct migrate_export *e, bool announce)
 		vgpu_mutex_unlock(&e->lock);
 	}
 	free(buffers);
-	if (!err)
-		atomic_store(&e->unannounced_bytes, unannounced);
 	return err;
 }
 
@@ -424,8 +431,6 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 	dev = vgpud_registry_find_locked(&d->registry, vm_name);
 	if (!dev)
 		err = -ENOENT;
-	else if (__atomic_load_n(&dev->modules, __ATOMIC_RELAXED))
-		err = -ENOTSUP; /* the stream has no MODULE record yet */
 	else if (dev->parked || atomic_load(&dev->migrated) ||
 	         atomic_exchange(&dev->exporting, true))
 		err = -EBUSY;
@@ -434,11 +439,8 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 	vgpu_mutex_unlock(&d->registry.lock);
 	if (err) {
 		vgpu_error_set(error, err, err == -ENOENT ? "no VM '%s' is attached"
-		               : err == -ENOTSUP
-		               ? "VM '%s' has GPU programs loaded (MODULE_LOAD); "
-		               "their migration is not supported yet: unload them first"
 		               : "VM '%s' is being migrated, or was, or "
-		               "waits for its frontend",
+		                 "waits for its frontend",
 		               vm_name);
 		free(e->piece);
 		vgpu_mutex_destroy(&e->lock);
@@ -467,6 +469,9 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 		b.chunk_bytes = stats.chunk_bytes;
 		b.va_window_base = dev->va_window_base;
 		b.vram_bytes = d->caps.vram_bytes;
+		/* nothing announced yet: all of it is left (PROGRESS before the
+		 * pre-copy's first harvest) */
+		atomic_store(&e->unannounced_bytes, stats.allocated_bytes);
 		err = migrate_write(&e->stream, MIGRATE_REC_BEGIN, &b, sizeof(b), NULL, 0);
 	}
 	if (!err && precopy) {
@@ -525,13 +530,63 @@ bool migrate_export_tracking(const struct migrate_export *e)
 void migrate_export_progress(struct migrate_export *e, uint32_t *rounds, uint64_t *bytes,
                              uint64_t *pending, unsigned *throttle_pct)
 {
+	uint64_t unannounced = atomic_load(&e->unannounced_bytes); /* before pending: see harvest */
+
 	*rounds = atomic_load(&e->rounds);
 	*bytes = atomic_load(&e->bytes);
-	*pending = atomic_load(&e->pending_bytes) + atomic_load(&e->unannounced_bytes);
+	*pending = atomic_load(&e->pending_bytes) + unannounced;
 	*throttle_pct = atomic_load(&e->throttle_pct);
 }
 
-/* The stopped channels and the device, handles, END. */
+/* One loaded module: its image in pieces, the first with the variables'
+ * addresses. */
+static int send_module(struct migrate_export *e, const struct vgpu_core_module_desc *m)
+{
+	size_t addresses = (size_t)m->variable_count * sizeof(uint64_t);
+	uint64_t offset = 0;
+	int err = 0;
+
+	if (m->variable_count > MIGRATE_MODULE_VARIABLES_MAX)
+		return -E2BIG;
+	do {
+		size_t head = offset ? 0 : addresses;
+		uint64_t piece = m->image_bytes - offset;
+		struct migrate_module rec = {
+			.id = m->id,
+			.variable_count = m->variable_count,
+			.variables_handle = m->variables_handle,
+			.variables_va = m->variables_va,
+			.variables_bytes = m->variables_bytes,
+			.image_bytes = m->image_bytes,
+			.image_offset = offset,
+		};
+
+		if (piece > MIGRATE_DATA_MAX - head)
+			piece = MIGRATE_DATA_MAX - head;
+		rec.piece_bytes = piece;
+		memcpy(e->piece, m->variable_va, head);
+		memcpy(e->piece + head, (const uint8_t *)m->image + offset, (size_t)piece);
+		err = migrate_write(&e->stream, MIGRATE_REC_MODULE, &rec, sizeof(rec), e->piece,
+		                    head + (size_t)piece);
+		offset += piece;
+	} while (!err && offset < m->image_bytes);
+	return err;
+}
+
+/* The VM's modules (the mailbox worker is paused: none comes or goes). */
+static int send_modules(struct migrate_export *e)
+{
+	struct vgpu_core_module_desc *modules = NULL;
+	size_t count = 0;
+	int err = vgpu_core_vm_modules(e->dev->vm, &modules, &count, NULL); /* -ENOMEM */
+
+	for (size_t i = 0; i < count && !err; i++)
+		err = send_module(e, &modules[i]);
+	vgpu_core_module_descs_free(modules, count);
+	return err;
+}
+
+/* The stopped channels, the modules and the device, handles, END. */
 static int send_state(struct migrate_export *e)
 {
 	struct vgpud_device *dev = e->dev;
@@ -576,6 +631,8 @@ static int send_state(struct migrate_export *e)
 		err = migrate_write(&e->stream, MIGRATE_REC_CHANNEL, &c, sizeof(c), buf, len);
 		free(buf);
 	}
+	if (!err)
+		err = send_modules(e);
 	if (!err) {
 		struct migrate_device m = {
 			.irq_status = atomic_load(&dev->irq_status),

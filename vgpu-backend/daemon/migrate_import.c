@@ -108,8 +108,10 @@ bool migrate_is_parked(const struct vgpud_device *dev)
 struct imported_buffer {
 	uint64_t source_handle; /* the source core's */
 	uint64_t handle;        /* ours */
+	uint64_t gpu_va;
 	uint64_t bytes;
 	bool named;             /* by the HANDLES record */
+	bool module_owned;      /* a module's variables */
 };
 
 struct import {
@@ -118,6 +120,9 @@ struct import {
 	struct imported_buffer *buffers;
 	size_t count, capacity;
 	bool handles_done, device_done;
+	/* the module whose pieces are arriving (module.image non-NULL) */
+	struct vgpu_core_module_desc module;
+	uint64_t module_received;
 };
 
 static struct imported_buffer *find_buffer(struct import *im, uint64_t source_handle)
@@ -199,6 +204,20 @@ static int buffer(struct import *im, const struct migrate_buffer *b, struct vgpu
 		im->buffers = grown;
 		im->capacity = capacity;
 	}
+	if (b->bytes > UINT64_MAX - b->gpu_va)
+		return vgpu_error_set(error, -EPROTO, "a BUFFER record's range wraps around");
+	/* A buffer announced earlier where this one lies was freed on the
+	 * source meanwhile (two live buffers never overlap there): it goes. */
+	for (size_t i = 0; i < im->count;) {
+		struct imported_buffer *old = &im->buffers[i];
+
+		if (old->gpu_va < b->gpu_va + b->bytes && b->gpu_va < old->gpu_va + old->bytes) {
+			vgpu_core_free(im->dev->vm, old->handle, NULL);
+			*old = im->buffers[--im->count];
+		} else {
+			i++;
+		}
+	}
 	err = vgpu_core_import_buffer(im->dev->vm, b->gpu_va, b->bytes, b->priority, &info,
 	                              &core_error);
 	if (err)
@@ -206,6 +225,7 @@ static int buffer(struct import *im, const struct migrate_buffer *b, struct vgpu
 	im->buffers[im->count++] = (struct imported_buffer){
 		.source_handle = b->handle,
 		.handle = info.handle,
+		.gpu_va = b->gpu_va,
 		.bytes = info.bytes,
 	};
 	return 0;
@@ -272,6 +292,91 @@ static int channel(struct import *im, const uint8_t *payload, uint32_t length,
 	if (err)
 		vgpu_error_set(error, err, "channel %u's GP_PUT/GP_GET are out of its ring",
 		               c.index);
+	return err;
+}
+
+static void module_reset(struct import *im)
+{
+	free(im->module.image);
+	free(im->module.variable_va);
+	memset(&im->module, 0, sizeof(im->module));
+	im->module_received = 0;
+}
+
+/* A complete module: load it again under its id, in its variables' buffer. */
+static int module_restore(struct import *im, struct vgpu_error *error)
+{
+	struct vgpud_device *dev = im->dev;
+	struct vgpu_core_module_desc *m = &im->module;
+	struct vgpu_error core_error = VGPU_ERROR_INIT;
+	struct imported_buffer *b = NULL;
+	int err;
+
+	if (m->variable_count) {
+		b = find_buffer(im, m->variables_handle);
+		if (!b || b->named || b->module_owned)
+			return vgpu_error_set(error, -EPROTO, "module %u names no announced "
+			                      "buffer, or one taken, for its variables", m->id);
+		m->variables_handle = b->handle;
+	}
+	if (dev->modules >= dev->daemon->config.max_modules_per_vm)
+		return vgpu_error_set(error, -ENOSPC, "the VM has more modules than "
+		                      "max_modules_per_vm (%u) here",
+		                      dev->daemon->config.max_modules_per_vm);
+	err = vgpu_core_module_restore(dev->vm, m, "module", &core_error);
+	if (err)
+		return vgpu_error_set(error, err, "cannot load the VM's GPU program (module %u) "
+		                      "here: %s", m->id, vgpu_error_msg(&core_error));
+	if (b)
+		b->module_owned = true;
+	dev->modules++; /* the mailbox worker serves nothing yet */
+	return 0;
+}
+
+static int module_piece(struct import *im, const uint8_t *payload, uint32_t length,
+                        struct vgpu_error *error)
+{
+	struct vgpu_core_module_desc *m = &im->module;
+	struct migrate_module rec;
+	uint64_t head;
+	int err = 0;
+
+	memcpy(&rec, payload, sizeof(rec));
+	head = rec.image_offset ? 0 : (uint64_t)rec.variable_count * sizeof(uint64_t);
+	if (rec.variable_count > MIGRATE_MODULE_VARIABLES_MAX || !rec.image_bytes ||
+	    rec.image_bytes > VGPU_MODULE_IMAGE_MAX_BYTES ||
+	    sizeof(rec) + head + rec.piece_bytes != length ||
+	    rec.image_offset != im->module_received ||
+	    rec.piece_bytes > rec.image_bytes - rec.image_offset ||
+	    (!rec.piece_bytes && rec.image_offset < rec.image_bytes) ||
+	    (m->image && (rec.id != m->id || rec.image_bytes != m->image_bytes ||
+	                  rec.variable_count != m->variable_count)))
+		return vgpu_error_set(error, -EPROTO, "a MODULE record is malformed or out of order");
+	if (!rec.image_offset) {
+		*m = (struct vgpu_core_module_desc){
+			.id = rec.id,
+			.variable_count = rec.variable_count,
+			.variables_handle = rec.variables_handle,
+			.variables_va = rec.variables_va,
+			.variables_bytes = rec.variables_bytes,
+			.image_bytes = (size_t)rec.image_bytes,
+		};
+		m->image = malloc((size_t)rec.image_bytes + 1);
+		m->variable_va = malloc(head ? (size_t)head : 1);
+		if (!m->image || !m->variable_va) {
+			module_reset(im);
+			return vgpu_error_set(error, -ENOMEM, "vgpud is out of memory");
+		}
+		memcpy(m->variable_va, payload + sizeof(rec), (size_t)head);
+	}
+	memcpy((uint8_t *)m->image + rec.image_offset, payload + sizeof(rec) + head,
+	       (size_t)rec.piece_bytes);
+	im->module_received += rec.piece_bytes;
+	if (im->module_received == m->image_bytes) {
+		((uint8_t *)m->image)[m->image_bytes] = 0; /* PTX is text */
+		err = module_restore(im, error);
+		module_reset(im);
+	}
 	return err;
 }
 
@@ -344,11 +449,11 @@ static int end(struct import *im, struct vgpu_error *error)
 	struct vgpu_error core_error = VGPU_ERROR_INIT;
 	int err;
 
-	if (!im->handles_done || !im->device_done)
-		return vgpu_error_set(error, -EPROTO,
-		                      "the stream ends without the VM's device state");
+	if (!im->handles_done || !im->device_done || im->module.image)
+		return vgpu_error_set(error, -EPROTO, "the stream ends without the VM's device "
+		                      "state, or inside a module");
 	for (size_t i = 0; i < im->count; i++)
-		if (!im->buffers[i].named)
+		if (!im->buffers[i].named && !im->buffers[i].module_owned)
 			vgpu_core_free(im->dev->vm, im->buffers[i].handle, &core_error);
 	err = vgpu_core_vm_start_channels(im->dev->vm, &core_error);
 	if (err)
@@ -416,6 +521,9 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, struct vgpu_error
 		case MIGRATE_REC_DEVICE:
 			err = device_state(&im, buf, length, error);
 			break;
+		case MIGRATE_REC_MODULE:
+			err = module_piece(&im, buf, length, error);
+			break;
 		case MIGRATE_REC_HANDLES:
 			err = im.handles_done ? -EPROTO : handles(&im, buf, length, error);
 			break;
@@ -430,6 +538,7 @@ int migrate_import(struct vgpud *d, int fd, uint32_t peer_uid, struct vgpu_error
 	}
 	free(buf);
 	free(im.buffers);
+	module_reset(&im);
 	if (err) {
 		if (im.dev) /* everything it holds goes */
 			vgpu_device_detach(im.dev);

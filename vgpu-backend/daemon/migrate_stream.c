@@ -128,6 +128,8 @@ static bool length_ok(uint16_t type, uint32_t length)
 		return length >= sizeof(struct migrate_device) && length <= MIGRATE_RECORD_MAX;
 	case MIGRATE_REC_HANDLES:
 		return length >= sizeof(struct migrate_handles) && length <= MIGRATE_RECORD_MAX;
+	case MIGRATE_REC_MODULE:
+		return length >= sizeof(struct migrate_module) && length <= MIGRATE_RECORD_MAX;
 	case MIGRATE_REC_END: return length == sizeof(struct migrate_end);
 	default: return false;
 	}
@@ -153,10 +155,8 @@ int migrate_read(struct migrate_stream *s, void *buf, uint16_t *type, uint32_t *
 		return -EPROTO;
 	}
 	if (h.version != 1 || !length_ok(h.type, h.length)) {
-		*why = h.type == MIGRATE_REC_MODULE ? "the stream holds user programs (modules), "
-		                                      "which this vgpud cannot import yet"
-		                                    : "a record has an unknown type or version or a "
-		                                      "length out of bounds for its type";
+		*why = "a record has an unknown type or version or a length out of bounds for "
+		       "its type";
 		return -EPROTO;
 	}
 	err = read_all(s, buf, h.length, NULL);

@@ -15,7 +15,10 @@
  * Order: BEGIN first; then any number of BUFFER and DATA records (pre-copy
  * sends a range again when the GPU wrote it after it was sent: the last
  * DATA for a range wins); then, from the stop-and-copy, CHANNEL records,
- * DEVICE, HANDLES, and END. A BUFFER names a buffer by the source's core
+ * MODULE records, DEVICE, HANDLES, and END. A loaded module goes as one or
+ * more MODULE records in a row, its image in pieces in order; it names its
+ * variables' buffer (announced by a BUFFER before, owned by the module, not
+ * in HANDLES). A BUFFER names a buffer by the source's core
  * handle; HANDLES maps the guest's handles to those; a buffer the HANDLES
  * record does not name was freed on the source meanwhile.
  *
@@ -43,10 +46,7 @@ enum migrate_record_type {
 	MIGRATE_REC_CHANNEL = 4,  /* struct migrate_channel + control + GPFIFO + host area */
 	MIGRATE_REC_DEVICE = 5,   /* struct migrate_device + the mailbox memory */
 	MIGRATE_REC_HANDLES = 6,  /* struct migrate_handles + count x migrate_handle */
-	/* Reserved for user programs (HAL module_load), version 1: one record
-	 * per loaded module. Not written yet; a reader refuses it until it
-	 * knows the layout. */
-	MIGRATE_REC_MODULE = 7,
+	MIGRATE_REC_MODULE = 7,   /* struct migrate_module + addresses + a piece of the image */
 	MIGRATE_REC_END = 15,     /* struct migrate_end */
 };
 
@@ -108,6 +108,21 @@ struct migrate_device {
 	uint32_t req_tail;      /* vgpud's mailbox server: next request to serve */
 	uint32_t resp_head;     /* and next response slot */
 	uint32_t reserved;
+};
+
+/* One piece of a loaded module (the programs of vgpu/core.h). The first
+ * piece (image_offset 0) carries variable_count variable addresses (8
+ * bytes each) before its image bytes; later pieces only image bytes. */
+#define MIGRATE_MODULE_VARIABLES_MAX 32768u
+struct migrate_module {
+	uint32_t id;               /* as the guest knows it (LAUNCH_FUNCTION) */
+	uint32_t variable_count;
+	uint64_t variables_handle; /* the source core's buffer; 0: no variables */
+	uint64_t variables_va;
+	uint64_t variables_bytes;
+	uint64_t image_bytes;      /* the whole image */
+	uint64_t image_offset;     /* of this piece */
+	uint64_t piece_bytes;      /* image bytes in this record */
 };
 
 struct migrate_handle {

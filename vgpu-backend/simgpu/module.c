@@ -108,8 +108,9 @@ struct simgpu_module *module_get(struct module_table *table, uint32_t id)
 	return module;
 }
 
-int simgpu_module_bind(struct vgpu_hal_as *hal_as, struct vgpu_hal_module *hal_module,
-                       const uint64_t *variable_va, uint32_t *id)
+/* Bind under slot want (UINT32_MAX: the lowest free one) into *id. */
+static int bind(struct vgpu_hal_as *hal_as, struct vgpu_hal_module *hal_module,
+                const uint64_t *variable_va, uint32_t want, uint32_t *id)
 {
 	struct simgpu_address_space *as = to_simgpu_as(hal_as);
 	struct simgpu_module *module = to_module(hal_module);
@@ -135,13 +136,28 @@ int simgpu_module_bind(struct vgpu_hal_as *hal_as, struct vgpu_hal_module *hal_m
 			return -ENOMEM;
 		memcpy(addresses, variable_va, count * sizeof(*addresses));
 	}
+	if (want != UINT32_MAX && want >= SIMGPU_MAX_MODULES) {
+		free(addresses);
+		return -ENOSPC;
+	}
 	pthread_mutex_lock(&table->lock);
-	for (slot = 0; slot < table->capacity && table->slots[slot]; slot++)
-		;
-	if (slot == table->capacity) {
+	if (want != UINT32_MAX) {
+		slot = want;
+		if (slot < table->capacity && table->slots[slot]) {
+			pthread_mutex_unlock(&table->lock);
+			free(addresses);
+			return -EEXIST;
+		}
+	} else {
+		for (slot = 0; slot < table->capacity && table->slots[slot]; slot++)
+			;
+	}
+	if (slot >= table->capacity) {
 		uint32_t capacity = table->capacity ? 2 * table->capacity : 8;
 		struct simgpu_module **grown;
 
+		while (capacity <= slot && capacity < SIMGPU_MAX_MODULES)
+			capacity *= 2;
 		if (capacity > SIMGPU_MAX_MODULES)
 			capacity = SIMGPU_MAX_MODULES;
 		grown = slot < capacity ? realloc(table->slots, capacity * sizeof(*grown)) : NULL;
@@ -160,6 +176,20 @@ int simgpu_module_bind(struct vgpu_hal_as *hal_as, struct vgpu_hal_module *hal_m
 	pthread_mutex_unlock(&table->lock);
 	*id = slot;
 	return 0;
+}
+
+int simgpu_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                       const uint64_t *variable_va, uint32_t *id)
+{
+	return bind(as, module, variable_va, UINT32_MAX, id);
+}
+
+int simgpu_module_bind_at(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                          const uint64_t *variable_va, uint32_t id)
+{
+	uint32_t got;
+
+	return bind(as, module, variable_va, id, &got);
 }
 
 int simgpu_module_unbind(struct vgpu_hal_as *hal_as, uint32_t id)

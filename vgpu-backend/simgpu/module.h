@@ -56,6 +56,8 @@ void simgpu_module_info(struct vgpu_hal_module *module, struct vgpu_hal_module_i
 void simgpu_module_free(struct vgpu_hal_module *module);
 int simgpu_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
                        const uint64_t *variable_va, uint32_t *id);
+int simgpu_module_bind_at(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                          const uint64_t *variable_va, uint32_t id);
 int simgpu_module_unbind(struct vgpu_hal_as *as, uint32_t id);
 
 #endif /* SIMGPU_MODULE_H */

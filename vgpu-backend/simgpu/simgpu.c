@@ -524,6 +524,7 @@ static const struct vgpu_hal_ops simgpu_ops = {
 	.module_free = simgpu_module_free,
 	.module_bind = simgpu_module_bind,
 	.module_unbind = simgpu_module_unbind,
+	.module_bind_at = simgpu_module_bind_at,
 };
 
 bool simgpu_is_simgpu(const struct vgpu_hal *hal)

@@ -1926,7 +1926,11 @@ static int vgpu_save_setup(QEMUFile *f, void *opaque)
  * stream, and what vgpud still has to send (the pieces the GPU dirtied
  * that it has not sent yet, pending_kib); before its first harvest (or
  * from a vgpud without that figure), the rest of the VM's memory. QEMU
- * stops the guest once this (with RAM's) fits its downtime limit. */
+ * stops the guest once this (with RAM's) fits its downtime limit, at the
+ * bandwidth it measured; early on that is guest RAM's (mostly zero pages,
+ * over a local socket: many times vgpud's rate), so until vgpud has sent
+ * every buffer once (its first round) this says at least the threshold:
+ * no stop-and-copy with most of the vGPU's memory still to go. */
 static void vgpu_save_pending(QEMUFile *f, void *opaque,
                               uint64_t threshold_size,
                               uint64_t *res_precopy_only,
@@ -1952,6 +1956,9 @@ static void vgpu_save_pending(QEMUFile *f, void *opaque,
     if (r.dirty_tracking && !r.rounds && !r.pending_kib &&
         r.vm_bytes > r.bytes_sent) {
         *res_precopy_only += r.vm_bytes - r.bytes_sent;
+    }
+    if (r.dirty_tracking && !r.rounds) {
+        *res_precopy_only += threshold_size;
     }
 }
 

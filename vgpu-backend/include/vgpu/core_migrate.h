@@ -89,6 +89,36 @@ int vgpu_core_import_buffer(struct vgpu_vm *vm, uint64_t gpu_va, uint64_t bytes,
                             unsigned priority, struct vgpu_buffer_info *out,
                             struct vgpu_error *error);
 
+/*
+ * Modules (vgpu/core.h's, the programs a VM loaded). vgpu_core_vm_modules
+ * lists them with copies of their images and variable addresses (free with
+ * vgpu_core_module_descs_free); their variables are in a buffer of the VM
+ * (variables_handle, 0 without variables), which vgpu_core_vm_buffers
+ * lists like any other. vgpu_core_module_restore loads such a module again
+ * into an imported VM: under the same id (what the guest's LAUNCH_FUNCTION
+ * names), its variables at the same addresses, in the imported buffer
+ * variables_handle (this core's handle, holding the variables' contents;
+ * nothing is initialized). The buffer goes with the module when it is
+ * unloaded. -EINVAL (an image that does not parse here, variables that
+ * differ or lie outside the buffer), -EEXIST (id taken), -ENOSPC, -ENOTSUP
+ * (the GPU runs no programs, or cannot choose ids), -ENOMEM.
+ */
+struct vgpu_core_module_desc {
+	uint32_t id;
+	uint32_t variable_count;
+	uint64_t variables_handle;
+	uint64_t variables_va, variables_bytes;
+	uint64_t *variable_va; /* variable_count addresses */
+	void *image;
+	size_t image_bytes;
+};
+
+int vgpu_core_vm_modules(struct vgpu_vm *vm, struct vgpu_core_module_desc **out, size_t *count,
+                         struct vgpu_error *error);
+void vgpu_core_module_descs_free(struct vgpu_core_module_desc *descs, size_t count);
+int vgpu_core_module_restore(struct vgpu_vm *vm, const struct vgpu_core_module_desc *desc,
+                             const char *name, struct vgpu_error *error);
+
 #ifdef __cplusplus
 }
 #endif

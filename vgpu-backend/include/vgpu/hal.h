@@ -423,6 +423,9 @@ struct vgpu_hal_ops {
 	int (*module_bind)(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
 	                   const uint64_t *variable_va, uint32_t *id);
 	int (*module_unbind)(struct vgpu_hal_as *as, uint32_t id);
+	/* Optional (NULL: -ENOTSUP): bind under a given id (migration) */
+	int (*module_bind_at)(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+	                      const uint64_t *variable_va, uint32_t id);
 	/* Dirty pages (caps.has_dirty_bits); optional: NULL = -ENOTSUP */
 	int (*as_dirty_tracking)(struct vgpu_hal_as *as, bool enable);
 	int (*as_test_and_clear_dirty)(struct vgpu_hal_as *as, uint64_t va, uint64_t bytes,
@@ -729,6 +732,20 @@ static inline int vgpu_hal_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_m
                                        const uint64_t *variable_va, uint32_t *id)
 {
 	return as->hal->ops->module_bind(as, module, variable_va, id);
+}
+
+/*
+ * As vgpu_hal_module_bind, under the id the caller names (a migrated VM's
+ * modules keep the ids its guest knows). -EEXIST when id is taken in as,
+ * -ENOSPC when it is beyond what as can hold, -ENOTSUP when the HAL cannot
+ * choose ids; otherwise as vgpu_hal_module_bind.
+ */
+static inline int vgpu_hal_module_bind_at(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                                          const uint64_t *variable_va, uint32_t id)
+{
+	if (!as->hal->ops->module_bind_at)
+		return -ENOTSUP;
+	return as->hal->ops->module_bind_at(as, module, variable_va, id);
 }
 
 /*

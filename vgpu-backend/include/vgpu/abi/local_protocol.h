@@ -182,9 +182,10 @@ struct vgpu_local_import_reply {
  *   START     the write end of a stream socket; flags PRECOPY: pre-copy
  *             while the VM runs (with dirty tracking, else nothing goes
  *             before FINISH). The stream's BEGIN record (VM, profile) is
- *             written before the reply. Fails -ENOTSUP with why when the
- *             VM cannot be exported (e.g. GPU programs loaded), -EBUSY
- *             when an export is in progress.
+ *             written before the reply. Fails with why when the VM
+ *             cannot be exported (-ENOENT: not attached here), -EBUSY
+ *             when an export is in progress. Loaded GPU programs go with
+ *             the VM (MODULE records).
  *   PROGRESS  rounds and bytes so far, the VM's size, and what is left
  *             to send as far as vgpud knows (pending_kib: new buffers and
  *             pieces the GPU dirtied, not yet sent; vgpud's own figure,
