@@ -24,6 +24,7 @@
 #include "cs_experiment.h"
 #include "report.h"
 #include "verdict.h"
+#include "walker_headroom.h"
 #include "workload.h"
 
 #define FULL_CYCLES 300000u
@@ -549,6 +550,10 @@ void experiment_walkers(struct report *report)
 	verdict_end(report, &v, "gups is a DRAM hog too in this model, so static partitioning "
 	            "throttles its DRAM traffic along with its walks, which helps its co-runner");
 	dwspp_variants(report, mixes, count, (const char (*)[64])labels, results, cycles);
+	walker_headroom(report, mixes, count, (const char (*)[64])labels,
+	                (const struct cs_mix_result (*)[4])results, cycles);
+	walker_large_pages(report, mixes, count, (const char (*)[64])labels,
+	                   (const struct cs_mix_result (*)[4])results, cycles);
 	report_md(report, "\n");
 	same_results_across_modes(report);
 }

@@ -47,10 +47,8 @@ static struct seed_figure figures[] = {
 	{ "L10", "LoGA Fig. 10", "intended against measured GPU load", NULL, NULL, { 0 }, "" },
 	{ "L11", "LoGA Fig. 11", "fairness of the shares under NEON, LoGA, none", NULL, NULL, { 0 }, "" },
 	/* Seed 003: page-walk stealing, sections IV and VII. */
-	{ "D2", "DWS Fig. 2", "total IPC: shared, separate TLBs, separate walkers", NULL,
-	  "separate (per-tenant) L2 TLBs in the contention model", { 0 }, "" },
-	{ "D3", "DWS Fig. 3", "weighted IPC: shared, separate TLBs, separate walkers", NULL,
-	  "as Fig. 2", { 0 }, "" },
+	{ "D2", "DWS Fig. 2", "total IPC: shared, separate TLBs, separate walkers", NULL, NULL, { 0 }, "" },
+	{ "D3", "DWS Fig. 3", "weighted IPC: shared, separate TLBs, separate walkers", NULL, NULL, { 0 }, "" },
 	{ "DT3", "DWS Table III", "interleaving of page walks, shared walkers", NULL, NULL, { 0 }, "" },
 	{ "D5", "DWS Fig. 5", "throughput: baseline, DWS, DWS++", NULL, NULL, { 0 }, "" },
 	{ "D6", "DWS Fig. 6", "fairness: baseline, DWS, DWS++", NULL, NULL, { 0 }, "" },
@@ -63,8 +61,7 @@ static struct seed_figure figures[] = {
 	{ "D11", "DWS Fig. 11", "static partitioning and MASK against DWS", NULL, NULL, { 0 }, "" },
 	{ "D12", "DWS Fig. 12", "sensitivity to walkers and L2 TLB entries", NULL, NULL, { 0 }, "" },
 	{ "D13", "DWS Fig. 13", "three and four tenants", NULL, NULL, { 0 }, "" },
-	{ "D14", "DWS Fig. 14", "64 KiB pages", NULL,
-	  "64 KiB pages in the contention model (it walks 4 KiB and 2 MiB pages only)", { 0 }, "" },
+	{ "D14", "DWS Fig. 14", "64 KiB pages", NULL, NULL, { 0 }, "" },
 	/* Seed 004: application-aware memory scheduling, sections 3-8. */
 	{ "J2", "Jog Fig. 2", "IPC from simulation against the model (eq. 3)", NULL, NULL, { 0 }, "" },
 	{ "J3", "Jog Fig. 3", "model against a real GPU",
