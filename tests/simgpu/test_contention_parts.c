@@ -6,6 +6,7 @@
  * streams against the kernels' own address sequences.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,6 +272,44 @@ static void test_l2_tlb_per_tenant(void **state)
 	}
 }
 
+/* A traced mix: windows tile the run (the last one shorter), their counts
+ * add up to the run's, and the figures equal the untraced run's. */
+static void test_traced_mix(void **state)
+{
+	struct cs_trace_window win[8];
+	struct cs_tenant_spec specs[2];
+	struct cs_model_config cfg;
+	struct cs_mix_result run, plain;
+	uint32_t windows = 0;
+
+	(void)state;
+	cs_model_config_defaults(&cfg);
+	cfg.page_shift = 21;
+	assert_int_equal(cs_tenant_spec_parse("gups", &specs[0]), 0);
+	assert_int_equal(cs_tenant_spec_parse("stream", &specs[1]), 0);
+	assert_int_equal(cs_run_mix_traced(&cfg, specs, 2, 20000, NULL, 2000, win, 8, &windows,
+	                                   &run), -E2BIG);
+	assert_int_equal(cs_run_mix_traced(&cfg, specs, 2, 20000, NULL, 3000, win, 8, &windows,
+	                                   &run), 0);
+	assert_int_equal(windows, 7);
+	assert_int_equal(win[0].start, 0);
+	assert_int_equal(win[6].start, 18000);
+	assert_int_equal(win[6].end, 20000);
+	for (uint32_t t = 0; t < 2; t++) {
+		uint64_t instructions = 0, bytes = 0;
+
+		for (uint32_t k = 0; k < windows; k++) {
+			instructions += win[k].instructions[t];
+			bytes += win[k].dram_bytes[t];
+		}
+		assert_true(instructions > 0 && bytes > 0);
+		assert_int_equal(instructions, run.figures[t].instructions);
+		assert_true(fabs((double)bytes / 20000 - run.figures[t].bandwidth) < 1e-9);
+	}
+	assert_int_equal(cs_run_mix(&cfg, specs, 2, 20000, run.alone, &plain), 0);
+	assert_true(plain.throughput == run.throughput);
+}
+
 /* ---- kernel streams ---- */
 
 static void test_gups_stream_matches_kernel(void **state)
@@ -363,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_path_latencies),
 		cmocka_unit_test(test_64k_pages),
 		cmocka_unit_test(test_l2_tlb_per_tenant),
+		cmocka_unit_test(test_traced_mix),
 		cmocka_unit_test(test_gups_stream_matches_kernel),
 		cmocka_unit_test(test_stream_and_stencil_cover_their_buffers),
 		cmocka_unit_test(test_spec_parse),
