@@ -22,6 +22,7 @@
 #include "bare_gpu.h"
 #include "cs_analytic.h"
 #include "cs_experiment.h"
+#include "memsched_traces.h"
 #include "report.h"
 #include "verdict.h"
 #include "walker_headroom.h"
@@ -932,5 +933,6 @@ void experiment_memsched(struct report *report)
 			pred_a_gt_b(&v, "gups", "largest loss (1 - SD)", "smallest", hi, lo, 0.2);
 	}
 	verdict_end(report, &v, NULL);
+	memsched_traces(report, pairs, count, (const char (*)[64])labels, &r[0][0], RUNS_MAX, cycles);
 	app_characteristics(report, cycles);
 }
