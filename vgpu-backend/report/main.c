@@ -29,7 +29,7 @@ static void usage(FILE *out)
 	        "  --quick            the short version CI runs (fewer sizes, one iteration)\n"
 	        "  --bench-json FILE  ./vgpu-dev bench's results, quoted for the daemon's\n"
 	        "                     memory per tenant\n"
-	        "  --only N           only experiment N (1..12)\n"
+	        "  --only N           only experiment N (1..13)\n"
 	        "  --rodinia-build DIR a build with vgpud, vgpu-tenant, libcuda.so.1 and the\n"
 	        "                     Rodinia programs (tests/rodinia) for experiment 12\n"
 	        "Exit status 0 when every shape check passed, 1 when one failed.\n");
@@ -52,6 +52,7 @@ int main(int argc, char **argv)
 		experiment_fairness, experiment_overhead, experiment_scaling,
 		experiment_walkers, experiment_memsched, experiment_gpu_time,
 		experiment_relocation_delay, experiment_nn_priorities, experiment_rodinia,
+		experiment_alloc_latency,
 	};
 	const int experiment_count = (int)(sizeof(experiments) / sizeof(experiments[0]));
 	struct report report = { .dir = "build/report" };

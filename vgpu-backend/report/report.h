@@ -88,5 +88,6 @@ void experiment_gpu_time(struct report *report); /* seed 002, from bench.json */
 void experiment_relocation_delay(struct report *report); /* thesis 6.6-6.8, paper 6a/6b */
 void experiment_nn_priorities(struct report *report);    /* thesis Fig. 6.3 */
 void experiment_rodinia(struct report *report); /* the Rodinia programs through vgpud */
+void experiment_alloc_latency(struct report *report); /* thesis Fig. 6.4, wall-clock */
 
 #endif /* VGPU_REPORT_H */
