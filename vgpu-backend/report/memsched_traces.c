@@ -57,7 +57,8 @@ void memsched_traces(struct report *report, const char *const *pairs, size_t cou
 	static struct cs_trace_window trace[WINDOWS_MAX];
 	static struct cs_mix_result traced[TRACE_PAIRS_MAX][4];
 	struct trace_summary sum[TRACE_PAIRS_MAX][4];
-	bool have[TRACE_PAIRS_MAX] = { false }, same = true, tiles = true;
+	bool have[TRACE_PAIRS_MAX] = { false }, same = true, tiles = true, its_shift = true;
+	bool weis_narrows = true;
 	FILE *dat[4];
 	struct verdict v;
 	size_t i;
@@ -162,7 +163,22 @@ void memsched_traces(struct report *report, const char *const *pairs, size_t cou
 	            "plot 'memsched-trace-frfcfs.dat' using 3:4 with points title 'FR-FCFS', \\\n"
 	            "     'memsched-trace-rr.dat' using 3:4 with points title 'RR', \\\n"
 	            "     'memsched-trace-weis.dat' using 3:4 with points title 'WEIS'");
+	for (i = 0; i < count; i++) {
+		double sign;
+
+		if (!have[i])
+			continue;
+		sign = traced[i][0].figures[0].mpki <= traced[i][0].figures[1].mpki ? 1 : -1;
+		if (strstr(pairs[i], "gups")) {
+			its_shift &= sign * sum[i][2].bw_diff > sign * sum[i][0].bw_diff;
+			weis_narrows &= fabs(sum[i][3].bw_diff) < fabs(sum[i][0].bw_diff);
+		}
+	}
 	report_check(report, same, "every traced run gives the untraced run's IT and WS");
+	report_check(report, its_shift, "this model's Fig. 7 shape: in every pair with gups ITS "
+	             "gives the lower-MPKI application more of the bandwidth than FR-FCFS does");
+	report_check(report, weis_narrows, "this model's Fig. 9 shape: in every pair with gups "
+	             "WEIS narrows the bandwidth gap against FR-FCFS");
 	report_check(report, tiles, "every traced run's windows add up to its instructions and "
 	             "DRAM bytes");
 	verdict_begin(&v, "J7", "ITS moves bandwidth toward the lower-MPKI application against "

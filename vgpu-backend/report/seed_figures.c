@@ -40,8 +40,7 @@ static struct seed_figure figures[] = {
 	{ "P9", "paper Fig. 9", "allocation delay against chunk size", NULL, NULL, { 0 }, "" },
 	/* Seed 002: LoGA, section 5. */
 	{ "L7a", "LoGA Fig. 7a", "turnaround beside ten 10 µs throttles, LoGA against NEON", NULL, NULL, { 0 }, "" },
-	{ "L7b", "LoGA Fig. 7b", "the same with 100 µs throttles", NULL,
-	  "loga-bench with 100 µs throttle kernels", { 0 }, "" },
+	{ "L7b", "LoGA Fig. 7b", "the same with 100 µs throttles", NULL, NULL, { 0 }, "" },
 	{ "L8", "LoGA Fig. 8", "overhead against the number of throttles", NULL, NULL, { 0 }, "" },
 	{ "L9", "LoGA Fig. 9", "intended against measured kernel length", NULL, NULL, { 0 }, "" },
 	{ "L10", "LoGA Fig. 10", "intended against measured GPU load", NULL, NULL, { 0 }, "" },
