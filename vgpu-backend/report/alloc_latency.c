@@ -198,8 +198,8 @@ void experiment_alloc_latency(struct report *report)
 	          "size); whole-buffer is experiment 1's Gdev-style baseline (backing copy in "
 	          "host memory and its mapping, VRAM mapped at the buffer); the driver alone "
 	          "maps VRAM pages through the HAL and unmaps them, no backend. µs per "
-	          "cycle.\n\n| size | GPUswap | whole-buffer | driver alone | GPUswap ÷ driver "
-	          "|\n|---|---|---|---|---|\n", cycles, repeats, (unsigned)(VRAM / MiB));
+	          "cycle.\n\n| size | GPUswap (µs, wall-clock) | whole-buffer (µs, wall-clock) | "
+	          "driver alone (µs, wall-clock) | GPUswap ÷ driver |\n|---|---|---|---|---|\n", cycles, repeats, (unsigned)(VRAM / MiB));
 	fprintf(dat, "# size_KiB gpuswap_us sd whole_buffer_us sd driver_us sd (wall-clock)\n");
 	for (unsigned i = 0; i < SIZES; i++) {
 		x[i] = (double)(sizes[i] / KiB);

@@ -155,7 +155,7 @@ void walker_large_pages(struct report *report, const char *const *mixes, size_t 
                         uint64_t cycles)
 {
 	static struct cs_mix_result r[HEADROOM_MIXES_MAX][2]; /* shared, DWS at 64 KiB */
-	bool have[HEADROOM_MIXES_MAX] = { false }, ran = true, fewer_walks = true, dws_up = true;
+	bool have[HEADROOM_MIXES_MAX] = { false }, ran = true, dws_up = true;
 	double ratio[HEADROOM_MIXES_MAX];
 	FILE *dat = report_file(report, "walkers-64k.dat");
 	struct verdict v;
@@ -194,7 +194,6 @@ void walker_large_pages(struct report *report, const char *const *mixes, size_t 
 			used += (size_t)snprintf(walks + used, sizeof(walks) - used, "%s%.2f → %.2f",
 			                         t ? " / " : "", walks_pki(&base->figures[t]),
 			                         walks_pki(&r[i][0].figures[t]));
-			fewer_walks &= walks_pki(&r[i][0].figures[t]) <= walks_pki(&base->figures[t]);
 		}
 		ratio[i] = r[i][1].throughput / r[i][0].throughput;
 		dws_up &= ratio[i] > 1;
@@ -212,14 +211,13 @@ void walker_large_pages(struct report *report, const char *const *mixes, size_t 
 	            "plot 'walkers-64k.dat' using 2:xtic(1) title '4 KiB pages', "
 	            "'' using 3 title '64 KiB pages'");
 	report_check(report, ran, "every mix with gups ran with 64 KiB pages, shared and DWS");
-	report_check(report, fewer_walks, "64 KiB pages: no tenant walks more per instruction "
-	             "than with 4 KiB pages (shared walkers)");
 	report_check(report, dws_up, "this model's Fig. 14 shape: with 64 KiB pages DWS has a "
 	             "higher IT than shared walkers in every mix with gups");
-	verdict_begin(&v, "D14", "DWS raises throughput over shared walkers with 64 KiB pages too");
+	verdict_begin(&v, "D14", "DWS raises throughput over shared walkers by more than 2 %% "
+	              "with 64 KiB pages too");
 	for (i = 0; i < count; i++)
 		if (have[i])
 			pred_a_gt_b(&v, labels[i], "DWS IT", "shared IT", r[i][1].throughput,
-			            r[i][0].throughput, 0);
+			            r[i][0].throughput, 0.02);
 	verdict_end(report, &v, NULL);
 }
