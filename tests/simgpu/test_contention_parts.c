@@ -6,6 +6,7 @@
  * streams against the kernels' own address sequences.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,6 +204,112 @@ static void test_path_latencies(void **state)
 	cs_model_destroy(m);
 }
 
+/* One request of tenant from its first SM at t0, run to completion. */
+static void tenant_access(struct cs_model *m, uint32_t tenant, uint64_t va, uint64_t t0)
+{
+	struct completion c = { 0 };
+
+	assert_int_equal(cs_model_access(m, tenant, 0, va, false, t0, access_done, &c), 0);
+	assert_int_equal(cs_model_run_until(m, t0 + 100000), 0);
+	assert_int_equal(c.done, 1);
+}
+
+/* 64 KiB pages: one walk covers 64 KiB; the next page's walk finds its
+ * upper levels in the page-walk cache. */
+static void test_64k_pages(void **state)
+{
+	struct cs_model_config cfg;
+	struct cs_tenant_counters c;
+	struct cs_model *m;
+
+	(void)state;
+	cs_model_config_defaults(&cfg);
+	cfg.page_shift = 16;
+	m = cs_model_create(&cfg, 1, NULL);
+	assert_non_null(m);
+	one_access(m, 0x100000000ull, 0);
+	one_access(m, 0x100000000ull + 32768, 200000);
+	cs_model_counters(m, 0, &c);
+	assert_int_equal(c.walks, 1);
+	one_access(m, 0x100000000ull + 65536, 400000);
+	cs_model_counters(m, 0, &c);
+	assert_int_equal(c.walks, 2);
+	assert_int_equal(c.walk_memory_accesses, 4 + 1);
+	cs_model_destroy(m);
+	cfg.page_shift = 13;
+	assert_null(cs_model_create(&cfg, 1, NULL));
+}
+
+/* Tenant 0 fills a 16-entry L2 TLB, tenant 1 then fills 16 more entries,
+ * tenant 0 looks its first page up again (its L1 TLB of one entry holds
+ * another page): a shared L2 TLB lost it to tenant 1, a TLB per tenant
+ * did not. */
+static void test_l2_tlb_per_tenant(void **state)
+{
+	for (int per_tenant = 0; per_tenant < 2; per_tenant++) {
+		struct cs_model_config cfg;
+		struct cs_tenant_counters c;
+		struct cs_model *m;
+		uint64_t t0 = 0;
+
+		(void)state;
+		cs_model_config_defaults(&cfg);
+		cfg.l1_tlb_entries = 1;
+		cfg.l2_tlb_entries = 16;
+		cfg.l2_tlb_ways = 16;
+		cfg.l2_tlb_per_tenant = per_tenant;
+		m = cs_model_create(&cfg, 2, NULL);
+		assert_non_null(m);
+		for (uint32_t tenant = 0; tenant < 2; tenant++)
+			for (uint64_t page = 0; page < 16; page++, t0 += 200000)
+				tenant_access(m, tenant, 0x100000000ull + page * 4096, t0);
+		tenant_access(m, 0, 0x100000000ull, t0);
+		cs_model_counters(m, 0, &c);
+		assert_int_equal(c.l2_tlb_lookups, 17);
+		assert_int_equal(c.l2_tlb_hits, per_tenant ? 1 : 0);
+		assert_int_equal(c.walks, per_tenant ? 16 : 17);
+		cs_model_destroy(m);
+	}
+}
+
+/* A traced mix: windows tile the run (the last one shorter), their counts
+ * add up to the run's, and the figures equal the untraced run's. */
+static void test_traced_mix(void **state)
+{
+	struct cs_trace_window win[8];
+	struct cs_tenant_spec specs[2];
+	struct cs_model_config cfg;
+	struct cs_mix_result run, plain;
+	uint32_t windows = 0;
+
+	(void)state;
+	cs_model_config_defaults(&cfg);
+	cfg.page_shift = 21;
+	assert_int_equal(cs_tenant_spec_parse("gups", &specs[0]), 0);
+	assert_int_equal(cs_tenant_spec_parse("stream", &specs[1]), 0);
+	assert_int_equal(cs_run_mix_traced(&cfg, specs, 2, 20000, NULL, 2000, win, 8, &windows,
+	                                   &run), -E2BIG);
+	assert_int_equal(cs_run_mix_traced(&cfg, specs, 2, 20000, NULL, 3000, win, 8, &windows,
+	                                   &run), 0);
+	assert_int_equal(windows, 7);
+	assert_int_equal(win[0].start, 0);
+	assert_int_equal(win[6].start, 18000);
+	assert_int_equal(win[6].end, 20000);
+	for (uint32_t t = 0; t < 2; t++) {
+		uint64_t instructions = 0, bytes = 0;
+
+		for (uint32_t k = 0; k < windows; k++) {
+			instructions += win[k].instructions[t];
+			bytes += win[k].dram_bytes[t];
+		}
+		assert_true(instructions > 0 && bytes > 0);
+		assert_int_equal(instructions, run.figures[t].instructions);
+		assert_true(fabs((double)bytes / 20000 - run.figures[t].bandwidth) < 1e-9);
+	}
+	assert_int_equal(cs_run_mix(&cfg, specs, 2, 20000, run.alone, &plain), 0);
+	assert_true(plain.throughput == run.throughput);
+}
+
 /* ---- kernel streams ---- */
 
 static void test_gups_stream_matches_kernel(void **state)
@@ -293,6 +400,9 @@ int main(void)
 		cmocka_unit_test(test_sched_row_hits_then_policy),
 		cmocka_unit_test(test_sched_its_weis_epochs),
 		cmocka_unit_test(test_path_latencies),
+		cmocka_unit_test(test_64k_pages),
+		cmocka_unit_test(test_l2_tlb_per_tenant),
+		cmocka_unit_test(test_traced_mix),
 		cmocka_unit_test(test_gups_stream_matches_kernel),
 		cmocka_unit_test(test_stream_and_stencil_cover_their_buffers),
 		cmocka_unit_test(test_spec_parse),

@@ -34,6 +34,8 @@
  *   neon_overhead  §5.3: the same with NEON's sampling accounting
  *       (accounting_mode neon, same 1 ms : 5 ms per channel): every VM
  *       suspended while each runs alone in turn.
+ *   loga_overhead_100us, neon_overhead_100us  §5.3, Fig. 7b: both beside
+ *       10 throttles of 100 us kernels and 1000 us gaps (pinned as above).
  *   loga_overhead_by_throttles, neon_overhead_by_throttles  §5.3, Fig. 8:
  *       the same overheads beside 1, 2, 4, 8, 16 and 32 throttles
  *       (overhead_throttles; the application runs for about 10 accounting
@@ -333,11 +335,11 @@ static void accuracy(uint64_t run_ns, struct accuracy_result *r)
 
 #define MAX_THROTTLES 32
 
-/* §5.3: the application's turnaround beside `throttles` throttles, under
- * an accounting mode or none. Returns seconds; *cpu: polling time ÷ wall
+/* §5.3: the application's turnaround beside `throttles` throttles of
+ * throttle_ns kernels and 1000 us gaps, under an accounting mode or none. Returns seconds; *cpu: polling time ÷ wall
  * time. */
-static double turnaround(enum accounting accounting, int throttles, uint64_t app_kernels,
-                         double *cpu)
+static double turnaround(enum accounting accounting, int throttles, uint64_t throttle_ns,
+                         uint64_t app_kernels, double *cpu)
 {
 	struct setup s;
 	struct loga_tenant t[MAX_THROTTLES + 1];
@@ -353,7 +355,7 @@ static double turnaround(enum accounting accounting, int throttles, uint64_t app
 	for (int i = 1; i <= throttles; i++) {
 		snprintf(name, sizeof(name), "throttle-%d", i);
 		tenant_make(&s, &t[i], name, "best-effort", 1);
-		t[i].kernel_ns = 10000;
+		t[i].kernel_ns = throttle_ns;
 		t[i].gap_ns = 1000000;
 	}
 	vgpu_core_stats(s.core, &before);
@@ -447,7 +449,7 @@ int main(int argc, char **argv)
 	enum { STEPS = sizeof(overhead_throttles) / sizeof(overhead_throttles[0]) };
 	struct accuracy_result accurate;
 	double with, without, neon, cpu, unused, fair_max = 0;
-	double by_throttles[2][STEPS], neon_fair, shared;
+	double by_throttles[2][STEPS], neon_fair, shared, without_100, loga_100, neon_100;
 	struct json_object *arrays[3];
 	uint64_t run_ns;
 	int opt;
@@ -471,8 +473,8 @@ int main(int argc, char **argv)
 	       accurate.load, accurate.load_vs_intended);
 
 	/* unpinned first: the accounting thread and simgpu on shared CPUs */
-	without = turnaround(OFF, 10, quick ? 400 : 1000, &unused);
-	with = turnaround(LOGA, 10, quick ? 400 : 1000, &unused);
+	without = turnaround(OFF, 10, 10000, quick ? 400 : 1000, &unused);
+	with = turnaround(LOGA, 10, 10000, quick ? 400 : 1000, &unused);
 	shared = with / without - 1;
 	pin_accounting = pin_everything_else(true);
 	printf("application beside 10 throttles, all threads on shared CPUs: %.3f s without "
@@ -481,9 +483,9 @@ int main(int argc, char **argv)
 	printf("%s\n", pin_accounting ? "from here on the accounting thread runs on CPU 1, everything "
 	                               "else on CPU 0 (with and without accounting alike)"
 	                             : "one CPU: the accounting thread shares it with simgpu");
-	without = turnaround(OFF, 10, quick ? 400 : 1000, &unused);
-	with = turnaround(LOGA, 10, quick ? 400 : 1000, &cpu);
-	neon = turnaround(NEON, 10, quick ? 400 : 1000, &unused);
+	without = turnaround(OFF, 10, 10000, quick ? 400 : 1000, &unused);
+	with = turnaround(LOGA, 10, 10000, quick ? 400 : 1000, &cpu);
+	neon = turnaround(NEON, 10, 10000, quick ? 400 : 1000, &unused);
 	printf("application beside 10 throttles (10 us / 1000 us): %.3f s without accounting, "
 	       "%.3f s with LoGA, %.3f s with NEON\n",
 	       without, with, neon);
@@ -494,16 +496,25 @@ int main(int argc, char **argv)
 	       "loga_overhead)\n",
 	       neon / without - 1);
 
+	/* Fig. 7b: the same beside ten throttles of 100 us kernels (90.9 % load) */
+	without_100 = turnaround(OFF, 10, 100000, quick ? 400 : 1000, &unused);
+	loga_100 = turnaround(LOGA, 10, 100000, quick ? 400 : 1000, &unused) / without_100 - 1;
+	neon_100 = turnaround(NEON, 10, 100000, quick ? 400 : 1000, &unused) / without_100 - 1;
+	printf("application beside 10 throttles (100 us / 1000 us): %.3f s without accounting; "
+	       "loga_overhead_100us %.4f, neon_overhead_100us %.4f (seed: 0.007 and 0.076)\n",
+	       without_100, loga_100, neon_100);
+
 	printf("overhead against the number of throttles (Fig. 8):\n  throttles     loga     neon\n");
 	for (int i = 0; i < STEPS; i++) {
 		/* long enough for 5 (quick) or 10 accounting periods of 6 ms per
 		 * channel: 12 kernels of 500 us each per channel and period */
 		uint64_t kernels = (quick ? 5u : 10u) * 12u * (uint64_t)(overhead_throttles[i] + 1);
-		double base = turnaround(OFF, overhead_throttles[i], kernels, &unused);
+		double base = turnaround(OFF, overhead_throttles[i], 10000, kernels, &unused);
 
 		for (int m = 0; m < 2; m++)
 			by_throttles[m][i] =
-				turnaround(m ? NEON : LOGA, overhead_throttles[i], kernels, &unused) /
+				turnaround(m ? NEON : LOGA, overhead_throttles[i], 10000, kernels,
+				           &unused) /
 					base -
 				1;
 		printf("  %9d %8.4f %8.4f\n", overhead_throttles[i], by_throttles[0][i],
@@ -536,6 +547,8 @@ int main(int argc, char **argv)
 	json_number(json, "loga_overhead", with / without - 1);
 	json_number(json, "loga_overhead_shared_cpus", shared);
 	json_number(json, "neon_overhead", neon / without - 1);
+	json_number(json, "loga_overhead_100us", loga_100);
+	json_number(json, "neon_overhead_100us", neon_100);
 	for (int a = 0; a < 3; a++) {
 		arrays[a] = json_object_new_array();
 		for (int i = 0; i < STEPS; i++)

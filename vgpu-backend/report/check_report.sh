@@ -8,8 +8,12 @@
 #    "- **Verdict** `[ids]`", names only predicate ids that REPORT.md's
 #    closing list defines, and ends in one of the computed outcomes;
 #  - no hand-written verdict ("**Verdict.**", "**Verdict:**") is left;
-#  - the top table lists the seeds' figures, each with one of the four
-#    statuses, and its counts add up.
+#  - the top table lists every evaluation figure and table of the five
+#    seeds (the list below, made from the seeds' captions, not from the
+#    report's source), each exactly once with one of the four statuses, and
+#    its counts add up;
+#  - the shape checks of the experiments added for issue 25 ran (a quick
+#    run that silently skipped one would pass otherwise).
 set -euo pipefail
 
 report_bin="$1"
@@ -71,6 +75,39 @@ bad=$(printf '%s\n' "$table" | grep -vE '\| (reproduced|partly|not reproduced|no
 sum=$(sed -n 's/.*\*\*\([0-9]*\) reproduced, \([0-9]*\) partly, \([0-9]*\) not reproduced, \([0-9]*\) not reproducible here\*\*.*/\1 \2 \3 \4/p' "$md")
 read -r a b c d <<<"$sum"
 [ "$((a + b + c + d))" -eq "$rows" ] || fail "the top table's counts ($sum) do not add up to $rows rows"
+
+# Every evaluation figure and table of the seeds, from their captions
+# (design diagrams and set-up tables left out).
+expected=(
+	"thesis Fig. 4.4" "thesis Fig. 6.1" "thesis Fig. 6.2" "thesis Fig. 6.3" "thesis Fig. 6.4"
+	"thesis Fig. 6.5" "thesis Fig. 6.6" "thesis Fig. 6.7" "thesis Fig. 6.8" "thesis Fig. 6.9"
+	"thesis Fig. 6.10"
+	"paper Fig. 4" "paper Fig. 5" "paper Fig. 6a" "paper Fig. 6b" "paper Fig. 6c"
+	"paper Fig. 7" "paper Fig. 8" "paper Fig. 9"
+	"LoGA Fig. 7a" "LoGA Fig. 7b" "LoGA Fig. 8" "LoGA Fig. 9" "LoGA Fig. 10" "LoGA Fig. 11"
+	"DWS Fig. 2" "DWS Fig. 3" "DWS Table III" "DWS Fig. 5" "DWS Fig. 6" "DWS Fig. 7"
+	"DWS Table V" "DWS Table VI" "DWS Fig. 8" "DWS Fig. 9" "DWS Fig. 10" "DWS Fig. 11"
+	"DWS Fig. 12" "DWS Fig. 13" "DWS Fig. 14"
+	"Jog Fig. 2" "Jog Fig. 3" "Jog Table 1" "Jog Fig. 4" "Jog Fig. 5" "Jog Fig. 6"
+	"Jog Fig. 7" "Jog Fig. 8" "Jog Fig. 9" "Jog Fig. 10" "Jog Fig. 11" "Jog Fig. 12"
+	"Jog Fig. 13" "Jog Fig. 14"
+)
+for label in "${expected[@]}"; do
+	n=$(printf '%s\n' "$table" | grep -cF "| $label | " || true)
+	[ "$n" -eq 1 ] || fail "the top table lists '$label' $n times (expected once)"
+done
+[ "$rows" -eq "${#expected[@]}" ] ||
+	fail "the top table has $rows rows, the seeds ${#expected[@]} evaluation figures"
+
+# The shape checks of the experiments added for issue 25, each present and
+# passed (a failed one already failed the run above).
+for check in "S-(TLB+PTW): no walk waits for another tenant's walk" \
+	"this model's Fig. 2 shape" "this model's Fig. 14 shape" \
+	"every traced run gives the untraced run's IT and WS" \
+	"every traced run's windows add up" "this model's Fig. 7 shape" \
+	"this model's Fig. 9 shape" "every allocate/free cycle at every size succeeded"; do
+	grep -qF -- "- ✅ $check" "$md" || fail "shape check missing or failed: $check"
+done
 
 echo "check_report: $verdicts verdicts, $rows seed figures (${sum:-none})"
 exit "$rc"

@@ -22,8 +22,10 @@
 #include "bare_gpu.h"
 #include "cs_analytic.h"
 #include "cs_experiment.h"
+#include "memsched_traces.h"
 #include "report.h"
 #include "verdict.h"
+#include "walker_headroom.h"
 #include "workload.h"
 
 #define FULL_CYCLES 300000u
@@ -549,6 +551,10 @@ void experiment_walkers(struct report *report)
 	verdict_end(report, &v, "gups is a DRAM hog too in this model, so static partitioning "
 	            "throttles its DRAM traffic along with its walks, which helps its co-runner");
 	dwspp_variants(report, mixes, count, (const char (*)[64])labels, results, cycles);
+	walker_headroom(report, mixes, count, (const char (*)[64])labels,
+	                (const struct cs_mix_result (*)[4])results, cycles);
+	walker_large_pages(report, mixes, count, (const char (*)[64])labels,
+	                   (const struct cs_mix_result (*)[4])results, cycles);
 	report_md(report, "\n");
 	same_results_across_modes(report);
 }
@@ -927,5 +933,6 @@ void experiment_memsched(struct report *report)
 			pred_a_gt_b(&v, "gups", "largest loss (1 - SD)", "smallest", hi, lo, 0.2);
 	}
 	verdict_end(report, &v, NULL);
+	memsched_traces(report, pairs, count, (const char (*)[64])labels, &r[0][0], RUNS_MAX, cycles);
 	app_characteristics(report, cycles);
 }

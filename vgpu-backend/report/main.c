@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 		experiment_walkers, experiment_memsched, experiment_gpu_time,
 		experiment_relocation_delay, experiment_nn_priorities, experiment_rodinia,
 		experiment_rodinia_latency,
+		experiment_alloc_latency,
 	};
 	const int experiment_count = (int)(sizeof(experiments) / sizeof(experiments[0]));
 	struct report report = { .dir = "build/report" };

@@ -89,5 +89,6 @@ void experiment_relocation_delay(struct report *report); /* thesis 6.6-6.8, pape
 void experiment_nn_priorities(struct report *report);    /* thesis Fig. 6.3 */
 void experiment_rodinia(struct report *report); /* the Rodinia programs through vgpud */
 void experiment_rodinia_latency(struct report *report); /* their eviction latency, 6.5-6.10 */
+void experiment_alloc_latency(struct report *report); /* thesis Fig. 6.4, wall-clock */
 
 #endif /* VGPU_REPORT_H */

@@ -236,26 +236,38 @@ int whole_buffer_swap_prepare(struct whole_buffer_swap *swap, const unsigned *bu
 	return 0;
 }
 
+static void release(struct whole_buffer_swap *swap, struct swapped_buffer *buffer)
+{
+	/* Releasing a reservation unmaps it and invalidates the TLB. */
+	if (buffer->va)
+		vgpu_core_release_va(swap->vm, buffer->va, NULL);
+	if (buffer->host_va)
+		vgpu_core_release_va(swap->vm, buffer->host_va, NULL);
+	if (buffer->vram) {
+		vgpu_hal_vram_free(swap->hal, VRAM_PAGE, buffer->bytes / VRAM_PAGE, buffer->vram);
+		free(buffer->vram);
+	}
+	if (buffer->iova_mapped)
+		vgpu_hal_iommu_unmap(swap->hal, buffer->iova, buffer->bytes);
+	if (buffer->host)
+		vgpu_hal_host_free(swap->hal, buffer->host);
+	memset(buffer, 0, sizeof(*buffer));
+}
+
+void whole_buffer_swap_free(struct whole_buffer_swap *swap, unsigned index)
+{
+	if (index >= swap->count)
+		return;
+	release(swap, &swap->buffers[index]);
+	if (index == swap->count - 1)
+		swap->count--;
+}
+
 void whole_buffer_swap_destroy(struct whole_buffer_swap *swap)
 {
 	if (!swap)
 		return;
-	for (unsigned i = 0; i < swap->count; i++) {
-		struct swapped_buffer *buffer = &swap->buffers[i];
-
-		/* Releasing a reservation unmaps it and invalidates the TLB. */
-		if (buffer->va)
-			vgpu_core_release_va(swap->vm, buffer->va, NULL);
-		if (buffer->host_va)
-			vgpu_core_release_va(swap->vm, buffer->host_va, NULL);
-		if (buffer->vram) {
-			vgpu_hal_vram_free(swap->hal, VRAM_PAGE, buffer->bytes / VRAM_PAGE, buffer->vram);
-			free(buffer->vram);
-		}
-		if (buffer->iova_mapped)
-			vgpu_hal_iommu_unmap(swap->hal, buffer->iova, buffer->bytes);
-		if (buffer->host)
-			vgpu_hal_host_free(swap->hal, buffer->host);
-	}
+	for (unsigned i = 0; i < swap->count; i++)
+		release(swap, &swap->buffers[i]);
 	free(swap);
 }

@@ -37,6 +37,10 @@ void whole_buffer_swap_destroy(struct whole_buffer_swap *swap);
 int whole_buffer_swap_alloc(struct whole_buffer_swap *swap, uint64_t bytes, unsigned *index,
                             uint64_t *va);
 
+/* Release buffer index (its VRAM, backing copy and addresses); a slot is
+ * reused only when it was the last one allocated. */
+void whole_buffer_swap_free(struct whole_buffer_swap *swap, unsigned index);
+
 /* Make buffers[0..count) resident before a kernel uses them. -E2BIG when
  * they do not fit into VRAM together. */
 int whole_buffer_swap_prepare(struct whole_buffer_swap *swap, const unsigned *buffers,

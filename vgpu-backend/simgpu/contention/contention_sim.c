@@ -30,9 +30,10 @@ static void usage(FILE *out)
 	        "  --sched P         frfcfs (default), rr, prio, its, weis\n"
 	        "  --priority LIST   prio's order of tenant indexes, e.g. 1,0\n"
 	        "  --cycles N        modeled core cycles (default 400000)\n"
-	        "  --page 4k|2m      page size (default 4k)\n"
+	        "  --page 4k|64k|2m  page size (default 4k)\n"
 	        "  --sms N --warps N --walker-count N --walk-queue N --pwc N\n"
 	        "  --l2-tlb N --dram-channels N\n"
+	        "  --separate-tlbs   each tenant its own L2 TLB of --l2-tlb entries\n"
 	        "  --json            JSON instead of text\n");
 }
 
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
 		{ "pwc", required_argument, NULL, 'P' },
 		{ "l2-tlb", required_argument, NULL, 'L' },
 		{ "dram-channels", required_argument, NULL, 'D' },
+		{ "separate-tlbs", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -190,11 +192,14 @@ int main(int argc, char **argv)
 		case 'g':
 			if (strcmp(optarg, "4k") == 0)
 				cfg.page_shift = 12;
+			else if (strcmp(optarg, "64k") == 0)
+				cfg.page_shift = 16;
 			else if (strcmp(optarg, "2m") == 0)
 				cfg.page_shift = 21;
 			else
 				bad = 1;
 			break;
+		case 'T': cfg.l2_tlb_per_tenant = true; break;
 		case 'S': bad = parse_u32(optarg, &cfg.sms); break;
 		case 'W': bad = parse_u32(optarg, &cfg.warps_per_sm); break;
 		case 'k': bad = parse_u32(optarg, &cfg.walkers.walkers); break;

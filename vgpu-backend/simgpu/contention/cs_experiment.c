@@ -123,9 +123,68 @@ int cs_run_alone(const struct cs_model_config *cfg, const struct cs_tenant_spec 
 	return ret;
 }
 
+/* The counts a trace window takes the difference of. */
+static void snapshot(const struct cs_model *m, uint32_t n, uint32_t line_bytes,
+                     struct cs_trace_window *w)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct cs_tenant_counters c;
+
+		cs_model_counters(m, i, &c);
+		w->instructions[i] = c.instructions;
+		w->l2_misses[i] = c.l2_misses;
+		w->dram_bytes[i] = (c.dram.reads + c.dram.writes) * line_bytes;
+	}
+	w->end = cs_model_now(m);
+}
+
+/* Runs m to cycles, in windows when trace is set. */
+static int run_windows(struct cs_model *m, uint32_t n, uint32_t line_bytes, uint64_t cycles,
+                       uint64_t window, struct cs_trace_window *trace, uint32_t *windows)
+{
+	struct cs_trace_window last = { 0 };
+	uint32_t k = 0;
+	int ret = 0;
+
+	if (!trace)
+		return cs_model_run_until(m, cycles);
+	snapshot(m, n, line_bytes, &last);
+	for (uint64_t until = window; ret == 0; until += window) {
+		struct cs_trace_window now = { 0 };
+
+		if (until > cycles)
+			until = cycles;
+		ret = cs_model_run_until(m, until);
+		if (ret)
+			break;
+		snapshot(m, n, line_bytes, &now);
+		trace[k].start = k ? trace[k - 1].end : 0;
+		trace[k].end = until;
+		for (uint32_t i = 0; i < n; i++) {
+			trace[k].instructions[i] = now.instructions[i] - last.instructions[i];
+			trace[k].l2_misses[i] = now.l2_misses[i] - last.l2_misses[i];
+			trace[k].dram_bytes[i] = now.dram_bytes[i] - last.dram_bytes[i];
+		}
+		last = now;
+		k++;
+		if (until == cycles)
+			break;
+	}
+	*windows = k;
+	return ret;
+}
+
 int cs_run_mix(const struct cs_model_config *cfg, const struct cs_tenant_spec *specs, uint32_t n,
                uint64_t cycles, const struct cs_tenant_figures *alone,
                struct cs_mix_result *out)
+{
+	return cs_run_mix_traced(cfg, specs, n, cycles, alone, 0, NULL, 0, NULL, out);
+}
+
+int cs_run_mix_traced(const struct cs_model_config *cfg, const struct cs_tenant_spec *specs,
+                      uint32_t n, uint64_t cycles, const struct cs_tenant_figures *alone,
+                      uint64_t window, struct cs_trace_window *trace, uint32_t max,
+                      uint32_t *windows, struct cs_mix_result *out)
 {
 	struct cs_model *m;
 	double min_sd = 0, max_sd = 0, inverse = 0;
@@ -134,6 +193,10 @@ int cs_run_mix(const struct cs_model_config *cfg, const struct cs_tenant_spec *s
 
 	if (n == 0 || n > CS_MAX_TENANTS)
 		return -EINVAL;
+	if (trace && (window == 0 || !windows))
+		return -EINVAL;
+	if (trace && (cycles + window - 1) / window > max)
+		return -E2BIG;
 	memset(out, 0, sizeof(*out));
 	out->tenants = n;
 	for (i = 0; i < n; i++) {
@@ -149,7 +212,7 @@ int cs_run_mix(const struct cs_model_config *cfg, const struct cs_tenant_spec *s
 	for (i = 0; i < n && ret == 0; i++)
 		ret = cs_model_attach_kernel(m, i, specs[i].kernel, specs[i].args, specs[i].nargs);
 	if (ret == 0)
-		ret = cs_model_run_until(m, cycles);
+		ret = run_windows(m, n, cfg->dram.line_bytes, cycles, window, trace, windows);
 	if (ret == 0) {
 		for (i = 0; i < n; i++) {
 			double sd;

@@ -56,4 +56,21 @@ int cs_run_mix(const struct cs_model_config *cfg, const struct cs_tenant_spec *s
                uint64_t cycles, const struct cs_tenant_figures *alone,
                struct cs_mix_result *out);
 
+/* What each tenant did in one window [start, end) of a traced run. */
+struct cs_trace_window {
+	uint64_t start, end; /* modeled cycles */
+	uint64_t instructions[CS_MAX_TENANTS];
+	uint64_t l2_misses[CS_MAX_TENANTS];  /* MPKI's misses */
+	uint64_t dram_bytes[CS_MAX_TENANTS]; /* reads and write-backs */
+};
+
+/* As cs_run_mix, and the run cut into windows of `window` cycles (the last
+ * one shorter when window does not divide cycles): trace[0..*windows),
+ * at most max of them (a run with more windows fails with -E2BIG before it
+ * starts). The windows tile the run: their counts add up to the run's. */
+int cs_run_mix_traced(const struct cs_model_config *cfg, const struct cs_tenant_spec *specs,
+                      uint32_t n, uint64_t cycles, const struct cs_tenant_figures *alone,
+                      uint64_t window, struct cs_trace_window *trace, uint32_t max,
+                      uint32_t *windows, struct cs_mix_result *out);
+
 #endif /* SIMGPU_CS_EXPERIMENT_H */

@@ -158,7 +158,8 @@ struct cs_model {
 	struct cs_mem_sched *sched;
 	struct cs_dram *dram;
 	struct cs_walkers *walkers;
-	struct cs_sa_cache *l2_tlb, *pwc, *l2;
+	struct cs_sa_cache *l2_tlb[CS_MAX_TENANTS]; /* one shared, or one per tenant */
+	struct cs_sa_cache *pwc, *l2;
 	struct sm *sms;
 	struct cs_tenant tenant[CS_MAX_TENANTS];
 	struct model_walk *walk_hash[HASH_BUCKETS];
@@ -380,6 +381,12 @@ static uint64_t pte_pa(const struct cs_model *m, uint32_t tenant, uint64_t vpn, 
 	       table * 4096 + index * 8;
 }
 
+/* The L2 TLB tenant's translations go to. */
+static struct cs_sa_cache *l2_tlb(const struct cs_model *m, uint32_t tenant)
+{
+	return m->l2_tlb[m->cfg.l2_tlb_per_tenant ? tenant : 0];
+}
+
 static uint64_t pwc_key(uint64_t prefix, uint32_t level)
 {
 	return prefix << 3 | level;
@@ -423,7 +430,7 @@ static void walk_finish(struct cs_model *m, struct model_walk *mw, uint64_t now)
 	for (level = 1; level < m->levels; level++)
 		cs_sa_cache_insert(m->pwc, mw->walk.tenant,
 		                   pwc_key(table_prefix(m, mw->vpn, level), level), false, NULL);
-	cs_sa_cache_insert(m->l2_tlb, mw->walk.tenant, mw->vpn, false, NULL);
+	cs_sa_cache_insert(l2_tlb(m, mw->walk.tenant), mw->walk.tenant, mw->vpn, false, NULL);
 	t->c.walks++;
 	t->c.walk_latency_sum += now - mw->l2_miss_at;
 	for (slot = &m->walk_hash[hash64(mw->vpn)]; *slot != mw; slot = &(*slot)->hash_next)
@@ -479,7 +486,7 @@ static void l2_tlb_lookup(void *target, void *arg, uint64_t now)
 	struct model_walk *mw;
 
 	t->c.l2_tlb_lookups++;
-	if (cs_sa_cache_lookup(m->l2_tlb, x->tenant, x->vpn, false)) {
+	if (cs_sa_cache_lookup(l2_tlb(m, x->tenant), x->tenant, x->vpn, false)) {
 		t->c.l2_tlb_hits++;
 		cs_sa_cache_insert(m->sms[x->sm].l1_tlb, x->tenant, x->vpn, false, NULL);
 		release_mshr(m, x, now);
@@ -732,7 +739,8 @@ struct cs_model *cs_model_create(const struct cs_model_config *cfg, uint32_t ten
 	uint32_t t, s, first = 0, l2_lines;
 
 	if (!cfg || tenants == 0 || tenants > CS_MAX_TENANTS || cfg->sms < tenants ||
-	    (cfg->page_shift != 12 && cfg->page_shift != 21) || cfg->issue_width == 0 ||
+	    (cfg->page_shift != 12 && cfg->page_shift != 16 && cfg->page_shift != 21) ||
+	    cfg->issue_width == 0 ||
 	    cfg->l1_tlb_entries == 0 || cfg->l1_tlb_mshrs == 0 ||
 	    cfg->l1_mshrs < CS_TASK_MAX_LINES || cfg->l2_tlb_ways == 0 || cfg->pwc_entries == 0 ||
 	    cfg->l2_ways == 0 || cfg->l2_writebacks == 0 || cfg->l2_bytes < CS_LINE_BYTES * cfg->l2_ways)
@@ -742,7 +750,7 @@ struct cs_model *cs_model_create(const struct cs_model_config *cfg, uint32_t ten
 		return NULL;
 	m->cfg = *cfg;
 	m->tenants = tenants;
-	m->levels = cfg->page_shift == 12 ? 4 : 3;
+	m->levels = cfg->page_shift == 21 ? 3 : 4;
 	m->op_pool.size = sizeof(struct mem_op);
 	m->walk_pool.size = sizeof(struct model_walk);
 	m->single_pool.size = sizeof(struct single_access);
@@ -750,11 +758,16 @@ struct cs_model *cs_model_create(const struct cs_model_config *cfg, uint32_t ten
 	m->events = cs_events_create();
 	m->sched = cs_mem_sched_create(&cfg->sched, tenants);
 	m->walkers = cs_walkers_create(&cfg->walkers, tenants, walk_begin, m);
-	m->l2_tlb = cs_sa_cache_create(cfg->l2_tlb_entries / cfg->l2_tlb_ways, cfg->l2_tlb_ways);
+	for (t = 0; t < (cfg->l2_tlb_per_tenant ? tenants : 1); t++) {
+		m->l2_tlb[t] = cs_sa_cache_create(cfg->l2_tlb_entries / cfg->l2_tlb_ways,
+		                                  cfg->l2_tlb_ways);
+		if (!m->l2_tlb[t])
+			goto fail;
+	}
 	m->pwc = cs_sa_cache_create(1, cfg->pwc_entries);
 	m->l2 = cs_sa_cache_create(l2_lines / cfg->l2_ways, cfg->l2_ways);
 	m->sms = calloc(cfg->sms, sizeof(*m->sms));
-	if (!m->events || !m->sched || !m->walkers || !m->l2_tlb || !m->pwc || !m->l2 || !m->sms)
+	if (!m->events || !m->sched || !m->walkers || !m->pwc || !m->l2 || !m->sms)
 		goto fail;
 	m->dram = cs_dram_create(&cfg->dram, m->events, m->sched);
 	if (!m->dram)
@@ -796,7 +809,8 @@ void cs_model_destroy(struct cs_model *m)
 	free(m->sms);
 	cs_sa_cache_destroy(m->l2);
 	cs_sa_cache_destroy(m->pwc);
-	cs_sa_cache_destroy(m->l2_tlb);
+	for (t = 0; t < CS_MAX_TENANTS; t++)
+		cs_sa_cache_destroy(m->l2_tlb[t]);
 	cs_walkers_destroy(m->walkers);
 	cs_dram_destroy(m->dram);
 	cs_mem_sched_destroy(m->sched);
@@ -851,7 +865,7 @@ void cs_model_counters(const struct cs_model *m, uint32_t tenant, struct cs_tena
 	if (tenant >= m->tenants)
 		return;
 	*out = m->tenant[tenant].c;
-	out->l2_tlb_entries_held = cs_sa_cache_occupancy(m->l2_tlb, tenant);
+	out->l2_tlb_entries_held = cs_sa_cache_occupancy(l2_tlb(m, tenant), tenant);
 	out->sched_epochs = cs_mem_sched_epochs(m->sched);
 	out->sched_epochs_on_top = cs_mem_sched_epochs_on_top(m->sched, tenant);
 	cs_walkers_stats(m->walkers, tenant, &out->walkers);

@@ -18,7 +18,10 @@
  *   misses have its share of write-backs in flight to DRAM, its next misses
  *   wait in order) -> DRAM (cs_dram, scheduled by cs_mem_sched).
  * Tenant t's physical memory is its virtual addresses offset by t << 41, its
- * page tables (4 levels for 4 KiB pages, 3 for 2 MiB) elsewhere in its range.
+ * page tables (4 levels for 4 KiB and 64 KiB pages, 3 for 2 MiB; 9 bits of
+ * the page number per level) elsewhere in its range.
+ * Separate walkers per tenant (seed 003 §IV's S-(TLB+PTW)) are the STATIC
+ * walker policy with n times the walkers and queue entries.
  *
  * Two ways to drive it:
  *  - cs_model_access(): one request at a given issue time; its completion
@@ -47,12 +50,15 @@ struct cs_model_config {
 	uint32_t sms;           /* seed 003 Table I: 30, split equally */
 	uint32_t warps_per_sm;  /* tasks in flight per SM */
 	uint32_t issue_width;   /* warp instructions per cycle per SM */
-	uint32_t page_shift;    /* 12 (4 KiB) or 21 (2 MiB) */
+	uint32_t page_shift;    /* 12 (4 KiB), 16 (64 KiB) or 21 (2 MiB) */
 	uint32_t l1_tlb_entries;              /* 32, fully associative */
 	uint32_t l1_tlb_mshrs;                /* 12 misses in flight per SM */
 	uint32_t l1_mshrs;                    /* data lines in flight per SM: 64 */
 	uint32_t l2_tlb_entries, l2_tlb_ways; /* 1024, 16 */
 	uint32_t l2_tlb_latency;
+	/* each tenant its own L2 TLB of l2_tlb_entries (seed 003 §IV's S-TLB:
+	 * the capacity grows with the tenants); false: one shared */
+	bool l2_tlb_per_tenant;
 	uint32_t pwc_entries;                 /* 128, fully associative */
 	uint32_t l2_bytes, l2_ways;           /* 2 MiB, 16 */
 	uint32_t l2_latency;
