@@ -74,11 +74,11 @@ static bool setup(struct setup *s, enum manager manager)
 	core.return_interval_ms = 0;
 	core.on_fence = sim_guest_on_fence;
 	core.on_channel_error = sim_guest_on_channel_error;
-	if (vgpu_core_create(s->hal, &core, &s->core))
+	if (vgpu_core_create(s->hal, &core, &s->core, NULL))
 		return false;
 	vgpu_vm_config_defaults(&vm);
 	vm.name = "allocator";
-	if (vgpu_core_vm_create(s->core, &vm, &s->vm))
+	if (vgpu_core_vm_create(s->core, &vm, &s->vm, NULL))
 		return false;
 	if (manager == WHOLE_BUFFER)
 		return sim_guest_create(s->hal, s->vm, &s->guest) == 0 &&
@@ -108,9 +108,9 @@ static bool cycle(struct setup *s, enum manager manager, uint64_t bytes, uint64_
 	case GPUSWAP: {
 		struct vgpu_buffer_info buffer;
 
-		if (vgpu_core_alloc(s->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &buffer))
+		if (vgpu_core_alloc(s->vm, bytes, VGPU_PRIORITY_DEFAULT, 0, &buffer, NULL))
 			return false;
-		return vgpu_core_free(s->vm, buffer.handle) == 0;
+		return vgpu_core_free(s->vm, buffer.handle, NULL) == 0;
 	}
 	case WHOLE_BUFFER: {
 		unsigned index;
