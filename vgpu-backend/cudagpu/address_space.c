@@ -276,10 +276,10 @@ static int map_large(struct cudagpu *gpu, struct cg_as *as, uint64_t va, uint64_
 	unmap_runs(gpu, as, first, count);
 	for (i = 0; i < count; i++) {
 		struct cg_slot *slot = slot_at(as, first + i, false);
-		cg_mem_handle handle;
-		uint64_t offset, t0;
+		cg_mem_handle handle = 0;
+		uint64_t offset = 0, t0;
 
-		page_backing(gpu, target, addresses[i], &handle, &offset);
+		page_backing(gpu, target, addresses[i], &handle, &offset); /* checked above */
 		slot_clear(gpu, as, first + i, slot);
 		slot->kind = target == VGPU_TARGET_VRAM ? CG_SLOT_VRAM : CG_SLOT_SYSMEM;
 		slot->flags = (uint8_t)flags;
