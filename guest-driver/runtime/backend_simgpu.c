@@ -363,8 +363,14 @@ static int simgpu_module_load(void *backend, const struct vgpu_module_load_reque
 		return -EINVAL;
 	}
 	image[req->image_bytes] = 0; /* PTX is text */
-	ret = vgpu_hal_module_parse(b->hal, image, req->image_bytes, "module", &module, why,
-	                            sizeof(why));
+	{
+		/* The host side's carrier, into the guest's own text here. */
+		struct vgpu_error error = VGPU_ERROR_INIT;
+
+		ret = vgpu_hal_module_parse(b->hal, image, req->image_bytes, "module", &module,
+		                            &error);
+		vgpu_error_text(&error, why, sizeof(why));
+	}
 	free(image);
 	if (ret) {
 		module_load_failed(b, req, why[0] ? why : strerror(-ret));
@@ -700,9 +706,13 @@ int vgpu_device_open_simgpu(const struct vgpu_guest_simgpu_config *config,
 	b->hal = config->hal;
 	if (!b->hal) {
 		const struct vgpu_hal_spec spec = { .backend = VGPU_HAL_BACKEND_SIMGPU };
+		struct vgpu_error error = VGPU_ERROR_INIT;
 
-		ret = vgpu_hal_open(&spec, config->simgpu, 0, &b->hal, why, why_len);
+		ret = vgpu_hal_open(&spec, config->simgpu, 0, &b->hal, &error);
 		if (ret) {
+			/* The host side's carrier, into the guest's own why. */
+			if (why && why_len)
+				vgpu_error_text(&error, why, why_len);
 			free(b);
 			return ret;
 		}

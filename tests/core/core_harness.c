@@ -49,18 +49,17 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 		gpu.timeslice_ns = config->timeslice_ns;
 	if (config->gpu && strcmp(config->gpu, "simgpu")) {
 		struct vgpu_hal_spec spec;
-		char why[512];
 
-		err = vgpu_hal_spec_parse(config->gpu, &spec, why, sizeof(why));
+		err = vgpu_hal_spec_parse(config->gpu, &spec, &error);
 		if (!err)
-			err = vgpu_hal_open(&spec, NULL, gpu.vram_bytes, &harness->hal, why,
-			                    sizeof(why));
+			err = vgpu_hal_open(&spec, NULL, gpu.vram_bytes, &harness->hal, &error);
 		if (err == -ENOENT || err == -ENODEV || err == -ENOTSUP) {
-			printf("skipped: no usable GPU for '%s': %s\n", config->gpu, why);
+			printf("skipped: no usable GPU for '%s': %s\n", config->gpu,
+			       vgpu_error_msg(&error));
 			exit(77);
 		}
 		if (err)
-			fail_msg("cannot open GPU %s: %s", config->gpu, why);
+			fail_msg("cannot open GPU %s: %s", config->gpu, vgpu_error_msg(&error));
 	} else {
 		err = simgpu_create(&gpu, &harness->hal);
 		assert_int_equal(err, 0);

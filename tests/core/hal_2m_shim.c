@@ -495,10 +495,10 @@ static uint64_t shim_engine_modeled_ns(struct vgpu_hal *hal, enum vgpu_hal_engin
 /* Modules are the inner GPU's: parsed by it (so info and free reach it
  * through the module), bound into the inner address space. */
 static int shim_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
-                             const char *name, struct vgpu_hal_module **out, char *why,
-                             size_t why_len)
+                             const char *name, struct vgpu_hal_module **out,
+                             struct vgpu_error *error)
 {
-	return vgpu_hal_module_parse(to_shim(hal)->inner, image, bytes, name, out, why, why_len);
+	return vgpu_hal_module_parse(to_shim(hal)->inner, image, bytes, name, out, error);
 }
 
 static int shim_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,

@@ -46,11 +46,11 @@
 
 /* Open the backend $VGPU_HAL names (vgpu/hal_open.h), or "simgpu-2m":
  * simgpu behind tests/core's 2 MiB-page double. */
-int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len);
+int hal_suite_open(struct vgpu_hal **out, struct vgpu_error *error);
 struct simgpu_config;
 /* The same with simgpu settings (cuda takes the ones hal_open.h says). */
-int hal_suite_open_config(const struct simgpu_config *sim, struct vgpu_hal **out, char *why,
-                          size_t why_len);
+int hal_suite_open_config(const struct simgpu_config *sim, struct vgpu_hal **out,
+                          struct vgpu_error *error);
 #define HAL_TEST_EVENT_LOG 65536
 
 /*

@@ -298,7 +298,7 @@ void sleep_ms(unsigned ms)
 /* ------------------------------------------------------------------------ */
 /* Setup and teardown                                                       */
 
-int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len)
+int hal_suite_open(struct vgpu_hal **out, struct vgpu_error *error)
 {
 	struct simgpu_config sim;
 
@@ -306,18 +306,18 @@ int hal_suite_open(struct vgpu_hal **out, char *why, size_t why_len)
 	sim.pfifo_idle_sleep_max_us = 200;
 	/* test_module_huge_grid: a launch's host-time limit, short */
 	sim.function_launch_wall_ms = 2000;
-	return hal_suite_open_config(&sim, out, why, why_len);
+	return hal_suite_open_config(&sim, out, error);
 }
 
-int hal_suite_open_config(const struct simgpu_config *config, struct vgpu_hal **out, char *why,
-                          size_t why_len)
+int hal_suite_open_config(const struct simgpu_config *config, struct vgpu_hal **out,
+                          struct vgpu_error *error)
 {
 	const char *env = getenv("VGPU_HAL");
 	struct simgpu_config sim = *config;
 	int err;
 
 	if (!env || strcmp(env, "simgpu-2m"))
-		return vgpu_hal_open_from_env(&sim, HAL_TEST_VRAM_BYTES, out, why, why_len);
+		return vgpu_hal_open_from_env(&sim, HAL_TEST_VRAM_BYTES, out, error);
 	/* simgpu behind the 2 MiB-page double (tests/core/hal_2m_shim.h): cudagpu's
 	 * page sizes on any machine. */
 	sim.vram_bytes = HAL_TEST_VRAM_BYTES;
@@ -325,8 +325,9 @@ int hal_suite_open_config(const struct simgpu_config *config, struct vgpu_hal **
 	if (!err)
 		err = hal_2m_shim_create(*out, NULL, out);
 	if (err)
-		snprintf(why, why_len, "simgpu behind the 2 MiB shim: %s", strerror(-err));
-	return err;
+		return vgpu_error_set(error, err, "simgpu behind the 2 MiB shim: %s",
+		                      strerror(-err));
+	return 0;
 }
 
 static struct vgpu_hal *handed_over;
@@ -347,7 +348,7 @@ int hal_group_setup(void **state)
 {
 	uint32_t sizes[32];
 	unsigned n;
-	char why[256] = "";
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	const char *env = getenv("VGPU_HAL");
 	pthread_condattr_t attr;
 	int err;
@@ -357,9 +358,10 @@ int hal_group_setup(void **state)
 		suite.hal = handed_over;
 		handed_over = NULL;
 	} else {
-		err = hal_suite_open(&suite.hal, why, sizeof(why));
+		err = hal_suite_open(&suite.hal, &error);
 		if (err) {
-			printf("# cannot open HAL '%s': %s (%s)\n", suite.backend, why, strerror(-err));
+			printf("# cannot open HAL '%s': %s (%s)\n", suite.backend,
+			       vgpu_error_msg(&error), strerror(-err));
 			return -1;
 		}
 	}

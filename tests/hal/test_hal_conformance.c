@@ -49,7 +49,8 @@ int main(int argc, char **argv)
 	const char *env = getenv("VGPU_HAL");
 	struct vgpu_hal_spec spec;
 	struct vgpu_hal *hal;
-	char why[256] = "", name[32];
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	char name[32];
 	unsigned i;
 	int err, failed = 0;
 
@@ -57,24 +58,26 @@ int main(int argc, char **argv)
 		memset(&spec, 0, sizeof(spec));
 		snprintf(name, sizeof(name), "%s", env);
 	} else {
-		err = vgpu_hal_spec_parse(env && *env ? env : NULL, &spec, why, sizeof(why));
+		err = vgpu_hal_spec_parse(env && *env ? env : NULL, &spec, &error);
 		if (err) {
-			fprintf(stderr, "test-hal-conformance: VGPU_HAL: %s\n", why);
+			fprintf(stderr, "test-hal-conformance: VGPU_HAL: %s\n",
+			        vgpu_error_msg(&error));
 			return 1;
 		}
 		vgpu_hal_spec_format(&spec, name, sizeof(name));
 	}
 	/* open once up front: a backend that cannot run here is a skip (cuda
 	 * without a GPU) or a failure, decided before any test runs */
-	err = hal_suite_open(&hal, why, sizeof(why));
+	err = hal_suite_open(&hal, &error);
 	if (err) {
 		if (spec.backend == VGPU_HAL_BACKEND_CUDA &&
 		    (err == -ENOENT || err == -ENODEV || err == -ENOTSUP)) {
-			printf("SKIP: HAL conformance on %s: no usable GPU here: %s\n", name, why);
+			printf("SKIP: HAL conformance on %s: no usable GPU here: %s\n", name,
+			       vgpu_error_msg(&error));
 			return EXIT_SKIP;
 		}
-		fprintf(stderr, "test-hal-conformance: cannot open %s: %s (%s)\n", name, why,
-		        strerror(-err));
+		fprintf(stderr, "test-hal-conformance: cannot open %s: %s (%s)\n", name,
+		        vgpu_error_msg(&error), strerror(-err));
 		return 1;
 	}
 	printf("# HAL conformance on %s\n", name);

@@ -72,34 +72,34 @@ struct tmodule {
 static bool modules_supported(void)
 {
 	struct vgpu_hal_module *module = NULL;
-	char why[256] = "";
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	size_t bytes;
 	char *text = read_text(MODULE_PATH, &bytes);
-	int err = vgpu_hal_module_parse(suite.hal, text, bytes, "modules.ptx", &module, why,
-	                                sizeof(why));
+	int err = vgpu_hal_module_parse(suite.hal, text, bytes, "modules.ptx", &module, &error);
 
 	free(text);
 	if (err == -ENOTSUP && !module) {
 		/* Fine, if it says why. */
-		assert_true(why[0] != 0);
-		printf("# %s runs no user programs: %s\n", suite.backend, why);
+		assert_int_equal(error.code, -ENOTSUP);
+		assert_true(error.msg[0] != 0);
+		printf("# %s runs no user programs: %s\n", suite.backend, vgpu_error_msg(&error));
 		return false;
 	}
 	assert_int_equal(err, 0);
+	assert_false(vgpu_error_is_set(&error)); /* success leaves the carrier alone */
 	vgpu_hal_module_free(module);
 	return true;
 }
 
 static void module_load(struct tspace *sp, struct tmodule *m)
 {
-	char why[256] = "";
 	uint64_t offset = 0;
 	size_t bytes;
 	char *text = read_text(MODULE_PATH, &bytes);
 
 	memset(m, 0, sizeof(*m));
 	assert_int_equal(vgpu_hal_module_parse(suite.hal, text, bytes, "modules.ptx", &m->module,
-	                                       why, sizeof(why)),
+	                                       NULL),
 	                 0);
 	free(text);
 	vgpu_hal_module_info(m->module, &m->info);
@@ -482,26 +482,32 @@ static void test_module_refused(void **state)
 		"\tmov.b32 %r1, 0;\n\ttex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [t, {%r1}];\n"
 		"\tret;\n}\n";
 	struct vgpu_hal_module *module = NULL;
-	char why[256];
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	int err;
 
 	if (!modules_supported())
 		return;
-	why[0] = 0;
-	assert_int_not_equal(vgpu_hal_module_parse(suite.hal, malformed, sizeof(malformed) - 1,
-	                                           "bad.ptx", &module, why, sizeof(why)),
-	                     0);
-	assert_non_null(strstr(why, "bad.ptx:"));
-	why[0] = 0;
+	err = vgpu_hal_module_parse(suite.hal, malformed, sizeof(malformed) - 1, "bad.ptx",
+	                            &module, &error);
+	assert_int_not_equal(err, 0);
+	assert_int_equal(error.code, err); /* the carrier holds the errno returned */
+	assert_non_null(strstr(error.msg, "bad.ptx:"));
+	vgpu_error_clear(&error);
 	assert_int_equal(vgpu_hal_module_parse(suite.hal, texture, sizeof(texture) - 1, "tex.ptx",
-	                                       &module, why, sizeof(why)),
+	                                       &module, &error),
 	                 -ENOTSUP);
-	assert_non_null(strstr(why, "tex.ptx:"));
-	assert_non_null(strstr(why, "unsupported"));
-	why[0] = 0;
+	assert_int_equal(error.code, -ENOTSUP);
+	assert_non_null(strstr(error.msg, "tex.ptx:"));
+	assert_non_null(strstr(error.msg, "unsupported"));
+	vgpu_error_clear(&error);
+	err = vgpu_hal_module_parse(suite.hal, "\x7f" "ELF", 4, "elf", &module, &error);
+	assert_int_not_equal(err, 0);
+	assert_int_equal(error.code, err);
+	assert_true(error.msg[0] != 0);
+	/* NULL: only the errno */
 	assert_int_not_equal(vgpu_hal_module_parse(suite.hal, "\x7f" "ELF", 4, "elf", &module,
-	                                           why, sizeof(why)),
+	                                           NULL),
 	                     0);
-	assert_true(why[0] != 0);
 }
 
 static const struct CMUnitTest module_tests[] = {

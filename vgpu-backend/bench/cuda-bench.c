@@ -1105,11 +1105,11 @@ static void return_all(struct vgpu_core *core, struct cuda_bench_tenant *t,
 
 static void driver_open(void)
 {
-	char why[256];
-	int err = cuda_api_load(&api, NULL, why, sizeof(why));
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	int err = cuda_api_load(&api, NULL, &error);
 
 	if (err)
-		fail("opening the CUDA driver for the baselines: %s", why);
+		fail("opening the CUDA driver for the baselines: %s", vgpu_error_msg(&error));
 	api_loaded = true;
 	cu(api.cuInit(0), "cuInit");
 	cu(api.cuDriverGetVersion(&api.driver_version), "cuDriverGetVersion");
@@ -1120,8 +1120,9 @@ static void driver_open(void)
 	cu(api.cuDeviceGetAttribute(&sm_count, CG_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 	                            cu_device),
 	   "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-	if (cudagpu_kernels_load(&api, &kernels, sm_count, why, sizeof(why)))
-		fail("loading the built-in kernels for the direct launches: %s", why);
+	if (cudagpu_kernels_load(&api, &kernels, sm_count, &error))
+		fail("loading the built-in kernels for the direct launches: %s",
+		     vgpu_error_msg(&error));
 	cu(api.cuStreamCreate(&cu_stream, CG_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
 
@@ -2207,13 +2208,14 @@ static void phase_um(struct json_object *root)
 	cg_deviceptr results_device;
 	struct vgpu_hal *hal;
 	int attribute = 0, err;
-	char why[512], size[32];
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	char chunk[32], size[32];
 
 	printf("4. Against CUDA Unified Memory: a working set of 1.25x, 1.5x and 2x a %s "
 	       "budget; %u STREAM sweeps (hot half of the budget %ux per sweep) then CHECKSUM "
 	       "of every %s piece\n",
 	       mib(opt.um_vram, size, sizeof(size)), UM_SWEEPS, UM_HOT_PASSES,
-	       mib(opt.chunk, why, sizeof(why)));
+	       mib(opt.chunk, chunk, sizeof(chunk)));
 	driver_enter();
 	cu(api.cuDeviceGetAttribute(&attribute, CG_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
 	                            cu_device),
@@ -2225,10 +2227,10 @@ static void phase_um(struct json_object *root)
 		json_object_put(array);
 		return;
 	}
-	err = vgpu_hal_open(&opt.spec, NULL, opt.um_vram, &hal, why, sizeof(why));
+	err = vgpu_hal_open(&opt.spec, NULL, opt.um_vram, &hal, &error);
 	if (err)
 		fail("opening cudagpu with a %s VRAM budget: %s", mib(opt.um_vram, size, sizeof(size)),
-		     why);
+		     vgpu_error_msg(&error));
 	for (size_t f = 0; f < UM_FACTORS; f++)
 		um_layout_build(&layouts[f], um_factors[f]);
 	driver_enter();
@@ -2807,7 +2809,7 @@ static void parse_options(int argc, char **argv)
 	unsigned rounds = 0, um_rounds = 0, evictions = 0, launches = 0, phase_limit = 0;
 	unsigned timeout = 0, only = 0;
 	bool um = false;
-	char why[256];
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	int c;
 	size_t used = 0;
 
@@ -2857,8 +2859,8 @@ static void parse_options(int argc, char **argv)
 			usage_error("--render needs --markdown FILE");
 		return;
 	}
-	if (vgpu_hal_spec_parse(opt.gpu, &opt.spec, why, sizeof(why)))
-		usage_error("--gpu: %s", why);
+	if (vgpu_hal_spec_parse(opt.gpu, &opt.spec, &error))
+		usage_error("--gpu: %s", vgpu_error_msg(&error));
 	if (opt.spec.backend != VGPU_HAL_BACKEND_CUDA)
 		usage_error("--gpu %s: cuda-bench measures a real GPU (cuda or cuda:N); core-bench "
 		            "measures simgpu", opt.gpu);
@@ -2974,7 +2976,8 @@ int main(int argc, char **argv)
 {
 	struct json_object *root, *config;
 	struct vgpu_hal *hal = NULL;
-	char why[512], device[256];
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	char device[256];
 	uint64_t start = vgpu_monotonic_ns();
 	int err;
 
@@ -2986,12 +2989,13 @@ int main(int argc, char **argv)
 	signal(SIGALRM, watchdog);
 	alarm(opt.timeout_s);
 
-	err = vgpu_hal_open(&opt.spec, NULL, opt.vram, &hal, why, sizeof(why));
+	err = vgpu_hal_open(&opt.spec, NULL, opt.vram, &hal, &error);
 	if (err) {
 		bool no_gpu = err == -ENOENT || err == -ENODEV || err == -ENOTSUP;
 
 		printf("cuda-bench: %s: %s\n", no_gpu ? "no usable GPU here, nothing measured"
-		                                      : "cannot open the GPU", why);
+		                                      : "cannot open the GPU",
+		       vgpu_error_msg(&error));
 		return no_gpu ? 77 : 1;
 	}
 	driver_open();

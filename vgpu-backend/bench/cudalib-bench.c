@@ -465,12 +465,12 @@ static void hal_module(struct rt_side *r, const char *ptx, size_t len)
 	struct vgpu_hal_as *as = vgpu_guest_simgpu_as(r->dev);
 	struct vgpu_hal_module *module;
 	struct vgpu_hal_module_info info;
-	char why[256];
+	struct vgpu_error error = VGPU_ERROR_INIT;
 
 	if (!hal || !as)
 		die("in-process simgpu", "no HAL address space");
-	if (vgpu_hal_module_parse(hal, ptx, len, "matmul.ptx", &module, why, sizeof(why)))
-		die("matmul.ptx through the HAL", why);
+	if (vgpu_hal_module_parse(hal, ptx, len, "matmul.ptx", &module, &error))
+		die("matmul.ptx through the HAL", vgpu_error_msg(&error));
 	vgpu_hal_module_info(module, &info);
 	if (info.variable_count)
 		die("matmul.ptx", "has module variables (this benchmark places none)");

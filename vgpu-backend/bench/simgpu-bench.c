@@ -183,7 +183,8 @@ static uint32_t load_module(struct bench *b, uint32_t *module_id)
 	struct vgpu_hal_module *module;
 	struct vgpu_hal_module_info info;
 	uint64_t page, variable_va[8], offset = 0;
-	char why[256], *text;
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	char *text;
 	uint32_t function = UINT32_MAX;
 	FILE *f = fopen(PTX_CORPUS_DIR "/modules.ptx", "rb");
 	long size;
@@ -196,9 +197,8 @@ static uint32_t load_module(struct bench *b, uint32_t *module_id)
 	check(text && fread(text, 1, (size_t)size, f) == (size_t)size ? 0 : -EIO,
 	      "reading modules.ptx");
 	fclose(f);
-	if (vgpu_hal_module_parse(b->hal, text, (size_t)size, "modules.ptx", &module, why,
-	                          sizeof(why))) {
-		fprintf(stderr, "simgpu-bench: %s\n", why);
+	if (vgpu_hal_module_parse(b->hal, text, (size_t)size, "modules.ptx", &module, &error)) {
+		fprintf(stderr, "simgpu-bench: %s\n", vgpu_error_msg(&error));
 		exit(1);
 	}
 	free(text);

@@ -150,7 +150,6 @@ int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, c
 {
 	struct vgpu_hal_module *module = NULL;
 	struct vgpu_core_module *m;
-	char why[256];
 	uint64_t total = 0;
 	int err;
 
@@ -160,11 +159,10 @@ int vgpu_core_module_load(struct vgpu_vm *vm, const void *image, size_t bytes, c
 	m = module_record_new(image, bytes);
 	if (!m)
 		return vgpu_error_set(error, -ENOMEM, "out of memory for a module");
-	why[0] = 0;
-	err = vgpu_hal_module_parse(vm->core->hal, image, bytes, name, &module, why, sizeof(why));
+	err = vgpu_hal_module_parse(vm->core->hal, image, bytes, name, &module, error);
 	if (err) {
 		module_record_free(m);
-		return vgpu_error_set(error, err, "%s", why[0] ? why : strerror(-err));
+		return err; /* the HAL's sentence */
 	}
 	vgpu_hal_module_info(module, &m->info);
 	err = layout(m, &total);
@@ -226,7 +224,6 @@ int vgpu_core_module_restore(struct vgpu_vm *vm, const struct vgpu_core_module_d
 {
 	struct vgpu_hal_module *module = NULL;
 	struct vgpu_core_module *m;
-	char why[256];
 	bool inside;
 	int err;
 
@@ -237,13 +234,12 @@ int vgpu_core_module_restore(struct vgpu_vm *vm, const struct vgpu_core_module_d
 	m = module_record_new(desc->image, desc->image_bytes);
 	if (!m)
 		return vgpu_error_set(error, -ENOMEM, "out of memory for a module");
-	why[0] = 0;
 	err = vgpu_hal_module_parse(vm->core->hal, desc->image, desc->image_bytes, name, &module,
-	                            why, sizeof(why));
+	                            error);
 	if (err) {
 		module_record_free(m);
-		return vgpu_error_set(error, err, "VM '%s': module %u: %s", vm->name, desc->id,
-		                      why[0] ? why : strerror(-err));
+		vgpu_error_prefix(error, "VM '%s': module %u: ", vm->name, desc->id);
+		return err;
 	}
 	vgpu_hal_module_info(module, &m->info);
 	if (m->info.variable_count != desc->variable_count) {

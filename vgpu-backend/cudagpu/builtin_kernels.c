@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "vgpu/abi/kernels.h"
+#include "vgpu/error.h"
 
 #define BLOCK_THREADS 256u
 #define BLOCKS_PER_SM 8u /* 2048 resident threads per SM from Volta on */
 #define MAX_GRID_Y 65535u
 
 int cudagpu_kernels_load(const struct cuda_api *api, struct cudagpu_kernels *k, int sm_count,
-                         char *why, size_t why_len)
+                         struct vgpu_error *error)
 {
 	static const struct {
 		const char *name;
@@ -36,18 +37,17 @@ int cudagpu_kernels_load(const struct cuda_api *api, struct cudagpu_kernels *k, 
 	memset(k, 0, sizeof(*k));
 	err = api->cuModuleLoadData(&k->module, cudagpu_builtin_ptx);
 	if (err != CG_SUCCESS) {
-		snprintf(why, why_len, "cudagpu: loading the built-in kernels: %s",
-		         cuda_api_error(api, err, text, sizeof(text)));
 		k->module = NULL;
-		return -EIO;
+		return vgpu_error_set(error, -EIO, "cudagpu: loading the built-in kernels: %s",
+		                      cuda_api_error(api, err, text, sizeof(text)));
 	}
 	for (i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
 		cg_function *f = (cg_function *)((char *)k + entries[i].offset);
 
 		err = api->cuModuleGetFunction(f, k->module, entries[i].name);
 		if (err != CG_SUCCESS) {
-			snprintf(why, why_len, "cudagpu: built-in kernel %s: %s", entries[i].name,
-			         cuda_api_error(api, err, text, sizeof(text)));
+			vgpu_error_set(error, -EIO, "cudagpu: built-in kernel %s: %s",
+			               entries[i].name, cuda_api_error(api, err, text, sizeof(text)));
 			cudagpu_kernels_unload(api, k);
 			return -EIO;
 		}

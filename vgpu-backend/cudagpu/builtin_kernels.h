@@ -31,10 +31,10 @@ struct cudagpu_kernels {
 /*
  * Load the PTX into the current context (the driver JITs it for the GPU)
  * and look up every kernel. Returns 0, or -EIO with the driver's error text
- * in why; on failure k holds nothing to unload.
+ * in error; on failure k holds nothing to unload.
  */
 int cudagpu_kernels_load(const struct cuda_api *api, struct cudagpu_kernels *k, int sm_count,
-                         char *why, size_t why_len);
+                         struct vgpu_error *error);
 void cudagpu_kernels_unload(const struct cuda_api *api, struct cudagpu_kernels *k);
 
 /*

@@ -8,17 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vgpu/error.h"
+
 /* cuGetProcAddress (the _v2 ABI of CUDA 12.0 and later). */
 typedef cg_result (*cg_get_proc_address_fn)(const char *symbol, void **pfn, int cuda_version,
                                             uint64_t flags, int *symbol_status);
 
-static void say(char *why, size_t why_len, const char *text, const char *name)
-{
-	if (why && why_len)
-		snprintf(why, why_len, text, name);
-}
-
-int cuda_api_load(struct cuda_api *api, const char *library, char *why, size_t why_len)
+int cuda_api_load(struct cuda_api *api, const char *library, struct vgpu_error *error)
 {
 	cg_get_proc_address_fn get_proc;
 	void *fn;
@@ -29,10 +25,8 @@ int cuda_api_load(struct cuda_api *api, const char *library, char *why, size_t w
 	if (!library || !*library)
 		library = "libcuda.so.1";
 	api->library = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-	if (!api->library) {
-		say(why, why_len, "no CUDA driver: %s not found", library);
-		return -ENOENT;
-	}
+	if (!api->library)
+		return vgpu_error_set(error, -ENOENT, "no CUDA driver: %s not found", library);
 	get_proc = (cg_get_proc_address_fn)dlsym(api->library, "cuGetProcAddress_v2");
 
 #define CG_RESOLVE(name, symbol, params)                                                   \
@@ -46,10 +40,9 @@ int cuda_api_load(struct cuda_api *api, const char *library, char *why, size_t w
 	if (!fn)                                                                           \
 		fn = dlsym(api->library, symbol);                                          \
 	if (!fn) {                                                                         \
-		say(why, why_len,                                                          \
-		    "the CUDA driver is too old: it has no %s (CUDA >= 12.2 needed)", symbol); \
 		cuda_api_unload(api);                                                      \
-		return -ENOSYS;                                                            \
+		return vgpu_error_set(error, -ENOSYS, "the CUDA driver is too old: it "    \
+		                      "has no %s (CUDA >= 12.2 needed)", symbol);          \
 	}                                                                                  \
 	*(void **)&api->name = fn;
 	CG_API_FUNCTIONS(CG_RESOLVE)

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct vgpu_error; /* vgpu/error.h */
+
 /* The driver API version the declarations follow (12.2: host-NUMA VMM). */
 #define CG_API_VERSION 12020
 
@@ -256,9 +258,9 @@ struct cuda_api {
  * Open libcuda.so.1 and resolve every function. library is the file name to
  * open (NULL: "libcuda.so.1", or $VGPU_CUDA_LIBRARY when set). Returns 0, or
  * -ENOENT (library not found) / -ENOSYS (a function is missing, named in
- * why).
+ * error).
  */
-int cuda_api_load(struct cuda_api *api, const char *library, char *why, size_t why_len);
+int cuda_api_load(struct cuda_api *api, const char *library, struct vgpu_error *error);
 void cuda_api_unload(struct cuda_api *api);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for err, into buf. */

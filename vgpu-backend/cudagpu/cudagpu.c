@@ -101,7 +101,7 @@ static bool power_of_two(uint64_t value)
 }
 
 /* Find the device, check it can do what GPUswap needs, take its context. */
-static int open_device(struct cudagpu *gpu, char *why, size_t why_len)
+static int open_device(struct cudagpu *gpu, struct vgpu_error *error)
 {
 	const struct cuda_api *api = &gpu->api;
 	int count = 0, vmm = 0, host_numa_vmm = 0;
@@ -110,22 +110,16 @@ static int open_device(struct cudagpu *gpu, char *why, size_t why_len)
 
 	r = api->cuInit(0);
 	if (r == CG_ERROR_NO_DEVICE || (r == CG_SUCCESS && api->cuDeviceGetCount(&count) == 0 &&
-	                                !count)) {
-		vgpu_why(why, why_len, "no CUDA device");
-		return -ENODEV;
-	}
-	if (r != CG_SUCCESS) {
-		vgpu_why(why, why_len, "no CUDA device: cuInit failed: %s",
-		         cuda_api_error(api, r, text, sizeof(text)));
-		return -ENODEV;
-	}
+	                                !count))
+		return vgpu_error_set(error, -ENODEV, "no CUDA device");
+	if (r != CG_SUCCESS)
+		return vgpu_error_set(error, -ENODEV, "no CUDA device: cuInit failed: %s",
+		                      cuda_api_error(api, r, text, sizeof(text)));
 	api->cuDriverGetVersion(&gpu->api.driver_version);
 	if (gpu->config.device >= count ||
-	    api->cuDeviceGet(&gpu->device, gpu->config.device) != CG_SUCCESS) {
-		vgpu_why(why, why_len, "no CUDA device %d (this machine has %d)",
-		         gpu->config.device, count);
-		return -ENODEV;
-	}
+	    api->cuDeviceGet(&gpu->device, gpu->config.device) != CG_SUCCESS)
+		return vgpu_error_set(error, -ENODEV, "no CUDA device %d (this machine has %d)",
+		                      gpu->config.device, count);
 	api->cuDeviceGetName(gpu->name, sizeof(gpu->name), gpu->device);
 	api->cuDeviceGetAttribute(&gpu->sm_count, CG_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 	                          gpu->device);
@@ -136,29 +130,27 @@ static int open_device(struct cudagpu *gpu, char *why, size_t why_len)
 	                              CG_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
 	                              gpu->device) != CG_SUCCESS)
 		host_numa_vmm = 0;
-	if (!vmm || !host_numa_vmm) {
-		vgpu_why(why, why_len,
-		         "this GPU or driver cannot map host memory into a virtual address range "
-		         "(CUDA >= 12.2 and a host NUMA node needed; %s, driver API %d.%d)",
-		         gpu->name, gpu->api.driver_version / 1000,
-		         gpu->api.driver_version % 1000 / 10);
-		return -ENOTSUP;
-	}
+	if (!vmm || !host_numa_vmm)
+		return vgpu_error_set(error, -ENOTSUP,
+		                      "this GPU or driver cannot map host memory into a virtual "
+		                      "address range (CUDA >= 12.2 and a host NUMA node needed; "
+		                      "%s, driver API %d.%d)",
+		                      gpu->name, gpu->api.driver_version / 1000,
+		                      gpu->api.driver_version % 1000 / 10);
 	if (api->cuDeviceGetAttribute(&gpu->numa_id, CG_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
 	                              gpu->device) != CG_SUCCESS || gpu->numa_id < 0)
 		gpu->numa_id = 0;
 	r = api->cuDevicePrimaryCtxRetain(&gpu->context, gpu->device);
-	if (r != CG_SUCCESS) {
-		vgpu_why(why, why_len, "cannot open CUDA device %d: %s", gpu->config.device,
-		         cuda_api_error(api, r, text, sizeof(text)));
-		return cg_errno(r);
-	}
+	if (r != CG_SUCCESS)
+		return vgpu_error_set(error, cg_errno(r), "cannot open CUDA device %d: %s",
+		                      gpu->config.device,
+		                      cuda_api_error(api, r, text, sizeof(text)));
 	cg_enter(gpu);
 	return 0;
 }
 
 /* The VRAM budget: as configured, or 90% of what is free less headroom. */
-static int choose_vram(struct cudagpu *gpu, char *why, size_t why_len)
+static int choose_vram(struct cudagpu *gpu, struct vgpu_error *error)
 {
 	size_t free_bytes = 0, total = 0, granularity = 0;
 	struct cg_mem_allocation_prop prop;
@@ -170,35 +162,30 @@ static int choose_vram(struct cudagpu *gpu, char *why, size_t why_len)
 	prop.location.id = gpu->device;
 	if (gpu->api.cuMemGetAllocationGranularity(&granularity, &prop,
 	                                           CG_MEM_ALLOC_GRANULARITY_MINIMUM) != CG_SUCCESS ||
-	    !granularity || CG_PAGE % granularity) {
-		vgpu_why(why, why_len, "cudagpu: the GPU's allocation granularity (%zu bytes) "
-		         "does not divide 2 MiB", granularity);
-		return -ENOTSUP;
-	}
+	    !granularity || CG_PAGE % granularity)
+		return vgpu_error_set(error, -ENOTSUP, "cudagpu: the GPU's allocation granularity "
+		                      "(%zu bytes) does not divide 2 MiB", granularity);
 	prop.location.type = CG_MEM_LOCATION_TYPE_HOST_NUMA;
 	prop.location.id = gpu->numa_id;
 	if (gpu->api.cuMemGetAllocationGranularity(&granularity, &prop,
 	                                           CG_MEM_ALLOC_GRANULARITY_MINIMUM) != CG_SUCCESS ||
-	    !granularity || CG_PAGE % granularity) {
-		vgpu_why(why, why_len, "this GPU or driver cannot map host memory into a virtual "
-		         "address range (CUDA >= 12.2 and a host NUMA node needed)");
-		return -ENOTSUP;
-	}
+	    !granularity || CG_PAGE % granularity)
+		return vgpu_error_set(error, -ENOTSUP, "this GPU or driver cannot map host memory "
+		                      "into a virtual address range (CUDA >= 12.2 and a host NUMA "
+		                      "node needed)");
 	gpu->api.cuMemGetInfo(&free_bytes, &total);
 	usable = free_bytes > DRIVER_HEADROOM ? (free_bytes - DRIVER_HEADROOM) : 0;
 	if (!gpu->config.vram_bytes)
 		gpu->config.vram_bytes = usable / 10 * 9 / CG_PAGE * CG_PAGE;
-	if (gpu->config.vram_bytes % CG_PAGE || gpu->config.vram_bytes < 16 * MIB) {
-		vgpu_why(why, why_len, "cudagpu: VRAM budget %llu bytes: need a multiple of 2 MiB, "
-		         "at least 16 MiB", (unsigned long long)gpu->config.vram_bytes);
-		return -EINVAL;
-	}
-	if (gpu->config.vram_bytes > usable) {
-		vgpu_why(why, why_len, "cudagpu: VRAM budget %llu MiB is more than the %llu MiB the "
-		         "GPU has free (%s)", (unsigned long long)(gpu->config.vram_bytes / MIB),
-		         (unsigned long long)(usable / MIB), gpu->name);
-		return -ENOMEM;
-	}
+	if (gpu->config.vram_bytes % CG_PAGE || gpu->config.vram_bytes < 16 * MIB)
+		return vgpu_error_set(error, -EINVAL, "cudagpu: VRAM budget %llu bytes: need a "
+		                      "multiple of 2 MiB, at least 16 MiB",
+		                      (unsigned long long)gpu->config.vram_bytes);
+	if (gpu->config.vram_bytes > usable)
+		return vgpu_error_set(error, -ENOMEM, "cudagpu: VRAM budget %llu MiB is more than "
+		                      "the %llu MiB the GPU has free (%s)",
+		                      (unsigned long long)(gpu->config.vram_bytes / MIB),
+		                      (unsigned long long)(usable / MIB), gpu->name);
 	return 0;
 }
 
@@ -241,14 +228,14 @@ static void cudagpu_destroy(struct vgpu_hal *hal)
 
 /* cudagpu_create, or the worker role's device (vram_pages imported). */
 static int create(const struct cudagpu_config *config, bool worker_role, uint64_t vram_pages,
-                  struct cudagpu **out, char *why, size_t why_len)
+                  struct cudagpu **out, struct vgpu_error *error)
 {
 	struct cudagpu *gpu;
 	int err;
 
 	gpu = calloc(1, sizeof(*gpu));
 	if (!gpu)
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "cudagpu: out of memory");
 	gpu->base.ops = &cudagpu_ops;
 	if (config)
 		gpu->config = *config;
@@ -265,7 +252,7 @@ static int create(const struct cudagpu_config *config, bool worker_role, uint64_
 		gpu->remote_channels = calloc(gpu->config.max_channels ? gpu->config.max_channels : 1,
 		                              sizeof(*gpu->remote_channels));
 		if (!gpu->remote_channels) {
-			err = -ENOMEM;
+			err = vgpu_error_set(error, -ENOMEM, "cudagpu: out of memory");
 			goto fail;
 		}
 	}
@@ -279,29 +266,32 @@ static int create(const struct cudagpu_config *config, bool worker_role, uint64_
 	    !power_of_two(gpu->config.max_gpfifo_entries) ||
 	    gpu->config.default_gpfifo_entries > gpu->config.max_gpfifo_entries ||
 	    gpu->config.max_gpfifo_entries > 65536) {
-		vgpu_why(why, why_len, "cudagpu: inconsistent configuration");
-		err = -EINVAL;
+		err = vgpu_error_set(error, -EINVAL, "cudagpu: inconsistent configuration");
 		goto fail;
 	}
-	err = cuda_api_load(&gpu->api, NULL, why, why_len);
+	err = cuda_api_load(&gpu->api, NULL, error);
 	if (err)
 		goto fail;
-	err = open_device(gpu, why, why_len);
-	if (!err && worker_role)
+	err = open_device(gpu, error);
+	if (!err && worker_role) {
 		err = cg_memory_init_imported(gpu, vram_pages);
+		if (err)
+			vgpu_error_set(error, err, "cudagpu: cannot set up %llu imported VRAM "
+			               "pages: %s", (unsigned long long)vram_pages, strerror(-err));
+	}
 	if (!err && !worker_role)
-		err = choose_vram(gpu, why, why_len);
+		err = choose_vram(gpu, error);
 	if (!err && !worker_role)
-		err = cg_memory_init(gpu, why, why_len);
+		err = cg_memory_init(gpu, error);
 	if (!err)
-		err = cudagpu_kernels_load(&gpu->api, &gpu->kernels, gpu->sm_count, why, why_len);
+		err = cudagpu_kernels_load(&gpu->api, &gpu->kernels, gpu->sm_count, error);
 	if (err)
 		goto fail;
 	probe_host_access(gpu);
 	err = cg_pfifo_start(gpu);
 	if (err) {
-		vgpu_why(why, why_len, "cudagpu: cannot start the submission thread: %s",
-		         strerror(-err));
+		vgpu_error_set(error, err, "cudagpu: cannot start the submission thread: %s",
+		               strerror(-err));
 		goto fail;
 	}
 	gpu->caps = (struct vgpu_hal_caps){
@@ -325,11 +315,11 @@ fail:
 	return err;
 }
 
-int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, char *why,
-                   size_t why_len)
+int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out,
+                   struct vgpu_error *error)
 {
 	struct cudagpu *gpu;
-	int err = create(config, false, 0, &gpu, why, why_len);
+	int err = create(config, false, 0, &gpu, error);
 
 	if (!err)
 		*out = &gpu->base;
@@ -337,9 +327,9 @@ int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, c
 }
 
 int cg_worker_gpu_create(const struct cudagpu_config *config, uint64_t vram_pages,
-                         struct cudagpu **out, char *why, size_t why_len)
+                         struct cudagpu **out, struct vgpu_error *error)
 {
-	return create(config, true, vram_pages, out, why, why_len);
+	return create(config, true, vram_pages, out, error);
 }
 
 bool cudagpu_is_cudagpu(const struct vgpu_hal *hal)
@@ -399,15 +389,13 @@ static void cudagpu_set_event_handler(struct vgpu_hal *hal, vgpu_hal_event_fn fn
  * worker (isolation = process: module.c).
  */
 static int cudagpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
-                                const char *name, struct vgpu_hal_module **out, char *why,
-                                size_t why_len)
+                                const char *name, struct vgpu_hal_module **out,
+                                struct vgpu_error *error)
 {
 	(void)hal, (void)image, (void)bytes, (void)name, (void)out;
-	if (why && why_len)
-		snprintf(why, why_len,
-		         "cudagpu runs a VM's own kernels only in that VM's GPU process: start "
-		         "vgpud with --isolation process (CUDA_ERROR_NOT_SUPPORTED)");
-	return -ENOTSUP;
+	return vgpu_error_set(error, -ENOTSUP,
+	                      "cudagpu runs a VM's own kernels only in that VM's GPU process: "
+	                      "start vgpud with --isolation process (CUDA_ERROR_NOT_SUPPORTED)");
 }
 
 static const struct vgpu_hal_ops cudagpu_ops = {

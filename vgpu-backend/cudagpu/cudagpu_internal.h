@@ -343,7 +343,7 @@ static inline void cg_time_call(uint64_t *ns, uint64_t *calls, uint64_t t0)
 }
 
 /* memory.c */
-int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len);
+int cg_memory_init(struct cudagpu *gpu, struct vgpu_error *error);
 /* The worker role's: vram_pages empty slots for imported pages. */
 int cg_memory_init_imported(struct cudagpu *gpu, uint64_t vram_pages);
 /* Process isolation: a new fd for a physical allocation (the caller
@@ -496,7 +496,7 @@ enum vgpu_hal_error_cause cg_function_fault_cause(cg_result r);
 /* cudagpu.c: the worker role's device (config as vgpud's; memory
  * imported later; the submission thread running). */
 int cg_worker_gpu_create(const struct cudagpu_config *config, uint64_t vram_pages,
-                         struct cudagpu **out, char *why, size_t why_len);
+                         struct cudagpu **out, struct vgpu_error *error);
 
 /* channel.c: free a channel the table no longer holds, whose stream is
  * done or whose work no longer matters (pfifo_lock taken here). */

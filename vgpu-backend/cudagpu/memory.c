@@ -65,7 +65,7 @@ static cg_result set_access(struct cudagpu *gpu, cg_deviceptr ptr, uint64_t byte
 
 /* ---------------------------------------------------------------- VRAM */
 
-int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len)
+int cg_memory_init(struct cudagpu *gpu, struct vgpu_error *error)
 {
 	struct cg_mem_allocation_prop prop = device_prop(gpu);
 	const struct cuda_api *api = &gpu->api;
@@ -79,17 +79,16 @@ int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len)
 	gpu->vram_taint = calloc(gpu->vram_pages ? gpu->vram_pages : 1, sizeof(*gpu->vram_taint));
 	gpu->spaces = calloc(gpu->config.max_address_spaces, sizeof(*gpu->spaces));
 	if (!gpu->vram_handles || !gpu->vram_free_stack || !gpu->vram_taint || !gpu->spaces)
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "cudagpu: out of memory for the VRAM "
+		                      "tables");
 	gpu->next_iova = CG_IOVA_BASE;
 	r = api->cuStreamCreate(&gpu->util_stream, CG_STREAM_NON_BLOCKING);
 	if (r == CG_SUCCESS)
 		r = api->cuMemAddressReserve(&gpu->vram_aperture, gpu->config.vram_bytes, CG_PAGE, 0,
 		                             0);
-	if (r != CG_SUCCESS) {
-		snprintf(why, why_len, "cudagpu: cannot set up the VRAM aperture: %s",
-		         cuda_api_error(api, r, text, sizeof(text)));
-		return cg_errno(r);
-	}
+	if (r != CG_SUCCESS)
+		return vgpu_error_set(error, cg_errno(r), "cudagpu: cannot set up the VRAM "
+		                      "aperture: %s", cuda_api_error(api, r, text, sizeof(text)));
 	for (i = 0; i < gpu->vram_pages; i++) {
 		r = api->cuMemCreate(&gpu->vram_handles[i], CG_PAGE, &prop, 0);
 		if (r == CG_SUCCESS) {
@@ -99,23 +98,21 @@ int cg_memory_init(struct cudagpu *gpu, char *why, size_t why_len)
 				api->cuMemRelease(gpu->vram_handles[i]);
 		}
 		if (r != CG_SUCCESS) {
-			snprintf(why, why_len,
-			         "cudagpu: cannot take %llu MiB of VRAM (got %llu MiB): %s",
-			         (unsigned long long)(gpu->config.vram_bytes >> 20),
-			         (unsigned long long)(i * CG_PAGE >> 20),
-			         cuda_api_error(api, r, text, sizeof(text)));
 			gpu->vram_pages = i;
-			return r == CG_ERROR_OUT_OF_MEMORY ? -ENOMEM : cg_errno(r);
+			return vgpu_error_set(error, r == CG_ERROR_OUT_OF_MEMORY ? -ENOMEM :
+			                                                             cg_errno(r),
+			                      "cudagpu: cannot take %llu MiB of VRAM (got %llu MiB): %s",
+			                      (unsigned long long)(gpu->config.vram_bytes >> 20),
+			                      (unsigned long long)(i * CG_PAGE >> 20),
+			                      cuda_api_error(api, r, text, sizeof(text)));
 		}
 		gpu->vram_free_stack[gpu->vram_free_count++] = gpu->vram_pages - 1 - i;
 	}
 	r = set_access(gpu, gpu->vram_aperture, gpu->config.vram_bytes,
 	               CG_MEM_ACCESS_FLAGS_PROT_READWRITE, false);
-	if (r != CG_SUCCESS) {
-		snprintf(why, why_len, "cudagpu: cannot map the VRAM aperture: %s",
-		         cuda_api_error(api, r, text, sizeof(text)));
-		return cg_errno(r);
-	}
+	if (r != CG_SUCCESS)
+		return vgpu_error_set(error, cg_errno(r), "cudagpu: cannot map the VRAM aperture: %s",
+		                      cuda_api_error(api, r, text, sizeof(text)));
 	return 0;
 }
 

@@ -70,36 +70,31 @@ static int describe(struct cg_module *m)
 }
 
 int cg_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
-                    struct vgpu_hal_module **out, char *why, size_t why_len)
+                    struct vgpu_hal_module **out, struct vgpu_error *error)
 {
 	struct cg_module *m;
-	struct ptx_error error = { 0 };
+	struct ptx_error ptx_error = { 0 };
 	int err;
 
-	if (bytes > PTX_MAX_TEXT_BYTES || memchr(image, 0, bytes)) {
-		if (why && why_len)
-			snprintf(why, why_len, "%s: not PTX text (%s)", name ? name : "module",
-			         bytes > PTX_MAX_TEXT_BYTES ? "too large" : "a NUL byte in it");
-		return -EINVAL;
-	}
+	if (bytes > PTX_MAX_TEXT_BYTES || memchr(image, 0, bytes))
+		return vgpu_error_set(error, -EINVAL, "%s: not PTX text (%s)",
+		                      name ? name : "module",
+		                      bytes > PTX_MAX_TEXT_BYTES ? "too large" : "a NUL byte in it");
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "out of memory for the module");
 	m->base.hal = hal;
-	err = ptx_module_load(image, bytes, name ? name : "module", &m->ptx, &error);
+	err = ptx_module_load(image, bytes, name ? name : "module", &m->ptx, &ptx_error);
 	if (err) {
-		if (why && why_len)
-			snprintf(why, why_len, "%s", error.message[0] ? error.message : strerror(-err));
 		free(m);
-		return err;
+		return vgpu_error_set(error, err, "%s",
+		                      ptx_error.message[0] ? ptx_error.message : strerror(-err));
 	}
 	m->image = malloc(bytes + 1);
 	err = m->image ? describe(m) : -ENOMEM;
 	if (err) {
-		if (why && why_len)
-			snprintf(why, why_len, "out of memory describing the module");
 		module_destroy(m);
-		return err;
+		return vgpu_error_set(error, err, "out of memory describing the module");
 	}
 	memcpy(m->image, image, bytes);
 	m->image[bytes] = 0;
@@ -276,41 +271,44 @@ static void user_module_free(struct cudagpu *gpu, struct cg_user_module *um)
 
 int cg_worker_module_load(struct cudagpu *gpu, struct cg_as *as, uint32_t id, const char *image,
                           size_t bytes, const uint64_t *variable_va, uint32_t variable_count,
-                          char *why, size_t why_len)
+                          struct vgpu_error *error)
 {
 	struct cg_user_module *um;
-	struct ptx_error error = { 0 };
+	struct ptx_error ptx_error = { 0 };
 	char text[160];
 	size_t functions, variables, i;
 	cg_result r;
 	int err;
 
 	if (id >= CG_MAX_MODULES || as->modules[id])
-		return -EINVAL;
-	if (!as->identity) {
-		snprintf(why, why_len, "the driver did not place the address space where the VM's "
-		         "addresses are (no identity range): user kernels cannot run here");
-		return -ENOTSUP;
-	}
+		return vgpu_error_set(error, -EINVAL, "module id %u is out of range or taken", id);
+	if (!as->identity)
+		return vgpu_error_set(error, -ENOTSUP, "the driver did not place the address space "
+		                      "where the VM's addresses are (no identity range): user "
+		                      "kernels cannot run here");
 	um = calloc(1, sizeof(*um));
 	if (!um)
-		return -ENOMEM;
-	err = ptx_module_load(image, bytes, "module", &um->ptx, &error);
+		return vgpu_error_set(error, -ENOMEM, "out of memory for the module");
+	err = ptx_module_load(image, bytes, "module", &um->ptx, &ptx_error);
 	if (err) {
-		snprintf(why, why_len, "%s", error.message);
+		vgpu_error_set(error, err, "%s",
+		               ptx_error.message[0] ? ptx_error.message : strerror(-err));
 		goto fail;
 	}
 	functions = ptx_module_entry_count(um->ptx);
 	variables = ptx_module_var_count(um->ptx);
-	err = -EINVAL;
-	if (variables != variable_count)
+	if (variables != variable_count) {
+		err = vgpu_error_set(error, -EINVAL, "the module has %zu variables, vgpud sent %u",
+		                     variables, variable_count);
 		goto fail;
-	err = -ENOMEM;
+	}
 	um->functions = calloc(functions ? functions : 1, sizeof(*um->functions));
 	um->globals = calloc(variables ? variables : 1, sizeof(*um->globals));
 	um->variable_va = calloc(variables ? variables : 1, sizeof(*um->variable_va));
-	if (!um->functions || !um->globals || !um->variable_va)
+	if (!um->functions || !um->globals || !um->variable_va) {
+		err = vgpu_error_set(error, -ENOMEM, "out of memory for the module");
 		goto fail;
+	}
 	um->function_count = (uint32_t)functions;
 	um->variable_count = (uint32_t)variables;
 	if (variables)
@@ -319,9 +317,8 @@ int cg_worker_module_load(struct cudagpu *gpu, struct cg_as *as, uint32_t id, co
 	r = gpu->api.cuModuleLoadData(&um->cu, image);
 	if (r != CG_SUCCESS) {
 		um->cu = NULL;
-		snprintf(why, why_len, "cuModuleLoadData: %s",
-		         cuda_api_error(&gpu->api, r, text, sizeof(text)));
-		err = cg_errno(r);
+		err = vgpu_error_set(error, cg_errno(r), "cuModuleLoadData: %s",
+		                     cuda_api_error(&gpu->api, r, text, sizeof(text)));
 		goto fail;
 	}
 	for (i = 0; i < functions; i++) {
@@ -339,9 +336,8 @@ int cg_worker_module_load(struct cudagpu *gpu, struct cg_as *as, uint32_t id, co
 			r = CG_ERROR_INVALID_VALUE;
 	}
 	if (r != CG_SUCCESS) {
-		snprintf(why, why_len, "the driver's module differs from the PTX: %s",
-		         cuda_api_error(&gpu->api, r, text, sizeof(text)));
-		err = -EIO;
+		err = vgpu_error_set(error, -EIO, "the driver's module differs from the PTX: %s",
+		                     cuda_api_error(&gpu->api, r, text, sizeof(text)));
 		goto fail;
 	}
 	cg_pfifo_lock(gpu);

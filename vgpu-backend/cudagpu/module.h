@@ -3,7 +3,8 @@
  * module.h - programs a VM brings, on cudagpu (module.c): the HAL's module
  * operations in vgpud (process isolation only) and their worker side.
  *
- * Errors are negative errnos; a reason goes to why where there is one.
+ * Errors are negative errnos; a reason goes to error (vgpu/error.h) where
+ * a function takes one.
  * Threads: the HAL operations take the worker's lock themselves; the
  * worker's functions run on its main thread and take pfifo_lock to change
  * the table the submission thread reads.
@@ -18,7 +19,7 @@ struct cg_worker;
 
 /* The HAL's module operations (vgpu/hal.h), process isolation. */
 int cg_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
-                    struct vgpu_hal_module **out, char *why, size_t why_len);
+                    struct vgpu_hal_module **out, struct vgpu_error *error);
 void cg_module_info(struct vgpu_hal_module *module, struct vgpu_hal_module_info *out);
 void cg_module_free(struct vgpu_hal_module *module);
 int cg_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
@@ -39,7 +40,7 @@ void cg_worker_free_modules(struct cg_worker *w);
  * the address space is not at the VM's own addresses (as->identity). */
 int cg_worker_module_load(struct cudagpu *gpu, struct cg_as *as, uint32_t id, const char *image,
                           size_t bytes, const uint64_t *variable_va, uint32_t variable_count,
-                          char *why, size_t why_len);
+                          struct vgpu_error *error);
 /* The worker: unload module id once the context's work is done. */
 int cg_worker_module_unload(struct cudagpu *gpu, struct cg_as *as, uint32_t id);
 void cg_worker_modules_fini(struct cudagpu *gpu, struct cg_as *as);

@@ -693,11 +693,12 @@ int vgpud_config_validate(const struct vgpud_config *config, struct vgpu_error *
 
 	{
 		struct vgpu_hal_spec spec;
-		char detail[256];
+		int err = vgpu_hal_spec_parse(config->gpu_name, &spec, error);
 
-		if (vgpu_hal_spec_parse(config->gpu_name, &spec, detail, sizeof(detail)))
-			return vgpu_error_set(error, -EINVAL, "gpu = '%s': %s", config->gpu_name,
-			                      detail);
+		if (err) {
+			vgpu_error_prefix(error, "gpu = '%s': ", config->gpu_name);
+			return err;
+		}
 		if (vgpud_config_cuda_isolation(config, &spec))
 			return vgpu_error_set(error, -EINVAL,
 			                      "[cuda] isolation = '%s': expected none or process",

@@ -34,9 +34,9 @@ static int create_gpu(struct vgpud *d, struct vgpu_error *error)
 	char what[384], name[32];
 	int err;
 
-	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, what, sizeof(what));
+	err = vgpu_hal_spec_parse(d->config.gpu_name, &spec, error);
 	if (err)
-		return vgpu_error_set(error, err, "%s", what); /* the HAL's sentence */
+		return err; /* the HAL's sentence */
 	if (vgpud_config_cuda_isolation(&d->config, &spec))
 		return vgpu_error_set(error, -EINVAL,
 		                      "[cuda] isolation = '%s': expected none or process",
@@ -47,16 +47,15 @@ static int create_gpu(struct vgpud *d, struct vgpu_error *error)
 		simgpu_config_defaults(&defaults);
 		d->config.gpu.vram_bytes = defaults.vram_bytes;
 	}
-	err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, what,
-	                    sizeof(what));
+	err = vgpu_hal_open(&spec, &d->config.gpu, d->config.gpu.vram_bytes, &d->hal, error);
 	if (err && spec.backend == VGPU_HAL_BACKEND_SIMGPU)
 		vgpu_error_set(error, err, "cannot create the software GPU (vram %llu bytes): %s; "
 		               "check the [simgpu] settings (vram: a multiple of 64K, at least "
 		               "16M)",
 		               (unsigned long long)d->config.gpu.vram_bytes, strerror(-err));
 	else if (err)
-		vgpu_error_set(error, err, "cannot open GPU %s: %s",
-		               vgpu_hal_spec_format(&spec, name, sizeof(name)), what);
+		vgpu_error_prefix(error, "cannot open GPU %s: ",
+		                  vgpu_hal_spec_format(&spec, name, sizeof(name)));
 	if (err)
 		return err;
 	vgpu_hal_get_caps(d->hal, &d->caps);

@@ -7,9 +7,8 @@
 
 #include "vgpu/cudagpu.h"
 #include "vgpu/hal_open.h"
-#include "vgpu/util.h"
 
-int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why, size_t why_len)
+int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, struct vgpu_error *error)
 {
 	char *end;
 	long ordinal;
@@ -32,9 +31,8 @@ int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why,
 			return 0;
 		}
 	}
-	vgpu_why(why, why_len, "unknown GPU '%s': expected simgpu, cuda or cuda:N (a CUDA device "
-	         "ordinal)", text);
-	return -EINVAL;
+	return vgpu_error_set(error, -EINVAL, "unknown GPU '%s': expected simgpu, cuda or cuda:N "
+	                      "(a CUDA device ordinal)", text);
 }
 
 const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, size_t len)
@@ -47,7 +45,7 @@ const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, si
 }
 
 /* A setting in milliseconds from the environment, when set. */
-static int env_ms(const char *name, uint32_t *ms, char *why, size_t why_len)
+static int env_ms(const char *name, uint32_t *ms, struct vgpu_error *error)
 {
 	const char *text = getenv(name);
 	unsigned long value;
@@ -56,16 +54,15 @@ static int env_ms(const char *name, uint32_t *ms, char *why, size_t why_len)
 	if (!text || !*text)
 		return 0;
 	value = strtoul(text, &end, 10);
-	if (*end || !value || value > UINT32_MAX) {
-		vgpu_why(why, why_len, "%s=%s: expected a number of milliseconds", name, text);
-		return -EINVAL;
-	}
+	if (*end || !value || value > UINT32_MAX)
+		return vgpu_error_set(error, -EINVAL, "%s=%s: expected a number of milliseconds",
+		                      name, text);
 	*ms = (uint32_t)value;
 	return 0;
 }
 
 int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
-                  uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len)
+                  uint64_t vram_bytes, struct vgpu_hal **out, struct vgpu_error *error)
 {
 	int err;
 
@@ -86,17 +83,16 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 			                           : CUDAGPU_ISOLATION_NONE;
 		isolation = getenv("VGPU_CUDA_ISOLATION");
 		if (isolation && *isolation &&
-		    cudagpu_isolation_parse(isolation, &config.isolation)) {
-			vgpu_why(why, why_len, "VGPU_CUDA_ISOLATION=%s: expected none or process",
-			         isolation);
-			return -EINVAL;
-		}
-		err = env_ms("VGPU_CUDA_WORKER_TIMEOUT_MS", &config.worker_timeout_ms, why, why_len);
+		    cudagpu_isolation_parse(isolation, &config.isolation))
+			return vgpu_error_set(error, -EINVAL,
+			                      "VGPU_CUDA_ISOLATION=%s: expected none or process",
+			                      isolation);
+		err = env_ms("VGPU_CUDA_WORKER_TIMEOUT_MS", &config.worker_timeout_ms, error);
 		if (!err)
-			err = env_ms("VGPU_CUDA_KILL_WAIT_MS", &config.kill_wait_ms, why, why_len);
+			err = env_ms("VGPU_CUDA_KILL_WAIT_MS", &config.kill_wait_ms, error);
 		if (err)
 			return err;
-		return cudagpu_create(&config, out, why, why_len);
+		return cudagpu_create(&config, out, error);
 	}
 
 	struct simgpu_config config;
@@ -109,17 +105,17 @@ int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *
 		config.vram_bytes = vram_bytes;
 	err = simgpu_create(&config, out);
 	if (err)
-		vgpu_why(why, why_len, "simgpu: %s", strerror(-err));
-	return err;
+		return vgpu_error_set(error, err, "simgpu: %s", strerror(-err));
+	return 0;
 }
 
 int vgpu_hal_open_from_env(const struct simgpu_config *sim, uint64_t vram_bytes,
-                           struct vgpu_hal **out, char *why, size_t why_len)
+                           struct vgpu_hal **out, struct vgpu_error *error)
 {
 	struct vgpu_hal_spec spec;
-	int err = vgpu_hal_spec_parse(getenv("VGPU_HAL"), &spec, why, why_len);
+	int err = vgpu_hal_spec_parse(getenv("VGPU_HAL"), &spec, error);
 
 	if (err)
 		return err;
-	return vgpu_hal_open(&spec, sim, vram_bytes, out, why, why_len);
+	return vgpu_hal_open(&spec, sim, vram_bytes, out, error);
 }

@@ -42,29 +42,26 @@ static int describe(struct simgpu_module *module)
 }
 
 int simgpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
-                        struct vgpu_hal_module **out, char *why, size_t why_len)
+                        struct vgpu_hal_module **out, struct vgpu_error *error)
 {
 	struct simgpu_module *module = calloc(1, sizeof(*module));
-	struct ptx_error error = { 0 };
+	struct ptx_error ptx_error = { 0 };
 	int err;
 
 	if (!module)
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "out of memory for the module");
 	module->base.hal = hal;
 	module->refs = 1;
-	err = ptx_module_load(image, bytes, name ? name : "module", &module->ptx, &error);
+	err = ptx_module_load(image, bytes, name ? name : "module", &module->ptx, &ptx_error);
 	if (err) {
-		if (why && why_len)
-			snprintf(why, why_len, "%s", error.message[0] ? error.message : strerror(-err));
 		free(module);
-		return err;
+		return vgpu_error_set(error, err, "%s",
+		                      ptx_error.message[0] ? ptx_error.message : strerror(-err));
 	}
 	err = describe(module);
 	if (err) {
-		if (why && why_len)
-			snprintf(why, why_len, "out of memory describing the module");
 		module_destroy(module);
-		return err;
+		return vgpu_error_set(error, err, "out of memory describing the module");
 	}
 	*out = &module->base;
 	return 0;

@@ -51,7 +51,7 @@ void module_put(struct simgpu_module *module);
 
 /* HAL operations (vgpu/hal.h). */
 int simgpu_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
-                        struct vgpu_hal_module **out, char *why, size_t why_len);
+                        struct vgpu_hal_module **out, struct vgpu_error *error);
 void simgpu_module_info(struct vgpu_hal_module *module, struct vgpu_hal_module_info *out);
 void simgpu_module_free(struct vgpu_hal_module *module);
 int simgpu_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *module,

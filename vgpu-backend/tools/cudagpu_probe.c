@@ -86,20 +86,21 @@ int main(int argc, char **argv)
 	struct vgpu_hal_channel *ch;
 	struct vgpu_hal_channel_info info;
 	struct vgpu_hal_event event;
-	char why[512];
+	struct vgpu_error error = VGPU_ERROR_INIT;
+	char text[512];
 	uint64_t vram[1], new_vram[1], host_iova, window_iova, window_pages[WINDOW_BYTES / 4096];
 	uint64_t *data, *back, checksum = 0;
 	uint32_t push[64], n = 0, i;
 	int err;
 
-	if (vgpu_hal_spec_parse(argc > 1 ? argv[1] : "cuda", &spec, why, sizeof(why)) ||
+	if (vgpu_hal_spec_parse(argc > 1 ? argv[1] : "cuda", &spec, NULL) ||
 	    spec.backend != VGPU_HAL_BACKEND_CUDA) {
 		fprintf(stderr, "usage: cudagpu-probe [cuda:N]\n");
 		return 2;
 	}
-	err = vgpu_hal_open(&spec, NULL, 256 * MIB, &hal, why, sizeof(why));
+	err = vgpu_hal_open(&spec, NULL, 256 * MIB, &hal, &error);
 	if (err) {
-		printf("cudagpu-probe: no usable GPU: %s\n", why);
+		printf("cudagpu-probe: no usable GPU: %s\n", vgpu_error_msg(&error));
 		return err == -ENOENT || err == -ENODEV || err == -ENOTSUP ? 77 : 1;
 	}
 	data = malloc(CHUNK);
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 		vgpu_hal_destroy(hal);
 		return 1;
 	}
-	printf("cudagpu-probe: %s\n", cudagpu_describe(hal, why, sizeof(why)));
+	printf("cudagpu-probe: %s\n", cudagpu_describe(hal, text, sizeof(text)));
 	vgpu_hal_get_caps(hal, &caps);
 	vgpu_hal_set_event_handler(hal, on_event, NULL);
 	for (i = 0; i < CHUNK / 8; i++)

@@ -155,7 +155,7 @@ static int bind_module(struct worker *wk, const struct cg_wire_msg *m, const uin
                        int fd)
 {
 	struct cg_as *as = (struct cg_as *)wk->as;
-	char why[256] = "";
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	char *image;
 	size_t bytes = m->a[1];
 	int err;
@@ -171,10 +171,10 @@ static int bind_module(struct worker *wk, const struct cg_wire_msg *m, const uin
 	}
 	image[bytes] = 0;
 	err = cg_worker_module_load(wk->gpu, as, (uint32_t)m->a[0], image, bytes, words, m->count,
-	                            why, sizeof(why));
-	if (err && why[0])
+	                            &error);
+	if (err) /* the edge: vgpud gets the errno, the sentence goes to the log */
 		fprintf(stderr, "vgpu-gpu-worker %ld: module %u: %s\n", (long)getpid(),
-		        (unsigned)m->a[0], why);
+		        (unsigned)m->a[0], vgpu_error_msg(&error));
 	free(image);
 	return err;
 }
@@ -361,7 +361,7 @@ static void serve(struct worker *wk, const struct cg_wire_msg *m, const uint64_t
 
 /* HELLO: the configuration, the status page; then the device and the
  * address space. */
-static int start(struct worker *wk, char *why, size_t why_len)
+static int start(struct worker *wk, struct vgpu_error *error)
 {
 	union {
 		struct cg_wire_msg m;
@@ -372,10 +372,8 @@ static int start(struct worker *wk, char *why, size_t why_len)
 	int fd = -1, err;
 	long n = cg_wire_recv(wk->sock, &in, sizeof(in), &fd, 1, &nfds, -1);
 
-	if (n < (long)(sizeof(in.m) + sizeof(config)) || in.m.op != CG_OP_HELLO || nfds != 1) {
-		snprintf(why, why_len, "no HELLO from vgpud");
-		return -EPROTO;
-	}
+	if (n < (long)(sizeof(in.m) + sizeof(config)) || in.m.op != CG_OP_HELLO || nfds != 1)
+		return vgpu_error_set(error, -EPROTO, "no HELLO from vgpud");
 	memcpy(&config, in.bytes + sizeof(in.m), sizeof(config));
 	config.worker_path = NULL;
 	wk->status_bytes = cg_worker_status_bytes(config.max_channels);
@@ -383,22 +381,20 @@ static int start(struct worker *wk, char *why, size_t why_len)
 	close(fd);
 	if (wk->status == MAP_FAILED) {
 		wk->status = NULL;
-		snprintf(why, why_len, "cannot map the status page");
-		return -ENOMEM;
+		return vgpu_error_set(error, -ENOMEM, "cannot map the status page");
 	}
 	wk->channels = calloc(config.max_channels ? config.max_channels : 1,
 	                      sizeof(*wk->channels));
 	if (!wk->channels)
-		return -ENOMEM;
-	err = cg_worker_gpu_create(&config, in.m.a[0], &wk->gpu, why, why_len);
+		return vgpu_error_set(error, -ENOMEM, "out of memory for the channel table");
+	err = cg_worker_gpu_create(&config, in.m.a[0], &wk->gpu, error);
 	if (err)
 		return err;
 	wk->gpu->base.ops->set_event_handler(&wk->gpu->base, on_event, wk);
 	err = cg_as_create(&wk->gpu->base, &wk->as);
-	if (err) {
-		snprintf(why, why_len, "cannot reserve the address space: %s", strerror(-err));
-		return err;
-	}
+	if (err)
+		return vgpu_error_set(error, err, "cannot reserve the address space: %s",
+		                      strerror(-err));
 	pthread_mutex_lock(&wk->gpu->pfifo_lock);
 	wk->gpu->round_hook_ctx = wk;
 	wk->gpu->round_hook = publish;
@@ -438,16 +434,17 @@ int main(void)
 		char bytes[sizeof(struct cg_wire_msg) + CG_WIRE_MAX_WORDS * 8];
 	} in;
 	struct worker wk = { .sock = CG_WORKER_SOCKET_FD };
-	char why[256] = "";
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	int err;
 
 	/* Only the socket from vgpud: nothing else of its leaks in here. */
 	close_range(CG_WORKER_SOCKET_FD + 1, ~0u, 0);
 	pthread_mutex_init(&wk.send_lock, NULL);
-	err = start(&wk, why, sizeof(why));
+	err = start(&wk, &error);
 	reply(&wk, err, 0);
-	if (err) {
-		fprintf(stderr, "vgpu-gpu-worker: %s\n", why[0] ? why : strerror(-err));
+	if (err) { /* the edge: vgpud gets the errno, the sentence goes to the log */
+		fprintf(stderr, "vgpu-gpu-worker: %s\n",
+		        vgpu_error_is_set(&error) ? vgpu_error_msg(&error) : strerror(-err));
 		finish(&wk);
 		return 1;
 	}

@@ -122,6 +122,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
 #include "vgpu/hal.h"
 
 #ifdef __cplusplus
@@ -202,17 +203,18 @@ int cudagpu_worker_pid(struct vgpu_hal_as *as);
 void cudagpu_config_defaults(struct cudagpu_config *config);
 
 /*
- * Open the GPU. On failure, why (if not NULL) says what is missing:
+ * Open the GPU. On failure, error (vgpu/error.h; may be NULL) says what is
+ * missing:
  *  -ENOENT   no CUDA driver ("libcuda.so.1 not found")
  *  -ENODEV   no CUDA device (or the ordinal does not exist)
  *  -ENOTSUP  the GPU or driver cannot map host memory into a virtual
  *            address range (CUDA >= 12.2 and a host NUMA node needed)
  *  -ENOMEM   the VRAM budget cannot be allocated
  *  -EINVAL   an inconsistent config
- *  -EIO      another driver error (named in why)
+ *  -EIO      another driver error (named in error)
  */
-int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out, char *why,
-                   size_t why_len);
+int cudagpu_create(const struct cudagpu_config *config, struct vgpu_hal **out,
+                   struct vgpu_error *error);
 
 /* True when hal was made by cudagpu_create. */
 bool cudagpu_is_cudagpu(const struct vgpu_hal *hal);

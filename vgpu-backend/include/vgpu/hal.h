@@ -52,6 +52,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vgpu/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -417,7 +419,7 @@ struct vgpu_hal_ops {
 
 	/* Modules (optional: NULL module_parse = the GPU runs no user programs) */
 	int (*module_parse)(struct vgpu_hal *hal, const void *image, size_t bytes, const char *name,
-	                    struct vgpu_hal_module **out, char *why, size_t why_len);
+	                    struct vgpu_hal_module **out, struct vgpu_error *error);
 	void (*module_info)(struct vgpu_hal_module *module, struct vgpu_hal_module_info *out);
 	void (*module_free)(struct vgpu_hal_module *module);
 	int (*module_bind)(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
@@ -691,19 +693,24 @@ static inline int vgpu_hal_as_contention(struct vgpu_hal_as *as,
  * the caller until it is bound or freed. name labels error messages
  * ("NAME:LINE: unsupported instruction tex.2d"). -EINVAL malformed image,
  * -ENOTSUP well formed but beyond what the GPU runs, -E2BIG over a limit
- * (why says which and where); -ENOTSUP with why set when the GPU runs no
- * user programs at all. Never blocks on GPU work.
+ * (error, vgpu/error.h, says which and where); -ENOTSUP with error set when
+ * the GPU runs no user programs at all. Every failure sets error. Never
+ * blocks on GPU work.
  */
 static inline int vgpu_hal_module_parse(struct vgpu_hal *hal, const void *image, size_t bytes,
                                         const char *name, struct vgpu_hal_module **out,
-                                        char *why, size_t why_len)
+                                        struct vgpu_error *error)
 {
-	if (!hal->ops->module_parse) {
-		if (why && why_len)
-			snprintf(why, why_len, "this GPU runs no user programs");
-		return -ENOTSUP;
-	}
-	return hal->ops->module_parse(hal, image, bytes, name, out, why, why_len);
+	struct vgpu_error own = VGPU_ERROR_INIT;
+	int err;
+
+	if (!hal->ops->module_parse)
+		return vgpu_error_set(error, -ENOTSUP, "this GPU runs no user programs");
+	err = hal->ops->module_parse(hal, image, bytes, name, out, &own);
+	if (err && !vgpu_error_is_set(&own)) /* a backend that said nothing */
+		vgpu_error_set(&own, err, "%s", strerror(-err));
+	vgpu_error_propagate(error, &own);
+	return err;
 }
 
 /* What a parsed (or bound) module holds. */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/error.h"
 #include "vgpu/hal.h"
 #include "vgpu/simgpu.h"
 
@@ -39,8 +40,9 @@ struct vgpu_hal_spec {
 	enum vgpu_hal_cuda_isolation cuda_isolation;
 };
 
-/* Parse "simgpu", "cuda" or "cuda:N". -EINVAL (with why) otherwise. */
-int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, char *why, size_t why_len);
+/* Parse "simgpu", "cuda" or "cuda:N". -EINVAL (error says what is
+ * expected) otherwise. */
+int vgpu_hal_spec_parse(const char *text, struct vgpu_hal_spec *spec, struct vgpu_error *error);
 
 /* The backend's name as written ("simgpu", "cuda:0") into buf. */
 const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, size_t len);
@@ -50,8 +52,8 @@ const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, si
  * the settings both share, timeslice_commands and acquire_timeout_ms (the
  * PFIFO's turns and the acquire watchdog). vram_bytes, when
  * nonzero, is the VRAM size (simgpu: overrides sim->vram_bytes) or the VRAM
- * budget (cuda). On failure returns the backend's negative errno and says
- * why; for cuda -ENOENT (no driver), -ENODEV (no device) and -ENOTSUP (no
+ * budget (cuda). On failure returns the backend's negative errno and sets
+ * error (vgpu/error.h) to what is wrong; for cuda -ENOENT (no driver), -ENODEV (no device) and -ENOTSUP (no
  * host-memory mapping) mean "this machine has no usable GPU". For cuda,
  * spec->cuda_isolation picks the isolation, and the environment variable
  * VGPU_CUDA_ISOLATION (none or process), when set, overrides it (tests run
@@ -60,12 +62,12 @@ const char *vgpu_hal_spec_format(const struct vgpu_hal_spec *spec, char *buf, si
  * VGPU_CUDA_KILL_WAIT_MS its kill_wait_ms (tests of a kill's bound).
  */
 int vgpu_hal_open(const struct vgpu_hal_spec *spec, const struct simgpu_config *sim,
-                  uint64_t vram_bytes, struct vgpu_hal **out, char *why, size_t why_len);
+                  uint64_t vram_bytes, struct vgpu_hal **out, struct vgpu_error *error);
 
 /* Open the backend named by the environment variable VGPU_HAL ("simgpu"
  * when unset), for tests that run against every backend. */
 int vgpu_hal_open_from_env(const struct simgpu_config *sim, uint64_t vram_bytes,
-                           struct vgpu_hal **out, char *why, size_t why_len);
+                           struct vgpu_hal **out, struct vgpu_error *error);
 
 #ifdef __cplusplus
 }

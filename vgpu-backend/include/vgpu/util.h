@@ -23,24 +23,6 @@
 extern "C" {
 #endif
 
-/* What was wrong and what to do, into the caller's why buffer: the HAL's
- * convention (its open and module calls, which the guest runtime shares).
- * The rest of the host side passes a struct vgpu_error (vgpu/error.h).
- * why may be NULL. */
-static inline void vgpu_why(char *why, size_t why_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static inline void vgpu_why(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !why_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, why_len, fmt, ap);
-	va_end(ap);
-}
-
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t vgpu_monotonic_ns(void)
 {
