@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * error.h - the host side's one error carrier (the core, vgpud, the local
- * transport, the HALs' callers), in the manner of QEMU's Error **.
+ * transport, the HALs and their opener), in the manner of QEMU's Error **.
  *
  * A function that can fail with something to say takes a
  * `struct vgpu_error *error` as its last parameter and returns an int: 0
