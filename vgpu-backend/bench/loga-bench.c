@@ -123,12 +123,21 @@ struct plan {
 	uint64_t fair_run_ns;     /* Fig. 11: the measured window */
 };
 
-static const struct plan plan_full = { "full", 100, 100000000ull, 1000000000ull, 200000000ull,
-	                               1000, 10, 500000000ull, 10000000000ull };
-static const struct plan plan_quick = { "quick", 100, 100000000ull, 300000000ull, 200000000ull,
-	                                400, 5, 500000000ull, 2000000000ull };
-static const struct plan plan_brief = { "brief", 300, 50000000ull, 150000000ull, 20000000ull,
-	                                200, 2, 200000000ull, 500000000ull };
+static const struct plan plan_full = {
+	.name = "full", .length_step_us = 100, .warmup_ns = 100000000ull,
+	.run_ns = 1000000000ull, .tail_ns = 200000000ull, .app_kernels = 1000, .periods = 10,
+	.fair_warmup_ns = 500000000ull, .fair_run_ns = 10000000000ull,
+};
+static const struct plan plan_quick = {
+	.name = "quick", .length_step_us = 100, .warmup_ns = 100000000ull,
+	.run_ns = 300000000ull, .tail_ns = 200000000ull, .app_kernels = 400, .periods = 5,
+	.fair_warmup_ns = 500000000ull, .fair_run_ns = 2000000000ull,
+};
+static const struct plan plan_brief = {
+	.name = "brief", .length_step_us = 300, .warmup_ns = 50000000ull,
+	.run_ns = 150000000ull, .tail_ns = 20000000ull, .app_kernels = 200, .periods = 2,
+	.fair_warmup_ns = 200000000ull, .fair_run_ns = 500000000ull,
+};
 
 struct setup {
 	struct vgpu_hal *hal;
