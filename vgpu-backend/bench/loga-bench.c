@@ -39,7 +39,7 @@
  *   loga_overhead_by_throttles, neon_overhead_by_throttles  §5.3, Fig. 8:
  *       the same overheads beside 1, 2, 4, 8, 16 and 32 throttles
  *       (overhead_throttles; the application runs for about 10 accounting
- *       periods, 5 with --quick): NEON's grows
+ *       periods, 5 with --quick, 2 with --brief): NEON's grows
  *       with the number of VMs (longer sampling phases, each VM alone),
  *       LoGA's stays flat.
  *   loga_cpu_fraction  §5.6: the accounting thread's polling time ÷ the
@@ -53,8 +53,15 @@
  *   neon_fair_share_error_equal  the same in equal-share under NEON's
  *       accounting, against the shares NEON itself estimates (the seed's
  *       §5.5 compares the two accountings' fairness).
+ *   loga_run  the run's length: "full", "quick" or "brief".
  *
- * Usage: loga-bench [--json FILE] [--quick]
+ * Usage: loga-bench [--json FILE] [--quick | --brief]
+ *
+ * --quick shortens every run (about a third); --brief is the quick report's
+ * run (vgpu-report --quick, the report-shapes test): every figure above,
+ * from 4 kernel lengths (100, 400, 700, 1000 us) instead of 10 and runs of
+ * a fraction of a second, in about 10 s on an idle host instead of about
+ * 35 (--quick) or 100 s; its figures are the noisiest.
  */
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
@@ -102,6 +109,35 @@ static void sleep_until(uint64_t t_ns)
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
+
+/* How long each part runs (see the usage). */
+struct plan {
+	const char *name;         /* loga_run */
+	uint64_t length_step_us;  /* Figs. 9, 10: 100 us .. 1000 us in these steps */
+	uint64_t warmup_ns;       /* Figs. 9, 10: before the measured window */
+	uint64_t run_ns;          /* Figs. 9, 10: the measured window */
+	uint64_t tail_ns;         /* Figs. 9, 10: the throttle runs on after it */
+	uint64_t app_kernels;     /* Fig. 7: the application's kernels */
+	uint64_t periods;         /* Fig. 8: accounting periods the application runs */
+	uint64_t fair_warmup_ns;  /* Fig. 11: before the measured window */
+	uint64_t fair_run_ns;     /* Fig. 11: the measured window */
+};
+
+static const struct plan plan_full = {
+	.name = "full", .length_step_us = 100, .warmup_ns = 100000000ull,
+	.run_ns = 1000000000ull, .tail_ns = 200000000ull, .app_kernels = 1000, .periods = 10,
+	.fair_warmup_ns = 500000000ull, .fair_run_ns = 10000000000ull,
+};
+static const struct plan plan_quick = {
+	.name = "quick", .length_step_us = 100, .warmup_ns = 100000000ull,
+	.run_ns = 300000000ull, .tail_ns = 200000000ull, .app_kernels = 400, .periods = 5,
+	.fair_warmup_ns = 500000000ull, .fair_run_ns = 2000000000ull,
+};
+static const struct plan plan_brief = {
+	.name = "brief", .length_step_us = 300, .warmup_ns = 50000000ull,
+	.run_ns = 150000000ull, .tail_ns = 20000000ull, .app_kernels = 200, .periods = 2,
+	.fair_warmup_ns = 200000000ull, .fair_run_ns = 500000000ull,
+};
 
 struct setup {
 	struct vgpu_hal *hal;
@@ -273,13 +309,15 @@ struct accuracy_result {
 	double load_vs_intended;   /* against kernel length / cycle */
 };
 
-static void accuracy(uint64_t run_ns, struct accuracy_result *r)
+static void accuracy(const struct plan *plan, struct accuracy_result *r)
 {
+	uint64_t run_ns = plan->run_ns, warmup_ns = plan->warmup_ns;
+
 	memset(r, 0, sizeof(*r));
 	printf("kernel length and load, one throttle, polling 100%% of the time\n"
 	       "(accounted against the engine's residency; [against the modeled length / "
 	       "intended load]):\n");
-	for (uint64_t us = 100; us <= 1000; us += 100) {
+	for (uint64_t us = 100; us <= 1000; us += plan->length_step_us) {
 		struct setup s;
 		struct loga_tenant t = { .kernel_ns = us * 1000 };
 		uint64_t t0, g0, g1, k0, k1, r0, r1, w0, w1;
@@ -289,12 +327,12 @@ static void accuracy(uint64_t run_ns, struct accuracy_result *r)
 		tenant_make(&s, &t, "throttle", "best-effort", 1);
 		/* Fig. 9: back to back */
 		t0 = now_ns();
-		start(&t, 1, t0 + run_ns + 200000000ull);
-		sleep_until(t0 + 100000000ull);
+		start(&t, 1, t0 + warmup_ns + run_ns + plan->tail_ns);
+		sleep_until(t0 + warmup_ns);
 		g0 = gpu_time(&t);
 		r0 = resident_ns(&t);
 		k0 = __atomic_load_n(&t.done, __ATOMIC_RELAXED);
-		sleep_until(t0 + 100000000ull + run_ns);
+		sleep_until(t0 + warmup_ns + run_ns);
 		g1 = gpu_time(&t);
 		r1 = resident_ns(&t);
 		k1 = __atomic_load_n(&t.done, __ATOMIC_RELAXED);
@@ -306,12 +344,12 @@ static void accuracy(uint64_t run_ns, struct accuracy_result *r)
 		/* Fig. 10: one kernel per 1000 us cycle */
 		t.cycle_ns = 1000000;
 		t0 = now_ns();
-		start(&t, 1, t0 + run_ns + 200000000ull);
-		sleep_until(t0 + 100000000ull);
+		start(&t, 1, t0 + warmup_ns + run_ns + plan->tail_ns);
+		sleep_until(t0 + warmup_ns);
 		g0 = gpu_time(&t);
 		r0 = resident_ns(&t);
 		w0 = now_ns();
-		sleep_until(t0 + 100000000ull + run_ns);
+		sleep_until(t0 + warmup_ns + run_ns);
 		g1 = gpu_time(&t);
 		r1 = resident_ns(&t);
 		w1 = now_ns();
@@ -377,8 +415,9 @@ static double turnaround(enum accounting accounting, int throttles, uint64_t thr
 
 /* §5.5: max |share - fair| over VMs, for one mode, under an accounting
  * mode. */
-static double fairness(enum accounting accounting, const char *mode, uint64_t run_ns)
+static double fairness(enum accounting accounting, const char *mode, const struct plan *plan)
 {
+	uint64_t run_ns = plan->fair_run_ns, warmup_ns = plan->fair_warmup_ns;
 	static const char *const names[] = { "application", "throttle-1", "throttle-2",
 		                             "throttle-3", "throttle-4" };
 	bool fixed = !strcmp(mode, "fixed-share");
@@ -399,11 +438,11 @@ static double fairness(enum accounting accounting, const char *mode, uint64_t ru
 	/* fixed-share: the application alone, the others idle (their share
 	 * stays theirs) */
 	t0 = now_ns();
-	start(t, count, t0 + run_ns + 500000000ull);
-	sleep_until(t0 + 500000000ull);
+	start(t, count, t0 + warmup_ns + run_ns);
+	sleep_until(t0 + warmup_ns);
 	for (size_t i = 0; i < 5; i++)
 		g0[i] = gpu_time(&t[i]);
-	sleep_until(t0 + 500000000ull + run_ns);
+	sleep_until(t0 + warmup_ns + run_ns);
 	for (size_t i = 0; i < 5; i++) {
 		g1[i] = gpu_time(&t[i]) - g0[i];
 		total += g1[i];
@@ -440,10 +479,11 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "brief", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *json_path = NULL;
-	bool quick = false;
+	const struct plan *plan = &plan_full;
 	struct json_object *json = json_object_new_object();
 	static const int overhead_throttles[] = { 1, 2, 4, 8, 16, MAX_THROTTLES };
 	enum { STEPS = sizeof(overhead_throttles) / sizeof(overhead_throttles[0]) };
@@ -451,20 +491,21 @@ int main(int argc, char **argv)
 	double with, without, neon, cpu, unused, fair_max = 0;
 	double by_throttles[2][STEPS], neon_fair, shared, without_100, loga_100, neon_100;
 	struct json_object *arrays[3];
-	uint64_t run_ns;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		if (opt == 'j')
 			json_path = optarg;
 		else if (opt == 'q')
-			quick = true;
+			plan = &plan_quick;
+		else if (opt == 'b')
+			plan = &plan_brief;
 		else
 			return 64;
 	}
-	run_ns = quick ? 300000000ull : 1000000000ull;
-	printf("loga-bench: LoGA §5 on paced simgpu (load average %.2f)\n", load_average_1m());
-	accuracy(run_ns, &accurate);
+	printf("loga-bench: LoGA §5 on paced simgpu, %s run (load average %.2f)\n", plan->name,
+	       load_average_1m());
+	accuracy(plan, &accurate);
 	printf("loga_kernel_length_error_max %.4f (seed: 0.06, goal <= 0.03); against the modeled "
 	       "length %.4f\n",
 	       accurate.kernel, accurate.kernel_vs_modeled);
@@ -473,8 +514,8 @@ int main(int argc, char **argv)
 	       accurate.load, accurate.load_vs_intended);
 
 	/* unpinned first: the accounting thread and simgpu on shared CPUs */
-	without = turnaround(OFF, 10, 10000, quick ? 400 : 1000, &unused);
-	with = turnaround(LOGA, 10, 10000, quick ? 400 : 1000, &unused);
+	without = turnaround(OFF, 10, 10000, plan->app_kernels, &unused);
+	with = turnaround(LOGA, 10, 10000, plan->app_kernels, &unused);
 	shared = with / without - 1;
 	pin_accounting = pin_everything_else(true);
 	printf("application beside 10 throttles, all threads on shared CPUs: %.3f s without "
@@ -483,9 +524,9 @@ int main(int argc, char **argv)
 	printf("%s\n", pin_accounting ? "from here on the accounting thread runs on CPU 1, everything "
 	                               "else on CPU 0 (with and without accounting alike)"
 	                             : "one CPU: the accounting thread shares it with simgpu");
-	without = turnaround(OFF, 10, 10000, quick ? 400 : 1000, &unused);
-	with = turnaround(LOGA, 10, 10000, quick ? 400 : 1000, &cpu);
-	neon = turnaround(NEON, 10, 10000, quick ? 400 : 1000, &unused);
+	without = turnaround(OFF, 10, 10000, plan->app_kernels, &unused);
+	with = turnaround(LOGA, 10, 10000, plan->app_kernels, &cpu);
+	neon = turnaround(NEON, 10, 10000, plan->app_kernels, &unused);
 	printf("application beside 10 throttles (10 us / 1000 us): %.3f s without accounting, "
 	       "%.3f s with LoGA, %.3f s with NEON\n",
 	       without, with, neon);
@@ -497,18 +538,18 @@ int main(int argc, char **argv)
 	       neon / without - 1);
 
 	/* Fig. 7b: the same beside ten throttles of 100 us kernels (90.9 % load) */
-	without_100 = turnaround(OFF, 10, 100000, quick ? 400 : 1000, &unused);
-	loga_100 = turnaround(LOGA, 10, 100000, quick ? 400 : 1000, &unused) / without_100 - 1;
-	neon_100 = turnaround(NEON, 10, 100000, quick ? 400 : 1000, &unused) / without_100 - 1;
+	without_100 = turnaround(OFF, 10, 100000, plan->app_kernels, &unused);
+	loga_100 = turnaround(LOGA, 10, 100000, plan->app_kernels, &unused) / without_100 - 1;
+	neon_100 = turnaround(NEON, 10, 100000, plan->app_kernels, &unused) / without_100 - 1;
 	printf("application beside 10 throttles (100 us / 1000 us): %.3f s without accounting; "
 	       "loga_overhead_100us %.4f, neon_overhead_100us %.4f (seed: 0.007 and 0.076)\n",
 	       without_100, loga_100, neon_100);
 
 	printf("overhead against the number of throttles (Fig. 8):\n  throttles     loga     neon\n");
 	for (int i = 0; i < STEPS; i++) {
-		/* long enough for 5 (quick) or 10 accounting periods of 6 ms per
+		/* long enough for plan->periods accounting periods of 6 ms per
 		 * channel: 12 kernels of 500 us each per channel and period */
-		uint64_t kernels = (quick ? 5u : 10u) * 12u * (uint64_t)(overhead_throttles[i] + 1);
+		uint64_t kernels = plan->periods * 12u * (uint64_t)(overhead_throttles[i] + 1);
 		double base = turnaround(OFF, overhead_throttles[i], 10000, kernels, &unused);
 
 		for (int m = 0; m < 2; m++)
@@ -529,7 +570,7 @@ int main(int argc, char **argv)
 	for (const char *const *mode = (const char *const[]){ "equal-share", "weighted",
 	                                                      "fixed-share", NULL };
 	     *mode; mode++) {
-		double worst = fairness(LOGA, *mode, quick ? 2000000000ull : 10000000000ull);
+		double worst = fairness(LOGA, *mode, plan);
 
 		if (worst > fair_max)
 			fair_max = worst;
@@ -537,7 +578,7 @@ int main(int argc, char **argv)
 	printf("fair_share_error_max %.4f (goal <= 0.05)\n", fair_max);
 	printf("the same, equal-share under NEON's accounting (its shares as NEON estimates "
 	       "them):\n");
-	neon_fair = fairness(NEON, "equal-share", quick ? 2000000000ull : 10000000000ull);
+	neon_fair = fairness(NEON, "equal-share", plan);
 	printf("neon_fair_share_error_equal %.4f\n", neon_fair);
 
 	json_number(json, "loga_kernel_length_error_max", accurate.kernel);
@@ -562,6 +603,7 @@ int main(int argc, char **argv)
 	json_number(json, "loga_cpu_fraction", cpu);
 	json_number(json, "fair_share_error_max", fair_max);
 	json_number(json, "neon_fair_share_error_equal", neon_fair);
+	json_object_object_add(json, "loga_run", json_object_new_string(plan->name));
 	if (json_write(json, json_path, "loga-bench"))
 		return 1;
 	json_object_put(json);

@@ -14,6 +14,10 @@
 #    its counts add up;
 #  - the shape checks of the experiments added for issue 25 ran (a quick
 #    run that silently skipped one would pass otherwise).
+#  - experiment 9's LoGA figures (seed 002) were evaluated: without a
+#    bench.json the report runs loga-bench (--brief) itself, so no LoGA
+#    verdict may be "not evaluated", and the section says where its
+#    figures came from.
 set -euo pipefail
 
 report_bin="$1"
@@ -98,6 +102,20 @@ for label in "${expected[@]}"; do
 done
 [ "$rows" -eq "${#expected[@]}" ] ||
 	fail "the top table has $rows rows, the seeds ${#expected[@]} evaluation figures"
+
+# Experiment 9 (LoGA, seed 002): every figure evaluated, the source named.
+for label in "LoGA Fig. 7a" "LoGA Fig. 7b" "LoGA Fig. 8" "LoGA Fig. 9" "LoGA Fig. 10" \
+	"LoGA Fig. 11"; do
+	line=$(printf '%s\n' "$table" | grep -F "| $label | " || true)
+	[[ "$line" != *'not evaluated'* ]] || fail "'$label' was not evaluated: $line"
+done
+if grep -F 'Verdict**' "$md" | grep -F '(LoGA Fig. ' | grep -F '**Not evaluated**' >&2; then
+	fail "LoGA verdicts not evaluated (above)"
+fi
+loga=$(grep -F 'Verdict**' "$md" | grep -cF '(LoGA Fig. ' || true)
+[ "$loga" -ge 6 ] || fail "$loga verdicts on LoGA's figures (expected >= 6)"
+grep -qE '^\*\*Figures:\*\* LoGA figures from ' "$md" ||
+	fail "experiment 9 does not say where its LoGA figures came from"
 
 # The shape checks of the experiments added for issue 25, each present and
 # passed (a failed one already failed the run above).

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
  * gpu_time.c - experiment 9: per-VM GPU time, LoGA against NEON (seed 002,
- * issue 15), quoted from loga-bench's figures in build/bench/bench.json.
+ * issues 15 and 25), from loga-bench's figures.
  *
  * The accounting thread polls the GPU's status in wall time against a
  * paced simgpu (its modeled clock tied to wall time), so its figures depend
  * on the host and cannot come from the modeled clock like the other
- * experiments: `./vgpu-dev bench` measures them (loga-bench) and this
- * section quotes them, with the seed's numbers beside them and a plot of
- * the overhead against the number of throttles (Fig. 8) when present.
+ * experiments: loga-bench measures them, either in `./vgpu-dev bench`
+ * (bench.json) or run by the report itself (loga_figures.h), and this
+ * section quotes them, says which, and shows the seed's numbers beside
+ * them, a plot of the overhead against the number of throttles (Fig. 8)
+ * and the verdicts computed from them.
  * No shape check: nothing here is deterministic.
  */
 #include <math.h>
 
 #include <json-c/json.h>
 
+#include "loga_figures.h"
 #include "report.h"
 #include "verdict.h"
 
-/* A number from bench.json, or NAN when absent. */
+/* A number from loga-bench's figures, or NAN when absent. */
 static double number(struct json_object *bench, const char *key)
 {
 	struct json_object *value;
@@ -31,7 +34,7 @@ static void row(struct report *report, const char *what, const char *seed, doubl
                 const char *goal)
 {
 	if (isnan(value))
-		report_md(report, "| %s | %s | – (not in bench.json) | %s |\n", what, seed, goal);
+		report_md(report, "| %s | %s | – (not in the figures) | %s |\n", what, seed, goal);
 	else
 		report_md(report, "| %s | %s | %.3f | %s |\n", what, seed, value, goal);
 }
@@ -98,7 +101,7 @@ static void by_throttles(struct report *report, struct json_object *bench)
 
 void experiment_gpu_time(struct report *report)
 {
-	struct json_object *bench = NULL, *date = NULL;
+	struct json_object *bench;
 
 	report_section(report, "9", "GPU time per VM: LoGA against NEON (seed 002, wall-clock)");
 	report_md(report,
@@ -114,33 +117,30 @@ void experiment_gpu_time(struct report *report)
 	          "fair as NEON's; §5.6: polling costs 17%% of a core at 1:5.\n\n"
 	          "**Here.** The accounting thread in vgpud (`[core] gpu_accounting`; "
 	          "`accounting_mode = loga` or `neon`, core/gpu_accounting.h) against a paced simgpu. Its figures "
-	          "are wall-clock, so they come from `./vgpu-dev bench` (loga-bench) rather "
-	          "than from the modeled clock, and depend on the host's load. The errors are "
+	          "are wall-clock, so they come from loga-bench rather than from the modeled "
+	          "clock, and depend on the host's load: from `./vgpu-dev bench`'s bench.json "
+	          "when that has them and is not older than the build's loga-bench, else from "
+	          "a run of loga-bench by this report (`--brief` in the quick version: 4 kernel "
+	          "lengths instead of 10, runs of a fraction of a second). The errors are "
 	          "taken against what the engine really did (the wall time simgpu's "
 	          "current-channel register named the channel, `resident_wall_ns`): the "
 	          "simulated GPU is a host thread, and a host that delays it stretches a "
 	          "kernel beyond its modeled length; the rows marked … add those delays. On "
 	          "two cores the polling thread also takes CPU time from the simulated GPU, "
 	          "which a real GPU does not need: the overhead row measures that too.\n\n");
-	if (report->bench_json)
-		bench = json_object_from_file(report->bench_json);
-	if (!bench || isnan(number(bench, "loga_overhead"))) {
+	bench = loga_figures_get(report);
+	if (!bench) {
 		struct verdict v;
 
-		report_md(report, "No loga-bench figures yet (`build/bench/bench.json` without "
-		          "`loga_overhead`): `./vgpu-dev bench` measures them and a later "
-		          "`./vgpu-dev report` quotes them here.\n\n");
+		report_md(report, "**Figures:** %s.\n\n", report->loga_source);
 		verdict_begin(&v, "L7a L7b L8 L9 L10 L11", "LoGA against NEON (overhead, accuracy, "
 		              "fairness)");
-		verdict_end(report, &v, "run `./vgpu-dev bench` first");
-		if (bench)
-			json_object_put(bench);
+		verdict_end(report, &v, "no loga-bench figures (above)");
 		return;
 	}
-	json_object_object_get_ex(bench, "bench_date", &date);
-	report_md(report, "From `./vgpu-dev bench` of %s:\n\n"
+	report_md(report, "**Figures:** LoGA figures %s.\n\n"
 	          "| experiment | seed | here | goal (issue 15) |\n|---|---|---:|---|\n",
-	          date ? json_object_get_string(date) : "an earlier run");
+	          report->loga_source);
 	row(report, "kernel-length error, 100 … 1000 µs (§5.4, Fig. 9)", "up to 0.06",
 	    number(bench, "loga_kernel_length_error_max"), "≤ 0.03");
 	row(report, "… against the modeled length (+ the host's delays of simgpu)", "",
@@ -188,7 +188,7 @@ void experiment_gpu_time(struct report *report)
 			              0.02, "");
 		}
 		verdict_end(report, &v, isnan(number(bench, "loga_overhead_100us"))
-		                                ? "bench.json predates loga-bench's 100 µs runs: "
+		                                ? "the figures predate loga-bench's 100 µs runs: "
 		                                  "run `./vgpu-dev bench` again"
 		                                : "wall-clock, one run per mode on this host "
 		                                  "(the simulated GPU, the throttles and the "

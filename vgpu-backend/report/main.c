@@ -3,7 +3,8 @@
  * vgpu-report - the seeds' experiments on simgpu's modeled clock, written
  * as DIR/REPORT.md with data files and gnuplot scripts (see report.h).
  *
- *   vgpu-report [--quick] [--out DIR] [--bench-json FILE] [--only N] [--verbose]
+ *   vgpu-report [--quick] [--out DIR] [--bench-json FILE] [--loga-bench PROGRAM]
+ *               [--only N] [--verbose]
  *
  * Exit status: 0 when every shape check passed, 1 when one failed, 2 when
  * the report could not be made.
@@ -28,7 +29,9 @@ static void usage(FILE *out)
 	        "                     for the SVGs (./vgpu-dev report does)\n"
 	        "  --quick            the short version CI runs (fewer sizes, one iteration)\n"
 	        "  --bench-json FILE  ./vgpu-dev bench's results, quoted for the daemon's\n"
-	        "                     memory per tenant\n"
+	        "                     memory per tenant and LoGA (experiment 9)\n"
+	        "  --loga-bench PROGRAM  run PROGRAM (--brief with --quick) for experiment 9\n"
+	        "                     when FILE lacks its figures or is older than PROGRAM\n"
 	        "  --only N           only experiment N (1..13)\n"
 	        "  --rodinia-build DIR a build with vgpud, vgpu-tenant, libcuda.so.1 and the\n"
 	        "                     Rodinia programs (tests/rodinia) for experiments 12, 13\n"
@@ -41,6 +44,7 @@ int main(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "bench-json", required_argument, NULL, 'b' },
+		{ "loga-bench", required_argument, NULL, 'l' },
 		{ "only", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "rodinia-build", required_argument, NULL, 'r' },
@@ -72,6 +76,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			report.bench_json = optarg;
+			break;
+		case 'l':
+			report.loga_bench = optarg;
 			break;
 		case 'n':
 			only = atoi(optarg);
@@ -136,6 +143,8 @@ int main(int argc, char **argv)
 	          report.quick ? " **This is the quick version**: fewer sizes and seeds "
 	                         "(random runs 2 seeds instead of 5), shorter contention runs; "
 	                         "its verdicts rest on fewer points than the full report's." : "");
+	if (report.loga_source[0])
+		report_md(&report, "LoGA's figures (§9, wall-clock): %s.\n\n", report.loga_source);
 	seed_figures_table(&report);
 	fwrite(body, 1, body_len, report.md);
 	free(body);

@@ -39,6 +39,8 @@ struct report {
 	const char *section; /* the experiment being written ("1", "7") */
 	unsigned checks_passed, checks_failed;
 	const char *bench_json; /* bench.json to quote (daemon memory), or NULL */
+	const char *loga_bench; /* loga-bench to run when bench.json lacks its figures */
+	char loga_source[768];  /* where experiment 9's figures came from (loga_figures.h) */
 	const char *rodinia_build; /* a build with vgpud and tests/rodinia, or NULL */
 };
 
@@ -84,7 +86,7 @@ void experiment_overhead(struct report *report);
 void experiment_scaling(struct report *report);
 void experiment_walkers(struct report *report);  /* seed 003, contention.c */
 void experiment_memsched(struct report *report); /* seed 004, contention.c */
-void experiment_gpu_time(struct report *report); /* seed 002, from bench.json */
+void experiment_gpu_time(struct report *report); /* seed 002, loga_figures.h */
 void experiment_relocation_delay(struct report *report); /* thesis 6.6-6.8, paper 6a/6b */
 void experiment_nn_priorities(struct report *report);    /* thesis Fig. 6.3 */
 void experiment_rodinia(struct report *report); /* the Rodinia programs through vgpud */
