@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	const char *dir = NULL, *ready = NULL;
 	struct vgpud_config *config;
 	struct vgpud *d;
-	char why[1024];
+	struct vgpu_error error = VGPU_ERROR_INIT;
 	sigset_t set;
 	int sig, err;
 
@@ -55,9 +55,9 @@ int main(int argc, char **argv)
 	snprintf(config->socket_path, sizeof(config->socket_path), "%s/vgpud.sock", dir);
 	snprintf(config->control_path, sizeof(config->control_path), "%s/vgpud-control.sock", dir);
 	vgpud_log_set_level(VGPUD_LOG_DEBUG);
-	err = vgpud_create(config, false, &d, why, sizeof(why));
+	err = vgpud_create(config, false, &d, &error);
 	if (err) {
-		fprintf(stderr, "vgpud-mdev: vgpud_create: %s\n", why);
+		fprintf(stderr, "vgpud-mdev: vgpud_create: %s\n", vgpu_error_msg(&error));
 		return 1;
 	}
 	err = vgpud_start(d);
