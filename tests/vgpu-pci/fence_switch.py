@@ -42,7 +42,9 @@ def fences(path):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit("usage: fence_switch.py SOURCE-CONSOLE DESTINATION-CONSOLE")
+        print("usage: fence_switch.py SOURCE-CONSOLE DESTINATION-CONSOLE",
+              file=sys.stderr)
+        return 2
     before, after = fences(sys.argv[1]), fences(sys.argv[2])
     result = {"source_fences": len(before), "destination_fences": len(after),
               "downtime_ns": 0, "fence": 0, "gap_ns": 0}
