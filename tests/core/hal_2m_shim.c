@@ -507,6 +507,12 @@ static int shim_module_bind(struct vgpu_hal_as *as, struct vgpu_hal_module *modu
 	return vgpu_hal_module_bind(to_shim_as(as)->inner, module, variable_va, id);
 }
 
+static int shim_module_bind_at(struct vgpu_hal_as *as, struct vgpu_hal_module *module,
+                               const uint64_t *variable_va, uint32_t id)
+{
+	return vgpu_hal_module_bind_at(to_shim_as(as)->inner, module, variable_va, id);
+}
+
 static int shim_module_unbind(struct vgpu_hal_as *as, uint32_t id)
 {
 	return vgpu_hal_module_unbind(to_shim_as(as)->inner, id);
@@ -544,6 +550,7 @@ static const struct vgpu_hal_ops shim_ops = {
 	.engine_modeled_ns = shim_engine_modeled_ns,
 	.module_parse = shim_module_parse,
 	.module_bind = shim_module_bind,
+	.module_bind_at = shim_module_bind_at,
 	.module_unbind = shim_module_unbind,
 };
 

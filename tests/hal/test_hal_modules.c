@@ -91,11 +91,17 @@ static bool modules_supported(void)
 	return true;
 }
 
-static void module_load(struct tspace *sp, struct tmodule *m)
+#define BIND_ANY_ID UINT32_MAX
+
+/* Parse the test module, place its variables, and bind it: under an id
+ * the GPU picks (BIND_ANY_ID), or under at_id as a migration does (then
+ * the return value of module_bind_at, the module freed if it failed). */
+static int module_load_at(struct tspace *sp, struct tmodule *m, uint32_t at_id)
 {
 	uint64_t offset = 0;
 	size_t bytes;
 	char *text = read_text(MODULE_PATH, &bytes);
+	int err;
 
 	memset(m, 0, sizeof(*m));
 	assert_int_equal(vgpu_hal_module_parse(suite.hal, text, bytes, "modules.ptx", &m->module,
@@ -123,7 +129,23 @@ static void module_load(struct tspace *sp, struct tmodule *m)
 		offset += v->bytes;
 	}
 	assert_true(offset <= suite.vram_page);
-	assert_int_equal(vgpu_hal_module_bind(sp->as, m->module, m->variable_va, &m->id), 0);
+	if (at_id == BIND_ANY_ID) {
+		assert_int_equal(vgpu_hal_module_bind(sp->as, m->module, m->variable_va, &m->id), 0);
+		return 0;
+	}
+	m->id = at_id;
+	err = vgpu_hal_module_bind_at(sp->as, m->module, m->variable_va, at_id);
+	if (err) {
+		vgpu_hal_module_free(m->module);
+		mem_free(m->variables);
+		free(m->variable_va);
+	}
+	return err;
+}
+
+static void module_load(struct tspace *sp, struct tmodule *m)
+{
+	module_load_at(sp, m, BIND_ANY_ID);
 }
 
 static void module_unload(struct tspace *sp, struct tmodule *m)
@@ -470,6 +492,64 @@ static void test_module_unbind(void **state)
 	space_destroy(sp);
 }
 
+/* A module bound under a given id (what an imported VM's launches name)
+ * runs under that id, with its variables where they were placed; a second
+ * bind at a taken id is refused with -EEXIST and leaves the first intact.
+ * A GPU without module_bind_at says -ENOTSUP. */
+static void test_module_bind_at(void **state)
+{
+	struct tspace *sp;
+	struct tchan *tc;
+	struct vgpu_hal_module *again = NULL;
+	struct tmodule m;
+	struct tmem *data;
+	uint32_t p[300];
+	size_t bytes;
+	char *text;
+	uint64_t launches = 0;
+	struct {
+		uint64_t p;
+		int32_t n;
+		uint32_t pad;
+	} params = { DATA_VA, 300, 0 };
+	int err;
+
+	if (!modules_supported())
+		return;
+	sp = space_create();
+	tc = chan_create(sp, 0);
+	err = module_load_at(sp, &m, 5);
+	if (err == -ENOTSUP) {
+		print_message("%s: no module_bind_at\n", suite.backend);
+		chan_destroy(tc);
+		space_destroy(sp);
+		return;
+	}
+	assert_int_equal(err, 0);
+	text = read_text(MODULE_PATH, &bytes);
+	assert_int_equal(vgpu_hal_module_parse(suite.hal, text, bytes, "again.ptx", &again, NULL),
+	                 0);
+	free(text);
+	assert_int_equal(vgpu_hal_module_bind_at(sp->as, again, m.variable_va, 5), -EEXIST);
+	vgpu_hal_module_free(again);
+	data = mem_vram(sp->as, DATA_VA, sizeof(p), suite.vram_page, 0);
+	for (uint32_t i = 0; i < 300; i++)
+		p[i] = i;
+	write_ok(sp->as, DATA_VA, p, sizeof(p));
+	push_launch(tc, &m, 5, m.function[F_SCALE_BIAS], 2, 256, &params, 12);
+	assert_true(chan_sync(tc));
+	read_ok(sp->as, DATA_VA, p, sizeof(p));
+	for (uint32_t i = 0; i < 300; i++)
+		assert_int_equal(p[i], i * 3 + 7);
+	read_ok(sp->as, variable_va(&m, "launches"), &launches, 8);
+	assert_int_equal(launches, 1);
+	mem_free(data);
+	module_unload(sp, &m);
+	assert_int_equal(vgpu_hal_module_unbind(sp->as, 5), -ENOENT);
+	chan_destroy(tc);
+	space_destroy(sp);
+}
+
 /* Images the GPU refuses, each with a reason that names the line. */
 static void test_module_refused(void **state)
 {
@@ -518,6 +598,7 @@ static const struct CMUnitTest module_tests[] = {
 	HAL_TEST(test_module_runaway),
 	HAL_TEST(test_module_huge_grid),
 	HAL_TEST(test_module_unbind),
+	HAL_TEST(test_module_bind_at),
 	HAL_TEST(test_module_refused),
 };
 
