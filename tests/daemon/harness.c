@@ -273,6 +273,48 @@ int tenant_stats(struct tenant *t, struct vgpu_stats_response *out)
 	return status;
 }
 
+int tenant_module_load(struct tenant *t, uint64_t image_va, uint64_t image_bytes,
+                       uint64_t table_va, uint32_t table_bytes,
+                       struct vgpu_module_load_response *out)
+{
+	struct vgpu_module_load_request q = {
+		.image_va = image_va, .image_bytes = image_bytes, .table_va = table_va,
+		.table_bytes = table_bytes,
+	};
+	struct vgpu_response response;
+	int status = tenant_call(t, VGPU_OP_MODULE_LOAD, &q, sizeof(q), &response);
+
+	memset(out, 0, sizeof(*out));
+	if (response.payload_size == sizeof(*out))
+		memcpy(out, response.payload, sizeof(*out));
+	return status;
+}
+
+int tenant_module_unload(struct tenant *t, uint32_t module)
+{
+	struct vgpu_module_unload_request q = { module, 0 };
+
+	return tenant_call(t, VGPU_OP_MODULE_UNLOAD, &q, sizeof(q), NULL);
+}
+
+char *harness_read_file(const char *path, size_t *bytes)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long size;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	text = malloc((size_t)size);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	*bytes = (size_t)size;
+	return text;
+}
+
 struct json_object *harness_control(struct harness *h, const char *request)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };

@@ -76,6 +76,16 @@ int tenant_free(struct tenant *t, uint32_t handle);
 int tenant_channel_create(struct tenant *t, uint32_t entries,
                           struct vgpu_channel_create_response *out);
 int tenant_stats(struct tenant *t, struct vgpu_stats_response *out);
+/* MODULE_LOAD of the image at image_va into a reply table at table_va;
+ * out is the response's payload (zeroed when it carries none). */
+int tenant_module_load(struct tenant *t, uint64_t image_va, uint64_t image_bytes,
+                       uint64_t table_va, uint32_t table_bytes,
+                       struct vgpu_module_load_response *out);
+int tenant_module_unload(struct tenant *t, uint32_t module);
+
+/* The whole file at path (not NUL-terminated), its size in *bytes; asserts
+ * it can be read. The caller frees it. */
+char *harness_read_file(const char *path, size_t *bytes);
 
 /* harness_start, then two tenants: a = "alpha" (profile small) holding
  * 8 MiB, b = "beta" (profile big) holding 40 + 24 MiB, more than the VRAM

@@ -492,47 +492,6 @@ struct program_guest {
 	uint64_t launches_va;   /* the module's global counter */
 };
 
-static char *read_ptx(size_t *bytes)
-{
-	FILE *f = fopen(TEST_PTX_DIR "/modules.ptx", "rb");
-	char *text;
-	long size;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	rewind(f);
-	text = malloc((size_t)size);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	*bytes = (size_t)size;
-	return text;
-}
-
-static int module_load(struct guest *g, struct program_guest *p, size_t bytes,
-                       struct vgpu_module_load_response *out)
-{
-	struct vgpu_module_load_request q = {
-		.image_va = p->image_va, .image_bytes = bytes, .table_va = p->table_va,
-		.table_bytes = 64 << 10,
-	};
-	struct vgpu_response response;
-	int status = tenant_call(&g->t, VGPU_OP_MODULE_LOAD, &q, sizeof(q), &response);
-
-	memset(out, 0, sizeof(*out));
-	if (response.payload_size == sizeof(*out))
-		memcpy(out, response.payload, sizeof(*out));
-	return status;
-}
-
-static int module_unload(struct guest *g, uint32_t module)
-{
-	struct vgpu_module_unload_request q = { module, 0 };
-
-	return tenant_call(&g->t, VGPU_OP_MODULE_UNLOAD, &q, sizeof(q), NULL);
-}
-
 /* scale_bias's index and the address of the variable launches, from the
  * table of the last load. */
 static void read_table(struct guest *g, struct program_guest *p, uint32_t table_bytes)
@@ -602,7 +561,7 @@ static void program_start(struct two *s, struct program_guest *p, bool keep_firs
 	struct vgpu_hello_request hello = { VGPU_ABI_VERSION, VGPU_FEATURE_MODULES };
 	uint32_t handle;
 	size_t bytes;
-	char *image = read_ptx(&bytes);
+	char *image = harness_read_file(TEST_PTX_DIR "/modules.ptx", &bytes);
 
 	harness_start(&s->a);
 	harness_start(&s->b);
@@ -618,12 +577,14 @@ static void program_start(struct two *s, struct program_guest *p, bool keep_firs
 	assert_int_equal(test_channel_create(&g->t, 0, &g->c), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_upload(&g->c, p->image_va, image, bytes), 0);
 	for (unsigned k = 0; k < 2; k++) {
-		assert_int_equal(module_load(g, p, bytes, &p->module[k]), VGPU_STATUS_OK);
+		assert_int_equal(tenant_module_load(&g->t, p->image_va, bytes, p->table_va, 64 << 10,
+		                                    &p->module[k]),
+		                 VGPU_STATUS_OK);
 		read_table(g, p, p->module[k].table_bytes);
 	}
 	assert_int_not_equal(p->module[0].module, p->module[1].module);
 	if (!keep_first)
-		assert_int_equal(module_unload(g, p->module[0].module), VGPU_STATUS_OK);
+		assert_int_equal(tenant_module_unload(&g->t, p->module[0].module), VGPU_STATUS_OK);
 	for (uint32_t i = 0; i < MODULE_N; i++)
 		p->data[i] = i * 7919u;
 	assert_int_equal(test_channel_upload(&g->c, p->data_va, p->data, sizeof(p->data)), 0);
@@ -661,19 +622,21 @@ static void test_module_migration(void **state)
 	scale_bias(&s->g, &p, p.module[1].module); /* the same handle works at B */
 	check_program(&s->g, &p, 3);
 	/* the unloaded id 0 is free at B as at A, id 1 is taken */
-	assert_int_equal(module_unload(&s->g, p.module[0].module), VGPU_STATUS_NOT_FOUND);
+	assert_int_equal(tenant_module_unload(&s->g.t, p.module[0].module), VGPU_STATUS_NOT_FOUND);
 	{
 		struct vgpu_module_load_response again;
 		size_t bytes;
-		char *image = read_ptx(&bytes);
+		char *image = harness_read_file(TEST_PTX_DIR "/modules.ptx", &bytes);
 
-		assert_int_equal(module_load(&s->g, &p, bytes, &again), VGPU_STATUS_OK);
+		assert_int_equal(tenant_module_load(&s->g.t, p.image_va, bytes, p.table_va, 64 << 10,
+		                                    &again),
+		                 VGPU_STATUS_OK);
 		assert_int_equal(again.module, p.module[0].module);
-		assert_int_equal(module_unload(&s->g, again.module), VGPU_STATUS_OK);
+		assert_int_equal(tenant_module_unload(&s->g.t, again.module), VGPU_STATUS_OK);
 		free(image);
 	}
-	assert_int_equal(module_unload(&s->g, p.module[1].module), VGPU_STATUS_OK);
-	assert_int_equal(module_unload(&s->g, p.module[1].module), VGPU_STATUS_NOT_FOUND);
+	assert_int_equal(tenant_module_unload(&s->g.t, p.module[1].module), VGPU_STATUS_OK);
+	assert_int_equal(tenant_module_unload(&s->g.t, p.module[1].module), VGPU_STATUS_NOT_FOUND);
 }
 
 /* A destination that cannot load the VM's programs (here: it allows one

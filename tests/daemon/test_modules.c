@@ -78,24 +78,6 @@ static void download(struct guest *g, uint64_t va, void *data, uint64_t bytes)
 	}
 }
 
-static char *read_file(const char *path, size_t *bytes)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long size;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	rewind(f);
-	text = malloc((size_t)size);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	*bytes = (size_t)size;
-	return text;
-}
-
 static void guest_open(struct harness *h, struct guest *g, const char *name, uint32_t features)
 {
 	uint32_t handle, granted;
@@ -109,29 +91,6 @@ static void guest_open(struct harness *h, struct guest *g, const char *name, uin
 	assert_int_equal(tenant_alloc(&g->t, N * 4, 7, &handle, &g->b_va), VGPU_STATUS_OK);
 	assert_int_equal(tenant_alloc(&g->t, N * 4, 7, &handle, &g->c_va), VGPU_STATUS_OK);
 	assert_int_equal(test_channel_create(&g->t, 0, &g->c), VGPU_STATUS_OK);
-}
-
-static int module_load(struct guest *g, uint64_t image_va, uint64_t image_bytes,
-                       uint32_t table_bytes, struct vgpu_module_load_response *out)
-{
-	struct vgpu_module_load_request q = {
-		.image_va = image_va, .image_bytes = image_bytes, .table_va = g->table_va,
-		.table_bytes = table_bytes,
-	};
-	struct vgpu_response response;
-	int status = tenant_call(&g->t, VGPU_OP_MODULE_LOAD, &q, sizeof(q), &response);
-
-	memset(out, 0, sizeof(*out));
-	if (response.payload_size == sizeof(*out))
-		memcpy(out, response.payload, sizeof(*out));
-	return status;
-}
-
-static int module_unload(struct guest *g, uint32_t module)
-{
-	struct vgpu_module_unload_request q = { module, 0 };
-
-	return tenant_call(&g->t, VGPU_OP_MODULE_UNLOAD, &q, sizeof(q), NULL);
 }
 
 /* The index of function name in a downloaded table, with its layout. */
@@ -162,12 +121,14 @@ static void test_module_load_and_launch(void **state)
 	uint8_t table[4096];
 	struct guest g;
 	size_t bytes;
-	char *image = read_file(TEST_PTX_DIR "/modules.ptx", &bytes);
+	char *image = harness_read_file(TEST_PTX_DIR "/modules.ptx", &bytes);
 	int index;
 
 	guest_open(h, &g, "user-program", VGPU_FEATURE_MODULES);
 	upload(&g, g.image_va, image, bytes);
-	assert_int_equal(module_load(&g, g.image_va, bytes, 64 << 10, &r), VGPU_STATUS_OK);
+	assert_int_equal(tenant_module_load(&g.t, g.image_va, bytes, g.table_va, 64 << 10,
+	                                    &r),
+	                 VGPU_STATUS_OK);
 	assert_int_equal(r.function_count, 5);
 	assert_int_equal(r.variable_count, 3);
 	assert_true(r.variables_bytes >= 16 && r.variables_va != 0);
@@ -200,8 +161,8 @@ static void test_module_load_and_launch(void **state)
 	for (uint32_t i = 0; i < N; i++)
 		assert_int_equal(z[i], x[i] + y[i]);
 
-	assert_int_equal(module_unload(&g, r.module), VGPU_STATUS_OK);
-	assert_int_equal(module_unload(&g, r.module), VGPU_STATUS_NOT_FOUND);
+	assert_int_equal(tenant_module_unload(&g.t, r.module), VGPU_STATUS_OK);
+	assert_int_equal(tenant_module_unload(&g.t, r.module), VGPU_STATUS_NOT_FOUND);
 	free(image);
 	tenant_close(&g.t);
 }
@@ -215,31 +176,38 @@ static void test_module_load_errors(void **state)
 	struct vgpu_module_table header;
 	struct guest g, plain;
 	size_t bytes;
-	char *image = read_file(TEST_PTX_DIR "/modules.ptx", &bytes);
+	char *image = harness_read_file(TEST_PTX_DIR "/modules.ptx", &bytes);
 
 	guest_open(h, &g, "careless", VGPU_FEATURE_MODULES);
 	/* malformed: INVALID, the reason in the table, with its line */
 	upload(&g, g.image_va, garbage, sizeof(garbage) - 1);
-	assert_int_equal(module_load(&g, g.image_va, sizeof(garbage) - 1, 64 << 10, &r),
+	assert_int_equal(tenant_module_load(&g.t, g.image_va, sizeof(garbage) - 1, g.table_va, 64 << 10,
+	                                    &r),
 	                 VGPU_STATUS_INVALID);
 	download(&g, g.table_va, &header, sizeof(header));
 	assert_int_equal(header.magic, VGPU_MODULE_TABLE_MAGIC);
 	assert_non_null(strstr(header.message, "module:"));
 	/* an image outside the VM's memory */
-	assert_int_equal(module_load(&g, 0x7f0000000000ull, 4096, 64 << 10, &r),
+	assert_int_equal(tenant_module_load(&g.t, 0x7f0000000000ull, 4096, g.table_va, 64 << 10,
+	                                    &r),
 	                 VGPU_STATUS_INVALID);
 	/* a table too small: LIMIT with the size needed; nothing stays */
 	upload(&g, g.image_va, image, bytes);
-	assert_int_equal(module_load(&g, g.image_va, bytes, sizeof(header), &r), VGPU_STATUS_LIMIT);
+	assert_int_equal(tenant_module_load(&g.t, g.image_va, bytes, g.table_va, sizeof(header),
+	                                    &r),
+	                 VGPU_STATUS_LIMIT);
 	assert_true(r.table_bytes > sizeof(header));
-	assert_int_equal(module_load(&g, g.image_va, bytes, r.table_bytes, &r), VGPU_STATUS_OK);
-	assert_int_equal(module_unload(&g, r.module), VGPU_STATUS_OK);
-	assert_int_equal(module_unload(&g, 4242), VGPU_STATUS_NOT_FOUND);
+	assert_int_equal(tenant_module_load(&g.t, g.image_va, bytes, g.table_va, r.table_bytes,
+	                                    &r),
+	                 VGPU_STATUS_OK);
+	assert_int_equal(tenant_module_unload(&g.t, r.module), VGPU_STATUS_OK);
+	assert_int_equal(tenant_module_unload(&g.t, 4242), VGPU_STATUS_NOT_FOUND);
 
 	/* a guest that did not ask for the feature */
 	guest_open(h, &plain, "old-guest", 0);
 	upload(&plain, plain.image_va, image, bytes);
-	assert_int_equal(module_load(&plain, plain.image_va, bytes, 64 << 10, &r),
+	assert_int_equal(tenant_module_load(&plain.t, plain.image_va, bytes, plain.table_va, 64 << 10,
+	                                    &r),
 	                 VGPU_STATUS_UNSUPPORTED);
 	free(image);
 	tenant_close(&plain.t);
