@@ -44,17 +44,8 @@ if [[ $(id -u) != 0 ]]; then
 	echo "SKIP: tests/vgpu-pci/bad-fds.sh needs root"
 	exit 77
 fi
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-wait_for() {
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
+# shellcheck source=../lib/checks.sh
+source "$ROOT/tests/lib/checks.sh"
 run=$(mktemp -d "${TMPDIR:-/tmp}/vgpu-pci-bad-fds.XXXXXX")
 fake_pid='' qemu_pid=''
 cleanup() {

@@ -10,9 +10,8 @@ set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $1"; failed=$((failed + 1)); }
+# shellcheck source=../lib/checks.sh
+source "$HERE/../lib/checks.sh"
 check() { # name, expected stdout, expected exit status, console files...
 	local name="$1" want="$2" want_rc="$3" got rc
 	shift 3

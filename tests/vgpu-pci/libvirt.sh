@@ -111,23 +111,9 @@ fi
 vram=64M chunk=4M size=48M buffer=8M small=16M duration=2s iterations=10
 boot_wait=180 phase_wait=300 gone_wait=30
 lv_user=libvirt-qemu # Debian's QEMU user and group under libvirt (qemu.conf)
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-check() { # DESCRIPTION COMMAND...: ok or bad by COMMAND's exit status
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what"; fi
-}
+# shellcheck source=../lib/checks.sh
+source "$ROOT/tests/lib/checks.sh"
 jq_true() { jq -e "$@" >/dev/null; } # JQ-ARGS...: a check on JSON
-wait_for() { # SECONDS COMMAND...: poll COMMAND every 0.2 s; 1 when SECONDS pass first
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
 t0=$(vm_now)
 run='' libvirtd_pid='' vgpud_pid='' dom=''
 declare -a helper_pids=() created_dirs=() mounted=()

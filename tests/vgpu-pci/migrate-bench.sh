@@ -71,17 +71,8 @@ if [[ $(id -u) != 0 ]]; then
 fi
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 vram=256M chunk=4M
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-wait_for() {
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
+# shellcheck source=../lib/checks.sh
+source "$ROOT/tests/lib/checks.sh"
 t0=$(vm_now)
 run=''
 declare -A pid_of=()

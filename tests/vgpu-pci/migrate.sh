@@ -59,22 +59,8 @@ if [[ $(id -u) != 0 ]]; then
 	exit 77
 fi
 vram=32M chunk=4M size=64M buffer=8M small=8M duration=100s iterations=40
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what"; fi
-}
-wait_for() {
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		(($(date +%s) < deadline)) || return 1
-		sleep 0.2
-	done
-}
+# shellcheck source=../lib/checks.sh
+source "$ROOT/tests/lib/checks.sh"
 t0=$(vm_now)
 run=''
 declare -A pid_of=()
