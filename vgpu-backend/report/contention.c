@@ -50,21 +50,6 @@ static const enum cs_mem_policy sched_policies[] = {
 	CS_SCHED_FRFCFS, CS_SCHED_RR_FRFCFS, CS_SCHED_ITS, CS_SCHED_WEIS,
 };
 
-/* "gups stream" -> specs; the count, 0 on a bad spec. */
-static uint32_t parse_mix(const char *mix, struct cs_tenant_spec *specs)
-{
-	char text[128], *save = NULL, *word;
-	uint32_t n = 0;
-
-	snprintf(text, sizeof(text), "%s", mix);
-	for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
-		if (n == CS_MAX_TENANTS || cs_tenant_spec_parse(word, &specs[n]))
-			return 0;
-		n++;
-	}
-	return n;
-}
-
 /* A mix's label for tables and plots: "gups+stream". */
 static void mix_label(const char *mix, char *out, size_t len)
 {
@@ -85,7 +70,7 @@ static int run_mix_with(const char *mix, uint32_t page_shift, enum cs_walker_pol
 {
 	struct cs_tenant_spec specs[CS_MAX_TENANTS];
 	struct cs_model_config cfg;
-	uint32_t n = parse_mix(mix, specs);
+	uint32_t n = cs_mix_parse(mix, specs, CS_MAX_TENANTS);
 
 	if (!n)
 		return -1;
@@ -147,7 +132,7 @@ static double split_throughput(const char *mix, const uint32_t *sms, enum cs_mem
 	struct cs_model_config cfg;
 	struct cs_model *m;
 	double it = 0;
-	uint32_t n = parse_mix(mix, specs);
+	uint32_t n = cs_mix_parse(mix, specs, CS_MAX_TENANTS);
 	int ret = 0;
 
 	if (n != 2)
@@ -206,7 +191,7 @@ static void walker_sensitivity(struct report *report, uint64_t cycles, struct ve
 		struct cs_tenant_spec specs[CS_MAX_TENANTS];
 		struct cs_model_config cfg;
 		struct cs_mix_result r[2];
-		uint32_t n = parse_mix(mix, specs);
+		uint32_t n = cs_mix_parse(mix, specs, CS_MAX_TENANTS);
 
 		for (unsigned p = 0; p < 2; p++) {
 			cs_model_config_defaults(&cfg);
@@ -272,7 +257,7 @@ static void dwspp_variants(struct report *report, const char *const *mixes, size
 
 		if (results[i][0].tenants != 2)
 			continue;
-		n = parse_mix(mixes[i], specs);
+		n = cs_mix_parse(mixes[i], specs, CS_MAX_TENANTS);
 		have[i] = n > 0;
 		for (unsigned k = 0; have[i] && k < 3; k++) {
 			struct cs_model_config cfg;

@@ -24,20 +24,6 @@ struct trace_summary {
 	unsigned windows;               /* with instructions of both */
 };
 
-static uint32_t parse_pair(const char *mix, struct cs_tenant_spec *specs)
-{
-	char text[128], *save = NULL, *word;
-	uint32_t n = 0;
-
-	snprintf(text, sizeof(text), "%s", mix);
-	for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
-		if (n == 2 || cs_tenant_spec_parse(word, &specs[n]))
-			return 0;
-		n++;
-	}
-	return n;
-}
-
 static void mean_sd(const double *x, unsigned n, double *mean, double *sd)
 {
 	double sum = 0, squares = 0;
@@ -85,7 +71,7 @@ void memsched_traces(struct report *report, const char *const *pairs, size_t cou
 		const struct cs_mix_result *untraced = &results[i * stride];
 		struct cs_tenant_spec specs[2];
 
-		if (untraced[0].tenants != 2 || parse_pair(pairs[i], specs) != 2)
+		if (untraced[0].tenants != 2 || cs_mix_parse(pairs[i], specs, 2) != 2)
 			continue;
 		report_progress(report, "  memsched: traces, %s", labels[i]);
 		have[i] = true;

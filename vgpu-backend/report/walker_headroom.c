@@ -9,28 +9,13 @@
 
 #define HEADROOM_MIXES_MAX 8
 
-/* "gups stream" -> specs; the count, 0 on a bad spec. */
-static uint32_t parse_mix(const char *mix, struct cs_tenant_spec *specs)
-{
-	char text[128], *save = NULL, *word;
-	uint32_t n = 0;
-
-	snprintf(text, sizeof(text), "%s", mix);
-	for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
-		if (n == CS_MAX_TENANTS || cs_tenant_spec_parse(word, &specs[n]))
-			return 0;
-		n++;
-	}
-	return n;
-}
-
 /* The mix under cfg with the baseline's alone figures; false when it
  * could not run. */
 static bool run(const struct cs_model_config *cfg, const char *mix, uint64_t cycles,
                 const struct cs_mix_result *baseline, struct cs_mix_result *out)
 {
 	struct cs_tenant_spec specs[CS_MAX_TENANTS];
-	uint32_t n = parse_mix(mix, specs);
+	uint32_t n = cs_mix_parse(mix, specs, CS_MAX_TENANTS);
 
 	if (!n || cs_run_mix(cfg, specs, n, cycles, baseline->alone, out)) {
 		memset(out, 0, sizeof(*out));

@@ -97,6 +97,20 @@ int cs_tenant_spec_parse(const char *text, struct cs_tenant_spec *spec)
 	}
 }
 
+uint32_t cs_mix_parse(const char *mix, struct cs_tenant_spec *specs, uint32_t max)
+{
+	char text[128], *save = NULL, *word;
+	uint32_t n = 0;
+
+	snprintf(text, sizeof(text), "%s", mix);
+	for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+		if (n == max || cs_tenant_spec_parse(word, &specs[n]))
+			return 0;
+		n++;
+	}
+	return n;
+}
+
 uint32_t cs_mix_sms(const struct cs_model_config *cfg, uint32_t n, uint32_t i)
 {
 	return cfg->sms / n + (i < cfg->sms % n);

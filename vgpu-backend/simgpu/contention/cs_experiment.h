@@ -42,6 +42,9 @@ struct cs_mix_result {
  * suffixes. Unset arguments take the defaults (a 32 MiB working set, 512 MiB
  * for gups). 0 or -EINVAL. */
 int cs_tenant_spec_parse(const char *text, struct cs_tenant_spec *spec);
+/* A mix, specs separated by spaces ("gups stream"), into specs[0..max)
+ * (max <= CS_MAX_TENANTS); the count, 0 for a bad spec or more than max. */
+uint32_t cs_mix_parse(const char *mix, struct cs_tenant_spec *specs, uint32_t max);
 
 /* The tenant alone with sms SMs for cycles. 0 or a negative errno. */
 int cs_run_alone(const struct cs_model_config *cfg, const struct cs_tenant_spec *spec,
