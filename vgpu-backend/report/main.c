@@ -20,10 +20,10 @@
 #include "seed_figures.h"
 #include "verdict.h"
 
-static void usage(FILE *out)
+static void usage(FILE *out, int count)
 {
 	fprintf(out,
-	        "Usage: vgpu-report [--quick] [--out DIR] [--bench-json FILE] [--only N]\n"
+	        "Usage: vgpu-report [--quick] [--out DIR] [--bench-json FILE] [--only N] [--verbose]\n"
 	        "  --out DIR          where REPORT.md, the data files and the gnuplot scripts\n"
 	        "                     go (default build/report); run gnuplot on each .gp there\n"
 	        "                     for the SVGs (./vgpu-dev report does)\n"
@@ -32,10 +32,14 @@ static void usage(FILE *out)
 	        "                     memory per tenant and LoGA (experiment 9)\n"
 	        "  --loga-bench PROGRAM  run PROGRAM (--brief with --quick) for experiment 9\n"
 	        "                     when FILE lacks its figures or is older than PROGRAM\n"
-	        "  --only N           only experiment N (1..13)\n"
+	        "  --only N           only experiment N (1..%d)\n"
 	        "  --rodinia-build DIR a build with vgpud, vgpu-tenant, libcuda.so.1 and the\n"
 	        "                     Rodinia programs (tests/rodinia) for experiments 12, 13\n"
-	        "Exit status 0 when every shape check passed, 1 when one failed.\n");
+	        "  --verbose          say on stderr how long each experiment took and how many\n"
+	        "                     of its shape checks failed\n"
+	        "Exit status 0 when every shape check passed, 1 when one failed, 2 when the\n"
+	        "report could not be made.\n",
+	        count);
 }
 
 int main(int argc, char **argv)
@@ -83,7 +87,7 @@ int main(int argc, char **argv)
 		case 'n':
 			only = atoi(optarg);
 			if (only < 1 || only > experiment_count) {
-				usage(stderr);
+				usage(stderr, experiment_count);
 				return 2;
 			}
 			break;
@@ -94,10 +98,10 @@ int main(int argc, char **argv)
 			report.verbose = true;
 			break;
 		case 'h':
-			usage(stdout);
+			usage(stdout, experiment_count);
 			return 0;
 		default:
-			usage(stderr);
+			usage(stderr, experiment_count);
 			return 2;
 		}
 	}
@@ -115,9 +119,20 @@ int main(int argc, char **argv)
 	for (int i = 0; i < experiment_count; i++) {
 		if (only && only != i + 1)
 			continue;
+		struct timespec began, ended;
+		unsigned failed_before = report.checks_failed;
+
 		fprintf(stderr, "vgpu-report: experiment %d\n", i + 1);
+		clock_gettime(CLOCK_MONOTONIC, &began);
 		experiments[i](&report);
+		clock_gettime(CLOCK_MONOTONIC, &ended);
 		report_md(&report, "\n");
+		if (report.verbose)
+			fprintf(stderr, "vgpu-report: experiment %d took %.1f s, %u shape checks "
+			        "failed in it\n", i + 1,
+			        (double)(ended.tv_sec - began.tv_sec) +
+			                (ended.tv_nsec - began.tv_nsec) / 1e9,
+			        report.checks_failed - failed_before);
 	}
 	verdict_legend(&report);
 	clock_gettime(CLOCK_MONOTONIC, &end);

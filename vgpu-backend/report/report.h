@@ -34,7 +34,7 @@
 struct report {
 	const char *dir;  /* output directory */
 	bool quick;       /* CI's short version */
-	bool verbose;
+	bool verbose;     /* per-experiment times on stderr */
 	FILE *md;         /* REPORT.md's body being written (in memory) */
 	const char *section; /* the experiment being written ("1", "7") */
 	unsigned checks_passed, checks_failed;
