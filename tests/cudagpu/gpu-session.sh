@@ -43,7 +43,7 @@ steps=("$@")
 # The first session on a GPU machine, about 9 minutes, the most valuable
 # first (README.md: why this order and these limits).
 if [ "${steps[*]}" = first ]; then
-	steps=(probe:30 modules-process:120 conformance-process:150 cuda-python:90 vm:150
+	steps=(probe:30 modules-process:120 conformance-process:150 cuda-python:90 vm:120
 		bench-um:240 property:180 demo:90 hostile:90)
 fi
 # Each step's limit and the least time worth starting it with (seconds).
@@ -53,7 +53,7 @@ declare -A limit_of=([probe]=60 [conformance]=300 [property]="${VGPU_PROPERTY_LI
 	[modules-process]=180 [cuda-python]=300 [vm]=300)
 declare -A min_of=([probe]=10 [conformance]=90 [property]=60 [demo]=45 [hostile]=45
 	[bench]=90 [bench-um]=120 [conformance-process]=90 [property-process]=60
-	[bench-process]=90 [modules-process]=60 [cuda-python]=45 [vm]=90)
+	[bench-process]=90 [modules-process]=60 [cuda-python]=45 [vm]=60)
 mkdir -p "$out"
 session_start=$(date +%s)
 printf 'session %s: budget %ss, steps %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$budget" \
