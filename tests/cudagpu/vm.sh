@@ -166,6 +166,11 @@ if ((failed == 0)); then
 	guest=$(console | grep -a -m1 '^VGPU-GPUVM-SAXPY ' | sed 's/^VGPU-GPUVM-SAXPY //')
 	check "guest: cuda-saxpy timed: ${guest:-no result}" test -n "$guest"
 	hold=$(console | grep -a -m1 '^VGPU-GPUVM-HOLD ' | sed 's/^VGPU-GPUVM-HOLD //')
+	# what vgpu.ko negotiated: with SEMAPHORE_TIMESTAMP (0x20) the guest's
+	# events carry the GPU's clock, else the times the guest saw the fences
+	features=$(console | grep -a -m1 -o 'vGPU ABI [0-9.]*, features 0x[0-9a-f]*' | sed 's/.*features //')
+	timing=host
+	[[ -n $features ]] && (((features & 0x20) != 0)) && timing=gpu
 	check "vgpuctl saw the VM 'gpuvm' while it ran" test "$seen" = 1
 	check "vgpuctl: the VM allocated more than vgpud's VRAM ($max_alloc bytes > ${vram_bytes:-?})" \
 		test "$max_alloc" -gt "${vram_bytes:-0}"
@@ -186,7 +191,7 @@ ratio=$(awk -v g="$g_mean" -v n="$n_mean" 'BEGIN { if (g != "" && n > 0) printf 
 jq -n --arg libcuda "$libcuda" --arg qemu "${qemu_version:-}" --arg manifest "$(cat "$vm/MANIFEST" 2>/dev/null)" \
 	--arg bytes "$saxpy_bytes" --argjson repeat "$repeat" \
 	--arg g_mean "$g_mean" --arg g_fast "$g_fast" --arg n_mean "$n_mean" --arg n_fast "$n_fast" \
-	--arg ratio "$ratio" --arg guest "${guest:-}" --arg native "$native" --arg hold "${hold:-}" \
+	--arg ratio "$ratio" --arg timing "${timing:-}" --arg features "${features:-}" --arg guest "${guest:-}" --arg native "$native" --arg hold "${hold:-}" \
 	--arg vram "${vram_bytes:-}" --arg size "$(bytes_of "$size")" \
 	--arg alloc "${max_alloc:-0}" --arg evicted "${max_evicted:-0}" --arg evicted_total "${max_evicted_total:-0}" \
 	--arg boot "${boot_s:-}" --arg guest_s "${guest_s:-}" --arg qemu_rc "${qemu_rc:-}" \
@@ -196,14 +201,15 @@ jq -n --arg libcuda "$libcuda" --arg qemu "${qemu_version:-}" --arg manifest "$(
 	  program: { name: "cuda-saxpy", bytes: $bytes, launches: $repeat,
 	    guest_kernel_ms_mean: ($g_mean | num), guest_kernel_ms_fastest: ($g_fast | num),
 	    native_kernel_ms_mean: ($n_mean | num), native_kernel_ms_fastest: ($n_fast | num),
-	    guest_over_native: ($ratio | num), guest_line: $guest, native_line: $native },
+	    guest_over_native: ($ratio | num), guest_event_timing: $timing,
+	    guest_vgpu_features: $features, guest_line: $guest, native_line: $native },
 	  oversubscription: { vgpud_vram: ($vram | num), stream_bytes: ($size | num),
 	    vm_allocated_max: ($alloc | num), vm_evicted_max: ($evicted | num),
 	    vm_evicted_bytes_total: ($evicted_total | num), guest_hold: $hold },
 	  guest_boot_s: ($boot | num), guest_run_s: ($guest_s | num), qemu_exit: ($qemu_rc | num),
 	  checks_passed: $passed, checks_failed: $failed, total_s: ($total | num) }' >"$out/vm.json"
 echo "vm: $passed passed, $failed failed"
-echo "vm: saxpy kernel ${g_mean:-?} ms in the guest vs ${n_mean:-?} ms native (${ratio:-?}x, $saxpy_bytes, $repeat launches, libcuda $( [[ $libcuda == system ]] && echo system || echo stand-in)); evicted $((${max_evicted_total:-0} >> 20)) MiB of $(((${max_alloc:-0}) >> 20)) MiB on $(((${vram_bytes:-0}) >> 20)) MiB; boot ${boot_s:-?} s, guest ${guest_s:-?} s; $( ((failed == 0)) && echo PASS || echo FAIL)"
+echo "vm: saxpy kernel ${g_mean:-?} ms in the guest (${timing:-?}-timed events) vs ${n_mean:-?} ms native (${ratio:-?}x, $saxpy_bytes, $repeat launches, libcuda $( [[ $libcuda == system ]] && echo system || echo stand-in)); evicted $((${max_evicted_total:-0} >> 20)) MiB of $(((${max_alloc:-0}) >> 20)) MiB on $(((${vram_bytes:-0}) >> 20)) MiB; boot ${boot_s:-?} s, guest ${guest_s:-?} s; $( ((failed == 0)) && echo PASS || echo FAIL)"
 ((failed == 0))
 exit
 }
