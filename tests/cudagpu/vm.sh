@@ -85,6 +85,8 @@ cleanup() {
 		wait "$vgpud_pid" 2>/dev/null
 	fi
 	rm -rf "$sockdir"
+	# the unpacked QEMU goes: the bundle must stay small enough to carry
+	rm -f "$vm/qemu-system-x86_64" "$vm/qemu-system-x86_64.tmp"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
@@ -114,9 +116,13 @@ vram_bytes=$(vgpuctl status --json 2>/dev/null | jq -r '.gpu.vram // empty')
 
 # --- 3. the guest --------------------------------------------------------------
 qemu_rc=''
-qemu=$sockdir/qemu-system-x86_64
-if ! { gzip -dc "$vm/qemu-system-x86_64.gz" >"$qemu" && chmod 755 "$qemu"; }; then
-	bad "unpacking $vm/qemu-system-x86_64.gz into $sockdir"
+# Unpacked beside the bundle's copy (a /tmp mounted noexec would not run
+# it), else in the temporary directory.
+qemu=$vm/qemu-system-x86_64
+[[ -w $vm ]] || qemu=$sockdir/qemu-system-x86_64
+if ! { gzip -dc "$vm/qemu-system-x86_64.gz" >"$qemu.tmp" && chmod 755 "$qemu.tmp" &&
+	mv "$qemu.tmp" "$qemu"; }; then
+	bad "unpacking $vm/qemu-system-x86_64.gz into $(dirname "$qemu")"
 fi
 if ((failed == 0)); then
 	append="console=ttyS0 panic=-1 loglevel=4 random.trust_cpu=on gpuvm.size=$size"
@@ -131,8 +137,11 @@ if ((failed == 0)); then
 		-serial "file:$log/console.log" -pidfile "$sockdir/qemu.pid" </dev/null >"$log/qemu.log" 2>&1 &
 	qemu_pid=$!
 	# vgpuctl's figures for the VM while it runs: the highest of each
-	max_alloc=0 max_evicted=0 max_evicted_total=0 seen=0 boot_s=''
+	max_alloc=0 max_evicted=0 max_evicted_total=0 seen=0 boot_s='' workers=0
 	while kill -0 "$qemu_pid" 2>/dev/null; do
+		# the VM's GPU work in a process of its own (process isolation)
+		n=$(pgrep -c -P "$vgpud_pid" -x vgpu-gpu-worker)
+		((n > workers)) && workers=$n
 		if [[ -z $boot_s ]] && grep -qa '^VGPU-GPUVM-START' "$log/console.log" 2>/dev/null; then
 			boot_s=$(since "$t_boot")
 		fi
@@ -172,6 +181,7 @@ if ((failed == 0)); then
 	timing=host
 	[[ -n $features ]] && (((features & 0x20) != 0)) && timing=gpu
 	check "vgpuctl saw the VM 'gpuvm' while it ran" test "$seen" = 1
+	check "vgpud ran its GPU work in a vgpu-gpu-worker process ($workers at most)" test "$workers" -ge 1
 	check "vgpuctl: the VM allocated more than vgpud's VRAM ($max_alloc bytes > ${vram_bytes:-?})" \
 		test "$max_alloc" -gt "${vram_bytes:-0}"
 	check "vgpuctl: its memory evicted (evicted at most $max_evicted bytes at once, evicted_bytes_total $max_evicted_total)" \
