@@ -197,11 +197,13 @@ ms() { # LINE WHICH: the 'kernel mean X ms fastest Y ms' figure
 }
 g_mean=$(ms "${guest:-}" 1) g_fast=$(ms "${guest:-}" 2)
 n_mean=$(ms "$native" 1) n_fast=$(ms "$native" 2)
-ratio=$(awk -v g="$g_mean" -v n="$n_mean" 'BEGIN { if (g != "" && n > 0) printf "%.3f", g / n }')
+ratio_of() { awk -v g="$1" -v n="$2" 'BEGIN { if (g != "" && n > 0) printf "%.3f", g / n }'; }
+# the fastest launches too: the first one may include loading the function
+ratio=$(ratio_of "$g_mean" "$n_mean") ratio_fast=$(ratio_of "$g_fast" "$n_fast")
 jq -n --arg libcuda "$libcuda" --arg qemu "${qemu_version:-}" --arg manifest "$(cat "$vm/MANIFEST" 2>/dev/null)" \
 	--arg bytes "$saxpy_bytes" --argjson repeat "$repeat" \
 	--arg g_mean "$g_mean" --arg g_fast "$g_fast" --arg n_mean "$n_mean" --arg n_fast "$n_fast" \
-	--arg ratio "$ratio" --arg timing "${timing:-}" --arg features "${features:-}" --arg guest "${guest:-}" --arg native "$native" --arg hold "${hold:-}" \
+	--arg ratio "$ratio" --arg ratio_fast "$ratio_fast" --arg timing "${timing:-}" --arg features "${features:-}" --arg guest "${guest:-}" --arg native "$native" --arg hold "${hold:-}" \
 	--arg vram "${vram_bytes:-}" --arg size "$(bytes_of "$size")" \
 	--arg alloc "${max_alloc:-0}" --arg evicted "${max_evicted:-0}" --arg evicted_total "${max_evicted_total:-0}" \
 	--arg boot "${boot_s:-}" --arg guest_s "${guest_s:-}" --arg qemu_rc "${qemu_rc:-}" \
@@ -211,7 +213,8 @@ jq -n --arg libcuda "$libcuda" --arg qemu "${qemu_version:-}" --arg manifest "$(
 	  program: { name: "cuda-saxpy", bytes: $bytes, launches: $repeat,
 	    guest_kernel_ms_mean: ($g_mean | num), guest_kernel_ms_fastest: ($g_fast | num),
 	    native_kernel_ms_mean: ($n_mean | num), native_kernel_ms_fastest: ($n_fast | num),
-	    guest_over_native: ($ratio | num), guest_event_timing: $timing,
+	    guest_over_native: ($ratio | num), guest_over_native_fastest: ($ratio_fast | num),
+	    guest_event_timing: $timing,
 	    guest_vgpu_features: $features, guest_line: $guest, native_line: $native },
 	  oversubscription: { vgpud_vram: ($vram | num), stream_bytes: ($size | num),
 	    vm_allocated_max: ($alloc | num), vm_evicted_max: ($evicted | num),
@@ -219,7 +222,7 @@ jq -n --arg libcuda "$libcuda" --arg qemu "${qemu_version:-}" --arg manifest "$(
 	  guest_boot_s: ($boot | num), guest_run_s: ($guest_s | num), qemu_exit: ($qemu_rc | num),
 	  checks_passed: $passed, checks_failed: $failed, total_s: ($total | num) }' >"$out/vm.json"
 echo "vm: $passed passed, $failed failed"
-echo "vm: saxpy kernel ${g_mean:-?} ms in the guest (${timing:-?}-timed events) vs ${n_mean:-?} ms native (${ratio:-?}x, $saxpy_bytes, $repeat launches, libcuda $( [[ $libcuda == system ]] && echo system || echo stand-in)); evicted $((${max_evicted_total:-0} >> 20)) MiB of $(((${max_alloc:-0}) >> 20)) MiB on $(((${vram_bytes:-0}) >> 20)) MiB; boot ${boot_s:-?} s, guest ${guest_s:-?} s; $( ((failed == 0)) && echo PASS || echo FAIL)"
+echo "vm: saxpy kernel ${g_mean:-?} ms in the guest (${timing:-?}-timed events) vs ${n_mean:-?} ms native (${ratio:-?}x; fastest ${g_fast:-?} vs ${n_fast:-?} ms, ${ratio_fast:-?}x; $saxpy_bytes, $repeat launches, libcuda $( [[ $libcuda == system ]] && echo system || echo stand-in)); evicted $((${max_evicted_total:-0} >> 20)) MiB of $(((${max_alloc:-0}) >> 20)) MiB on $(((${vram_bytes:-0}) >> 20)) MiB; boot ${boot_s:-?} s, guest ${guest_s:-?} s; $( ((failed == 0)) && echo PASS || echo FAIL)"
 ((failed == 0))
 exit
 }
