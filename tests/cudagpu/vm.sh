@@ -60,6 +60,18 @@ now() { date +%s.%N; }
 since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
 t0=$(now)
 jq() { "$bin/jq" "$@"; }
+children_named() { # PID NAME: how many children of PID are named NAME (/proc: no procps needed)
+	local stat n=0 rest
+	for stat in /proc/[0-9]*/stat; do
+		# "pid (comm) state ppid ..."
+		read -r rest 2>/dev/null <"$stat" || continue
+		[[ $rest == *"($2) "* ]] || continue
+		rest=${rest##*) }
+		read -r _ ppid _ <<<"$rest"
+		[[ $ppid == "$1" ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
 bytes_of() { numfmt --from=iec "$1"; }
 
 # --- 1. the program natively ---------------------------------------------------
@@ -140,7 +152,7 @@ if ((failed == 0)); then
 	max_alloc=0 max_evicted=0 max_evicted_total=0 seen=0 boot_s='' workers=0
 	while kill -0 "$qemu_pid" 2>/dev/null; do
 		# the VM's GPU work in a process of its own (process isolation)
-		n=$(pgrep -c -P "$vgpud_pid" -x vgpu-gpu-worker)
+		n=$(children_named "$vgpud_pid" vgpu-gpu-worker)
 		((n > workers)) && workers=$n
 		if [[ -z $boot_s ]] && grep -qa '^VGPU-GPUVM-START' "$log/console.log" 2>/dev/null; then
 			boot_s=$(since "$t_boot")
