@@ -48,10 +48,15 @@
 #define VGPU_DRIVER_MINOR 0
 #define VGPU_DRIVER_PATCHLEVEL 0
 
-/* Features this driver can use: HELLO asks for these (and MSI-X if it got the vectors). */
+/*
+ * Features this driver can use: HELLO asks for these (and MSI-X if it got the
+ * vectors). SEMAPHORE_TIMESTAMP needs nothing of the driver (a flag in the
+ * commands userspace writes): asked for so that userspace, which reads the
+ * features through DRM_IOCTL_VGPU_INFO, may time events on the GPU.
+ */
 #define VGPU_DRIVER_FEATURES \
 	(VGPU_FEATURE_PRIORITY_HINTS | VGPU_FEATURE_STATS | VGPU_FEATURE_DOORBELL_KICK | \
-	 VGPU_FEATURE_MODULES)
+	 VGPU_FEATURE_MODULES | VGPU_FEATURE_SEMAPHORE_TIMESTAMP)
 
 enum vgpu_irq_source {
 	VGPU_IRQ_SOURCE_MAILBOX,

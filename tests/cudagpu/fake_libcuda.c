@@ -684,6 +684,23 @@ EXPORT cg_result cuMemFreeHost(void *p)
 	return CG_SUCCESS;
 }
 
+/* cuMemAlloc's allocations, which user kernels may reach as well (a
+ * program's own buffers: cuda-saxpy run natively); lock held. */
+#define MAX_DEVICE_ALLOCS 256
+static struct {
+	uintptr_t start;
+	size_t bytes;
+} device_allocs[MAX_DEVICE_ALLOCS];
+
+static bool in_device_alloc(uintptr_t p, size_t bytes)
+{
+	for (unsigned i = 0; i < MAX_DEVICE_ALLOCS; i++)
+		if (device_allocs[i].bytes && p >= device_allocs[i].start &&
+		    p + bytes <= device_allocs[i].start + device_allocs[i].bytes)
+			return true;
+	return false;
+}
+
 EXPORT cg_result cuMemAlloc_v2(cg_deviceptr *ptr, size_t bytes)
 {
 	void *p;
@@ -695,6 +712,15 @@ EXPORT cg_result cuMemAlloc_v2(cg_deviceptr *ptr, size_t bytes)
 		uncharge(bytes);
 		return CG_ERROR_OUT_OF_MEMORY;
 	}
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < MAX_DEVICE_ALLOCS; i++) {
+		if (!device_allocs[i].bytes) {
+			device_allocs[i].start = (uintptr_t)p;
+			device_allocs[i].bytes = bytes;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
 	*ptr = (uintptr_t)p;
 	return CG_SUCCESS;
 }
@@ -728,6 +754,11 @@ EXPORT cg_result cuMemPrefetchAsync_v2(cg_deviceptr ptr, size_t bytes,
 
 EXPORT cg_result cuMemFree_v2(cg_deviceptr ptr)
 {
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < MAX_DEVICE_ALLOCS; i++)
+		if (device_allocs[i].bytes && device_allocs[i].start == ptr)
+			device_allocs[i].bytes = 0;
+	pthread_mutex_unlock(&lock);
 	plain_free((void *)(uintptr_t)ptr);
 	return CG_SUCCESS;
 }
@@ -893,6 +924,13 @@ EXPORT cg_result cuEventElapsedTime(float *ms, cg_event start, cg_event end)
 	return CG_SUCCESS;
 }
 
+/* What <cuda.h> of CUDA >= 12.8 names cuEventElapsedTime (a program built
+ * against it, such as the guest's cuda-saxpy run natively, links this). */
+EXPORT cg_result cuEventElapsedTime_v2(float *ms, cg_event start, cg_event end)
+{
+	return cuEventElapsedTime(ms, start, end);
+}
+
 /* -------------------------------------------------------------- kernels */
 
 static const char *const kernel_names[] = {
@@ -967,6 +1005,39 @@ EXPORT cg_result cuModuleLoadData(cg_module *module, const void *image)
 	}
 	*module = (cg_module)(void *)m;
 	return CG_SUCCESS;
+}
+
+/* cuModuleLoad: the PTX image in a file (a user program's own kernels, run
+ * natively against this stand-in). */
+EXPORT cg_result cuModuleLoad(cg_module *module, const char *fname)
+{
+	FILE *f = fopen(fname, "rb");
+	char *image = NULL;
+	size_t len = 0, cap = 0, n;
+	cg_result res;
+
+	if (!f)
+		return 301; /* CUDA_ERROR_FILE_NOT_FOUND */
+	do {
+		if (cap - len < 4096) {
+			char *bigger = realloc(image, cap + 65536);
+
+			if (!bigger) {
+				free(image);
+				fclose(f);
+				return CG_ERROR_OUT_OF_MEMORY;
+			}
+			image = bigger;
+			cap += 65536;
+		}
+		n = fread(image + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	image[len] = '\0';
+	res = cuModuleLoadData(module, image);
+	free(image);
+	return res;
 }
 
 static bool is_builtin(cg_module module)
@@ -1045,6 +1116,8 @@ static bool reachable(const struct fake_module *m, uint64_t d, size_t n, int acc
 	k = mapping_of(h, n);
 	if (k >= 0)
 		ok = (mappings[k].prot & access) == access;
+	else
+		ok = in_device_alloc(h, n);
 	pthread_mutex_unlock(&lock);
 	for (i = 0; !ok && i < ptx_module_var_count(m->ptx); i++) {
 		const struct ptx_var_info *v = ptx_module_var(m->ptx, i);

@@ -4,13 +4,22 @@
 # programs from the plain build, the benchmark, the daemon and its per-VM
 # GPU worker from the release build (-O3, as './vgpu-dev bench' runs them),
 # and jq (the hostile
-# tenant test reads vgpuctl's JSON with it).
+# tenant test reads vgpuctl's JSON with it). With --vm (as root), also
+# DIR/vm: the patched QEMU, its libraries and firmware, the guest kernel and
+# initramfs of the session's vm step (tests/cudagpu/vm-bundle.sh).
 #
-# Usage: tests/cudagpu/make-bundle.sh [DIR]   (default .gpu/bundle)
+# Usage: tests/cudagpu/make-bundle.sh [--vm] [DIR]   (default .gpu/bundle)
 # Then, on the GPU machine, from the repository root:
 #   tests/cudagpu/gpu-session.sh DIR OUT [STEP...]
+# Prints the bundle's size last; it travels as a carried path (64 MiB at
+# most, everything together).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+vm=0
+if [ "${1:-}" = --vm ]; then
+	vm=1
+	shift
+fi
 dir=${1:-$root/.gpu/bundle}
 cd "$root"
 ./vgpu-dev build >/dev/null
@@ -34,3 +43,7 @@ tests/cudagpu/gpu-bundle.sh "$dir" \
 # where it would shadow NVIDIA's driver library for vgpud.
 mkdir -p "$dir/guest-cuda"
 mv "$dir/bin/libcuda.so.1" "$dir/guest-cuda/"
+if [ "$vm" = 1 ]; then
+	tests/cudagpu/vm-bundle.sh "$dir/vm"
+fi
+echo "bundle $dir: $(du -sh "$dir" | cut -f1) ($(du -sb "$dir" | cut -f1) bytes)"
