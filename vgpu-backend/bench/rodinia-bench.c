@@ -17,23 +17,39 @@
  *      and _max: of the per-round geometric means). Goal >= 0.97,
  *      reported, not asserted.
  *
- * Where the vgpud side's extra time goes (measured per program run): the
- * GPU-time accounting thread (LoGA, on by default) busy-polls the engine
- * for 1 ms of every 6 while a channel lives, about a sixth of a core that
- * the PTX interpreter does not get on a small machine (heartwall: 260 ms
- * of CPU beside the 430 ms its kernels took); and round trips to vgpud:
- * since libcuda's waits stopped asking for the channel's status every
- * 1 ms slice, 8 to 37 per program (allocations, module, channel), not
- * 31 to 1022.
+ * Where the vgpud side's time goes (measured per program run; the "vgpud
+ * CPU ms per run" column): almost all of it is simgpu's PFIFO thread
+ * interpreting the kernels, as in-process. The GPU-time accounting thread
+ * (LoGA, on by default) used to busy-poll the engine for 1 ms of every 6
+ * while a channel lived, a sixth of a core that the interpreter did not
+ * get on a small machine (8 to 11 % of vgpud's CPU samples in heartwall);
+ * with one VM at work it now samples the engine about once a millisecond
+ * instead (core/gpu_accounting.h, "Sampled phases"): under 1 % of vgpud's
+ * CPU, about 900 wakeups a second. Interleaved on the 2-core development
+ * machine (16 rounds, old vgpud against new): the figure went from
+ * 0.93 .. 0.95 to 0.99 .. 1.0, the new vgpud 4 to 6 % faster (rounds'
+ * geometric means 0.85 .. 1.10, median 1.05); against `--gpu-accounting
+ * no` what remains is within the noise (0.995 .. 1.024). Round trips to
+ * vgpud: 8 to 37 per program (allocations, module, channel; libcuda's
+ * waits read the fence in shared memory), one eventfd doorbell write per
+ * submission; no data goes through the socket. What else differs is the
+ * noise of a shared machine: per-round ratios spread over 0.7 .. 1.4.
+ *
+ * --compare-vgpud runs a second daemon (another build, or a wrapper that
+ * adds options such as --gpu-accounting no) interleaved with the first in
+ * every round, so a change to vgpud is measured against the old binary
+ * under the same load: compare_speedup is the per-round ratio of the two
+ * daemons' runtimes.
  *
  * LD_LIBRARY_PATH picks the library variant for each run, as a user
- * would; the two sides of a program run back to back, their order
- * alternating between programs and rounds, so a shared machine's load
- * hits them alike. Sizes are small (simgpu interprets every instruction);
- * rounds stop early once the next one would not end within --budget
- * seconds. A program that fails (wrong result, CUDA error) ends the run
- * with exit 1: figures from wrong results are worthless. Exit 77 when the
- * programs or the libraries are not built (the reason printed).
+ * would; the sides of a program (two, three with --compare-vgpud) run
+ * back to back, their order rotating between programs and rounds, so a
+ * shared machine's load hits them alike. Sizes are small (simgpu
+ * interprets every instruction); rounds stop early once the next one
+ * would not end within --budget seconds. A program that fails (wrong
+ * result, CUDA error) ends the run with exit 1: figures from wrong results
+ * are worthless. Exit 77 when the programs or the libraries are not built
+ * (the reason printed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
