@@ -93,7 +93,7 @@ static void *tenant_main(void *arg)
 		}
 		if (guest_window_double_is_shadow(t->guest.window, t->guest.info.id))
 			t->throttled_seen++;
-		t->kernels++;
+		__atomic_fetch_add(&t->kernels, 1, __ATOMIC_RELAXED); /* read while it runs */
 		/* two kernels in flight; wait for the older one */
 		while (semaphore(t) + 2 <= t->guest.sequence && harness_now_ns() < t->end_ns + 5e9)
 			sleep_us(20);
@@ -184,7 +184,7 @@ static void run(struct acct_tenant *tenants, size_t count, struct run_result *ou
 		       vgpu_core_vm_name(tenants[i].guest.vm), out->truth_ns[i] / 1e6,
 		       100 * out->truth_share[i], 100 * out->truth_fraction[i], wall / 1e6,
 		       out->accounted_ns[i] / 1e6, 100 * out->accounted_share[i],
-		       (unsigned long long)tenants[i].kernels,
+		       (unsigned long long)__atomic_load_n(&tenants[i].kernels, __ATOMIC_RELAXED),
 		       (unsigned long long)harness_stats(tenants[i].guest.vm).throttles);
 	}
 	for (size_t i = 0; i < count; i++)

@@ -408,8 +408,9 @@ static void sampled_periods(struct vgpu_core *core, uint64_t *last_end, uint32_t
 		                          &sample);
 		phase.max_gap_ns = SAMPLE_MAX_GAP_NS;
 		for (int n = 0; n < SAMPLED_PERIOD && live > 0; n++) {
-			vgpu_acct_sleep_ns(acct, SAMPLE_GAP_NS / 2 +
-			                                 vgpu_rng_below(&acct->rng, SAMPLE_GAP_NS + 1));
+			uint64_t gap = SAMPLE_GAP_NS / 2 + vgpu_rng_below(&acct->rng, SAMPLE_GAP_NS + 1);
+
+			vgpu_acct_sleep_ns(acct, gap);
 			if (vgpu_acct_should_stop(acct))
 				break;
 			vgpu_acct_read_status(core->hal, &sample);
