@@ -91,6 +91,7 @@ void core_harness_setup(struct core_harness *harness, const struct core_harness_
 		core.drain_timeout_ms = config->drain_timeout_ms;
 	core.gpu_accounting = config->gpu_accounting;
 	core.accounting_mode = config->accounting_mode;
+	core.accounting_always_poll = config->accounting_always_poll;
 	core.on_fence = on_fence;
 	core.on_channel_error = on_error;
 	core.event_ctx = harness;

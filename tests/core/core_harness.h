@@ -45,6 +45,7 @@ struct core_harness_config {
 	uint32_t timeslice_ns;
 	bool gpu_accounting;
 	uint32_t accounting_mode; /* enum vgpu_accounting_mode (0: LoGA) */
+	bool accounting_always_poll;
 };
 
 struct core_harness {

@@ -12,6 +12,9 @@
  * the accounting never reads). The last test runs NEON's sampling mode.
  * Runs are short (about a second each), so
  * the bounds are generous; the precise figures are the benchmark's.
+ * test_sampled_alone_then_polled shows the sampled phases: one VM at work
+ * is accounted without busy-polling, and polling resumes, splitting the
+ * time, as soon as a second VM works.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -90,7 +93,7 @@ static void *tenant_main(void *arg)
 		}
 		if (guest_window_double_is_shadow(t->guest.window, t->guest.info.id))
 			t->throttled_seen++;
-		t->kernels++;
+		__atomic_fetch_add(&t->kernels, 1, __ATOMIC_RELAXED); /* read while it runs */
 		/* two kernels in flight; wait for the older one */
 		while (semaphore(t) + 2 <= t->guest.sequence && harness_now_ns() < t->end_ns + 5e9)
 			sleep_us(20);
@@ -121,6 +124,24 @@ static uint64_t busy_ns(struct acct_tenant *t)
 	return counters.busy_ns[VGPU_ENGINE_COMPUTE];
 }
 
+/* Wait for the tenant's thread, then check its log: its submissions ran
+ * once each, in order. */
+static void tenant_finish(struct acct_tenant *t)
+{
+	uint64_t submitted;
+	char why[256];
+
+	pthread_join(t->thread, NULL);
+	assert_int_equal(t->error, 0);
+	submitted = guest_submitter_submitted(t->guest.submitter);
+	assert_int_equal(guest_submitter_wait_executed(t->guest.submitter, submitted, 30000), 0);
+	if (guest_submitter_verify(t->guest.submitter, why, sizeof(why)))
+		fail_msg("%s: %s", vgpu_core_vm_name(t->guest.vm), why);
+	if (guest_submitter_view_errors(t->guest.submitter, why, sizeof(why)))
+		fail_msg("%s: guest view: %s", vgpu_core_vm_name(t->guest.vm), why);
+	assert_true(submitted > 0);
+}
+
 struct run_result {
 	double truth_share[4];    /* of the busy time, ground truth */
 	double truth_fraction[4]; /* of the wall time */
@@ -133,7 +154,6 @@ struct run_result {
 static void run(struct acct_tenant *tenants, size_t count, struct run_result *out)
 {
 	uint64_t truth0[4], acct0[4], start, wall, truth_total = 0, acct_total = 0;
-	char why[256];
 
 	start = harness_now_ns();
 	for (size_t i = 0; i < count; i++) {
@@ -164,24 +184,11 @@ static void run(struct acct_tenant *tenants, size_t count, struct run_result *ou
 		       vgpu_core_vm_name(tenants[i].guest.vm), out->truth_ns[i] / 1e6,
 		       100 * out->truth_share[i], 100 * out->truth_fraction[i], wall / 1e6,
 		       out->accounted_ns[i] / 1e6, 100 * out->accounted_share[i],
-		       (unsigned long long)tenants[i].kernels,
+		       (unsigned long long)__atomic_load_n(&tenants[i].kernels, __ATOMIC_RELAXED),
 		       (unsigned long long)harness_stats(tenants[i].guest.vm).throttles);
 	}
-	for (size_t i = 0; i < count; i++) {
-		struct acct_tenant *t = &tenants[i];
-		uint64_t submitted;
-
-		pthread_join(t->thread, NULL);
-		assert_int_equal(t->error, 0);
-		submitted = guest_submitter_submitted(t->guest.submitter);
-		assert_int_equal(guest_submitter_wait_executed(t->guest.submitter, submitted, 30000),
-		                 0);
-		if (guest_submitter_verify(t->guest.submitter, why, sizeof(why)))
-			fail_msg("%s: %s", vgpu_core_vm_name(t->guest.vm), why);
-		if (guest_submitter_view_errors(t->guest.submitter, why, sizeof(why)))
-			fail_msg("%s: guest view: %s", vgpu_core_vm_name(t->guest.vm), why);
-		assert_true(submitted > 0);
-	}
+	for (size_t i = 0; i < count; i++)
+		tenant_finish(&tenants[i]);
 }
 
 static void setup_mode(struct core_harness *h, uint32_t timeslice_ns, uint32_t mode)
@@ -400,6 +407,128 @@ static void test_neon_sampling(void **state)
 	teardown(&h, t, 2);
 }
 
+static struct vgpu_core_stats core_stats(struct core_harness *h)
+{
+	struct vgpu_core_stats stats;
+
+	vgpu_core_stats(h->core, &stats);
+	return stats;
+}
+
+/*
+ * The sampled phases (gpu_accounting.h). One VM at work, about a third of
+ * the time (400 us kernels, 1 ms gaps): nothing to split, so the thread
+ * samples instead of polling, and still gives the VM its GPU time (against
+ * the modeled busy time, the ground truth, within the bounds of a loaded
+ * host). Then a second VM starts: the next samples find its work and
+ * polling resumes at once, and the two are split as the ground truth has
+ * them. With accounting_always_poll, one VM alone is polled as before.
+ */
+static void test_sampled_alone_then_polled(void **state)
+{
+	struct core_harness_config config = {
+		.vram_bytes = 256 * MiB,
+		.paced = true,
+		.timeslice_ns = 10000000,
+		.gpu_accounting = true,
+		.drain_timeout_ms = 10000,
+	};
+	struct core_harness h;
+	struct acct_tenant t[2];
+	struct vgpu_core_stats c0, c1;
+	uint64_t truth[2], acct[2], truth0[2], acct0[2], start, wall, waited_ns;
+	double truth_share, acct_share;
+
+	core_harness_setup(&h, &config);
+	tenant_setup(&h, &t[0], "first", "equal-share", 1, 400, 1000);
+	tenant_setup(&h, &t[1], "second", "equal-share", 1, 200, 0);
+	start = harness_now_ns();
+	t[0].end_ns = start + 1800 * 1000000ull;
+	t[1].end_ns = t[0].end_ns;
+	assert_int_equal(pthread_create(&t[0].thread, NULL, tenant_main, &t[0]), 0);
+
+	/* (a) alone: sampled, and accounted */
+	harness_sleep_ms(200);
+	c0 = core_stats(&h);
+	truth0[0] = busy_ns(&t[0]);
+	acct0[0] = harness_stats(t[0].guest.vm).gpu_time_ns;
+	start = harness_now_ns();
+	harness_sleep_ms(600);
+	c1 = core_stats(&h);
+	wall = harness_now_ns() - start;
+	truth[0] = busy_ns(&t[0]) - truth0[0];
+	acct[0] = harness_stats(t[0].guest.vm).gpu_time_ns - acct0[0];
+	printf("  alone: ground truth %.1f ms (%.0f%% of %.0f ms), accounted %.1f ms; polled "
+	       "%.1f ms, sampled %.1f ms\n",
+	       truth[0] / 1e6, 100.0 * truth[0] / wall, wall / 1e6, acct[0] / 1e6,
+	       (c1.accounting_poll_ns - c0.accounting_poll_ns) / 1e6,
+	       (c1.accounting_sampled_ns - c0.accounting_sampled_ns) / 1e6);
+	assert_true(truth[0] > wall / 5); /* it did work */
+	assert_true(c1.accounting_sampled_ns - c0.accounting_sampled_ns > wall / 2);
+	assert_true(c1.accounting_poll_ns - c0.accounting_poll_ns < wall / 25);
+	assert_true(acct[0] > 0.6 * truth[0]);
+	assert_true(acct[0] < 1.6 * truth[0]);
+
+	/* (b) a second VM: polling again, from about its first kernel on */
+	c0 = core_stats(&h);
+	start = harness_now_ns();
+	assert_int_equal(pthread_create(&t[1].thread, NULL, tenant_main, &t[1]), 0);
+	while (core_stats(&h).accounting_poll_ns == c0.accounting_poll_ns &&
+	       harness_now_ns() - start < 2000000000ull)
+		sleep_us(100);
+	waited_ns = harness_now_ns() - start;
+	printf("  second VM started: polling after %.1f ms\n", waited_ns / 1e6);
+	assert_true(waited_ns < 100000000ull);
+	harness_sleep_ms(100);
+	c0 = core_stats(&h);
+	for (int i = 0; i < 2; i++) {
+		truth0[i] = busy_ns(&t[i]);
+		acct0[i] = harness_stats(t[i].guest.vm).gpu_time_ns;
+	}
+	start = harness_now_ns();
+	harness_sleep_ms(600);
+	c1 = core_stats(&h);
+	wall = harness_now_ns() - start;
+	for (int i = 0; i < 2; i++) {
+		truth[i] = busy_ns(&t[i]) - truth0[i];
+		acct[i] = harness_stats(t[i].guest.vm).gpu_time_ns - acct0[i];
+		printf("  %s: ground truth %.1f ms, accounted %.1f ms\n",
+		       vgpu_core_vm_name(t[i].guest.vm), truth[i] / 1e6, acct[i] / 1e6);
+	}
+	printf("  together: polled %.1f ms, sampled %.1f ms of %.0f ms\n",
+	       (c1.accounting_poll_ns - c0.accounting_poll_ns) / 1e6,
+	       (c1.accounting_sampled_ns - c0.accounting_sampled_ns) / 1e6, wall / 1e6);
+	/* polling about 1 ms of every 6 (2 channels: 2 of 12) */
+	assert_true(c1.accounting_poll_ns - c0.accounting_poll_ns > wall / 12);
+	assert_true(c1.accounting_sampled_ns - c0.accounting_sampled_ns < wall / 10);
+	assert_true(truth[0] > 0 && truth[1] > 0);
+	assert_true(acct[0] > 0 && acct[1] > 0);
+	truth_share = (double)truth[0] / (double)(truth[0] + truth[1]);
+	acct_share = (double)acct[0] / (double)(acct[0] + acct[1]);
+	printf("  first's share: ground truth %.2f, accounted %.2f\n", truth_share, acct_share);
+	assert_true(acct_share > truth_share - 0.15 && acct_share < truth_share + 0.15);
+	for (int i = 0; i < 2; i++)
+		tenant_finish(&t[i]);
+	teardown(&h, t, 2);
+
+	/* always poll: one VM alone is polled, never sampled */
+	config.accounting_always_poll = true;
+	core_harness_setup(&h, &config);
+	tenant_setup(&h, &t[0], "first", "best-effort", 1, 500, 500);
+	t[0].end_ns = harness_now_ns() + 600 * 1000000ull;
+	assert_int_equal(pthread_create(&t[0].thread, NULL, tenant_main, &t[0]), 0);
+	harness_sleep_ms(100);
+	c0 = core_stats(&h);
+	start = harness_now_ns();
+	harness_sleep_ms(400);
+	c1 = core_stats(&h);
+	wall = harness_now_ns() - start;
+	assert_int_equal(c1.accounting_sampled_ns, 0);
+	assert_true(c1.accounting_poll_ns - c0.accounting_poll_ns > wall / 12);
+	tenant_finish(&t[0]);
+	teardown(&h, t, 1);
+}
+
 static void test_set_scheduler_rejects_unknown(void **state)
 {
 	struct vgpu_error error = VGPU_ERROR_INIT;
@@ -429,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_share_caps),
 		cmocka_unit_test(test_eviction_while_throttled),
 		cmocka_unit_test(test_neon_sampling),
+		cmocka_unit_test(test_sampled_alone_then_polled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

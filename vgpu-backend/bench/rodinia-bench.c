@@ -17,23 +17,39 @@
  *      and _max: of the per-round geometric means). Goal >= 0.97,
  *      reported, not asserted.
  *
- * Where the vgpud side's extra time goes (measured per program run): the
- * GPU-time accounting thread (LoGA, on by default) busy-polls the engine
- * for 1 ms of every 6 while a channel lives, about a sixth of a core that
- * the PTX interpreter does not get on a small machine (heartwall: 260 ms
- * of CPU beside the 430 ms its kernels took); and round trips to vgpud:
- * since libcuda's waits stopped asking for the channel's status every
- * 1 ms slice, 8 to 37 per program (allocations, module, channel), not
- * 31 to 1022.
+ * Where the vgpud side's time goes (measured per program run; the "vgpud
+ * CPU ms per run" column): almost all of it is simgpu's PFIFO thread
+ * interpreting the kernels, as in-process. The GPU-time accounting thread
+ * (LoGA, on by default) used to busy-poll the engine for 1 ms of every 6
+ * while a channel lived, a sixth of a core that the interpreter did not
+ * get on a small machine (8 to 11 % of vgpud's CPU samples in heartwall);
+ * with one VM at work it now samples the engine about once a millisecond
+ * instead (core/gpu_accounting.h, "Sampled phases"): under 1 % of vgpud's
+ * CPU, about 900 wakeups a second. Interleaved on the 2-core development
+ * machine (16 rounds, old vgpud against new): the figure went from
+ * 0.93 .. 0.95 to 0.99 .. 1.0, the new vgpud 4 to 6 % faster (rounds'
+ * geometric means 0.85 .. 1.10, median 1.05); against `--gpu-accounting
+ * no` what remains is within the noise (0.995 .. 1.024). Round trips to
+ * vgpud: 8 to 37 per program (allocations, module, channel; libcuda's
+ * waits read the fence in shared memory), one eventfd doorbell write per
+ * submission; no data goes through the socket. What else differs is the
+ * noise of a shared machine: per-round ratios spread over 0.7 .. 1.4.
+ *
+ * --compare-vgpud runs a second daemon (another build, or a wrapper that
+ * adds options such as --gpu-accounting no) interleaved with the first in
+ * every round, so a change to vgpud is measured against the old binary
+ * under the same load: compare_speedup is the per-round ratio of the two
+ * daemons' runtimes.
  *
  * LD_LIBRARY_PATH picks the library variant for each run, as a user
- * would; the two sides of a program run back to back, their order
- * alternating between programs and rounds, so a shared machine's load
- * hits them alike. Sizes are small (simgpu interprets every instruction);
- * rounds stop early once the next one would not end within --budget
- * seconds. A program that fails (wrong result, CUDA error) ends the run
- * with exit 1: figures from wrong results are worthless. Exit 77 when the
- * programs or the libraries are not built (the reason printed).
+ * would; the sides of a program (two, three with --compare-vgpud) run
+ * back to back, their order rotating between programs and rounds, so a
+ * shared machine's load hits them alike. Sizes are small (simgpu
+ * interprets every instruction); rounds stop early once the next one
+ * would not end within --budget seconds. A program that fails (wrong
+ * result, CUDA error) ends the run with exit 1: figures from wrong results
+ * are worthless. Exit 77 when the programs or the libraries are not built
+ * (the reason printed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,17 +96,20 @@ static const struct program {
 };
 #define PROGRAMS (int)(sizeof(programs) / sizeof(programs[0]))
 
-static pid_t daemon_pid; /* vgpud, while it runs: die() ends it */
+/* vgpud, and the --compare-vgpud one, while they run: die() ends them */
+static pid_t daemon_pids[2];
 static char run_dir[64];
 
 static void cleanup(void)
 {
 	char command[128];
 
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGTERM);
-		waitpid(daemon_pid, NULL, 0);
-		daemon_pid = 0;
+	for (int d = 0; d < 2; d++) {
+		if (daemon_pids[d] > 0) {
+			kill(daemon_pids[d], SIGTERM);
+			waitpid(daemon_pids[d], NULL, 0);
+			daemon_pids[d] = 0;
+		}
 	}
 	if (run_dir[0]) {
 		snprintf(command, sizeof(command), "rm -rf '%s'", run_dir);
@@ -100,7 +119,7 @@ static void cleanup(void)
 	}
 }
 
-static void die(const char *what, const char *why)
+static _Noreturn void die(const char *what, const char *why)
 {
 	fprintf(stderr, "rodinia-bench: %s: %s\n", what, why);
 	cleanup();
@@ -122,19 +141,21 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void vgpud_start(const char *binary, const char *socket_path)
+/* Daemon d (0: --vgpud, 1: --compare-vgpud) on socket_path. */
+static pid_t vgpud_start(int d, const char *binary, const char *socket_path)
 {
 	char control[128], log[128], config[128];
+	pid_t daemon_pid;
 	int fd;
 
-	snprintf(control, sizeof(control), "%s/control.sock", run_dir);
-	snprintf(log, sizeof(log), "%s/vgpud.log", run_dir);
-	snprintf(config, sizeof(config), "%s/vgpud.conf", run_dir);
+	snprintf(control, sizeof(control), "%s/control%d.sock", run_dir, d);
+	snprintf(log, sizeof(log), "%s/vgpud%d.log", run_dir, d);
+	snprintf(config, sizeof(config), "%s/vgpud%d.conf", run_dir, d);
 	fd = open(config, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* built-in profiles */
 	if (fd < 0)
 		die(config, strerror(errno));
 	close(fd);
-	daemon_pid = fork();
+	daemon_pid = daemon_pids[d] = fork();
 	if (daemon_pid < 0)
 		die("fork", strerror(errno));
 	if (daemon_pid == 0) {
@@ -158,9 +179,9 @@ static void vgpud_start(const char *binary, const char *socket_path)
 		if (fd >= 0)
 			close(fd);
 		if (ok)
-			return;
+			return daemon_pid;
 		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = 0;
+			daemon_pids[d] = 0;
 			die("vgpud exited at start; see", log);
 		}
 		usleep(50000);
@@ -169,10 +190,39 @@ static void vgpud_start(const char *binary, const char *socket_path)
 }
 
 struct side {
-	const char *label;   /* "vgpud", "in-process" */
+	const char *label;   /* "vgpud", "in-process", "compare" */
 	char libdir[3072];   /* LD_LIBRARY_PATH */
 	const char *socket;  /* vgpud's, or NULL: in-process */
+	pid_t daemon;        /* vgpud's pid, or 0 */
+	char socket_path[96];
 };
+
+/* CPU time (user + system) of process pid so far, in ms; its threads,
+ * exited ones included. -1 when unreadable. */
+static double process_cpu_ms(pid_t pid)
+{
+	char path[64], text[1024], *end;
+	unsigned long long utime, stime;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = 0;
+	end = strrchr(text, ')'); /* the name may hold spaces */
+	/* after the name: state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime */
+	if (!end || sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	                   &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
 
 /* Run program p once on side s; its runtime_ms. Any failure ends the run. */
 static double run_program(const char *dir, const struct program *p, const struct side *s)
@@ -235,7 +285,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: rodinia-bench [--rounds N] [--budget S] [--programs DIR] [--libcuda DIR]\n"
-	        "                     [--vgpud PATH] [--json FILE]\n"
+	        "                     [--vgpud PATH] [--compare-vgpud PATH] [--json FILE]\n"
 	        "The eight Rodinia programs, the same binary through vgpud (enough VRAM) and\n"
 	        "in-process on simgpu (libcuda's inproc/ variant): runtime ratios.\n"
 	        "  --rounds N     rounds (default 9, at most %d)\n"
@@ -243,7 +293,11 @@ static void usage(FILE *out)
 	        "  --programs DIR the rodinia-* programs (default %s)\n"
 	        "  --libcuda DIR  libcuda.so.1, with inproc/libcuda.so.1 (default %s)\n"
 	        "  --vgpud PATH   the daemon (default %s)\n"
-	        "  --json FILE    write the figures as a JSON object\n",
+	        "  --compare-vgpud PATH\n"
+	        "                 a second daemon (another build, or a wrapper adding options),\n"
+	        "                 run interleaved with the first in every round: its figures\n"
+	        "                 beside the first's, and its runtime against the first's\n"
+	        "  --json FILE    write the figures as a JSON object (the first daemon's)\n",
 	        MAX_ROUNDS, RODINIA_DIR, LIBCUDA_DIR, VGPUD_PATH);
 }
 
@@ -258,6 +312,72 @@ static void json_key(char *buffer, size_t size, const char *format, const char *
 	snprintf(buffer, size, format, key);
 }
 
+/* Geometric mean over the programs of each round's ratio (rows [program][round]). */
+static void geomean_rounds_of(double ratio[][MAX_ROUNDS], int rounds, double *out)
+{
+	for (int r = 0; r < rounds; r++) {
+		double log_sum = 0;
+
+		for (int i = 0; i < PROGRAMS; i++)
+			log_sum += log(ratio[i][r]);
+		out[r] = exp(log_sum / PROGRAMS);
+	}
+}
+
+/*
+ * The table of one daemon side against in-process: per program its runtime,
+ * vgpud's CPU time per run and the ratio, then the geometric mean of the
+ * per-program medians with the spread of the rounds' geometric means.
+ * Returns that geometric mean; JSON keys with prefix (NULL object: none).
+ */
+static double report_side(const char *title, int done, double ms[][MAX_ROUNDS],
+                          double cpu[][MAX_ROUNDS], double inproc[][MAX_ROUNDS],
+                          struct json_object *json, const char *prefix)
+{
+	static double ratio[PROGRAMS][MAX_ROUNDS];
+	double geomean_rounds[MAX_ROUNDS], log_sum = 0, geomean;
+	char key[96], format[64];
+	struct spread sg;
+
+	printf("  %s\n  %-10s %-24s %-24s %-22s %s\n", title, "program", "vgpud runtime_ms",
+	       "in-process runtime_ms", "vgpud CPU ms per run", "in-process / vgpud");
+	for (int i = 0; i < PROGRAMS; i++) {
+		struct spread sv, si, sc, sr;
+
+		for (int r = 0; r < done; r++)
+			ratio[i][r] = inproc[i][r] / ms[i][r];
+		sv = spread_of(ms[i], done);
+		si = spread_of(inproc[i], done);
+		sc = spread_of(cpu[i], done);
+		sr = spread_of(ratio[i], done);
+		printf("  %-10s %-24s %-24s %-22s %s\n", programs[i].name, SPREAD("%.1f", sv),
+		       SPREAD("%.1f", si), SPREAD("%.0f", sc), SPREAD("%.3f", sr));
+		log_sum += log(sr.median);
+		snprintf(format, sizeof(format), "%s_overhead_%%s", prefix);
+		json_key(key, sizeof(key), format, programs[i].name);
+		json_spread(json, key, sr);
+		snprintf(format, sizeof(format), "%s_%%s_vgpud_ms", prefix);
+		json_key(key, sizeof(key), format, programs[i].name);
+		json_spread(json, key, sv);
+		snprintf(format, sizeof(format), "%s_%%s_inproc_ms", prefix);
+		json_key(key, sizeof(key), format, programs[i].name);
+		json_spread(json, key, si);
+	}
+	geomean_rounds_of(ratio, done, geomean_rounds);
+	sg = spread_of(geomean_rounds, done);
+	geomean = exp(log_sum / PROGRAMS);
+	printf("  %s_overhead_no_pressure  %.3f (rounds' geometric means %.3f..%.3f, median "
+	       "%.3f)   geometric mean over the programs; goal >= 0.97: %s\n",
+	       prefix, geomean, sg.min, sg.max, sg.median, geomean >= 0.97 ? "met" : "MISSED");
+	snprintf(key, sizeof(key), "%s_overhead_no_pressure", prefix);
+	json_number(json, key, geomean);
+	snprintf(key, sizeof(key), "%s_overhead_no_pressure_min", prefix);
+	json_number(json, key, sg.min);
+	snprintf(key, sizeof(key), "%s_overhead_no_pressure_max", prefix);
+	json_number(json, key, sg.max);
+	return geomean;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -266,19 +386,23 @@ int main(int argc, char **argv)
 		{ "programs", required_argument, NULL, 'p' },
 		{ "libcuda", required_argument, NULL, 'L' },
 		{ "vgpud", required_argument, NULL, 'v' },
+		{ "compare-vgpud", required_argument, NULL, 'c' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum { VGPUD, INPROC, COMPARE };
 	const char *dir = RODINIA_DIR, *libcuda = LIBCUDA_DIR, *vgpud = VGPUD_PATH;
-	const char *json_path = NULL;
-	int rounds = 9, done = 0, opt;
+	const char *json_path = NULL, *compare = NULL;
+	int rounds = 9, done = 0, opt, nsides;
 	double budget = 80, start, round_s = 0;
-	static double vgpud_ms[PROGRAMS][MAX_ROUNDS], inproc_ms[PROGRAMS][MAX_ROUNDS];
-	static double ratio[PROGRAMS][MAX_ROUNDS];
-	double geomean_rounds[MAX_ROUNDS], log_sum = 0;
-	struct side sides[2] = { { .label = "vgpud" }, { .label = "in-process" } };
-	char path[4096], socket_path[96], key[128];
+	/* [side][program][round] */
+	static double ms[3][PROGRAMS][MAX_ROUNDS], cpu[3][PROGRAMS][MAX_ROUNDS];
+	static double speedup[PROGRAMS][MAX_ROUNDS];
+	static struct side sides[3] = { { .label = "vgpud" },
+		                        { .label = "in-process" },
+		                        { .label = "compare" } };
+	char path[4096];
 	struct json_object *json = NULL;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -288,6 +412,7 @@ int main(int argc, char **argv)
 		case 'p': dir = optarg; break;
 		case 'L': libcuda = optarg; break;
 		case 'v': vgpud = optarg; break;
+		case 'c': compare = optarg; break;
 		case 'j': json_path = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -297,6 +422,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	nsides = compare ? 3 : 2;
 	for (int i = 0; i < PROGRAMS; i++) {
 		snprintf(path, sizeof(path), "%s/rodinia-%s", dir, programs[i].name);
 		if (access(path, X_OK)) {
@@ -305,8 +431,9 @@ int main(int argc, char **argv)
 			return 77;
 		}
 	}
-	snprintf(sides[0].libdir, sizeof(sides[0].libdir), "%s", libcuda);
-	snprintf(sides[1].libdir, sizeof(sides[1].libdir), "%s/inproc", libcuda);
+	snprintf(sides[VGPUD].libdir, sizeof(sides[VGPUD].libdir), "%s", libcuda);
+	snprintf(sides[INPROC].libdir, sizeof(sides[INPROC].libdir), "%s/inproc", libcuda);
+	snprintf(sides[COMPARE].libdir, sizeof(sides[COMPARE].libdir), "%s", libcuda);
 	for (int s = 0; s < 2; s++) {
 		snprintf(path, sizeof(path), "%s/libcuda.so.1", sides[s].libdir);
 		if (!is_file(path)) {
@@ -319,77 +446,81 @@ int main(int argc, char **argv)
 	snprintf(run_dir, sizeof(run_dir), "/tmp/rodinia-bench.XXXXXX");
 	if (!mkdtemp(run_dir))
 		die("mkdtemp", strerror(errno));
-	snprintf(socket_path, sizeof(socket_path), "%s/vgpud.sock", run_dir);
-	sides[0].socket = socket_path;
-	vgpud_start(vgpud, socket_path);
+	for (int s = 0; s < nsides; s++) {
+		if (s == INPROC)
+			continue;
+		snprintf(sides[s].socket_path, sizeof(sides[s].socket_path), "%s/vgpud%d.sock",
+		         run_dir, s == VGPUD ? 0 : 1);
+		sides[s].socket = sides[s].socket_path;
+		sides[s].daemon = vgpud_start(s == VGPUD ? 0 : 1, s == VGPUD ? vgpud : compare,
+		                              sides[s].socket_path);
+	}
 
-	printf("rodinia-bench: 8 programs, each through vgpud (%s of VRAM) and in-process "
+	printf("rodinia-bench: 8 programs, each through vgpud (%s of VRAM)%s and in-process "
 	       "(simgpu, %s), up to %d rounds within %.0f s\n",
-	       VRAM, VRAM, rounds, budget);
+	       VRAM, compare ? ", through the compared vgpud" : "", VRAM, rounds, budget);
 	start = now_s();
 	for (int r = 0; r < rounds; r++) {
-		double round_start = now_s(), log_round = 0;
+		double round_start = now_s(), log_round = 0, log_compare = 0;
 
 		if (r > 0 && now_s() - start + round_s > budget) {
 			printf("rodinia-bench: stopping after %d rounds (budget %.0f s)\n", r, budget);
 			break;
 		}
 		for (int i = 0; i < PROGRAMS; i++) {
-			int first = (r + i) % 2; /* which side goes first */
+			int first = (r + i) % nsides; /* which side goes first */
 
-			for (int k = 0; k < 2; k++) {
-				int s = k ? 1 - first : first;
-				double ms = run_program(dir, &programs[i], &sides[s]);
+			for (int k = 0; k < nsides; k++) {
+				int s = (first + k) % nsides;
+				double cpu0 = sides[s].daemon ? process_cpu_ms(sides[s].daemon) : 0;
 
-				if (s == 0)
-					vgpud_ms[i][r] = ms;
-				else
-					inproc_ms[i][r] = ms;
+				ms[s][i][r] = run_program(dir, &programs[i], &sides[s]);
+				cpu[s][i][r] = sides[s].daemon ? process_cpu_ms(sides[s].daemon) - cpu0
+				                               : 0;
 			}
-			ratio[i][r] = inproc_ms[i][r] / vgpud_ms[i][r];
-			log_round += log(ratio[i][r]);
+			log_round += log(ms[INPROC][i][r] / ms[VGPUD][i][r]);
+			if (compare) {
+				speedup[i][r] = ms[VGPUD][i][r] / ms[COMPARE][i][r];
+				log_compare += log(ms[INPROC][i][r] / ms[COMPARE][i][r]);
+			}
 		}
-		geomean_rounds[r] = exp(log_round / PROGRAMS);
 		round_s = now_s() - round_start;
 		done = r + 1;
-		printf("  round %d: %.1f s, geometric mean %.3f\n", r + 1, round_s,
-		       geomean_rounds[r]);
+		printf("  round %d: %.1f s, geometric mean %.3f", r + 1, round_s,
+		       exp(log_round / PROGRAMS));
+		if (compare)
+			printf(", compared vgpud %.3f", exp(log_compare / PROGRAMS));
+		printf("\n");
 	}
 	cleanup();
 
 	if (json_path)
 		json = json_object_new_object();
-	printf("  %-10s %-24s %-24s %s\n", "program", "vgpud runtime_ms", "in-process runtime_ms",
-	       "in-process / vgpud");
-	for (int i = 0; i < PROGRAMS; i++) {
-		struct spread sv = spread_of(vgpud_ms[i], done), si = spread_of(inproc_ms[i], done);
-		struct spread sr = spread_of(ratio[i], done);
+	report_side("vgpud", done, ms[VGPUD], cpu[VGPUD], ms[INPROC], json, "rodinia");
+	if (compare) {
+		double rounds_geomean[MAX_ROUNDS], log_sum = 0;
+		struct spread sg;
 
-		printf("  %-10s %-24s %-24s %s\n", programs[i].name, SPREAD("%.1f", sv),
-		       SPREAD("%.1f", si), SPREAD("%.3f", sr));
-		log_sum += log(sr.median);
-		json_key(key, sizeof(key), "rodinia_overhead_%s", programs[i].name);
-		json_spread(json, key, sr);
-		json_key(key, sizeof(key), "rodinia_%s_vgpud_ms", programs[i].name);
-		json_spread(json, key, sv);
-		json_key(key, sizeof(key), "rodinia_%s_inproc_ms", programs[i].name);
-		json_spread(json, key, si);
-	}
-	{
-		struct spread sg = spread_of(geomean_rounds, done);
-		double geomean = exp(log_sum / PROGRAMS);
+		report_side("compared vgpud", done, ms[COMPARE], cpu[COMPARE], ms[INPROC], NULL,
+		            "compare");
+		printf("  compared vgpud against vgpud (vgpud runtime / compared runtime, per "
+		       "round):\n");
+		for (int i = 0; i < PROGRAMS; i++) {
+			struct spread sp = spread_of(speedup[i], done);
 
-		printf("  rodinia_overhead_no_pressure  %.3f (rounds' geometric means %.3f..%.3f)   "
-		       "geometric mean over the programs; goal >= 0.97: %s\n",
-		       geomean, sg.min, sg.max, geomean >= 0.97 ? "met" : "MISSED");
-		json_number(json, "rodinia_overhead_no_pressure", geomean);
-		json_number(json, "rodinia_overhead_no_pressure_min", sg.min);
-		json_number(json, "rodinia_overhead_no_pressure_max", sg.max);
-		json_number(json, "rodinia_overhead_no_pressure_goal", 0.97);
-		json_number(json, "rodinia_bench_rounds", done);
-		json_number(json, "rodinia_bench_s", now_s() - start);
-		json_number(json, "rodinia_bench_load_1m", load_average_1m());
+			printf("  %-10s %s\n", programs[i].name, SPREAD("%.3f", sp));
+			log_sum += log(sp.median);
+		}
+		geomean_rounds_of(speedup, done, rounds_geomean);
+		sg = spread_of(rounds_geomean, done);
+		printf("  compare_speedup  %.3f (rounds' geometric means %.3f..%.3f, median %.3f)"
+		       "   above 1: the compared vgpud is faster\n",
+		       exp(log_sum / PROGRAMS), sg.min, sg.max, sg.median);
 	}
+	json_number(json, "rodinia_overhead_no_pressure_goal", 0.97);
+	json_number(json, "rodinia_bench_rounds", done);
+	json_number(json, "rodinia_bench_s", now_s() - start);
+	json_number(json, "rodinia_bench_load_1m", load_average_1m());
 	if (json_write(json, json_path, "rodinia-bench")) {
 		json_object_put(json);
 		return 1;

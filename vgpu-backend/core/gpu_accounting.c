@@ -19,6 +19,14 @@
  * residue_phase); one that does not make it stays suspended and is tried
  * again at the next phase change. */
 #define RESUME_TIMEOUT_MS 20
+/* Sampled phases (gpu_accounting.h): the mean gap between two status
+ * reads (each drawn uniformly in half to one and a half of it), a gap
+ * beyond which the thread did not run (blind: extrapolated over, as in a
+ * polling phase), and the samples of one decision. */
+#define SAMPLE_GAP_NS 1000000ull
+#define SAMPLE_MAX_GAP_NS 10000000ull
+#define SAMPLED_PERIOD 16
+#define NO_VM UINT32_MAX
 
 bool vgpu_acct_should_stop(struct vgpu_gpu_accounting *acct)
 {
@@ -89,24 +97,30 @@ static void poll_phase(struct vgpu_core *core, uint64_t poll_ns,
 }
 
 /* Channel ids -> VMs: each VM's polled time. A channel destroyed since the
- * phase loses its time (its VM may be gone). */
-static void attribute_channels(struct vgpu_core *core)
+ * phase loses its time (its VM may be gone). Returns how many VMs got
+ * time. */
+static uint32_t attribute_channels(struct vgpu_core *core)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
+	uint32_t vms = 0;
 
 	vgpu_mutex_lock(&core->channels_lock);
 	for (uint32_t id = 0; id < core->channel_table_size; id++) {
 		struct vgpu_core_channel *channel = core->channel_table[id];
 
-		if (channel && acct->channel_ns[id])
+		if (channel && acct->channel_ns[id]) {
+			vms += !channel->vm->gpu.polled_ns; /* 0 after each decision */
 			channel->vm->gpu.polled_ns += acct->channel_ns[id];
+		}
 	}
 	vgpu_mutex_unlock(&core->channels_lock);
+	return vms;
 }
 
-/* Run the scheduler over every VM and publish the figures. True when
- * some VM is to be throttled. */
-bool vgpu_acct_decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
+/* Run the scheduler over every VM and publish the figures; a sampled
+ * period's length counts as sampled_ns, a polling phase's as poll_ns. True
+ * when some VM is to be throttled. */
+static bool decide(struct vgpu_core *core, const struct vgpu_sched_period *period, bool sampled)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
 	uint64_t length = period->nonpoll_before_ns + period->poll_ns;
@@ -149,7 +163,10 @@ bool vgpu_acct_decide(struct vgpu_core *core, const struct vgpu_sched_period *pe
 		                           : 0;
 	}
 	acct->periods++;
-	acct->poll_ns += period->poll_ns;
+	if (sampled)
+		acct->sampled_ns += period->poll_ns;
+	else
+		acct->poll_ns += period->poll_ns;
 	acct->nonpoll_ns += period->nonpoll_before_ns;
 out:
 	list_for_each(pos, &core->vms) {
@@ -160,6 +177,11 @@ out:
 	}
 	vgpu_mutex_unlock(&core->stats.lock);
 	return throttle;
+}
+
+bool vgpu_acct_decide(struct vgpu_core *core, const struct vgpu_sched_period *period)
+{
+	return decide(core, period, false);
 }
 
 static void throttle_vm_locked(struct vgpu_vm *vm)
@@ -307,6 +329,111 @@ static uint64_t residue_phase(struct vgpu_core *core, uint64_t limit_ns)
 	return vgpu_gpu_time_phase_length(&phase);
 }
 
+/*
+ * Which VMs have work: every live channel's pending bit, read outside the
+ * channel table's lock from a snapshot of it (a channel created or
+ * destroyed meanwhile is seen at the next sample). *owner is the VM found
+ * with work first (NO_VM until one is). Returns -1 when a channel of
+ * another VM has work too, else the number of live channels.
+ */
+static int working_channels(struct vgpu_core *core, uint32_t *owner)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	uint32_t count = 0;
+
+	vgpu_mutex_lock(&core->channels_lock);
+	for (uint32_t id = 0; id < core->channel_table_size; id++) {
+		struct vgpu_core_channel *channel = core->channel_table[id];
+
+		if (channel) {
+			acct->snapshot_ids[count] = id;
+			acct->snapshot_vms[count++] = channel->vm->id;
+		}
+	}
+	vgpu_mutex_unlock(&core->channels_lock);
+	for (uint32_t i = 0; i < count; i++) {
+		if (!vgpu_hal_channel_pending(core->hal, acct->snapshot_ids[i]))
+			continue;
+		if (*owner == NO_VM)
+			*owner = acct->snapshot_vms[i];
+		else if (*owner != acct->snapshot_vms[i])
+			return -1;
+	}
+	return count > INT32_MAX ? INT32_MAX : (int)count;
+}
+
+/* Whether sampling may replace polling as far as the schedulers go: no
+ * fixed-share VM is capped below the whole GPU (a fixed-share VM beside
+ * another scheduled one), so no lone VM is ever throttled. */
+static bool sampling_allowed(struct vgpu_core *core)
+{
+	struct list_head *pos;
+	uint32_t scheduled = 0;
+	bool fixed = false;
+
+	if (core->config.accounting_always_poll)
+		return false;
+	vgpu_mutex_lock(&core->stats.lock);
+	list_for_each(pos, &core->vms) {
+		enum vgpu_sched_mode mode = list_entry(pos, struct vgpu_vm, link)->gpu.sched.mode;
+
+		scheduled += mode != VGPU_SCHED_BEST_EFFORT;
+		fixed |= mode == VGPU_SCHED_FIXED_SHARE;
+	}
+	vgpu_mutex_unlock(&core->stats.lock);
+	return !fixed || scheduled < 2;
+}
+
+/*
+ * Sampled periods while at most one VM has work (gpu_accounting.h), the
+ * first one from *last_end (the end of the polling phase before) on, owner
+ * the VM with work (or NO_VM). Returns when that ends: a second VM has
+ * work, the scheduler wants a throttle, sampling is no longer allowed, no
+ * channel is left, or the thread is to stop. A polling phase is due at
+ * once then; *last_end is where the last sampled period ended.
+ */
+static void sampled_periods(struct vgpu_core *core, uint64_t *last_end, uint32_t owner)
+{
+	struct vgpu_gpu_accounting *acct = &core->accounting;
+	bool more = true;
+
+	while (more) {
+		struct vgpu_gpu_time_phase phase;
+		struct vgpu_gpu_time_sample sample;
+		struct vgpu_sched_period period;
+		int live = 1;
+
+		vgpu_acct_read_status(core->hal, &sample);
+		vgpu_gpu_time_phase_begin(&phase, acct->channel_ns, core->channel_table_size,
+		                          &sample);
+		phase.max_gap_ns = SAMPLE_MAX_GAP_NS;
+		for (int n = 0; n < SAMPLED_PERIOD && live > 0; n++) {
+			uint64_t gap = SAMPLE_GAP_NS / 2 + vgpu_rng_below(&acct->rng, SAMPLE_GAP_NS + 1);
+
+			vgpu_acct_sleep_ns(acct, gap);
+			if (vgpu_acct_should_stop(acct))
+				break;
+			vgpu_acct_read_status(core->hal, &sample);
+			vgpu_gpu_time_phase_observe(&phase, &sample);
+			live = working_channels(core, &owner);
+		}
+		/* a second VM found working ends the phase at that sample: what
+		 * ran before it is the first VM's (or idle), as sampled */
+		vgpu_gpu_time_phase_end(&phase, sample.t_ns);
+		period.nonpoll_before_ns =
+			(*last_end ? phase.start_ns - *last_end : 0) + phase.blind_ns;
+		period.poll_ns = vgpu_gpu_time_phase_observed(&phase);
+		period.nonpoll_next_ns = 0;
+		*last_end = phase.end_ns;
+		attribute_channels(core);
+		more = !decide(core, &period, true) && live > 0 && sampling_allowed(core) &&
+		       !vgpu_acct_should_stop(acct);
+		vgpu_mutex_lock(&core->stats.lock);
+		acct->samples += phase.samples;
+		vgpu_mutex_unlock(&core->stats.lock);
+	}
+}
+
 void vgpu_accounting_vm_resumed_locked(struct vgpu_vm *vm)
 {
 	vgpu_core_assert_locked(vm->core);
@@ -327,6 +454,7 @@ static void *accounting_thread(void *arg)
 		struct vgpu_sched_period period;
 		uint32_t channels = vgpu_acct_live_channels(core);
 		uint64_t poll_ns, nonpoll_ns, residue;
+		uint32_t busy_vms, owner = NO_VM;
 		bool want;
 
 		if (any_throttled)
@@ -346,8 +474,8 @@ static void *accounting_thread(void *arg)
 		period.poll_ns = vgpu_gpu_time_phase_observed(&phase);
 		period.nonpoll_next_ns = nonpoll_ns;
 		last_poll_end = phase.end_ns;
-		attribute_channels(core);
-		want = vgpu_acct_decide(core, &period);
+		busy_vms = attribute_channels(core);
+		want = decide(core, &period, false);
 		vgpu_mutex_lock(&core->stats.lock);
 		acct->samples += phase.samples;
 		vgpu_mutex_unlock(&core->stats.lock);
@@ -356,6 +484,12 @@ static void *accounting_thread(void *arg)
 			any_throttled = vgpu_acct_apply_throttles(core, true);
 		else
 			acct->throttled_count = 0;
+		/* at most one VM at work: nothing to split, sample instead */
+		if (!any_throttled && busy_vms <= 1 && sampling_allowed(core) &&
+		    working_channels(core, &owner) > 0) {
+			sampled_periods(core, &last_poll_end, owner);
+			continue;
+		}
 		residue = residue_phase(core, nonpoll_ns);
 		if (residue < nonpoll_ns)
 			vgpu_acct_sleep_ns(acct, nonpoll_ns - residue);
@@ -385,6 +519,18 @@ int vgpu_accounting_mode_parse(const char *name, uint32_t *mode)
 	return -EINVAL;
 }
 
+static void free_arrays(struct vgpu_gpu_accounting *acct)
+{
+	free(acct->channel_ns);
+	free(acct->throttled_ids);
+	free(acct->snapshot_ids);
+	free(acct->snapshot_vms);
+	acct->channel_ns = NULL;
+	acct->throttled_ids = NULL;
+	acct->snapshot_ids = NULL;
+	acct->snapshot_vms = NULL;
+}
+
 int vgpu_accounting_start(struct vgpu_core *core)
 {
 	struct vgpu_gpu_accounting *acct = &core->accounting;
@@ -409,9 +555,13 @@ int vgpu_accounting_start(struct vgpu_core *core)
 	                          sizeof(*acct->channel_ns));
 	acct->throttled_ids = calloc(core->channel_table_size ? core->channel_table_size : 1,
 	                             sizeof(*acct->throttled_ids));
-	if (!acct->channel_ns || !acct->throttled_ids) {
-		free(acct->channel_ns);
-		free(acct->throttled_ids);
+	acct->snapshot_ids = calloc(core->channel_table_size ? core->channel_table_size : 1,
+	                            sizeof(*acct->snapshot_ids));
+	acct->snapshot_vms = calloc(core->channel_table_size ? core->channel_table_size : 1,
+	                            sizeof(*acct->snapshot_vms));
+	if (!acct->channel_ns || !acct->throttled_ids || !acct->snapshot_ids ||
+	    !acct->snapshot_vms) {
+		free_arrays(acct);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&acct->mutex, NULL);
@@ -428,11 +578,13 @@ int vgpu_accounting_start(struct vgpu_core *core)
 	if (err) {
 		pthread_cond_destroy(&acct->cond);
 		pthread_mutex_destroy(&acct->mutex);
-		free(acct->channel_ns);
-		free(acct->throttled_ids);
-		acct->channel_ns = NULL;
+		free_arrays(acct);
 		return -err;
 	}
+	/* visible in top -H and /proc/PID/task/TID/comm */
+	pthread_setname_np(acct->thread, config->accounting_mode == VGPU_ACCOUNTING_NEON
+	                                         ? "vgpu-neon"
+	                                         : "vgpu-loga");
 	if (config->accounting_pin) {
 		cpu_set_t cpus;
 
@@ -462,10 +614,8 @@ void vgpu_accounting_stop(struct vgpu_core *core)
 	pthread_join(acct->thread, NULL);
 	pthread_cond_destroy(&acct->cond);
 	pthread_mutex_destroy(&acct->mutex);
-	free(acct->channel_ns);
-	free(acct->throttled_ids);
+	free_arrays(acct);
 	free(acct->scratch);
-	acct->channel_ns = NULL;
 	acct->scratch = NULL;
 	acct->started = false;
 }

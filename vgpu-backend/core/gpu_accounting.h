@@ -30,6 +30,24 @@
  * thread only sleeps. It reads nothing but those two HAL registers: no busy
  * counters, no modeled clock.
  *
+ * Sampled phases (unless config.accounting_always_poll): polling exists to
+ * split the GPU's time between VMs and to throttle over-users. When a
+ * polling phase saw at most one VM use the GPU, at most one VM has work
+ * pending at its end, nobody is throttled and no fixed-share VM is capped
+ * below the whole GPU (fixed-share beside another scheduled VM), there is
+ * nothing to split and nobody to throttle: the thread then reads the same
+ * two registers once per SAMPLE gap (uniform in 0.5 .. 1.5 ms, so no
+ * periodic workload is sampled in phase) instead of busy-looping, and
+ * feeds the samples to the same gpu_time.c accounting, each gap charged to
+ * what the engine ran at its start (unbiased, as the gaps are random), and
+ * the same scheduler: a period of SAMPLED_PERIOD samples (about 16 ms) is
+ * one decision with no non-polling phase. Each sample also reads every
+ * live channel's pending bit; the first sample that finds a channel of a
+ * second VM with work (or the scheduler wanting a throttle, or a fixed-
+ * share cap appearing) ends the sampled period there and a polling phase
+ * starts at once. The CPU cost is a wakeup a millisecond instead of a sixth
+ * of a core; published as sampled_ns beside poll_ns.
+ *
  * Locks: the thread never holds the allocation lock while it polls or
  * sleeps. It takes the channel table's lock to map channel ids, the short
  * stats lock to run the scheduler and publish (readers never wait for it
@@ -72,7 +90,12 @@ struct vgpu_gpu_accounting {
 	uint64_t poll_ns;       /* Σ polling phases (the thread's CPU time) */
 	uint64_t nonpoll_ns;    /* Σ non-polling phases */
 	uint64_t residue_ns;    /* Σ polling at their starts (residues) */
+	uint64_t sampled_ns;    /* Σ sampled phases (no busy loop) */
 	uint64_t samples;
+	/* sampled phases: live channels' ids and their VMs' ids, a snapshot
+	 * of the channel table per sample; accounting thread */
+	uint32_t *snapshot_ids;
+	uint32_t *snapshot_vms;
 };
 
 /* Per VM, in struct vgpu_vm. */

@@ -253,6 +253,7 @@ static void read_core_stats_locked(struct vgpu_core *core, struct vgpu_core_stat
 	out->accounting_residue_ns = core->accounting.residue_ns;
 	out->accounting_nonpoll_ns = core->accounting.nonpoll_ns;
 	out->accounting_samples = core->accounting.samples;
+	out->accounting_sampled_ns = core->accounting.sampled_ns;
 	out->entries = atomic_load_explicit(&core->stats.entries, memory_order_relaxed);
 	out->events = atomic_load_explicit(&core->stats.events, memory_order_relaxed);
 }

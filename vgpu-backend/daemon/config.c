@@ -126,6 +126,10 @@ static const struct key keys[] = {
 	  "polling phase per channel (default 1000)" },
 	{ "core", "accounting_nonpoll_us", T_U32, OFF(accounting_nonpoll_us), 0, "US",
 	  "non-polling phase per channel (default 5000)" },
+	{ "core", "accounting_always_poll", T_BOOL, OFF(accounting_always_poll), 0, "BOOL",
+	  "poll even while at most one VM has work, as LoGA itself does (default no: the "
+	  "thread then reads the GPU's status about once a millisecond instead of "
+	  "busy-polling, and polls again as soon as a second VM has work)" },
 	{ "core", "accounting_cpu", T_CPU, OFF(accounting_cpu), 0, "CPU",
 	  "run the accounting thread on this CPU only, as LoGA polls on a core of its own "
 	  "(a CPU number, or any: wherever the scheduler puts it; default any)" },

@@ -83,6 +83,7 @@ struct vgpud_config {
 	uint32_t accounting_mode;       /* enum vgpu_accounting_mode (default loga) */
 	uint32_t accounting_poll_us;    /* per channel; 0 = the core's 1000 */
 	uint32_t accounting_nonpoll_us; /* per channel; 0 = the core's 5000 */
+	bool accounting_always_poll;    /* poll with one VM at work too (default no) */
 	int32_t accounting_cpu;         /* pin the accounting thread; -1 = any */
 
 	/* [daemon] */

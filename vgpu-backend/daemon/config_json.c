@@ -88,6 +88,8 @@ struct json_object *vgpud_config_to_json(const struct vgpud_config *c,
 	add_str(core, "accounting_mode", vgpu_accounting_mode_name(c->accounting_mode));
 	add_u64(core, "accounting_poll_us", c->accounting_poll_us);
 	add_u64(core, "accounting_nonpoll_us", c->accounting_nonpoll_us);
+	json_object_object_add(core, "accounting_always_poll",
+	                       json_object_new_boolean(c->accounting_always_poll));
 	if (c->accounting_cpu >= 0)
 		add_u64(core, "accounting_cpu", (uint64_t)c->accounting_cpu);
 	else

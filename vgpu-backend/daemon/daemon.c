@@ -86,6 +86,7 @@ static int create_core(struct vgpud *d, struct vgpu_error *error)
 	config.accounting_mode = d->config.accounting_mode;
 	config.accounting_poll_us = d->config.accounting_poll_us;
 	config.accounting_nonpoll_us = d->config.accounting_nonpoll_us;
+	config.accounting_always_poll = d->config.accounting_always_poll;
 	config.accounting_pin = d->config.accounting_cpu >= 0;
 	config.accounting_cpu = config.accounting_pin ? (uint32_t)d->config.accounting_cpu : 0;
 	config.on_fence = vgpud_event_on_fence;

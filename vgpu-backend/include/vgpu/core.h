@@ -57,7 +57,13 @@
  * over-user's channels are suspended for the next non-polling phase with the
  * same shadow-window suspend relocation uses (the guest keeps submitting
  * into its shadow and never blocks) and resumed when the next polling phase
- * starts. See core/gpu_accounting.h, gpu_time.h and gpu_sched.h.
+ * starts. While at most one VM has work there is no GPU time to split and
+ * nobody to throttle (unless a fixed-share VM is capped below the whole
+ * GPU): the thread then stops busy-polling and reads the same two registers
+ * about once a millisecond instead, which gives that VM its GPU time at
+ * almost no CPU cost, and it polls again from the first sample that finds
+ * a second VM with work (unless config.accounting_always_poll). See
+ * core/gpu_accounting.h, gpu_time.h and gpu_sched.h.
  * config.accounting_mode = VGPU_ACCOUNTING_NEON replaces the polling with
  * NEON's sampling accounting (LoGA §2.3: every VM suspended, then each run
  * alone while its command lengths are measured; gpu_neon.h), the baseline
@@ -204,6 +210,10 @@ struct vgpu_core_config {
 	uint32_t accounting_nonpoll_us; /* non-polling phase per channel; 0 = 5000 */
 	uint32_t accounting_jitter_percent; /* phase lengths uniform in mean ±
 	                                  this; 0 = 50, at most 90 */
+	bool accounting_always_poll;   /* LoGA polls even while at most one VM
+	                                  has work (LoGA's own behaviour; the
+	                                  accuracy runs of loga-bench); false:
+	                                  it samples instead (see "GPU time") */
 	bool accounting_pin;           /* run the accounting thread on CPU
 	                                  accounting_cpu only (LoGA polls on a
 	                                  core of its own); false: anywhere */

@@ -101,6 +101,8 @@ struct vgpu_core_stats {
 	uint64_t accounting_residue_ns; /* of which polled while throttled
 	                                   channels ran their queued work */
 	uint64_t accounting_samples;    /* status reads */
+	uint64_t accounting_sampled_ns; /* Σ sampled phases (at most one VM
+	                                   had work: no busy loop) */
 };
 
 #ifdef __cplusplus
