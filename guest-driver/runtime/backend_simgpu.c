@@ -11,6 +11,7 @@
 #include "device_internal.h"
 #include "vgpu/abi/commands.h"
 #include "vgpu/abi/module_table.h"
+#include "vgpu/hal_fault_abi.h"
 #include "vgpu_guest_simgpu.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -595,23 +596,6 @@ static int simgpu_channel_status(void *backend, struct vgpu_channel_window *wind
 	return vgpu_hal_channel_state(ch->channel, NULL) == VGPU_CHANNEL_ERROR ? -EIO : 0;
 }
 
-/* The HAL's cause as the device ABI says it (CHANNEL_FAULT). */
-static uint32_t abi_cause(enum vgpu_hal_error_cause cause)
-{
-	switch (cause) {
-	case VGPU_FAULT_NONE: return VGPU_CHANNEL_FAULT_NONE;
-	case VGPU_FAULT_UNMAPPED: return VGPU_CHANNEL_FAULT_UNMAPPED;
-	case VGPU_FAULT_READ_ONLY: return VGPU_CHANNEL_FAULT_READ_ONLY;
-	case VGPU_FAULT_PRIVILEGED: return VGPU_CHANNEL_FAULT_PRIVILEGED;
-	case VGPU_FAULT_IOMMU: return VGPU_CHANNEL_FAULT_IOMMU;
-	case VGPU_FAULT_BAD_COMMAND: return VGPU_CHANNEL_FAULT_BAD_COMMAND;
-	case VGPU_FAULT_BAD_KERNEL_ARGS: return VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS;
-	case VGPU_FAULT_TIMEOUT: return VGPU_CHANNEL_FAULT_TIMEOUT;
-	case VGPU_FAULT_KERNEL_ERROR: return VGPU_CHANNEL_FAULT_KERNEL_ERROR;
-	}
-	return VGPU_CHANNEL_FAULT_NONE;
-}
-
 static int simgpu_channel_fault(void *backend, struct vgpu_channel_window *window,
                                 struct vgpu_channel_fault_response *out)
 {
@@ -625,7 +609,7 @@ static int simgpu_channel_fault(void *backend, struct vgpu_channel_window *windo
 	if (vgpu_hal_channel_state(ch->channel, &last) != VGPU_CHANNEL_ERROR)
 		return 0;
 	out->killed = 1;
-	out->cause = abi_cause(last.cause);
+	out->cause = vgpu_hal_fault_abi_cause(last.cause);
 	out->address = out->cause == VGPU_CHANNEL_FAULT_NONE ? 0 : last.address;
 	return 0;
 }

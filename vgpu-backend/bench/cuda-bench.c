@@ -65,6 +65,7 @@
 
 #include <json-c/json.h>
 
+#include "bench-common.h"
 #include "builtin_kernels.h"
 #include "cuda_api.h"
 #include "sim_guest_window.h"
@@ -520,26 +521,19 @@ static void series_add(struct series *s, double x)
 		s->v[s->n++] = x;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
+/* median, min and max over the rounds; NaN (JSON null) for none. */
 static void summarise(const struct series *s, double *median, double *min, double *max)
 {
-	double sorted[MAX_ROUNDS];
+	struct spread spread;
 
 	if (!s->n) {
 		*median = *min = *max = NAN;
 		return;
 	}
-	memcpy(sorted, s->v, s->n * sizeof(double));
-	qsort(sorted, s->n, sizeof(double), compare_double);
-	*median = s->n % 2 ? sorted[s->n / 2] : (sorted[s->n / 2 - 1] + sorted[s->n / 2]) / 2;
-	*min = sorted[0];
-	*max = sorted[s->n - 1];
+	spread = spread_of(s->v, (int)s->n);
+	*median = spread.median;
+	*min = spread.min;
+	*max = spread.max;
 }
 
 static double median_of(const struct series *s)
@@ -550,7 +544,7 @@ static double median_of(const struct series *s)
 	return median;
 }
 
-static struct json_object *json_number(double x)
+static struct json_object *json_finite(double x)
 {
 	char text[40];
 
@@ -562,7 +556,7 @@ static struct json_object *json_number(double x)
 
 static void put_number(struct json_object *o, const char *key, double x)
 {
-	json_object_object_add(o, key, json_number(x));
+	json_object_object_add(o, key, json_finite(x));
 }
 
 static void put_int(struct json_object *o, const char *key, uint64_t x)

@@ -51,6 +51,28 @@ uint64_t cg_channel_window_bytes(uint32_t entries)
 	return VGPU_CONTROL_BYTES + ring_bytes;
 }
 
+int cg_channel_entries(const struct cudagpu *gpu, uint32_t *entries)
+{
+	if (*entries == 0)
+		*entries = gpu->config.default_gpfifo_entries;
+	if (*entries < 2 || *entries > gpu->config.max_gpfifo_entries || (*entries & (*entries - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+struct vgpu_hal_channel_layout cg_channel_layout(uint32_t entries)
+{
+	return (struct vgpu_hal_channel_layout){
+		.control_bytes = VGPU_CONTROL_BYTES,
+		.gp_put_offset = VGPU_CONTROL_GP_PUT,
+		.gp_get_offset = VGPU_CONTROL_GP_GET,
+		.doorbell_offset = VGPU_CONTROL_DOORBELL,
+		.gpfifo_entries = entries,
+		.gpfifo_entry_bytes = VGPU_GPFIFO_ENTRY_BYTES,
+		.gpfifo_bytes = (uint32_t)(cg_channel_window_bytes(entries) - VGPU_CONTROL_BYTES),
+	};
+}
+
 int cg_channel_window_create(uint32_t entries, int *memfd, void **window)
 {
 	uint64_t window_bytes = cg_channel_window_bytes(entries);
@@ -80,14 +102,11 @@ int cg_channel_create_on(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries, i
 {
 	struct cudagpu *gpu = cg_of(as_base->hal);
 	struct cg_channel *ch;
-	uint64_t ring_bytes, window_bytes;
+	uint64_t window_bytes;
 	uint32_t id;
 	int err = -ENOMEM;
 
-	if (gpfifo_entries == 0)
-		gpfifo_entries = gpu->config.default_gpfifo_entries;
-	if (gpfifo_entries < 2 || gpfifo_entries > gpu->config.max_gpfifo_entries ||
-	    (gpfifo_entries & (gpfifo_entries - 1))) {
+	if (cg_channel_entries(gpu, &gpfifo_entries)) {
 		if (memfd >= 0)
 			close(memfd);
 		return -EINVAL;
@@ -103,9 +122,7 @@ int cg_channel_create_on(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries, i
 	ch->entries = gpfifo_entries;
 	ch->fetch = true;
 	ch->memfd = -1;
-	ring_bytes = (uint64_t)gpfifo_entries * VGPU_GPFIFO_ENTRY_BYTES;
-	ring_bytes = (ring_bytes + CG_SMALL_PAGE - 1) & ~(uint64_t)(CG_SMALL_PAGE - 1);
-	window_bytes = VGPU_CONTROL_BYTES + ring_bytes;
+	window_bytes = cg_channel_window_bytes(gpfifo_entries);
 	ch->priv_ticket = calloc(gpfifo_entries, sizeof(*ch->priv_ticket));
 	ch->words = malloc(VGPU_PUSHBUFFER_MAX_BYTES);
 	if (!ch->priv_ticket || !ch->words)
@@ -146,15 +163,7 @@ int cg_channel_create_on(struct vgpu_hal_as *as_base, uint32_t gpfifo_entries, i
 	if (info) {
 		memset(info, 0, sizeof(*info));
 		info->id = id;
-		info->layout = (struct vgpu_hal_channel_layout){
-			.control_bytes = VGPU_CONTROL_BYTES,
-			.gp_put_offset = VGPU_CONTROL_GP_PUT,
-			.gp_get_offset = VGPU_CONTROL_GP_GET,
-			.doorbell_offset = VGPU_CONTROL_DOORBELL,
-			.gpfifo_entries = gpfifo_entries,
-			.gpfifo_entry_bytes = VGPU_GPFIFO_ENTRY_BYTES,
-			.gpfifo_bytes = (uint32_t)ring_bytes,
-		};
+		info->layout = cg_channel_layout(gpfifo_entries);
 		info->control = ch->window;
 		info->gpfifo = cg_gpfifo_of(ch);
 		info->memfd = ch->memfd;

@@ -455,6 +455,11 @@ int cg_pfifo_start(struct cudagpu *gpu);
 void cg_pfifo_stop(struct cudagpu *gpu);
 int cg_channel_create(struct vgpu_hal_as *as, uint32_t gpfifo_entries,
                       struct vgpu_hal_channel **out, struct vgpu_hal_channel_info *info);
+/* A requested ring size made real: 0 becomes the configured default; 0,
+ * or -EINVAL unless a power of two from 2 to config.max_gpfifo_entries. */
+int cg_channel_entries(const struct cudagpu *gpu, uint32_t *entries);
+/* The window layout of a channel of entries (same in-process and remote). */
+struct vgpu_hal_channel_layout cg_channel_layout(uint32_t entries);
 /* The channel window's size for entries (a page multiple), and a new
  * zeroed memfd-backed window with its version word written. */
 uint64_t cg_channel_window_bytes(uint32_t entries);

@@ -325,10 +325,14 @@ void cg_host_release(struct cudagpu *gpu, struct cg_host_buf *buf)
 	free(buf);
 }
 
-/* Host-NUMA physical memory, one allocation per 2 MiB page so each page can
- * be mapped anywhere on its own, mapped once in a row (the host aperture)
- * for the device and, when the driver allows it, the CPU; zeroed. */
-static int host_alloc_numa(struct cudagpu *gpu, struct cg_host_buf *buf)
+/*
+ * Reserve buf's host aperture and back it page by page (2 MiB, each its own
+ * allocation so it can be mapped anywhere): new host-NUMA pages (fds NULL)
+ * or the handles vgpud exported (fds[i], the worker role). Then the device
+ * may access it, and the CPU too (buf->cpu) when the driver allows it.
+ * 0 or -errno; what was made stays in buf for the caller to free.
+ */
+static int host_map_numa(struct cudagpu *gpu, struct cg_host_buf *buf, const int *fds)
 {
 	struct cg_mem_allocation_prop prop = host_prop(gpu);
 	const struct cuda_api *api = &gpu->api;
@@ -344,10 +348,13 @@ static int host_alloc_numa(struct cudagpu *gpu, struct cg_host_buf *buf)
 		return cg_errno(r);
 	}
 	for (i = 0; i < pages; i++) {
-		r = api->cuMemCreate(&buf->handles[i], CG_PAGE, &prop, 0);
+		if (fds)
+			r = import_handle(gpu, fds[i], &buf->handles[i]);
+		else
+			r = api->cuMemCreate(&buf->handles[i], CG_PAGE, &prop, 0);
 		if (r != CG_SUCCESS) {
 			buf->handles[i] = 0;
-			return r == CG_ERROR_OUT_OF_MEMORY ? -ENOMEM : cg_errno(r);
+			return cg_errno(r);
 		}
 		r = api->cuMemMap(buf->device + i * CG_PAGE, CG_PAGE, 0, buf->handles[i], 0);
 		if (r != CG_SUCCESS) {
@@ -360,12 +367,25 @@ static int host_alloc_numa(struct cudagpu *gpu, struct cg_host_buf *buf)
 	    set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
 	               true) == CG_SUCCESS) {
 		buf->cpu = (void *)(uintptr_t)buf->device;
-	} else {
-		r = set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
-		               false);
-		if (r != CG_SUCCESS)
-			return cg_errno(r);
+		return 0;
 	}
+	r = set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	               false);
+	return r == CG_SUCCESS ? 0 : cg_errno(r);
+}
+
+/* Host-NUMA physical memory, one allocation per 2 MiB page so each page can
+ * be mapped anywhere on its own, mapped once in a row (the host aperture)
+ * for the device and, when the driver allows it, the CPU; zeroed. */
+static int host_alloc_numa(struct cudagpu *gpu, struct cg_host_buf *buf)
+{
+	const struct cuda_api *api = &gpu->api;
+	uint64_t pages = buf->alloc_bytes / CG_PAGE, i;
+	cg_result r = CG_SUCCESS;
+	int err = host_map_numa(gpu, buf, NULL);
+
+	if (err)
+		return err;
 	/* A memset may not span two allocations: one per page. */
 	for (i = 0; i < pages && r == CG_SUCCESS; i++)
 		r = api->cuMemsetD32Async(buf->device + i * CG_PAGE, 0, CG_PAGE / 4,
@@ -402,45 +422,6 @@ static int host_alloc_registered(struct cudagpu *gpu, struct cg_host_buf *buf)
 	}
 	buf->device = device;
 	return 0;
-}
-
-/* The worker role: vgpud's host-NUMA handles, mapped in a row as there. */
-static int host_import_numa(struct cudagpu *gpu, struct cg_host_buf *buf, const int *fds)
-{
-	const struct cuda_api *api = &gpu->api;
-	uint64_t pages = buf->alloc_bytes / CG_PAGE, i;
-	cg_result r;
-
-	buf->handles = calloc(pages, sizeof(*buf->handles));
-	if (!buf->handles)
-		return -ENOMEM;
-	r = api->cuMemAddressReserve(&buf->device, buf->alloc_bytes, CG_PAGE, 0, 0);
-	if (r != CG_SUCCESS) {
-		buf->device = 0;
-		return cg_errno(r);
-	}
-	for (i = 0; i < pages; i++) {
-		r = import_handle(gpu, fds[i], &buf->handles[i]);
-		if (r != CG_SUCCESS) {
-			buf->handles[i] = 0;
-			return cg_errno(r);
-		}
-		r = api->cuMemMap(buf->device + i * CG_PAGE, CG_PAGE, 0, buf->handles[i], 0);
-		if (r != CG_SUCCESS) {
-			api->cuMemRelease(buf->handles[i]);
-			buf->handles[i] = 0;
-			return cg_errno(r);
-		}
-	}
-	if (gpu->host_cpu_access &&
-	    set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
-	               true) == CG_SUCCESS) {
-		buf->cpu = (void *)(uintptr_t)buf->device;
-		return 0;
-	}
-	r = set_access(gpu, buf->device, buf->alloc_bytes, CG_MEM_ACCESS_FLAGS_PROT_READWRITE,
-	               false);
-	return r == CG_SUCCESS ? 0 : cg_errno(r);
 }
 
 /* The worker role: vgpud's memfd pages, registered here too. */
@@ -489,7 +470,7 @@ int cg_host_import(struct cudagpu *gpu, enum cg_host_kind kind, uint64_t alloc_b
 	buf->alloc_bytes = alloc_bytes;
 	buf->kind = kind;
 	cg_enter(gpu);
-	err = kind == CG_HOST_NUMA ? host_import_numa(gpu, buf, fds)
+	err = kind == CG_HOST_NUMA ? host_map_numa(gpu, buf, fds)
 	                           : host_import_registered(gpu, buf, fds[0]);
 	if (err) {
 		cg_host_release(gpu, buf);

@@ -259,10 +259,7 @@ int cg_remote_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entrie
 	uint32_t id;
 	int err;
 
-	if (gpfifo_entries == 0)
-		gpfifo_entries = gpu->config.default_gpfifo_entries;
-	if (gpfifo_entries < 2 || gpfifo_entries > gpu->config.max_gpfifo_entries ||
-	    (gpfifo_entries & (gpfifo_entries - 1)))
+	if (cg_channel_entries(gpu, &gpfifo_entries))
 		return -EINVAL;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
@@ -316,16 +313,7 @@ int cg_remote_channel_create(struct vgpu_hal_as *as_base, uint32_t gpfifo_entrie
 	if (info) {
 		memset(info, 0, sizeof(*info));
 		info->id = ch->id;
-		info->layout = (struct vgpu_hal_channel_layout){
-			.control_bytes = VGPU_CONTROL_BYTES,
-			.gp_put_offset = VGPU_CONTROL_GP_PUT,
-			.gp_get_offset = VGPU_CONTROL_GP_GET,
-			.doorbell_offset = VGPU_CONTROL_DOORBELL,
-			.gpfifo_entries = gpfifo_entries,
-			.gpfifo_entry_bytes = VGPU_GPFIFO_ENTRY_BYTES,
-			.gpfifo_bytes = (uint32_t)(cg_channel_window_bytes(gpfifo_entries) -
-			                           VGPU_CONTROL_BYTES),
-		};
+		info->layout = cg_channel_layout(gpfifo_entries);
 		info->control = ch->window;
 		info->gpfifo = (char *)ch->window + VGPU_CONTROL_BYTES;
 		info->memfd = ch->memfd;

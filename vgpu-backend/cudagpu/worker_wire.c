@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "vgpu/scm_rights.h"
 #include "worker_protocol.h"
 
 static int wait_for(int sock, short what, int timeout_ms)
@@ -47,18 +48,7 @@ int cg_wire_send(int sock, const void *header, size_t header_bytes, const uint64
 
 	if (nfds > CG_WIRE_MAX_FDS || count > CG_WIRE_MAX_WORDS)
 		return -EINVAL;
-	if (nfds) {
-		struct cmsghdr *cmsg;
-
-		memset(&control, 0, sizeof(control));
-		msg.msg_control = control.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cmsg = CMSG_FIRSTHDR(&msg);
-		cmsg->cmsg_level = SOL_SOCKET;
-		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * nfds);
-	}
+	vgpu_scm_rights_attach(&msg, control.buf, sizeof(control), fds, nfds);
 	for (;;) {
 		n = sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n >= 0)
@@ -85,7 +75,6 @@ long cg_wire_recv(int sock, void *buf, size_t bytes, int *fds, unsigned max_fds,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
 	};
-	struct cmsghdr *cmsg;
 	ssize_t n;
 	int err;
 
@@ -102,24 +91,8 @@ long cg_wire_recv(int sock, void *buf, size_t bytes, int *fds, unsigned max_fds,
 		if (err)
 			return err;
 	}
-	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-		unsigned count, i;
-		int *received;
-
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		count = (unsigned)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		received = (int *)(void *)CMSG_DATA(cmsg);
-		for (i = 0; i < count; i++) {
-			int fd;
-
-			memcpy(&fd, &received[i], sizeof(fd));
-			if (*nfds < max_fds)
-				fds[(*nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
+	/* Foreign control messages are skipped, descriptors beyond max_fds closed. */
+	(void)vgpu_scm_rights_take(&msg, fds, max_fds, nfds);
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
 		while (*nfds)
 			close(fds[--*nfds]);

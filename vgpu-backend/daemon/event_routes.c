@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "device.h"
+#include "vgpu/hal_fault_abi.h"
 
 int vgpud_event_routes_init(struct vgpud_event_routes *r, uint32_t max_channels)
 {
@@ -64,23 +65,6 @@ static const char *cause_name(enum vgpu_hal_error_cause cause)
 	return "unknown cause";
 }
 
-/* The HAL's cause as the device ABI says it (CHANNEL_FAULT). */
-static uint32_t abi_cause(enum vgpu_hal_error_cause cause)
-{
-	switch (cause) {
-	case VGPU_FAULT_NONE: return VGPU_CHANNEL_FAULT_NONE;
-	case VGPU_FAULT_UNMAPPED: return VGPU_CHANNEL_FAULT_UNMAPPED;
-	case VGPU_FAULT_READ_ONLY: return VGPU_CHANNEL_FAULT_READ_ONLY;
-	case VGPU_FAULT_PRIVILEGED: return VGPU_CHANNEL_FAULT_PRIVILEGED;
-	case VGPU_FAULT_IOMMU: return VGPU_CHANNEL_FAULT_IOMMU;
-	case VGPU_FAULT_BAD_COMMAND: return VGPU_CHANNEL_FAULT_BAD_COMMAND;
-	case VGPU_FAULT_BAD_KERNEL_ARGS: return VGPU_CHANNEL_FAULT_BAD_KERNEL_ARGS;
-	case VGPU_FAULT_TIMEOUT: return VGPU_CHANNEL_FAULT_TIMEOUT;
-	case VGPU_FAULT_KERNEL_ERROR: return VGPU_CHANNEL_FAULT_KERNEL_ERROR;
-	}
-	return VGPU_CHANNEL_FAULT_NONE;
-}
-
 static void dispatch(struct vgpud_event_routes *r, const struct vgpu_hal_event *event, bool error)
 {
 	pthread_mutex_lock(&r->lock);
@@ -90,7 +74,7 @@ static void dispatch(struct vgpud_event_routes *r, const struct vgpu_hal_event *
 		if (error) {
 			r->errors++;
 			vgpu_device_channel_error(route->device, route->index,
-			                          abi_cause(event->cause), event->address);
+			                          vgpu_hal_fault_abi_cause(event->cause), event->address);
 			/* The operator's record of a context the GPU killed (a
 			 * guest's bug or an attempt at memory it does not own);
 			 * only that VM's channel stops. */

@@ -91,14 +91,6 @@ struct migrate_export {
 	uint64_t throttled_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t piece_bytes(const struct sent_buffer *b, size_t i)
 {
 	uint64_t off = (uint64_t)i * MIGRATE_DATA_MAX;
@@ -257,8 +249,8 @@ static int send_pending(struct migrate_export *e, bool final)
 		for (size_t p = 0; !err; p++) {
 			if (!final && atomic_load(&e->stop))
 				return 0;
-			if (!final && now_ns() - e->last_harvest_ns >= HARVEST_EVERY_NS) {
-				e->last_harvest_ns = now_ns();
+			if (!final && vgpu_monotonic_ns() - e->last_harvest_ns >= HARVEST_EVERY_NS) {
+				e->last_harvest_ns = vgpu_monotonic_ns();
 				err = harvest(e, false);
 				converge(e);
 				if (err)
@@ -300,9 +292,9 @@ static int send_pending(struct migrate_export *e, bool final)
 /* Sleep ns, in slices, until the export stops. */
 static void throttle_sleep(struct migrate_export *e, uint64_t ns)
 {
-	uint64_t end = now_ns() + ns, t;
+	uint64_t end = vgpu_monotonic_ns() + ns, t;
 
-	while (!atomic_load(&e->stop) && (t = now_ns()) < end) {
+	while (!atomic_load(&e->stop) && (t = vgpu_monotonic_ns()) < end) {
 		uint64_t left = end - t < 5000000u ? end - t : 5000000u;
 		struct timespec ts = { 0, (long)left };
 
@@ -318,13 +310,13 @@ static void *throttle_main(void *arg)
 	while (!atomic_load(&e->stop)) {
 		uint64_t off_ns = THROTTLE_PERIOD_NS * atomic_load(&e->throttle_pct) / 100, t0;
 
-		t0 = now_ns();
+		t0 = vgpu_monotonic_ns();
 		if (vgpu_core_vm_stop_channels(e->dev->vm, NULL) == 0) {
 			throttle_sleep(e, off_ns);
 			/* paused: stopped until the export ends */
 			while (atomic_load(&e->throttle_pct) >= 100 && !atomic_load(&e->stop))
 				throttle_sleep(e, THROTTLE_PERIOD_NS);
-			e->throttled_ns += now_ns() - t0;
+			e->throttled_ns += vgpu_monotonic_ns() - t0;
 			/* the stop-and-copy: a restart would run the backlog of the
 			 * shadows now, in the downtime, and dirty it all again */
 			if (atomic_load(&e->stop) && atomic_load(&e->keep_stopped))
@@ -339,7 +331,7 @@ static void *throttle_main(void *arg)
 /* After a harvest: the convergence policy (see the top). */
 static void converge(struct migrate_export *e)
 {
-	uint64_t t = now_ns(), sent, dirtied;
+	uint64_t t = vgpu_monotonic_ns(), sent, dirtied;
 	unsigned pct;
 
 	if (t - e->period_start_ns < CONVERGE_PERIOD_NS)
@@ -375,12 +367,12 @@ static void *precopy_main(void *arg)
 {
 	struct migrate_export *e = arg;
 
-	e->period_start_ns = now_ns();
+	e->period_start_ns = vgpu_monotonic_ns();
 	while (!atomic_load(&e->stop)) {
 		struct timespec pause = { 0, ROUND_PAUSE_NS };
 		int err;
 
-		e->last_harvest_ns = now_ns();
+		e->last_harvest_ns = vgpu_monotonic_ns();
 		err = harvest(e, true);
 		converge(e);
 		if (!err && atomic_load(&e->pending_bytes)) {
@@ -450,7 +442,7 @@ int migrate_export_start(struct vgpud *d, const char *vm_name, int fd, int reply
 	e->d = d;
 	e->dev = dev;
 	e->reply_fd = reply_fd;
-	e->start_ns = now_ns();
+	e->start_ns = vgpu_monotonic_ns();
 	migrate_stream_init(&e->stream, fd);
 	{
 		struct migrate_begin b;
@@ -729,7 +721,7 @@ static int finish(struct migrate_export *e, struct migrate_result *result, bool 
 	}
 	precopy_bytes = e->stream.bytes;
 	pending_at_stop = atomic_load(&e->pending_bytes);
-	stop_ns = now_ns();
+	stop_ns = vgpu_monotonic_ns();
 	vgpu_device_pause_worker(dev);
 	/* a paused GPU (the throttle's) stays stopped from the pre-copy on */
 	err = vgpu_core_vm_channels_stopped(dev->vm) ? 0 : vgpu_core_vm_stop_channels(dev->vm,
@@ -741,18 +733,18 @@ static int finish(struct migrate_export *e, struct migrate_result *result, bool 
 		release(e);
 		return err;
 	}
-	t_stopped = now_ns();
+	t_stopped = vgpu_monotonic_ns();
 	/* without tracking everything goes now; with it, what is dirty */
 	dirtied = atomic_load(&e->dirtied_bytes);
 	err = harvest(e, true);
 	dirtied = atomic_load(&e->dirtied_bytes) - dirtied;
-	t_harvested = now_ns();
+	t_harvested = vgpu_monotonic_ns();
 	if (!err)
 		err = send_pending(e, true);
-	t_data = now_ns();
+	t_data = vgpu_monotonic_ns();
 	if (!err)
 		err = send_state(e);
-	t_state = now_ns();
+	t_state = vgpu_monotonic_ns();
 	if (err)
 		vgpu_error_set(error, err, "VM '%s': cannot write the stream: %s", dev->name,
 		               err == -EPIPE ? "the destination closed it" : strerror(-err));
@@ -781,8 +773,8 @@ static int finish(struct migrate_export *e, struct migrate_result *result, bool 
 	result->rounds = atomic_load(&e->rounds);
 	result->bytes_sent = e->stream.bytes;
 	result->precopy_bytes = precopy_bytes;
-	result->downtime_ns = now_ns() - stop_ns;
-	result->total_ns = now_ns() - e->start_ns;
+	result->downtime_ns = vgpu_monotonic_ns() - stop_ns;
+	result->total_ns = vgpu_monotonic_ns() - e->start_ns;
 	{
 		struct vgpu_vm_stats stats;
 
@@ -797,7 +789,7 @@ static int finish(struct migrate_export *e, struct migrate_result *result, bool 
 	         result->downtime_ns / 1e6, (t_stopped - stop_ns) / 1e6,
 	         (t_harvested - t_stopped) / 1e6, (unsigned long long)pending_at_stop >> 10,
 	         (unsigned long long)dirtied >> 10, (t_data - t_harvested) / 1e6,
-	         (t_state - t_data) / 1e6, (now_ns() - t_state) / 1e6,
+	         (t_state - t_data) / 1e6, (vgpu_monotonic_ns() - t_state) / 1e6,
 	         atomic_load(&e->throttle_pct), e->throttled_ns / 1e6);
 	release(e);
 	return 0;

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vgpu/scm_rights.h"
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -66,18 +68,7 @@ int vgpu_local_send(int sock, uint32_t type, uint32_t seq, uint32_t flags, const
 
 	if (nfds > VGPU_LOCAL_MAX_FDS || sizeof(header) + size > VGPU_LOCAL_MSG_MAX)
 		return -EINVAL;
-	if (nfds) {
-		struct cmsghdr *cmsg;
-
-		memset(&control, 0, sizeof(control));
-		msg.msg_control = control.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cmsg = CMSG_FIRSTHDR(&msg);
-		cmsg->cmsg_level = SOL_SOCKET;
-		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * nfds);
-	}
+	vgpu_scm_rights_attach(&msg, control.buf, sizeof(control), fds, nfds);
 	for (;;) {
 		ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		int ret;
@@ -106,35 +97,6 @@ void vgpu_local_msg_close_fds(struct vgpu_local_msg *msg)
 		if (msg->fds[i] >= 0)
 			close(msg->fds[i]);
 	msg->nfds = 0;
-}
-
-/* Take every SCM_RIGHTS descriptor out of msg (closing any beyond room). */
-static int collect_fds(struct msghdr *mh, struct vgpu_local_msg *msg)
-{
-	struct cmsghdr *cmsg;
-	int err = 0;
-
-	for (cmsg = CMSG_FIRSTHDR(mh); cmsg; cmsg = CMSG_NXTHDR(mh, cmsg)) {
-		size_t count, i;
-
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) {
-			err = -EPROTO;
-			continue;
-		}
-		count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < count; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
-			if (msg->nfds < VGPU_LOCAL_MAX_FDS) {
-				msg->fds[msg->nfds++] = fd;
-			} else {
-				close(fd);
-				err = -EPROTO;
-			}
-		}
-	}
-	return err;
 }
 
 int vgpu_local_recv(int sock, struct vgpu_local_msg *msg, int timeout_ms)
@@ -171,7 +133,7 @@ int vgpu_local_recv(int sock, struct vgpu_local_msg *msg, int timeout_ms)
 			return -EPIPE;
 		return -errno;
 	}
-	err = collect_fds(&mh, msg);
+	err = vgpu_scm_rights_take(&mh, msg->fds, VGPU_LOCAL_MAX_FDS, &msg->nfds);
 	if (n == 0) {
 		vgpu_local_msg_close_fds(msg);
 		return -EPIPE;

@@ -28,6 +28,7 @@
 #include "verdict.h"
 #include "vgpu/core.h"
 #include "vgpu/simgpu.h"
+#include "vgpu/util.h"
 #include "whole_buffer_swap.h"
 
 #define VRAM (256 * MiB)
@@ -38,14 +39,6 @@
 #define REPEATS_MAX 5
 
 enum manager { GPUSWAP, WHOLE_BUFFER, DRIVER, MANAGERS };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct setup {
 	struct vgpu_hal *hal;
@@ -158,10 +151,10 @@ static double measure(enum manager manager, uint64_t bytes, unsigned cycles, boo
 	}
 	ok = cycle(&s, manager, bytes, pages); /* warm up: first-touch costs */
 	free_before = vgpu_hal_vram_free_bytes(s.hal);
-	t0 = now_ns();
+	t0 = vgpu_monotonic_ns();
 	for (unsigned i = 0; ok && i < cycles; i++)
 		ok = cycle(&s, manager, bytes, pages);
-	t1 = now_ns();
+	t1 = vgpu_monotonic_ns();
 	*clean = ok && vgpu_hal_vram_free_bytes(s.hal) == free_before;
 	if (s.core) {
 		vgpu_core_stats(s.core, &stats);

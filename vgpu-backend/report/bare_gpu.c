@@ -10,6 +10,7 @@
 #include "report.h"
 #include "vgpu/simgpu.h"
 #include "vgpu/abi/commands.h"
+#include "vgpu/util.h"
 
 #define PAGE 65536u
 #define RAM_BYTES (256 * KiB)
@@ -32,14 +33,6 @@ struct bare {
 	uint32_t put;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 static uint64_t read_u64(const struct bare *bare, uint32_t offset)
 {
 	return le64toh(__atomic_load_n((uint64_t *)(bare->ram_cpu + offset), __ATOMIC_ACQUIRE));
@@ -49,7 +42,7 @@ static uint64_t read_u64(const struct bare *bare, uint32_t offset)
 static int run(struct bare *bare, const uint32_t *words, uint32_t count)
 {
 	uint32_t buffer[SLOT / 4], slot = bare->put % (RAM_BYTES / SLOT - 4);
-	uint64_t deadline = now_ns() + TIMEOUT_NS;
+	uint64_t deadline = vgpu_monotonic_ns() + TIMEOUT_NS;
 	uint32_t n = count;
 
 	memcpy(buffer, words, count * 4);
@@ -68,7 +61,7 @@ static int run(struct bare *bare, const uint32_t *words, uint32_t count)
 
 		if (vgpu_hal_channel_state(bare->channel, &error) == VGPU_CHANNEL_ERROR)
 			return -EIO;
-		if (now_ns() > deadline)
+		if (vgpu_monotonic_ns() > deadline)
 			return -ETIMEDOUT;
 		sched_yield();
 	}

@@ -28,6 +28,7 @@
 #include "vgpu/abi/commands.h"
 #include "vgpu/core.h"
 #include "vgpu/simgpu.h"
+#include "vgpu/util.h"
 #include "workload.h"
 
 #define VRAM (100 * MiB)
@@ -51,14 +52,6 @@ struct samples {
 	struct sample s[SAMPLES_MAX];
 	unsigned n;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct setup {
 	struct vgpu_hal *hal;
@@ -162,9 +155,9 @@ static int run_one(const struct workload *workload, bool contention, uint64_t se
 		vgpu_core_stats(s.core, &before);
 		vgpu_core_vm_stats(s.victim, &vb);
 		model_before = vgpu_hal_engine_modeled_ns(s.hal, VGPU_ENGINE_COPY);
-		start = now_ns();
+		start = vgpu_monotonic_ns();
 		err = vgpu_core_alloc(s.vm, buffer->bytes, buffer->priority, 0, &info, &error);
-		wall = now_ns() - start;
+		wall = vgpu_monotonic_ns() - start;
 		model = vgpu_hal_engine_modeled_ns(s.hal, VGPU_ENGINE_COPY) - model_before;
 		vgpu_core_stats(s.core, &after);
 		vgpu_core_vm_stats(s.victim, &va);

@@ -16,6 +16,7 @@
 #include "verdict.h"
 #include "vgpu/core.h"
 #include "vgpu/simgpu.h"
+#include "vgpu/util.h"
 
 struct setup {
 	struct vgpu_hal *hal;
@@ -29,14 +30,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "vgpu-report: scaling: %s: %s\n", what, vgpu_error_msg(&core_error));
 	exit(2);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
 static void setup(struct setup *s, uint64_t vram, uint64_t chunk)
@@ -113,11 +106,11 @@ static double alloc_latency_us(unsigned vms, unsigned cycles)
 	}
 	for (unsigned i = 0; i < cycles; i++) {
 		struct vgpu_buffer_info buffer;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = vgpu_monotonic_ns();
 
 		if (vgpu_core_alloc(first, 4 * MiB, VGPU_PRIORITY_DEFAULT, 0, &buffer, &core_error))
 			die("alloc");
-		samples[i] = now_ns() - t0;
+		samples[i] = vgpu_monotonic_ns() - t0;
 		vgpu_core_free(first, buffer.handle, &core_error);
 	}
 	qsort(samples, cycles, sizeof(*samples), compare_u64);

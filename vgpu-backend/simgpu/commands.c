@@ -11,6 +11,7 @@
 #include "simgpu_device.h"
 #include "spatial.h"
 #include "vgpu/abi/commands.h"
+#include "vgpu/util.h"
 
 static inline uint64_t arg64(const uint32_t *args, unsigned index)
 {
@@ -61,21 +62,13 @@ static int semaphore_check(struct engine_context *ctx, struct simgpu_address_spa
 	return ret;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 /* An unsatisfied acquire: wait (yield) or, past the limit, time out. */
 static enum run_status acquire_waits(struct engine_context *ctx, struct simgpu_channel *ch,
                                      uint64_t command_va)
 {
 	struct command_progress *progress = &ch->run.command;
 	uint64_t limit_ns = (uint64_t)ch->gpu->config.acquire_timeout_ms * 1000000u;
-	uint64_t now = monotonic_ns();
+	uint64_t now = vgpu_monotonic_ns();
 
 	if (!progress->wait_start_ns)
 		progress->wait_start_ns = now;

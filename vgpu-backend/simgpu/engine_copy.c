@@ -10,6 +10,7 @@
 #include "address_space.h"
 #include "gpu_kernels.h"
 #include "simgpu_device.h"
+#include "vgpu/util.h"
 
 int copy_engine_init(struct copy_engine *engine, struct simgpu *gpu)
 {
@@ -36,14 +37,6 @@ void copy_engine_destroy(struct copy_engine *engine)
 	engine_context_destroy(&engine->context);
 }
 
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* config.copy_wall_bandwidth: make a copy that began at start_ns last at
  * least bytes / bandwidth of wall time. */
 static void pace_copy(const struct copy_engine *engine, uint64_t bytes, uint64_t start_ns)
@@ -54,7 +47,7 @@ static void pace_copy(const struct copy_engine *engine, uint64_t bytes, uint64_t
 	if (!bandwidth)
 		return;
 	due = start_ns + (uint64_t)((unsigned __int128)bytes * 1000000000u / bandwidth);
-	now = wall_ns();
+	now = vgpu_monotonic_ns();
 	if (now >= due)
 		return;
 	left.tv_sec = (time_t)((due - now) / 1000000000u);
@@ -84,7 +77,7 @@ static void *copy_engine_thread(void *arg)
 		pthread_mutex_unlock(&engine->lock);
 
 		/* the copy engine never yields (yield_at_ps stays UINT64_MAX) */
-		start_ns = wall_ns();
+		start_ns = vgpu_monotonic_ns();
 		status = gpu_copy(&engine->context, request->as, request->dst, request->src,
 		                  request->bytes, &done);
 		pace_copy(engine, request->bytes, start_ns);

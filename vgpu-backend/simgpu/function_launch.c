@@ -16,6 +16,7 @@
 #include "ptx/ptx_exec.h"
 #include "simgpu_device.h"
 #include "vgpu/abi/commands.h"
+#include "vgpu/util.h"
 
 #define DEFAULT_THREAD_INSTRUCTIONS_PER_SECOND UINT64_C(20000000000000)
 #define MAX_HOST_THREADS 64u
@@ -42,21 +43,13 @@ struct piece_stop {
 	uint64_t deadline_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static int piece_poll(void *opaque)
 {
 	const struct piece_stop *stop = opaque;
 
 	return __atomic_load_n(&stop->channel->killing, __ATOMIC_RELAXED) ||
 	       __atomic_load_n(&stop->channel->removing, __ATOMIC_RELAXED) ||
-	       now_ns() >= stop->deadline_ns;
+	       vgpu_monotonic_ns() >= stop->deadline_ns;
 }
 
 /*
@@ -272,7 +265,7 @@ static int run_piece(struct engine_context *ctx, struct simgpu_channel *ch,
 	uint64_t piece_ns = (uint64_t)(wall_ms ? wall_ms : DEFAULT_WALL_WATCHDOG_MS) * 1000000u;
 	struct piece_stop stop = {
 		.channel = ch,
-		.deadline_ns = now_ns() + (piece_ns < wall_left_ns ? piece_ns : wall_left_ns),
+		.deadline_ns = vgpu_monotonic_ns() + (piece_ns < wall_left_ns ? piece_ns : wall_left_ns),
 	};
 	struct function_memory memory = {
 		.as = as, .engine_thread = pthread_self(), .engine = ctx, .piece = first + 1,
@@ -339,7 +332,7 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 	unsigned threads = host_threads(ctx->gpu);
 	uint32_t wall_ms = ctx->gpu->config.function_launch_wall_ms;
 	uint64_t wall_ns = (uint64_t)(wall_ms ? wall_ms : DEFAULT_LAUNCH_WALL_MS) * 1000000u;
-	uint64_t turn_start = now_ns();
+	uint64_t turn_start = vgpu_monotonic_ns();
 	int ret = decode(args, nargs, &a);
 
 	if (ret)
@@ -356,7 +349,7 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 	}
 	while (progress->step < blocks) {
 		uint64_t count = (uint64_t)threads * BLOCKS_PER_THREAD;
-		uint64_t started = ctx->charged_ps, host_started = now_ns();
+		uint64_t started = ctx->charged_ps, host_started = vgpu_monotonic_ns();
 
 		/* A kill or removal between pieces ends the launch here. */
 		if (__atomic_load_n(&ch->killing, __ATOMIC_RELAXED) ||
@@ -374,7 +367,7 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 		ret = run_piece(ctx, ch, module, &a, progress->step, count,
 		                count < threads ? (unsigned)count : threads, watchdog_left_ps,
 		                wall_ns - progress->host_ns, command_va);
-		progress->host_ns += now_ns() - host_started;
+		progress->host_ns += vgpu_monotonic_ns() - host_started;
 		if (ret)
 			break;
 		progress->step += count;
@@ -385,7 +378,7 @@ int gpu_function_launch(struct engine_context *ctx, struct simgpu_channel *ch,
 		}
 		watchdog_left_ps -= ctx->charged_ps - started;
 		if (progress->step < blocks &&
-		    (engine_should_yield(ctx) || now_ns() - turn_start >= TURN_WALL_NS)) {
+		    (engine_should_yield(ctx) || vgpu_monotonic_ns() - turn_start >= TURN_WALL_NS)) {
 			ret = GPU_YIELD;
 			break;
 		}

@@ -12,6 +12,7 @@
 #include "channel.h"
 #include "commands.h"
 #include "simgpu_device.h"
+#include "vgpu/util.h"
 
 /* Idle rounds spent polling (with sched_yield) before sleeping. */
 #define PFIFO_SPIN_ROUNDS 64
@@ -221,14 +222,6 @@ static int load_pushbuffer(struct engine_context *ctx, struct simgpu_channel *ch
 	return ret;
 }
 
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A turn is this late: pacing starts afresh rather than catching up. */
 #define PACE_MAX_LAG_NS 200000ull
 
@@ -250,7 +243,7 @@ static void pfifo_pace_turn(struct pfifo *pfifo, uint64_t start_ns, uint64_t sta
 		pfifo->pace_charged_ps = start_ps;
 	}
 	due = pfifo->pace_wall_ns + (pfifo->compute.charged_ps - pfifo->pace_charged_ps) / 1000;
-	if (wall_ns() >= due)
+	if (vgpu_monotonic_ns() >= due)
 		return;
 	until.tv_sec = (time_t)(due / 1000000000ull);
 	until.tv_nsec = (long)(due % 1000000000ull);
@@ -306,7 +299,7 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 	pfifo->executing = ch;
 	__atomic_store_n(&pfifo->executing_id, (int32_t)ch->id, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&pfifo->lock);
-	turn_start_ns = pfifo->gpu->config.paced ? wall_ns() : 0;
+	turn_start_ns = pfifo->gpu->config.paced ? vgpu_monotonic_ns() : 0;
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, (int32_t)ch->id);
 	turn_start_ps = ctx->charged_ps;
 	if (load_pushbuffer(ctx, ch))
@@ -317,7 +310,7 @@ static bool serve_channel(struct pfifo *pfifo, struct simgpu_channel *ch)
 		pfifo_pace_turn(pfifo, turn_start_ns, turn_start_ps);
 		/* the register named ch from turn_start_ns until now */
 		pthread_mutex_lock(&ch->as->lock);
-		ch->as->resident_wall_ns[VGPU_ENGINE_COMPUTE] += wall_ns() - turn_start_ns;
+		ch->as->resident_wall_ns[VGPU_ENGINE_COMPUTE] += vgpu_monotonic_ns() - turn_start_ns;
 		pthread_mutex_unlock(&ch->as->lock);
 	}
 	gpu_clock_set_current_channel(&pfifo->gpu->clock, VGPU_ENGINE_COMPUTE, -1);
