@@ -139,6 +139,7 @@ static void life_kill(struct cg_life *life)
 	pthread_mutex_lock(&life->reply_lock);
 	if (!life->gone && life->pid > 0)
 		kill(life->pid, SIGKILL);
+	life->ending = true;
 	pthread_mutex_unlock(&life->reply_lock);
 }
 
@@ -353,6 +354,7 @@ static void *reader_main(void *arg)
 		} else if (m.kind == CG_WIRE_LOST && (size_t)n >= sizeof(m.event)) {
 			pthread_mutex_lock(&life->reply_lock);
 			life->cause = m.event.event.cause;
+			life->ending = true; /* it exits next */
 			pthread_mutex_unlock(&life->reply_lock);
 		}
 	}
@@ -388,7 +390,7 @@ bool cg_worker_alive(struct cg_worker *w)
 	if (!w->life)
 		return false;
 	pthread_mutex_lock(&w->life->reply_lock);
-	alive = !w->life->gone;
+	alive = !w->life->gone && !w->life->ending;
 	pthread_mutex_unlock(&w->life->reply_lock);
 	return alive;
 }
@@ -629,6 +631,7 @@ void cg_worker_free(struct cg_worker *w)
 static bool wants_reply(uint32_t op)
 {
 	return op == CG_OP_HELLO || op == CG_OP_AS_MAP || op == CG_OP_AS_UNMAP ||
+	       op == CG_OP_IOMMU_REMOVE ||
 	       op == CG_OP_CHANNEL_CREATE || op == CG_OP_CHANNEL_DESTROY ||
 	       op == CG_OP_CHANNEL_FETCH || op == CG_OP_CHANNEL_KILL || op == CG_OP_CHANNEL_PRIV ||
 	       op == CG_OP_MODULE_BIND || op == CG_OP_MODULE_UNBIND;
@@ -891,14 +894,19 @@ int cg_worker_map(struct cg_worker *w, uint64_t va, uint32_t page_size, uint64_t
 void cg_worker_forget_iova(struct cg_worker *w, uint64_t iova, uint64_t bytes)
 {
 	struct cg_wire_msg msg = { .op = CG_OP_IOMMU_REMOVE, .a = { iova, bytes } };
+	struct cg_wire_reply reply;
 	size_t at;
 
 	if (!iova_sent(w, iova, &at))
 		return;
 	memmove(&w->iovas[at], &w->iovas[at + 1], (w->iova_count - at - 1) * sizeof(w->iovas[0]));
 	w->iova_count--;
+	/* Waited for: once the IOMMU unmap returns, the worker's channels
+	 * fault on the range (its submission thread does not race a removal
+	 * still queued on the socket). A worker that does not answer is
+	 * killed as hung, which ends its access too. */
 	if (cg_worker_alive(w))
-		cg_worker_call(w, &msg, NULL, NULL, 0, NULL);
+		cg_worker_call(w, &msg, NULL, NULL, 0, &reply);
 }
 
 void cg_worker_forget_buf(struct cg_worker *w, struct cg_host_buf *buf)

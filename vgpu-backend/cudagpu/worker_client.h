@@ -42,6 +42,8 @@ struct cg_life { /* one worker process */
 	bool reply_ready;
 	struct cg_wire_reply reply;
 	bool gone;                       /* end of file: no reply will come */
+	bool ending;                     /* killed, or said it is lost: takes
+	                                    no new request (cg_worker_alive) */
 	enum vgpu_hal_error_cause cause; /* what its channels report when lost */
 	struct cg_remote_channel **by_local; /* by the worker's channel id */
 };
@@ -93,7 +95,9 @@ int cg_worker_ensure(struct cg_worker *w);
 /* w->lock held: end the current life as lost (its channels error out;
  * the next channel_create starts another). */
 void cg_worker_kill(struct cg_worker *w);
-/* w->lock held: is the current life running (not lost)? */
+/* w->lock held: is the current life running: not gone, not killed, and it
+ * has not said it is lost (such a life ends soon; cg_worker_ensure waits
+ * for that end and starts the next). */
 bool cg_worker_alive(struct cg_worker *w);
 /* w->lock held, alive: one request; with reply set, wait for it (at most
  * worker_timeout_ms: then the process is killed as hung). -EPIPE when the

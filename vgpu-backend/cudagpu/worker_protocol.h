@@ -44,7 +44,7 @@ enum cg_wire_op {
 	CG_OP_IMPORT_HOST,
 	/* a[0] = IOVA, a[1] = bytes, a[2] = buffer key, a[3] = offset. */
 	CG_OP_IOMMU_ADD,
-	/* a[0] = IOVA, a[1] = bytes. */
+	/* a[0] = IOVA, a[1] = bytes. Reply (once channels fault on it). */
 	CG_OP_IOMMU_REMOVE,
 	/* a[0] = buffer key. */
 	CG_OP_HOST_RELEASE,

@@ -279,7 +279,9 @@ static void serve(struct worker *wk, const struct cg_wire_msg *m, const uint64_t
 			cg_iommu_insert(wk->gpu, m->a[0], m->a[1], h->buf, m->a[3]);
 		break;
 	case CG_OP_IOMMU_REMOVE:
-		cg_iommu_unmap(&wk->gpu->base, m->a[0], m->a[1]);
+		/* answered: vgpud's unmap returns only once this worker's
+		 * channels fault on the range */
+		reply(wk, cg_iommu_unmap(&wk->gpu->base, m->a[0], m->a[1]), 0);
 		break;
 	case CG_OP_HOST_RELEASE:
 		release_host(wk, m->a[0]);
