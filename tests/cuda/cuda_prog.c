@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef CUDA_PROG_KERNEL_DIR
 #define CUDA_PROG_KERNEL_DIR "kernels"
@@ -104,6 +105,29 @@ void cuda_prog_start(const char *name, int argc, char **argv, size_t default_byt
 	CK(cuDeviceGet(dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, *dev));
 	CK(cuCtxSetCurrent(ctx));
+}
+
+/* See cuda_prog.h; HOLD_MAX_MS bounds the wait. */
+#define HOLD_MAX_MS 60000
+
+void cuda_prog_hold(void)
+{
+	const char *dir = getenv("CUDA_PROG_HOLD");
+	char path[4096];
+	FILE *f;
+
+	if (!dir || !*dir)
+		return;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.%ld.held", dir, prog_name,
+	                     (long)getpid()) >= sizeof(path))
+		cuda_prog_die("CUDA_PROG_HOLD path too long: %s", dir);
+	f = fopen(path, "w");
+	if (!f)
+		cuda_prog_die("cannot create %s: %s", path, strerror(errno));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/go", dir);
+	for (unsigned ms = 0; ms < HOLD_MAX_MS && access(path, F_OK) != 0; ms += 10)
+		usleep(10000);
 }
 
 int cuda_prog_finish(CUdevice dev, const char *summary)

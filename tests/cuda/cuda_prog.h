@@ -49,6 +49,13 @@ void cuda_prog_start(const char *name, int argc, char **argv, size_t default_byt
 /* Release the primary context; prints "PROG: ok (SUMMARY)" and returns 0. */
 int cuda_prog_finish(CUdevice dev, const char *summary);
 
+/* With $CUDA_PROG_HOLD=DIR set: create DIR/PROG.PID.held, then wait until
+ * DIR/go exists (at most 60 s). Programs call it after their work, before
+ * freeing their device memory, so that a test sees several programs'
+ * working sets allocated at once however their run times fall. Without
+ * the variable, nothing. */
+void cuda_prog_hold(void);
+
 /* How often to repeat the work ($CUDA_PROG_REPEAT, default 1). */
 unsigned cuda_prog_repeat(void);
 

@@ -50,6 +50,7 @@ int main(int argc, char **argv)
 			cuda_prog_fail("round %u: sum of %d words = %" PRIu64 ", expected %" PRIu64,
 			               r, n, got, want);
 	}
+	cuda_prog_hold();
 	CK(cuMemFree(din));
 	CK(cuMemFree(dtotal));
 	CK(cuModuleUnload(mod));

@@ -11,9 +11,11 @@
 #                           GPUswap must move their chunks to host memory
 #                           while they run. Checks: every program exits 0
 #                           with every result exact; at least twice the
-#                           VRAM was allocated at once (sampled from
-#                           vgpud's status); vgpud's counters say chunks
-#                           were evicted from VRAM and brought back (the
+#                           VRAM was allocated at once (vgpud's status,
+#                           read while every program holds its memory
+#                           after its work: CUDA_PROG_HOLD); vgpud's
+#                           counters say chunks were evicted from VRAM
+#                           and brought back (the
 #                           test cannot pass without oversubscription and
 #                           GPUswap moving chunks); vgpud healthy with
 #                           its invariants, nothing left allocated, and it
@@ -86,10 +88,14 @@ if [ "$MODE" = each ]; then
 else
 	NAMES=()
 	WANT=0
+	# Each program keeps its memory after its work until all have got
+	# there (cuda_prog_hold, CUDA_PROG_HOLD): then all of it is allocated.
+	mkdir -p "$RUN_DIR/hold"
 	for t in "${TENANTS[@]}"; do
 		read -r prog size repeat <<<"$t"
 		vm="vm-${prog#cuda-}"
-		CUDA_PROG_BYTES=$size CUDA_PROG_REPEAT=$repeat start_program "$vm" "$prog"
+		CUDA_PROG_BYTES=$size CUDA_PROG_REPEAT=$repeat CUDA_PROG_HOLD="$RUN_DIR/hold" \
+			start_program "$vm" "$prog"
 		NAMES+=("$vm")
 		WANT=$((WANT + ${size%M} * 1048576))
 	done
@@ -106,8 +112,17 @@ else
 		e=$(jq -r '.gpu.evicted // 0' <<<"$status")
 		[ "$a" -gt "$PEAK_ALLOCATED" ] && PEAK_ALLOCATED=$a
 		[ "$e" -gt "$PEAK_EVICTED" ] && PEAK_EVICTED=$e
+		held=("$RUN_DIR"/hold/*.held)
+		[ -e "${held[0]}" ] || held=()
+		if [ ! -e "$RUN_DIR/hold/go" ] && [ "${#held[@]}" -ge "${#NAMES[@]}" ]; then
+			a=$(ctl status --json 2>/dev/null | jq -r '.gpu.allocated // 0')
+			echo "all ${#NAMES[@]} programs hold their memory: $a bytes allocated"
+			[ "$a" -gt "$PEAK_ALLOCATED" ] && PEAK_ALLOCATED=$a
+			touch "$RUN_DIR/hold/go"
+		fi
 		if [ $(($(date +%s) - START)) -gt 50 ]; then
 			echo "the programs did not finish within 50 s; stopping them"
+			touch "$RUN_DIR/hold/go"
 			break
 		fi
 		sleep 0.1

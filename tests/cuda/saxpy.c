@@ -67,6 +67,7 @@ int main(int argc, char **argv)
 	}
 	CK(cuEventDestroy(start));
 	CK(cuEventDestroy(stop));
+	cuda_prog_hold();
 	CK(cuMemFree(dx));
 	CK(cuMemFree(dy));
 	CK(cuModuleUnload(mod));

@@ -76,6 +76,7 @@ int main(int argc, char **argv)
 	}
 	for (int s = 0; s < NSTREAMS; s++)
 		CK(cuStreamDestroy(streams[s]));
+	cuda_prog_hold();
 	CK(cuMemFree(dbuf));
 	CK(cuMemFreeHost(host));
 	CK(cuModuleUnload(mod));
