@@ -113,7 +113,7 @@ void cuda_prog_start(const char *name, int argc, char **argv, size_t default_byt
 void cuda_prog_hold(void)
 {
 	const char *dir = getenv("CUDA_PROG_HOLD");
-	char path[4096];
+	char path[4096], all[4096];
 	FILE *f;
 
 	if (!dir || !*dir)
@@ -125,8 +125,11 @@ void cuda_prog_hold(void)
 	if (!f)
 		cuda_prog_die("cannot create %s: %s", path, strerror(errno));
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/go", dir);
-	for (unsigned ms = 0; ms < HOLD_MAX_MS && access(path, F_OK) != 0; ms += 10)
+	/* (no longer than the .held path above) */
+	snprintf(path, sizeof(path), "%s/%s.go", dir, prog_name);
+	snprintf(all, sizeof(all), "%s/go", dir);
+	for (unsigned ms = 0; ms < HOLD_MAX_MS && access(path, F_OK) != 0 && access(all, F_OK) != 0;
+	     ms += 10)
 		usleep(10000);
 }
 

@@ -50,7 +50,7 @@ void cuda_prog_start(const char *name, int argc, char **argv, size_t default_byt
 int cuda_prog_finish(CUdevice dev, const char *summary);
 
 /* With $CUDA_PROG_HOLD=DIR set: create DIR/PROG.PID.held, then wait until
- * DIR/go exists (at most 60 s). Programs call it after their work, before
+ * DIR/go or DIR/PROG.go exists (at most 60 s). Programs call it after their work, before
  * freeing their device memory, so that a test sees several programs'
  * working sets allocated at once however their run times fall. Without
  * the variable, nothing. */

@@ -118,6 +118,18 @@ else
 			a=$(ctl status --json 2>/dev/null | jq -r '.gpu.allocated // 0')
 			echo "all ${#NAMES[@]} programs hold their memory: $a bytes allocated"
 			[ "$a" -gt "$PEAK_ALLOCATED" ] && PEAK_ALLOCATED=$a
+			# The first one ends alone: the VRAM it frees is where the
+			# others' evicted chunks come back to (the return pass).
+			first=${NAMES[0]}
+			touch "$RUN_DIR/hold/${first#vm-}.go"
+			for _ in $(seq 100); do # (waited for below, with the others)
+				kill -0 "${PROG_PID[$first]}" 2>/dev/null || break
+				sleep 0.1
+			done
+			for _ in $(seq 50); do
+				[ "$(chunk_counter chunks_returned)" -gt 0 ] && break
+				sleep 0.1
+			done
 			touch "$RUN_DIR/hold/go"
 		fi
 		if [ $(($(date +%s) - START)) -gt 50 ]; then
