@@ -58,12 +58,7 @@ verified_run() {
 	rc=$?
 	sed 's/^/VGPU-GPUVM-STDERR: /' /tmp/run.err
 	echo "VGPU-GPUVM-RESULT $workload $(tr -d '\n' </tmp/run.json | tr -s ' ')"
-	if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/run.json &&
-		grep -q '"mismatches":0' /tmp/run.json; then
-		ok "$workload verified every buffer by checksum ($(grep -o '"checksums":[0-9]*' /tmp/run.json))"
-	else
-		bad "$workload: exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/run.json)"
-	fi
+	vgpu_guest_judge_run "$workload" "$rc" /tmp/run.json
 }
 
 echo "VGPU-GPUVM-START uptime=$(uptime_s)"
@@ -113,12 +108,7 @@ rc=$?
 sed 's/^/VGPU-GPUVM-STDERR: /' /tmp/stream.err
 echo "VGPU-GPUVM-RESULT stream $(tr -d '\n' </tmp/stream.json | tr -s ' ')"
 [ "$held" = 1 ] || bad "stream ended (exit status $rc) before holding its memory"
-if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/stream.json &&
-	grep -q '"mismatches":0' /tmp/stream.json; then
-	ok "stream over $size verified every buffer by checksum ($(grep -o '"checksums":[0-9]*' /tmp/stream.json))"
-else
-	bad "stream: exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/stream.json)"
-fi
+vgpu_guest_judge_run "stream over $size" "$rc" /tmp/stream.json
 verified_run stencil --size "$small" --buffer-size "$small" --iterations "$iterations"
 verified_run gups --size "$small" --buffer-size "$buffer" --iterations "$iterations"
 done_

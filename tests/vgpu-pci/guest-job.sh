@@ -99,11 +99,7 @@ verified_run() {
 	rc=$?
 	sed "s/^/VGPU-PCI-STDERR vm=$vm: /" /tmp/run.err
 	echo "VGPU-PCI-RESULT vm=$vm $workload $(tr -d '\n' </tmp/run.json | tr -s ' ')"
-	if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/run.json && grep -q '"mismatches":0' /tmp/run.json; then
-		ok "$workload verified every buffer by checksum ($(grep -o '"checksums":[0-9]*' /tmp/run.json), $(grep -o '"submissions":[0-9]*' /tmp/run.json | head -n 1))"
-	else
-		bad "$workload: exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/run.json)"
-	fi
+	vgpu_guest_judge_run "$workload" "$rc" /tmp/run.json
 }
 
 echo 5 >/proc/sys/kernel/printk
@@ -158,11 +154,7 @@ rc=$?
 sed "s/^/VGPU-PCI-STDERR vm=$vm: /" /tmp/run.err
 echo "VGPU-PCI-RESULT vm=$vm stream $(tr -d '\n' </tmp/run.json | tr -s ' ')"
 [ "$held" = 1 ] || bad "stream ended (exit status $rc) before holding its memory"
-if [ "$rc" = 0 ] && grep -q '"verified":true' /tmp/run.json && grep -q '"mismatches":0' /tmp/run.json; then
-	ok "stream verified every buffer by checksum ($(grep -o '"checksums":[0-9]*' /tmp/run.json), $(grep -o '"submissions":[0-9]*' /tmp/run.json | head -n 1))"
-else
-	bad "stream: exit status $rc: $(grep -o '"message":"[^"]*"' /tmp/run.json)"
-fi
+vgpu_guest_judge_run stream "$rc" /tmp/run.json
 verified_run stencil --size "$small" --buffer-size "$small" --iterations "$iterations"
 verified_run gups --size "$small" --buffer-size "$buffer" --iterations "$iterations"
 echo "VGPU-PCI-WORKLOADS-DONE vm=$vm failures=$failures uptime=$(uptime_s)"

@@ -43,11 +43,7 @@ bad() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 verdict() { # WORKLOAD RC JSON-FILE
 	echo "VGPU-MIG-RESULT $1 rc=$2 $(tr -d '\n' <"$3" | tr -s ' ')"
-	if [ "$2" = 0 ] && grep -q '"verified":true' "$3" && grep -q '"mismatches":0' "$3"; then
-		ok "$1 verified every buffer by checksum ($(grep -o '"checksums":[0-9]*' "$3"), $(grep -o '"submissions":[0-9]*' "$3" | head -n 1))"
-	else
-		bad "$1: exit status $2: $(grep -o '"message":"[^"]*"' "$3")"
-	fi
+	vgpu_guest_judge_run "$@"
 }
 done_() {
 	echo "VGPU-MIG-DONE failures=$failures uptime=$(uptime_s)"

@@ -1,7 +1,8 @@
 # shellcheck shell=dash
 # tests/vm/l2/guest-lib.sh - what every L2 guest job that drives a vGPU does,
 # sourced as /lib/vgpu-guest.sh (mkinitramfs.sh --preset l2 puts it there)
-# by e2e-guest.sh, submit-rate-guest.sh and tests/vgpu-pci/guest-job.sh.
+# by e2e-guest.sh, submit-rate-guest.sh, tests/vgpu-pci/guest-job.sh and
+# migrate-job.sh, and tests/cudagpu/vm-job.sh.
 # busybox only. The job defines ok and bad (its check lines) first.
 
 # vgpu_guest_load [INSMOD ARGS...]: load drm.ko and vgpu.ko; a check line
@@ -105,5 +106,16 @@ vgpu_guest_own_programs() {
 		ok "a CUDA driver-API program with libcuda.so.1 on vgpu.ko, every result exact: $(echo "$out" | grep -m1 '^saxpy: ok')"
 	else
 		bad "cuda-saxpy with libcuda.so.1 (exit status $rc): $(echo "$out" | tail -n 2 | tr '\n' '|')"
+	fi
+}
+
+# vgpu_guest_judge_run WORKLOAD RC JSON-FILE: one check line on a vgpu-run
+# of WORKLOAD that exited with RC and wrote its --json report to JSON-FILE:
+# it passed when it exited 0, verified and found no mismatch.
+vgpu_guest_judge_run() {
+	if [ "$2" = 0 ] && grep -q '"verified":true' "$3" && grep -q '"mismatches":0' "$3"; then
+		ok "$1 verified every buffer by checksum ($(grep -o '"checksums":[0-9]*' "$3"), $(grep -o '"submissions":[0-9]*' "$3" | head -n 1))"
+	else
+		bad "$1: exit status $2: $(grep -o '"message":"[^"]*"' "$3")"
 	fi
 }
