@@ -72,12 +72,7 @@ rm -rf "$dir"
 mkdir -p "$dir/lib" "$dir/firmware" "$dir/native/kernels"
 strip -o "$work/qemu-system-x86_64" "$qemu"
 gzip -9 -n -c "$work/qemu-system-x86_64" >"$dir/qemu-system-x86_64.gz"
-ldd "$qemu" | awk '/=> \// { print $3 }' | while read -r lib; do
-	case "$(basename "$lib")" in
-	libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) ;;
-	*) cp -L "$lib" "$dir/lib/" ;;
-	esac
-done
+"$ROOT/tests/cudagpu/gpu-bundle.sh" --libs-only "$dir/lib" "$qemu"
 # Where Debian's QEMU looks for its firmware (qemu-patches/build.sh's
 # FIRMWARE_PATH).
 for f in bios-256k.bin linuxboot_dma.bin kvmvapic.bin; do
